@@ -1,0 +1,46 @@
+"""pithauthor: the author's side of the Pith open graph.
+
+Public names are imported lazily (PEP 562), so that `import pithauthor` stays instant and the
+command line pays only for what a command uses.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from pithauthor._version import __version__
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # identifiers and records
+    "PithNumber": "pithauthor._core.pith_number",
+    "PithAlias": "pithauthor._core.pith_number",
+    "parse_reference": "pithauthor._core.pith_number",
+    "ArxivId": "pithauthor._core.arxiv_id",
+    "canonical": "pithauthor._core.canonical",
+    "canonical_sha256": "pithauthor._core.canonical",
+    "Check": "pithauthor._core.checks",
+    "Report": "pithauthor._core.checks",
+    # errors
+    "PithError": "pithauthor.errors",
+    "InputError": "pithauthor.errors",
+    "VerificationError": "pithauthor.errors",
+    "NetworkError": "pithauthor.errors",
+    "KeyStoreError": "pithauthor.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pithauthor' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

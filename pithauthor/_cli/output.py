@@ -1,0 +1,32 @@
+"""Printing for the CLI: data on stdout, messages on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def data(text: str) -> None:
+    """A line of data on stdout."""
+    sys.stdout.write(text + "\n")
+
+
+def emit_json(obj: Any) -> None:
+    """A JSON document on stdout (stable key order, UTF-8 kept)."""
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def message(text: str) -> None:
+    """A human message on stderr."""
+    sys.stderr.write(text + "\n")
+
+
+def warn(text: str) -> None:
+    sys.stderr.write(f"pith: warning: {text}\n")
+
+
+def error_line(text: str) -> None:
+    """The one line a failing command prints."""
+    first = " ".join(str(text).split()) or "unknown error"
+    sys.stderr.write(f"pith: error: {first}\n")

@@ -1,0 +1,1 @@
+"""The pure core: canonical JSON, identifiers, records, events. No I/O in here."""

@@ -1,0 +1,202 @@
+"""The signed-event envelope of section 5 (DESIGN): build, id, sign, and check the envelope.
+
+    event_id  = "sha256:" + sha256(canonical(event without event_id and signature))
+    signature = Ed25519 over the 32 raw digest bytes that event_id names
+
+Payload rules per event type live in `pithauthor._core.payloads`; this module knows nothing of
+them, so a change of payload never touches the envelope.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pithauthor._core.canonical import b64decode, b64encode, canonical_sha256
+from pithauthor._core.checks import Report
+from pithauthor._core.key_identity import (
+    PUBLIC_KEY_LENGTH,
+    fingerprint_hex,
+    key_id,
+)
+from pithauthor._core.pith_number import PithNumber
+from pithauthor.errors import PithNumberError
+
+EVENT_TARGETS: dict[str, str] = {
+    "author_attestation": "author",
+    "citation_signature": "citation",
+    "replication_record": "replication",
+}
+SIGNED_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "signer", "payload")
+SIGNER_FIELDS = ("key_id", "public_key_fingerprint", "public_key_b64", "signer_id", "signer_type")
+SIGNED_MESSAGE = "event_id_bytes"
+CREATED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+class Signer(Protocol):
+    """What the envelope needs of a key: its public half, an identity, and a way to sign."""
+
+    @property
+    def public_key(self) -> bytes: ...
+
+    @property
+    def signer_id(self) -> str: ...
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """Ed25519 signature (64 bytes) over `digest`."""
+        ...
+
+
+def signer_block(signer: Signer) -> dict[str, str]:
+    """The `signer` object of an event made by `signer`."""
+    pk = signer.public_key
+    return {
+        "key_id": key_id(pk),
+        "public_key_fingerprint": fingerprint_hex(pk),
+        "public_key_b64": b64encode(pk),
+        "signer_id": signer.signer_id,
+        "signer_type": "author",
+    }
+
+
+def unsigned_event(
+    event_type: str,
+    subject: PithNumber,
+    created_at: str,
+    signer: Mapping[str, str],
+    payload: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The fields that event_id covers, in protocol form."""
+    if event_type not in EVENT_TARGETS:
+        raise ValueError(f"unknown event type {event_type!r}")
+    if not CREATED_AT_RE.fullmatch(created_at):
+        raise ValueError("created_at must be UTC at second precision, YYYY-MM-DDTHH:MM:SSZ")
+    return {
+        "event_type": event_type,
+        "target": EVENT_TARGETS[event_type],
+        "subject_pith_number": subject.full,
+        "created_at": created_at,
+        "signer": dict(signer),
+        "payload": dict(payload),
+    }
+
+
+def compute_event_id(event: Mapping[str, Any]) -> str:
+    """`sha256:` + hex SHA-256 of the canonical signed fields of `event`."""
+    return "sha256:" + canonical_sha256({k: event[k] for k in SIGNED_FIELDS})
+
+
+def seal(unsigned: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
+    """Add event_id and the signature over its 32 raw digest bytes."""
+    eid = compute_event_id(unsigned)
+    signature = signer.sign_digest(bytes.fromhex(eid.removeprefix("sha256:")))
+    return {
+        **unsigned,
+        "event_id": eid,
+        "signature": {
+            "algorithm": "ed25519",
+            "signed_message": SIGNED_MESSAGE,
+            "signature_b64": b64encode(signature),
+        },
+    }
+
+
+def check_envelope(event: Any) -> Report:
+    """Every envelope rule, each as a named check. Payload checks are added by the caller."""
+    report = Report(kind="event")
+    if not isinstance(event, Mapping):
+        report.add("structure", False, "an event is a JSON object")
+        return report
+    missing = [k for k in (*SIGNED_FIELDS, "event_id", "signature") if k not in event]
+    signer = event.get("signer")
+    if isinstance(signer, Mapping):
+        missing += [f"signer.{k}" for k in SIGNER_FIELDS if not isinstance(signer.get(k), str)]
+    elif "signer" in event:
+        missing.append("signer (not an object)")
+    if not report.add(
+        "structure", not missing, "missing or malformed: " + ", ".join(missing) if missing else ""
+    ):
+        return report
+    assert isinstance(signer, Mapping)
+
+    etype = event["event_type"]
+    report.add("event_type", etype in EVENT_TARGETS, f"{etype!r}")
+    report.add(
+        "target",
+        EVENT_TARGETS.get(etype) == event["target"],
+        f"{event['target']!r} for {etype!r}",
+    )
+    report.add("subject", *_subject_ok(event["subject_pith_number"]))
+    created = event["created_at"]
+    report.add(
+        "created_at",
+        isinstance(created, str) and bool(CREATED_AT_RE.fullmatch(created)),
+        f"{created!r} (UTC, second precision)",
+    )
+    report.add("signer_type", signer["signer_type"] == "author", f"{signer['signer_type']!r}")
+    report.add("payload_object", isinstance(event["payload"], Mapping), "payload is an object")
+
+    public_key = _public_key(signer["public_key_b64"])
+    if public_key is None:
+        report.add("public_key", False, "public_key_b64 is not 32 bytes of base64")
+        return report
+    fp = fingerprint_hex(public_key)
+    report.add(
+        "public_key_fingerprint",
+        signer["public_key_fingerprint"] == fp,
+        f"expected {fp}",
+    )
+    kid = key_id(public_key)
+    report.add("key_id", signer["key_id"] == kid, f"expected {kid}")
+
+    expected_id = compute_event_id(event)
+    report.add("event_id", event["event_id"] == expected_id, f"expected {expected_id}")
+    report.add("signature", *_signature_ok(event["signature"], event["event_id"], public_key))
+    return report
+
+
+def _subject_ok(value: Any) -> tuple[bool, str]:
+    if not isinstance(value, str):
+        return False, "subject_pith_number is not text"
+    try:
+        number = PithNumber.parse(value)
+    except PithNumberError as exc:
+        return False, str(exc)
+    if number.year is None or number.full != value:
+        return False, f"{value!r} is not in the form pith:YYYY:BODY"
+    return True, value
+
+
+def _public_key(text: str) -> bytes | None:
+    try:
+        raw = b64decode(text)
+    except ValueError:
+        return None
+    return raw if len(raw) == PUBLIC_KEY_LENGTH else None
+
+
+def _signature_ok(signature: Any, event_id: Any, public_key: bytes) -> tuple[bool, str]:
+    from nacl.exceptions import BadSignatureError
+    from nacl.signing import VerifyKey
+
+    if not isinstance(signature, Mapping):
+        return False, "signature is not an object"
+    if signature.get("algorithm") != "ed25519":
+        return False, f"algorithm {signature.get('algorithm')!r}, expected 'ed25519'"
+    if signature.get("signed_message") != SIGNED_MESSAGE:
+        return False, f"signed_message {signature.get('signed_message')!r}, expected 'event_id_bytes'"
+    if not isinstance(event_id, str) or not EVENT_ID_RE.fullmatch(event_id):
+        return False, "event_id is not sha256:<64 hex>"
+    try:
+        sig = b64decode(str(signature.get("signature_b64", "")))
+    except ValueError:
+        return False, "signature_b64 is not base64"
+    if len(sig) != 64:
+        return False, f"signature is {len(sig)} bytes, expected 64"
+    try:
+        VerifyKey(public_key).verify(bytes.fromhex(event_id[7:]), sig)
+    except BadSignatureError:
+        return False, "Ed25519 signature does not verify over the event_id digest"
+    return True, "Ed25519 over the 32 raw bytes of event_id"

@@ -1,0 +1,94 @@
+"""Shared test set-up: an isolated PITH_HOME per test, the `pith` command as a real process,
+and the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
+REQUIRE_TEX = os.environ.get("PITH_REQUIRE_TEX") == "1"
+
+_CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", "PITH_TRUST")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own PITH_HOME and no keyring unless it registers one itself."""
+    home = tmp_path / "pith-home"
+    monkeypatch.setenv("PITH_HOME", str(home))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    for name in _CLEARED_ENV:
+        monkeypatch.delenv(name, raising=False)
+    yield home
+
+
+def load_fixture(name: str) -> Any:
+    """A JSON fixture from tests/fixtures (a .jsonl file gives a list)."""
+    path = FIXTURES / name
+    if name.endswith(".jsonl"):
+        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    return json.loads(path.read_text("utf-8"))
+
+
+RunPith = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def pith() -> RunPith:
+    """Run the real `pith` command in a subprocess; returns the CompletedProcess."""
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, **(env or {})}
+        return subprocess.run(
+            [sys.executable, "-m", "pithauthor", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=full_env,
+            cwd=cwd,
+            timeout=timeout,
+        )
+
+    return run
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:
+    """A user error: the documented exit code, one line on stderr, no traceback."""
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("pith: error: "), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "tex(*programs): needs these TeX programs")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("tex")
+    if marker is None:
+        return
+    programs = marker.args or ("pdflatex",)
+    missing = [p for p in programs if shutil.which(p) is None]
+    if missing:
+        reason = f"TeX programs not installed: {', '.join(missing)}"
+        if REQUIRE_TEX:
+            pytest.fail(reason + " (PITH_REQUIRE_TEX=1: CI must have TeX)")
+        pytest.skip(reason)
