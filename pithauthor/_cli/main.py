@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the single place where errors become exit codes
+    except Exception as exc:
         from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
         if os.environ.get("PITH_DEBUG") == "1":

@@ -1,9 +1,48 @@
-"""Placeholder: filled in by the foundation work."""
+"""`pith verify`: check records, states, bundles, receipts and signed events offline."""
 
 from __future__ import annotations
 
 import typer
 
 
+def verify(
+    file: str = typer.Argument(..., help="A JSON or JSONL file; '-' for stdin."),
+    as_json: bool = typer.Option(False, "--json", help="Print {ok, kind, checks} as JSON."),
+    trust_manifest: list[str] = typer.Option(
+        [],
+        "--trust-manifest",
+        help="Also trust the keys of this mirror manifest (e.g. a local registry's).",
+    ),
+) -> None:
+    """Verify a document; exit 1 when any check fails. Unverifiable checks never pass."""
+    from pathlib import Path
+
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor.trust import load_manifest_file, pinned_trust
+    from pithauthor.verify import verify_file
+
+    trust = pinned_trust()
+    for path in trust_manifest:
+        trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
+    report = verify_file(file, trust)
+    if as_json:
+        emit_json(report.as_dict())
+    else:
+        width = max((len(c.name) for c in report.checks), default=0)
+        for c in report.checks:
+            data(f"{c.status:<12} {c.name:<{width}}  {c.detail}")
+    counts = {
+        s: sum(1 for c in report.checks if c.status == s)
+        for s in ("passed", "failed", "unverifiable")
+    }
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    if report.ok:
+        message(f"OK: {report.kind} verified ({summary})")
+    else:
+        names = ", ".join(c.name for c in report.failed)
+        message(f"FAILED: {report.kind}: {names}")
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to `app`."""
+    app.command("verify")(verify)

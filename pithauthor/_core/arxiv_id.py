@@ -10,10 +10,44 @@ from dataclasses import dataclass
 from pithauthor.errors import ArxivIdError
 
 OLD_ARCHIVES = frozenset(
-    """acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg
-    comp-gas cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph
-    mtrl-th nlin nucl-ex nucl-th patt-sol physics plasm-ph q-alg q-bio q-fin quant-ph
-    solv-int stat supr-con""".split()
+    [
+        "acc-phys",
+        "adap-org",
+        "alg-geom",
+        "ao-sci",
+        "astro-ph",
+        "atom-ph",
+        "bayes-an",
+        "chao-dyn",
+        "chem-ph",
+        "cmp-lg",
+        "comp-gas",
+        "cond-mat",
+        "cs",
+        "dg-ga",
+        "funct-an",
+        "gr-qc",
+        "hep-ex",
+        "hep-lat",
+        "hep-ph",
+        "hep-th",
+        "math",
+        "math-ph",
+        "mtrl-th",
+        "nlin",
+        "nucl-ex",
+        "nucl-th",
+        "patt-sol",
+        "physics",
+        "plasm-ph",
+        "q-alg",
+        "q-bio",
+        "q-fin",
+        "quant-ph",
+        "solv-int",
+        "stat",
+        "supr-con",
+    ]
 )
 
 _NEW = re.compile(r"(?P<yymm>[0-9]{4})\.(?P<num>[0-9]{4,5})(?:v(?P<ver>[0-9]+))?")
@@ -47,9 +81,7 @@ class ArxivId:
             raise ArxivIdError("an arXiv identifier is empty")
         raw = text.strip()
         candidate = raw
-        if m := _URL.fullmatch(candidate):
-            candidate = m.group("id")
-        elif m := _DOI.fullmatch(candidate):
+        if (m := _URL.fullmatch(candidate)) or (m := _DOI.fullmatch(candidate)):
             candidate = m.group("id")
         elif m := _PREFIX.match(candidate):
             candidate = candidate[m.end() :]

@@ -186,7 +186,10 @@ def _signature_ok(signature: Any, event_id: Any, public_key: bytes) -> tuple[boo
     if signature.get("algorithm") != "ed25519":
         return False, f"algorithm {signature.get('algorithm')!r}, expected 'ed25519'"
     if signature.get("signed_message") != SIGNED_MESSAGE:
-        return False, f"signed_message {signature.get('signed_message')!r}, expected 'event_id_bytes'"
+        return (
+            False,
+            f"signed_message {signature.get('signed_message')!r}, expected 'event_id_bytes'",
+        )
     if not isinstance(event_id, str) or not EVENT_ID_RE.fullmatch(event_id):
         return False, "event_id is not sha256:<64 hex>"
     try:

@@ -36,9 +36,7 @@ def _check_body(text: str, *, what: str, lengths: tuple[int, ...]) -> str:
             )
     if len(body) not in lengths:
         expected = " or ".join(str(n) for n in lengths)
-        raise PithNumberError(
-            f"{what} {text!r} has {len(body)} characters; expected {expected}"
-        )
+        raise PithNumberError(f"{what} {text!r} has {len(body)} characters; expected {expected}")
     return body
 
 

@@ -1,0 +1,89 @@
+"""Registry keys a client trusts, read from a mirror manifest (section 3, VERIFIED)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pithauthor._core.canonical import b64decode
+from pithauthor._core.key_identity import PUBLIC_KEY_LENGTH, fingerprint_b32, fingerprint_hex
+from pithauthor.errors import DocumentError
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryKey:
+    """One registry signing key. `local` marks a key of a local (non-Pith) registry."""
+
+    key_id: str
+    public_key: bytes
+    source: str = "pinned manifest"
+    local: bool = False
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint_hex(self.public_key)
+
+    def verify_digest(self, digest: bytes, signature: bytes) -> bool:
+        """True when `signature` is this key's Ed25519 signature over `digest`."""
+        from nacl.exceptions import BadSignatureError
+        from nacl.signing import VerifyKey
+
+        try:
+            VerifyKey(self.public_key).verify(digest, signature)
+        except BadSignatureError:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Trust:
+    """The set of registry keys a verifier accepts, by key id."""
+
+    keys: Mapping[str, RegistryKey] = field(default_factory=dict)
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any], *, local: bool = False) -> Trust:
+        """Every mirror key of a manifest, each checked for self-consistency."""
+        if manifest.get("manifest_type") != "pith_mirror_manifest":
+            raise DocumentError("not a Pith mirror manifest (manifest_type)")
+        keys: dict[str, RegistryKey] = {}
+        for mirror in manifest.get("mirrors", []):
+            key = _key_from_manifest_entry(mirror.get("public_key") or {}, local=local)
+            keys[key.key_id] = key
+        if not keys:
+            raise DocumentError("the manifest names no public key")
+        return cls(keys)
+
+    def with_keys(self, extra: Iterable[RegistryKey]) -> Trust:
+        """This trust plus `extra` keys (a local registry the user chose to trust)."""
+        merged = dict(self.keys)
+        merged.update({k.key_id: k for k in extra})
+        return Trust(merged)
+
+    def get(self, key_id: str) -> RegistryKey | None:
+        return self.keys.get(key_id)
+
+
+def _key_from_manifest_entry(entry: Mapping[str, Any], *, local: bool) -> RegistryKey:
+    key_id = entry.get("key_id")
+    if not isinstance(key_id, str) or not key_id:
+        raise DocumentError("a manifest key has no key_id")
+    if entry.get("algorithm") != "ed25519":
+        raise DocumentError(f"manifest key {key_id}: algorithm is not ed25519")
+    try:
+        raw = b64decode(str(entry.get("public_key_b64", "")))
+    except ValueError:
+        raise DocumentError(f"manifest key {key_id}: public_key_b64 is not base64") from None
+    if len(raw) != PUBLIC_KEY_LENGTH:
+        raise DocumentError(f"manifest key {key_id}: the key is not 32 bytes")
+    if "public_key_hex" in entry and entry["public_key_hex"] != raw.hex():
+        raise DocumentError(f"manifest key {key_id}: hex and base64 forms disagree")
+    if "fingerprint_sha256_hex" in entry and entry["fingerprint_sha256_hex"] != fingerprint_hex(
+        raw
+    ):
+        raise DocumentError(f"manifest key {key_id}: hex fingerprint does not match the key")
+    b32 = entry.get("fingerprint_sha256_b32_first128bits")
+    if b32 is not None and b32 != fingerprint_b32(raw):
+        raise DocumentError(f"manifest key {key_id}: base32 fingerprint does not match the key")
+    return RegistryKey(key_id=key_id, public_key=raw, local=local)

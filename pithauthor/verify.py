@@ -1,0 +1,134 @@
+"""Verify what the registry publishes and what authors sign, offline.
+
+`verify_document` takes a parsed JSON document (record, merged state, bundle, receipt, signed
+event, or the output of `pith number from-arxiv`) and returns a `Report` of named checks.
+`verify_file` reads a JSON or JSONL file first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pithauthor._core.author_event import check_author_event
+from pithauthor._core.canonical import hex_digest_bytes
+from pithauthor._core.checks import Report
+from pithauthor._core.pith_number import BODY_LENGTH
+from pithauthor._core.registry_checks import (
+    check_bundle,
+    check_computed,
+    check_receipt,
+    check_record,
+    check_state,
+)
+from pithauthor._core.trust import Trust
+from pithauthor.errors import DocumentError
+
+__all__ = ["detect_kind", "read_documents", "verify_document", "verify_file"]
+
+
+def detect_kind(doc: Any) -> str:
+    """`record`, `state`, `bundle`, `event`, `receipt` or `computed_record`."""
+    if not isinstance(doc, Mapping):
+        raise DocumentError("expected a JSON object")
+    if doc.get("state_type") == "pith_open_graph_state" or "state_sha256" in doc:
+        return "state"
+    if doc.get("bundle_type") == "pith_open_graph_bundle":
+        return "bundle"
+    if doc.get("record_type") == "pith_number_record" or "receipt" in doc:
+        return "record"
+    if "event_type" in doc and "signature" in doc:
+        return "event"
+    if "pith_body" in doc and "signature_b64" in doc:
+        return "receipt"
+    if "canonical_record" in doc and "canonical_sha256" in doc:
+        return "computed_record"
+    raise DocumentError(
+        "not a Pith document (record, state, bundle, receipt or signed event) that pith knows"
+    )
+
+
+def verify_document(doc: Any, trust: Trust | None = None) -> Report:
+    """Check one document of any known kind."""
+    if trust is None:
+        from pithauthor.trust import pinned_trust
+
+        trust = pinned_trust()
+    kind = detect_kind(doc)
+    if kind == "state":
+        return check_state(doc, trust)
+    if kind == "bundle":
+        return check_bundle(doc)
+    if kind == "record":
+        return check_record(doc, trust)
+    if kind == "event":
+        return check_author_event(doc)
+    if kind == "receipt":
+        return _check_receipt_row(doc, trust)
+    return check_computed(doc)
+
+
+def _check_receipt_row(row: Mapping[str, Any], trust: Trust) -> Report:
+    """A bare receipt row: `{pith_body, canonical_sha256, key_id, signature_b64}`."""
+    from pithauthor._core.canonical import base32_nopad
+
+    report = Report(kind="receipt")
+    digest = str(row.get("canonical_sha256", ""))
+    try:
+        body = base32_nopad(hex_digest_bytes(digest))[:BODY_LENGTH]
+        report.add("pith_body", row.get("pith_body") == body, f"base32(digest)[:26] = {body}")
+    except ValueError as exc:
+        report.add("pith_body", False, str(exc))
+    report.extend(check_receipt(row, digest, trust))
+    return report
+
+
+def read_documents(path: Path | str) -> list[Any]:
+    """The JSON document(s) of a file: one JSON value, or one per line (JSONL); `-` is stdin."""
+    import sys
+
+    try:
+        raw = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+    except IsADirectoryError:
+        raise DocumentError(f"{path} is a folder, not a file") from None
+    except OSError as exc:
+        raise DocumentError(f"cannot read {path}: {exc.strerror}") from None
+    if not raw.strip():
+        raise DocumentError(f"{path} is empty")
+    if b"\x00" in raw:
+        raise DocumentError(f"{path} is a binary file, not JSON")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DocumentError(f"{path} is not UTF-8 text") from None
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as whole_error:
+        docs = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                docs.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                if number == 1:
+                    raise DocumentError(
+                        f"{path} is not valid JSON (line {whole_error.lineno}, column "
+                        f"{whole_error.colno}: {whole_error.msg})"
+                    ) from None
+                raise DocumentError(f"{path} line {number} is not valid JSON ({exc.msg})") from None
+        return docs
+
+
+def verify_file(path: Path | str, trust: Trust | None = None) -> Report:
+    """Verify every document in a file; several (JSONL) are reported with a line prefix."""
+    docs = read_documents(path)
+    if len(docs) == 1:
+        return verify_document(docs[0], trust)
+    kinds = {detect_kind(d) for d in docs}
+    report = Report(kind=kinds.pop() + "s" if len(kinds) == 1 else "mixed")
+    for number, doc in enumerate(docs, start=1):
+        report.extend(verify_document(doc, trust), prefix=f"[{number}].")
+    return report
