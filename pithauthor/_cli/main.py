@@ -7,16 +7,13 @@ import sys
 
 import typer
 
+from pithauthor._cli.app import new_app
 from pithauthor._version import __version__
 
-app = typer.Typer(
-    name="pith",
-    help="The author's side of the Pith open graph: keys, claims, citations, replications, "
+app = new_app(
+    "The author's side of the Pith open graph: keys, claims, citations, replications, "
     "submission, verification and the LaTeX badge.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    name="pith",
 )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-number_app = typer.Typer(
-    help="Compute and inspect Pith Numbers.", no_args_is_help=True, add_completion=False
-)
+from pithauthor._cli.app import new_app
+
+number_app = new_app("Compute and inspect Pith Numbers.")
 
 
 @number_app.command("from-arxiv")

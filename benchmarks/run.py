@@ -1,0 +1,123 @@
+"""Run every benchmark in benchmarks/ (or those named) and write benchmarks/RESULTS.md.
+
+    python benchmarks/run.py              # all
+    python benchmarks/run.py startup      # only bench_startup.py
+
+Each `bench_*.py` module exposes `run() -> list[dict]`; each row holds a figure, a baseline
+measured in the same run, their ratio and the target ratio. No benchmark asserts: the report
+says whether each target is met.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+    return f"{value:,.1f} {unit}"
+
+
+def _normalise(r: dict[str, Any]) -> dict[str, Any]:
+    """Fill `ratio`, `higher_is_better` and `met` for rows that give only the basics."""
+    r = dict(r)
+    higher = bool(
+        r.get("higher_is_better")
+        or r.get("target_kind") in ("min", "minimum")
+        or r.get("better") == "higher"
+    )
+    r["higher_is_better"] = higher
+    if "ratio" not in r:
+        r["ratio"] = r["figure"] / r["baseline"] if r["baseline"] else float("inf")
+    if "met" not in r:
+        r["met"] = r["ratio"] >= r["target"] if higher else r["ratio"] <= r["target"]
+    r.setdefault("unit", "s")
+    return r
+
+
+def _render(rows: list[dict[str, Any]], errors: list[str], seconds: float) -> str:
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `make bench` on {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} "
+        f"in {seconds:.0f} s.",
+        f"Machine: {_machine()}.",
+        "",
+        "Each figure is compared with a baseline measured in the same run; the ratio is "
+        "figure / baseline. For speed-ups (marked ≥) higher is better.",
+        "",
+        "| benchmark | figure | baseline | ratio | target | met | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        sign = "≥" if r.get("higher_is_better") else "≤"
+        lines.append(
+            f"| {r['name']} | {_fmt(r['figure'], r['unit'])} | {_fmt(r['baseline'], r['unit'])} "
+            f"| {r['ratio']:.2f}x | {sign} {r['target']}x | {'yes' if r['met'] else 'NO'} "
+            f"| {r.get('note', '')} |"
+        )
+    if errors:
+        lines += ["", "## Benchmarks that could not run", ""] + [f"- {e}" for e in errors]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv)
+    modules = sorted(p.stem for p in HERE.glob("bench_*.py"))
+    if wanted:
+        modules = [m for m in modules if m.removeprefix("bench_") in wanted or m in wanted]
+    rows: list[dict[str, Any]] = []
+    errors: list[str] = []
+    start = time.perf_counter()
+    for name in modules:
+        print(f"running {name} …", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        try:
+            module = importlib.import_module(f"benchmarks.{name}")
+            new_rows = module.run()
+        except Exception as exc:  # noqa: BLE001 - one failing benchmark must not hide the rest
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
+        new_rows = [_normalise(r) for r in new_rows]
+        for r in new_rows:
+            mark = "met" if r["met"] else "NOT MET"
+            print(
+                f"  {r['name']}: {r['ratio']:.2f}x (target {r['target']}x, {mark})", file=sys.stderr
+            )
+        print(f"  ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        rows.extend(new_rows)
+    report = _render(rows, errors, time.perf_counter() - start)
+    out = HERE / "RESULTS.md" if not wanted else HERE / "RESULTS.partial.md"
+    out.write_text(report, "utf-8")
+    print(f"wrote {out}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
