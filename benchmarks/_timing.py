@@ -42,7 +42,7 @@ def row(
     higher_is_better: bool = False,
     note: str = "",
 ) -> dict[str, Any]:
-    """One result row. `ratio` is figure/baseline; met when ratio <= target (or >= for speed-ups)."""
+    """One row: `ratio` = figure/baseline, met when <= target (>= for speed-ups)."""
     ratio = figure / baseline if baseline else float("inf")
     met = ratio >= target if higher_is_better else ratio <= target
     return {

@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
         try:
             module = importlib.import_module(f"benchmarks.{name}")
             new_rows = module.run()
-        except Exception as exc:  # noqa: BLE001 - one failing benchmark must not hide the rest
+        except Exception as exc:  # one failing benchmark must not hide the rest
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
             continue
         new_rows = [_normalise(r) for r in new_rows]
