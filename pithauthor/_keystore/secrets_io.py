@@ -69,7 +69,7 @@ def store_seed(
                 raise keyring_store.KeyringUnavailable(
                     f"no usable keyring: {status.reason} ({status.backend})"
                 )
-            reason = f"{status.reason} ({status.backend})"
+            reason = f"{status.backend}: {status.reason}"
         note(f"no usable OS keyring: {reason}; using an encrypted key file instead")
     _store_encrypted(seed, record, passphrase)
     where = keys_dir() / file_name(record)
