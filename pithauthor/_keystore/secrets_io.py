@@ -53,6 +53,7 @@ def store_seed(
             )
         _store_plaintext(seed, record, note)
         return
+    fallback = ""
     if backend in ("auto", "keyring"):
         status = keyring_store.probe()
         if status.usable:
@@ -70,10 +71,12 @@ def store_seed(
                     f"no usable keyring: {status.reason} ({status.backend})"
                 )
             reason = f"{status.backend}: {status.reason}"
-        note(f"no usable OS keyring: {reason}; using an encrypted key file instead")
+        fallback = f"no usable OS keyring ({reason}), so the "
     _store_encrypted(seed, record, passphrase)
     where = keys_dir() / file_name(record)
-    note(f"secret key stored encrypted (argon2id + XSalsa20-Poly1305) in {where}")
+    note(
+        f"{fallback or 'the '}secret key is stored encrypted (argon2id + XSalsa20-Poly1305) in {where}"
+    )
 
 
 def _store_keyring(seed: bytes, record: KeyRecord) -> None:
