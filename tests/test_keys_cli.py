@@ -256,3 +256,66 @@ def test_sentinel_seed_never_appears_in_any_output(pith: RunPith, tmp_path: Path
         assert_no_seed(result.stderr)
     assert_no_seed(meta_path.read_bytes())
     assert_no_seed((tmp_path / "again.backup").read_bytes())
+
+
+def _run_in_terminal(args: list[str], answers: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run `pith` on a pseudo-terminal, typing each answer after the next ': ' prompt."""
+    import pty
+    import select
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:  # child
+        os.execve(sys.executable, [sys.executable, "-m", "pithauthor", *args], env)
+    output = b""
+
+    def read_some(deadline: float = 30) -> bytes:
+        ready, _, _ = select.select([fd], [], [], deadline)
+        if not ready:
+            raise TimeoutError(output.decode(errors="replace"))
+        try:
+            return os.read(fd, 1024)
+        except OSError:
+            return b""
+
+    for answer in answers:
+        seen = len(output)
+        while not output[seen:].rstrip().endswith(b":"):
+            chunk = read_some()
+            if not chunk:
+                break
+            output += chunk
+        os.write(fd, answer.encode() + b"\n")
+    while chunk := read_some():
+        output += chunk
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), output.decode(errors="replace")
+
+
+def test_terminal_prompt_asks_twice_on_creation(isolated_home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PITH_PASSPHRASE"}
+    env["PITH_TEST_FAST_KDF"] = "1"
+    code, out = _run_in_terminal(["keys", "generate", "--name", "bob"], ["typed pw", "other"], env)
+    assert code == 4 and "differ" in out
+    code, out = _run_in_terminal(
+        ["keys", "generate", "--name", "bob"], ["typed pw", "typed pw"], env
+    )
+    assert code == 0 and "Repeat passphrase" in out
+    assert "typed pw" not in out  # getpass does not echo
+    code, out = _run_in_terminal(["keys", "show", "--check"], ["typed pw"], env)
+    assert code == 0 and "unlocks:" in out
+
+
+def test_key_id_and_fingerprint_are_recomputable_from_the_exported_key(pith: RunPith) -> None:
+    import base64
+    import hashlib
+
+    _generate_json(pith)
+    exported = json.loads(_ok(pith("keys", "export")).stdout)
+    raw = _ok(pith("keys", "export", "--format", "raw")).stdout.strip()
+    assert raw == exported["public_key_b64"]
+    digest = hashlib.sha256(base64.b64decode(raw)).digest()
+    assert exported["public_key_fingerprint"] == digest[:16].hex()
+    assert exported["key_id"] == "ed25519:" + base64.b32encode(digest).decode()[:26]
+    assert exported["signer_id"] == exported["key_id"]  # no ORCID given

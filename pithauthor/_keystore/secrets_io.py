@@ -74,9 +74,8 @@ def store_seed(
         fallback = f"no usable OS keyring ({reason}), so the "
     _store_encrypted(seed, record, passphrase)
     where = keys_dir() / file_name(record)
-    note(
-        f"{fallback or 'the '}secret key is stored encrypted (argon2id + XSalsa20-Poly1305) in {where}"
-    )
+    cipher = "argon2id + XSalsa20-Poly1305"
+    note(f"{fallback or 'the '}secret key is stored encrypted ({cipher}) in {where}")
 
 
 def _store_keyring(seed: bytes, record: KeyRecord) -> None:
