@@ -305,6 +305,16 @@ def test_terminal_prompt_asks_twice_on_creation(isolated_home: Path) -> None:
     assert "typed pw" not in out  # getpass does not echo
     code, out = _run_in_terminal(["keys", "show", "--check"], ["typed pw"], env)
     assert code == 0 and "unlocks:" in out
+    backup = isolated_home.parent / "bob.backup"
+    code, out = _run_in_terminal(
+        ["keys", "backup", "--out", str(backup)], ["typed pw", "backup pw", "backup pw"], env
+    )
+    assert code == 0 and "Backup passphrase" in out and backup.exists()
+    env["PITH_HOME"] = str(isolated_home.parent / "elsewhere")
+    code, out = _run_in_terminal(
+        ["keys", "import", str(backup)], ["backup pw", "new pw", "new pw"], env
+    )
+    assert code == 0, out
 
 
 def test_key_id_and_fingerprint_are_recomputable_from_the_exported_key(pith: RunPith) -> None:

@@ -79,11 +79,13 @@ def passphrase_source(passphrase_file: str | None = None) -> PassphraseSource:
 def backup_passphrase_source(
     backup_passphrase_file: str | None, key_source: PassphraseSource
 ) -> PassphraseSource:
-    """The backup-file passphrase: its own file or PITH_BACKUP_PASSPHRASE, else the key's."""
+    """The backup-file passphrase: its own file or PITH_BACKUP_PASSPHRASE, else the key's
+    non-interactive source (file or environment), else its own prompt."""
+    unattended = key_source.file is not None or bool(os.environ.get(key_source.env_var))
     return PassphraseSource(
         file=backup_passphrase_file,
         env_var=BACKUP_PASSPHRASE_ENV,
-        fallback=key_source,
+        fallback=key_source if unattended else None,
     )
 
 
