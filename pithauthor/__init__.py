@@ -22,6 +22,10 @@ _EXPORTS: dict[str, str] = {
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",
     "Report": "pithauthor._core.checks",
+    # author keys
+    "AuthorKey": "pithauthor.keys",
+    "PassphraseSource": "pithauthor.keys",
+    "load_signing_key": "pithauthor.keys",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

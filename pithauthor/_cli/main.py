@@ -33,8 +33,9 @@ def _root(
 
 
 def _register() -> None:
-    from pithauthor._cli import number_cmd, verify_cmd
+    from pithauthor._cli import keys_cmd, number_cmd, verify_cmd
 
+    keys_cmd.register(app)
     number_cmd.register(app)
     verify_cmd.register(app)
 

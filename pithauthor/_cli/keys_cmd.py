@@ -1,0 +1,256 @@
+"""`pith keys ...` (author keys) and `pith doctor` (is the key store safe?)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from pithauthor._cli.keyopts import (
+    BACKEND_OPTION,
+    BACKUP_PASSPHRASE_FILE_OPTION,
+    INSECURE_PLAINTEXT_OPTION,
+    JSON_OPTION,
+    PASSPHRASE_FILE_OPTION,
+)
+
+if TYPE_CHECKING:
+    from pithauthor._keystore.metadata import KeyRecord
+
+keys_app = typer.Typer(
+    name="keys",
+    help="Create, list, export, back up, rotate and delete your author keys.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+NAME_ARG = typer.Argument(None, metavar="[NAME|KEY_ID]", help="Default: the single active key.")
+_FIELDS = (
+    ("name", "name"),
+    ("orcid", "orcid"),
+    ("key_id", "key_id"),
+    ("fingerprint", "public_key_fingerprint"),
+    ("public_key", "public_key_b64"),
+    ("status", "status"),
+    ("backend", "backend"),
+    ("created", "created_at"),
+    ("retired", "retired_at"),
+    ("replaces", "replaces"),
+    ("replaced_by", "replaced_by"),
+)
+
+
+def _print_record(record: KeyRecord, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+    from pithauthor._cli.output import data, emit_json
+
+    doc = {**record.to_json(), **(extra or {})}
+    if as_json:
+        emit_json(doc)
+        return
+    for label, key in _FIELDS:
+        if doc.get(key) is not None:
+            data(f"{label + ':':<13}{doc[key]}")
+    for key, value in (extra or {}).items():
+        data(f"{key + ':':<13}{value}")
+
+
+def _sources(passphrase_file: str | None, backup_file: str | None = None) -> Any:
+    from pithauthor.errors import InputError
+    from pithauthor.keys import backup_passphrase_source, passphrase_source
+
+    if passphrase_file == "-" and backup_file == "-":
+        raise InputError("only one of the passphrases can come from standard input")
+    key = passphrase_source(passphrase_file)
+    return key, backup_passphrase_source(backup_file, key)
+
+
+@keys_app.command("generate")
+def generate_cmd(
+    name: str = typer.Option(..., "--name", help="A short name for the key, e.g. your login."),
+    orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (checked)."),
+    backend: str = BACKEND_OPTION,
+    insecure_plaintext: bool = INSECURE_PLAINTEXT_OPTION,
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Create a new Ed25519 author key and print its key id and fingerprint."""
+    from pithauthor.keys import generate
+
+    key_source, _ = _sources(passphrase_file)
+    record = generate(
+        name,
+        orcid=orcid,
+        backend=backend,
+        passphrase=key_source,
+        insecure_plaintext=insecure_plaintext,
+    )
+    _print_record(record, as_json)
+
+
+@keys_app.command("list")
+def list_cmd(as_json: bool = JSON_OPTION) -> None:
+    """List every key, active and retired."""
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor.keys import list_keys
+
+    records = list_keys()
+    if as_json:
+        emit_json([r.to_json() for r in records])
+        return
+    if not records:
+        message("no keys yet; create one with: pith keys generate --name NAME")
+    for r in records:
+        data(f"{r.name}\t{r.status}\t{r.backend}\t{r.key_id}\t{r.created_at}")
+
+
+@keys_app.command("show")
+def show_cmd(
+    name: str | None = NAME_ARG,
+    check: bool = typer.Option(
+        False, "--check", help="Also unlock the secret key and test that it signs."
+    ),
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Show one key's public facts (never the secret)."""
+    from pithauthor.keys import load_key, show
+
+    if not check:
+        _print_record(show(name), as_json)
+        return
+    key_source, _ = _sources(passphrase_file)
+    key = load_key(name, passphrase=key_source)
+    key.self_test()
+    _print_record(key.record, as_json, {"unlocks": "yes"})
+
+
+@keys_app.command("export")
+def export_cmd(
+    name: str | None = NAME_ARG,
+    fmt: str = typer.Option("json", "--format", metavar="json|raw", help="raw = base64 only."),
+) -> None:
+    """Print the public key: JSON (with key id, fingerprint, signer id) or raw base64."""
+    from pithauthor._cli.output import data, emit_json
+    from pithauthor.errors import InputError
+    from pithauthor.keys import export_public
+
+    doc = export_public(name)
+    if fmt == "raw":
+        data(doc["public_key_b64"])
+    elif fmt == "json":
+        emit_json(doc)
+    else:
+        raise InputError(f"unknown --format {fmt!r}; use json or raw")
+
+
+@keys_app.command("backup")
+def backup_cmd(
+    name: str | None = NAME_ARG,
+    out: str = typer.Option(..., "--out", "-o", metavar="PATH", help="Backup file to write."),
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
+) -> None:
+    """Write one key to a passphrase-encrypted backup file (restore with `pith keys import`)."""
+    from pathlib import Path
+
+    from pithauthor._cli.output import message
+    from pithauthor.keys import backup
+
+    key_source, backup_source = _sources(passphrase_file, backup_passphrase_file)
+    record = backup(name, Path(out), passphrase=key_source, backup_passphrase=backup_source)
+    message(f"key {record.name!r} ({record.key_id}) backed up to {out}")
+
+
+@keys_app.command("import")
+def import_cmd(
+    backup_file: str = typer.Argument(..., metavar="BACKUP_FILE"),
+    backend: str = BACKEND_OPTION,
+    insecure_plaintext: bool = INSECURE_PLAINTEXT_OPTION,
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Restore a key from a backup file made by `pith keys backup`."""
+    from pathlib import Path
+
+    from pithauthor.keys import import_backup
+
+    key_source, backup_source = _sources(passphrase_file, backup_passphrase_file)
+    record = import_backup(
+        Path(backup_file),
+        backup_passphrase=backup_source,
+        backend=backend,
+        passphrase=key_source,
+        insecure_plaintext=insecure_plaintext,
+    )
+    _print_record(record, as_json)
+
+
+@keys_app.command("rotate")
+def rotate_cmd(
+    name: str | None = NAME_ARG,
+    backend: str = BACKEND_OPTION,
+    insecure_plaintext: bool = INSECURE_PLAINTEXT_OPTION,
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Make a new active key; the old one is kept as retired so its signatures still verify."""
+    from pithauthor._cli.output import emit_json, message
+    from pithauthor.keys import rotate
+
+    key_source, _ = _sources(passphrase_file)
+    old, new = rotate(
+        name, backend=backend, passphrase=key_source, insecure_plaintext=insecure_plaintext
+    )
+    if as_json:
+        emit_json({"retired": old.to_json(), "active": new.to_json()})
+        return
+    message(f"retired {old.key_id}")
+    _print_record(new, False)
+
+
+@keys_app.command("delete")
+def delete_cmd(
+    name: str = typer.Argument(..., metavar="NAME|KEY_ID"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Delete a key for good (secret and record). Asks first unless --yes."""
+    from pithauthor._cli.output import message
+    from pithauthor.errors import InputError
+    from pithauthor.keys import delete, show
+
+    record = show(name)
+    if not yes:
+        question = (
+            f"Delete key {record.name!r} ({record.key_id}, {record.status})? "
+            "Signatures already made stay valid, but it can never sign again"
+        )
+        try:
+            confirmed = typer.confirm(question, default=False)
+        except typer.Abort:
+            confirmed = False
+        if not confirmed:
+            raise InputError("not deleted (confirm, or pass --yes)")
+    delete(record.key_id)
+    message(f"deleted key {record.name!r} ({record.key_id})")
+
+
+def doctor_cmd(as_json: bool = JSON_OPTION) -> None:
+    """Check where keys are stored and whether that is safe (exit 1 if something is unsafe)."""
+    from pithauthor._cli.output import data, emit_json
+    from pithauthor._keystore.doctor import diagnose
+
+    findings = diagnose()
+    if as_json:
+        emit_json([f.as_dict() for f in findings])
+    else:
+        for f in findings:
+            data(f"{f.level:<7}{f.check}: {f.detail}")
+    if any(f.level == "unsafe" for f in findings):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `pith keys ...` and `pith doctor`."""
+    app.add_typer(keys_app, name="keys")
+    app.command("doctor")(doctor_cmd)

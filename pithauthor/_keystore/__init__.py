@@ -1,0 +1,1 @@
+"""Internals of the author key store: secret containers, keyring access, metadata, passphrases."""

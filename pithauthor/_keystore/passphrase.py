@@ -1,0 +1,136 @@
+"""Where a passphrase comes from: a file (or '-' for stdin), an environment variable, or a prompt.
+
+Order: an explicit `--passphrase-file` first, then the environment variable, then an interactive
+prompt when standard input is a terminal; otherwise PassphraseUnavailable.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pithauthor.errors import PassphraseUnavailable
+
+PASSPHRASE_ENV = "PITH_PASSPHRASE"
+BACKUP_PASSPHRASE_ENV = "PITH_BACKUP_PASSPHRASE"
+STDIN = "-"
+
+
+@dataclass
+class PassphraseSource:
+    """A lazily read passphrase; read once, then remembered for the life of the object.
+
+    `fallback` is asked when neither the file nor the environment variable gives one (used so
+    that a backup passphrase defaults to the key's passphrase source).
+    """
+
+    file: str | None = None
+    env_var: str = PASSPHRASE_ENV
+    interactive: bool = True
+    fallback: PassphraseSource | None = None
+    _cached: str | None = field(default=None, init=False, repr=False)
+
+    def __repr__(self) -> str:
+        return f"PassphraseSource(file={self.file!r}, env_var={self.env_var!r})"
+
+    def describe(self) -> str:
+        """Where the passphrase would come from, in words (never the passphrase)."""
+        if self.file == STDIN:
+            return "standard input"
+        if self.file:
+            return f"file {self.file}"
+        if os.environ.get(self.env_var):
+            return f"environment variable {self.env_var}"
+        if self.fallback is not None:
+            return self.fallback.describe()
+        if self.interactive and _stdin_is_tty():
+            return "interactive prompt"
+        return "none"
+
+    def get(self, prompt: str = "Passphrase: ", *, confirm: bool = False) -> str:
+        """The passphrase; `confirm` asks twice when prompting. Empty passphrases are refused."""
+        if self._cached is None:
+            self._cached = self._read(prompt, confirm)
+        return self._cached
+
+    def _read(self, prompt: str, confirm: bool) -> str:
+        if self.file is not None:
+            return _nonempty(_read_file(self.file), f"the passphrase from {self.describe()}")
+        from_env = os.environ.get(self.env_var)
+        if from_env:
+            return from_env
+        if self.fallback is not None:
+            return self.fallback.get(prompt, confirm=confirm)
+        if self.interactive and _stdin_is_tty():
+            return _prompt(prompt, confirm)
+        raise PassphraseUnavailable(
+            f"a passphrase is needed: set {self.env_var}, pass --passphrase-file PATH "
+            "(or '-' for standard input), or run in a terminal"
+        )
+
+
+def passphrase_source(passphrase_file: str | None = None) -> PassphraseSource:
+    """The key passphrase source built from CLI options (typer-free, for every command)."""
+    return PassphraseSource(file=passphrase_file, env_var=PASSPHRASE_ENV)
+
+
+def backup_passphrase_source(
+    backup_passphrase_file: str | None, key_source: PassphraseSource
+) -> PassphraseSource:
+    """The backup-file passphrase: its own file or PITH_BACKUP_PASSPHRASE, else the key's
+    non-interactive source (file or environment), else its own prompt."""
+    unattended = key_source.file is not None or bool(os.environ.get(key_source.env_var))
+    return PassphraseSource(
+        file=backup_passphrase_file,
+        env_var=BACKUP_PASSPHRASE_ENV,
+        fallback=key_source if unattended else None,
+    )
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+def _read_file(name: str) -> str:
+    if name == STDIN:
+        text = sys.stdin.readline() if sys.stdin is not None else ""
+    else:
+        path = Path(name)
+        try:
+            text = path.read_text("utf-8")
+        except OSError as exc:
+            raise PassphraseUnavailable(
+                f"cannot read passphrase file {name}: {exc.strerror}"
+            ) from None
+        _warn_if_loose(path)
+        text = text.splitlines()[0] if text else ""
+    return text.rstrip("\r\n")
+
+
+def _warn_if_loose(path: Path) -> None:
+    from pithauthor._paths import loose_bits
+
+    if loose_bits(path):
+        sys.stderr.write(
+            f"pith: warning: passphrase file {path} is readable by others; chmod 600 {path}\n"
+        )
+
+
+def _prompt(prompt: str, confirm: bool) -> str:
+    import getpass
+
+    first = _nonempty(getpass.getpass(prompt), "the passphrase")
+    if confirm and getpass.getpass("Repeat passphrase: ") != first:
+        raise PassphraseUnavailable("the two passphrases differ")
+    return first
+
+
+def _nonempty(value: str, what: str) -> str:
+    if not value:
+        raise PassphraseUnavailable(f"{what} is empty")
+    return value

@@ -1,0 +1,163 @@
+"""Putting a seed into a backend (keyring, encrypted file, plaintext file) and getting it back."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from pithauthor._core.canonical import b64decode, b64encode
+from pithauthor._keystore import container, keyring_store
+from pithauthor._keystore.files import create_private, read_private
+from pithauthor._keystore.metadata import KeyRecord, keys_dir
+from pithauthor._keystore.passphrase import PassphraseSource
+from pithauthor.errors import InputError, KeyFileTampered, KeyNotFound
+
+PLAINTEXT_FORMAT = "pithauthor-plaintext-secret"
+BACKEND_CHOICES = ("auto", "keyring", "file")
+Note = Callable[[str], None]
+
+
+def stderr_note(text: str) -> None:
+    """Default reporter: a `pith:` line on stderr."""
+    sys.stderr.write(f"pith: {text}\n")
+
+
+def public_key_of(seed: bytes) -> bytes:
+    from nacl.signing import SigningKey
+
+    return bytes(SigningKey(seed).verify_key)
+
+
+def file_name(record: KeyRecord) -> str:
+    return record.key_id.split(":", 1)[1] + ".key"
+
+
+def store_seed(
+    seed: bytes,
+    record: KeyRecord,
+    *,
+    backend: str,
+    passphrase: PassphraseSource,
+    insecure_plaintext: bool,
+    note: Note,
+) -> None:
+    """Save `seed` and set `record.backend`/`record.file` to where it went."""
+    if backend not in BACKEND_CHOICES:
+        raise InputError(f"unknown backend {backend!r}; choose keyring or file")
+    if insecure_plaintext:
+        if backend == "keyring":
+            raise InputError(
+                "--insecure-plaintext writes a file; it cannot go with --backend keyring"
+            )
+        _store_plaintext(seed, record, note)
+        return
+    fallback = ""
+    if backend in ("auto", "keyring"):
+        status = keyring_store.probe()
+        if status.usable:
+            try:
+                _store_keyring(seed, record)
+                note(f"secret key stored in the OS keyring ({status.backend})")
+                return
+            except keyring_store.KeyringUnavailable as exc:
+                if backend == "keyring":
+                    raise
+                reason = str(exc)
+        else:
+            if backend == "keyring":
+                raise keyring_store.KeyringUnavailable(
+                    f"no usable keyring: {status.reason} ({status.backend})"
+                )
+            reason = f"{status.backend}: {status.reason}"
+        fallback = f"no usable OS keyring ({reason}), so the "
+    _store_encrypted(seed, record, passphrase)
+    where = keys_dir() / file_name(record)
+    cipher = "argon2id + XSalsa20-Poly1305"
+    note(f"{fallback or 'the '}secret key is stored encrypted ({cipher}) in {where}")
+
+
+def _store_keyring(seed: bytes, record: KeyRecord) -> None:
+    keyring_store.store(record.key_id, b64encode(seed))
+    back = keyring_store.load(record.key_id)
+    if back is None or back != b64encode(seed):
+        raise keyring_store.KeyringUnavailable("the keyring did not return what was saved")
+    record.backend, record.file = "keyring", None
+
+
+def _header(record: KeyRecord) -> dict[str, Any]:
+    return {"kind": "key", "key_id": record.key_id, "public_key_b64": record.public_key_b64}
+
+
+def _store_encrypted(seed: bytes, record: KeyRecord, passphrase: PassphraseSource) -> None:
+    secret = passphrase.get("New key passphrase: ", confirm=True)
+    doc = container.seal(seed, secret, _header(record))
+    record.backend, record.file = "file", file_name(record)
+    create_private(keys_dir() / record.file, json.dumps(doc, indent=2) + "\n")
+
+
+def _store_plaintext(seed: bytes, record: KeyRecord, note: Note) -> None:
+    record.backend, record.file = "plaintext", file_name(record)
+    path = keys_dir() / record.file
+    doc = {"format": PLAINTEXT_FORMAT, "version": 1, **_header(record), "seed_b64": b64encode(seed)}
+    create_private(path, json.dumps(doc, indent=2) + "\n")
+    note(f"warning: the secret key is stored UNENCRYPTED in {path} (--insecure-plaintext)")
+
+
+def load_seed(record: KeyRecord, passphrase: PassphraseSource, note: Note) -> bytes:
+    """The seed of `record`, checked against its public key."""
+    where = f"key {record.name!r} ({record.key_id})"
+    if record.backend == "keyring":
+        text = keyring_store.load(record.key_id)
+        if text is None:
+            raise KeyNotFound(f"the secret of {where} is not in the OS keyring")
+        try:
+            seed = b64decode(text)
+        except ValueError:
+            raise KeyFileTampered(f"the keyring entry of {where} is damaged") from None
+    else:
+        seed = _load_from_file(record, passphrase, where, note)
+    if (
+        len(seed) != container.SEED_LENGTH
+        or b64encode(public_key_of(seed)) != record.public_key_b64
+    ):
+        raise KeyFileTampered(f"the secret of {where} does not match its public key")
+    return seed
+
+
+def _load_from_file(
+    record: KeyRecord, passphrase: PassphraseSource, where: str, note: Note
+) -> bytes:
+    path = keys_dir() / (record.file or file_name(record))
+    if not path.exists():
+        raise KeyNotFound(f"the key file of {where} is missing: {path}")
+    try:
+        doc = json.loads(read_private(path))
+    except ValueError:
+        raise KeyFileTampered(f"{path} is not valid JSON") from None
+    if not isinstance(doc, dict) or doc.get("key_id") != record.key_id:
+        raise KeyFileTampered(f"{path} does not belong to {where}")
+    if doc.get("public_key_b64") != record.public_key_b64:
+        raise KeyFileTampered(f"{path}: public key differs from the key list")
+    if record.backend == "plaintext":
+        if doc.get("format") != PLAINTEXT_FORMAT:
+            raise KeyFileTampered(f"{path} is not a plaintext key file")
+        note(f"warning: {where} is stored unencrypted in {path}")
+        try:
+            return b64decode(str(doc.get("seed_b64")))
+        except ValueError:
+            raise KeyFileTampered(f"{path}: seed is not base64") from None
+    if doc.get("kind") != "key":
+        raise KeyFileTampered(f"{path} is not a key file")
+    secret = passphrase.get(f"Passphrase for key {record.name!r}: ")
+    return container.open_seed(doc, secret, f"key file {path}")
+
+
+def remove_seed(record: KeyRecord) -> None:
+    """Delete the secret of `record` from its backend."""
+    if record.backend == "keyring":
+        keyring_store.delete(record.key_id)
+        return
+    path = keys_dir() / (record.file or file_name(record))
+    path.unlink(missing_ok=True)

@@ -1,0 +1,391 @@
+"""Author keys: create, list, export, back up, rotate, delete, and load one for signing.
+
+The public key names itself (see `pithauthor._core.key_identity`):
+
+    public_key_fingerprint = hex(sha256(pk)[:16])
+    key_id                 = "ed25519:" + base32(sha256(pk))[:26]
+
+The 32-byte secret seed lives in the OS keyring or in an argon2id/SecretBox-encrypted file under
+`$PITH_HOME/keys/`; public facts live in `keys.json` beside it. See docs/keys.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pithauthor._core.canonical import b64decode, b64encode
+from pithauthor._core.key_identity import fingerprint_hex, key_id, signer_id
+from pithauthor._core.orcid import normalize_orcid
+from pithauthor._keystore import container
+from pithauthor._keystore.files import create_private
+from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
+from pithauthor._keystore.passphrase import (
+    PassphraseSource,
+    backup_passphrase_source,
+    passphrase_source,
+)
+from pithauthor._keystore.secrets_io import (
+    Note,
+    load_seed,
+    public_key_of,
+    remove_seed,
+    stderr_note,
+    store_seed,
+)
+from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
+
+__all__ = [
+    "AuthorKey",
+    "KeyRecord",
+    "PassphraseSource",
+    "backup",
+    "backup_passphrase_source",
+    "delete",
+    "export_public",
+    "generate",
+    "import_backup",
+    "list_keys",
+    "load_key",
+    "load_signing_key",
+    "passphrase_source",
+    "rotate",
+    "show",
+]
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+BACKUP_KIND = "backup"
+
+
+class AuthorKey:
+    """A loaded author key: satisfies the envelope's `Signer` protocol. Never shows its secret."""
+
+    __slots__ = ("_record", "_signing_key")
+
+    def __init__(self, seed: bytes, record: KeyRecord) -> None:
+        from nacl.signing import SigningKey
+
+        self._signing_key = SigningKey(seed)
+        self._record = record
+
+    def __repr__(self) -> str:
+        return f"AuthorKey(name={self.name!r}, key_id={self.key_id!r}, status={self.status!r})"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("an AuthorKey holds a secret and cannot be pickled or copied")
+
+    @property
+    def public_key(self) -> bytes:
+        return bytes(self._signing_key.verify_key)
+
+    @property
+    def signer_id(self) -> str:
+        return signer_id(self.public_key, self.orcid)
+
+    @property
+    def key_id(self) -> str:
+        return self._record.key_id
+
+    @property
+    def fingerprint(self) -> str:
+        return self._record.public_key_fingerprint
+
+    @property
+    def name(self) -> str:
+        return self._record.name
+
+    @property
+    def orcid(self) -> str | None:
+        return self._record.orcid
+
+    @property
+    def status(self) -> str:
+        return self._record.status
+
+    @property
+    def created_at(self) -> str:
+        return self._record.created_at
+
+    @property
+    def record(self) -> KeyRecord:
+        """The public metadata of this key (a copy)."""
+        return KeyRecord.from_json(self._record.to_json())
+
+    def self_test(self) -> None:
+        """Sign and verify a fixed message (any status); KeyFileTampered if that fails."""
+        import hashlib
+
+        from nacl.exceptions import BadSignatureError
+        from nacl.signing import VerifyKey
+
+        digest = hashlib.sha256(b"pithauthor key self-test").digest()
+        signature = self._signing_key.sign(digest).signature
+        try:
+            VerifyKey(b64decode(self._record.public_key_b64)).verify(digest, signature)
+        except BadSignatureError:
+            raise KeyFileTampered(f"key {self.key_id} does not sign for its public key") from None
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """Ed25519 signature (64 bytes) over the 32 raw bytes of a SHA-256 digest."""
+        if self.status != "active":
+            raise KeyRetired(f"key {self.name!r} ({self.key_id}) is retired; it cannot sign")
+        if len(digest) != 32:
+            raise ValueError("sign_digest takes the 32 raw bytes of a SHA-256 digest")
+        return bytes(self._signing_key.sign(digest).signature)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_name(name: str) -> str:
+    if not _NAME_RE.fullmatch(name):
+        raise InputError(
+            f"key name {name!r}: use 1-64 letters, digits, '.', '_', '@', '+' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def _new_record(seed: bytes, name: str, orcid: str | None, status: str = "active") -> KeyRecord:
+    pk = public_key_of(seed)
+    return KeyRecord(
+        name=name,
+        key_id=key_id(pk),
+        public_key_fingerprint=fingerprint_hex(pk),
+        public_key_b64=b64encode(pk),
+        created_at=_now(),
+        backend="file",
+        status=status,
+        orcid=orcid,
+    )
+
+
+def _resolve(records: list[KeyRecord], ref: str | None) -> KeyRecord:
+    """The key named by `ref` (name, key id or fingerprint); None = the single active key."""
+    if ref is None:
+        active = [r for r in records if r.status == "active"]
+        if not active:
+            raise KeyNotFound("no active key; create one with: pith keys generate --name NAME")
+        if len(active) > 1:
+            names = ", ".join(sorted(r.name for r in active))
+            raise KeyNotFound(f"several active keys ({names}); choose one with --key NAME")
+        return active[0]
+    by_id = [r for r in records if ref in (r.key_id, r.public_key_fingerprint)]
+    if by_id:
+        return by_id[0]
+    named = [r for r in records if r.name == ref]
+    if not named:
+        raise KeyNotFound(f"no key named {ref!r}; see: pith keys list")
+    active = [r for r in named if r.status == "active"]
+    if len(active) > 1:
+        raise KeyFileTampered(f"the key list has several active keys named {ref!r}")
+    return active[0] if active else max(named, key=lambda r: r.created_at)
+
+
+def _ensure_name_free(records: list[KeyRecord], name: str) -> None:
+    if any(r.name == name and r.status == "active" for r in records):
+        raise KeyExists(
+            f"an active key named {name!r} exists; use another name or pith keys rotate"
+        )
+
+
+# --- public API ---------------------------------------------------------------------------------
+
+
+def generate(
+    name: str,
+    *,
+    orcid: str | None = None,
+    backend: str = "auto",
+    passphrase: PassphraseSource | None = None,
+    insecure_plaintext: bool = False,
+    note: Note = stderr_note,
+) -> KeyRecord:
+    """Create and store a new active Ed25519 key; returns its public record."""
+    import nacl.utils
+
+    _check_name(name)
+    clean_orcid = normalize_orcid(orcid) if orcid else None
+    records = load_records()
+    _ensure_name_free(records, name)
+    seed = nacl.utils.random(container.SEED_LENGTH)
+    record = _new_record(seed, name, clean_orcid)
+    store_seed(
+        seed,
+        record,
+        backend=backend,
+        passphrase=passphrase or passphrase_source(),
+        insecure_plaintext=insecure_plaintext,
+        note=note,
+    )
+    save_records([*records, record])
+    return record
+
+
+def list_keys() -> list[KeyRecord]:
+    """Every key, active and retired, oldest first."""
+    return sorted(load_records(), key=lambda r: r.created_at)
+
+
+def show(name: str | None = None) -> KeyRecord:
+    """The public record of one key (None = the single active key)."""
+    return _resolve(load_records(), name)
+
+
+def export_public(name: str | None = None) -> dict[str, Any]:
+    """The public key and its names, as a verifier needs them."""
+    record = show(name)
+    pk = b64decode(record.public_key_b64)
+    return {
+        "algorithm": "ed25519",
+        "key_id": record.key_id,
+        "public_key_fingerprint": record.public_key_fingerprint,
+        "public_key_b64": record.public_key_b64,
+        "signer_id": signer_id(pk, record.orcid),
+        "name": record.name,
+        "orcid": record.orcid,
+        "status": record.status,
+        "created_at": record.created_at,
+    }
+
+
+def load_key(
+    name: str | None = None, *, passphrase: PassphraseSource | None = None, note: Note = stderr_note
+) -> AuthorKey:
+    """Unlock any key, active or retired (a retired key still refuses to sign)."""
+    record = _resolve(load_records(), name)
+    seed = load_seed(record, passphrase or passphrase_source(), note)
+    return AuthorKey(seed, record)
+
+
+def load_signing_key(
+    name: str | None = None, *, passphrase: PassphraseSource | None = None
+) -> AuthorKey:
+    """The key to sign with: the named one, or the single active key. KeyRetired if retired."""
+    record = _resolve(load_records(), name)
+    if record.status != "active":
+        raise KeyRetired(
+            f"key {record.name!r} ({record.key_id}) is retired; sign with the active key"
+        )
+    return AuthorKey(load_seed(record, passphrase or passphrase_source(), stderr_note), record)
+
+
+def backup(
+    name: str | None,
+    out: Path,
+    *,
+    passphrase: PassphraseSource | None = None,
+    backup_passphrase: PassphraseSource | None = None,
+    note: Note = stderr_note,
+) -> KeyRecord:
+    """Write one key (secret + public record) to `out`, encrypted under the backup passphrase."""
+    key_source = passphrase or passphrase_source()
+    record = _resolve(load_records(), name)
+    seed = load_seed(record, key_source, note)
+    secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
+        "Backup passphrase: ", confirm=True
+    )
+    public = {k: v for k, v in record.to_json().items() if k not in ("backend", "file")}
+    doc = container.seal(seed, secret, {"kind": BACKUP_KIND, "key": public})
+    create_private(Path(out), json.dumps(doc, indent=2) + "\n")
+    return record
+
+
+def import_backup(
+    path: Path,
+    *,
+    backup_passphrase: PassphraseSource | None = None,
+    backend: str = "auto",
+    passphrase: PassphraseSource | None = None,
+    insecure_plaintext: bool = False,
+    note: Note = stderr_note,
+) -> KeyRecord:
+    """Restore a key from a backup file into this PITH_HOME."""
+    key_source = passphrase or passphrase_source()
+    where = f"backup {path}"
+    try:
+        doc = json.loads(Path(path).read_text("utf-8"))
+    except ValueError:
+        raise KeyFileTampered(f"{where} is not valid JSON") from None
+    if not isinstance(doc, dict) or doc.get("kind") != BACKUP_KIND:
+        raise KeyFileTampered(f"{where} is not a pithauthor key backup")
+    secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
+        "Backup passphrase: "
+    )
+    seed = container.open_seed(doc, secret, where)
+    try:
+        record = KeyRecord.from_json({**doc.get("key", {}), "backend": "file"})
+    except (ValueError, TypeError):
+        raise KeyFileTampered(f"{where}: the key record is malformed") from None
+    pk = public_key_of(seed)
+    if (record.public_key_b64, record.key_id) != (b64encode(pk), key_id(pk)):
+        raise KeyFileTampered(f"{where}: the secret does not match the public key in the backup")
+    record.public_key_fingerprint = fingerprint_hex(pk)
+    _check_name(record.name)
+    records = load_records()
+    if any(r.key_id == record.key_id for r in records):
+        raise KeyExists(f"key {record.key_id} is already in this key store")
+    if record.status == "active":
+        _ensure_name_free(records, record.name)
+    store_seed(
+        seed,
+        record,
+        backend=backend,
+        passphrase=key_source,
+        insecure_plaintext=insecure_plaintext,
+        note=note,
+    )
+    save_records([*records, record])
+    return record
+
+
+def rotate(
+    name: str | None = None,
+    *,
+    backend: str = "auto",
+    passphrase: PassphraseSource | None = None,
+    insecure_plaintext: bool = False,
+    note: Note = stderr_note,
+) -> tuple[KeyRecord, KeyRecord]:
+    """Make a new active key with the same name and ORCID; the old one becomes retired.
+
+    Returns (retired, new). The retired key's public record stays, so its signatures verify.
+    """
+    import nacl.utils
+
+    records = load_records()
+    old = _resolve(records, name)
+    if old.status != "active":
+        raise KeyRetired(f"key {old.name!r} ({old.key_id}) is already retired")
+    seed = nacl.utils.random(container.SEED_LENGTH)
+    new = _new_record(seed, old.name, old.orcid)
+    new.replaces = old.key_id
+    store_seed(
+        seed,
+        new,
+        backend=backend,
+        passphrase=passphrase or passphrase_source(),
+        insecure_plaintext=insecure_plaintext,
+        note=note,
+    )
+    old.status, old.retired_at, old.replaced_by = "retired", new.created_at, new.key_id
+    save_records([*records, new])
+    return old, new
+
+
+def delete(name: str) -> KeyRecord:
+    """Remove one key, secret and record. Returns the removed record."""
+    records = load_records()
+    record = _resolve(records, name)
+    remove_seed(record)
+    save_records([r for r in records if r.key_id != record.key_id])
+    return record
