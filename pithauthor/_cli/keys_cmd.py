@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from pithauthor._cli.app import new_app
 from pithauthor._cli.keyopts import (
     BACKEND_OPTION,
     BACKUP_PASSPHRASE_FILE_OPTION,
@@ -17,11 +18,8 @@ from pithauthor._cli.keyopts import (
 if TYPE_CHECKING:
     from pithauthor._keystore.metadata import KeyRecord
 
-keys_app = typer.Typer(
-    name="keys",
-    help="Create, list, export, back up, rotate and delete your author keys.",
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
+keys_app = new_app(
+    "Create, list, export, back up, rotate and delete your author keys.", name="keys"
 )
 
 NAME_ARG = typer.Argument(None, metavar="[NAME|KEY_ID]", help="Default: the single active key.")
