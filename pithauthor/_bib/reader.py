@@ -1,0 +1,222 @@
+"""Read .bib files with bibtexparser v2 into plain entries and failure records.
+
+bibtexparser's default parse stack resolves `@string` references and removes enclosing braces
+and quotes. v2 has no middleware for `crossref` nor for `#` concatenations, so both are done
+here. Blocks bibtexparser could not parse become failures; the rest go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
+from pithauthor.errors import BibliographyError
+
+#: BibTeX's predefined month macros.
+MONTHS = {
+    m[:3]: m
+    for m in "january february march april may june july august september october november "
+    "december".split()
+}
+#: Fields a crossref child never takes from its parent: they identify or qualify one citation.
+NOT_INHERITED = IDENTIFIER_FIELDS | {"crossref", "ids", "pith-relationship", "key"}
+_KEY_RE = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)\s*,")
+
+
+@dataclass(slots=True)
+class RawEntry:
+    """One entry: lower-case field names to resolved values, with where it came from."""
+
+    key: str
+    entry_type: str
+    file: Path
+    line: int  # 1-based
+    fields: dict[str, str]
+    inherited: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RawFailure:
+    """A block that yields no entry: unparsable (`parse_error`) or a repeated key (`duplicate`)."""
+
+    kind: str
+    file: Path
+    line: int | None
+    key: str | None
+    message: str
+
+
+def read_text(path: Path) -> str:
+    """The file's text, or BibliographyError saying in one line why it cannot be had."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BibliographyError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BibliographyError(f"{path}: is a folder, not a .bib file") from None
+    except OSError as exc:
+        raise BibliographyError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in data:
+        raise BibliographyError(f"{path}: is a binary file, not a .bib file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BibliographyError(
+            f"{path}: is not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); "
+            "convert it, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+
+
+def read_files(paths: Sequence[Path]) -> tuple[list[RawEntry], list[RawFailure]]:
+    """Parse every file in order, sharing `@string` macros as BibTeX does across files."""
+    import bibtexparser
+    from bibtexparser.library import Library
+    from bibtexparser.model import (
+        DuplicateBlockKeyBlock,
+        DuplicateFieldKeyBlock,
+        Entry,
+        ParsingFailedBlock,
+    )
+
+    _quiet(logging.getLogger("bibtexparser"))
+    texts = [(Path(p), read_text(Path(p))) for p in paths]
+    library = Library()
+    entries: list[RawEntry] = []
+    failures: list[RawFailure] = []
+    first_seen: dict[str, RawEntry] = {}
+    for path, text in texts:
+        start = len(library.blocks)
+        bibtexparser.parse_string(text, library=library)
+        macros = {k.lower(): s.value for k, s in library.strings_dict.items()}
+        for block in library.blocks[start:]:
+            line = None if block.start_line is None else block.start_line + 1
+            if isinstance(block, DuplicateBlockKeyBlock):
+                if isinstance(block.previous_block, Entry):
+                    first = first_seen.get(block.key.lower())
+                    where = f" (first at {_where(first)})" if first else ""
+                    failures.append(
+                        RawFailure("duplicate", path, line, block.key, f"repeated key{where}")
+                    )
+                continue
+            if isinstance(block, ParsingFailedBlock):
+                recovered = block.ignore_error_block
+                if (
+                    isinstance(block, DuplicateFieldKeyBlock)
+                    and isinstance(recovered, Entry)
+                    and recovered.key.lower() not in first_seen
+                ):
+                    entry = _raw_entry(recovered, path, macros, enclosed=True)
+                    repeated = ", ".join(sorted(getattr(block, "duplicate_keys", ()))) or "?"
+                    entry.notes.append(f"repeated field {repeated}: the first value is used")
+                    first_seen[entry.key.lower()] = entry
+                    entries.append(entry)
+                else:
+                    failures.append(_failure(block, path, line))
+                continue
+            if isinstance(block, Entry):
+                entry = _raw_entry(block, path, macros, enclosed=False)
+                first_seen.setdefault(entry.key.lower(), entry)
+                entries.append(entry)
+    _apply_crossrefs(entries, first_seen)
+    return entries, failures
+
+
+def _quiet(logger: logging.Logger) -> None:
+    """bibtexparser logs each syntax error; they become rows instead, so keep them off stderr
+    (Python's last-resort handler) while still passing them to any configured logging."""
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def _where(entry: RawEntry | None) -> str:
+    return "" if entry is None else f"{entry.file.name}:{entry.line}"
+
+
+def _first_line(error: Exception) -> str:
+    text = str(getattr(error, "abort_reason", "") or getattr(error, "message", "") or error)
+    if "bibtex:" in text:
+        text = text.split("bibtex:", 1)[1]
+    return " ".join(text.split()) or type(error).__name__
+
+
+def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
+    raw = block.raw or ""
+    match = _KEY_RE.search(raw)
+    key = match.group(2) if match else None
+    return RawFailure("parse_error", path, line, key, _first_line(block.error))
+
+
+def _raw_entry(block: Any, path: Path, macros: dict[str, str], *, enclosed: bool) -> RawEntry:
+    fields: dict[str, str] = {}
+    for f in block.fields:
+        name = f.key.lower()
+        if name in fields:
+            continue  # BibTeX keeps the first of a repeated field
+        value = f.value
+        if not isinstance(value, str):
+            value = str(value)
+        if enclosed or (f.enclosing == "no-enclosing" and "#" in value):
+            value = _evaluate(value, macros)
+        fields[name] = value
+    line = 0 if block.start_line is None else block.start_line + 1
+    return RawEntry(block.key, block.entry_type.lower(), path, line, fields)
+
+
+def _evaluate(expression: str, macros: dict[str, str]) -> str:
+    """A field value still in source form: `{..}`, `".."`, macros, `#` concatenations."""
+    return "".join(_atom(part.strip(), macros) for part in _split_concatenation(expression))
+
+
+def _atom(part: str, macros: dict[str, str]) -> str:
+    if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
+        return part[1:-1]
+    lowered = part.lower()
+    if lowered in macros:
+        return macros[lowered]
+    return MONTHS.get(lowered, part)
+
+
+def _split_concatenation(expression: str) -> list[str]:
+    parts: list[str] = []
+    depth, quoted, start = 0, False, 0
+    for i, char in enumerate(expression):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(expression[start:i])
+            start = i + 1
+    parts.append(expression[start:])
+    return parts
+
+
+def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> None:
+    """Copy missing fields from each `crossref` parent (one level, as BibTeX does)."""
+    for entry in entries:
+        target = entry.fields.get("crossref")
+        if target is None:
+            continue
+        parent = by_key.get(target.strip().lower())
+        if parent is None or parent is entry:
+            entry.notes.append(f"crossref {target!r} not found")
+            continue
+        inherited = {
+            name: value
+            for name, value in parent.fields.items()
+            if name not in entry.fields and name not in NOT_INHERITED
+        }
+        if "title" in parent.fields and "booktitle" not in entry.fields:
+            inherited["booktitle"] = parent.fields["title"]  # biblatex's in* mapping
+            inherited.pop("title", None)
+        entry.fields.update(inherited)
+        entry.inherited = frozenset(inherited)
