@@ -3,7 +3,7 @@
 This is the reading half of `pith cite` (no network, no signing):
 
     reading = read_bibliographies([Path("refs.bib")], only_cited=cited_keys(Path("main.aux")))
-    for entry in reading.to_sign(): ...           # an identifier, a valid relationship, first of its paper
+    for entry in reading.to_sign(): ...  # an identifier, a valid relationship, first of its paper
     print(render_table(reading.rows()), file=sys.stderr)
 
 Identifier rules, statuses and fields are documented in docs/cite.md.
@@ -119,7 +119,8 @@ class BibReading:
     entries: tuple[BibEntry, ...]
     failures: tuple[EntryRow, ...]  # parse errors and repeated keys: no BibEntry for them
     unknown_map_keys: tuple[str, ...] = ()  # --map keys no entry has
-    missing_cited: tuple[str, ...] = ()  # cited keys no entry has
+    missing_cited: tuple[str, ...] = ()  # cited keys no entry has (lower case)
+    warnings: tuple[str, ...] = ()  # file-level notes, e.g. a file read as Latin-1
 
     def to_sign(self) -> list[BibEntry]:
         """The entries to resolve and sign: status `found`."""
@@ -144,7 +145,9 @@ def parse_relationship_map(items: Iterable[str]) -> dict[str, str]:
         if not sep or not key or not relationship:
             raise InputError(f"--map {item!r}: expected KEY=RELATIONSHIP, e.g. smith2020=extends")
         if mapping.get(key, relationship) != relationship:
-            raise InputError(f"--map gives {key!r} two relationships: {mapping[key]}, {relationship}")
+            raise InputError(
+                f"--map gives {key!r} two relationships: {mapping[key]}, {relationship}"
+            )
         mapping[key] = relationship
     return mapping
 
@@ -166,7 +169,8 @@ def read_bibliographies(
     mapping = dict(relationship_map or {})
     folded_map = {key.lower(): value for key, value in mapping.items()}
     cited = None if only_cited is None or ALL in only_cited else {k.lower() for k in only_cited}
-    raw_entries, raw_failures = read_files(paths)
+    warnings: list[str] = []
+    raw_entries, raw_failures = read_files(paths, warnings)
     entries = [_entry(raw, default, mapping, folded_map, cited) for raw in raw_entries]
     entries = _mark_duplicates(entries)
     keys = {entry.key.lower() for entry in entries}
@@ -176,6 +180,7 @@ def read_bibliographies(
         failures=tuple(_failure_row(f) for f in raw_failures),
         unknown_map_keys=tuple(k for k in mapping if k.lower() not in keys),
         missing_cited=tuple(sorted(k for k in (cited or ()) if k not in keys)),
+        warnings=tuple(warnings),
     )
 
 

@@ -7,8 +7,8 @@ Rules (first match wins; see docs/cite.md):
    bare old-style numbers); an `eprint` without a prefix that is itself an arXiv id.
 3. `doi` = 10.48550/arXiv.ID.
 4. arxiv.org `abs`/`pdf` URLs in `url`, `eprint`, `howpublished`, `note`, ... .
-5. "arXiv preprint arXiv:ID" style text in `journal`, `note`, `howpublished`, ...; DBLP's
-   `journal = {CoRR}` with `volume = {abs/ID}`.
+5. DBLP's `journal = {CoRR}` with `volume = {abs/ID}` (also Semantic Scholar's
+   `journal = {ArXiv}`); "arXiv preprint arXiv:ID" style text in `journal`, `note`, ... .
 6. Bare old-style ids (`hep-th/9901001`) in those text fields.
 
 Rules 1-3 are explicit declarations: a malformed value there is a problem for the entry, not
@@ -30,8 +30,10 @@ Identifier = ArxivId | PithNumber
 
 #: Fields the rules read; crossref never copies these from a parent entry.
 IDENTIFIER_FIELDS = frozenset(
-    "pith eprint archiveprefix eprinttype primaryclass eprintclass doi url".split()
+    ("pith", "eprint", "archiveprefix", "eprinttype", "primaryclass", "eprintclass", "doi", "url")
 )
+#: `journal` values under which `volume`/`number` hold the id (DBLP, Semantic Scholar, ...).
+PREPRINT_JOURNALS = frozenset(("corr", "arxiv", "arxiv preprint", "arxiv e-prints", "arxiv.org"))
 URL_FIELDS = ("url", "eprint", "howpublished", "note", "pdf", "link", "addendum")
 TEXT_FIELDS = (
     "journal",
@@ -52,7 +54,7 @@ _ARXIV_TEXT_RE = re.compile(
     re.IGNORECASE,
 )
 _CORR_TEXT_RE = re.compile(r"\bcorr\b[\s,]*(?:vol(?:ume)?\.?\s*)?abs/(" + _ID + r")\b", re.I)
-_ABS_RE = re.compile(r"\s*abs/(" + _ID + r")\s*", re.IGNORECASE)
+_VOLUME_RE = re.compile(r"\s*(?:abs/|arxiv:\s*)?(" + _ID + r")\s*", re.IGNORECASE)
 _OLD_RE = re.compile(
     r"(?<![\w./-])([a-z]+(?:-[a-z]+)?)((?:\.[a-z]{2})?/[0-9]{7}(?:v[0-9]+)?)\b", re.IGNORECASE
 )
@@ -155,13 +157,15 @@ def _urls(fields: Mapping[str, str]) -> Found | None:
 def _texts(fields: Mapping[str, str]) -> Found | None:
     hint: Found | None = None
     journal = fields.get("journal") or fields.get("journaltitle")
-    volume = fields.get("volume")
-    if journal is not None and volume is not None and _clean(journal).lower() == "corr":
-        if match := _ABS_RE.fullmatch(_clean(volume)):
-            found = _parse_or_hint(match.group(1), "volume (DBLP CoRR)")
-            if found.identifier is not None:
-                return found
-            hint = found
+    if journal is not None and _clean(journal).lower() in PREPRINT_JOURNALS:
+        for name in ("volume", "number", "pages"):
+            value = fields.get(name)
+            match = None if value is None else _VOLUME_RE.fullmatch(_clean(value))
+            if match is not None:
+                found = _parse_or_hint(match.group(1), f"{name} (under journal {_clean(journal)})")
+                if found.identifier is not None:
+                    return found
+                hint = hint or found
     for name in TEXT_FIELDS:
         value = fields.get(name)
         if value is None:

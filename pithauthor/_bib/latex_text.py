@@ -22,7 +22,7 @@ def _latex_to_text(value: str) -> str:
         _converter = LatexNodes2Text(strict_latex_spaces=True)
     try:
         return str(_converter.latex_to_text(value))
-    except Exception:  # noqa: BLE001 - pylatexenc raises many kinds; the raw text is the fallback
+    except Exception:  # pylatexenc raises many kinds; the brace-stripped text is the fallback
         return value.replace("{", "").replace("}", "")
 
 

@@ -18,11 +18,8 @@ from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
 from pithauthor.errors import BibliographyError
 
 #: BibTeX's predefined month macros.
-MONTHS = {
-    m[:3]: m
-    for m in "january february march april may june july august september october november "
-    "december".split()
-}
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august")
+MONTHS = {m[:3]: m.title() for m in (*_MONTH_NAMES, "september", "october", "november", "december")}
 #: Fields a crossref child never takes from its parent: they identify or qualify one citation.
 NOT_INHERITED = IDENTIFIER_FIELDS | {"crossref", "ids", "pith-relationship", "key"}
 _KEY_RE = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)\s*,")
@@ -52,8 +49,12 @@ class RawFailure:
     message: str
 
 
-def read_text(path: Path) -> str:
-    """The file's text, or BibliographyError saying in one line why it cannot be had."""
+def read_text(path: Path, warnings: list[str] | None = None) -> str:
+    """The file's text, or BibliographyError saying in one line why it cannot be had.
+
+    UTF-8 (with or without BOM) is expected. Older .bib files are often Latin-1 (BibTeX itself
+    is 8-bit clean): those are read as Windows-1252/Latin-1 and a warning is added.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -68,15 +69,21 @@ def read_text(path: Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise BibliographyError(
-            f"{path}: is not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); "
-            "convert it, e.g. iconv -f latin1 -t utf-8"
-        ) from None
+        problem = f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})"
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    if warnings is not None:
+        warnings.append(f"{problem}; read as Latin-1")
+    return text
 
 
-def read_files(paths: Sequence[Path]) -> tuple[list[RawEntry], list[RawFailure]]:
+def read_files(
+    paths: Sequence[Path], warnings: list[str] | None = None
+) -> tuple[list[RawEntry], list[RawFailure]]:
     """Parse every file in order, sharing `@string` macros as BibTeX does across files."""
-    import bibtexparser
+    from bibtexparser.entrypoint import parse_string
     from bibtexparser.library import Library
     from bibtexparser.model import (
         DuplicateBlockKeyBlock,
@@ -86,17 +93,18 @@ def read_files(paths: Sequence[Path]) -> tuple[list[RawEntry], list[RawFailure]]
     )
 
     _quiet(logging.getLogger("bibtexparser"))
-    texts = [(Path(p), read_text(Path(p))) for p in paths]
+    texts = [(Path(p), read_text(Path(p), warnings)) for p in paths]
     library = Library()
     entries: list[RawEntry] = []
     failures: list[RawFailure] = []
     first_seen: dict[str, RawEntry] = {}
     for path, text in texts:
         start = len(library.blocks)
-        bibtexparser.parse_string(text, library=library)
+        parse_string(text, library=library)
         macros = {k.lower(): s.value for k, s in library.strings_dict.items()}
+        locate = _LineLocator(text)
         for block in library.blocks[start:]:
-            line = None if block.start_line is None else block.start_line + 1
+            line = locate(block)
             if isinstance(block, DuplicateBlockKeyBlock):
                 if isinstance(block.previous_block, Entry):
                     first = first_seen.get(block.key.lower())
@@ -112,7 +120,7 @@ def read_files(paths: Sequence[Path]) -> tuple[list[RawEntry], list[RawFailure]]
                     and isinstance(recovered, Entry)
                     and recovered.key.lower() not in first_seen
                 ):
-                    entry = _raw_entry(recovered, path, macros, enclosed=True)
+                    entry = _raw_entry(recovered, path, line, macros, enclosed=True)
                     repeated = ", ".join(sorted(getattr(block, "duplicate_keys", ()))) or "?"
                     entry.notes.append(f"repeated field {repeated}: the first value is used")
                     first_seen[entry.key.lower()] = entry
@@ -121,11 +129,33 @@ def read_files(paths: Sequence[Path]) -> tuple[list[RawEntry], list[RawFailure]]
                     failures.append(_failure(block, path, line))
                 continue
             if isinstance(block, Entry):
-                entry = _raw_entry(block, path, macros, enclosed=False)
+                entry = _raw_entry(block, path, line, macros, enclosed=False)
                 first_seen.setdefault(entry.key.lower(), entry)
                 entries.append(entry)
     _apply_crossrefs(entries, first_seen)
     return entries, failures
+
+
+class _LineLocator:
+    """1-based line of each block, found by locating its raw text in the file.
+
+    bibtexparser's own `start_line` drifts after a block it failed to parse, so it is only the
+    fallback. Blocks come in file order, so each search starts where the previous one ended.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._pos = 0
+        self._line = 1
+
+    def __call__(self, block: Any) -> int | None:
+        raw = block.raw
+        found = self._text.find(raw, self._pos) if raw else -1
+        if found < 0:
+            return None if block.start_line is None else block.start_line + 1
+        self._line += self._text.count("\n", self._pos, found)
+        self._pos = found
+        return self._line
 
 
 def _quiet(logger: logging.Logger) -> None:
@@ -153,7 +183,9 @@ def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
     return RawFailure("parse_error", path, line, key, _first_line(block.error))
 
 
-def _raw_entry(block: Any, path: Path, macros: dict[str, str], *, enclosed: bool) -> RawEntry:
+def _raw_entry(
+    block: Any, path: Path, line: int | None, macros: dict[str, str], *, enclosed: bool
+) -> RawEntry:
     fields: dict[str, str] = {}
     for f in block.fields:
         name = f.key.lower()
@@ -165,8 +197,7 @@ def _raw_entry(block: Any, path: Path, macros: dict[str, str], *, enclosed: bool
         if enclosed or (f.enclosing == "no-enclosing" and "#" in value):
             value = _evaluate(value, macros)
         fields[name] = value
-    line = 0 if block.start_line is None else block.start_line + 1
-    return RawEntry(block.key, block.entry_type.lower(), path, line, fields)
+    return RawEntry(block.key, block.entry_type.lower(), path, line or 0, fields)
 
 
 def _evaluate(expression: str, macros: dict[str, str]) -> str:
