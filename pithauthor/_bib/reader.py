@@ -1,8 +1,10 @@
 """Read .bib files with bibtexparser v2 into plain entries and failure records.
 
-bibtexparser's default parse stack resolves `@string` references and removes enclosing braces
-and quotes. v2 has no middleware for `crossref` nor for `#` concatenations, so both are done
-here. Blocks bibtexparser could not parse become failures; the rest go on.
+bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
+removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
+concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
+is also faster than two middlewares. Blocks the splitter could not parse become failures; the
+rest go on.
 """
 
 from __future__ import annotations
@@ -84,56 +86,58 @@ def read_files(
 ) -> tuple[list[RawEntry], list[RawFailure]]:
     """Parse every file in order, sharing `@string` macros as BibTeX does across files."""
     from bibtexparser.entrypoint import parse_string
-    from bibtexparser.library import Library
     from bibtexparser.model import (
         DuplicateBlockKeyBlock,
         DuplicateFieldKeyBlock,
         Entry,
         ParsingFailedBlock,
+        String,
     )
 
     _quiet(logging.getLogger("bibtexparser"))
     texts = [(Path(p), read_text(Path(p), warnings)) for p in paths]
-    library = Library()
     entries: list[RawEntry] = []
     failures: list[RawFailure] = []
     first_seen: dict[str, RawEntry] = {}
+    macros: dict[str, str] = {}
     for path, text in texts:
-        start = len(library.blocks)
-        parse_string(text, library=library)
-        macros = {k.lower(): s.value for k, s in library.strings_dict.items()}
+        # An empty parse stack: values are evaluated below, in one pass (see module doc).
+        library = parse_string(text, parse_stack=[])
         locate = _LineLocator(text)
-        for block in library.blocks[start:]:
+        for block in library.blocks:
             line = locate(block)
-            if isinstance(block, DuplicateBlockKeyBlock):
-                if isinstance(block.previous_block, Entry):
-                    first = first_seen.get(block.key.lower())
-                    where = f" (first at {_where(first)})" if first else ""
-                    failures.append(
-                        RawFailure("duplicate", path, line, block.key, f"repeated key{where}")
-                    )
+            if isinstance(block, String):
+                macros[block.key.lower()] = _evaluate(block.value, macros)
                 continue
-            if isinstance(block, ParsingFailedBlock):
-                recovered = block.ignore_error_block
-                if (
-                    isinstance(block, DuplicateFieldKeyBlock)
-                    and isinstance(recovered, Entry)
-                    and recovered.key.lower() not in first_seen
-                ):
-                    entry = _raw_entry(recovered, path, line, macros, enclosed=True)
-                    repeated = ", ".join(sorted(getattr(block, "duplicate_keys", ()))) or "?"
-                    entry.notes.append(f"repeated field {repeated}: the first value is used")
-                    first_seen[entry.key.lower()] = entry
-                    entries.append(entry)
-                else:
-                    failures.append(_failure(block, path, line))
-                continue
+            entry = None
             if isinstance(block, Entry):
-                entry = _raw_entry(block, path, line, macros, enclosed=False)
-                first_seen.setdefault(entry.key.lower(), entry)
-                entries.append(entry)
+                entry = _raw_entry(block, path, line, macros)
+            elif isinstance(block, DuplicateFieldKeyBlock):
+                entry = _raw_entry(block.ignore_error_block, path, line, macros)
+                repeated = ", ".join(sorted(block.duplicate_keys))
+                entry.notes.append(f"repeated field {repeated}: the first value is used")
+            elif isinstance(block, DuplicateBlockKeyBlock):
+                if isinstance(block.previous_block, Entry):
+                    failures.append(_repeated_key(block.key, path, line, first_seen))
+            elif isinstance(block, ParsingFailedBlock):
+                failures.append(_failure(block, path, line))
+            if entry is None:
+                continue
+            if entry.key.lower() in first_seen:  # a key already given in an earlier file
+                failures.append(_repeated_key(entry.key, path, line, first_seen))
+                continue
+            first_seen[entry.key.lower()] = entry
+            entries.append(entry)
     _apply_crossrefs(entries, first_seen)
     return entries, failures
+
+
+def _repeated_key(
+    key: str, path: Path, line: int | None, first_seen: dict[str, RawEntry]
+) -> RawFailure:
+    first = first_seen.get(key.lower())
+    where = f" (first at {first.file.name}:{first.line})" if first else ""
+    return RawFailure("duplicate", path, line, key, f"repeated key{where}")
 
 
 class _LineLocator:
@@ -165,10 +169,6 @@ def _quiet(logger: logging.Logger) -> None:
         logger.addHandler(logging.NullHandler())
 
 
-def _where(entry: RawEntry | None) -> str:
-    return "" if entry is None else f"{entry.file.name}:{entry.line}"
-
-
 def _first_line(error: Exception) -> str:
     text = str(getattr(error, "abort_reason", "") or getattr(error, "message", "") or error)
     if "bibtex:" in text:
@@ -183,31 +183,29 @@ def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
     return RawFailure("parse_error", path, line, key, _first_line(block.error))
 
 
-def _raw_entry(
-    block: Any, path: Path, line: int | None, macros: dict[str, str], *, enclosed: bool
-) -> RawEntry:
+def _raw_entry(block: Any, path: Path, line: int | None, macros: dict[str, str]) -> RawEntry:
     fields: dict[str, str] = {}
     for f in block.fields:
         name = f.key.lower()
-        if name in fields:
-            continue  # BibTeX keeps the first of a repeated field
-        value = f.value
-        if not isinstance(value, str):
-            value = str(value)
-        if enclosed or (f.enclosing == "no-enclosing" and "#" in value):
-            value = _evaluate(value, macros)
-        fields[name] = value
+        if name not in fields:  # BibTeX keeps the first of a repeated field
+            fields[name] = _evaluate(f.value, macros)
     return RawEntry(block.key, block.entry_type.lower(), path, line or 0, fields)
 
 
 def _evaluate(expression: str, macros: dict[str, str]) -> str:
-    """A field value still in source form: `{..}`, `".."`, macros, `#` concatenations."""
+    """A field value in source form (`{..}`, `".."`, a number, a macro, or `#` concatenations
+    of those) to its text. Unknown macros stay as written."""
+    if "#" not in expression:
+        return _atom(expression.strip(), macros)
     return "".join(_atom(part.strip(), macros) for part in _split_concatenation(expression))
 
 
 def _atom(part: str, macros: dict[str, str]) -> str:
-    if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
+    first = part[:1]
+    if first == "{" or first == '"':
         return part[1:-1]
+    if not part or part.isdigit():
+        return part
     lowered = part.lower()
     if lowered in macros:
         return macros[lowered]
