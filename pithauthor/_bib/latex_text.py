@@ -11,15 +11,35 @@ from functools import lru_cache
 from typing import Any
 
 _NEEDS_LATEX = frozenset("\\$~")
+#: Macros common in bibliographies that pylatexenc would otherwise drop.
+_EXTRA_MACROS = {
+    "TeX": "TeX",
+    "LaTeX": "LaTeX",
+    "LaTeXe": "LaTeX2e",
+    "BibTeX": "BibTeX",
+    "XeTeX": "XeTeX",
+    "hyphen": "-",
+    "slash": "/",
+}
 _converter: Any = None
 
 
 def _latex_to_text(value: str) -> str:
     global _converter
     if _converter is None:
-        from pylatexenc.latex2text import LatexNodes2Text
+        from pylatexenc.latex2text import (
+            LatexNodes2Text,
+            MacroTextSpec,
+            get_default_latex_context_db,
+        )
 
-        _converter = LatexNodes2Text(strict_latex_spaces=True)
+        context = get_default_latex_context_db()  # a fresh copy: extending it is private to us
+        context.add_context_category(
+            "pithauthor-bib",
+            prepend=True,
+            macros=[MacroTextSpec(name, text) for name, text in _EXTRA_MACROS.items()],
+        )
+        _converter = LatexNodes2Text(latex_context=context, strict_latex_spaces=True)
     try:
         return str(_converter.latex_to_text(value))
     except Exception:  # pylatexenc raises many kinds; the brace-stripped text is the fallback
