@@ -95,7 +95,7 @@ def test_texbook2_one_unparsable_entry_the_rest_go_on_with_true_lines() -> None:
     assert failure.line == _line_of("texbook2.bib", "@Book{Greene:1982:MAA,")
     # entries after the failure still carry their real line numbers
     entries = _by_key(reading)
-    for key in ("Abragam:VVF91", "Greenwald:1993:BBE", "Minsky:1986:SM", "Stewart:1991:CPA"):
+    for key in ("Abragam:VVF91", "Gries:EMR89", "Mesterton-Gibbons:CAM89", "Steele:1990:CLL"):
         assert entries[key].line == _line_of("texbook2.bib", "{" + key + ",")
     assert len(reading.entries) > 500
 
