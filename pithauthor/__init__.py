@@ -22,6 +22,13 @@ _EXPORTS: dict[str, str] = {
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",
     "Report": "pithauthor._core.checks",
+    # bibliographies (the reading half of `pith cite`)
+    "read_bibliographies": "pithauthor.bibliography",
+    "cited_keys": "pithauthor.bibliography",
+    "BibEntry": "pithauthor.bibliography",
+    "BibReading": "pithauthor.bibliography",
+    "EntryRow": "pithauthor.bibliography",
+    "RELATIONSHIPS": "pithauthor._core.relationships",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

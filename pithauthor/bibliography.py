@@ -174,6 +174,7 @@ def read_bibliographies(
     entries = [_entry(raw, default, mapping, folded_map, cited) for raw in raw_entries]
     entries = _mark_duplicates(entries)
     keys = {entry.key.lower() for entry in entries}
+    keys |= {failure.key.lower() for failure in raw_failures if failure.key}
     return BibReading(
         files=tuple(Path(p) for p in paths),
         entries=tuple(entries),

@@ -61,3 +61,21 @@ def test_bib_group_is_hidden_from_the_main_help(pith: RunPith) -> None:
     result = pith("--help")
     assert result.returncode == 0
     assert " bib " not in result.stdout
+
+
+def test_the_worked_example_in_docs_prints_what_the_docs_show(
+    pith: RunPith, tmp_path: Path
+) -> None:
+    import re
+
+    doc = (Path(__file__).parent.parent / "docs" / "cite.md").read_text("utf-8")
+    bib = re.search(r"`refs.bib`:\n\n```bibtex\n(.*?)```", doc, re.S)
+    tex = re.search(r"^\(`(\\cite.*?)`\):$", doc, re.M)
+    shown = re.search(r"```console\n\$ pith (.*?)\n(.*?)```", doc, re.S)
+    assert bib and tex and shown
+    (tmp_path / "refs.bib").write_text(bib.group(1), encoding="utf-8")
+    (tmp_path / "main.tex").write_text(tex.group(1), encoding="utf-8")
+    result = pith(*shown.group(1).split(), cwd=tmp_path)
+    assert result.returncode == 1  # the parse error
+    assert result.stdout == shown.group(2)
+    assert "warning" not in result.stderr  # `broken` is cited and is in the file
