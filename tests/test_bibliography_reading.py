@@ -259,3 +259,13 @@ def test_latin1_file_is_read_with_a_warning(tmp_path: Path) -> None:
 def test_empty_file_reads_as_no_entries(tmp_path: Path) -> None:
     reading = read_bibliographies([_write(tmp_path, "e.bib", "")])
     assert reading.rows() == []
+
+
+def test_a_redefined_string_takes_its_later_value_as_in_bibtex(tmp_path: Path) -> None:
+    bib = _write(
+        tmp_path,
+        "s.bib",
+        "@string{j = {Old}}\n@misc{a, journal = j}\n@string{j = {New}}\n@misc{b, journal = j}\n",
+    )
+    entries = _by_key(read_bibliographies([bib]))
+    assert (entries["a"].fields["journal"], entries["b"].fields["journal"]) == ("Old", "New")

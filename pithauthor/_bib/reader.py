@@ -119,6 +119,9 @@ def read_files(
             elif isinstance(block, DuplicateBlockKeyBlock):
                 if isinstance(block.previous_block, Entry):
                     failures.append(_repeated_key(block.key, path, line, first_seen))
+                elif isinstance(block.ignore_error_block, String):  # BibTeX: the later wins
+                    redefined = block.ignore_error_block
+                    macros[redefined.key.lower()] = _evaluate(redefined.value, macros)
             elif isinstance(block, ParsingFailedBlock):
                 failures.append(_failure(block, path, line))
             if entry is None:
