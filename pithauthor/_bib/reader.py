@@ -126,7 +126,7 @@ def read_files(
                 failures.append(_failure(block, path, line))
             if entry is None:
                 continue
-            if entry.key.lower() in first_seen:  # a key already given in an earlier file
+            if entry.key.lower() in first_seen:  # given before (another file, or case only)
                 failures.append(_repeated_key(entry.key, path, line, first_seen))
                 continue
             first_seen[entry.key.lower()] = entry
