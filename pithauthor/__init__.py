@@ -26,6 +26,13 @@ _EXPORTS: dict[str, str] = {
     "AuthorKey": "pithauthor.keys",
     "PassphraseSource": "pithauthor.keys",
     "load_signing_key": "pithauthor.keys",
+    # bibliographies (the reading half of `pith cite`)
+    "read_bibliographies": "pithauthor.bibliography",
+    "cited_keys": "pithauthor.bibliography",
+    "BibEntry": "pithauthor.bibliography",
+    "BibReading": "pithauthor.bibliography",
+    "EntryRow": "pithauthor.bibliography",
+    "RELATIONSHIPS": "pithauthor._core.relationships",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

@@ -1,0 +1,254 @@
+"""Read .bib files with bibtexparser v2 into plain entries and failure records.
+
+bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
+removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
+concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
+is also faster than two middlewares. Blocks the splitter could not parse become failures; the
+rest go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
+from pithauthor.errors import BibliographyError
+
+#: BibTeX's predefined month macros.
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august")
+MONTHS = {m[:3]: m.title() for m in (*_MONTH_NAMES, "september", "october", "november", "december")}
+#: Fields a crossref child never takes from its parent: they identify or qualify one citation.
+NOT_INHERITED = IDENTIFIER_FIELDS | {"crossref", "ids", "pith-relationship", "key"}
+_KEY_RE = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)\s*,")
+
+
+@dataclass(slots=True)
+class RawEntry:
+    """One entry: lower-case field names to resolved values, with where it came from."""
+
+    key: str
+    entry_type: str
+    file: Path
+    line: int  # 1-based
+    fields: dict[str, str]
+    inherited: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RawFailure:
+    """A block that yields no entry: unparsable (`parse_error`) or a repeated key (`duplicate`)."""
+
+    kind: str
+    file: Path
+    line: int | None
+    key: str | None
+    message: str
+
+
+def read_text(path: Path, warnings: list[str] | None = None) -> str:
+    """The file's text, or BibliographyError saying in one line why it cannot be had.
+
+    UTF-8 (with or without BOM) is expected. Older .bib files are often Latin-1 (BibTeX itself
+    is 8-bit clean): those are read as Windows-1252/Latin-1 and a warning is added.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BibliographyError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BibliographyError(f"{path}: is a folder, not a .bib file") from None
+    except OSError as exc:
+        raise BibliographyError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in data:
+        raise BibliographyError(f"{path}: is a binary file, not a .bib file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problem = f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})"
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    if warnings is not None:
+        warnings.append(f"{problem}; read as Latin-1")
+    return text
+
+
+def read_files(
+    paths: Sequence[Path], warnings: list[str] | None = None
+) -> tuple[list[RawEntry], list[RawFailure]]:
+    """Parse every file in order, sharing `@string` macros as BibTeX does across files."""
+    from bibtexparser.entrypoint import parse_string
+    from bibtexparser.model import (
+        DuplicateBlockKeyBlock,
+        DuplicateFieldKeyBlock,
+        Entry,
+        ParsingFailedBlock,
+        String,
+    )
+
+    _quiet(logging.getLogger("bibtexparser"))
+    texts = [(Path(p), read_text(Path(p), warnings)) for p in paths]
+    entries: list[RawEntry] = []
+    failures: list[RawFailure] = []
+    first_seen: dict[str, RawEntry] = {}
+    macros: dict[str, str] = {}
+    for path, text in texts:
+        # An empty parse stack: values are evaluated below, in one pass (see module doc).
+        library = parse_string(text, parse_stack=[])
+        locate = _LineLocator(text)
+        for block in library.blocks:
+            line = locate(block)
+            if isinstance(block, String):
+                macros[block.key.lower()] = _evaluate(block.value, macros)
+                continue
+            entry = None
+            if isinstance(block, Entry):
+                entry = _raw_entry(block, path, line, macros)
+            elif isinstance(block, DuplicateFieldKeyBlock):
+                entry = _raw_entry(block.ignore_error_block, path, line, macros)
+                repeated = ", ".join(sorted(block.duplicate_keys))
+                entry.notes.append(f"repeated field {repeated}: the first value is used")
+            elif isinstance(block, DuplicateBlockKeyBlock):
+                if isinstance(block.previous_block, Entry):
+                    failures.append(_repeated_key(block.key, path, line, first_seen))
+                elif isinstance(block.ignore_error_block, String):  # BibTeX: the later wins
+                    redefined = block.ignore_error_block
+                    macros[redefined.key.lower()] = _evaluate(redefined.value, macros)
+            elif isinstance(block, ParsingFailedBlock):
+                failures.append(_failure(block, path, line))
+            if entry is None:
+                continue
+            if entry.key.lower() in first_seen:  # given before (another file, or case only)
+                failures.append(_repeated_key(entry.key, path, line, first_seen))
+                continue
+            first_seen[entry.key.lower()] = entry
+            entries.append(entry)
+    _apply_crossrefs(entries, first_seen)
+    return entries, failures
+
+
+def _repeated_key(
+    key: str, path: Path, line: int | None, first_seen: dict[str, RawEntry]
+) -> RawFailure:
+    first = first_seen.get(key.lower())
+    where = f" (first at {first.file.name}:{first.line})" if first else ""
+    return RawFailure("duplicate", path, line, key, f"repeated key{where}")
+
+
+class _LineLocator:
+    """1-based line of each block, found by locating its raw text in the file.
+
+    bibtexparser's own `start_line` drifts after a block it failed to parse, so it is only the
+    fallback. Blocks come in file order, so each search starts where the previous one ended.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._pos = 0
+        self._line = 1
+
+    def __call__(self, block: Any) -> int | None:
+        raw = block.raw
+        found = self._text.find(raw, self._pos) if raw else -1
+        if found < 0:
+            return None if block.start_line is None else block.start_line + 1
+        self._line += self._text.count("\n", self._pos, found)
+        self._pos = found
+        return self._line
+
+
+def _quiet(logger: logging.Logger) -> None:
+    """bibtexparser logs each syntax error; they become rows instead, so keep them off stderr
+    (Python's last-resort handler) while still passing them to any configured logging."""
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def _first_line(error: Exception) -> str:
+    text = str(getattr(error, "abort_reason", "") or getattr(error, "message", "") or error)
+    if "bibtex:" in text:
+        text = text.split("bibtex:", 1)[1]
+    return " ".join(text.split()) or type(error).__name__
+
+
+def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
+    raw = block.raw or ""
+    match = _KEY_RE.search(raw)
+    key = match.group(2) if match else None
+    return RawFailure("parse_error", path, line, key, _first_line(block.error))
+
+
+def _raw_entry(block: Any, path: Path, line: int | None, macros: dict[str, str]) -> RawEntry:
+    fields: dict[str, str] = {}
+    for f in block.fields:
+        name = f.key.lower()
+        if name not in fields:  # BibTeX keeps the first of a repeated field
+            fields[name] = _evaluate(f.value, macros)
+    return RawEntry(block.key, block.entry_type.lower(), path, line or 0, fields)
+
+
+def _evaluate(expression: str, macros: dict[str, str]) -> str:
+    """A field value in source form (`{..}`, `".."`, a number, a macro, or `#` concatenations
+    of those) to its text. Unknown macros stay as written."""
+    if "#" not in expression:
+        return _atom(expression.strip(), macros)
+    return "".join(_atom(part.strip(), macros) for part in _split_concatenation(expression))
+
+
+def _atom(part: str, macros: dict[str, str]) -> str:
+    first = part[:1]
+    if first == "{" or first == '"':
+        return part[1:-1]
+    if not part or part.isdigit():
+        return part
+    lowered = part.lower()
+    if lowered in macros:
+        return macros[lowered]
+    return MONTHS.get(lowered, part)
+
+
+def _split_concatenation(expression: str) -> list[str]:
+    parts: list[str] = []
+    depth, quoted, start = 0, False, 0
+    for i, char in enumerate(expression):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(expression[start:i])
+            start = i + 1
+    parts.append(expression[start:])
+    return parts
+
+
+def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> None:
+    """Copy missing fields from each `crossref` parent (one level, as BibTeX does)."""
+    for entry in entries:
+        target = entry.fields.get("crossref")
+        if target is None:
+            continue
+        parent = by_key.get(target.strip().lower())
+        if parent is None or parent is entry:
+            entry.notes.append(f"crossref {target!r} not found")
+            continue
+        inherited = {
+            name: value
+            for name, value in parent.fields.items()
+            if name not in entry.fields and name not in NOT_INHERITED
+        }
+        if "title" in parent.fields and "booktitle" not in entry.fields:
+            inherited["booktitle"] = parent.fields["title"]  # biblatex's in* mapping
+            inherited.pop("title", None)
+        entry.fields.update(inherited)
+        entry.inherited = frozenset(inherited)

@@ -1,0 +1,75 @@
+"""`pith bib scan`: what `pith cite` would read from a bibliography, without signing anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pithauthor._cli.app import new_app
+
+_FAILING = ("parse_error", "invalid_identifier", "invalid_relationship")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `bib` command group to `app`."""
+    bib = new_app("Inspect bibliographies: what `pith cite` would read, without signing.")
+    app.add_typer(bib, name="bib")
+
+    @bib.command("scan")
+    def scan(
+        files: list[Path] = typer.Argument(..., metavar="REFS.bib...", help="BibTeX files."),
+        only_cited: Path | None = typer.Option(
+            None,
+            "--only-cited",
+            metavar="MAIN.tex|MAIN.aux",
+            help="Keep only the entries this manuscript cites (others are 'skipped').",
+        ),
+        relationship: str = typer.Option(
+            "cites", "--relationship", help="Default relationship for every entry."
+        ),
+        mapping: list[str] = typer.Option(
+            [], "--map", metavar="KEY=RELATIONSHIP", help="Relationship for one entry."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    ) -> None:
+        """One row per entry: its identifier ('found') or why it has none.
+
+        Exit 0 when no entry is a parse error, an invalid identifier or an invalid
+        relationship; 1 when some are; 2 when a file cannot be read or an option is wrong.
+        """
+        from pithauthor._cli.output import data, emit_json, warn
+        from pithauthor.bibliography import (
+            cited_keys,
+            parse_relationship_map,
+            read_bibliographies,
+            render_table,
+            rows_as_json,
+            status_counts,
+        )
+
+        reading = read_bibliographies(
+            files,
+            default_relationship=relationship,
+            relationship_map=parse_relationship_map(mapping),
+            only_cited=None if only_cited is None else cited_keys(only_cited),
+        )
+        for text in reading.warnings:
+            warn(text)
+        if reading.unknown_map_keys:
+            warn(f"--map names keys no entry has: {', '.join(reading.unknown_map_keys)}")
+        if reading.missing_cited:
+            warn(f"cited but in no bibliography: {', '.join(reading.missing_cited)}")
+        rows = reading.rows()
+        if as_json:
+            emit_json(
+                {
+                    "files": [str(path) for path in reading.files],
+                    "counts": status_counts(rows),
+                    "rows": rows_as_json(rows),
+                }
+            )
+        else:
+            data(render_table(rows))
+        if any(row.status in _FAILING for row in rows):
+            raise typer.Exit(code=1)

@@ -1,0 +1,253 @@
+"""Read an author's bibliography: one `BibEntry` per entry, with its identifier and relationship.
+
+This is the reading half of `pith cite` (no network, no signing):
+
+    reading = read_bibliographies([Path("refs.bib")], only_cited=cited_keys(Path("main.aux")))
+    for entry in reading.to_sign(): ...  # an identifier, a valid relationship, first of its paper
+    print(render_table(reading.rows()), file=sys.stderr)
+
+Identifier rules, statuses and fields are documented in docs/cite.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pithauthor._bib.citations import ALL, cited_keys
+from pithauthor._bib.identifiers import Identifier, find_identifier
+from pithauthor._bib.latex_text import to_unicode
+from pithauthor._bib.reader import RawEntry, RawFailure, read_files
+from pithauthor._bib.report import STATUSES, EntryRow, render_table, rows_as_json, status_counts
+from pithauthor._core.arxiv_id import ArxivId
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.relationships import (
+    DEFAULT_RELATIONSHIP,
+    normalize_relationship,
+    relationship_problem,
+)
+from pithauthor.errors import InputError
+
+__all__ = [
+    "STATUSES",
+    "BibEntry",
+    "BibReading",
+    "EntryRow",
+    "cited_keys",
+    "parse_relationship_map",
+    "read_bibliographies",
+    "render_table",
+    "rows_as_json",
+    "status_counts",
+]
+
+RELATIONSHIP_FIELD = "pith-relationship"
+
+
+@dataclass(frozen=True, slots=True)
+class BibEntry:
+    """One parsed entry. `fields` are bibtexparser's values (macros resolved, outer braces
+    removed, crossref fields added) under lower-case names."""
+
+    key: str
+    entry_type: str
+    source_file: Path
+    line: int
+    fields: Mapping[str, str]
+    title_unicode: str
+    identifier: ArxivId | PithNumber | None
+    identifier_source: str | None
+    relationship: str | None
+    relationship_error: str | None
+    identifier_error: str | None = None
+    identifier_hint: str | None = None
+    duplicate_of: BibEntry | None = None
+    skipped: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """The reading outcome: one of STATUSES other than signed/unresolved/parse_error."""
+        if self.skipped:
+            return "skipped"
+        if self.identifier_error is not None:
+            return "invalid_identifier"
+        if self.identifier is None:
+            return "no_identifier"
+        if self.relationship_error is not None:
+            return "invalid_relationship"
+        if self.duplicate_of is not None:
+            return "duplicate"
+        return "found"
+
+    def row(self) -> EntryRow:
+        """This entry's report row."""
+        return EntryRow(
+            key=self.key,
+            file=str(self.source_file),
+            line=self.line,
+            status=self.status,
+            identifier=None if self.identifier is None else str(self.identifier),
+            detail="; ".join(d for d in (self._detail(), *self.notes) if d),
+        )
+
+    def _detail(self) -> str:
+        status = self.status
+        if status == "skipped":
+            return "not cited by the manuscript"
+        if status == "invalid_identifier":
+            return self.identifier_error or ""
+        if status == "no_identifier":
+            return self.identifier_hint or "no arXiv identifier"
+        if status == "invalid_relationship":
+            return self.relationship_error or ""
+        first = self.duplicate_of
+        if first is not None:
+            text = f"same paper as {first.key} ({first.source_file}:{first.line})"
+            if first.relationship != self.relationship:
+                text += f"; its relationship {first.relationship} is used, not {self.relationship}"
+            return text
+        return f"{self.relationship} (from {self.identifier_source})"
+
+
+@dataclass(frozen=True, slots=True)
+class BibReading:
+    """Everything read from the bibliography files, in file order."""
+
+    files: tuple[Path, ...]
+    entries: tuple[BibEntry, ...]
+    failures: tuple[EntryRow, ...]  # parse errors and repeated keys: no BibEntry for them
+    unknown_map_keys: tuple[str, ...] = ()  # --map keys no entry has
+    missing_cited: tuple[str, ...] = ()  # cited keys no entry has (lower case)
+    warnings: tuple[str, ...] = ()  # file-level notes, e.g. a file read as Latin-1
+
+    def to_sign(self) -> list[BibEntry]:
+        """The entries to resolve and sign: status `found`."""
+        return [entry for entry in self.entries if entry.status == "found"]
+
+    def rows(self) -> list[EntryRow]:
+        """One row per entry and per failure, ordered by file then line."""
+        order = {str(path): i for i, path in enumerate(self.files)}
+        rows = [entry.row() for entry in self.entries] + list(self.failures)
+        return sorted(rows, key=lambda r: (order.get(r.file, len(order)), r.line or 0))
+
+
+def parse_relationship_map(items: Iterable[str]) -> dict[str, str]:
+    """`KEY=RELATIONSHIP` options to a dict; InputError on a malformed or contradictory one.
+
+    The relationship itself is checked per entry (an unknown one is that entry's error).
+    """
+    mapping: dict[str, str] = {}
+    for item in items:
+        key, sep, relationship = item.partition("=")
+        key, relationship = key.strip(), relationship.strip()
+        if not sep or not key or not relationship:
+            raise InputError(f"--map {item!r}: expected KEY=RELATIONSHIP, e.g. smith2020=extends")
+        if mapping.get(key, relationship) != relationship:
+            raise InputError(
+                f"--map gives {key!r} two relationships: {mapping[key]}, {relationship}"
+            )
+        mapping[key] = relationship
+    return mapping
+
+
+def read_bibliographies(
+    paths: Sequence[Path],
+    *,
+    default_relationship: str = DEFAULT_RELATIONSHIP,
+    relationship_map: Mapping[str, str] | None = None,
+    only_cited: Collection[str] | None = None,
+) -> BibReading:
+    """Parse `paths` (in order, sharing `@string`s) and classify every entry.
+
+    `only_cited` (e.g. from `cited_keys`) marks the other entries `skipped`; `"*"` in it keeps
+    all. Raises BibliographyError (exit 2) when a file cannot be read at all, InputError when
+    `default_relationship` is not one of the eight.
+    """
+    default = normalize_relationship(default_relationship)
+    mapping = dict(relationship_map or {})
+    folded_map = {key.lower(): value for key, value in mapping.items()}
+    cited = None if only_cited is None or ALL in only_cited else {k.lower() for k in only_cited}
+    warnings: list[str] = []
+    raw_entries, raw_failures = read_files(paths, warnings)
+    entries = [_entry(raw, default, mapping, folded_map, cited) for raw in raw_entries]
+    entries = _mark_duplicates(entries)
+    keys = {entry.key.lower() for entry in entries}
+    keys |= {failure.key.lower() for failure in raw_failures if failure.key}
+    return BibReading(
+        files=tuple(Path(p) for p in paths),
+        entries=tuple(entries),
+        failures=tuple(_failure_row(f) for f in raw_failures),
+        unknown_map_keys=tuple(k for k in mapping if k.lower() not in keys),
+        missing_cited=tuple(sorted(k for k in (cited or ()) if k not in keys)),
+        warnings=tuple(warnings),
+    )
+
+
+def _entry(
+    raw: RawEntry,
+    default: str,
+    mapping: Mapping[str, str],
+    folded_map: Mapping[str, str],
+    cited: set[str] | None,
+) -> BibEntry:
+    own = {k: v for k, v in raw.fields.items() if k not in raw.inherited}
+    found = find_identifier(own if raw.inherited else raw.fields)
+    relationship = raw.fields.get(RELATIONSHIP_FIELD)
+    if relationship is not None:
+        relationship = to_unicode(relationship)
+    elif raw.key in mapping:
+        relationship = mapping[raw.key]
+    else:
+        relationship = folded_map.get(raw.key.lower(), default)
+    problem = relationship_problem(relationship)
+    if problem is None:
+        relationship = relationship.strip().lower()
+    return BibEntry(
+        key=raw.key,
+        entry_type=raw.entry_type,
+        source_file=raw.file,
+        line=raw.line,
+        fields=raw.fields,
+        title_unicode=to_unicode(raw.fields.get("title", "")),
+        identifier=found.identifier,
+        identifier_source=found.source,
+        relationship=relationship,
+        relationship_error=problem,
+        identifier_error=found.problem,
+        identifier_hint=found.hint,
+        skipped=cited is not None and raw.key.lower() not in cited,
+        notes=tuple(raw.notes),
+    )
+
+
+def _paper_key(identifier: Identifier) -> tuple[str, str]:
+    """Entries naming the same paper share this key (arXiv versions are ignored)."""
+    if isinstance(identifier, ArxivId):
+        return ("arxiv", identifier.id)
+    return ("pith", identifier.body)
+
+
+def _mark_duplicates(entries: list[BibEntry]) -> list[BibEntry]:
+    first: dict[tuple[str, str], BibEntry] = {}
+    out = []
+    for entry in entries:
+        if entry.status == "found" and entry.identifier is not None:
+            paper = _paper_key(entry.identifier)
+            if paper in first:
+                entry = replace(entry, duplicate_of=first[paper])
+            else:
+                first[paper] = entry
+        out.append(entry)
+    return out
+
+
+def _failure_row(failure: RawFailure) -> EntryRow:
+    return EntryRow(
+        key=failure.key,
+        file=str(failure.file),
+        line=failure.line,
+        status=failure.kind,
+        detail=failure.message,
+    )

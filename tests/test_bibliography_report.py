@@ -1,0 +1,62 @@
+"""The report rows: the text table for stderr and the JSON form."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pithauthor.bibliography import STATUSES, EntryRow, render_table, rows_as_json, status_counts
+
+ROWS = [
+    EntryRow("vaswani2017", "refs.bib", 3, "found", "1706.03762", "cites (from eprint)"),
+    EntryRow("broken", "refs.bib", 12, "parse_error", None, "Unexpected block start"),
+    EntryRow("witten", "more/refs2.bib", 140, "duplicate", "hep-th/9802150", "same paper as x"),
+    EntryRow(None, "refs.bib", None, "parse_error", None, "x" * 200),
+]
+
+
+def test_statuses_are_the_documented_ones() -> None:
+    assert set(STATUSES) == {
+        "found", "signed", "unresolved", "no_identifier", "invalid_identifier",
+        "invalid_relationship", "duplicate", "parse_error", "skipped",
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="status"):
+        EntryRow("k", "f.bib", 1, "fine")
+
+
+def test_table_has_a_header_one_aligned_line_per_row_and_a_summary() -> None:
+    lines = render_table(ROWS).splitlines()
+    assert lines[0].split() == ["KEY", "WHERE", "STATUS", "IDENTIFIER", "DETAIL"]
+    assert len(lines) == len(ROWS) + 2
+    status_column = lines[0].index("STATUS")
+    for line, row in zip(lines[1:-1], ROWS, strict=True):
+        assert line[status_column:].startswith(row.status)
+    assert "more/refs2.bib:140" in lines[3]
+    assert lines[4].startswith("?  ") and "refs.bib " in lines[4]
+    assert lines[-1] == "4 entries: 1 found, 1 duplicate, 2 parse_error"
+
+
+def test_long_details_are_shortened_in_the_table_only() -> None:
+    table = render_table(ROWS)
+    assert "x" * 200 not in table and "…" in table
+    assert rows_as_json(ROWS)[3]["detail"] == "x" * 200
+
+
+def test_json_rows_have_the_table_columns() -> None:
+    data = json.loads(json.dumps(rows_as_json(ROWS)))
+    assert data[0] == {
+        "key": "vaswani2017",
+        "file": "refs.bib",
+        "line": 3,
+        "status": "found",
+        "identifier": "1706.03762",
+        "detail": "cites (from eprint)",
+    }
+    assert data[3]["key"] is None and data[3]["line"] is None
+
+
+def test_counts_follow_status_order_and_skip_zeros() -> None:
+    counts = status_counts(ROWS)
+    assert list(counts.items()) == [("found", 1), ("duplicate", 1), ("parse_error", 2)]
+    assert render_table([]).endswith("0 entries")
