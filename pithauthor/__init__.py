@@ -22,6 +22,9 @@ _EXPORTS: dict[str, str] = {
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",
     "Report": "pithauthor._core.checks",
+    # LaTeX
+    "inject": "pithauthor.latex",
+    "build_arxiv_archive": "pithauthor.latex",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

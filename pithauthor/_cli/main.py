@@ -36,10 +36,11 @@ def _root(
 
 
 def _register() -> None:
-    from pithauthor._cli import number_cmd, verify_cmd
+    from pithauthor._cli import latex_cmd, number_cmd, verify_cmd
 
     number_cmd.register(app)
     verify_cmd.register(app)
+    latex_cmd.register(app)
 
 
 _register()
