@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ ENGINE_FLAGS = {
     "latex": ["-pdfps"],
 }
 _TIMEOUT = 600
+_FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +80,7 @@ def _first_error(stem: Path, completed: subprocess.CompletedProcess[str]) -> str
     if log.is_file():
         lines = log.read_text("utf-8", errors="replace").splitlines()
     for line in lines:
-        if line.startswith("!") or ":" in line and " Error" in line:
+        if line.startswith("!") or _FILE_LINE_ERROR.match(line):
             return line.strip()
     tail = [line for line in completed.stdout.splitlines() + completed.stderr.splitlines() if line]
     return tail[-1].strip() if tail else f"latexmk exited with {completed.returncode}"
