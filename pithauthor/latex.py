@@ -126,10 +126,17 @@ def _edits(source: TextFile, pre: Preamble, number: PithNumber, force: bool) -> 
     return [text, *notes]
 
 
-def _diff(path: Path, old: str, new: str) -> str:
+def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
+    """The unified diff; only the text up to a few lines past the last edit is compared
+    (everything after it is the same), so that a long body costs nothing."""
+    cut = edited_until
+    for _ in range(4):
+        found = old.find("\n", cut)
+        cut = len(old) if found == -1 else found + 1
+    grown = len(new) - len(old)
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        old[:cut].splitlines(keepends=True),
+        new[: cut + grown].splitlines(keepends=True),
         fromfile=f"a/{path.name}",
         tofile=f"b/{path.name}",
     )
@@ -190,7 +197,8 @@ def inject(
     main = find_main_file(Path(target))
     source = read_text_file(main)
     engine = engine_of(source.text)
-    new_text, *notes = _edits(source, locate(source.text, main.name), number, force)
+    preamble = locate(source.text, main.name)
+    new_text, *notes = _edits(source, preamble, number, force)
     new_bytes = source.raw if new_text == source.text else source.encode(new_text)
     changed = new_bytes != source.raw
     sty_action, sty = _sty_plan(main, force)
@@ -203,14 +211,13 @@ def inject(
         mode = main.stat().st_mode
         if changed:
             backup = backup_path(main)
-            atomic_write(backup, source.raw, mode=mode)
-            atomic_write(main, new_bytes, mode=mode)
+            atomic_write(main, new_bytes, mode=mode, backup=backup)
         if sty_action != "unchanged":
             atomic_write(main.parent / STY_NAME, sty, mode=0o644)
     return InjectResult(
         main=main,
         changed=changed,
-        diff=_diff(main, source.text, new_text) if changed else "",
+        diff=_diff(main, source.text, new_text, preamble.begin_document) if changed else "",
         backup=backup,
         sty=main.parent / STY_NAME,
         sty_action=sty_action,

@@ -19,7 +19,22 @@ ENGINES = ("pdflatex", "xelatex", "lualatex", "latex")
 
 
 def _head(text: str) -> str:
-    return "\n".join(text.splitlines()[:_MAGIC_LINES])
+    """The first lines of `text`, where editors look for magic comments."""
+    end = 0
+    for _ in range(_MAGIC_LINES):
+        end = text.find("\n", end) + 1
+        if end == 0:
+            return text
+    return text[:end]
+
+
+def _read_head(path: Path) -> str:
+    """The first few KB of a file, decoded leniently (for magic comments only)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(8192).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise ManuscriptError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 def magic_root(path: Path, text: str) -> Path | None:
@@ -59,7 +74,7 @@ def find_main_file(target: Path) -> Path:
     if not target.exists():
         raise ManuscriptError(f"{target}: no such file or folder")
     if target.is_file():
-        root = magic_root(target, read_text_file(target).text)
+        root = magic_root(target, _read_head(target))
         if root is not None:
             if not root.is_file():
                 raise ManuscriptError(f"{target}: % !TEX root names {root}, which does not exist")
@@ -72,7 +87,7 @@ def find_main_file(target: Path) -> Path:
     pointing: set[Path] = set()
     for path in files:
         try:
-            root = magic_root(path, read_text_file(path).text)
+            root = magic_root(path, _read_head(path))
         except ManuscriptError:
             continue
         if root is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ class TextFile:
     text: str
     encoding: str  # "utf-8" or "latin-1"
     bom: bool
-    newline: str  # "\n" or "\r\n": the file's dominant line ending
+    newline: str  # "\n" or "\r\n": the file's line ending (that of its first line)
 
     def encode(self, text: str) -> bytes:
         """`text` in the file's own encoding (and BOM)."""
@@ -55,8 +56,8 @@ def read_text_file(path: Path) -> TextFile:
         if bom:
             raise ManuscriptError(f"{path} starts with a UTF-8 BOM but is not UTF-8") from None
         text, encoding = body.decode("latin-1"), "latin-1"
-    crlf = text.count("\r\n")
-    newline = "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+    first = text.find("\n")
+    newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
     return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
 
 
@@ -73,8 +74,13 @@ def ensure_writable(path: Path) -> None:
         raise ManuscriptError(f"{folder} is not writable; cannot replace {path.name} safely")
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write `data` to a temporary file in the same folder, then rename it over `path`."""
+def atomic_write(
+    path: Path, data: bytes, *, mode: int | None = None, backup: Path | None = None
+) -> None:
+    """Write `data` to a temporary file in the same folder, then rename it over `path`.
+
+    With `backup`, the old file is kept under that name first (a hard link to it when the file
+    system allows, else a copy), so that at every moment one complete version exists."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
@@ -84,10 +90,19 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, stat.S_IMODE(mode))
+        if backup is not None:
+            _keep(path, backup)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _keep(path: Path, backup: Path) -> None:
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
 
 
 def backup_path(path: Path) -> Path:
