@@ -30,7 +30,9 @@ def make_manuscript(lines: int = LINES) -> str:
     while len(preamble) + len(body) < lines - 1:
         if i % 50 == 0:
             body.append(f"\\section{{Section {i // 50}}}")
-        body.append(f"Line {i} of text with $a_{{{i}}} + b^2 = c$ and a citation~\\cite{{k{i % 97}}}.")
+        body.append(
+            f"Line {i} of text with $a_{{{i}}} + b^2 = c$ and a citation~\\cite{{k{i % 97}}}."
+        )
         i += 1
     body.append("\\end{document}")
     return "\n".join(preamble + body) + "\n"

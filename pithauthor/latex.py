@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pithauthor._core.pith_number import PithNumber, PithNumberError
+from pithauthor._core.pith_number import PithNumber
 from pithauthor._manuscript.build import compile_project, copy_project
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.pdfcheck import check_pdf
@@ -25,7 +25,7 @@ from pithauthor._manuscript.textfile import (
     ensure_writable,
     read_text_file,
 )
-from pithauthor.errors import BuildError, InputError, ManuscriptError
+from pithauthor.errors import BuildError, InputError, ManuscriptError, PithNumberError
 
 __all__ = [
     "ArchiveResult",
@@ -108,19 +108,19 @@ def _edits(source: TextFile, pre: Preamble, number: PithNumber, force: bool) -> 
                 )
             edits.append((at, at, package_line))
     elif pre.pith_package is not None:
-        at = pre.line_start_after(pre.pith_package.end)
-        if at is None:
+        after = pre.line_start_after(pre.pith_package.end)
+        if after is None:
             raise ManuscriptError(f"{name}: no safe line after \\usepackage{{pith}}")
-        edits.append((at, at, number_line))
+        edits.append((after, after, number_line))
     else:
         anchor = pre.documentclass
         if pre.hyperref is not None and pre.hyperref.end > anchor.end:
             anchor = pre.hyperref
-        at = pre.line_start_after(anchor.end)
-        if at is None:
+        line = pre.line_start_after(anchor.end)
+        if line is None:
             edits.append((anchor.end, anchor.end, nl + package_line + number_line))
         else:
-            edits.append((at, at, package_line + number_line))
+            edits.append((line, line, package_line + number_line))
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return [text, *notes]

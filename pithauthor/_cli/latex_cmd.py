@@ -29,8 +29,10 @@ def _number(text: str) -> PithNumber:
             arxiv_id = ArxivId.parse(text)
         except ArxivIdError:
             raise number_error from None
+        import importlib
+
         try:
-            from pithauthor.submit import resolve_arxiv  # type: ignore[attr-defined]
+            resolve_arxiv = importlib.import_module("pithauthor.submit").resolve_arxiv
         except (ImportError, AttributeError):
             raise InputError(
                 f"{text} is an arXiv id; resolving it needs the registry client, which this "
@@ -39,7 +41,9 @@ def _number(text: str) -> PithNumber:
         resolved: PithNumber = resolve_arxiv(arxiv_id)
         return resolved
     if number.year is None:
-        raise InputError(f"{text}: give the full Pith Number with its year, pith:YYYY:{number.body}")
+        raise InputError(
+            f"{text}: give the full Pith Number with its year, pith:YYYY:{number.body}"
+        )
     return number
 
 
@@ -106,9 +110,7 @@ def arxiv_cmd(
 
     result = build_arxiv_archive(target, output)
     if as_json:
-        emit_json(
-            {"archive": str(result.archive), "main": str(result.main), "files": result.files}
-        )
+        emit_json({"archive": str(result.archive), "main": str(result.main), "files": result.files})
         return
     for name in result.files:
         data(name)

@@ -15,7 +15,7 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
 
     try:
         reader = PdfReader(str(pdf))
-        info = reader.metadata or {}
+        info: dict[str, object] = dict(reader.metadata or {})
         value = info.get("/PithNumber")
         uris: list[str] = []
         for page in reader.pages:

@@ -18,10 +18,43 @@ from pithauthor.errors import ManuscriptError
 _BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 _VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "comment", "lstlisting", "filecontents")
 _CONDITIONALS = frozenset(
-    "if ifcat ifnum ifdim ifodd ifvmode ifhmode ifmmode ifinner ifvoid ifhbox ifvbox ifx ifeof "
-    "iftrue iffalse ifcase ifdefined ifcsname iffontchar ifincsname ifpdfprimitive ifpdfabsnum "
-    "ifpdfabsdim ifabsnum ifabsdim ifpdf ifxetex ifluatex ifPDFTeX ifXeTeX ifLuaTeX ifpdftex "
-    "iftutex ifvtex".split()
+    {
+        "if",
+        "ifcat",
+        "ifnum",
+        "ifdim",
+        "ifodd",
+        "ifvmode",
+        "ifhmode",
+        "ifmmode",
+        "ifinner",
+        "ifvoid",
+        "ifhbox",
+        "ifvbox",
+        "ifx",
+        "ifeof",
+        "iftrue",
+        "iffalse",
+        "ifcase",
+        "ifdefined",
+        "ifcsname",
+        "iffontchar",
+        "ifincsname",
+        "ifpdfprimitive",
+        "ifpdfabsnum",
+        "ifpdfabsdim",
+        "ifabsnum",
+        "ifabsdim",
+        "ifpdf",
+        "ifxetex",
+        "ifluatex",
+        "ifPDFTeX",
+        "ifXeTeX",
+        "ifLuaTeX",
+        "ifpdftex",
+        "iftutex",
+        "ifvtex",
+    }
 )
 _PACKAGE_LOADERS = ("usepackage", "RequirePackage")
 _MAX_CANDIDATES = 1000

@@ -37,9 +37,7 @@ def test_inject_compile_check_and_second_inject_is_byte_identical(
     name: str, tmp_path: Path, pith: RunPith
 ) -> None:
     folder = copy_manuscript(name, tmp_path)
-    parts_before = {
-        p: b for p, (b, _) in snapshot(folder).items() if p != MAINS[name]
-    }
+    parts_before = {p: b for p, (b, _) in snapshot(folder).items() if p != MAINS[name]}
     result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
     assert result.returncode == 0, result.stderr
     assert "checked" in result.stderr
@@ -67,7 +65,9 @@ def test_encodings_and_line_endings_survive_and_compile(variant: str, tmp_path: 
     elif variant == "bom":
         raw = b"\xef\xbb\xbf" + text.encode("utf-8")
     else:
-        text = text.replace("\\documentclass{amsart}", "\\documentclass{amsart}\n\\usepackage[latin1]{inputenc}")
+        text = text.replace(
+            "\\documentclass{amsart}", "\\documentclass{amsart}\n\\usepackage[latin1]{inputenc}"
+        )
         raw = text.encode("latin-1")
     main.write_bytes(raw)
     inject(folder, NUMBER_OBJ, check=True)
@@ -95,14 +95,20 @@ def test_arxiv_archive_compiles_on_its_own(name: str, tmp_path: Path, pith: RunP
         assert "pith.sty" in names and MAINS[name] in names
         assert any(n.endswith(".bbl") for n in names)
         assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
-        assert not any(n.endswith((".aux", ".log", ".fls", ".fdb_latexmk", ".pdf", ".txt", ".bib")) for n in names)
+        assert not any(
+            n.endswith((".aux", ".log", ".fls", ".fdb_latexmk", ".pdf", ".txt", ".bib"))
+            for n in names
+        )
         unpacked = tmp_path / "arxiv"
         tar.extractall(unpacked, filter="data")
     stem = Path(MAINS[name]).stem
     for _ in range(3):  # what arXiv does: the engine, several times, no BibTeX
         subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", MAINS[name]],
-            cwd=unpacked, check=True, capture_output=True, timeout=300,
+            cwd=unpacked,
+            check=True,
+            capture_output=True,
+            timeout=300,
         )
     check_pdf(unpacked / f"{stem}.pdf", NUMBER_OBJ)
 
