@@ -33,6 +33,9 @@ _EXPORTS: dict[str, str] = {
     "BibReading": "pithauthor.bibliography",
     "EntryRow": "pithauthor.bibliography",
     "RELATIONSHIPS": "pithauthor._core.relationships",
+    # LaTeX
+    "inject": "pithauthor.latex",
+    "build_arxiv_archive": "pithauthor.latex",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

@@ -1,0 +1,94 @@
+"""Benchmark: `inject` into a 50,000-line manuscript vs. reading and writing the same file.
+
+Both are timed in the same run, warm (pylatexenc imported once before timing), best of N.
+Target: inject takes at most 10x the time of a plain read + write of the file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+LINES = 50_000
+REPEAT = 5
+PREAMBLE_PAIRS = 29
+NUMBER = "pith:2023:NFG5PAOXQUVIHWKP5TT6Y3LVRM"
+
+
+def make_manuscript(lines: int = LINES) -> str:
+    """A big manuscript: a 60-line preamble (packages, macros, comments), then sections of prose
+    and maths. The preamble is what is parsed; its length, not the body's, sets the cost."""
+    preamble = ["\\documentclass[11pt]{article}", "\\usepackage{amsmath,amssymb}"]
+    for i in range(PREAMBLE_PAIRS):
+        preamble.append(f"\\newcommand{{\\macro{chr(97 + i % 26)}{i}}}{{x_{{{i}}}}}")
+        preamble.append(f"% preamble comment {i}: \\usepackage{{hyperref}} stays commented")
+    preamble.append("\\usepackage[colorlinks]{hyperref}")
+    body = ["\\begin{document}"]
+    i = 0
+    while len(preamble) + len(body) < lines - 1:
+        if i % 50 == 0:
+            body.append(f"\\section{{Section {i // 50}}}")
+        body.append(
+            f"Line {i} of text with $a_{{{i}}} + b^2 = c$ and a citation~\\cite{{k{i % 97}}}."
+        )
+        i += 1
+    body.append("\\end{document}")
+    return "\n".join(preamble + body) + "\n"
+
+
+def _best(action: object, setup: object) -> float:
+    best = float("inf")
+    for _ in range(REPEAT):
+        setup()  # type: ignore[operator]
+        start = time.perf_counter()
+        action()  # type: ignore[operator]
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def run() -> list[dict[str, object]]:
+    from pithauthor._core.pith_number import PithNumber
+    from pithauthor.latex import inject
+
+    number = PithNumber.parse(NUMBER)
+    folder = Path(tempfile.mkdtemp(prefix="bench-inject-"))
+    try:
+        source = folder / "source.tex"
+        source.write_text(make_manuscript(), encoding="utf-8")
+        work = folder / "paper" / "main.tex"
+        work.parent.mkdir()
+
+        def fresh() -> None:
+            for leftover in work.parent.iterdir():
+                leftover.unlink()
+            shutil.copyfile(source, work)
+
+        def read_write() -> None:
+            work.write_bytes(work.read_bytes())
+
+        def do_inject() -> None:
+            inject(work, number)
+
+        fresh()
+        do_inject()  # warm-up: imports and the pylatexenc context
+        baseline = _best(read_write, fresh)
+        figure = _best(do_inject, fresh)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return [
+        {
+            "name": f"inject into a {LINES}-line manuscript vs read+write",
+            "figure": figure,
+            "baseline": baseline,
+            "ratio": figure / baseline,
+            "target": 10.0,
+            "unit": "s",
+        }
+    ]
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(row)

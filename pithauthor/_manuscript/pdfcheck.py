@@ -1,0 +1,41 @@
+"""Check that a PDF carries the Pith Number (Info key /PithNumber) and the link to its page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pithauthor._core.pith_number import PithNumber
+from pithauthor.errors import VerificationError
+
+
+def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
+    """The /PithNumber Info value and every link URI in `pdf`."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(str(pdf))
+        info: dict[str, object] = dict(reader.metadata or {})
+        value = info.get("/PithNumber")
+        uris: list[str] = []
+        for page in reader.pages:
+            for ref in page.get("/Annots") or []:
+                annot = ref.get_object()
+                action = annot.get("/A")
+                action = action.get_object() if action is not None else None
+                if action is not None and action.get("/URI") is not None:
+                    uris.append(str(action["/URI"]))
+    except (PdfReadError, OSError, ValueError) as exc:
+        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
+    return (str(value) if value is not None else None), uris
+
+
+def check_pdf(pdf: Path, number: PithNumber) -> None:
+    """Raise VerificationError unless `pdf` names `number` in its Info and links to its page."""
+    value, uris = pdf_facts(pdf)
+    if value is None:
+        raise VerificationError(f"{pdf.name}: no /PithNumber in the PDF's document information")
+    if value != number.full:
+        raise VerificationError(f"{pdf.name}: /PithNumber is {value!r}, expected {number.full!r}")
+    if number.url() not in uris:
+        raise VerificationError(f"{pdf.name}: no link to {number.url()}")

@@ -1,0 +1,115 @@
+"""A text file read so that it can be written back byte for byte: encoding, BOM, newlines kept."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pithauthor.errors import ManuscriptError
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class TextFile:
+    """The decoded text of a file and what is needed to encode it back identically."""
+
+    path: Path
+    raw: bytes
+    text: str
+    encoding: str  # "utf-8" or "latin-1"
+    bom: bool
+    newline: str  # "\n" or "\r\n": the file's line ending (that of its first line)
+
+    def encode(self, text: str) -> bytes:
+        """`text` in the file's own encoding (and BOM)."""
+        try:
+            body = text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise ManuscriptError(
+                f"{self.path}: the new text cannot be written in {self.encoding}: {exc.reason}"
+            ) from None
+        return (_BOM + body) if self.bom else body
+
+
+def read_text_file(path: Path) -> TextFile:
+    """Read `path`; refuse binary files; UTF-8 (with or without BOM) else Latin-1."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise ManuscriptError(f"{path} is a folder, not a .tex file") from None
+    except FileNotFoundError:
+        raise ManuscriptError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ManuscriptError(f"{path}: cannot read ({exc.strerror})") from None
+    if b"\x00" in raw:
+        raise ManuscriptError(f"{path} is a binary file (it contains NUL bytes), not LaTeX")
+    bom = raw.startswith(_BOM)
+    body = raw[len(_BOM) :] if bom else raw
+    try:
+        text, encoding = body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        if bom:
+            raise ManuscriptError(f"{path} starts with a UTF-8 BOM but is not UTF-8") from None
+        text, encoding = body.decode("latin-1"), "latin-1"
+    first = text.find("\n")
+    newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+    return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
+
+
+def ensure_writable(path: Path) -> None:
+    """Refuse a read-only file (by its mode bits, so that root is refused too) or folder."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ManuscriptError(f"{path}: cannot stat ({exc.strerror})") from None
+    if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+        raise ManuscriptError(f"{path} is read-only; make it writable to add the badge")
+    folder = path.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ManuscriptError(f"{folder} is not writable; cannot replace {path.name} safely")
+
+
+def atomic_write(
+    path: Path, data: bytes, *, mode: int | None = None, backup: Path | None = None
+) -> None:
+    """Write `data` to a temporary file in the same folder, then rename it over `path`.
+
+    With `backup`, the old file is kept under that name first (a hard link to it when the file
+    system allows, else a copy), so that at every moment one complete version exists."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
+        if backup is not None:
+            _keep(path, backup)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _keep(path: Path, backup: Path) -> None:
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
+
+
+def backup_path(path: Path) -> Path:
+    """`NAME.pith-backup`, or `NAME.pith-backup.N` with the first free N: never overwritten."""
+    candidate = path.with_name(path.name + ".pith-backup")
+    number = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.pith-backup.{number}")
+        number += 1
+    return candidate

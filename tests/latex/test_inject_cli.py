@@ -1,0 +1,84 @@
+"""`pith latex inject` and `pith badge` through the real command."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from conftest import RunPith, assert_one_line_error
+from inject_helpers import NUMBER, OTHER, snapshot
+
+GOOD = "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
+
+
+def test_dry_run_prints_a_unified_diff_and_writes_nothing(tmp_path: Path, pith: RunPith) -> None:
+    (tmp_path / "paper.tex").write_text(GOOD)
+    before = snapshot(tmp_path)
+    result = pith("latex", "inject", str(tmp_path), "--pith", NUMBER, "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("--- a/paper.tex\n+++ b/paper.tex\n@@ ")
+    assert f"+\\pithnumber{{{NUMBER}}}" in result.stdout
+    assert snapshot(tmp_path) == before
+
+
+def test_inject_then_again_is_idempotent_and_other_number_needs_force(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    (tmp_path / "paper.tex").write_text(GOOD)
+    first = pith("latex", "inject", str(tmp_path), "--pith", NUMBER, "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["changed"] and report["sty_action"] == "copied"
+    assert (tmp_path / "pith.sty").is_file() and (tmp_path / "paper.tex.pith-backup").is_file()
+    before = snapshot(tmp_path)
+    again = pith("latex", "inject", str(tmp_path / "paper.tex"), "--pith", NUMBER)
+    assert again.returncode == 0 and "nothing to change" in again.stderr
+    assert snapshot(tmp_path) == before
+    refused = pith("latex", "inject", str(tmp_path), "--pith", OTHER)
+    assert_one_line_error(refused, 2)
+    assert snapshot(tmp_path) == before
+    forced = pith("latex", "inject", str(tmp_path), "--pith", OTHER, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert f"\\pithnumber{{{OTHER}}}" in (tmp_path / "paper.tex").read_text("utf-8")
+
+
+def test_an_arxiv_id_without_the_registry_client_is_a_clear_input_error(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    (tmp_path / "paper.tex").write_text(GOOD)
+    result = pith("latex", "inject", str(tmp_path), "--pith", "2302.12445")
+    try:
+        import pithauthor.submit as submit
+
+        has_resolver = hasattr(submit, "resolve_arxiv")
+    except ImportError:
+        has_resolver = False
+    if not has_resolver:
+        assert_one_line_error(result, 2)
+        assert "Pith Number" in result.stderr
+
+
+def test_badge_svg_is_well_formed_and_names_the_number(pith: RunPith) -> None:
+    result = pith("badge", NUMBER, "--format", "svg")
+    assert result.returncode == 0, result.stderr
+    root = ET.fromstring(result.stdout)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts == ["pith", NUMBER.split(":")[2][:8]]
+
+
+def test_badge_markdown_html_and_latex_link_to_the_record_page(pith: RunPith) -> None:
+    body = NUMBER.split(":")[2]
+    url = f"https://pith.science/pith/{body}"
+    markdown = pith("badge", NUMBER).stdout.strip()
+    assert markdown == f"[![pith:{body[:8]}](pith-badge.svg)]({url})"
+    html = pith("badge", NUMBER, "--format", "html").stdout.strip()
+    assert ET.fromstring(html).get("href") == url
+    latex = pith("badge", NUMBER, "--format", "latex").stdout
+    assert latex == f"\\usepackage{{pith}}\n\\pithnumber{{{NUMBER}}}\n"
+
+
+def test_badge_rejects_an_unknown_format_and_a_bad_number(pith: RunPith) -> None:
+    assert_one_line_error(pith("badge", NUMBER, "--format", "png"), 2)
+    assert_one_line_error(pith("badge", "pith:2023:nope"), 2)

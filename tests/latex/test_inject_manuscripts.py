@@ -1,0 +1,144 @@
+"""Real manuscripts (publishers' classes, multi-file): inject, compile, check the PDF; pack for
+arXiv and compile the archive the way arXiv does (no BibTeX: the .bbl must be inside)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import RunPith, assert_one_line_error
+from inject_helpers import MAINS, NUMBER, copy_manuscript, snapshot
+
+from pithauthor import PithNumber
+from pithauthor.latex import build_arxiv_archive, check_pdf, inject
+
+NUMBER_OBJ = PithNumber.parse(NUMBER)
+TEX = pytest.mark.tex("latexmk", "pdflatex", "bibtex", "biber")
+
+
+def latexmk(folder: Path, main: str) -> Path:
+    subprocess.run(
+        ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", main],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return folder / Path(main).with_suffix(".pdf")
+
+
+@TEX
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_inject_compile_check_and_second_inject_is_byte_identical(
+    name: str, tmp_path: Path, pith: RunPith
+) -> None:
+    folder = copy_manuscript(name, tmp_path)
+    parts_before = {p: b for p, (b, _) in snapshot(folder).items() if p != MAINS[name]}
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    assert result.returncode == 0, result.stderr
+    assert "checked" in result.stderr
+    after = snapshot(folder)
+    # only the main file changed; the parts in subfolders are untouched; pith.sty + backup added
+    changed = {p for p, (b, _) in after.items() if parts_before.get(p) != b}
+    assert changed == {MAINS[name], "pith.sty", MAINS[name] + ".pith-backup"}
+    again = pith("latex", "inject", str(folder), "--pith", NUMBER)
+    assert again.returncode == 0, again.stderr
+    assert snapshot(folder) == after
+    build = tmp_path / "build"
+    shutil.copytree(folder, build)
+    check_pdf(latexmk(build, MAINS[name]), NUMBER_OBJ)
+
+
+@TEX
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["crlf", "bom", "latin-1"])
+def test_encodings_and_line_endings_survive_and_compile(variant: str, tmp_path: Path) -> None:
+    folder = copy_manuscript("amsart-amsrefs", tmp_path)
+    main = folder / "main.tex"
+    text = main.read_text("utf-8").replace("Michael Downes", "Michael Downes (\u00e9d.)")
+    if variant == "crlf":
+        raw = text.replace("\n", "\r\n").encode("utf-8")
+    elif variant == "bom":
+        raw = b"\xef\xbb\xbf" + text.encode("utf-8")
+    else:
+        text = text.replace(
+            "\\documentclass{amsart}", "\\documentclass{amsart}\n\\usepackage[latin1]{inputenc}"
+        )
+        raw = text.encode("latin-1")
+    main.write_bytes(raw)
+    inject(folder, NUMBER_OBJ, check=True)
+    new = main.read_bytes()
+    nl = b"\r\n" if variant == "crlf" else b"\n"
+    lines = b"\\usepackage{pith}" + nl + b"\\pithnumber{" + NUMBER.encode() + b"}" + nl
+    assert new.replace(lines, b"", 1) == raw
+    check_pdf(latexmk(folder, "main.tex"), NUMBER_OBJ)
+
+
+@TEX
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["amsart-amsrefs", "revtex4-ijqc"])
+def test_arxiv_archive_compiles_on_its_own(name: str, tmp_path: Path, pith: RunPith) -> None:
+    folder = copy_manuscript(name, tmp_path)
+    inject(folder, NUMBER_OBJ)
+    (folder / "stray-notes.txt").write_text("not part of the paper")
+    archive = tmp_path / "paper.tar.gz"
+    result = pith("latex", "arxiv", str(folder), "-o", str(archive))
+    assert result.returncode == 0, result.stderr
+    listed = result.stdout.split()
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        assert sorted(names) == sorted(listed)
+        assert "pith.sty" in names and MAINS[name] in names
+        assert any(n.endswith(".bbl") for n in names)
+        assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
+        assert not any(
+            n.endswith((".aux", ".log", ".fls", ".fdb_latexmk", ".pdf", ".txt", ".bib"))
+            for n in names
+        )
+        unpacked = tmp_path / "arxiv"
+        tar.extractall(unpacked, filter="data")
+    stem = Path(MAINS[name]).stem
+    for _ in range(3):  # what arXiv does: the engine, several times, no BibTeX
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", MAINS[name]],
+            cwd=unpacked,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    check_pdf(unpacked / f"{stem}.pdf", NUMBER_OBJ)
+
+
+@TEX
+def test_arxiv_refuses_a_manuscript_that_does_not_compile(tmp_path: Path, pith: RunPith) -> None:
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\undefinedmacro\n\\end{document}\n"
+    )
+    archive = tmp_path / "paper.tar.gz"
+    result = pith("latex", "arxiv", str(tmp_path), "-o", str(archive))
+    assert_one_line_error(result, 1)
+    assert "Undefined control sequence" in result.stderr
+    assert not archive.exists()
+
+
+@TEX
+def test_arxiv_archive_api_lists_subfolder_inputs(tmp_path: Path) -> None:
+    folder = copy_manuscript("amsart-amsrefs", tmp_path)
+    inject(folder, NUMBER_OBJ)
+    result = build_arxiv_archive(folder, tmp_path / "out.tar.gz")
+    assert {"sections/transversality.tex", "parts/surgery.tex", "main.bbl"} <= set(result.files)
+
+
+@TEX
+def test_check_failure_writes_nothing(tmp_path: Path, pith: RunPith) -> None:
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\undefinedmacro\n\\end{document}\n"
+    )
+    before = snapshot(tmp_path)
+    result = pith("latex", "inject", str(tmp_path), "--pith", NUMBER, "--check")
+    assert_one_line_error(result, 1)
+    assert snapshot(tmp_path) == before
