@@ -22,6 +22,13 @@ _EXPORTS: dict[str, str] = {
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",
     "Report": "pithauthor._core.checks",
+    # author events
+    "Subject": "pithauthor._core.subject",
+    "attest_authorship": "pithauthor.sign",
+    "sign_citation": "pithauthor.sign",
+    "record_replication": "pithauthor.sign",
+    "Artifact": "pithauthor.sign",
+    "RELATIONSHIPS": "pithauthor.sign",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

@@ -36,10 +36,13 @@ def _root(
 
 
 def _register() -> None:
-    from pithauthor._cli import number_cmd, verify_cmd
+    from pithauthor._cli import cite_cmd, claim_cmd, number_cmd, replicate_cmd, verify_cmd
 
     number_cmd.register(app)
     verify_cmd.register(app)
+    claim_cmd.register(app)
+    cite_cmd.register(app)
+    replicate_cmd.register(app)
 
 
 _register()
