@@ -67,3 +67,19 @@ def test_key_file_is_marked_test_only_and_matches_the_vectors() -> None:
     assert event["signer"]["public_key_b64"] == key["public_key_b64"]
     assert event["signer"]["key_id"] == key["key_id"]
     assert event["created_at"] == key["created_at"]
+
+
+def test_docs_name_exactly_the_checks_the_verifier_reports() -> None:
+    import re
+
+    docs = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text("utf-8")
+    table = docs.split("### Verification", 1)[1].split("Inside a bundle", 1)[0]
+    documented = set(re.findall(r"^\| \d+ \| `([a-z_]+)` \|", table, flags=re.MULTILINE))
+    reported = {
+        c.name
+        for path in sorted(VECTORS.glob("*/*.json"))
+        if path.name != "index.json"
+        for c in check_author_event(json.loads(path.read_text("utf-8"))).checks
+    }
+    assert len(documented) == 16
+    assert documented == reported

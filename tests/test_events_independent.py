@@ -86,3 +86,15 @@ def test_invalid_vectors_fail_the_documented_rules_they_name() -> None:
         assert set(problems(event)) == expected, name
         covered += 1
     assert covered >= 7
+
+
+@pytest.mark.parametrize("path", sorted((VECTORS / "valid").glob("*.json")), ids=lambda p: p.name)
+def test_signing_again_from_the_published_seed_gives_the_same_bytes(path: Path) -> None:
+    from nacl.signing import SigningKey
+
+    key = json.loads((VECTORS / "key.json").read_text("utf-8"))
+    event = json.loads(path.read_text("utf-8"))
+    event_id = "sha256:" + hashlib.sha256(canonical({k: event[k] for k in SIGNED})).hexdigest()
+    signature = SigningKey(bytes.fromhex(key["seed_hex"])).sign(bytes.fromhex(event_id[7:]))
+    assert event_id == event["event_id"]
+    assert base64.b64encode(signature.signature).decode() == event["signature"]["signature_b64"]
