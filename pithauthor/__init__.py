@@ -36,6 +36,12 @@ _EXPORTS: dict[str, str] = {
     # LaTeX
     "inject": "pithauthor.latex",
     "build_arxiv_archive": "pithauthor.latex",
+    # author events
+    "Subject": "pithauthor._core.subject",
+    "attest_authorship": "pithauthor.sign",
+    "sign_citation": "pithauthor.sign",
+    "record_replication": "pithauthor.sign",
+    "Artifact": "pithauthor.sign",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

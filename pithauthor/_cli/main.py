@@ -33,13 +33,25 @@ def _root(
 
 
 def _register() -> None:
-    from pithauthor._cli import bib_cmd, keys_cmd, latex_cmd, number_cmd, verify_cmd
+    from pithauthor._cli import (
+        bib_cmd,
+        cite_cmd,
+        claim_cmd,
+        keys_cmd,
+        latex_cmd,
+        number_cmd,
+        replicate_cmd,
+        verify_cmd,
+    )
 
     keys_cmd.register(app)
     number_cmd.register(app)
     verify_cmd.register(app)
     bib_cmd.register(app)
     latex_cmd.register(app)
+    claim_cmd.register(app)
+    cite_cmd.register(app)
+    replicate_cmd.register(app)
 
 
 _register()

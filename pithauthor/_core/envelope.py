@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Protocol
 
 from pithauthor._core.canonical import b64decode, b64encode, canonical_sha256
@@ -20,7 +21,8 @@ from pithauthor._core.key_identity import (
     fingerprint_hex,
     key_id,
 )
-from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.payloads import orcid_check_digit_ok
+from pithauthor._core.pith_number import FIRST_YEAR, PithNumber
 from pithauthor.errors import PithNumberError
 
 EVENT_TARGETS: dict[str, str] = {
@@ -33,6 +35,8 @@ SIGNER_FIELDS = ("key_id", "public_key_fingerprint", "public_key_b64", "signer_i
 SIGNED_MESSAGE = "event_id_bytes"
 CREATED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
+FULL_NUMBER_RE = re.compile(r"pith:[0-9]{4}:[A-Z2-7]{26}")
+ORCID_RE = re.compile(r"[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]")
 
 
 class Signer(Protocol):
@@ -71,7 +75,7 @@ def unsigned_event(
     """The fields that event_id covers, in protocol form."""
     if event_type not in EVENT_TARGETS:
         raise ValueError(f"unknown event type {event_type!r}")
-    if not CREATED_AT_RE.fullmatch(created_at):
+    if not created_at_ok(created_at):
         raise ValueError("created_at must be UTC at second precision, YYYY-MM-DDTHH:MM:SSZ")
     return {
         "event_type": event_type,
@@ -130,11 +134,7 @@ def check_envelope(event: Any) -> Report:
     )
     report.add("subject", *_subject_ok(event["subject_pith_number"]))
     created = event["created_at"]
-    report.add(
-        "created_at",
-        isinstance(created, str) and bool(CREATED_AT_RE.fullmatch(created)),
-        f"{created!r} (UTC, second precision)",
-    )
+    report.add("created_at", created_at_ok(created), f"{created!r} (UTC, second precision)")
     report.add("signer_type", signer["signer_type"] == "author", f"{signer['signer_type']!r}")
     report.add("payload_object", isinstance(event["payload"], Mapping), "payload is an object")
 
@@ -150,16 +150,47 @@ def check_envelope(event: Any) -> Report:
     )
     kid = key_id(public_key)
     report.add("key_id", signer["key_id"] == kid, f"expected {kid}")
+    report.add("signer_id", *_signer_id_ok(signer["signer_id"], kid))
 
     expected_id = compute_event_id(event)
-    report.add("event_id", event["event_id"] == expected_id, f"expected {expected_id}")
+    same = event["event_id"] == expected_id
+    report.add(
+        "event_id",
+        same,
+        f"sha256 of the canonical signed fields = {expected_id}"
+        if same
+        else f"recomputed {expected_id} differs: one of {', '.join(SIGNED_FIELDS)} was changed "
+        "after signing, or event_id itself",
+    )
     report.add("signature", *_signature_ok(event["signature"], event["event_id"], public_key))
     return report
+
+
+def created_at_ok(value: Any) -> bool:
+    """`YYYY-MM-DDTHH:MM:SSZ` naming a real instant (UTC, second precision)."""
+    if not isinstance(value, str) or not CREATED_AT_RE.fullmatch(value):
+        return False
+    try:
+        datetime.fromisoformat(value[:-1])
+    except ValueError:
+        return False
+    return True
+
+
+def _signer_id_ok(value: str, kid: str) -> tuple[bool, str]:
+    """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN)."""
+    if value.startswith("orcid:"):
+        orcid = value[6:]
+        ok = bool(ORCID_RE.fullmatch(orcid)) and orcid_check_digit_ok(orcid)
+        return ok, f"{value!r}" + ("" if ok else " is not a valid ORCID iD")
+    return value == kid, f"{value!r}" + ("" if value == kid else f": expected orcid:<iD> or {kid}")
 
 
 def _subject_ok(value: Any) -> tuple[bool, str]:
     if not isinstance(value, str):
         return False, "subject_pith_number is not text"
+    if FULL_NUMBER_RE.fullmatch(value) and int(value[5:9]) >= FIRST_YEAR:
+        return True, value  # the common case, without building a PithNumber
     try:
         number = PithNumber.parse(value)
     except PithNumberError as exc:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 from pithauthor._core.canonical import base32_nopad
 
@@ -18,6 +19,7 @@ KEY_ID_PREFIX = "ed25519:"
 PUBLIC_KEY_LENGTH = 32
 
 
+@lru_cache(maxsize=256)  # pure; an author signs and checks many events with one key
 def fingerprint_hex(public_key: bytes) -> str:
     """First 16 bytes of sha256(raw key), lower-case hex (32 characters)."""
     return hashlib.sha256(public_key).digest()[:16].hex()
@@ -28,6 +30,7 @@ def fingerprint_b32(public_key: bytes) -> str:
     return base32_nopad(hashlib.sha256(public_key).digest())[:26]
 
 
+@lru_cache(maxsize=256)
 def key_id(public_key: bytes) -> str:
     """The author key id: `ed25519:` + base32 fingerprint."""
     return KEY_ID_PREFIX + fingerprint_b32(public_key)

@@ -139,7 +139,7 @@ def check_bundle(bundle: Mapping[str, Any]) -> Report:
         report.add(
             "short_form", bundle["short_pith_number"] == number.short, f"expected {number.short}"
         )
-    _check_events(report, bundle.get("events") or [], number)
+    _check_events(report, bundle.get("events") or [], number, bundle.get("canonical_sha256"))
     return report
 
 
@@ -183,7 +183,8 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     for name in (*AUTHOR_EVENT_LISTS, *REGISTRY_EVENT_LISTS):
         items = current.get(name) or []
         events.extend(items if isinstance(items, list) else [])
-    _check_events(report, events, _parse_number(state.get("pith_number")))
+    digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
+    _check_events(report, events, _parse_number(state.get("pith_number")), digest)
     merge = state.get("merge_version")
     report.unverifiable(
         "merge",
@@ -192,7 +193,9 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     return report
 
 
-def _check_events(report: Report, events: list[Any], subject: PithNumber | None) -> None:
+def _check_events(
+    report: Report, events: list[Any], subject: PithNumber | None, digest: Any = None
+) -> None:
     registry_events = 0
     for index, event in enumerate(events):
         signer = event.get("signer") if isinstance(event, Mapping) else None
@@ -204,6 +207,13 @@ def _check_events(report: Report, events: list[Any], subject: PithNumber | None)
                     "subject_matches",
                     event.get("subject_pith_number") == subject.full,
                     f"the event is about {subject.full}",
+                )
+            payload = event.get("payload")
+            if isinstance(digest, str) and isinstance(payload, Mapping):
+                sub.add(
+                    "payload_record",
+                    payload.get("canonical_sha256") == digest,
+                    "payload.canonical_sha256 is this record's (all 256 bits)",
                 )
             report.extend(sub, prefix=f"event[{eid}].")
         else:

@@ -1,0 +1,57 @@
+"""`pith claim`: sign that you are an author of a paper."""
+
+from __future__ import annotations
+
+import typer
+
+from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+
+
+def claim(
+    subject: str = typer.Argument(..., help="The paper: a Pith Number or an arXiv id."),
+    record: str | None = typer.Option(
+        None, "--record", help="The paper's record JSON (or `pith number from-arxiv --json`)."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Your name (default: the key's)."),
+    orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (default: the key's)."),
+    position: int | None = typer.Option(
+        None, "--position", min=1, help="Your 1-based position in the author list."
+    ),
+    statement: str | None = typer.Option(
+        None, "--statement", help="The statement (default: 'I am an author of this paper.')."
+    ),
+    key: str | None = KEY_OPTION,
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    out: str | None = typer.Option(None, "--out", help="Append the signed event to FILE.jsonl."),
+    as_json: bool = typer.Option(False, "--json", help="Print the signed event (JSONL)."),
+) -> None:
+    """Sign an author attestation of SUBJECT with your key."""
+    from pithauthor._cli.output import message
+    from pithauthor._cli.signing import check_destination, deliver, load_key, subject_for, summary
+    from pithauthor.errors import InputError
+    from pithauthor.sign import attest_authorship
+
+    check_destination(out, as_json)
+    paper = subject_for(subject, record)
+    signer = load_key(key, passphrase_file)
+    key_orcid = signer.orcid
+    if orcid and key_orcid and orcid != key_orcid:
+        raise InputError(
+            f"--orcid {orcid} is not the key's ORCID iD ({key_orcid}); claim with your own key"
+        )
+    author = name or signer.name
+    if not author:
+        raise InputError("give --name: the key has no author name")
+    event = attest_authorship(
+        signer,
+        paper,
+        name=author,
+        orcid=orcid or key_orcid,
+        position=position,
+        statement=statement,
+    )
+    message(summary(event, deliver([event], out, as_json)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("claim")(claim)

@@ -1,0 +1,67 @@
+"""`pith replicate`: sign a replication, falsification or formal bridge of a paper."""
+
+from __future__ import annotations
+
+import typer
+
+from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+
+
+def replicate(
+    subject: str = typer.Argument(..., help="The paper: a Pith Number or an arXiv id."),
+    kind: str = typer.Option(..., "--kind", help="replication, falsification or formal_bridge."),
+    outcome: str = typer.Option(
+        ...,
+        "--outcome",
+        help="replication: reproduced, partially_reproduced, not_reproduced, inconclusive; "
+        "falsification: falsified, not_falsified, inconclusive; "
+        "formal_bridge: formalized, partially_formalized, not_formalized.",
+    ),
+    summary_text: str = typer.Option(..., "--summary", help="What was done and found."),
+    proof_system: str | None = typer.Option(
+        None, "--proof-system", help="For a formal bridge: lean4, coq or isabelle."
+    ),
+    artifact: list[str] = typer.Option(
+        [], "--artifact", help="An artifact URI; repeat, each with its --sha256."
+    ),
+    sha256: list[str] = typer.Option(
+        [], "--sha256", help="The sha256 of the artifact at the same place."
+    ),
+    record: str | None = typer.Option(
+        None, "--record", help="The paper's record JSON (or `pith number from-arxiv --json`)."
+    ),
+    key: str | None = KEY_OPTION,
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    out: str | None = typer.Option(None, "--out", help="Append the signed event to FILE.jsonl."),
+    as_json: bool = typer.Option(False, "--json", help="Print the signed event (JSONL)."),
+) -> None:
+    """Sign a replication record of SUBJECT."""
+    from pithauthor._cli.output import message
+    from pithauthor._cli.signing import check_destination, deliver, load_key, subject_for, summary
+    from pithauthor.errors import InputError
+    from pithauthor.sign import Artifact, record_replication
+
+    if len(artifact) != len(sha256):
+        raise InputError(
+            f"{len(artifact)} --artifact but {len(sha256)} --sha256: give one --sha256 per artifact"
+        )
+    artifacts = [
+        Artifact(uri, digest.lower()) for uri, digest in zip(artifact, sha256, strict=True)
+    ]
+    check_destination(out, as_json)
+    paper = subject_for(subject, record)
+    signer = load_key(key, passphrase_file)
+    event = record_replication(
+        signer,
+        paper,
+        kind=kind,
+        outcome=outcome,
+        summary=summary_text,
+        artifacts=artifacts,
+        proof_system=proof_system,
+    )
+    message(summary(event, deliver([event], out, as_json)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replicate")(replicate)

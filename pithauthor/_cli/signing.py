@@ -1,0 +1,154 @@
+"""What `pith claim`, `pith cite` and `pith replicate` share: the key, the subject paper, and
+where the signed events go. Imported inside the commands only (start-up time)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pithauthor._core.arxiv_id import ArxivId
+from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
+from pithauthor._core.subject import Subject
+from pithauthor.errors import ArxivIdError, DocumentError, InputError
+
+if TYPE_CHECKING:
+    from pithauthor.keys import AuthorKey
+
+
+def load_key(name: str | None, passphrase_file: str | None) -> AuthorKey:
+    """The author's active signing key (or the named one), unlocked from the key store."""
+    from pithauthor.keys import load_signing_key, passphrase_source
+
+    return load_signing_key(name, passphrase=passphrase_source(passphrase_file))
+
+
+def _seam(module: str, name: str) -> Any:
+    """`module.name` when that part of pithauthor is installed, else None."""
+    from importlib import import_module
+
+    try:
+        found = import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return None
+        raise
+    return getattr(found, name, None)
+
+
+def _looks_arxiv(ref: str) -> bool:
+    lowered = ref.strip().lower()
+    return not lowered.startswith("pith") and ("/" in ref or "." in ref or "arxiv" in lowered)
+
+
+def subject_for(ref: str, record: str | None, *, option: str = "--record") -> Subject:
+    """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
+    that paper, or else from the registry."""
+    if record is None:
+        fetch_subject = _seam("pithauthor.submit", "fetch_subject")
+        if fetch_subject is None:
+            raise InputError(f"no {option} given for {ref} and no registry client available")
+        subject: Subject = fetch_subject(ref)
+        return subject
+    subject = read_subject(record)
+    check_names(ref, subject, record)
+    return subject
+
+
+def read_subject(path: str) -> Subject:
+    """The subject of a record JSON file (registry record, `pith number from-arxiv --json`,
+    bundle or state); `-` reads stdin."""
+    from pithauthor.verify import read_documents
+
+    docs = read_documents(path)
+    if len(docs) != 1:
+        raise DocumentError(f"{path} holds {len(docs)} documents; give one record")
+    return Subject.from_document(docs[0])
+
+
+def check_names(ref: str, subject: Subject, where: str) -> None:
+    """Refuse a record that is not the paper the user named."""
+    number = subject.pith_number
+    if _looks_arxiv(ref):
+        try:
+            arxiv = ArxivId.parse(ref)
+        except ArxivIdError:
+            raise
+        if subject.source_id is None or arxiv.id != subject.source_id:
+            raise InputError(
+                f"{where} is the record of arXiv {subject.source_id or '(none)'} "
+                f"({number.full}), not of {arxiv.id}"
+            )
+        return
+    named = parse_reference(ref)
+    same = named.matches(number) if isinstance(named, PithAlias) else named.same_paper(number)
+    if not same:
+        raise InputError(f"{where} is the record of {number.full}, not of {ref}")
+
+
+def citing_number(ref: str, record: str | None) -> PithNumber:
+    """The citing paper's full Pith Number: given as such, from its record, or by look-up."""
+    if record is None and not _looks_arxiv(ref):
+        named = parse_reference(ref)
+        if isinstance(named, PithNumber) and named.year is not None:
+            return named
+    return subject_for(ref, record, option="--from-record").pith_number
+
+
+def check_destination(out: str | None, as_json: bool) -> None:
+    """Refuse, before any key is opened, a destination that cannot take the events."""
+    if out is not None:
+        path = Path(out)
+        if path.is_dir():
+            raise InputError(f"{out} is a folder, not a file")
+        if not path.parent.is_dir():
+            raise InputError(f"the folder of {out} does not exist")
+    elif not as_json and _seam("pithauthor.submit", "store_in_outbox") is None:
+        raise InputError("give --out FILE.jsonl or --json (no outbox in this installation)")
+
+
+def deliver(events: Sequence[dict[str, Any]], out: str | None, as_json: bool) -> str:
+    """Write the events where asked (see check_destination); return where they went."""
+    check_destination(out, as_json)
+    if out is not None:
+        append_jsonl(Path(out), events)
+    if as_json:
+        from pithauthor._cli.output import data
+
+        for event in events:
+            data(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+    if out is not None:
+        return out
+    if as_json:
+        return "stdout"
+    _seam("pithauthor.submit", "store_in_outbox")(list(events))
+    return "the outbox"
+
+
+def append_jsonl(path: Path, events: Sequence[dict[str, Any]]) -> None:
+    """Append one JSON line per event in a single write, then fsync: whole lines or nothing."""
+    lines = "".join(
+        json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
+    ).encode("utf-8")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    fd = os.open(path, flags, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            with open(path, "rb") as existing:
+                existing.seek(size - 1)
+                if existing.read(1) != b"\n":
+                    lines = b"\n" + lines  # never glue our first line to a partial one
+        os.write(fd, lines)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def summary(event: dict[str, Any], destination: str) -> str:
+    """`signed citation_signature sha256:1da6c9b7… for pith:2023:NFG5PAOX… → out.jsonl`."""
+    number = str(event["subject_pith_number"])
+    short = number[: len("pith:YYYY:") + 8] + "…"
+    return f"signed {event['event_type']} {event['event_id'][:15]}… for {short} → {destination}"

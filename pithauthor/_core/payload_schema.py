@@ -1,0 +1,57 @@
+"""The payload JSON Schemas shipped in `pithauthor/schemas/`, compiled once per process.
+
+Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
+schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
+thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
+reference implementation `jsonschema` agrees.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pithauthor._core.payloads import EVENT_TYPES
+
+Validate = Callable[[Any], Any]
+
+
+def schema_file(event_type: str) -> str:
+    """The file name of `event_type`'s payload schema inside `pithauthor/schemas/`."""
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {event_type!r}")
+    return f"{event_type}.schema.json"
+
+
+@cache
+def load_schema(event_type: str) -> dict[str, Any]:
+    """The payload schema of `event_type`, as parsed JSON."""
+    text = (
+        resources.files("pithauthor.schemas").joinpath(schema_file(event_type)).read_text("utf-8")
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator(event_type: str) -> Validate:
+    import fastjsonschema
+
+    validate: Validate = fastjsonschema.compile(load_schema(event_type))
+    return validate
+
+
+def schema_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
+    """None when `payload` meets its schema; else the first failure, naming its JSON path
+    (`payload.relationship must be one of [...]`)."""
+    import fastjsonschema
+
+    try:
+        _validator(event_type)(payload)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        message = str(exc.message)
+        return "payload" + message[4:] if message.startswith("data") else message
+    return None

@@ -1,0 +1,160 @@
+"""The payloads of the three author event types (DESIGN), as plain data and pure rules.
+
+The JSON Schemas in `pithauthor/schemas/` are the authority on shape and bounds; this module
+holds the names and lists they use, builds payloads in protocol form (optional keys omitted,
+never null), and the two rules a schema cannot state: the ORCID check digit, and that the
+payload's `canonical_sha256` is the digest the subject's Pith Number was cut from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
+from pithauthor._core.relationships import RELATIONSHIPS
+
+ATTESTATION = "author_attestation"
+CITATION = "citation_signature"
+REPLICATION = "replication_record"
+EVENT_TYPES = (ATTESTATION, CITATION, REPLICATION)
+
+PAYLOAD_SCHEMAS: dict[str, str] = {t: f"pithauthor.{t}.v1" for t in EVENT_TYPES}
+
+DEFAULT_STATEMENT = "I am an author of this paper."
+OUTCOMES: dict[str, tuple[str, ...]] = {
+    "replication": ("reproduced", "partially_reproduced", "not_reproduced", "inconclusive"),
+    "falsification": ("falsified", "not_falsified", "inconclusive"),
+    "formal_bridge": ("formalized", "partially_formalized", "not_formalized"),
+}
+REPLICATION_KINDS = tuple(OUTCOMES)
+PROOF_SYSTEMS: dict[str, str] = {"lean4": "Lean 4", "coq": "Coq", "isabelle": "Isabelle"}
+
+__all__ = [
+    "DEFAULT_STATEMENT",
+    "OUTCOMES",
+    "PROOF_SYSTEMS",
+    "RELATIONSHIPS",
+    "Artifact",
+    "attestation_payload",
+    "citation_payload",
+    "digest_matches_number",
+    "orcid_check_digit_ok",
+    "replication_payload",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """An artifact of a replication: where it is, and the sha256 of its bytes."""
+
+    uri: str
+    sha256: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"uri": self.uri, "sha256": self.sha256}
+
+
+def attestation_payload(
+    canonical_sha256: str,
+    *,
+    name: str,
+    orcid: str | None = None,
+    position: int | None = None,
+    statement: str | None = None,
+) -> dict[str, Any]:
+    """`author_attestation` payload; `statement` defaults to DEFAULT_STATEMENT."""
+    author: dict[str, Any] = {"name": name}
+    if orcid is not None:
+        author["orcid"] = orcid
+    if position is not None:
+        author["position"] = position
+    return {
+        "payload_schema": PAYLOAD_SCHEMAS[ATTESTATION],
+        "canonical_sha256": canonical_sha256,
+        "author": author,
+        "statement": DEFAULT_STATEMENT if statement is None else statement,
+    }
+
+
+def citation_payload(
+    canonical_sha256: str,
+    *,
+    citing: str,
+    relationship: str,
+    citation_key: str | None = None,
+    context: str | None = None,
+) -> dict[str, Any]:
+    """`citation_signature` payload; `canonical_sha256` is the CITED paper's."""
+    payload: dict[str, Any] = {
+        "payload_schema": PAYLOAD_SCHEMAS[CITATION],
+        "canonical_sha256": canonical_sha256,
+        "citing_pith_number": citing,
+        "relationship": relationship,
+    }
+    if citation_key is not None:
+        payload["citation_key"] = citation_key
+    if context is not None:
+        payload["context"] = context
+    return payload
+
+
+def replication_payload(
+    canonical_sha256: str,
+    *,
+    kind: str,
+    outcome: str,
+    summary: str,
+    artifacts: Iterable[Artifact] = (),
+    proof_system: str | None = None,
+) -> dict[str, Any]:
+    """`replication_record` payload; `proof_system` only for a formal bridge."""
+    payload: dict[str, Any] = {
+        "payload_schema": PAYLOAD_SCHEMAS[REPLICATION],
+        "canonical_sha256": canonical_sha256,
+        "kind": kind,
+        "outcome": outcome,
+    }
+    if proof_system is not None:
+        payload["proof_system"] = proof_system
+    payload["artifacts"] = [a.as_dict() for a in artifacts]
+    payload["summary"] = summary
+    return payload
+
+
+def orcid_check_digit_ok(orcid: str) -> bool:
+    """ISO 7064 MOD 11-2 check digit of an ORCID iD `0000-0002-1825-0097`."""
+    digits = orcid.replace("-", "")
+    if len(digits) != 16 or not digits[:15].isdigit() or not digits[:15].isascii():
+        return False
+    total = 0
+    for char in digits[:15]:
+        total = (total + int(char)) * 2
+    result = (12 - total % 11) % 11
+    return digits[15] == ("X" if result == 10 else str(result))
+
+
+# base32 alphabet (RFC 4648) -> the digits Python's int(..., 32) reads, to compare in C speed.
+_TO_INT32 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv")
+
+
+def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
+    """True when `number`'s body is the first 26 base32 characters of the digest.
+
+    The same as `base32_nopad(digest)[:26] == body`: 26 characters are the top 130 bits.
+    """
+    try:
+        raw = bytes.fromhex(canonical_sha256)
+    except ValueError:
+        return False
+    if len(raw) != 32 or len(number.body) != BODY_LENGTH:
+        return False
+    return int.from_bytes(raw[:17], "big") >> 6 == int(number.body.translate(_TO_INT32), 32)
+
+
+def payload_orcid(payload: Mapping[str, Any]) -> str | None:
+    """The author's ORCID iD in an attestation payload, if any."""
+    author = payload.get("author")
+    orcid = author.get("orcid") if isinstance(author, Mapping) else None
+    return orcid if isinstance(orcid, str) else None

@@ -1,0 +1,1 @@
+"""Payload JSON Schemas of the author event types (package data)."""

@@ -1,0 +1,154 @@
+"""Build and sign author events: claims of authorship, citation signatures, replication records.
+
+Each function takes a `signer` (anything meeting `pithauthor._core.envelope.Signer`, such as the
+key `pithauthor.keys.load_signing_key` returns), the subject paper as a `Subject` (number bound to
+its record's canonical_sha256), and the payload fields; it validates the payload against its
+JSON Schema and returns the signed event as a dict in protocol form (section 5 of the protocol,
+`docs/protocol.md`). A retired key is refused with `KeyRetired`.
+
+    >>> event = sign_citation(key, cited, PithNumber.parse("pith:2023:..."), "extends")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
+from pithauthor._core.payload_schema import schema_violation
+from pithauthor._core.payloads import (
+    ATTESTATION,
+    CITATION,
+    DEFAULT_STATEMENT,
+    OUTCOMES,
+    PROOF_SYSTEMS,
+    RELATIONSHIPS,
+    REPLICATION,
+    Artifact,
+    attestation_payload,
+    citation_payload,
+    orcid_check_digit_ok,
+    replication_payload,
+)
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.subject import Subject
+from pithauthor.errors import EventError, KeyRetired
+
+__all__ = [
+    "DEFAULT_STATEMENT",
+    "OUTCOMES",
+    "PROOF_SYSTEMS",
+    "RELATIONSHIPS",
+    "Artifact",
+    "Subject",
+    "attest_authorship",
+    "record_replication",
+    "sign_citation",
+    "utc_now",
+]
+
+CreatedAt = str | datetime | None
+
+
+def utc_now() -> str:
+    """Now, in UTC at second precision: `YYYY-MM-DDTHH:MM:SSZ`."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def attest_authorship(
+    signer: Signer,
+    subject: Subject,
+    *,
+    name: str,
+    orcid: str | None = None,
+    position: int | None = None,
+    statement: str | None = None,
+    created_at: CreatedAt = None,
+) -> dict[str, Any]:
+    """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based)."""
+    if orcid is not None and not orcid_check_digit_ok(orcid):
+        raise EventError(f"ORCID iD {orcid!r} has a wrong check digit or form")
+    payload = attestation_payload(
+        subject.canonical_sha256, name=name, orcid=orcid, position=position, statement=statement
+    )
+    return _sign(signer, ATTESTATION, subject.pith_number, payload, created_at)
+
+
+def sign_citation(
+    signer: Signer,
+    cited: Subject,
+    citing: PithNumber,
+    relationship: str,
+    *,
+    citation_key: str | None = None,
+    context: str | None = None,
+    created_at: CreatedAt = None,
+) -> dict[str, Any]:
+    """A signed `citation_signature`: paper `citing` cites `cited` (the subject) as
+    `relationship`, one of RELATIONSHIPS."""
+    if citing.year is None:
+        raise EventError(f"the citing paper's number needs its year: pith:YYYY:{citing.body}")
+    payload = citation_payload(
+        cited.canonical_sha256,
+        citing=citing.full,
+        relationship=relationship,
+        citation_key=citation_key,
+        context=context,
+    )
+    return _sign(signer, CITATION, cited.pith_number, payload, created_at)
+
+
+def record_replication(
+    signer: Signer,
+    subject: Subject,
+    *,
+    kind: str,
+    outcome: str,
+    summary: str,
+    artifacts: Iterable[Artifact | tuple[str, str]] = (),
+    proof_system: str | None = None,
+    created_at: CreatedAt = None,
+) -> dict[str, Any]:
+    """A signed `replication_record` of `kind` (replication, falsification, formal_bridge) with
+    an `outcome` from OUTCOMES[kind]; `proof_system` (PROOF_SYSTEMS) for a formal bridge only."""
+    payload = replication_payload(
+        subject.canonical_sha256,
+        kind=kind,
+        outcome=outcome,
+        summary=summary,
+        artifacts=[a if isinstance(a, Artifact) else Artifact(*a) for a in artifacts],
+        proof_system=proof_system,
+    )
+    return _sign(signer, REPLICATION, subject.pith_number, payload, created_at)
+
+
+def _sign(
+    signer: Signer,
+    event_type: str,
+    subject: PithNumber,
+    payload: Mapping[str, Any],
+    created_at: CreatedAt,
+) -> dict[str, Any]:
+    if getattr(signer, "status", None) == "retired":
+        label = getattr(signer, "name", None) or getattr(signer, "key_id", "this key")
+        raise KeyRetired(f"the key {label} is retired; it can no longer sign")
+    violation = schema_violation(event_type, payload)
+    if violation is not None:
+        raise EventError(f"{event_type}: {violation}")
+    when = _created_at(created_at)
+    return seal(unsigned_event(event_type, subject, when, signer_block(signer), payload), signer)
+
+
+def _created_at(value: CreatedAt) -> str:
+    if value is None:
+        return utc_now()
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise EventError("created_at must carry a time zone (it is stored in UTC)")
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not created_at_ok(value):
+        raise EventError(
+            f"created_at {value!r} is not UTC at second precision (YYYY-MM-DDTHH:MM:SSZ)"
+        )
+    return value

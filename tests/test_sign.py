@@ -1,0 +1,286 @@
+"""Building and signing the three author event types with `pithauthor.sign`."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from conftest import load_fixture
+from fixed_signer import VECTOR_ORCID, FixedSigner
+
+from pithauthor._core.author_event import check_author_event
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.subject import Subject
+from pithauthor.errors import DocumentError, EventError, KeyRetired
+from pithauthor.records import build_canonical_record, summarise
+from pithauthor.records import parse_arxiv_metadata as parse_meta
+from pithauthor.sign import (
+    RELATIONSHIPS,
+    attest_authorship,
+    record_replication,
+    sign_citation,
+)
+
+DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the registry's number for arXiv 2302.12445
+SHA = "ab" * 32
+
+
+@pytest.fixture
+def dear() -> Subject:
+    return Subject.from_document(load_fixture("record-2302.12445v2.json"))
+
+
+@pytest.fixture
+def pipeline() -> Subject:
+    return Subject.from_document(load_fixture("state-2204.10562v1.json"))
+
+
+def _failed(event: dict[str, Any]) -> list[str]:
+    return [c.name for c in check_author_event(event).failed]
+
+
+def test_attestation_verifies_and_carries_the_subject_digest(dear: Subject) -> None:
+    event = attest_authorship(
+        FixedSigner(), dear, name="Josiah Carberry", orcid=VECTOR_ORCID, position=2
+    )
+    assert _failed(event) == []
+    assert event["subject_pith_number"] == DEAR
+    assert event["target"] == "author"
+    assert (
+        event["payload"]["canonical_sha256"]
+        == load_fixture("record-2302.12445v2.json")["canonical_sha256"]
+    )
+    assert event["payload"]["author"] == {
+        "name": "Josiah Carberry",
+        "orcid": VECTOR_ORCID,
+        "position": 2,
+    }
+    assert event["payload"]["statement"] == "I am an author of this paper."
+
+
+def test_optional_keys_are_omitted_not_null(dear: Subject, pipeline: Subject) -> None:
+    att = attest_authorship(FixedSigner(orcid=None), dear, name="A. Author")
+    cit = sign_citation(FixedSigner(), pipeline, dear.pith_number, "cites")
+    assert att["payload"]["author"] == {"name": "A. Author"}
+    assert set(cit["payload"]) == {
+        "payload_schema",
+        "canonical_sha256",
+        "citing_pith_number",
+        "relationship",
+    }
+    assert "null" not in json.dumps([att, cit])
+    assert att["signer"]["signer_id"] == att["signer"]["key_id"]
+
+
+def test_citation_subject_is_the_cited_paper(dear: Subject, pipeline: Subject) -> None:
+    event = sign_citation(
+        FixedSigner(), pipeline, dear.pith_number, "extends", citation_key="li2022", context="ok"
+    )
+    assert _failed(event) == []
+    assert event["subject_pith_number"] == pipeline.pith_number.full
+    assert event["payload"]["citing_pith_number"] == DEAR
+    assert event["payload"]["canonical_sha256"] == pipeline.canonical_sha256
+
+
+@pytest.mark.parametrize("relationship", RELATIONSHIPS)
+def test_each_of_the_eight_relationships_signs(
+    relationship: str, dear: Subject, pipeline: Subject
+) -> None:
+    assert _failed(sign_citation(FixedSigner(), pipeline, dear.pith_number, relationship)) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "outcome", "proof_system"),
+    [
+        ("replication", "reproduced", None),
+        ("replication", "not_reproduced", None),
+        ("falsification", "falsified", None),
+        ("falsification", "inconclusive", None),
+        ("formal_bridge", "formalized", "lean4"),
+        ("formal_bridge", "not_formalized", "coq"),
+        ("formal_bridge", "partially_formalized", "isabelle"),
+    ],
+)
+def test_replication_kinds_with_their_outcomes_sign(
+    kind: str, outcome: str, proof_system: str | None, dear: Subject
+) -> None:
+    event = record_replication(
+        FixedSigner(),
+        dear,
+        kind=kind,
+        outcome=outcome,
+        summary="done",
+        artifacts=[("https://example.org/a.tgz", SHA)],
+        proof_system=proof_system,
+    )
+    assert _failed(event) == []
+    assert event["payload"]["artifacts"] == [{"uri": "https://example.org/a.tgz", "sha256": SHA}]
+    assert ("proof_system" in event["payload"]) == (proof_system is not None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"kind": "replication", "outcome": "falsified"}, "payload.outcome"),
+        ({"kind": "falsification", "outcome": "reproduced"}, "payload.outcome"),
+        ({"kind": "formal_bridge", "outcome": "formalized"}, "proof_system"),
+        ({"kind": "replication", "outcome": "reproduced", "proof_system": "coq"}, "proof_system"),
+        (
+            {"kind": "formal_bridge", "outcome": "formalized", "proof_system": "agda"},
+            "proof_system",
+        ),
+        ({"kind": "reproduction", "outcome": "reproduced"}, "payload.kind"),
+        ({"kind": "replication", "outcome": "reproduced", "summary": ""}, "payload.summary"),
+        (
+            {"kind": "replication", "outcome": "reproduced", "artifacts": [("a b", SHA)]},
+            "payload.artifacts[0].uri",
+        ),
+        (
+            {"kind": "replication", "outcome": "reproduced", "artifacts": [("https://x", "AB")]},
+            "payload.artifacts[0].sha256",
+        ),
+    ],
+)
+def test_bad_replication_is_refused_naming_the_field(
+    kwargs: dict[str, Any], field: str, dear: Subject
+) -> None:
+    args: dict[str, Any] = {"summary": "s", **kwargs}
+    with pytest.raises(EventError, match=re.escape(field)):
+        record_replication(FixedSigner(), dear, **args)
+
+
+def test_bad_citation_fields_are_refused(dear: Subject, pipeline: Subject) -> None:
+    signer = FixedSigner()
+    with pytest.raises(EventError, match=r"payload\.relationship"):
+        sign_citation(signer, pipeline, dear.pith_number, "agrees")
+    with pytest.raises(EventError, match=r"payload\.context"):
+        sign_citation(signer, pipeline, dear.pith_number, "cites", context="x" * 501)
+    assert (
+        _failed(sign_citation(signer, pipeline, dear.pith_number, "cites", context="x" * 500)) == []
+    )
+    with pytest.raises(EventError, match=r"payload\.citation_key"):
+        sign_citation(signer, pipeline, dear.pith_number, "cites", citation_key="a b")
+    with pytest.raises(EventError, match="year"):
+        sign_citation(signer, pipeline, PithNumber.parse(DEAR.split(":")[2]), "cites")
+
+
+def test_bad_attestation_fields_are_refused(dear: Subject) -> None:
+    signer = FixedSigner()
+    with pytest.raises(EventError, match="check digit"):
+        attest_authorship(signer, dear, name="X", orcid="0000-0002-1825-0098")
+    with pytest.raises(EventError, match=r"payload\.author\.position"):
+        attest_authorship(signer, dear, name="X", position=0)
+    with pytest.raises(EventError, match=r"payload\.author\.name"):
+        attest_authorship(signer, dear, name="   ")
+    with pytest.raises(EventError, match=r"payload\.statement"):
+        attest_authorship(signer, dear, name="X", statement="s" * 1001)
+
+
+def test_created_at_defaults_to_now_in_utc_at_second_precision(dear: Subject) -> None:
+    before = datetime.now(UTC).replace(microsecond=0)
+    event = attest_authorship(FixedSigner(), dear, name="X")
+    after = datetime.now(UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", event["created_at"])
+    stamp = datetime.strptime(event["created_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert before <= stamp <= after
+
+
+def test_created_at_datetime_is_converted_to_utc(dear: Subject) -> None:
+    cet = timezone(timedelta(hours=1))
+    when = datetime(2026, 11, 29, 13, 46, 55, 999_000, tzinfo=cet)
+    event = attest_authorship(FixedSigner(), dear, name="X", created_at=when)
+    assert event["created_at"] == "2026-11-29T12:46:55Z"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "2026-11-29T12:46:55.1Z",
+        "2026-11-29 12:46:55Z",
+        "2026-11-29T12:46:55+00:00",
+        "2026-02-30T00:00:00Z",
+    ],
+)
+def test_created_at_not_utc_seconds_is_refused(bad: str, dear: Subject) -> None:
+    with pytest.raises(EventError, match="created_at"):
+        attest_authorship(FixedSigner(), dear, name="X", created_at=bad)
+
+
+def test_naive_datetime_is_refused(dear: Subject) -> None:
+    with pytest.raises(EventError, match="time zone"):
+        attest_authorship(FixedSigner(), dear, name="X", created_at=datetime(2026, 1, 1))
+
+
+class _CountingSigner(FixedSigner):
+    calls = 0
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        self.calls += 1
+        return super().sign_digest(digest)
+
+
+def test_signing_with_a_retired_key_is_refused_before_signing(
+    dear: Subject, pipeline: Subject
+) -> None:
+    signer = _CountingSigner(status="retired", name="old-key")
+    with pytest.raises(KeyRetired, match="old-key"):
+        attest_authorship(signer, dear, name="X")
+    with pytest.raises(KeyRetired):
+        sign_citation(signer, pipeline, dear.pith_number, "cites")
+    with pytest.raises(KeyRetired):
+        record_replication(signer, dear, kind="replication", outcome="reproduced", summary="s")
+    assert signer.calls == 0
+
+
+def test_same_inputs_give_the_same_event(dear: Subject) -> None:
+    one = attest_authorship(FixedSigner(), dear, name="X", created_at="2026-01-01T00:00:00Z")
+    two = attest_authorship(FixedSigner(), dear, name="X", created_at="2026-01-01T00:00:00Z")
+    assert one == two
+
+
+# --- Subject ---------------------------------------------------------------------------------
+
+
+def test_subject_from_a_registry_record(dear: Subject) -> None:
+    assert dear.pith_number.full == DEAR
+    assert dear.source_id == "2302.12445"
+
+
+def test_subject_from_from_arxiv_json_equals_the_registry_record(dear: Subject) -> None:
+    raw = json.dumps(load_fixture("arxiv-metadata-2302.12445.json")).encode()
+    computed = summarise(build_canonical_record(parse_meta(raw)))
+    assert Subject.from_document(computed) == dear
+
+
+def test_subject_from_a_state_and_a_bundle(pipeline: Subject) -> None:
+    state = load_fixture("state-2204.10562v1.json")
+    assert pipeline.pith_number.full == state["pith_number"]
+    bundle = {
+        "bundle_type": "pith_open_graph_bundle",
+        "pith_number": state["pith_number"],
+        "canonical_record": state["current"]["canonical_record"],
+        "canonical_sha256": pipeline.canonical_sha256,
+        "events": [],
+    }
+    assert Subject.from_document(bundle) == pipeline
+
+
+def test_subject_refuses_a_record_that_does_not_hash_to_its_number() -> None:
+    record = load_fixture("record-2302.12445v2.json")
+    record["canonical_record"]["metadata"]["primary_cat"] = "cs.AI"
+    with pytest.raises(DocumentError, match="canonical_sha256"):
+        Subject.from_document(record)
+    record = load_fixture("record-2302.12445v2.json")
+    record["pith_number"] = "pith:2023:AAAAAAAAAAAAAAAAAAAAAAAAAA"
+    with pytest.raises(DocumentError, match="pith:2023:AAAA"):
+        Subject.from_document(record)
+    with pytest.raises(DocumentError, match="canonical_record"):
+        Subject.from_document({"pith_number": DEAR})
+
+
+def test_subject_number_must_be_cut_from_its_digest() -> None:
+    with pytest.raises(DocumentError, match="does not give"):
+        Subject(PithNumber.parse(DEAR), SHA)

@@ -1,0 +1,343 @@
+"""Regenerate the author-event test vectors in this folder, byte for byte.
+
+    python tests/vectors/events/generate.py [OUT_DIR]
+
+Deterministic: a fixed TEST-ONLY key (key.json), a fixed created_at, real records from
+tests/fixtures as subjects, and Ed25519 (deterministic by design). `tests/test_event_vectors.py`
+checks that running this again gives exactly the committed files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent.parent
+sys.path.insert(0, str(TESTS))
+
+from fixed_signer import VECTOR_ORCID, VECTOR_SEED, FixedSigner  # noqa: E402
+
+from pithauthor._core.canonical import b64encode  # noqa: E402
+from pithauthor._core.envelope import SIGNED_FIELDS, seal  # noqa: E402
+from pithauthor._core.key_identity import fingerprint_hex, key_id  # noqa: E402
+from pithauthor._core.subject import Subject  # noqa: E402
+from pithauthor.sign import attest_authorship, record_replication, sign_citation  # noqa: E402
+
+CREATED_AT = "2026-11-29T12:00:00Z"
+OTHER_SEED = hashlib.sha256(b"pithauthor test vector key 2 -- TEST ONLY").digest()
+SHA_A = hashlib.sha256(b"artifact A: replication scripts").hexdigest()
+SHA_B = hashlib.sha256(b"artifact B: measured results").hexdigest()
+SHA_LEAN = hashlib.sha256(b"artifact: Lean 4 development").hexdigest()
+
+Event = dict[str, Any]
+
+
+def _subjects() -> tuple[Subject, Subject]:
+    fixtures = TESTS / "fixtures"
+    record = json.loads((fixtures / "record-2302.12445v2.json").read_text("utf-8"))
+    state = json.loads((fixtures / "state-2204.10562v1.json").read_text("utf-8"))
+    return Subject.from_document(record), Subject.from_document(state)
+
+
+def valid_events() -> dict[str, Event]:
+    """The valid vectors, by file name."""
+    dear, pipeline = _subjects()
+    signer = FixedSigner()
+    key_signer = FixedSigner(orcid=None)
+    return {
+        "author_attestation.json": attest_authorship(
+            signer,
+            dear,
+            name="Josiah Carberry",
+            orcid=VECTOR_ORCID,
+            position=3,
+            created_at=CREATED_AT,
+        ),
+        "citation_signature.json": sign_citation(
+            signer,
+            pipeline,
+            dear.pith_number,
+            "extends",
+            citation_key="li2022pipeline",
+            context="We extend the pipelining schedule of [12] to all-reduce; “Schrödinger”-safe.",
+            created_at=CREATED_AT,
+        ),
+        "citation_signature_key_signer.json": sign_citation(
+            key_signer, pipeline, dear.pith_number, "cites", created_at=CREATED_AT
+        ),
+        "replication_record.json": record_replication(
+            signer,
+            dear,
+            kind="replication",
+            outcome="partially_reproduced",
+            summary="Reproduced the 2.1x speed-up on 16 GPUs; the 64-GPU result was not reached.",
+            artifacts=[
+                ("https://example.org/dear-replication/scripts.tar.gz", SHA_A),
+                ("https://example.org/dear-replication/results.csv", SHA_B),
+            ],
+            created_at=CREATED_AT,
+        ),
+        "replication_record_formal_bridge.json": record_replication(
+            signer,
+            pipeline,
+            kind="formal_bridge",
+            outcome="partially_formalized",
+            proof_system="lean4",
+            summary="The convergence lemma (Lemma 2) is formalised in Lean 4; Theorem 1 is not.",
+            artifacts=[("https://example.org/pipeline-lean/archive.zip", SHA_LEAN)],
+            created_at=CREATED_AT,
+        ),
+    }
+
+
+def _reseal(event: Event, signer: FixedSigner | None = None) -> Event:
+    """Sign the (changed) signed fields again, so only the intended rule is broken."""
+    return seal({k: event[k] for k in SIGNED_FIELDS}, signer or FixedSigner())
+
+
+def _copy(event: Event) -> Event:
+    copied: Event = json.loads(json.dumps(event))
+    return copied
+
+
+def _edit(event: Event, change: Callable[[Event], None], *, reseal: bool = True) -> Event:
+    copied = _copy(event)
+    change(copied)
+    return _reseal(copied) if reseal else copied
+
+
+def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
+    """The invalid vectors: file name -> (event, the checks that fail, why)."""
+    valid = valid_events()
+    att, cit = valid["author_attestation.json"], valid["citation_signature.json"]
+    rep = valid["replication_record.json"]
+    bridge = valid["replication_record_formal_bridge.json"]
+    other = FixedSigner(OTHER_SEED)
+    other_pk = other.public_key
+    dear, _ = _subjects()
+
+    def sign_with_other(e: Event) -> None:
+        digest = bytes.fromhex(e["event_id"][7:])
+        e["signature"]["signature_b64"] = b64encode(other.sign_digest(digest))
+
+    def sign_hex_string(e: Event) -> None:
+        e["signature"]["signature_b64"] = b64encode(
+            FixedSigner().sign_digest(e["event_id"][7:].encode())
+        )
+
+    def setp(path: str, value: Any) -> Callable[[Event], None]:
+        def change(e: Event) -> None:
+            *parents, last = path.split(".")
+            target = e
+            for p in parents:
+                target = target[int(p)] if isinstance(target, list) else target[p]
+            if isinstance(target, list):
+                target[int(last)] = value
+            else:
+                target[last] = value
+
+        return change
+
+    def delp(path: str) -> Callable[[Event], None]:
+        def change(e: Event) -> None:
+            *parents, last = path.split(".")
+            target = e
+            for p in parents:
+                target = target[p]
+            del target[last]
+
+        return change
+
+    cases: dict[str, tuple[Event, list[str], str]] = {
+        "signature_by_other_key.json": (
+            _edit(cit, sign_with_other, reseal=False),
+            ["signature"],
+            "signed by a key other than the one in signer.public_key_b64",
+        ),
+        "signature_over_hex_string.json": (
+            _edit(cit, sign_hex_string, reseal=False),
+            ["signature"],
+            "signed the 64 hex characters of event_id instead of its 32 raw digest bytes",
+        ),
+        "signature_algorithm.json": (
+            _edit(cit, setp("signature.algorithm", "ed448"), reseal=False),
+            ["signature"],
+            "signature.algorithm is not ed25519",
+        ),
+        "event_id_stale.json": (
+            _edit(cit, setp("payload.context", "We refute [12]."), reseal=False),
+            ["event_id"],
+            "payload.context changed after signing: event_id no longer matches the fields",
+        ),
+        "fingerprint_of_other_key.json": (
+            _edit(cit, setp("signer.public_key_fingerprint", fingerprint_hex(other_pk))),
+            ["public_key_fingerprint"],
+            "signer.public_key_fingerprint is not that of signer.public_key_b64",
+        ),
+        "key_id_of_other_key.json": (
+            _edit(cit, setp("signer.key_id", key_id(other_pk))),
+            ["key_id"],
+            "signer.key_id is not that of signer.public_key_b64",
+        ),
+        "signer_id_bad_orcid.json": (
+            _edit(cit, setp("signer.signer_id", "orcid:0000-0002-1825-0098")),
+            ["signer_id"],
+            "signer.signer_id is an ORCID iD with a wrong check digit",
+        ),
+        "public_key_short.json": (
+            _edit(cit, setp("signer.public_key_b64", b64encode(bytes(31)))),
+            ["public_key"],
+            "signer.public_key_b64 is not 32 bytes",
+        ),
+        "signer_type_registry.json": (
+            _edit(cit, setp("signer.signer_type", "pith_registry")),
+            ["signer_type"],
+            "an author event must have signer_type author",
+        ),
+        "created_at_fraction.json": (
+            _edit(cit, setp("created_at", "2026-11-29T12:00:00.500Z")),
+            ["created_at"],
+            "created_at has a fraction of a second",
+        ),
+        "created_at_offset.json": (
+            _edit(cit, setp("created_at", "2026-11-29T12:00:00+00:00")),
+            ["created_at"],
+            "created_at is not written with Z",
+        ),
+        "created_at_impossible.json": (
+            _edit(cit, setp("created_at", "2026-02-30T12:00:00Z")),
+            ["created_at"],
+            "created_at names no real day",
+        ),
+        "event_type_unknown.json": (
+            _edit(att, setp("event_type", "author_claim")),
+            ["event_type", "target"],
+            "unknown event_type (so its target cannot be right either)",
+        ),
+        "target_wrong.json": (
+            _edit(cit, setp("target", "author")),
+            ["target"],
+            "target author for a citation_signature",
+        ),
+        "subject_short_form.json": (
+            _edit(cit, setp("subject_pith_number", "pith:4O7LE3EH")),
+            ["subject"],
+            "subject_pith_number is a short alias, not pith:YYYY:BODY",
+        ),
+        "missing_signature.json": (
+            _edit(cit, delp("signature"), reseal=False),
+            ["structure"],
+            "no signature object",
+        ),
+        "relationship_unknown.json": (
+            _edit(cit, setp("payload.relationship", "agrees")),
+            ["payload_schema"],
+            "payload.relationship is not one of the eight",
+        ),
+        "context_too_long.json": (
+            _edit(cit, setp("payload.context", "x" * 501)),
+            ["payload_schema"],
+            "payload.context is longer than 500 characters",
+        ),
+        "citation_key_null.json": (
+            _edit(cit, setp("payload.citation_key", None)),
+            ["payload_schema"],
+            "an optional key is null instead of omitted",
+        ),
+        "payload_extra_key.json": (
+            _edit(cit, setp("payload.note", "extra")),
+            ["payload_schema"],
+            "payload.note is not in the schema",
+        ),
+        "position_zero.json": (
+            _edit(att, setp("payload.author.position", 0)),
+            ["payload_schema"],
+            "payload.author.position is 1-based",
+        ),
+        "formal_bridge_without_proof_system.json": (
+            _edit(bridge, delp("payload.proof_system")),
+            ["payload_schema"],
+            "a formal_bridge needs payload.proof_system",
+        ),
+        "replication_with_proof_system.json": (
+            _edit(rep, setp("payload.proof_system", "coq")),
+            ["payload_schema"],
+            "payload.proof_system is only for a formal_bridge",
+        ),
+        "outcome_of_other_kind.json": (
+            _edit(rep, setp("payload.outcome", "falsified")),
+            ["payload_schema"],
+            "falsified is an outcome of a falsification, not of a replication",
+        ),
+        "artifact_sha256_upper_case.json": (
+            _edit(rep, setp("payload.artifacts.0.sha256", SHA_A.upper())),
+            ["payload_schema"],
+            "payload.artifacts[0].sha256 must be lower-case hex",
+        ),
+        "payload_subject_mismatch.json": (
+            _edit(cit, setp("payload.canonical_sha256", dear.canonical_sha256)),
+            ["payload_subject"],
+            "payload.canonical_sha256 is another paper's than subject_pith_number",
+        ),
+        "orcid_check_digit.json": (
+            _edit(att, setp("payload.author.orcid", "0000-0002-1825-0098")),
+            ["payload_orcid"],
+            "payload.author.orcid has a wrong check digit",
+        ),
+        "orcid_not_signer.json": (
+            _edit(att, setp("payload.author.orcid", "0000-0001-5109-3700")),
+            ["payload_orcid"],
+            "payload.author.orcid is a valid iD, but not the signer's (signer_id orcid:...)",
+        ),
+    }
+    return cases
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def key_document() -> dict[str, Any]:
+    signer = FixedSigner()
+    pk = signer.public_key
+    return {
+        "WARNING": "TEST ONLY. This seed is public; never sign anything real with it.",
+        "seed_hex": VECTOR_SEED.hex(),
+        "seed_derivation": 'sha256(b"pithauthor test vector key 1 -- TEST ONLY")',
+        "public_key_hex": pk.hex(),
+        "public_key_b64": b64encode(pk),
+        "public_key_fingerprint": fingerprint_hex(pk),
+        "key_id": key_id(pk),
+        "orcid": VECTOR_ORCID,
+        "signer_id": signer.signer_id,
+        "created_at": CREATED_AT,
+    }
+
+
+def files() -> dict[str, str]:
+    """Every generated file, relative path -> text."""
+    out = {"key.json": _dump(key_document())}
+    for name, event in valid_events().items():
+        out[f"valid/{name}"] = _dump(event)
+    index: dict[str, Any] = {}
+    for name, (event, failing, why) in invalid_events().items():
+        out[f"invalid/{name}"] = _dump(event)
+        index[name] = {"failed_checks": failing, "why": why}
+    out["invalid/index.json"] = _dump(index)
+    return out
+
+
+def write(folder: Path) -> None:
+    for rel, text in files().items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
