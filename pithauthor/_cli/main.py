@@ -36,10 +36,12 @@ def _root(
 
 
 def _register() -> None:
-    from pithauthor._cli import number_cmd, verify_cmd
+    from pithauthor._cli import number_cmd, registry_cmd, submit_cmd, verify_cmd
 
     number_cmd.register(app)
     verify_cmd.register(app)
+    submit_cmd.register(app)
+    registry_cmd.register(app)
 
 
 _register()
