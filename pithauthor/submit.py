@@ -172,8 +172,7 @@ class RegistryClient:
         report = check_record(doc, self.trust)
         if not report.ok:
             raise VerificationError(
-                f"the record from {self.base_url} does not verify ({_failed(report)}); "
-                "not trusted"
+                f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
             )
         got = PithNumber.parse(str(doc.get("pith_number")))
         ok = (
@@ -211,7 +210,9 @@ class RegistryClient:
         from pithauthor._core.registry_checks import check_bundle
 
         record = self.record(ref)
-        doc = self.http.get_json(f"/pith/{PithNumber.parse(record['pith_number']).body}/bundle.json")
+        doc = self.http.get_json(
+            f"/pith/{PithNumber.parse(record['pith_number']).body}/bundle.json"
+        )
         if not isinstance(doc, dict):
             raise RegistryResponseError("the bundle is not a JSON object")
         report = check_bundle(doc)
@@ -328,7 +329,9 @@ def submit_pending(
             client.close()
 
 
-def _send_all(client: RegistryClient, outbox: Any, parallel: int, progress: Progress | None) -> Any:
+def _send_all(
+    client: RegistryClient, outbox: Any, parallel: int, progress: Progress | None
+) -> SubmitResult:
     entries = outbox.entries("pending")
     result = SubmitResult(registry=client.base_url)
     stop = threading.Event()

@@ -37,7 +37,9 @@ def local_trust(srv: RegistryServer) -> Trust:
     return pinned_trust().with_keys(Trust.from_manifest(manifest, local=True).keys.values())
 
 
-def post(srv: RegistryServer, event: dict, kind: str | None = None, **headers: str) -> httpx.Response:
+def post(
+    srv: RegistryServer, event: dict, kind: str | None = None, **headers: str
+) -> httpx.Response:
     kind = kind or event["event_type"]
     hdrs = {"Idempotency-Key": event["event_id"], **headers}
     return httpx.post(f"{srv.url}/pith/{BODY}/action/{kind}", json=event, headers=hdrs)
@@ -104,9 +106,7 @@ def test_tampered_event_is_422_with_failed_checks(server: RegistryServer) -> Non
 
 def test_event_about_another_paper_or_of_another_kind_is_refused(server: RegistryServer) -> None:
     event = citation(TestSigner(), 1)
-    assert post(server, event, kind="author_attestation").json()["failed_checks"] == [
-        "action_kind"
-    ]
+    assert post(server, event, kind="author_attestation").json()["failed_checks"] == ["action_kind"]
     other = httpx.get(f"{server.url}/pith/2101.99901").json()["pith_number"].rsplit(":", 1)[1]
     r = httpx.post(
         f"{server.url}/pith/{other}/action/citation_signature",

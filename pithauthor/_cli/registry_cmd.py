@@ -117,7 +117,9 @@ def add(
         emit_json(added)
     else:
         for row in added:
-            out(f"{row['pith_number']}  {'added' if row['new'] else 'already there'}  {row['file']}")
+            out(
+                f"{row['pith_number']}  {'added' if row['new'] else 'already there'}  {row['file']}"
+            )
 
 
 def register(app: typer.Typer) -> None:

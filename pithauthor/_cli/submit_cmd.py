@@ -24,14 +24,23 @@ auth_app = typer.Typer(
 
 
 def make_client(
-    registry: str | None, trust_manifest: list[str], trust_local: bool, parallel: int = 8
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    parallel: int = 8,
+    retries: int = 6,
+    timeout: float = 20.0,
 ) -> RegistryClient:
     """A client with the trust the options ask for (warning when a local key is trusted)."""
     from pithauthor._cli.output import warn
-    from pithauthor.submit import RegistryClient, default_trust
+    from pithauthor.submit import RegistryClient, RetryPolicy, default_trust
 
     client = RegistryClient(
-        registry, trust=default_trust(trust_manifest), max_connections=max(parallel, 4)
+        registry,
+        trust=default_trust(trust_manifest),
+        max_connections=max(parallel, 4),
+        retry=RetryPolicy(max_attempts=retries),
+        timeout=timeout,
     )
     if trust_local:
         try:
@@ -49,6 +58,8 @@ def submit(
     parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Requests in flight."),
     trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
     trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
+    retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
+    timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Send every pending event of the outbox (after storing FILE's events, if given)."""
@@ -62,7 +73,7 @@ def submit(
         with Outbox() as outbox:
             new, old = outbox.store(docs)
         message(f"stored {new} new event(s) in the outbox ({old} already there)")
-    client = make_client(registry, trust_manifest, trust_local, parallel)
+    client = make_client(registry, trust_manifest, trust_local, parallel, retries, timeout)
     with client, _progress(not as_json) as progress:
         result = submit_pending(client=client, parallel=parallel, progress=progress)
     if as_json:
@@ -123,7 +134,7 @@ def outbox_list(
     if state is not None and state not in STATES:
         raise InputError(f"--state must be one of {', '.join(STATES)}")
     with Outbox() as outbox:
-        entries = outbox.entries(state)  # type: ignore[arg-type]
+        entries = outbox.entries(state)
         counts = outbox.counts()
     if as_json:
         emit_json([e.summary() for e in entries])
@@ -197,7 +208,9 @@ def auth_login(
 
 
 @auth_app.command("logout")
-def auth_logout(registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP)) -> None:
+def auth_logout(
+    registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
+) -> None:
     """Forget the token stored for a registry."""
     from pithauthor._cli.output import message
     from pithauthor._tokens import forget_token
@@ -227,6 +240,8 @@ def fetch(
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
     trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
     trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
+    retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
+    timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     output: str | None = typer.Option(None, "-o", "--output", help="Write to a file."),
 ) -> None:
     """Fetch a record, bundle or merged state, verified before it is shown."""
@@ -237,7 +252,7 @@ def fetch(
 
     if what not in ("record", "bundle", "state", "number"):
         raise InputError("--what must be record, bundle, state or number")
-    with make_client(registry, trust_manifest, trust_local) as client:
+    with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
         if what == "number":
             data(client.record(ref)["pith_number"])
             return

@@ -44,6 +44,7 @@ EMPTY_REGISTRY_LISTS = (
     "graph_snapshots",
 )
 
+
 def order_key(event: Mapping[str, Any]) -> tuple[str, str]:
     """Merge order: created_at, then event_id (text comparison; missing values sort first)."""
     return (str(event.get("created_at", "")), str(event.get("event_id", "")))

@@ -96,7 +96,8 @@ class RegistryServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else str(host)
+        text = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{text}]" if ":" in text else text
         return f"http://{shown}:{port}"
 
     def start(self) -> threading.Thread:
@@ -117,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: RegistryServer
     server_version = "pithauthor-local-registry/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the CLI prints its own one-line start-up message."""
 
     def handle(self) -> None:

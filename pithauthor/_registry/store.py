@@ -119,7 +119,7 @@ class RegistryStore:
         return [_record(r) for r in rows]
 
     def insert_event(self, body: str, event: Mapping[str, Any], received_at: str) -> Insert:
-        """Store an event once: `new`, `repeat` (same bytes) or `conflict` (same id, other bytes)."""
+        """Store an event once: `new`, `repeat` (same bytes), `conflict` (same id, other bytes)."""
         raw = canonical(event).decode("utf-8")
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
@@ -142,9 +142,11 @@ class RegistryStore:
         return result
 
     def events(self, body: str) -> list[dict[str, Any]]:
-        rows = self._conn().execute(
-            "SELECT raw FROM events WHERE body = ? ORDER BY event_id", (body,)
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute("SELECT raw FROM events WHERE body = ? ORDER BY event_id", (body,))
+            .fetchall()
+        )
         return [json.loads(r[0]) for r in rows]
 
     def event_count(self) -> int:
