@@ -115,6 +115,7 @@ class RegistryServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stalls on keep-alive
     server: RegistryServer
     server_version = "pithauthor-local-registry/1"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import threading
 from collections.abc import Mapping
@@ -54,12 +55,38 @@ class StoredRecord:
 Insert = Literal["new", "repeat", "conflict"]
 
 
+class _Pending:
+    """One event waiting for the group commit, and its outcome."""
+
+    __slots__ = ("body", "done", "error", "event_id", "event_type", "raw", "received", "result")
+
+    def __init__(self, body: str, event: Mapping[str, Any], received: str) -> None:
+        self.body = body
+        self.event_id = str(event["event_id"])
+        self.event_type = str(event["event_type"])
+        self.raw = canonical(event).decode("utf-8")
+        self.received = received
+        self.result: Insert = "conflict"
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+
 class RegistryStore:
-    """Records and events in one SQLite file (WAL); one connection per thread."""
+    """Records and events in one SQLite file (WAL, fully synced); one connection per thread.
+
+    Events are written by one writer thread in group commits: every event that arrives while a
+    commit is on disk goes into the next transaction, so parallel clients share one fsync. An
+    answer is given only after the commit holding the event is durable.
+    """
+
+    MAX_GROUP = 256
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / DB_FILE
         self._local = threading.local()
+        self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._writer_lock = threading.Lock()
         with self._conn() as conn:
             conn.executescript(SCHEMA)
 
@@ -119,27 +146,61 @@ class RegistryStore:
         return [_record(r) for r in rows]
 
     def insert_event(self, body: str, event: Mapping[str, Any], received_at: str) -> Insert:
-        """Store an event once: `new`, `repeat` (same bytes), `conflict` (same id, other bytes)."""
-        raw = canonical(event).decode("utf-8")
+        """Store an event once: `new`, `repeat` (same bytes), `conflict` (same id, other bytes).
+
+        Returns when the transaction holding it is on disk."""
+        item = _Pending(body, event, received_at)
+        self._ensure_writer()
+        self._queue.put(item)
+        item.done.wait()
+        if item.error is not None:
+            raise item.error
+        return item.result
+
+    def _ensure_writer(self) -> None:
+        with self._writer_lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(
+                    target=self._write_loop, name="pith-registry-writer", daemon=True
+                )
+                self._writer.start()
+
+    def _write_loop(self) -> None:
+        while True:
+            group = [self._queue.get()]
+            while len(group) < self.MAX_GROUP:
+                try:
+                    group.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._commit(group)
+            except BaseException as exc:  # every waiter hears of it; nothing half-written
+                for item in group:
+                    item.error = exc
+            for item in group:
+                item.done.set()
+
+    def _commit(self, group: list[_Pending]) -> None:
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute(
-                "SELECT raw FROM events WHERE event_id = ?", (event["event_id"],)
-            ).fetchone()
-            if row is None:
-                conn.execute(
-                    "INSERT INTO events VALUES (?,?,?,?,?)",
-                    (event["event_id"], body, event["event_type"], raw, received_at),
-                )
-                result: Insert = "new"
-            else:
-                result = "repeat" if row[0] == raw else "conflict"
+            for item in group:
+                row = conn.execute(
+                    "SELECT raw FROM events WHERE event_id = ?", (item.event_id,)
+                ).fetchone()
+                if row is None:
+                    conn.execute(
+                        "INSERT INTO events VALUES (?,?,?,?,?)",
+                        (item.event_id, item.body, item.event_type, item.raw, item.received),
+                    )
+                    item.result = "new"
+                else:
+                    item.result = "repeat" if row[0] == item.raw else "conflict"
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return result
 
     def events(self, body: str) -> list[dict[str, Any]]:
         rows = (
