@@ -43,6 +43,7 @@ class RegistryAnswerError(RegistryRejected):
         super().__init__(message)
         self.status = status
         self.answer = answer
+        self.from_post = False
 
 
 def is_loopback(host: str) -> bool:
@@ -168,12 +169,16 @@ class RegistryHttp:
     ) -> tuple[int, Any]:
         """POST a JSON document; returns (status, parsed answer) for a 2xx answer."""
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        response = self.request(
-            "POST",
-            self.url(url),
-            content=body,
-            headers={"Content-Type": "application/json", **(headers or {})},
-        )
+        try:
+            response = self.request(
+                "POST",
+                self.url(url),
+                content=body,
+                headers={"Content-Type": "application/json", **(headers or {})},
+            )
+        except RegistryAnswerError as exc:
+            exc.from_post = True  # the registry's verdict on this document
+            raise
         return response.status_code, _json(response)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:

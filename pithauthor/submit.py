@@ -170,6 +170,14 @@ class RegistryClient:
         if not isinstance(doc, dict) or "canonical_record" not in doc:
             raise RegistryResponseError("the registry's answer is not a record")
         report = check_record(doc, self.trust)
+        if [c.name for c in report.failed] == ["receipt_key"]:
+            receipt = doc.get("receipt")
+            kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
+            raise VerificationError(
+                f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
+                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
+                "(a local registry: --trust-local-registry)"
+            )
         if not report.ok:
             raise VerificationError(
                 f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
@@ -257,11 +265,11 @@ class RegistryClient:
             raise RegistryResponseError(f"the record's {name} link leaves {self.base_url}: {url}")
         return url
 
-    def submit(self, event: Mapping[str, Any]) -> tuple[int, Any]:
+    def submit(self, event: Mapping[str, Any], url: str | None = None) -> tuple[int, Any]:
         """POST one signed event to its action endpoint; (status, answer) on 200/201."""
         eid = str(event["event_id"])
         status, answer = self.http.post_json(
-            self.action_url(event), event, headers={"Idempotency-Key": eid}
+            url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
         if isinstance(answer, Mapping) and answer.get("event_id", eid) != eid:
             raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
@@ -342,14 +350,21 @@ def _send_all(
         nonlocal done
         if not stop.is_set():
             try:
+                # the record (404, not verifying...) is no verdict on the event: it stays pending
+                url = client.action_url(entry.event)
                 outbox.attempt(entry.event_id)
-                status, answer = client.submit(entry.event)
+                status, answer = client.submit(entry.event, url)
             except RegistryAnswerError as exc:
-                outbox.mark_rejected(entry.event_id, client.base_url, str(exc), exc.answer)
+                if exc.from_post:
+                    outbox.mark_rejected(entry.event_id, client.base_url, str(exc), exc.answer)
                 with lock:
-                    result.rejected[entry.event_id] = str(exc)
-            except (AuthError, NetworkError, VerificationError, PithError) as exc:
-                stop.set()
+                    if exc.from_post:
+                        result.rejected[entry.event_id] = str(exc)
+                    else:
+                        result.error = result.error or exc
+            except PithError as exc:
+                if isinstance(exc, AuthError | NetworkError):
+                    stop.set()  # every other request would fail the same way
                 with lock:
                     result.error = result.error or exc
             else:

@@ -109,7 +109,7 @@ def test_record_with_a_wrong_hash_or_receipt_is_not_trusted(server: RegistryServ
 def test_unknown_registry_key_is_refused(server: RegistryServer) -> None:
     with (
         RegistryClient(server.url, trust=pinned_trust()) as client,
-        pytest.raises(VerificationError, match="receipt_key"),
+        pytest.raises(VerificationError, match="not trusted"),
     ):
         client.record(REAL_NUMBER)
 
@@ -193,3 +193,56 @@ def test_network_error_after_every_attempt_names_the_registry() -> None:
     )
     with pytest.raises(NetworkError, match=r"pith\.science.*HTTP 503.*2 attempts"):
         http.get_json("/x")
+
+
+def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryServer) -> None:
+    from pithauthor._core.pith_number import PithNumber
+    from pithauthor._core.subject import Subject
+    from registry_helpers import TestSigner, citation
+
+    unknown = Subject(PithNumber.from_digest("22" * 32, 2022), "22" * 32)
+    store_in_outbox([citation(TestSigner(), 1, subject=unknown)])
+    with RegistryClient(server.url, trust=pinned_trust()) as client:
+        client.trust_local_registry()
+        result = submit_pending(client=client)
+    assert result.error is not None and "404" in str(result.error)
+    assert result.rejected == {}
+    with Outbox() as outbox:
+        assert outbox.counts()["pending"] == 1
+
+
+def test_answer_that_is_not_json_keeps_the_events_pending(server: RegistryServer) -> None:
+    store_in_outbox(citations(2))
+    with RegistryClient(server.url, trust=pinned_trust()) as client:
+        client.trust_local_registry()
+        client.record(REAL_NUMBER)  # cached: verified from the real server
+        client.http = RegistryHttp(
+            server.url, transport=httpx.MockTransport(lambda r: httpx.Response(201, text="ok!"))
+        )
+        result = submit_pending(client=client)
+    assert isinstance(result.error, RegistryResponseError)
+    with Outbox() as outbox:
+        assert outbox.counts() == {"pending": 2, "accepted": 0, "rejected": 0}
+
+
+def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServer) -> None:
+    from registry_helpers import TestSigner, citation
+
+    event = citation(TestSigner(), 1)
+    store_in_outbox([event])
+    # the stored copy is altered behind pith's back: its event_id no longer matches, so the
+    # registry's own checks refuse it with 422
+    with Outbox() as outbox:
+        outbox._conn.execute(
+            "UPDATE outbox SET body = ? WHERE event_id = ?",
+            (json.dumps({**event, "created_at": "2026-11-29T12:00:01Z"}), event["event_id"]),
+        )
+    with RegistryClient(server.url, trust=pinned_trust()) as client:
+        client.trust_local_registry()
+        result = submit_pending(client=client)
+    assert list(result.rejected) == [event["event_id"]]
+    assert "422" in result.rejected[event["event_id"]]
+    with Outbox() as outbox:
+        entry = outbox.get(event["event_id"])
+        assert entry is not None and entry.state == "rejected" and "event_id" in str(entry.reason)
+        assert outbox.retry() == 1
