@@ -196,9 +196,10 @@ def test_network_error_after_every_attempt_names_the_registry() -> None:
 
 
 def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryServer) -> None:
+    from registry_helpers import TestSigner, citation
+
     from pithauthor._core.pith_number import PithNumber
     from pithauthor._core.subject import Subject
-    from registry_helpers import TestSigner, citation
 
     unknown = Subject(PithNumber.from_digest("22" * 32, 2022), "22" * 32)
     store_in_outbox([citation(TestSigner(), 1, subject=unknown)])
