@@ -22,6 +22,14 @@ _EXPORTS: dict[str, str] = {
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",
     "Report": "pithauthor._core.checks",
+    # registries: fetch, verify, submit
+    "RegistryClient": "pithauthor.submit",
+    "SubmitResult": "pithauthor.submit",
+    "submit_events": "pithauthor.submit",
+    "submit_pending": "pithauthor.submit",
+    "store_in_outbox": "pithauthor.submit",
+    "fetch_subject": "pithauthor.submit",
+    "resolve_arxiv": "pithauthor.submit",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

@@ -87,6 +87,7 @@ def test_submit_then_fetch_a_state_that_pith_verify_accepts(tmp_path: Path, pith
         sent = pith("submit", str(batch), "--json", env=env)
         assert sent.returncode == 0, sent.stderr
         assert len(json.loads(sent.stdout)["accepted"]) == len(events)
+        assert "submitting" not in sent.stderr  # no progress bar off a terminal
         out = tmp_path / "state.json"
         fetched = pith("fetch", "2302.12445", "--what", "state", "-o", str(out), env=env)
         assert fetched.returncode == 0, fetched.stderr
