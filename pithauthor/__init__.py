@@ -42,6 +42,14 @@ _EXPORTS: dict[str, str] = {
     "sign_citation": "pithauthor.sign",
     "record_replication": "pithauthor.sign",
     "Artifact": "pithauthor.sign",
+    # registries: fetch, verify, submit
+    "RegistryClient": "pithauthor.submit",
+    "SubmitResult": "pithauthor.submit",
+    "submit_events": "pithauthor.submit",
+    "submit_pending": "pithauthor.submit",
+    "store_in_outbox": "pithauthor.submit",
+    "fetch_subject": "pithauthor.submit",
+    "resolve_arxiv": "pithauthor.submit",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

@@ -7,7 +7,6 @@ is opened are run with no key at all: opening one would fail with exit 4, not th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,7 +22,6 @@ PIPELINE = "pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G"  # arXiv 2204.10562
 DEAR_RECORD = str(FIXTURES / "record-2302.12445v2.json")
 PIPELINE_STATE = str(FIXTURES / "state-2204.10562v1.json")
 SHA = "0123456789abcdef" * 4
-HAS_SUBMIT = importlib.util.find_spec("pithauthor.submit") is not None
 
 
 PASSPHRASE = "test passphrase for the events CLI"
@@ -275,28 +273,10 @@ def test_replicate_artifacts_need_one_sha256_each(pith: RunPith) -> None:
     assert "--sha256" in result.stderr
 
 
-@pytest.mark.skipif(HAS_SUBMIT, reason="a registry client exists: the look-up would be tried")
-def test_without_record_and_registry_client_the_command_says_so(pith: RunPith) -> None:
-    result = pith("claim", DEAR, "--json")
-    assert_one_line_error(result, 2)
-    assert "no --record given" in result.stderr
-
-
 def test_without_any_key_signing_fails_with_the_key_exit_code(pith: RunPith) -> None:
     result = pith("claim", DEAR, "--record", DEAR_RECORD, "--json")
     assert_one_line_error(result, 4)
     assert "pith keys generate" in result.stderr
-
-
-@pytest.mark.skipif(HAS_SUBMIT, reason="an outbox exists")
-def test_without_out_or_json_and_no_outbox_no_key_is_opened(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    # no key exists: had the command opened one first, it would exit 4, not 2
-    code, stdout, stderr = run(capsys, "claim", DEAR, "--record", DEAR_RECORD)
-    assert code == 2
-    assert "give --out FILE.jsonl or --json" in stderr
-    assert stdout == ""
 
 
 def test_out_in_a_missing_folder_is_refused_before_the_key(

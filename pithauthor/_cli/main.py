@@ -40,7 +40,9 @@ def _register() -> None:
         keys_cmd,
         latex_cmd,
         number_cmd,
+        registry_cmd,
         replicate_cmd,
+        submit_cmd,
         verify_cmd,
     )
 
@@ -52,6 +54,8 @@ def _register() -> None:
     claim_cmd.register(app)
     cite_cmd.register(app)
     replicate_cmd.register(app)
+    submit_cmd.register(app)
+    registry_cmd.register(app)
 
 
 _register()

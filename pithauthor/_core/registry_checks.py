@@ -19,6 +19,7 @@ from pithauthor._core.trust import Trust
 from pithauthor.errors import PithError
 
 RECEIPT_MESSAGE = "canonical_sha256_bytes"
+LOCAL_MERGE_VERSION = "pithauthor-local-merge-v1"
 AUTHOR_EVENT_LISTS = ("author_attestations", "citation_signatures", "replication_records")
 REGISTRY_EVENT_LISTS = (
     "timestamp_anchors",
@@ -186,11 +187,32 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
     _check_events(report, events, _parse_number(state.get("pith_number")), digest)
     merge = state.get("merge_version")
+    if merge == LOCAL_MERGE_VERSION:
+        _check_local_merge(report, state)
+        return report
     report.unverifiable(
         "merge",
         f"{merge}: the registry's merge rules are not published; counters and order not checked",
     )
     return report
+
+
+def _check_local_merge(report: Report, state: Mapping[str, Any]) -> None:
+    """A local registry's state: recompute our published merge and compare, key by key."""
+    from pithauthor._core.merge import remerge
+
+    try:
+        again = remerge(state)
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        report.add("merge", False, f"cannot recompute {LOCAL_MERGE_VERSION}: {exc}")
+        return
+    differing = sorted(k for k in set(again) | set(state) if again.get(k) != state.get(k))
+    report.add(
+        "merge",
+        not differing,
+        f"recomputed {LOCAL_MERGE_VERSION}: "
+        + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
+    )
 
 
 def _check_events(

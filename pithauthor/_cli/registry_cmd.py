@@ -1,0 +1,124 @@
+"""`pith registry`: run a local registry (same protocol as pith.science) and add papers to it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from pithauthor._cli.app import new_app
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+registry_app = new_app("Run a local registry for tests, dry runs and your own mirror.")
+
+DATA_HELP = "Data folder (key, SQLite). Default: <PITH_HOME>/registry."
+
+
+def _data_dir(data: str | None) -> Path:
+    from pathlib import Path
+
+    from pithauthor._paths import pith_home
+
+    return Path(data).expanduser() if data else pith_home() / "registry"
+
+
+@registry_app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8787, "--port", help="Port; 0 picks a free one."),
+    data: str | None = typer.Option(None, "--data", help=DATA_HELP),
+    require_token: str | None = typer.Option(
+        None, "--require-token", help="File holding the bearer token POSTs must carry."
+    ),
+    examples: bool = typer.Option(False, "--examples", help="Add the shipped example papers."),
+) -> None:
+    """Serve the local registry until interrupted. Prints its URL on stdout."""
+    import signal
+    import sys
+    from pathlib import Path
+
+    from pithauthor._cli.output import data as out
+    from pithauthor._cli.output import message
+    from pithauthor._registry.server import RegistryServer
+    from pithauthor.errors import InputError
+
+    token = None
+    if require_token:
+        try:
+            token = Path(require_token).read_text("utf-8").strip()
+        except OSError as exc:
+            raise InputError(f"cannot read {require_token}: {exc.strerror}") from None
+        if not token:
+            raise InputError(f"{require_token} is empty")
+    folder = _data_dir(data)
+    try:
+        server = RegistryServer(folder, host, port, token=token)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    if examples:
+        from pithauthor._registry.papers import add_paper, example_papers
+
+        for path in example_papers():
+            add_paper(server.store, server.key, path)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    out(server.url)
+    sys.stdout.flush()
+    message(
+        f"pith: local registry at {server.url} (key {server.key.key_id}, data {folder}); "
+        "Ctrl-C stops it"
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@registry_app.command("add")
+def add(
+    files: list[str] = typer.Argument(
+        None, help="arXivRaw XML, JSON metadata, or a registry record JSON."
+    ),
+    data: str | None = typer.Option(None, "--data", help=DATA_HELP),
+    examples: bool = typer.Option(False, "--examples", help="Add the shipped example papers."),
+    trust_manifest: list[str] = typer.Option(
+        [], "--trust-manifest", help="Also trust this manifest's keys for record files."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print what was added as JSON."),
+) -> None:
+    """Add papers; each is signed with the local registry's key."""
+    from pathlib import Path
+
+    from pithauthor._cli.output import data as out
+    from pithauthor._cli.output import emit_json
+    from pithauthor._registry.keys import load_or_create_key
+    from pithauthor._registry.papers import add_paper, example_papers
+    from pithauthor._registry.store import RegistryStore
+    from pithauthor.errors import InputError
+    from pithauthor.submit import default_trust
+
+    paths = [Path(f) for f in files or []] + (example_papers() if examples else [])
+    if not paths:
+        raise InputError("name at least one file, or pass --examples")
+    folder = _data_dir(data)
+    key = load_or_create_key(folder)
+    store = RegistryStore(folder)
+    trust = default_trust(trust_manifest)
+    added = []
+    for path in paths:
+        rec, new = add_paper(store, key, path, trust)
+        added.append({"file": str(path), "pith_number": rec.pith_number, "new": new})
+    if as_json:
+        emit_json(added)
+    else:
+        for row in added:
+            out(
+                f"{row['pith_number']}  {'added' if row['new'] else 'already there'}  {row['file']}"
+            )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(registry_app, name="registry")

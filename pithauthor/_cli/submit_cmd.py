@@ -1,0 +1,274 @@
+"""`pith submit`, `pith outbox`, `pith auth` and `pith fetch`: the registry side of the CLI."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from pithauthor._cli.app import new_app
+
+if TYPE_CHECKING:
+    from pithauthor.submit import RegistryClient
+
+REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.science)."
+TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
+LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
+
+outbox_app = new_app("The events waiting for, accepted by, or rejected by a registry.")
+auth_app = new_app("Sign-in tokens for registries that want them.")
+
+
+def make_client(
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    parallel: int = 8,
+    retries: int = 6,
+    timeout: float = 20.0,
+) -> RegistryClient:
+    """A client with the trust the options ask for (warning when a local key is trusted)."""
+    from pithauthor._cli.output import warn
+    from pithauthor.submit import RegistryClient, RetryPolicy, default_trust
+
+    client = RegistryClient(
+        registry,
+        trust=default_trust(trust_manifest),
+        max_connections=max(parallel, 4),
+        retry=RetryPolicy(max_attempts=retries),
+        timeout=timeout,
+    )
+    if trust_local:
+        try:
+            client.trust_local_registry()
+        except BaseException:
+            client.close()
+            raise
+        warn(f"trusting the local registry at {client.base_url}: its key is not pith.science's")
+    return client
+
+
+def submit(
+    file: str | None = typer.Argument(None, help="Signed events (JSON or JSONL) to add first."),
+    registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
+    parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Requests in flight."),
+    trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
+    trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
+    retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
+    timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Send every pending event of the outbox (after storing FILE's events, if given)."""
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._outbox import Outbox
+    from pithauthor.submit import submit_pending
+    from pithauthor.verify import read_documents
+
+    if file is not None:
+        docs = read_documents(file)
+        with Outbox() as outbox:
+            new, old = outbox.store(docs)
+        message(f"stored {new} new event(s) in the outbox ({old} already there)")
+    client = make_client(registry, trust_manifest, trust_local, parallel, retries, timeout)
+    with client, _progress(not as_json) as progress:
+        result = submit_pending(client=client, parallel=parallel, progress=progress)
+    if as_json:
+        emit_json(result.as_dict())
+    else:
+        dup = f" ({len(result.duplicates)} already there)" if result.duplicates else ""
+        data(
+            f"accepted {len(result.accepted)}{dup}, rejected {len(result.rejected)}, "
+            f"pending {len(result.pending)} at {result.registry}"
+        )
+        for eid, reason in result.rejected.items():
+            message(f"rejected {eid}: {reason}")
+    if result.error is not None:
+        raise result.error
+    if result.rejected:
+        raise typer.Exit(1)
+
+
+class _progress:
+    """A progress bar on stderr, only when stderr is a terminal and output is not JSON."""
+
+    def __init__(self, wanted: bool) -> None:
+        import sys
+
+        self.enabled = wanted and sys.stderr.isatty()
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._bar = Progress(console=Console(stderr=True), transient=True)
+        self._bar.__enter__()
+        self._task = self._bar.add_task("submitting", total=None)
+        return self.update
+
+    def update(self, done: int, total: int) -> None:
+        self._bar.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+@outbox_app.command("list")
+def outbox_list(
+    state: str | None = typer.Option(None, "--state", help="pending, accepted or rejected."),
+    as_json: bool = typer.Option(False, "--json", help="Print entries as JSON."),
+) -> None:
+    """List the outbox (newest last)."""
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._outbox import STATES, Outbox
+    from pithauthor.errors import InputError
+
+    if state is not None and state not in STATES:
+        raise InputError(f"--state must be one of {', '.join(STATES)}")
+    with Outbox() as outbox:
+        entries = outbox.entries(state)
+        counts = outbox.counts()
+    if as_json:
+        emit_json([e.summary() for e in entries])
+        return
+    for e in entries:
+        extra = f"  {e.reason}" if e.reason else ""
+        data(f"{e.state:<9} {e.event_id}  {e.event_type:<19} {e.subject}{extra}")
+    message(", ".join(f"{n} {s}" for s, n in counts.items()))
+
+
+@outbox_app.command("retry")
+def outbox_retry(
+    event_ids: list[str] = typer.Argument(None, help="Events to retry (default: all rejected)."),
+) -> None:
+    """Put rejected events back to pending (then run `pith submit`)."""
+    from pithauthor._cli.output import message
+    from pithauthor._outbox import Outbox
+
+    with Outbox() as outbox:
+        n = outbox.retry(event_ids or None)
+    message(f"{n} event(s) pending again; send them with: pith submit")
+
+
+@outbox_app.command("drop")
+def outbox_drop(
+    event_ids: list[str] = typer.Argument(None, help="Events to delete from the outbox."),
+    rejected: bool = typer.Option(False, "--rejected", help="Drop every rejected event."),
+    accepted: bool = typer.Option(False, "--accepted", help="Drop every accepted event."),
+) -> None:
+    """Delete events from the outbox (they are not withdrawn from any registry)."""
+    from pithauthor._cli.output import message
+    from pithauthor._outbox import Outbox
+    from pithauthor.errors import InputError
+
+    if not (event_ids or rejected or accepted):
+        raise InputError("name event ids, or pass --rejected / --accepted")
+    with Outbox() as outbox:
+        n = outbox.drop(event_ids or [])
+        n += outbox.drop_state("rejected") if rejected else 0
+        n += outbox.drop_state("accepted") if accepted else 0
+    message(f"dropped {n} event(s)")
+
+
+@auth_app.command("login")
+def auth_login(
+    registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
+    token_file: str | None = typer.Option(None, "--token-file", help="Read the token from F."),
+    token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the token from stdin."),
+) -> None:
+    """Store a bearer token for a registry (file mode 0600 under PITH_HOME)."""
+    import sys
+    from pathlib import Path
+
+    from pithauthor._cli.output import message
+    from pithauthor._tokens import store_token
+    from pithauthor.errors import InputError
+    from pithauthor.submit import registry_url
+
+    if bool(token_file) == token_stdin:
+        raise InputError("give exactly one of --token-file F or --token-stdin")
+    if token_file:
+        try:
+            token = Path(token_file).read_text("utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read {token_file}: {exc.strerror}") from None
+    else:
+        token = sys.stdin.read()
+    url = registry_url(registry)
+    store_token(url, token)
+    message(f"token stored for {url}")
+
+
+@auth_app.command("logout")
+def auth_logout(
+    registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
+) -> None:
+    """Forget the token stored for a registry."""
+    from pithauthor._cli.output import message
+    from pithauthor._tokens import forget_token
+    from pithauthor.submit import registry_url
+
+    url = registry_url(registry)
+    message(f"token for {url} removed" if forget_token(url) else f"no token stored for {url}")
+
+
+@auth_app.command("status")
+def auth_status() -> None:
+    """List the registries a token is stored for (never the tokens)."""
+    import os
+
+    from pithauthor._cli.output import data, message
+    from pithauthor._tokens import TOKEN_ENV, stored_registries
+
+    for url in stored_registries():
+        data(url)
+    if os.environ.get(TOKEN_ENV):
+        message(f"{TOKEN_ENV} is set and overrides stored tokens")
+
+
+def fetch(
+    ref: str = typer.Argument(..., help="A Pith Number, alias, or arXiv id."),
+    what: str = typer.Option("record", "--what", help="record, bundle, state or number."),
+    registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
+    trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
+    trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
+    retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
+    timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
+    output: str | None = typer.Option(None, "-o", "--output", help="Write to a file."),
+) -> None:
+    """Fetch a record, bundle or merged state, verified before it is shown."""
+    import json
+
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor.errors import InputError
+
+    if what not in ("record", "bundle", "state", "number"):
+        raise InputError("--what must be record, bundle, state or number")
+    with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
+        if what == "number":
+            data(client.record(ref)["pith_number"])
+            return
+        doc = getattr(client, what)(ref)
+    if output:
+        import os
+        from pathlib import Path
+
+        path = Path(output)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        os.replace(tmp, path)
+        message(f"verified {what} of {doc.get('pith_number')} written to {output}")
+    else:
+        emit_json(doc)
+        message(f"OK: {what} of {doc.get('pith_number')} verified")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("submit")(submit)
+    app.command("fetch")(fetch)
+    app.add_typer(outbox_app, name="outbox")
+    app.add_typer(auth_app, name="auth")

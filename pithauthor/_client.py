@@ -1,0 +1,253 @@
+"""HTTP to a registry: the URL policy, timeouts, retries with backoff, and error mapping.
+
+- https only; plain http only to loopback (127.0.0.0/8, ::1, localhost). Else InputError.
+- Retried: connection errors and timeouts, 5xx, 429; exponential backoff with full jitter,
+  capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
+- 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason);
+  unreadable JSON -> RegistryResponseError; nothing after every attempt -> NetworkError.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from pithauthor._version import __version__
+from pithauthor.errors import (
+    AuthError,
+    InputError,
+    NetworkError,
+    RegistryRejected,
+    RegistryResponseError,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_REGISTRY = "https://pith.science"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class RegistryAnswerError(RegistryRejected):
+    """The registry answered 4xx (not 401/403): it refused, and said why."""
+
+    def __init__(self, message: str, status: int, answer: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.answer = answer
+        self.from_post = False
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(url: str) -> str:
+    """`url` without a trailing slash, when the policy allows it; else InputError."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if parts.scheme not in ("https", "http") or not host:
+        raise InputError(f"{url!r} is not a registry URL (expected https://HOST)")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise InputError(
+            f"refusing plain http to {host}: use https (http is allowed only to loopback)"
+        )
+    return url.strip().rstrip("/")
+
+
+def origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry. Delays: uniform(0, min(cap, base * 2**n))."""
+
+    max_attempts: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        jitter = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+        if retry_after is None:
+            return jitter
+        return min(max(retry_after, jitter), self.max_retry_after)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = datetime.now(UTC).timestamp() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+class RegistryHttp:
+    """One registry, over one pooled httpx client. Thread-safe."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_REGISTRY,
+        *,
+        token: str | None = None,
+        timeout: float = 20.0,
+        connect_timeout: float = 5.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 16,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        import httpx
+
+        self.base_url = check_url(base_url)
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        headers = {
+            "User-Agent": f"pithauthor/{__version__}",
+            "Accept": "application/ld+json, application/json",
+        }
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> RegistryHttp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def url(self, path_or_url: str) -> str:
+        """An absolute URL under the policy; relative paths are joined to the base."""
+        if path_or_url.startswith(("http://", "https://")):
+            return check_url(path_or_url)
+        return self.base_url + "/" + path_or_url.lstrip("/")
+
+    # --- requests ------------------------------------------------------------------------
+
+    def get_json(self, path_or_url: str) -> Any:
+        """GET and parse JSON (with retries and error mapping)."""
+        response = self.request("GET", self.url(path_or_url))
+        return _json(response)
+
+    def post_json(
+        self, url: str, doc: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> tuple[int, Any]:
+        """POST a JSON document; returns (status, parsed answer) for a 2xx answer."""
+        body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            response = self.request(
+                "POST",
+                self.url(url),
+                content=body,
+                headers={"Content-Type": "application/json", **(headers or {})},
+            )
+        except RegistryAnswerError as exc:
+            exc.from_post = True  # the registry's verdict on this document
+            raise
+        return response.status_code, _json(response)
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """One request with the retry policy; raises the package's errors, never httpx's."""
+        import httpx
+
+        where = origin(url)
+        last = ""
+        for attempt in range(self.retry.max_attempts):
+            retry_after: float | None = None
+            try:
+                response = self._http.request(method, url, **kwargs)
+            except httpx.TransportError as exc:
+                last = _transport_reason(exc)
+            else:
+                status = response.status_code
+                if status < 400:
+                    return response
+                if status not in RETRY_STATUSES:
+                    raise _answer_error(response, url)
+                last = f"HTTP {status}"
+                if status in (429, 503):
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if attempt + 1 < self.retry.max_attempts:
+                self._sleep(self.retry.delay(attempt, retry_after))
+        raise NetworkError(
+            f"the registry at {where} did not answer ({last}) after "
+            f"{self.retry.max_attempts} attempts; nothing was lost, try again later"
+        )
+
+
+def _transport_reason(exc: Exception) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return "timed out"
+    if isinstance(exc, httpx.ConnectError):
+        return "connection failed"
+    return f"connection broken: {type(exc).__name__}"
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return json.loads(response.content.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RegistryResponseError(
+            f"the registry at {origin(str(response.url))} answered {response.status_code} "
+            "with something that is not JSON"
+        ) from None
+
+
+def _answer_error(response: httpx.Response, url: str) -> Exception:
+    status = response.status_code
+    try:
+        answer: Any = json.loads(response.content.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        answer = None
+    reason = answer.get("error") if isinstance(answer, Mapping) else None
+    reason = " ".join(str(reason or response.reason_phrase or "").split())[:300]
+    where = origin(url)
+    if status == 401:
+        return AuthError(
+            f"the registry at {where} wants sign-in (401): {reason}; "
+            "run `pith auth login` or set PITH_TOKEN"
+        )
+    if status == 403:
+        return AuthError(f"the registry at {where} refused the token (403): {reason}")
+    if status == 404:
+        return RegistryAnswerError(f"not found on the registry at {where} (404): {reason}", 404)
+    return RegistryAnswerError(
+        f"the registry at {where} refused ({status}): {reason}", status, answer
+    )

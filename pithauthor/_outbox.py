@@ -1,0 +1,251 @@
+"""The outbox: every signed event, stored durably before any network I/O (SQLite, WAL).
+
+One row per event_id (UNIQUE), in one of three states:
+
+    pending   stored, not yet accepted by a registry
+    accepted  a registry answered 200/201; its answer and URL are kept
+    rejected  a registry answered 4xx about the event itself; the reason is kept
+
+The file is `<PITH_HOME>/outbox/outbox.sqlite3` (folder 0700, file 0600). Storing events is a
+fully synced transaction (synchronous=FULL); state changes are synced lazily (WAL, NORMAL): a
+process crash loses nothing, and a power cut can at worst turn an `accepted` back into `pending`,
+which only re-sends an event the registry already has (it answers 200, never a second copy).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pithauthor.errors import EventError
+
+State = Literal["pending", "accepted", "rejected"]
+STATES: tuple[State, ...] = ("pending", "accepted", "rejected")
+DB_NAME = "outbox.sqlite3"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    event_id TEXT PRIMARY KEY,
+    event_type TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'rejected')),
+    stored_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    registry TEXT,
+    answer TEXT,
+    reason TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_state ON outbox(state);
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One stored event and where it stands."""
+
+    event_id: str
+    event_type: str
+    subject: str
+    event: dict[str, Any]
+    state: State
+    stored_at: str
+    updated_at: str
+    attempts: int
+    registry: str | None
+    answer: Any
+    reason: str | None
+
+    def summary(self) -> dict[str, Any]:
+        """The entry without the event body (for `pith outbox list --json`)."""
+        return {
+            "event_id": self.event_id,
+            "event_type": self.event_type,
+            "subject": self.subject,
+            "state": self.state,
+            "stored_at": self.stored_at,
+            "updated_at": self.updated_at,
+            "attempts": self.attempts,
+            "registry": self.registry,
+            "reason": self.reason,
+        }
+
+
+def default_path() -> Path:
+    from pithauthor._paths import private_dir
+
+    return private_dir("outbox") / DB_NAME
+
+
+class Outbox:
+    """The outbox database; safe to share between threads and between processes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_path()
+        self._lock = threading.Lock()
+        if not self.path.exists():
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
+            os.close(fd)
+        self._conn = sqlite3.connect(
+            self.path, timeout=30, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=30000")
+        self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Outbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def store(self, events: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+        """Store events atomically (all or none); returns (new, already there)."""
+        rows = [_row(e) for e in events]
+        now = _now()
+        new = 0
+        with self._lock:
+            self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for eid, etype, subject, body in rows:
+                    cur = self._conn.execute(
+                        "INSERT INTO outbox (event_id, event_type, subject, body, state, "
+                        "stored_at, updated_at) VALUES (?,?,?,?,'pending',?,?) "
+                        "ON CONFLICT(event_id) DO NOTHING",
+                        (eid, etype, subject, body, now, now),
+                    )
+                    new += cur.rowcount
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+        return new, len(rows) - new
+
+    def entries(self, state: State | None = None) -> list[OutboxEntry]:
+        sql = "SELECT * FROM outbox"
+        args: tuple[str, ...] = ()
+        if state is not None:
+            sql += " WHERE state = ?"
+            args = (state,)
+        with self._lock:
+            rows = self._conn.execute(sql + " ORDER BY stored_at, event_id", args).fetchall()
+        return [_entry(r) for r in rows]
+
+    def get(self, event_id: str) -> OutboxEntry | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT * FROM outbox WHERE event_id = ?", (event_id,)
+            ).fetchone()
+        return _entry(row) if row else None
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._conn.execute("SELECT state, count(*) FROM outbox GROUP BY state")
+            found = dict(rows.fetchall())
+        return {s: int(found.get(s, 0)) for s in STATES}
+
+    def attempt(self, event_id: str) -> None:
+        self._update("UPDATE outbox SET attempts = attempts + 1 WHERE event_id = ?", (event_id,))
+
+    def mark_accepted(self, event_id: str, registry: str, answer: Any) -> None:
+        self._update(
+            "UPDATE outbox SET state='accepted', registry=?, answer=?, reason=NULL, "
+            "updated_at=? WHERE event_id=?",
+            (registry, json.dumps(answer), _now(), event_id),
+        )
+
+    def mark_rejected(self, event_id: str, registry: str, reason: str, answer: Any) -> None:
+        self._update(
+            "UPDATE outbox SET state='rejected', registry=?, answer=?, reason=?, updated_at=? "
+            "WHERE event_id=? AND state='pending'",
+            (registry, json.dumps(answer), reason, _now(), event_id),
+        )
+
+    def retry(self, event_ids: Iterable[str] | None = None) -> int:
+        """Rejected events back to pending (all of them, or those named)."""
+        return self._set_pending("rejected", event_ids)
+
+    def drop(self, event_ids: Iterable[str]) -> int:
+        """Delete the named events; returns how many were there."""
+        ids = list(event_ids)
+        with self._lock:
+            n = 0
+            for eid in ids:
+                n += self._conn.execute("DELETE FROM outbox WHERE event_id = ?", (eid,)).rowcount
+        return n
+
+    def drop_state(self, state: State) -> int:
+        with self._lock:
+            return self._conn.execute("DELETE FROM outbox WHERE state = ?", (state,)).rowcount
+
+    def _set_pending(self, from_state: str, event_ids: Iterable[str] | None) -> int:
+        now = _now()
+        with self._lock:
+            if event_ids is None:
+                return self._conn.execute(
+                    "UPDATE outbox SET state='pending', reason=NULL, updated_at=? WHERE state=?",
+                    (now, from_state),
+                ).rowcount
+            n = 0
+            for eid in event_ids:
+                n += self._conn.execute(
+                    "UPDATE outbox SET state='pending', reason=NULL, updated_at=? "
+                    "WHERE state=? AND event_id=?",
+                    (now, from_state, eid),
+                ).rowcount
+            return n
+
+    def _update(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._conn.execute(sql, args)
+
+
+def _row(event: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    from pithauthor._core.author_event import check_author_event
+
+    report = check_author_event(event)
+    if not report.ok:
+        names = ", ".join(c.name for c in report.failed)
+        eid = event.get("event_id", "?") if isinstance(event, Mapping) else "?"
+        raise EventError(f"event {eid} does not verify ({names}); nothing was stored")
+    return (
+        str(event["event_id"]),
+        str(event["event_type"]),
+        str(event["subject_pith_number"]),
+        json.dumps(event, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _entry(row: tuple[Any, ...]) -> OutboxEntry:
+    return OutboxEntry(
+        event_id=row[0],
+        event_type=row[1],
+        subject=row[2],
+        event=json.loads(row[3]),
+        state=row[4],
+        stored_at=row[5],
+        updated_at=row[6],
+        attempts=row[7],
+        registry=row[8],
+        answer=json.loads(row[9]) if row[9] else None,
+        reason=row[10],
+    )

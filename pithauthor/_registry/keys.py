@@ -1,0 +1,150 @@
+"""The local registry's signing key, its receipts and its mirror manifest.
+
+The key is made on first start in the data folder (`registry-key.json`, mode 0600, folder 0700).
+Receipts have the real registry's format: Ed25519 over the 32 raw bytes of canonical_sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pithauthor._core.canonical import b64encode, hex_digest_bytes
+from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
+from pithauthor._core.merge import MERGE_VERSION
+from pithauthor.errors import UnsafePermissions
+
+KEY_FILE = "registry-key.json"
+REGISTRY_NAME = "pithauthor local registry"
+SIGNER_ID = "pithauthor-local"
+BUILDER_VERSION = "pithauthor-local-registry-v1"
+
+
+def utc_now() -> str:
+    """Now, UTC, second precision."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (mode 0700) or check that an existing one is not open to others."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.name == "posix" and path.stat().st_mode & 0o077:
+        raise UnsafePermissions(
+            f"the registry data folder {path} is open to others; fix it with: chmod 700 {path}"
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class LocalKey:
+    """The local registry's Ed25519 key."""
+
+    seed: bytes
+    created_at: str
+
+    @property
+    def public_key(self) -> bytes:
+        from nacl.signing import SigningKey
+
+        return bytes(SigningKey(self.seed).verify_key)
+
+    @property
+    def key_id(self) -> str:
+        return "pithauthor-local-" + fingerprint_b32(self.public_key)[:8].lower()
+
+    def sign(self, message: bytes) -> str:
+        from nacl.signing import SigningKey
+
+        return b64encode(SigningKey(self.seed).sign(message).signature)
+
+    def receipt(self, canonical_sha256: str, signed_at: str) -> dict[str, Any]:
+        """A receipt in the real registry's format, under this key."""
+        return {
+            "kind": "pith_receipt",
+            "key_id": self.key_id,
+            "algorithm": "ed25519",
+            "signed_at": signed_at,
+            "signature_b64": self.sign(hex_digest_bytes(canonical_sha256)),
+            "signed_message": "canonical_sha256_bytes",
+            "builder_version": BUILDER_VERSION,
+            "receipt_version": "0.3",
+            "canonical_sha256": canonical_sha256,
+            "first_computed_at": signed_at,
+            "last_reissued_at": signed_at,
+            "signature_status": "signed_local",
+            "public_key_fingerprint": fingerprint_hex(self.public_key),
+        }
+
+    def signer_block(self) -> dict[str, str]:
+        """The `signer` of registry events (record_created)."""
+        return {
+            "key_id": self.key_id,
+            "public_key_fingerprint": fingerprint_hex(self.public_key),
+            "signer_id": SIGNER_ID,
+            "signer_type": "pith_registry",
+        }
+
+    def manifest(self, base_url: str) -> dict[str, Any]:
+        """This registry's `/pith-mirrors.json`: its key, labelled as a local registry."""
+        pk = self.public_key
+        base = base_url.rstrip("/")
+        return {
+            "manifest_type": "pith_mirror_manifest",
+            "manifest_version": "1.0",
+            "generated_at": self.created_at,
+            "merge_version": MERGE_VERSION,
+            "mirrors": [
+                {
+                    "name": REGISTRY_NAME,
+                    "mirror_type": "local",
+                    "base_url": base,
+                    "bundle_pattern": base + "/pith/{suffix}/bundle.json",
+                    "state_pattern": base + "/pith/{suffix}/state.json",
+                    "public_key": {
+                        "key_id": self.key_id,
+                        "algorithm": "ed25519",
+                        "format": "raw",
+                        "public_key_b64": b64encode(pk),
+                        "public_key_hex": pk.hex(),
+                        "fingerprint_sha256_b32_first128bits": fingerprint_b32(pk),
+                        "fingerprint_sha256_hex": fingerprint_hex(pk),
+                        "rotates_at": None,
+                        "notes": "Key of a LOCAL pithauthor registry, made on this machine.",
+                    },
+                    "status": "local",
+                    "notes": "A local registry run by pithauthor (`pith registry serve`); "
+                    "not pith.science. Trust its key only for tests, dry runs and own mirrors.",
+                }
+            ],
+            "notes": "This is a local registry, not the Pith registry. Its receipts are signed "
+            "with its own key; states are merged with " + MERGE_VERSION + ".",
+        }
+
+
+def load_or_create_key(data_dir: Path) -> LocalKey:
+    """The key in `data_dir`, made (0600) on first use."""
+    ensure_private_dir(data_dir)
+    path = data_dir / KEY_FILE
+    if path.exists():
+        if os.name == "posix" and path.stat().st_mode & 0o077:
+            raise UnsafePermissions(f"{path} is readable by others; fix it with: chmod 600 {path}")
+        doc = json.loads(path.read_text("utf-8"))
+        return LocalKey(seed=bytes.fromhex(doc["seed_hex"]), created_at=doc["created_at"])
+    key = LocalKey(seed=os.urandom(32), created_at=utc_now())
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"seed_hex": key.seed.hex(), "created_at": key.created_at}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    try:
+        os.link(tmp, path)  # never replace a key another process made first
+    except FileExistsError:
+        os.unlink(tmp)
+        return load_or_create_key(data_dir)
+    os.unlink(tmp)
+    return key

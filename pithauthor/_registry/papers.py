@@ -1,0 +1,88 @@
+"""Adding papers to a local registry: from arXiv metadata, or from a registry record.
+
+- arXivRaw XML or JSON metadata: the canonical record is computed here (`pithauthor.records`).
+- A record JSON (e.g. from pith.science): verified first against the pinned key (plus any key
+  the caller trusts); its canonical record is stored, its own receipt kept as
+  `upstream_receipt`, and the local registry serves it with a receipt under its own key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pithauthor._core.canonical import canonical_sha256
+from pithauthor._core.record import pith_number_of
+from pithauthor._core.trust import Trust
+from pithauthor._registry.keys import LocalKey, utc_now
+from pithauthor._registry.store import RegistryStore, StoredRecord
+from pithauthor.errors import DocumentError, VerificationError
+
+
+def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, Any], Any]:
+    """(canonical record, upstream receipt or None) from a metadata or record file."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise DocumentError(f"{path} is a folder, not a file") from None
+    except OSError as exc:
+        raise DocumentError(f"cannot read {path}: {exc.strerror}") from None
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped[:1] == b"{":
+        try:
+            doc = json.loads(stripped.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DocumentError(f"{path} is not valid JSON ({exc})") from None
+        if isinstance(doc, Mapping) and "canonical_record" in doc and "receipt" in doc:
+            return _from_record(doc, path, trust), doc["receipt"]
+    from pithauthor.records import build_canonical_record, parse_arxiv_metadata
+
+    return build_canonical_record(parse_arxiv_metadata(data)), None
+
+
+def _from_record(doc: Mapping[str, Any], path: Path, trust: Trust | None) -> dict[str, Any]:
+    from pithauthor._core.registry_checks import check_record
+
+    if trust is None:
+        from pithauthor.trust import pinned_trust
+
+        trust = pinned_trust()
+    report = check_record(doc, trust)
+    if not report.ok:
+        names = ", ".join(c.name for c in report.failed)
+        raise VerificationError(f"{path}: the record does not verify ({names}); not added")
+    return dict(doc["canonical_record"])
+
+
+def add_paper(
+    store: RegistryStore, key: LocalKey, path: Path, trust: Trust | None = None
+) -> tuple[StoredRecord, bool]:
+    """Store the paper in `path`; returns the record and whether it was new."""
+    canon, upstream = record_from_file(path, trust)
+    digest = canonical_sha256(canon)
+    number = pith_number_of(canon)
+    now = utc_now()
+    rec = StoredRecord(
+        body=number.body,
+        pith_number=number.full,
+        arxiv_id=str(canon["source"]["id"]),
+        canonical_sha256=digest,
+        canonical_record=canon,
+        receipt=key.receipt(digest, now),
+        upstream_receipt=dict(upstream) if isinstance(upstream, Mapping) else None,
+        created_at=now,
+    )
+    new = store.add_record(rec)
+    stored = store.find(number.body)
+    assert stored is not None
+    return stored, new
+
+
+def example_papers() -> list[Path]:
+    """The example arXivRaw documents shipped for the demo (`pithauthor/data/examples`)."""
+    from importlib import resources
+
+    folder = resources.files("pithauthor").joinpath("data", "examples")
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith((".xml", ".json")))

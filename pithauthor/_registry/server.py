@@ -1,0 +1,277 @@
+"""The local registry's HTTP server (stdlib `ThreadingHTTPServer`, HTTP/1.1 keep-alive).
+
+    GET  /pith-mirrors.json                       its manifest (local key, labelled local)
+    GET  /api/pith-number/resolve?arxiv=ID        {pith_number, canonical_sha256, record_url}
+    GET  /pith/{ref}  (also /pith/{ref}.json)      the record, with agent_actions to itself
+    GET  /pith/{ref}/bundle.json | /state.json     bundle, merged state
+    POST /pith/{ref}/action/{event_type}           a signed author event (201 new, 200 repeat)
+
+`{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Errors are JSON
+`{"error": ..., "failed_checks": [...]}`. `FaultPlan` is for tests only: it makes some requests
+fail (500, connection reset after the event was stored, or a stall past the client's timeout).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from pithauthor._core.author_event import check_author_event
+from pithauthor._registry import documents
+from pithauthor._registry.keys import load_or_create_key, utc_now
+from pithauthor._registry.store import RegistryStore
+
+MAX_BODY = 64 * 1024
+EVENT_TYPES = frozenset(documents.ACTIONS.values())
+
+
+@dataclass
+class FaultPlan:
+    """Test-only faults: every `every`-th POST gets the next of `kinds`, in turn."""
+
+    every: int = 3
+    kinds: tuple[str, ...] = ("500", "reset", "stall")
+    stall_seconds: float = 2.0
+    delay_seconds: float = 0.0
+    _count: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_fault(self) -> str | None:
+        with self._lock:
+            self._count += 1
+            n = self._count
+        if self.delay_seconds:
+            time.sleep(self.delay_seconds)
+        if not self.kinds or self.every <= 0 or n % self.every:
+            return None
+        return self.kinds[(n // self.every - 1) % len(self.kinds)]
+
+
+class HTTPFailure(Exception):
+    """An answer other than 2xx, with a JSON body."""
+
+    def __init__(self, status: int, error: str, failed_checks: list[str] | None = None) -> None:
+        super().__init__(error)
+        self.status = status
+        self.body: dict[str, Any] = {"error": error}
+        if failed_checks is not None:
+            self.body["failed_checks"] = failed_checks
+
+
+class _Reset(Exception):
+    """Drop the connection with a TCP reset (fault injection)."""
+
+
+class RegistryServer(ThreadingHTTPServer):
+    """A local registry bound to (host, port); `port=0` picks a free port."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        data_dir: Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        token: str | None = None,
+        faults: FaultPlan | None = None,
+    ) -> None:
+        self.key = load_or_create_key(data_dir)
+        self.store = RegistryStore(data_dir)
+        self.token = token
+        self.faults = faults
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        text = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{text}]" if ":" in text else text
+        return f"http://{shown}:{port}"
+
+    def start(self) -> threading.Thread:
+        """Serve in a daemon thread (tests, the demo); stop with `stop()`."""
+        thread = threading.Thread(
+            target=self.serve_forever, args=(0.05,), name="pith-registry", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stalls on keep-alive
+    server: RegistryServer
+    server_version = "pithauthor-local-registry/1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the CLI prints its own one-line start-up message."""
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (_Reset, ConnectionError, TimeoutError):
+            self.close_connection = True
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _base(self) -> str:
+        host = self.headers.get("Host")
+        return f"http://{host}" if host else self.server.url
+
+    def _send(self, status: int, doc: Any, extra: Mapping[str, str] | None = None) -> None:
+        body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _fail(self, exc: HTTPFailure) -> None:
+        extra = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        self._send(exc.status, exc.body, extra)
+
+    def _reset(self) -> None:
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        raise _Reset
+
+    def _find(self, ref: str) -> Any:
+        rec = self.server.store.find(ref)
+        if rec is None:
+            raise HTTPFailure(404, f"no record for {ref!r} on this registry")
+        return rec
+
+    # --- GET -------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        try:
+            self._send(200, self._get())
+        except HTTPFailure as exc:
+            self._fail(exc)
+
+    def _get(self) -> Any:
+        url = urlsplit(self.path)
+        parts = [p for p in url.path.split("/") if p]
+        server = self.server
+        if parts == ["pith-mirrors.json"]:
+            return server.key.manifest(self._base())
+        if parts == ["api", "pith-number", "resolve"]:
+            arxiv = (parse_qs(url.query).get("arxiv") or [""])[0]
+            if not arxiv:
+                raise HTTPFailure(400, "give ?arxiv=ID")
+            return documents.resolve_document(self._find(arxiv), self._base())
+        if len(parts) >= 2 and parts[0] == "pith":
+            ref = "/".join(parts[1:])
+            for suffix, kind in (("/bundle.json", "bundle"), ("/state.json", "state")):
+                if ref.endswith(suffix):
+                    rec = self._find(ref.removesuffix(suffix))
+                    events = server.store.events(rec.body)
+                    if kind == "bundle":
+                        return documents.bundle_document(rec, server.key, events)
+                    return documents.state_document(rec, server.key, events)
+            return documents.record_document(self._find(ref.removesuffix(".json")), self._base())
+        raise HTTPFailure(404, f"no such endpoint: {url.path}")
+
+    # --- POST ------------------------------------------------------------------------------
+
+    def do_POST(self) -> None:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY:
+            self.close_connection = True
+            self._fail(HTTPFailure(413, f"the body must be at most {MAX_BODY} bytes"))
+            return
+        raw = self.rfile.read(length)
+        fault = self.server.faults.next_fault() if self.server.faults else None
+        if fault == "500":
+            self._fail(HTTPFailure(500, "injected fault"))
+            return
+        if fault == "stall":
+            time.sleep(self.server.faults.stall_seconds if self.server.faults else 0)
+        try:
+            status, answer = self._post(raw)
+        except HTTPFailure as exc:
+            self._fail(exc)
+            return
+        if fault == "reset":
+            self._reset()
+        self._send(status, answer)
+
+    def _post(self, raw: bytes) -> tuple[int, dict[str, Any]]:
+        parts = [p for p in urlsplit(self.path).path.split("/") if p]
+        if len(parts) != 4 or parts[0] != "pith" or parts[2] != "action":
+            raise HTTPFailure(404, "POST to /pith/{body}/action/{event_type}")
+        self._check_token()
+        kind = parts[3]
+        if kind not in EVENT_TYPES:
+            raise HTTPFailure(404, f"this registry takes no {kind!r} events")
+        rec = self._find(parts[1])
+        try:
+            event = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise HTTPFailure(400, f"the body is not JSON ({exc})") from None
+        if not isinstance(event, dict):
+            raise HTTPFailure(400, "the body must be a signed event (a JSON object)")
+        key = self.headers.get("Idempotency-Key")
+        if key is None or key != event.get("event_id"):
+            raise HTTPFailure(400, "the Idempotency-Key header must equal the event's event_id")
+        report = check_author_event(event)
+        failed = [c.name for c in report.failed]
+        if event.get("event_type") != kind:
+            failed.append("action_kind")
+        if event.get("subject_pith_number") != rec.pith_number:
+            failed.append("subject_matches")
+        payload = event.get("payload")
+        if not isinstance(payload, Mapping) or payload.get("canonical_sha256") != (
+            rec.canonical_sha256
+        ):
+            failed.append("payload_canonical_sha256")
+        if failed:
+            raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
+        received = utc_now()
+        outcome = self.server.store.insert_event(rec.body, event, received)
+        if outcome == "conflict":
+            raise HTTPFailure(400, "another event with this event_id is already stored")
+        eid = str(event["event_id"])
+        return (201 if outcome == "new" else 200), {
+            "status": "accepted",
+            "duplicate": outcome == "repeat",
+            "event_id": eid,
+            "pith_number": rec.pith_number,
+            "registry_receipt": {
+                "key_id": self.server.key.key_id,
+                "algorithm": "ed25519",
+                "signed_message": "event_id_bytes",
+                "signature_b64": self.server.key.sign(bytes.fromhex(eid[7:])),
+            },
+        }
+
+    def _check_token(self) -> None:
+        want = self.server.token
+        if want is None:
+            return
+        got = self.headers.get("Authorization", "")
+        if not got.startswith("Bearer "):
+            raise HTTPFailure(401, "this registry wants sign-in (a bearer token)")
+        if not hmac.compare_digest(got[7:].strip().encode(), want.encode()):
+            raise HTTPFailure(403, "the token is not accepted")

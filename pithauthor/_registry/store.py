@@ -1,0 +1,233 @@
+"""SQLite storage of the local registry: records, and author events deduplicated by event_id."""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pithauthor._core.canonical import canonical
+from pithauthor._core.pith_number import ALIAS_LENGTHS, BODY_LENGTH
+
+DB_FILE = "registry.sqlite3"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    body TEXT PRIMARY KEY,
+    pith_number TEXT NOT NULL UNIQUE,
+    arxiv_id TEXT NOT NULL,
+    canonical_sha256 TEXT NOT NULL,
+    canonical_record TEXT NOT NULL,
+    receipt TEXT NOT NULL,
+    upstream_receipt TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_arxiv ON records(arxiv_id);
+CREATE TABLE IF NOT EXISTS events (
+    event_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL REFERENCES records(body),
+    event_type TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    received_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_body ON events(body);
+"""
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """One paper the registry knows."""
+
+    body: str
+    pith_number: str
+    arxiv_id: str
+    canonical_sha256: str
+    canonical_record: dict[str, Any]
+    receipt: dict[str, Any]
+    upstream_receipt: dict[str, Any] | None
+    created_at: str
+
+
+Insert = Literal["new", "repeat", "conflict"]
+
+
+class _Pending:
+    """One event waiting for the group commit, and its outcome."""
+
+    __slots__ = ("body", "done", "error", "event_id", "event_type", "raw", "received", "result")
+
+    def __init__(self, body: str, event: Mapping[str, Any], received: str) -> None:
+        self.body = body
+        self.event_id = str(event["event_id"])
+        self.event_type = str(event["event_type"])
+        self.raw = canonical(event).decode("utf-8")
+        self.received = received
+        self.result: Insert = "conflict"
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+
+class RegistryStore:
+    """Records and events in one SQLite file (WAL, fully synced); one connection per thread.
+
+    Events are written by one writer thread in group commits: every event that arrives while a
+    commit is on disk goes into the next transaction, so parallel clients share one fsync. An
+    answer is given only after the commit holding the event is durable.
+    """
+
+    MAX_GROUP = 256
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / DB_FILE
+        self._local = threading.local()
+        self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._writer_lock = threading.Lock()
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def add_record(self, rec: StoredRecord) -> bool:
+        """Store a record; False when its number was already there (kept unchanged)."""
+        cur = self._conn().execute(
+            "INSERT INTO records VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(body) DO NOTHING",
+            (
+                rec.body,
+                rec.pith_number,
+                rec.arxiv_id,
+                rec.canonical_sha256,
+                json.dumps(rec.canonical_record),
+                json.dumps(rec.receipt),
+                json.dumps(rec.upstream_receipt) if rec.upstream_receipt else None,
+                rec.created_at,
+            ),
+        )
+        return cur.rowcount == 1
+
+    def find(self, ref: str) -> StoredRecord | None:
+        """A record by body, unique alias prefix (8/12/16), or arXiv id (with or without vN)."""
+        ref = ref.strip()
+        up = ref.upper()
+        conn = self._conn()
+        if len(up) == BODY_LENGTH:
+            rows = conn.execute("SELECT * FROM records WHERE body = ?", (up,)).fetchall()
+        elif len(up) in ALIAS_LENGTHS and up.isalnum():
+            rows = conn.execute(
+                "SELECT * FROM records WHERE substr(body, 1, ?) = ?", (len(up), up)
+            ).fetchall()
+        else:
+            rows = []
+        if not rows:
+            from pithauthor._core.arxiv_id import ArxivId
+            from pithauthor.errors import ArxivIdError
+
+            try:
+                aid = ArxivId.parse(ref).id
+            except ArxivIdError:
+                return None
+            rows = conn.execute("SELECT * FROM records WHERE arxiv_id = ?", (aid,)).fetchall()
+        return _record(rows[0]) if len(rows) == 1 else None
+
+    def records(self) -> list[StoredRecord]:
+        rows = self._conn().execute("SELECT * FROM records ORDER BY body").fetchall()
+        return [_record(r) for r in rows]
+
+    def insert_event(self, body: str, event: Mapping[str, Any], received_at: str) -> Insert:
+        """Store an event once: `new`, `repeat` (same bytes), `conflict` (same id, other bytes).
+
+        Returns when the transaction holding it is on disk."""
+        item = _Pending(body, event, received_at)
+        self._ensure_writer()
+        self._queue.put(item)
+        item.done.wait()
+        if item.error is not None:
+            raise item.error
+        return item.result
+
+    def _ensure_writer(self) -> None:
+        with self._writer_lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(
+                    target=self._write_loop, name="pith-registry-writer", daemon=True
+                )
+                self._writer.start()
+
+    def _write_loop(self) -> None:
+        while True:
+            group = [self._queue.get()]
+            while len(group) < self.MAX_GROUP:
+                try:
+                    group.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._commit(group)
+            except BaseException as exc:  # every waiter hears of it; nothing half-written
+                for item in group:
+                    item.error = exc
+            for item in group:
+                item.done.set()
+
+    def _commit(self, group: list[_Pending]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for item in group:
+                row = conn.execute(
+                    "SELECT raw FROM events WHERE event_id = ?", (item.event_id,)
+                ).fetchone()
+                if row is None:
+                    conn.execute(
+                        "INSERT INTO events VALUES (?,?,?,?,?)",
+                        (item.event_id, item.body, item.event_type, item.raw, item.received),
+                    )
+                    item.result = "new"
+                else:
+                    item.result = "repeat" if row[0] == item.raw else "conflict"
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def events(self, body: str) -> list[dict[str, Any]]:
+        rows = (
+            self._conn()
+            .execute("SELECT raw FROM events WHERE body = ? ORDER BY event_id", (body,))
+            .fetchall()
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    def event_count(self) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+def _record(row: tuple[Any, ...]) -> StoredRecord:
+    return StoredRecord(
+        body=row[0],
+        pith_number=row[1],
+        arxiv_id=row[2],
+        canonical_sha256=row[3],
+        canonical_record=json.loads(row[4]),
+        receipt=json.loads(row[5]),
+        upstream_receipt=json.loads(row[6]) if row[6] else None,
+        created_at=row[7],
+    )

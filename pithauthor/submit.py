@@ -1,0 +1,408 @@
+"""Talk to a registry: resolve, fetch and verify records, bundles and states; submit events.
+
+Every record is verified against the trusted registry keys before anything uses it: the key
+pinned in the package, plus the manifests named in `PITH_TRUST` (paths separated by the OS path
+separator) or passed explicitly. Events go to the action endpoint the record's `agent_actions`
+names (same origin as the registry only), with `Idempotency-Key: <event_id>`.
+
+Every event is stored in the outbox before any network I/O; `submit_pending` sends what is
+pending, in parallel, and records each answer, so a batch arrives exactly once whatever fails.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pithauthor._client import (
+    DEFAULT_REGISTRY,
+    RegistryAnswerError,
+    RegistryHttp,
+    RetryPolicy,
+    check_url,
+    is_loopback,
+    origin,
+)
+from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
+from pithauthor._core.subject import Subject
+from pithauthor._core.trust import Trust
+from pithauthor.errors import (
+    AuthError,
+    DocumentError,
+    InputError,
+    NetworkError,
+    PithError,
+    RegistryResponseError,
+    VerificationError,
+)
+
+__all__ = [
+    "DEFAULT_REGISTRY",
+    "RegistryClient",
+    "RetryPolicy",
+    "SubmitResult",
+    "default_trust",
+    "fetch_subject",
+    "registry_url",
+    "resolve_arxiv",
+    "store_in_outbox",
+    "submit_events",
+    "submit_pending",
+]
+
+REGISTRY_ENV = "PITH_REGISTRY"
+TRUST_ENV = "PITH_TRUST"
+ACTION_NAMES = {
+    "author_attestation": "attest_author",
+    "citation_signature": "sign_citation",
+    "replication_record": "submit_replication",
+}
+Progress = Callable[[int, int], None]
+
+
+def registry_url(registry: str | None = None) -> str:
+    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy."""
+    return check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+
+
+def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:
+    """The pinned key, plus the manifests in `$PITH_TRUST` and `manifests`."""
+    from pithauthor.trust import load_manifest_file, pinned_trust
+
+    trust = pinned_trust()
+    paths = [p for p in os.environ.get(TRUST_ENV, "").split(os.pathsep) if p.strip()]
+    for path in [*paths, *manifests]:
+        trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
+    return trust
+
+
+def _failed(report: Any) -> str:
+    return ", ".join(c.name for c in report.failed)
+
+
+class RegistryClient:
+    """A registry and the keys trusted for it: fetch verified documents, submit events."""
+
+    def __init__(
+        self,
+        registry: str | None = None,
+        *,
+        trust: Trust | None = None,
+        token: str | None = None,
+        timeout: float = 20.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 16,
+    ) -> None:
+        self.base_url = registry_url(registry)
+        if token is None:
+            from pithauthor._tokens import token_for
+
+            token = token_for(self.base_url)
+        self.http = RegistryHttp(
+            self.base_url,
+            token=token,
+            timeout=timeout,
+            connect_timeout=min(timeout, 5.0),
+            retry=retry,
+            max_connections=max_connections,
+        )
+        self.trust = trust if trust is not None else default_trust()
+        self._records: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- trust -------------------------------------------------------------------------------
+
+    def trust_local_registry(self) -> Trust:
+        """Add the key this (loopback, local) registry publishes; returns the new trust.
+
+        Only for a registry on this machine whose manifest calls itself local: that key
+        proves nothing about pith.science, and the caller should say so to the user.
+        """
+        from urllib.parse import urlsplit
+
+        if not is_loopback(urlsplit(self.base_url).hostname or ""):
+            raise InputError("--trust-local-registry works only for a registry on loopback")
+        manifest = self.http.get_json("/pith-mirrors.json")
+        mirrors = manifest.get("mirrors") if isinstance(manifest, Mapping) else None
+        if not mirrors or any(m.get("mirror_type") != "local" for m in mirrors):
+            raise VerificationError("the registry's manifest does not call itself local")
+        try:
+            keys = Trust.from_manifest(manifest, local=True).keys.values()
+        except DocumentError as exc:
+            raise RegistryResponseError(f"the local registry's manifest is broken: {exc}") from None
+        self.trust = self.trust.with_keys(keys)
+        return self.trust
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def record(self, ref: str | PithNumber) -> dict[str, Any]:
+        """The record of `ref` (number, body, alias or arXiv id), verified; else an error."""
+        number = self._reference(ref)
+        body = number.body if isinstance(number, PithNumber) else number.prefix
+        with self._lock:
+            cached = self._records.get(body)
+        if cached is not None:
+            return cached
+        doc = self.http.get_json(f"/pith/{body}")
+        record = self._verified_record(doc, number)
+        with self._lock:
+            self._records[body] = record
+            self._records[PithNumber.parse(record["pith_number"]).body] = record
+        return record
+
+    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> dict[str, Any]:
+        from pithauthor._core.registry_checks import check_record
+
+        if not isinstance(doc, dict) or "canonical_record" not in doc:
+            raise RegistryResponseError("the registry's answer is not a record")
+        report = check_record(doc, self.trust)
+        if [c.name for c in report.failed] == ["receipt_key"]:
+            receipt = doc.get("receipt")
+            kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
+            raise VerificationError(
+                f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
+                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
+                "(a local registry: --trust-local-registry)"
+            )
+        if not report.ok:
+            raise VerificationError(
+                f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
+            )
+        got = PithNumber.parse(str(doc.get("pith_number")))
+        ok = (
+            got.same_paper(wanted)
+            if isinstance(wanted, PithNumber)
+            else got.body.startswith(wanted.prefix)
+        )
+        if not ok:
+            raise VerificationError(f"asked for {wanted}, the registry sent {got.full}")
+        return doc
+
+    def resolve(self, arxiv_id: str) -> PithNumber:
+        """The Pith Number of an arXiv paper, via the resolver; the record is verified."""
+        from pithauthor._core.arxiv_id import ArxivId
+
+        aid = ArxivId.parse(arxiv_id)
+        answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
+        number_text = None
+        if isinstance(answer, Mapping):
+            number_text = answer.get("pith_number")
+            nested = answer.get("record")
+            if number_text is None and isinstance(nested, Mapping):
+                number_text = nested.get("pith_number")
+        if not isinstance(number_text, str):
+            raise RegistryResponseError("the resolver's answer names no pith_number")
+        number = PithNumber.parse(number_text)
+        record = self.record(number)
+        source = record["canonical_record"].get("source", {})
+        if source.get("id") != aid.id:
+            raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
+        return number
+
+    def bundle(self, ref: str | PithNumber) -> dict[str, Any]:
+        """The bundle of `ref`, checked (hash, number, author events)."""
+        from pithauthor._core.registry_checks import check_bundle
+
+        record = self.record(ref)
+        doc = self.http.get_json(
+            f"/pith/{PithNumber.parse(record['pith_number']).body}/bundle.json"
+        )
+        if not isinstance(doc, dict):
+            raise RegistryResponseError("the bundle is not a JSON object")
+        report = check_bundle(doc)
+        if not report.ok or doc.get("pith_number") != record["pith_number"]:
+            raise VerificationError(f"the bundle does not verify ({_failed(report) or 'number'})")
+        return doc
+
+    def state(self, ref: str | PithNumber) -> dict[str, Any]:
+        """The merged state of `ref`, checked (hash, receipt, events, local merge)."""
+        from pithauthor._core.registry_checks import check_state
+
+        record = self.record(ref)
+        doc = self.http.get_json(f"/pith/{PithNumber.parse(record['pith_number']).body}/state.json")
+        if not isinstance(doc, dict):
+            raise RegistryResponseError("the state is not a JSON object")
+        report = check_state(doc, self.trust)
+        if not report.ok or doc.get("pith_number") != record["pith_number"]:
+            raise VerificationError(f"the state does not verify ({_failed(report) or 'number'})")
+        return doc
+
+    def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
+        if isinstance(ref, PithNumber):
+            return ref
+        text = ref.strip()
+        if not text.lower().startswith("pith") and ("." in text or "/" in text):
+            return self.resolve(text)
+        return parse_reference(text)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def action_url(self, event: Mapping[str, Any]) -> str:
+        """Where `event` goes: the action link of its subject's verified record."""
+        name = ACTION_NAMES.get(str(event.get("event_type")))
+        if name is None:
+            raise InputError(f"no action endpoint for event type {event.get('event_type')!r}")
+        record = self.record(PithNumber.parse(str(event.get("subject_pith_number"))))
+        actions = (record.get("agent_actions") or {}).get("actions") or {}
+        url = actions.get(name)
+        if not isinstance(url, str):
+            raise RegistryResponseError(f"the record names no {name} action")
+        if origin(check_url(url)) != origin(self.base_url):
+            raise RegistryResponseError(f"the record's {name} link leaves {self.base_url}: {url}")
+        return url
+
+    def submit(self, event: Mapping[str, Any], url: str | None = None) -> tuple[int, Any]:
+        """POST one signed event to its action endpoint; (status, answer) on 200/201."""
+        eid = str(event["event_id"])
+        status, answer = self.http.post_json(
+            url or self.action_url(event), event, headers={"Idempotency-Key": eid}
+        )
+        if isinstance(answer, Mapping) and answer.get("event_id", eid) != eid:
+            raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
+        return status, answer
+
+
+# --- outbox and batches ------------------------------------------------------------------------
+
+
+@dataclass
+class SubmitResult:
+    """What a submission did. `error` is the one problem that stopped it, if any."""
+
+    registry: str
+    accepted: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    error: PithError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.rejected and not self.pending
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "registry": self.registry,
+            "accepted": self.accepted,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "pending": self.pending,
+            "error": str(self.error) if self.error else None,
+        }
+
+
+def store_in_outbox(events: list[dict[str, Any]]) -> None:
+    """Store signed events in the outbox (atomically; an event already there is kept)."""
+    from pithauthor._outbox import Outbox
+
+    with Outbox() as outbox:
+        outbox.store(events)
+
+
+def submit_pending(
+    *,
+    registry: str | None = None,
+    parallel: int = 8,
+    client: RegistryClient | None = None,
+    progress: Progress | None = None,
+    outbox_path: Path | None = None,
+) -> SubmitResult:
+    """Send every pending event of the outbox; each answer is recorded as it comes."""
+    from pithauthor._outbox import Outbox
+
+    if parallel < 1:
+        raise InputError("--parallel must be at least 1")
+    own = client is None
+    client = client or RegistryClient(registry, max_connections=max(parallel, 4))
+    try:
+        with Outbox(outbox_path) as outbox:
+            return _send_all(client, outbox, parallel, progress)
+    finally:
+        if own:
+            client.close()
+
+
+def _send_all(
+    client: RegistryClient, outbox: Any, parallel: int, progress: Progress | None
+) -> SubmitResult:
+    entries = outbox.entries("pending")
+    result = SubmitResult(registry=client.base_url)
+    stop = threading.Event()
+    lock = threading.Lock()
+    done = 0
+
+    def send(entry: Any) -> None:
+        nonlocal done
+        if not stop.is_set():
+            try:
+                # the record (404, not verifying...) is no verdict on the event: it stays pending
+                url = client.action_url(entry.event)
+                outbox.attempt(entry.event_id)
+                status, answer = client.submit(entry.event, url)
+            except RegistryAnswerError as exc:
+                if exc.from_post:
+                    outbox.mark_rejected(entry.event_id, client.base_url, str(exc), exc.answer)
+                with lock:
+                    if exc.from_post:
+                        result.rejected[entry.event_id] = str(exc)
+                    else:
+                        result.error = result.error or exc
+            except PithError as exc:
+                if isinstance(exc, AuthError | NetworkError):
+                    stop.set()  # every other request would fail the same way
+                with lock:
+                    result.error = result.error or exc
+            else:
+                outbox.mark_accepted(entry.event_id, client.base_url, answer)
+                with lock:
+                    result.accepted.append(entry.event_id)
+                    if status == 200:
+                        result.duplicates.append(entry.event_id)
+        with lock:
+            done += 1
+            if progress is not None:
+                progress(done, len(entries))
+
+    if entries:
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
+            list(pool.map(send, entries))
+    result.pending = [e.event_id for e in outbox.entries("pending")]
+    return result
+
+
+def submit_events(
+    events: list[dict[str, Any]], *, registry: str | None = None, parallel: int = 8
+) -> SubmitResult:
+    """Store `events` in the outbox, then send everything pending (for `--submit`)."""
+    store_in_outbox(events)
+    return submit_pending(registry=registry, parallel=parallel)
+
+
+# --- seams for other commands --------------------------------------------------------------------
+
+
+def fetch_subject(ref: str) -> Subject:
+    """The verified subject (number and hash) of a Pith Number, alias or arXiv id."""
+    with RegistryClient() as client:
+        return Subject.from_document(client.record(ref))
+
+
+def resolve_arxiv(arxiv_id: str) -> PithNumber:
+    """The Pith Number of an arXiv paper, from the registry's resolver (record verified)."""
+    with RegistryClient() as client:
+        return client.resolve(arxiv_id)

@@ -1,0 +1,170 @@
+"""Test helpers for the registry/outbox/submit tests: a test signer, events, and servers.
+
+Until the events branch (pithauthor.sign) is merged, events are built here with the envelope and
+the contract payloads. Run as a script to serve a registry in a subprocess (optionally slowed):
+
+    python tests/registry_helpers.py DATA_DIR PORT [DELAY_SECONDS]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from nacl.signing import SigningKey
+
+from pithauthor._core.envelope import seal, signer_block, unsigned_event
+from pithauthor._core.key_identity import key_id
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.subject import Subject
+from pithauthor._registry.papers import add_paper, example_papers
+from pithauthor._registry.server import FaultPlan, RegistryServer
+
+REPO = Path(__file__).resolve().parent.parent
+REAL_NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
+REAL_SHA = "694dd781d7852a8b0efd2ff12c617f25b959612a7c7a23e12497b4715d745ec0"
+SUBJECT = Subject(PithNumber.parse(REAL_NUMBER), REAL_SHA)
+
+
+class TestSigner:
+    """An Ed25519 key that satisfies envelope.Signer."""
+
+    __test__ = False
+
+    def __init__(self, seed: bytes | None = None) -> None:
+        self._key = SigningKey(seed or os.urandom(32))
+
+    @property
+    def public_key(self) -> bytes:
+        return bytes(self._key.verify_key)
+
+    @property
+    def signer_id(self) -> str:
+        return key_id(self.public_key)
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        return bytes(self._key.sign(digest).signature)
+
+
+def citing_number(i: int) -> str:
+    digest = hashlib.sha256(f"citing paper {i}".encode()).hexdigest()
+    return PithNumber.from_digest(digest, 2024).full
+
+
+def citation(
+    signer: TestSigner,
+    i: int,
+    subject: Subject = SUBJECT,
+    relationship: str = "cites",
+    created_at: str = "2026-11-29T12:00:00Z",
+) -> dict[str, Any]:
+    payload = {
+        "payload_schema": "pithauthor.citation_signature.v1",
+        "canonical_sha256": subject.canonical_sha256,
+        "citing_pith_number": citing_number(i),
+        "relationship": relationship,
+    }
+    unsigned = unsigned_event(
+        "citation_signature", subject.pith_number, created_at, signer_block(signer), payload
+    )
+    return seal(unsigned, signer)
+
+
+def attestation(
+    signer: TestSigner, subject: Subject = SUBJECT, position: int = 1, name: str = "Ada Lovelace"
+) -> dict[str, Any]:
+    payload = {
+        "payload_schema": "pithauthor.author_attestation.v1",
+        "canonical_sha256": subject.canonical_sha256,
+        "author": {"name": name, "position": position},
+        "statement": "I am an author of this paper.",
+    }
+    unsigned = unsigned_event(
+        "author_attestation",
+        subject.pith_number,
+        "2026-11-29T11:00:00Z",
+        signer_block(signer),
+        payload,
+    )
+    return seal(unsigned, signer)
+
+
+def replication(signer: TestSigner, subject: Subject = SUBJECT) -> dict[str, Any]:
+    payload = {
+        "payload_schema": "pithauthor.replication_record.v1",
+        "canonical_sha256": subject.canonical_sha256,
+        "kind": "replication",
+        "outcome": "reproduced",
+        "artifacts": [{"uri": "https://example.org/run.tar.gz", "sha256": "ab" * 32}],
+        "summary": "Re-ran the benchmark; speed-ups within 5%.",
+    }
+    unsigned = unsigned_event(
+        "replication_record",
+        subject.pith_number,
+        "2026-11-29T13:00:00Z",
+        signer_block(signer),
+        payload,
+    )
+    return seal(unsigned, signer)
+
+
+def citations(n: int, signer: TestSigner | None = None) -> list[dict[str, Any]]:
+    signer = signer or TestSigner()
+    return [citation(signer, i) for i in range(n)]
+
+
+def start_server(data_dir: Path, **kwargs: Any) -> RegistryServer:
+    """A real registry on 127.0.0.1 (free port) in a thread, with the example papers."""
+    server = RegistryServer(data_dir, **kwargs)
+    for path in example_papers():
+        add_paper(server.store, server.key, path)
+    server.start()
+    return server
+
+
+def manifest_file(server_url: str, data_dir: Path, dest: Path) -> Path:
+    """The local registry's manifest written to `dest` (for PITH_TRUST / --trust-manifest)."""
+    from pithauthor._registry.keys import load_or_create_key
+
+    dest.write_text(json.dumps(load_or_create_key(data_dir).manifest(server_url)), "utf-8")
+    return dest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spawn_server(data_dir: Path, port: int, delay: float = 0.0) -> subprocess.Popen[bytes]:
+    """The registry in a subprocess (so it can be killed); waits until it answers."""
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), str(data_dir), str(port), str(delay)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("the registry subprocess did not start")
+
+
+if __name__ == "__main__":
+    data, port_text, delay_text = sys.argv[1], sys.argv[2], sys.argv[3]
+    faults = FaultPlan(every=0, delay_seconds=float(delay_text)) if float(delay_text) else None
+    srv = RegistryServer(Path(data), "127.0.0.1", int(port_text), faults=faults)
+    for p in example_papers():
+        add_paper(srv.store, srv.key, p)
+    srv.serve_forever()

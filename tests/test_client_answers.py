@@ -1,0 +1,249 @@
+"""Bad answers and policy: each a clear one-line error with the documented exit code, and the
+outbox intact. Faults are injected with an httpx MockTransport only where a real registry cannot
+misbehave that way (invalid JSON, a tampered record, 429 with Retry-After)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import RunPith, assert_one_line_error
+from registry_helpers import REAL_NUMBER, citations, manifest_file, start_server
+
+from pithauthor._client import RegistryHttp, RetryPolicy, check_url, parse_retry_after
+from pithauthor._outbox import Outbox
+from pithauthor._registry.server import RegistryServer
+from pithauthor.errors import (
+    AuthError,
+    InputError,
+    NetworkError,
+    RegistryResponseError,
+    VerificationError,
+)
+from pithauthor.submit import RegistryClient, store_in_outbox, submit_pending
+from pithauthor.trust import pinned_trust
+
+BODY = REAL_NUMBER.rsplit(":", 1)[1]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RegistryServer]:
+    srv = start_server(tmp_path / "reg")
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://example.org", "http://10.0.0.1:8080", "ftp://127.0.0.1", "pith.science"],
+)
+def test_url_policy_refuses_plain_http_off_loopback(url: str) -> None:
+    with pytest.raises(InputError):
+        check_url(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://pith.science/", "http://127.0.0.1:8787", "http://[::1]:80", "http://localhost"]
+)
+def test_url_policy_allows_https_and_loopback_http(url: str) -> None:
+    assert check_url(url) == url.rstrip("/")
+
+
+def test_retry_after_accepts_seconds_and_http_dates() -> None:
+    assert parse_retry_after("7") == 7.0
+    when = parse_retry_after("Sun, 29 Nov 2026 14:00:10 GMT", now=1795960800.0)
+    assert when == 10.0
+    assert parse_retry_after("soon") is None
+
+
+def test_429_is_retried_after_the_delay_the_registry_asks() -> None:
+    answers = iter(
+        [httpx.Response(429, headers={"Retry-After": "3"}), httpx.Response(200, json={})]
+    )
+    slept: list[float] = []
+    http = RegistryHttp(
+        "https://pith.science",
+        transport=httpx.MockTransport(lambda request: next(answers)),
+        retry=RetryPolicy(max_attempts=3, base_delay=0.01),
+        sleep=slept.append,
+    )
+    assert http.get_json("/x") == {}
+    assert slept == [3.0]
+
+
+def test_backoff_is_capped_full_jitter() -> None:
+    policy = RetryPolicy(base_delay=1.0, max_delay=4.0)
+    delays = [policy.delay(10) for _ in range(200)]
+    assert all(0 <= d <= 4.0 for d in delays)
+    assert max(delays) > 2.0  # jitter spreads up to the cap
+
+
+def test_invalid_json_is_a_response_error() -> None:
+    http = RegistryHttp(
+        "https://pith.science",
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, content=b"<html>")),
+    )
+    with pytest.raises(RegistryResponseError, match="not JSON"):
+        http.get_json("/pith/X")
+
+
+def test_record_with_a_wrong_hash_or_receipt_is_not_trusted(server: RegistryServer) -> None:
+    real = httpx.get(f"{server.url}/pith/{BODY}").json()
+    for tamper in ("hash", "receipt"):
+        doc = json.loads(json.dumps(real))
+        if tamper == "hash":
+            doc["canonical_record"]["source"]["version"] = 3
+        else:
+            doc["receipt"]["signature_b64"] = doc["receipt"]["signature_b64"][::-1]
+        transport = httpx.MockTransport(lambda r, d=doc: httpx.Response(200, json=d))
+        client = RegistryClient(server.url, trust=pinned_trust())
+        client.trust_local_registry()
+        client.http = RegistryHttp(server.url, transport=transport)
+        with pytest.raises(VerificationError, match="does not verify"):
+            client.record(REAL_NUMBER)
+
+
+def test_unknown_registry_key_is_refused(server: RegistryServer) -> None:
+    with (
+        RegistryClient(server.url, trust=pinned_trust()) as client,
+        pytest.raises(VerificationError, match="not trusted"),
+    ):
+        client.record(REAL_NUMBER)
+
+
+def test_401_stops_the_batch_and_keeps_the_outbox(tmp_path: Path) -> None:
+    srv = start_server(tmp_path / "reg", token="t0ken")
+    try:
+        store_in_outbox(citations(3))
+        with RegistryClient(srv.url, trust=pinned_trust(), token="") as client:
+            client.trust_local_registry()
+            result = submit_pending(client=client)
+        assert isinstance(result.error, AuthError)
+        with Outbox() as outbox:
+            assert outbox.counts() == {"pending": 3, "accepted": 0, "rejected": 0}
+    finally:
+        srv.stop()
+
+
+def test_cli_401_is_exit_4_and_login_fixes_it(tmp_path: Path, pith: RunPith) -> None:
+    srv = start_server(tmp_path / "reg", token="t0ken")
+    try:
+        manifest = manifest_file(srv.url, tmp_path / "reg", tmp_path / "m.json")
+        batch = tmp_path / "events.jsonl"
+        batch.write_text("\n".join(json.dumps(e) for e in citations(2)), "utf-8")
+        common = ["--registry", srv.url, "--trust-manifest", str(manifest)]
+        denied = pith("submit", str(batch), *common)
+        assert denied.returncode == 4
+        assert "wants sign-in (401)" in denied.stderr
+        assert "t0ken" not in denied.stderr
+        token_file = tmp_path / "token"
+        token_file.write_text("t0ken\n", "utf-8")
+        login = pith("auth", "login", "--registry", srv.url, "--token-file", str(token_file))
+        assert login.returncode == 0, login.stderr
+        sent = pith("submit", *common, "--json")
+        assert sent.returncode == 0, sent.stderr
+        assert len(json.loads(sent.stdout)["accepted"]) == 2
+    finally:
+        srv.stop()
+
+
+def test_cli_404_for_an_unknown_number_is_exit_1(
+    server: RegistryServer, tmp_path: Path, pith: RunPith
+) -> None:
+    manifest = manifest_file(server.url, tmp_path / "reg", tmp_path / "m.json")
+    result = pith(
+        "fetch",
+        "pith:2020:" + "A" * 26,
+        "--registry",
+        server.url,
+        "--trust-manifest",
+        str(manifest),
+    )
+    assert_one_line_error(result, 1)
+    assert "not found" in result.stderr and "404" in result.stderr
+
+
+def test_cli_refuses_plain_http_to_a_remote_host(pith: RunPith) -> None:
+    result = pith("fetch", REAL_NUMBER, "--registry", "http://pith.science")
+    assert_one_line_error(result, 2)
+
+
+def test_cli_dead_network_is_exit_3_with_the_outbox_intact(tmp_path: Path, pith: RunPith) -> None:
+    from registry_helpers import free_port
+
+    events = citations(2)
+    batch = tmp_path / "events.jsonl"
+    batch.write_text("\n".join(json.dumps(e) for e in events), "utf-8")
+    url = f"http://127.0.0.1:{free_port()}"
+    result = pith("submit", str(batch), "--registry", url, "--retries", "2", "--json")
+    assert result.returncode == 3
+    assert result.stderr.count("pith: error:") == 1 and "Traceback" not in result.stderr
+    with Outbox() as outbox:
+        assert outbox.counts()["pending"] == 2
+
+
+def test_network_error_after_every_attempt_names_the_registry() -> None:
+    http = RegistryHttp(
+        "https://pith.science",
+        transport=httpx.MockTransport(lambda r: httpx.Response(503)),
+        retry=RetryPolicy(max_attempts=2, base_delay=0.0),
+    )
+    with pytest.raises(NetworkError, match=r"pith\.science.*HTTP 503.*2 attempts"):
+        http.get_json("/x")
+
+
+def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryServer) -> None:
+    from registry_helpers import TestSigner, citation
+
+    from pithauthor._core.pith_number import PithNumber
+    from pithauthor._core.subject import Subject
+
+    unknown = Subject(PithNumber.from_digest("22" * 32, 2022), "22" * 32)
+    store_in_outbox([citation(TestSigner(), 1, subject=unknown)])
+    with RegistryClient(server.url, trust=pinned_trust()) as client:
+        client.trust_local_registry()
+        result = submit_pending(client=client)
+    assert result.error is not None and "404" in str(result.error)
+    assert result.rejected == {}
+    with Outbox() as outbox:
+        assert outbox.counts()["pending"] == 1
+
+
+def test_answer_that_is_not_json_keeps_the_events_pending(server: RegistryServer) -> None:
+    store_in_outbox(citations(2))
+    with RegistryClient(server.url, trust=pinned_trust()) as client:
+        client.trust_local_registry()
+        client.record(REAL_NUMBER)  # cached: verified from the real server
+        client.http = RegistryHttp(
+            server.url, transport=httpx.MockTransport(lambda r: httpx.Response(201, text="ok!"))
+        )
+        result = submit_pending(client=client)
+    assert isinstance(result.error, RegistryResponseError)
+    with Outbox() as outbox:
+        assert outbox.counts() == {"pending": 2, "accepted": 0, "rejected": 0}
+
+
+def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServer) -> None:
+    from registry_helpers import TestSigner, citation
+
+    event = citation(TestSigner(), 1)
+    store_in_outbox([event])
+    # the stored copy is altered behind pith's back: its event_id no longer matches, so the
+    # registry's own checks refuse it with 422
+    with Outbox() as outbox:
+        outbox._conn.execute(
+            "UPDATE outbox SET body = ? WHERE event_id = ?",
+            (json.dumps({**event, "created_at": "2026-11-29T12:00:01Z"}), event["event_id"]),
+        )
+    with RegistryClient(server.url, trust=pinned_trust()) as client:
+        client.trust_local_registry()
+        result = submit_pending(client=client)
+    assert list(result.rejected) == [event["event_id"]]
+    assert "422" in result.rejected[event["event_id"]]
+    with Outbox() as outbox:
+        entry = outbox.get(event["event_id"])
+        assert entry is not None and entry.state == "rejected" and "event_id" in str(entry.reason)
+        assert outbox.retry() == 1

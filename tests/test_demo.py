@@ -1,0 +1,23 @@
+"""`make demo` (python -m pithauthor._demo) runs end to end, exits 0, and leaves nothing behind."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+
+def test_demo_runs_end_to_end_and_stops_its_registry() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pithauthor._demo"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("verify: OK") == 3
+    assert "accepted 4, rejected 0, pending 0" in result.stdout
+    url = re.search(r"Local registry at (http://127\.0\.0\.1:[0-9]+)", result.stdout)
+    assert url is not None
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url.group(1) + "/pith-mirrors.json", timeout=2)

@@ -1,0 +1,149 @@
+"""The local merge (pithauthor-local-merge-v1): order, validity, equivocation, counters, and
+its recomputation by `pith verify`."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from conftest import RunPith
+from registry_helpers import TestSigner, attestation, citation
+
+from pithauthor._core.canonical import canonical_sha256
+from pithauthor._core.merge import merge_state, remerge
+from pithauthor._core.registry_checks import check_state
+from pithauthor._core.trust import Trust
+from pithauthor._registry.documents import record_created, source_aliases
+from pithauthor._registry.keys import load_or_create_key
+from pithauthor._registry.papers import add_paper, example_papers
+from pithauthor._registry.store import RegistryStore
+
+
+def make_state(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[dict[str, Any], Trust]:
+    data = tmp_path / "reg"
+    key = load_or_create_key(data)
+    store = RegistryStore(data)
+    rec, _ = add_paper(store, key, next(p for p in example_papers() if "2302" in p.name))
+    state = merge_state(
+        pith_number=rec.pith_number,
+        canonical_record=rec.canonical_record,
+        record_created=record_created(rec, key),
+        source_aliases=source_aliases(rec),
+        events=events,
+    )
+    manifest = key.manifest("http://127.0.0.1:1")
+    return state, Trust.from_manifest(manifest, local=True)
+
+
+def test_merge_is_independent_of_arrival_order_and_repeats(tmp_path: Path) -> None:
+    signer = TestSigner()
+    events = [citation(signer, i, created_at=f"2026-11-29T12:00:0{i}Z") for i in range(5)]
+    shuffled = events + events[:2]
+    random.Random(4).shuffle(shuffled)
+    a, _ = make_state(tmp_path / "a", events)
+    b, _ = make_state(tmp_path / "a", shuffled)
+    assert a == b
+    ids = [e["event_id"] for e in a["current"]["citation_signatures"]]
+    assert ids == [e["event_id"] for e in events]  # ordered by created_at
+
+
+def test_counters_and_state_hash_follow_the_rules(tmp_path: Path) -> None:
+    signer = TestSigner()
+    bad = citation(signer, 9)
+    bad["signature"]["signature_b64"] = citation(TestSigner(), 9)["signature"]["signature_b64"]
+    state, _ = make_state(tmp_path, [citation(signer, 1), attestation(signer), bad])
+    assert (state["event_count"], state["valid_event_count"], state["invalid_event_count"]) == (
+        4,
+        3,
+        1,
+    )
+    assert state["invalid_events"][0]["reasons"] == ["signature"]
+    body = {k: v for k, v in state.items() if k != "state_sha256"}
+    assert state["state_sha256"] == canonical_sha256(body)
+
+
+def test_conflicting_relationship_by_the_same_key_is_an_equivocation(tmp_path: Path) -> None:
+    signer = TestSigner()
+    first = citation(signer, 1, relationship="supports", created_at="2026-11-29T12:00:00Z")
+    second = citation(signer, 1, relationship="refutes", created_at="2026-11-29T12:00:01Z")
+    other_key = citation(TestSigner(), 1, relationship="refutes")
+    state, _ = make_state(tmp_path, [second, first, other_key])
+    assert state["equivocation_count"] == 1
+    assert state["equivocations"][0]["kept_event_id"] == first["event_id"]
+    assert state["equivocations"][0]["conflicting_event"]["event_id"] == second["event_id"]
+    kept = {e["event_id"] for e in state["current"]["citation_signatures"]}
+    assert kept == {first["event_id"], other_key["event_id"]}
+
+
+def test_two_positions_claimed_by_one_key_is_an_equivocation(tmp_path: Path) -> None:
+    signer = TestSigner()
+    state, _ = make_state(
+        tmp_path, [attestation(signer, position=1), attestation(signer, position=2)]
+    )
+    assert state["equivocation_count"] == 1
+    assert len(state["current"]["author_attestations"]) == 1
+
+
+def test_event_about_another_record_is_invalid(tmp_path: Path) -> None:
+    from pithauthor._core.pith_number import PithNumber
+    from pithauthor._core.subject import Subject
+
+    other = Subject(PithNumber.from_digest("11" * 32, 2021), "11" * 32)
+    state, _ = make_state(tmp_path, [citation(TestSigner(), 1, subject=other)])
+    assert state["invalid_events"][0]["reasons"] == [
+        "subject_matches",
+        "payload_canonical_sha256",
+    ]
+    assert state["current"]["citation_signatures"] == []
+
+
+def test_check_state_fails_a_reordered_local_state(tmp_path: Path) -> None:
+    signer = TestSigner()
+    state, trust = make_state(tmp_path, [citation(signer, i) for i in range(3)])
+    assert remerge(state) == state
+    assert check_state(state, trust).ok
+    reordered = copy.deepcopy(state)
+    reordered["current"]["citation_signatures"].reverse()
+    reordered["state_sha256"] = canonical_sha256(
+        {k: v for k, v in reordered.items() if k != "state_sha256"}
+    )
+    failed = [c.name for c in check_state(reordered, trust).failed]
+    assert failed == ["merge"]
+
+
+def test_pith_verify_passes_a_local_state_and_fails_a_miscounted_one(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    state, _ = make_state(tmp_path, [citation(TestSigner(), 1)])
+    manifest = tmp_path / "local.json"
+    manifest.write_text(
+        json.dumps(load_or_create_key(tmp_path / "reg").manifest("http://127.0.0.1:1")), "utf-8"
+    )
+    good = tmp_path / "state.json"
+    good.write_text(json.dumps(state), "utf-8")
+    ok = pith("verify", str(good), "--trust-manifest", str(manifest), "--json")
+    assert ok.returncode == 0, ok.stderr
+    merge = next(c for c in json.loads(ok.stdout)["checks"] if c["name"] == "merge")
+    assert merge["status"] == "passed"
+    state["equivocation_count"] = 1
+    state["state_sha256"] = canonical_sha256(
+        {k: v for k, v in state.items() if k != "state_sha256"}
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(state), "utf-8")
+    result = pith("verify", str(bad), "--trust-manifest", str(manifest))
+    assert result.returncode == 1
+    assert "merge" in result.stderr
+
+
+def test_real_registry_state_stays_unverifiable_for_the_merge() -> None:
+    from conftest import load_fixture
+
+    from pithauthor.trust import pinned_trust
+
+    report = check_state(load_fixture("state-2204.10562v1.json"), pinned_trust())
+    merge = next(c for c in report.checks if c.name == "merge")
+    assert merge.status == "unverifiable"
