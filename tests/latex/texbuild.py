@@ -31,15 +31,19 @@ class Build:
     output: str
 
 
-def build(source: str, workdir: Path, engine: str = "pdflatex", runs: int = 1) -> Build:
-    """Write `source` as paper.tex in `workdir` (with pith.sty) and build it with `engine`."""
+def build(
+    source: str, workdir: Path, engine: str = "pdflatex", runs: int = 1, halt: bool = True
+) -> Build:
+    """Write `source` as paper.tex in `workdir` (with pith.sty) and build it with `engine`;
+    `halt=False` lets TeX go on after an error (so that the log shows the error's help)."""
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copy(STY, workdir / "pith.sty")
     (workdir / "paper.tex").write_text(source, encoding="utf-8")
     output = ""
     result = None
     for _ in range(runs):
-        result = _run([ENGINES[engine], *TEX_FLAGS, "paper.tex"], workdir)
+        flags = TEX_FLAGS if halt else [f for f in TEX_FLAGS if f != "-halt-on-error"]
+        result = _run([ENGINES[engine], *flags, "paper.tex"], workdir)
         output += result.stdout
         if result.returncode != 0:
             break
