@@ -96,3 +96,33 @@ def _normalise(text: str) -> str:
     text = re.sub(r"\S+\.(tex|aux|out|log)\b", "FILE", text)
     text = re.sub(r"-?\d+(\.\d+)?(pt)?", "N", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+_WORD = re.compile(
+    r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>'
+)
+
+
+def word_box(pdf: Path, word: str, page: int = 1) -> tuple[float, float, float, float] | None:
+    """The box (x0, y0 from the top, x1, y1) in points of the first word on a page that
+    holds `word`, or None."""
+    args = ["pdftotext", "-bbox", "-f", str(page), "-l", str(page), str(pdf), "-"]
+    html = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    for match in _WORD.finditer(html):
+        if word in match.group(5):
+            x0, y0, x1, y1 = (float(v) for v in match.groups()[:4])
+            return x0, y0, x1, y1
+    return None
+
+
+def render_crop(
+    pdf: Path, out_png: Path, box: tuple[float, float, float, float], dpi: int = 150
+) -> Path:
+    """Render page 1 to PNG at `dpi`, cropped to `box` (points, y from the top)."""
+    scale = dpi / 72
+    x0, y0, x1, y1 = (round(v * scale) for v in box)
+    stem = out_png.with_suffix("")
+    args = ["pdftoppm", "-png", "-singlefile", "-r", str(dpi), "-f", "1", "-l", "1"]
+    args += ["-x", str(max(x0, 0)), "-y", str(max(y0, 0)), "-W", str(x1 - x0), "-H", str(y1 - y0)]
+    subprocess.run([*args, str(pdf), str(stem)], capture_output=True, check=True)
+    return stem.with_suffix(".png")

@@ -45,6 +45,15 @@ def test_nolink_and_nometadata(tmp_path: Path) -> None:
     assert "/PithNumber" not in info(result.pdf)
 
 
+@pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
+def test_nolink_still_writes_both_info_keys(tmp_path: Path, hyperref: str) -> None:
+    result = build(paper(NUMBER, "nolink", preamble=hyperref), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == []
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert info(result.pdf)["/PithURL"] == URL
+
+
 def test_baseurl_option_points_link_and_metadata_at_a_mirror(tmp_path: Path) -> None:
     result = build(paper(NUMBER, "baseurl=https://mirror.example.org/"), tmp_path)
     mirror = "https://mirror.example.org/pith/" + BODY
@@ -119,3 +128,94 @@ def test_missing_number_warns_once_and_prints_nothing(tmp_path: Path) -> None:
     assert result.ok, result.output[-2000:]
     assert any("Package pith Warning" in p for p in log_problems(result.log))
     assert "/PithNumber" not in info(result.pdf)
+
+
+def _title_count(tmp_path: Path, preamble: str, hooks_hidden: bool = False) -> int:
+    source = paper(NUMBER, preamble=preamble)
+    if hooks_hidden:  # what an old kernel without \AddToHook looks like to pith.sty
+        source = source.replace(
+            "\\usepackage{pith}",
+            "\\let\\savedhook\\AddToHook\\let\\AddToHook\\undefined"
+            "\\let\\savedabd\\AtBeginDocument\\def\\AtBeginDocument{\\savedhook{begindocument}}\n"
+            "\\usepackage{pith}\n\\let\\AddToHook\\savedhook\\let\\AtBeginDocument\\savedabd",
+        )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    return page_text(result.pdf).count(SHORT)
+
+
+def test_badge_once_after_a_robust_maketitle(tmp_path: Path) -> None:
+    robust = (
+        "\\makeatletter\\let\\origmt\\maketitle"
+        "\\DeclareRobustCommand\\maketitle{\\origmt}\\makeatother\n"
+    )
+    assert _title_count(tmp_path, robust) == 1
+
+
+def test_badge_once_when_maketitle_is_redefined_after_the_kernel_patched_it(
+    tmp_path: Path,
+) -> None:
+    late = (
+        "\\makeatletter\\AddToHook{begindocument/end}[late]"
+        "{\\def\\maketitle{\\begin{center}\\LARGE\\@title\\end{center}}}\\makeatother\n"
+        "\\DeclareHookRule{begindocument/end}{late}{before}{pith}\n"
+    )
+    source_text = paper(NUMBER, preamble=late)
+    assert "\\maketitle" in source_text
+    assert _title_count(tmp_path, late) == 1
+
+
+def test_badge_once_without_kernel_hooks(tmp_path: Path) -> None:
+    assert _title_count(tmp_path, "", hooks_hidden=True) == 1
+
+
+@pytest.mark.parametrize(
+    ("engine", "preamble", "metadata"),
+    [
+        pytest.param(
+            "xelatex",
+            "\\usepackage{hyperxmp}\\usepackage{hyperref}\n",
+            "",
+            marks=pytest.mark.tex("xelatex"),
+            id="hyperxmp-xelatex",
+        ),
+        pytest.param(
+            "dvips",
+            "\\usepackage{hyperxmp}\\usepackage{hyperref}\n",
+            "",
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="hyperxmp-dvips",
+        ),
+        pytest.param(
+            "lualatex",
+            "",
+            "\\DocumentMetadata{pdfstandard=A-2b}\n",
+            marks=pytest.mark.tex("lualatex"),
+            id="documentmetadata-lualatex",
+        ),
+        pytest.param(
+            "xelatex",
+            "\\usepackage{hyperref}\n",
+            "\\DocumentMetadata{pdfstandard=A-2b}\n",
+            marks=pytest.mark.tex("xelatex"),
+            id="documentmetadata-hyperref-xelatex",
+        ),
+        pytest.param(
+            "dvips",
+            "",
+            "\\DocumentMetadata{}\n",
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="documentmetadata-dvips",
+        ),
+    ],
+)
+def test_xmp_gets_the_identifier_and_stays_one_stream_on_every_engine(
+    tmp_path: Path, engine: str, preamble: str, metadata: str
+) -> None:
+    result = build(metadata + paper(NUMBER, preamble=preamble), tmp_path, engine)
+    assert result.ok, result.output[-2000:]
+    assert metadata_streams(result.pdf) == 1
+    assert NUMBER in xmp_text(result.pdf)
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert link_uris(result.pdf) == [URL]
