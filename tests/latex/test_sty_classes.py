@@ -7,7 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pdfcheck import info, link_uris, log_problems, metadata_streams, page_text
+from pdfcheck import (
+    info,
+    link_rects,
+    link_uris,
+    log_problems,
+    metadata_streams,
+    page_text,
+    word_box,
+)
 from texbuild import NUMBER, SHORT, URL, build, template, without_pith
 
 PDFLATEX_CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
@@ -66,3 +74,28 @@ def test_template_builds_with_number_link_badge_and_no_new_warnings(
     assert baseline.ok, baseline.output[-3000:]
     assert not any(p.startswith("! ") for p in log_problems(result.log))
     assert log_problems(result.log) - log_problems(baseline.log) == set()
+
+
+ENGINES = [
+    pytest.param(e, marks=pytest.mark.tex(*p), id=e)
+    for e, p in (
+        ("pdflatex", ("pdflatex",)),
+        ("xelatex", ("xelatex",)),
+        ("lualatex", ("lualatex",)),
+        ("dvips", ("latex", "dvips", "ps2pdf")),
+    )
+]
+
+
+@pytest.mark.parametrize("hyperref", ["", "after"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_link_covers_the_mark_and_the_number(tmp_path: Path, engine: str, hyperref: str) -> None:
+    result = build(template("article", hyperref=hyperref), tmp_path, engine)
+    assert result.ok, result.output[-2000:]
+    label = word_box(result.pdf, "Pith")  # the badge's label comes first on the page
+    number = word_box(result.pdf, SHORT)
+    assert label is not None and number is not None
+    (rect,) = link_rects(result.pdf)
+    mark_and_kern = 6.0  # points: the mark is as wide as a capital letter, then a .3em kern
+    assert rect[0] <= label[0] - mark_and_kern
+    assert rect[2] >= number[2] - 1.0
