@@ -219,3 +219,23 @@ def test_xmp_gets_the_identifier_and_stays_one_stream_on_every_engine(
     assert NUMBER in xmp_text(result.pdf)
     assert info(result.pdf)["/PithNumber"] == NUMBER
     assert link_uris(result.pdf) == [URL]
+
+
+@pytest.mark.tex("latex", "dvipdfmx")
+def test_latex_with_dvipdfmx_class_option_writes_dvipdfmx_specials(tmp_path: Path) -> None:
+    source = paper(NUMBER).replace("{article}", "[dvipdfmx]{article}")
+    result = build(source, tmp_path, "dvipdfmx")
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert link_uris(result.pdf) == [URL]
+    assert SHORT in page_text(result.pdf)
+
+
+def test_badge_in_a_section_title_becomes_the_short_form_in_bookmarks(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\usepackage{hyperref}\n")
+    source = source.replace("Text.", "\\section{See \\pithbadge}Text.")
+    result = build(source, tmp_path, runs=2)
+    assert result.ok, result.output[-2000:]
+    assert "Token not allowed" not in result.log
+    outline = (tmp_path / "paper.out").read_text("latin-1")
+    assert "\\000".join("pith:NFG5PAOX") in outline

@@ -16,8 +16,19 @@ BODY = NUMBER.split(":")[2]
 SHORT = "pith:" + BODY[:8]
 URL = "https://pith.science/pith/" + BODY
 
-# engine name -> (program, TeX options) ; "dvips" means latex, then dvips, then ps2pdf
-ENGINES = {"pdflatex": "pdflatex", "xelatex": "xelatex", "lualatex": "lualatex", "dvips": "latex"}
+# engine name -> TeX program; "dvips" means latex, then dvips, then ps2pdf, and "dvipdfmx"
+# latex then dvipdfmx (the document passes the dvipdfmx class option itself)
+ENGINES = {
+    "pdflatex": "pdflatex",
+    "xelatex": "xelatex",
+    "lualatex": "lualatex",
+    "dvips": "latex",
+    "dvipdfmx": "latex",
+}
+AFTER_DVI = {
+    "dvips": [["dvips", "-q", "paper.dvi", "-o", "paper.ps"], ["ps2pdf", "paper.ps"]],
+    "dvipdfmx": [["dvipdfmx", "-q", "paper.dvi"]],
+}
 TEX_FLAGS = ["-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape"]
 
 
@@ -49,8 +60,8 @@ def build(
             break
     assert result is not None
     ok = result.returncode == 0
-    if ok and engine == "dvips":
-        for cmd in (["dvips", "-q", "paper.dvi", "-o", "paper.ps"], ["ps2pdf", "paper.ps"]):
+    if ok:
+        for cmd in AFTER_DVI.get(engine, []):
             step = _run(cmd, workdir)
             output += step.stdout + step.stderr
             ok = ok and step.returncode == 0
