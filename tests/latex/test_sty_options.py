@@ -239,3 +239,13 @@ def test_badge_in_a_section_title_becomes_the_short_form_in_bookmarks(tmp_path: 
     assert "Token not allowed" not in result.log
     outline = (tmp_path / "paper.out").read_text("latin-1")
     assert "\\000".join("pith:NFG5PAOX") in outline
+
+
+@pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
+def test_parentheses_in_the_base_url_are_escaped_in_pdf_strings(
+    tmp_path: Path, hyperref: str
+) -> None:
+    source = paper(NUMBER, "baseurl=https://m.example.org/a(b)", preamble=hyperref)
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithURL"] == "https://m.example.org/a(b)/pith/" + BODY
