@@ -70,6 +70,13 @@ def test_pithsetup_sets_options_after_loading(tmp_path: Path) -> None:
     assert link_uris(result.pdf) == []
 
 
+def test_pithsetup_baseurl_after_pithnumber_still_counts(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\pithsetup{baseurl=https://mirror.example.org}\n")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == ["https://mirror.example.org/pith/" + BODY]
+
+
 def test_hyperref_with_options_after_pith_has_no_option_clash(tmp_path: Path) -> None:
     source = paper(NUMBER, preamble="\\usepackage[colorlinks,pdfusetitle]{hyperref}\n")
     result = build(source, tmp_path)
