@@ -44,6 +44,7 @@ def test_bare_body_is_accepted_and_written_as_the_body(tmp_path: Path, number: s
     "bad",
     [
         "pith:23:" + BODY,  # two-digit year
+        "pith:1990:" + BODY,  # before arXiv began
         "pith:2023:" + BODY[:-1],  # 25 characters
         "pith:2023:" + BODY[:25] + "1",  # 1 is not base32
         "doi:2023:" + BODY,
