@@ -1,20 +1,29 @@
-"""Files shipped with the package (PLACEHOLDER from branch `inject`; branch `sty` owns this)."""
+"""Files shipped inside the package: the LaTeX package pith.sty, which the tool copies beside
+an author's paper so that it travels with the source (arXiv has no pith.sty of its own)."""
 
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 
-_DATA = Path(__file__).resolve().parent / "data"
+from pithauthor.errors import PithError
+
+_PROVIDES = re.compile(r"\\ProvidesPackage\{pith\}\s*\[(\d{4}/\d{2}/\d{2})\s+v(\S+)")
 
 
 def pith_sty_path() -> Path:
-    """The copy of `pith.sty` shipped inside the package."""
-    return _DATA / "pith.sty"
+    """The path of the packaged pith.sty (a real file inside the installed package)."""
+    path = Path(str(resources.files("pithauthor") / "data" / "pith.sty"))
+    if not path.is_file():
+        raise PithError(f"the packaged pith.sty is missing: {path}")
+    return path
 
 
 def pith_sty_version() -> str:
-    """The date and version from `\\ProvidesPackage{pith}[...]`, e.g. `2026/11/29 v0.1`."""
-    text = pith_sty_path().read_text("utf-8")
-    match = re.search(r"\\ProvidesPackage\{pith\}\[(\S+)\s+(v\S+)", text)
-    return f"{match.group(1)} {match.group(2)}" if match else "unknown"
+    """The version and date of the packaged pith.sty, as `1.0.0 (2026/11/29)`."""
+    text = pith_sty_path().read_text(encoding="utf-8")
+    match = _PROVIDES.search(text)
+    if match is None:
+        raise PithError("the packaged pith.sty has no \\ProvidesPackage{pith}[date vX.Y] line")
+    return f"{match.group(2)} ({match.group(1)})"

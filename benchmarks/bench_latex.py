@@ -1,0 +1,80 @@
+"""pdfLaTeX time of a small article with pith.sty against the same article without it, once
+with hyperref in both and once without: median of several runs each (target <= 1.05x; for
+scale, orcidlink with TikZ costs about 1.37x)."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+STY = Path(__file__).resolve().parent.parent / "latex" / "pith.sty"
+RUNS = 11
+TARGET = 1.05
+
+ARTICLE = r"""\documentclass{article}
+%(preamble)s
+\title{A Small Article}\author{Ada Author}
+\begin{document}
+\maketitle
+\section{Introduction}
+%(body)s
+\end{document}
+"""
+BODY = "\n\n".join(["The body of a small article, with some text to set. " * 8] * 12)
+PITH = "\\usepackage{pith}\n\\pithnumber{pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW}"
+
+
+def _prepare(folder: Path, preamble: str) -> list[str]:
+    folder.mkdir()
+    shutil.copy(STY, folder / "pith.sty")
+    (folder / "paper.tex").write_text(ARTICLE % {"preamble": preamble, "body": BODY}, "utf-8")
+    cmd = ["pdflatex", "-interaction=batchmode", "-halt-on-error", "paper.tex"]
+    subprocess.run(cmd, cwd=folder, capture_output=True, check=True)  # warm the caches
+    return cmd
+
+
+def _seconds(folder: Path, cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=folder, capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
+def _medians(tmp: Path, base: str) -> tuple[float, float]:
+    """Median times without and with pith.sty, the two builds interleaved so that drift in
+    the machine's speed falls on both alike."""
+    without, with_pith = tmp / "without", tmp / "with"
+    cmd = _prepare(without, base)
+    _prepare(with_pith, base + "\n" + PITH)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(RUNS):
+        times[0].append(_seconds(without, cmd))
+        times[1].append(_seconds(with_pith, cmd))
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def run() -> list[dict[str, object]]:
+    """Two rows: the ratio with/without pith.sty, with hyperref and without it."""
+    rows: list[dict[str, object]] = []
+    for label, base in (("with hyperref", "\\usepackage{hyperref}"), ("no hyperref", "")):
+        with tempfile.TemporaryDirectory() as tmp:
+            baseline, figure = _medians(Path(tmp), base)
+        rows.append(
+            {
+                "name": f"pdflatex small article + pith.sty ({label})",
+                "figure": round(figure, 4),
+                "baseline": round(baseline, 4),
+                "ratio": round(figure / baseline, 3),
+                "target": TARGET,
+                "unit": "s",
+            }
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(row)

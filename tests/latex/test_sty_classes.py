@@ -1,0 +1,101 @@
+"""pith.sty in the classes authors use, on every engine arXiv runs: each build must carry
+/PithNumber and /PithURL in its Info dictionary, link page 1 to the record, show the short form
+on page 1, and log no error or warning that the same paper without the package does not log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pdfcheck import (
+    info,
+    link_rects,
+    link_uris,
+    log_problems,
+    metadata_streams,
+    page_text,
+    word_box,
+)
+from texbuild import NUMBER, SHORT, URL, build, template, without_pith
+
+PDFLATEX_CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
+# acmart loads hyperref itself, so its "no hyperref" build is the class's own hyperref.
+MATRIX = (
+    [
+        pytest.param(
+            c,
+            "pdflatex",
+            h,
+            marks=pytest.mark.tex("pdflatex"),
+            id=f"{c}-pdflatex-{h or 'nohyperref'}",
+        )
+        for c in PDFLATEX_CLASSES
+        for h in ("", "before", "after")
+        if not (c == "acmart" and h == "before")
+    ]
+    + [
+        pytest.param(c, e, h, marks=pytest.mark.tex(e), id=f"{c}-{e}-{h or 'nohyperref'}")
+        for c in ("article", "acmart")
+        for e in ("xelatex", "lualatex")
+        for h in ("", "after")
+        if not (c == "acmart" and h)
+    ]
+    + [
+        pytest.param(
+            c,
+            "dvips",
+            h,
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id=f"{c}-dvips-{h or 'nohyperref'}",
+        )
+        for c in ("article", "revtex4-2")
+        for h in ("", "before")
+    ]
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cls", "engine", "hyperref"), MATRIX)
+def test_template_builds_with_number_link_badge_and_no_new_warnings(
+    tmp_path: Path, cls: str, engine: str, hyperref: str
+) -> None:
+    source = template(cls, hyperref=hyperref)
+    result = build(source, tmp_path / "with", engine)
+    assert result.ok, result.output[-3000:]
+
+    meta = info(result.pdf)
+    assert meta.get("/PithNumber") == NUMBER
+    assert meta.get("/PithURL") == URL
+    assert URL in link_uris(result.pdf, page=0)
+    assert SHORT in page_text(result.pdf, page=1)
+    assert metadata_streams(result.pdf) <= 1
+
+    baseline = build(without_pith(source), tmp_path / "without", engine)
+    assert baseline.ok, baseline.output[-3000:]
+    assert not any(p.startswith("! ") for p in log_problems(result.log))
+    assert log_problems(result.log) - log_problems(baseline.log) == set()
+
+
+ENGINES = [
+    pytest.param(e, marks=pytest.mark.tex(*p), id=e)
+    for e, p in (
+        ("pdflatex", ("pdflatex",)),
+        ("xelatex", ("xelatex",)),
+        ("lualatex", ("lualatex",)),
+        ("dvips", ("latex", "dvips", "ps2pdf")),
+    )
+]
+
+
+@pytest.mark.parametrize("hyperref", ["", "after"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_link_covers_the_mark_and_the_number(tmp_path: Path, engine: str, hyperref: str) -> None:
+    result = build(template("article", hyperref=hyperref), tmp_path, engine)
+    assert result.ok, result.output[-2000:]
+    label = word_box(result.pdf, "Pith")  # the badge's label comes first on the page
+    number = word_box(result.pdf, SHORT)
+    assert label is not None and number is not None
+    (rect,) = link_rects(result.pdf)
+    mark_and_kern = 6.0  # points: the mark is as wide as a capital letter, then a .3em kern
+    assert rect[0] <= label[0] - mark_and_kern
+    assert rect[2] >= number[2] - 1.0

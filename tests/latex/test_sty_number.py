@@ -1,0 +1,69 @@
+"""\\pithnumber: both spellings of a Pith Number in either case are taken; anything else stops
+the build with a package error whose help shows what a Pith Number looks like."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pdfcheck import info, page_text
+from texbuild import BODY, NUMBER, SHORT, build
+
+pytestmark = pytest.mark.tex("pdflatex")
+
+
+def paper(number: str, options: str = "", preamble: str = "") -> str:
+    opts = f"[{options}]" if options else ""
+    return (
+        "\\documentclass{article}\n"
+        f"\\usepackage{opts}{{pith}}\n"
+        f"\\pithnumber{{{number}}}\n{preamble}"
+        "\\title{T}\\author{A}\n"
+        "\\begin{document}\n\\maketitle\nText.\n\\end{document}\n"
+    )
+
+
+@pytest.mark.parametrize("number", [NUMBER, NUMBER.lower(), "PITH:2023:" + BODY.lower()])
+def test_full_number_in_any_case_is_written_upper_case(tmp_path: Path, number: str) -> None:
+    result = build(paper(number), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert SHORT in page_text(result.pdf)
+
+
+@pytest.mark.parametrize("number", [BODY, BODY.lower()])
+def test_bare_body_is_accepted_and_written_as_the_body(tmp_path: Path, number: str) -> None:
+    result = build(paper(number), tmp_path)
+    assert result.ok, result.output[-2000:]
+    meta = info(result.pdf)
+    assert meta["/PithNumber"] == BODY
+    assert meta["/PithURL"] == "https://pith.science/pith/" + BODY
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "pith:23:" + BODY,  # two-digit year
+        "pith:1990:" + BODY,  # before arXiv began
+        "pith:2023:" + BODY[:-1],  # 25 characters
+        "pith:2023:" + BODY[:25] + "1",  # 1 is not base32
+        "doi:2023:" + BODY,
+        BODY[:8],  # a short alias
+        "pith:2023" + BODY,  # missing colon
+        "",
+    ],
+)
+def test_malformed_number_stops_with_a_package_error_and_help(tmp_path: Path, bad: str) -> None:
+    halted = build(paper(bad), tmp_path / "halt")
+    assert not halted.ok
+    assert "Package pith Error:" in halted.log
+    assert not halted.pdf.exists()
+    going_on = build(paper(bad), tmp_path / "nonstop", halt=False)
+    assert "A Pith Number looks like pith:2023:" in " ".join(going_on.log.split())
+
+
+def test_pithnumber_in_the_document_body_is_refused(tmp_path: Path) -> None:
+    source = paper(NUMBER).replace("Text.", f"\\pithnumber{{{NUMBER}}}")
+    result = build(source, tmp_path)
+    assert not result.ok
+    assert "preamble" in result.log

@@ -1,0 +1,281 @@
+"""Options of pith.sty: placement, style, link, metadata, base URL; \\pithbadge by hand; the
+package never clashes with hyperref options and never writes a second XMP stream."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pdfcheck import info, link_uris, log_problems, metadata_streams, page_text, xmp_text
+from test_sty_number import paper
+from texbuild import BODY, NUMBER, SHORT, URL, build
+
+pytestmark = pytest.mark.tex("pdflatex")
+
+
+def test_placement_none_prints_no_badge_but_keeps_metadata(tmp_path: Path) -> None:
+    result = build(paper(NUMBER, "none"), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert SHORT not in page_text(result.pdf)
+    assert link_uris(result.pdf) == []
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+
+
+def test_pithbadge_places_the_badge_by_hand(tmp_path: Path) -> None:
+    source = paper(NUMBER, "placement=none").replace("Text.", "See \\pithbadge{} here.")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert SHORT in page_text(result.pdf)
+    assert link_uris(result.pdf) == [URL]
+
+
+def test_full_style_has_the_label_and_compact_has_not(tmp_path: Path) -> None:
+    full = build(paper(NUMBER), tmp_path / "full")
+    compact = build(paper(NUMBER, "compact"), tmp_path / "compact")
+    assert "Pith Number" in page_text(full.pdf)
+    assert SHORT in page_text(compact.pdf)
+    assert "Pith Number" not in page_text(compact.pdf)
+
+
+def test_nolink_and_nometadata(tmp_path: Path) -> None:
+    result = build(paper(NUMBER, "nolink,nometadata"), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert SHORT in page_text(result.pdf)
+    assert link_uris(result.pdf) == []
+    assert "/PithNumber" not in info(result.pdf)
+
+
+@pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
+def test_nolink_still_writes_both_info_keys(tmp_path: Path, hyperref: str) -> None:
+    result = build(paper(NUMBER, "nolink", preamble=hyperref), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == []
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert info(result.pdf)["/PithURL"] == URL
+
+
+def test_baseurl_option_points_link_and_metadata_at_a_mirror(tmp_path: Path) -> None:
+    result = build(paper(NUMBER, "baseurl=https://mirror.example.org/"), tmp_path)
+    mirror = "https://mirror.example.org/pith/" + BODY
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [mirror]
+    assert info(result.pdf)["/PithURL"] == mirror
+
+
+def test_pithsetup_sets_options_after_loading(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\pithsetup{style=compact, link=false}\n")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert "Pith Number" not in page_text(result.pdf)
+    assert link_uris(result.pdf) == []
+
+
+def test_pithsetup_baseurl_after_pithnumber_still_counts(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\pithsetup{baseurl=https://mirror.example.org}\n")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == ["https://mirror.example.org/pith/" + BODY]
+
+
+def test_hyperref_with_options_after_pith_has_no_option_clash(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\usepackage[colorlinks,pdfusetitle]{hyperref}\n")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert "Option clash" not in result.log
+    assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+
+
+def test_class_rewriting_pdfkeywords_at_maketitle_keeps_pith_keys(tmp_path: Path) -> None:
+    rewrite = (
+        "\\usepackage{hyperref}\n\\makeatletter\\let\\pithorig\\maketitle"
+        "\\def\\maketitle{\\pithorig\\hypersetup{pdfkeywords={k},pdftitle={t}}}\\makeatother\n"
+    )
+    result = build(paper(NUMBER, preamble=rewrite), tmp_path)
+    assert result.ok, result.output[-2000:]
+    meta = info(result.pdf)
+    assert meta["/PithNumber"] == NUMBER
+    assert meta.get("/Keywords") == "k"
+
+
+def test_hyperxmp_gets_the_identifier_in_its_single_xmp_stream(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\usepackage{hyperxmp}\n\\usepackage{hyperref}\n")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert metadata_streams(result.pdf) == 1
+    assert NUMBER in xmp_text(result.pdf)
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+
+
+def test_documentmetadata_writes_info_through_pdfmanagement(tmp_path: Path) -> None:
+    source = "\\DocumentMetadata{}\n" + paper(NUMBER)
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert info(result.pdf)["/PithURL"] == URL
+    assert link_uris(result.pdf) == [URL]
+    assert metadata_streams(result.pdf) <= 1
+
+
+def test_documentmetadata_with_hyperref_and_xmp_keeps_one_metadata_stream(tmp_path: Path) -> None:
+    source = "\\DocumentMetadata{pdfstandard=A-2b}\n" + paper(
+        NUMBER, preamble="\\usepackage{hyperref}\n"
+    )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert metadata_streams(result.pdf) == 1
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert NUMBER in xmp_text(result.pdf)
+
+
+def test_missing_number_warns_once_and_prints_nothing(tmp_path: Path) -> None:
+    source = paper(NUMBER).replace(f"\\pithnumber{{{NUMBER}}}\n", "")
+    source = source.replace("Text.", "\\pithbadge")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert any("Package pith Warning" in p for p in log_problems(result.log))
+    assert "/PithNumber" not in info(result.pdf)
+
+
+def _title_count(tmp_path: Path, preamble: str, hooks_hidden: bool = False) -> int:
+    source = paper(NUMBER, preamble=preamble)
+    if hooks_hidden:  # what an old kernel without \AddToHook looks like to pith.sty
+        source = source.replace(
+            "\\usepackage{pith}",
+            "\\let\\savedhook\\AddToHook\\let\\AddToHook\\undefined"
+            "\\let\\savedabd\\AtBeginDocument\\def\\AtBeginDocument{\\savedhook{begindocument}}\n"
+            "\\usepackage{pith}\n\\let\\AddToHook\\savedhook\\let\\AtBeginDocument\\savedabd",
+        )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    return page_text(result.pdf).count(SHORT)
+
+
+def test_badge_once_after_a_robust_maketitle(tmp_path: Path) -> None:
+    robust = (
+        "\\makeatletter\\let\\origmt\\maketitle"
+        "\\DeclareRobustCommand\\maketitle{\\origmt}\\makeatother\n"
+    )
+    assert _title_count(tmp_path, robust) == 1
+
+
+def test_badge_once_when_maketitle_is_redefined_after_the_kernel_patched_it(
+    tmp_path: Path,
+) -> None:
+    late = (
+        "\\makeatletter\\AddToHook{begindocument/end}[late]"
+        "{\\def\\maketitle{\\begin{center}\\LARGE\\@title\\end{center}}}\\makeatother\n"
+        "\\DeclareHookRule{begindocument/end}{late}{before}{pith}\n"
+    )
+    source_text = paper(NUMBER, preamble=late)
+    assert "\\maketitle" in source_text
+    assert _title_count(tmp_path, late) == 1
+
+
+def test_badge_once_without_kernel_hooks(tmp_path: Path) -> None:
+    assert _title_count(tmp_path, "", hooks_hidden=True) == 1
+
+
+@pytest.mark.parametrize(
+    ("engine", "preamble", "metadata"),
+    [
+        pytest.param(
+            "xelatex",
+            "\\usepackage{hyperxmp}\\usepackage{hyperref}\n",
+            "",
+            marks=pytest.mark.tex("xelatex"),
+            id="hyperxmp-xelatex",
+        ),
+        pytest.param(
+            "dvips",
+            "\\usepackage{hyperxmp}\\usepackage{hyperref}\n",
+            "",
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="hyperxmp-dvips",
+        ),
+        pytest.param(
+            "lualatex",
+            "",
+            "\\DocumentMetadata{pdfstandard=A-2b}\n",
+            marks=pytest.mark.tex("lualatex"),
+            id="documentmetadata-lualatex",
+        ),
+        pytest.param(
+            "xelatex",
+            "\\usepackage{hyperref}\n",
+            "\\DocumentMetadata{pdfstandard=A-2b}\n",
+            marks=pytest.mark.tex("xelatex"),
+            id="documentmetadata-hyperref-xelatex",
+        ),
+        pytest.param(
+            "dvips",
+            "",
+            "\\DocumentMetadata{}\n",
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="documentmetadata-dvips",
+        ),
+    ],
+)
+def test_xmp_gets_the_identifier_and_stays_one_stream_on_every_engine(
+    tmp_path: Path, engine: str, preamble: str, metadata: str
+) -> None:
+    result = build(metadata + paper(NUMBER, preamble=preamble), tmp_path, engine)
+    assert result.ok, result.output[-2000:]
+    assert metadata_streams(result.pdf) == 1
+    assert NUMBER in xmp_text(result.pdf)
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert link_uris(result.pdf) == [URL]
+
+
+@pytest.mark.tex("latex", "dvipdfmx")
+def test_latex_with_dvipdfmx_class_option_writes_dvipdfmx_specials(tmp_path: Path) -> None:
+    source = paper(NUMBER).replace("{article}", "[dvipdfmx]{article}")
+    result = build(source, tmp_path, "dvipdfmx")
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert link_uris(result.pdf) == [URL]
+    assert SHORT in page_text(result.pdf)
+
+
+def test_badge_in_a_section_title_becomes_the_short_form_in_bookmarks(tmp_path: Path) -> None:
+    source = paper(NUMBER, preamble="\\usepackage{hyperref}\n")
+    source = source.replace("Text.", "\\section{See \\pithbadge}Text.")
+    result = build(source, tmp_path, runs=2)
+    assert result.ok, result.output[-2000:]
+    assert "Token not allowed" not in result.log
+    outline = (tmp_path / "paper.out").read_text("latin-1")
+    assert "\\000".join("pith:NFG5PAOX") in outline
+
+
+@pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
+def test_parentheses_in_the_base_url_are_escaped_in_pdf_strings(
+    tmp_path: Path, hyperref: str
+) -> None:
+    source = paper(NUMBER, "baseurl=https://m.example.org/a(b)", preamble=hyperref)
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithURL"] == "https://m.example.org/a(b)/pith/" + BODY
+
+
+@pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
+def test_a_paper_without_maketitle_gets_the_badge_at_the_foot_of_page_one(
+    tmp_path: Path, hyperref: str
+) -> None:
+    source = paper(NUMBER, preamble=hyperref).replace("\\maketitle\n", "")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert SHORT in page_text(result.pdf)
+    assert link_uris(result.pdf) == [URL]
+    from pdfcheck import link_rects
+
+    (rect,) = link_rects(result.pdf)
+    assert rect[3] < 150  # in the bottom margin, not in the text block
+
+
+def test_a_badge_placed_by_hand_is_not_repeated_at_the_foot(tmp_path: Path) -> None:
+    source = paper(NUMBER).replace("\\maketitle\n", "").replace("Text.", "See \\pithbadge{}.")
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    assert page_text(result.pdf).count(SHORT) == 1
