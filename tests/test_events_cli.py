@@ -251,10 +251,16 @@ def test_claim_tampered_record_is_refused(pith: RunPith, tmp_path: Path) -> None
     assert_one_line_error(pith("claim", DEAR, "--record", str(path), "--json"), 2)
 
 
-def test_cite_with_bibliography_files_is_not_available_yet(pith: RunPith) -> None:
+def test_cite_with_a_missing_bibliography_file_exits_2(pith: RunPith) -> None:
     result = pith("cite", "refs.bib", "--from", DEAR)
     assert_one_line_error(result, 2)
-    assert "bibliography signing is not available yet" in result.stderr
+    assert "refs.bib" in result.stderr
+
+
+def test_cite_with_both_bibliography_and_to_is_refused(pith: RunPith) -> None:
+    result = pith("cite", "refs.bib", "--from", DEAR, "--to", DEAR)
+    assert_one_line_error(result, 2)
+    assert "not both" in result.stderr
 
 
 def test_cite_needs_to_and_a_known_relationship(pith: RunPith) -> None:

@@ -1,76 +1,206 @@
-"""`pith cite`: sign that your paper cites another, and how."""
+"""`pith cite`: sign that your paper cites another (--to), or every reference of a bibliography."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import typer
 
 from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.registryopts import (
+    REGISTRY_OPTION,
+    SUBMIT_OPTION,
+    TRUST_LOCAL_OPTION,
+    TRUST_MANIFEST_OPTION,
+)
+
+if TYPE_CHECKING:
+    from pithauthor._cli.signing import RegistryAccess
 
 
 def cite(
     bibfiles: list[str] = typer.Argument(
-        None, help="Bibliography files to sign every reference of (not available yet)."
+        None,
+        metavar="[REFS.bib]...",
+        help="Sign a citation for every reference of these bibliographies that has a Pith Number.",
     ),
-    citing: str = typer.Option(..., "--from", help="Your (citing) paper: a Pith Number."),
+    citing: str = typer.Option(
+        ..., "--from", help="Your (citing) paper: a Pith Number or an arXiv id."
+    ),
     citing_record: str | None = typer.Option(
-        None, "--from-record", help="The citing paper's record JSON, if --from is an arXiv id."
+        None, "--from-record", help="The citing paper's record JSON, instead of a look-up."
     ),
     cited: str | None = typer.Option(
-        None, "--to", help="The cited paper: a Pith Number or an arXiv id."
+        None, "--to", help="One cited paper: a Pith Number or an arXiv id."
     ),
     record: str | None = typer.Option(
-        None, "--record", help="The cited paper's record JSON (or from-arxiv --json output)."
+        None, "--record", help="With --to: the cited paper's record JSON (or from-arxiv --json)."
     ),
     relationship: str = typer.Option(
         "cites",
         "--relationship",
-        help="supports, refutes, extends, uses_method, depends_on, replaces, compares or cites.",
+        help="supports, refutes, extends, uses_method, depends_on, replaces, compares or cites "
+        "(with bibliographies: the default for entries without their own).",
     ),
+    mapping: list[str] = typer.Option(
+        [], "--map", metavar="KEY=RELATIONSHIP", help="The relationship of one entry; repeatable."
+    ),
+    only_cited: str | None = typer.Option(
+        None,
+        "--only-cited",
+        metavar="MAIN.tex|MAIN.aux",
+        help="Keep only the entries this manuscript cites.",
+    ),
+    parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Look-ups in flight."),
     citation_key: str | None = typer.Option(
-        None, "--citation-key", help="The key your paper cites it by."
+        None, "--citation-key", help="With --to: the key your paper cites it by."
     ),
     context: str | None = typer.Option(
-        None, "--context", help="Where and how it is cited (at most 500 characters)."
+        None, "--context", help="With --to: where and how it is cited (at most 500 characters)."
     ),
     key: str | None = KEY_OPTION,
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     out: str | None = typer.Option(None, "--out", help="Append the signed events to FILE.jsonl."),
-    as_json: bool = typer.Option(False, "--json", help="Print the signed events (JSONL)."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print the signed event (--to), or the report's rows (bibliographies).",
+    ),
+    submit: bool = SUBMIT_OPTION,
+    registry: str | None = REGISTRY_OPTION,
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Sign a citation of one paper (--to) by yours (--from)."""
+    """Sign a citation of one paper (--to) by yours (--from), or of every paper your
+    bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
+    signed, 1 when some were not (unresolved, invalid, unparsable)."""
+    from pithauthor._cli.signing import RegistryAccess, check_destination
+    from pithauthor.errors import InputError
+
+    if bibfiles and cited is not None:
+        raise InputError("give bibliography files or --to CITED, not both")
+    if not bibfiles and cited is None:
+        raise InputError("give --to CITED (the paper your paper cites), or bibliography files")
+    if not bibfiles and (mapping or only_cited):
+        raise InputError("--map and --only-cited go with bibliography files")
+    if bibfiles and (record or citation_key or context):
+        raise InputError("--record, --citation-key and --context go with --to")
+    check_destination(out)
+    with RegistryAccess(registry, trust_manifest, trust_local) as access:
+        if bibfiles:
+            ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
+                                      only_cited, parallel, key, passphrase_file, out, as_json,
+                                      submit, access)  # fmt: skip
+            if not ok:
+                raise typer.Exit(1)
+        else:
+            assert cited is not None
+            _cite_one(citing, citing_record, cited, record, relationship, citation_key, context,
+                      key, passphrase_file, out, as_json, submit, access)  # fmt: skip
+
+
+def _cite_one(
+    citing: str,
+    citing_record: str | None,
+    cited: str,
+    record: str | None,
+    relationship: str,
+    citation_key: str | None,
+    context: str | None,
+    key: str | None,
+    passphrase_file: str | None,
+    out: str | None,
+    as_json: bool,
+    submit: bool,
+    access: RegistryAccess,
+) -> None:
     from pithauthor._cli.output import message
     from pithauthor._cli.signing import (
-        check_destination,
         citing_number,
         deliver,
         load_key,
         subject_for,
+        submit_now,
         summary,
     )
-    from pithauthor.errors import InputError
-    from pithauthor.sign import RELATIONSHIPS, sign_citation
+    from pithauthor._core.relationships import normalize_relationship
+    from pithauthor.sign import sign_citation
 
-    if bibfiles:
-        raise InputError("bibliography signing is not available yet; use --to CITED")
-    if cited is None:
-        raise InputError("give --to CITED (the paper your paper cites)")
-    if relationship not in RELATIONSHIPS:
-        raise InputError(
-            f"--relationship {relationship!r} is not one of {', '.join(RELATIONSHIPS)}"
-        )
-    check_destination(out, as_json)
-    citing_paper = citing_number(citing, citing_record)
-    cited_paper = subject_for(cited, record)
+    relationship = normalize_relationship(relationship)
+    citing_paper = citing_number(citing, citing_record, access)
+    cited_paper = subject_for(cited, record, access)
     signer = load_key(key, passphrase_file)
     event = sign_citation(
-        signer,
-        cited_paper,
-        citing_paper,
-        relationship,
-        citation_key=citation_key,
-        context=context,
+        signer, cited_paper, citing_paper, relationship, citation_key=citation_key, context=context
     )
-    message(summary(event, deliver([event], out, as_json)))
+    message(summary(event, deliver([event], out, print_events=as_json, submit=submit)))
+    if submit:
+        submit_now(access)
+
+
+def _cite_bibliographies(
+    bibfiles: list[str],
+    citing: str,
+    citing_record: str | None,
+    relationship: str,
+    mapping: list[str],
+    only_cited: str | None,
+    parallel: int,
+    key: str | None,
+    passphrase_file: str | None,
+    out: str | None,
+    as_json: bool,
+    submit: bool,
+    access: RegistryAccess,
+) -> bool:
+    from pathlib import Path
+
+    from pithauthor._cli.output import emit_json, message, warn
+    from pithauthor._cli.signing import citing_number, deliver, load_key, submit_now
+    from pithauthor._core.relationships import normalize_relationship
+    from pithauthor._core.subject import Subject
+    from pithauthor._record_cache import RecordCache
+    from pithauthor.bibliography import (
+        cited_keys,
+        parse_relationship_map,
+        read_bibliographies,
+        render_table,
+    )
+    from pithauthor.cite import RegistryResolver, Resolver, sign_bibliography
+
+    reading = read_bibliographies(
+        [Path(f) for f in bibfiles],
+        default_relationship=normalize_relationship(relationship),
+        relationship_map=parse_relationship_map(mapping),
+        only_cited=cited_keys(Path(only_cited)) if only_cited else None,
+    )
+    for note in reading.warnings:
+        warn(note)
+    for name in reading.unknown_map_keys:
+        warn(f"--map {name}: no entry has this key")
+    citing_paper = citing_number(citing, citing_record, access)
+    resolver: Resolver | dict[str, Subject | str] = {}
+    if reading.to_sign():
+        resolver = RegistryResolver(access.client, RecordCache())
+    report = sign_bibliography(
+        reading,
+        citing_paper,
+        lambda: load_key(key, passphrase_file),
+        resolver,
+        parallel=parallel,
+    )
+    destination = None
+    if report.events:
+        destination = deliver(report.events, out, print_events=False, submit=submit)
+    message(render_table(report.rows))
+    counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
+    where = f" -> {destination}" if destination else ""
+    message(f"{len(report.events)} citation(s) signed for {citing_paper.full}{where} ({counts})")
+    if as_json:
+        emit_json({**report.as_dict(), "destination": destination})
+    if submit and report.events:
+        submit_now(access)
+    return report.ok
 
 
 def register(app: typer.Typer) -> None:

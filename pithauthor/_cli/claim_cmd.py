@@ -5,6 +5,12 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.registryopts import (
+    REGISTRY_OPTION,
+    SUBMIT_OPTION,
+    TRUST_LOCAL_OPTION,
+    TRUST_MANIFEST_OPTION,
+)
 
 
 def claim(
@@ -24,33 +30,48 @@ def claim(
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     out: str | None = typer.Option(None, "--out", help="Append the signed event to FILE.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print the signed event (JSONL)."),
+    submit: bool = SUBMIT_OPTION,
+    registry: str | None = REGISTRY_OPTION,
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign an author attestation of SUBJECT with your key."""
     from pithauthor._cli.output import message
-    from pithauthor._cli.signing import check_destination, deliver, load_key, subject_for, summary
+    from pithauthor._cli.signing import (
+        RegistryAccess,
+        check_destination,
+        deliver,
+        load_key,
+        subject_for,
+        submit_now,
+        summary,
+    )
     from pithauthor.errors import InputError
     from pithauthor.sign import attest_authorship
 
-    check_destination(out, as_json)
-    paper = subject_for(subject, record)
-    signer = load_key(key, passphrase_file)
-    key_orcid = signer.orcid
-    if orcid and key_orcid and orcid != key_orcid:
-        raise InputError(
-            f"--orcid {orcid} is not the key's ORCID iD ({key_orcid}); claim with your own key"
+    check_destination(out)
+    with RegistryAccess(registry, trust_manifest, trust_local) as access:
+        paper = subject_for(subject, record, access)
+        signer = load_key(key, passphrase_file)
+        key_orcid = signer.orcid
+        if orcid and key_orcid and orcid != key_orcid:
+            raise InputError(
+                f"--orcid {orcid} is not the key's ORCID iD ({key_orcid}); claim with your own key"
+            )
+        author = name or signer.name
+        if not author:
+            raise InputError("give --name: the key has no author name")
+        event = attest_authorship(
+            signer,
+            paper,
+            name=author,
+            orcid=orcid or key_orcid,
+            position=position,
+            statement=statement,
         )
-    author = name or signer.name
-    if not author:
-        raise InputError("give --name: the key has no author name")
-    event = attest_authorship(
-        signer,
-        paper,
-        name=author,
-        orcid=orcid or key_orcid,
-        position=position,
-        statement=statement,
-    )
-    message(summary(event, deliver([event], out, as_json)))
+        message(summary(event, deliver([event], out, print_events=as_json, submit=submit)))
+        if submit:
+            submit_now(access)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,12 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.registryopts import (
+    REGISTRY_OPTION,
+    SUBMIT_OPTION,
+    TRUST_LOCAL_OPTION,
+    TRUST_MANIFEST_OPTION,
+)
 
 
 def replicate(
@@ -34,10 +40,22 @@ def replicate(
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     out: str | None = typer.Option(None, "--out", help="Append the signed event to FILE.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print the signed event (JSONL)."),
+    submit: bool = SUBMIT_OPTION,
+    registry: str | None = REGISTRY_OPTION,
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign a replication record of SUBJECT."""
     from pithauthor._cli.output import message
-    from pithauthor._cli.signing import check_destination, deliver, load_key, subject_for, summary
+    from pithauthor._cli.signing import (
+        RegistryAccess,
+        check_destination,
+        deliver,
+        load_key,
+        subject_for,
+        submit_now,
+        summary,
+    )
     from pithauthor.errors import InputError
     from pithauthor.sign import Artifact, record_replication
 
@@ -48,19 +66,22 @@ def replicate(
     artifacts = [
         Artifact(uri, digest.lower()) for uri, digest in zip(artifact, sha256, strict=True)
     ]
-    check_destination(out, as_json)
-    paper = subject_for(subject, record)
-    signer = load_key(key, passphrase_file)
-    event = record_replication(
-        signer,
-        paper,
-        kind=kind,
-        outcome=outcome,
-        summary=summary_text,
-        artifacts=artifacts,
-        proof_system=proof_system,
-    )
-    message(summary(event, deliver([event], out, as_json)))
+    check_destination(out)
+    with RegistryAccess(registry, trust_manifest, trust_local) as access:
+        paper = subject_for(subject, record, access)
+        signer = load_key(key, passphrase_file)
+        event = record_replication(
+            signer,
+            paper,
+            kind=kind,
+            outcome=outcome,
+            summary=summary_text,
+            artifacts=artifacts,
+            proof_system=proof_system,
+        )
+        message(summary(event, deliver([event], out, print_events=as_json, submit=submit)))
+        if submit:
+            submit_now(access)
 
 
 def register(app: typer.Typer) -> None:

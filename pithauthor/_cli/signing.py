@@ -16,6 +16,7 @@ from pithauthor.errors import ArxivIdError, DocumentError, InputError
 
 if TYPE_CHECKING:
     from pithauthor.keys import AuthorKey
+    from pithauthor.submit import RegistryClient
 
 
 def load_key(name: str | None, passphrase_file: str | None) -> AuthorKey:
@@ -25,17 +26,31 @@ def load_key(name: str | None, passphrase_file: str | None) -> AuthorKey:
     return load_signing_key(name, passphrase=passphrase_source(passphrase_file))
 
 
-def _seam(module: str, name: str) -> Any:
-    """`module.name` when that part of pithauthor is installed, else None."""
-    from importlib import import_module
+class RegistryAccess:
+    """The registry a signing command may need (to fetch records, or to submit), opened on
+    first use only: a command given every record by file never touches the network."""
 
-    try:
-        found = import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return None
-        raise
-    return getattr(found, name, None)
+    def __init__(self, registry: str | None, trust_manifest: list[str], trust_local: bool) -> None:
+        self.options = (registry, trust_manifest, trust_local)
+        self._client: RegistryClient | None = None
+
+    @property
+    def client(self) -> RegistryClient:
+        if self._client is None:
+            from pithauthor._cli.registryopts import make_client
+
+            self._client = make_client(*self.options)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> RegistryAccess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _looks_arxiv(ref: str) -> bool:
@@ -43,15 +58,11 @@ def _looks_arxiv(ref: str) -> bool:
     return not lowered.startswith("pith") and ("/" in ref or "." in ref or "arxiv" in lowered)
 
 
-def subject_for(ref: str, record: str | None, *, option: str = "--record") -> Subject:
+def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subject:
     """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
-    that paper, or else from the registry."""
+    that paper, or else from the registry (its record verified)."""
     if record is None:
-        fetch_subject = _seam("pithauthor.submit", "fetch_subject")
-        if fetch_subject is None:
-            raise InputError(f"no {option} given for {ref} and no registry client available")
-        subject: Subject = fetch_subject(ref)
-        return subject
+        return Subject.from_document(registry.client.record(ref))
     subject = read_subject(record)
     check_names(ref, subject, record)
     return subject
@@ -88,16 +99,16 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
         raise InputError(f"{where} is the record of {number.full}, not of {ref}")
 
 
-def citing_number(ref: str, record: str | None) -> PithNumber:
+def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> PithNumber:
     """The citing paper's full Pith Number: given as such, from its record, or by look-up."""
     if record is None and not _looks_arxiv(ref):
         named = parse_reference(ref)
         if isinstance(named, PithNumber) and named.year is not None:
             return named
-    return subject_for(ref, record, option="--from-record").pith_number
+    return subject_for(ref, record, registry).pith_number
 
 
-def check_destination(out: str | None, as_json: bool) -> None:
+def check_destination(out: str | None) -> None:
     """Refuse, before any key is opened, a destination that cannot take the events."""
     if out is not None:
         path = Path(out)
@@ -105,26 +116,53 @@ def check_destination(out: str | None, as_json: bool) -> None:
             raise InputError(f"{out} is a folder, not a file")
         if not path.parent.is_dir():
             raise InputError(f"the folder of {out} does not exist")
-    elif not as_json and _seam("pithauthor.submit", "store_in_outbox") is None:
-        raise InputError("give --out FILE.jsonl or --json (no outbox in this installation)")
 
 
-def deliver(events: Sequence[dict[str, Any]], out: str | None, as_json: bool) -> str:
-    """Write the events where asked (see check_destination); return where they went."""
-    check_destination(out, as_json)
+def deliver(
+    events: Sequence[dict[str, Any]], out: str | None, *, print_events: bool, submit: bool
+) -> str:
+    """Put the events where asked: `--out` FILE, stdout (`--json`), and the outbox when
+    `--submit` is given or nothing else is; return where they went."""
+    from pithauthor.submit import store_in_outbox
+
+    check_destination(out)
+    places = []
     if out is not None:
         append_jsonl(Path(out), events)
-    if as_json:
+        places.append(out)
+    if print_events:
         from pithauthor._cli.output import data
 
         for event in events:
             data(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
-    if out is not None:
-        return out
-    if as_json:
-        return "stdout"
-    _seam("pithauthor.submit", "store_in_outbox")(list(events))
-    return "the outbox"
+        places.append("stdout")
+    if submit or not places:
+        store_in_outbox(list(events))
+        places.append("the outbox")
+    return " and ".join(places)
+
+
+def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
+    """Send what is pending in the outbox; events that cannot go now stay there."""
+    from pithauthor._cli.output import message
+    from pithauthor.submit import submit_pending
+
+    result = submit_pending(client=registry.client)
+    if not quiet:
+        dup = f" ({len(result.duplicates)} already there)" if result.duplicates else ""
+        message(
+            f"submitted to {result.registry}: accepted {len(result.accepted)}{dup}, "
+            f"rejected {len(result.rejected)}, pending {len(result.pending)}"
+        )
+        for eid, reason in result.rejected.items():
+            message(f"rejected {eid}: {reason}")
+    if result.error is not None:
+        message("the events stay in the outbox; `pith submit` sends them later")
+        raise result.error
+    if result.rejected:
+        from pithauthor.errors import RegistryRejected
+
+        raise RegistryRejected(f"the registry rejected {len(result.rejected)} event(s)")
 
 
 def append_jsonl(path: Path, events: Sequence[dict[str, Any]]) -> None:

@@ -1,0 +1,63 @@
+"""Benchmark: sign every citation of a 5,000-entry bibliography (`pith.cite.sign_bibliography`).
+
+The bibliography is the one `bench_bibliography` generates; every identifier is resolved
+beforehand to a subject (resolution is network work, measured by `bench_submit`'s registry, not
+here). The figure is the whole signing step: deduplication, one citation event per distinct
+paper built, schema-checked and signed, and a report row per entry. Baseline, measured in the
+same run: raw PyNaCl Ed25519 signing of as many 32-byte digests as there are events.
+Target: <= 3x.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_bibliography import generate
+from benchmarks.bench_events import _BenchSigner, _best_pair
+
+TARGET = 3.0
+
+
+def run() -> list[dict[str, Any]]:
+    from nacl.signing import SigningKey
+
+    from pithauthor._core.pith_number import PithNumber
+    from pithauthor._core.subject import Subject
+    from pithauthor.bibliography import read_bibliographies
+    from pithauthor.cite import sign_bibliography
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bib = Path(tmp) / "refs.bib"
+        generate(bib)
+        reading = read_bibliographies([bib])
+    resolved: dict[str, Subject | str] = {}
+    for entry in reading.to_sign():
+        digest = hashlib.sha256(str(entry.identifier).encode()).hexdigest()
+        resolved[str(entry.identifier)] = Subject(PithNumber.from_digest(digest, 2020), digest)
+    citing = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")
+    signer = _BenchSigner()
+    count = len(sign_bibliography(reading, citing, signer, resolved).events)
+    raw_key = SigningKey.generate()
+    digests = [hashlib.sha256(str(i).encode()).digest() for i in range(count)]
+
+    def raw() -> None:
+        for d in digests:
+            raw_key.sign(d)
+
+    def work() -> None:
+        sign_bibliography(reading, citing, signer, resolved)
+
+    base, figure = _best_pair(raw, work, rounds=5)
+    return [
+        {
+            "name": f"cite: sign a {len(reading.entries):,}-entry bibliography ({count:,} events)",
+            "figure": figure,
+            "baseline": base,
+            "target": TARGET,
+            "unit": "s",
+            "note": "best of 5, alternated; baseline: raw PyNaCl signing of as many digests",
+        }
+    ]

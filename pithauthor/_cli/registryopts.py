@@ -1,0 +1,50 @@
+"""Typer options for choosing and trusting a registry, shared by every command that talks to one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from pithauthor.submit import RegistryClient
+
+REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.science)."
+TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
+LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
+
+REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
+TRUST_MANIFEST_OPTION = typer.Option([], "--trust-manifest", help=TRUST_HELP)
+TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP)
+SUBMIT_OPTION = typer.Option(
+    False, "--submit", help="Also send the signed events to the registry (through the outbox)."
+)
+
+
+def make_client(
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    parallel: int = 8,
+    retries: int = 6,
+    timeout: float = 20.0,
+) -> RegistryClient:
+    """A client with the trust the options ask for (warning when a local key is trusted)."""
+    from pithauthor._cli.output import warn
+    from pithauthor.submit import RegistryClient, RetryPolicy, default_trust
+
+    client = RegistryClient(
+        registry,
+        trust=default_trust(trust_manifest),
+        max_connections=max(parallel, 4),
+        retry=RetryPolicy(max_attempts=retries),
+        timeout=timeout,
+    )
+    if trust_local:
+        try:
+            client.trust_local_registry()
+        except BaseException:
+            client.close()
+            raise
+        warn(f"trusting the local registry at {client.base_url}: its key is not pith.science's")
+    return client
