@@ -1,170 +1,101 @@
-"""`make demo`: the main job end to end, on this machine, in a throwaway folder.
+"""`make demo`: an author's whole job, end to end, on this machine, in a throwaway folder.
 
-Starts the local registry (real `pith registry serve`, free loopback port, example papers),
-makes a throwaway key in a temporary PITH_HOME, claims a paper, signs citations, records a
-replication, submits them with `pith submit`, fetches the merged states with `pith fetch`,
-verifies them with `pith verify`, prints a summary, then stops everything. Exit 0 on success.
+Everything goes through the real `pith` command, as an author would type it:
+
+1. the real pith.science record of a paper verifies against the pinned registry key, and the
+   same Pith Number is computed offline from arXiv's metadata;
+2. a local registry starts on a free loopback port with example papers (never pith.science);
+3. a throwaway author key is made in a temporary PITH_HOME (an encrypted key file);
+4. the author claims paper B, signs the citations of B's bibliography, records a replication,
+   each with `--submit`; a second `pith submit` finds nothing left to send (exactly once);
+5. the merged states are fetched and verified;
+6. the badge goes into a small manuscript (`pith latex inject`, checked with LaTeX when it is
+   installed).
+
+Then the registry is stopped and the folder removed. Exit 0 on success, 1 (one line) if not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.subject import Subject
 
 PAPER_A = "2101.99901"  # synthetic example paper A
 PAPER_B = "2101.99902"  # synthetic example paper B: "our" paper, citing A and DeAR
 DEAR = "2302.12445"  # a real paper (DeAR), from the protocol's test vector
+PASSPHRASE = "a throwaway passphrase for the demo only"
+ORCID = "0000-0002-1825-0097"  # ORCID's own example iD (Josiah Carberry)
+MANUSCRIPT = r"""\documentclass{article}
+\usepackage{hyperref}
+\title{Example paper B}
+\author{Demo Author}
+\begin{document}
+\maketitle
+We extend example paper A and use the method of DeAR.
+\end{document}
+"""
 
 
-class DemoSigner:
-    """A throwaway Ed25519 key (never written anywhere)."""
-
-    status = "active"
-
-    def __init__(self) -> None:
-        from nacl.signing import SigningKey
-
-        self._key = SigningKey.generate()
-
-    @property
-    def public_key(self) -> bytes:
-        return bytes(self._key.verify_key)
-
-    @property
-    def signer_id(self) -> str:
-        from pithauthor._core.key_identity import key_id
-
-        return key_id(self.public_key)
-
-    def sign_digest(self, digest: bytes) -> bytes:
-        return bytes(self._key.sign(digest).signature)
-
-
-def _say(text: str) -> None:
+def _say(text: str = "") -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
-def _pith(args: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "pithauthor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"pith {' '.join(args[:2])} failed: {result.stderr.strip()}")
-    return result
+class Demo:
+    """The demo's folder, environment and registry."""
 
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = {**os.environ, "PITH_HOME": str(root / "home"), "PITH_PASSPHRASE": PASSPHRASE}
+        for name in ("PITH_REGISTRY", "PITH_TOKEN", "PITH_TRUST", "PITH_DEBUG"):
+            self.env.pop(name, None)
+        self.registry: list[str] = []
 
-def _events(signer: DemoSigner, subjects: dict[str, Subject]) -> list[dict[str, Any]]:
-    """A claim on paper B, citations from B to A and to DeAR, a replication of DeAR."""
-    from importlib import import_module
+    def pith(self, *args: str, ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [sys.executable, "-m", "pithauthor", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=300,
+        )
+        if result.returncode not in ok:
+            lines = result.stderr.strip().splitlines() or [f"exit {result.returncode}"]
+            raise RuntimeError(f"`pith {' '.join(args[:2])}` failed: {lines[-1]}")
+        return result
 
-    try:
-        sign: Any = import_module("pithauthor.sign")
-    except ImportError:  # the events branch is not merged: build them with the envelope
-        return _envelope_events(signer, subjects)
-    b = subjects[PAPER_B].pith_number
-    return [
-        sign.attest_authorship(signer, subjects[PAPER_B], name="Demo Author", position=1),
-        sign.sign_citation(signer, subjects[PAPER_A], b, "extends", citation_key="exampleA"),
-        sign.sign_citation(signer, subjects[DEAR], b, "uses_method", citation_key="li2023dear"),
-        sign.record_replication(
-            signer,
-            subjects[DEAR],
-            kind="replication",
-            outcome="reproduced",
-            summary="Demo: re-ran the pipelining schedule on a toy model.",
-        ),
-    ]
-
-
-def _envelope_events(signer: DemoSigner, subjects: dict[str, Subject]) -> list[dict[str, Any]]:
-    from pithauthor._core.envelope import seal, signer_block, unsigned_event
-
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    block = signer_block(signer)
-    b = subjects[PAPER_B].pith_number.full
-
-    def event(kind: str, subject: Subject, payload: dict[str, Any]) -> dict[str, Any]:
-        schema = {"payload_schema": f"pithauthor.{kind}.v1"}
-        body = {**schema, "canonical_sha256": subject.canonical_sha256, **payload}
-        return seal(unsigned_event(kind, subject.pith_number, now, block, body), signer)
-
-    return [
-        event(
-            "author_attestation",
-            subjects[PAPER_B],
-            {
-                "author": {"name": "Demo Author", "position": 1},
-                "statement": "I am an author of this paper.",
-            },
-        ),
-        event(
-            "citation_signature",
-            subjects[PAPER_A],
-            {"citing_pith_number": b, "relationship": "extends", "citation_key": "exampleA"},
-        ),
-        event(
-            "citation_signature",
-            subjects[DEAR],
-            {"citing_pith_number": b, "relationship": "uses_method", "citation_key": "li2023dear"},
-        ),
-        event(
-            "replication_record",
-            subjects[DEAR],
-            {
-                "kind": "replication",
-                "outcome": "reproduced",
-                "artifacts": [],
-                "summary": "Demo: re-ran the pipelining schedule on a toy model.",
-            },
-        ),
-    ]
-
-
-def _start_registry(data: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0"),
-            *("--examples", "--data", str(data)),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        proc.kill()
-        raise RuntimeError("the local registry did not start")
-    return proc, url
+    def start_registry(self) -> tuple[subprocess.Popen[str], str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0",
+             "--examples", "--data", str(self.root / "registry")],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=self.env,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http://127.0.0.1:"):
+            proc.kill()
+            raise RuntimeError("the local registry did not start")
+        return proc, url
 
 
 def run() -> int:
     """The demo; returns the exit code."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pith-demo-") as tmp:
-        root = Path(tmp)
-        env = {**os.environ, "PITH_HOME": str(root / "home")}
-        for name in ("PITH_REGISTRY", "PITH_TOKEN", "PITH_TRUST"):
-            env.pop(name, None)
-        proc, url = _start_registry(root / "registry", env)
+        demo = Demo(Path(tmp))
+        _verify_the_real_record(demo)
+        proc, url = demo.start_registry()
         try:
-            _main(root, url, env)
+            _author_job(demo, url)
         finally:
             proc.terminate()
             try:
@@ -179,66 +110,110 @@ def run() -> int:
     return 0
 
 
-def _main(root: Path, url: str, env: dict[str, str]) -> None:
+def _data(*parts: str) -> Path:
+    return Path(str(resources.files("pithauthor").joinpath("data", *parts)))
+
+
+def _verify_the_real_record(demo: Demo) -> None:
+    _say("pithauthor demo: claim, cite, replicate, submit, verify, badge\n")
+    _say("1. The real pith.science record of DeAR (arXiv:2302.12445), offline")
+    report = json.loads(
+        demo.pith("verify", str(_data("demo", "record-2302.12445v2.json")), "--json").stdout
+    )
+    passed = sum(c["status"] == "passed" for c in report["checks"])
+    _say(f"   pith verify: {'OK' if report['ok'] else 'FAILED'}: {passed} checks passed, "
+         "receipt signed by the pinned key pith-v1-2026-05")  # fmt: skip
+    number = demo.pith("number", "from-arxiv", str(_data("examples", "2302.12445.json"))).stdout
+    _say(f"   pith number from-arxiv (arXiv's own metadata): {number.strip()}")
+
+
+def _author_job(demo: Demo, url: str) -> None:
     import httpx
 
-    from pithauthor.submit import RegistryClient
-    from pithauthor.trust import pinned_trust
+    manifest = demo.root / "local-manifest.json"
+    manifest.write_text(httpx.get(url + "/pith-mirrors.json", timeout=10).text, "utf-8")
+    demo.registry = ["--registry", url, "--trust-manifest", str(manifest)]
+    _say(f"\n2. A local registry at {url} (example papers; NOT pith.science)")
+    _say("   its key is trusted for this demo only (--trust-manifest)")
 
-    _say("pithauthor demo: a local registry, a throwaway key, signed events, a verified state")
-    _say(f"\n1. Local registry at {url} (example papers; NOT pith.science)")
-    manifest = httpx.get(url + "/pith-mirrors.json").json()
-    manifest_path = root / "local-manifest.json"
-    manifest_path.write_text(json.dumps(manifest), "utf-8")
-    key = manifest["mirrors"][0]["public_key"]["key_id"]
-    _say(f"   registry key {key}, trusted for this demo only (--trust-manifest)")
-    with RegistryClient(url, trust=pinned_trust()) as client:
-        client.trust_local_registry()
-        subjects = {ref: Subject.from_document(client.record(ref)) for ref in (PAPER_A, PAPER_B)}
-        subjects[DEAR] = Subject.from_document(client.record(DEAR))
-    for ref, subject in subjects.items():
-        _say(f"   {ref:<11} -> {subject.pith_number.full}")
-
-    signer = DemoSigner()
-    _say(f"\n2. Throwaway author key {signer.signer_id} (PITH_HOME={root / 'home'})")
-    events = _events(signer, subjects)
-    batch = root / "events.jsonl"
-    batch.write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
-    for e in events:
-        what = e["payload"].get("relationship") or e["payload"].get("kind") or "author claim"
-        _say(f"   signed {e['event_type']:<19} {what:<12} on {e['subject_pith_number']}")
-
-    trust = ["--registry", url, "--trust-manifest", str(manifest_path)]
-    _say("\n3. pith submit (outbox first, then the action links of each verified record)")
-    sent = json.loads(_pith(["submit", str(batch), *trust, "--json"], env).stdout)
-    _say(
-        f"   accepted {len(sent['accepted'])}, rejected {len(sent['rejected'])}, "
-        f"pending {len(sent['pending'])}"
+    _say("\n3. A throwaway author key (pith keys generate; encrypted file, PITH_PASSPHRASE)")
+    key = json.loads(
+        demo.pith(
+            "keys",
+            "generate",
+            "--name",
+            "demo-author",
+            "--orcid",
+            ORCID,
+            "--backend",
+            "file",
+            "--json",
+        ).stdout
     )
-    again = json.loads(_pith(["submit", str(batch), *trust, "--json"], env).stdout)
-    _say(f"   submitted again: {len(again['accepted'])} sent (nothing pending: exactly once)")
+    _say(f"   {key['key_id']}  signer orcid:{ORCID}")
 
-    _say("\n4. Merged states, fetched and verified (pith fetch, then pith verify)")
+    _say("\n4. Sign and submit (each command stores its events in the outbox, then sends them)")
+    claim = demo.pith("claim", PAPER_B, "--position", "1", "--submit", *demo.registry)
+    _say("   pith claim: " + _last(claim.stderr, "signed"))
+    _say("   " + _last(claim.stderr, "submitted"))
+    cite = demo.pith("cite", str(_data("demo", "refs.bib")), "--from", PAPER_B, "--submit",
+                     "--json", *demo.registry)  # fmt: skip
+    for row in json.loads(cite.stdout)["rows"]:
+        _say(f"   pith cite: {row['key']:<11} {row['status']:<13} {row['detail']}")
+    _say("   " + _last(cite.stderr, "submitted"))
+    log = demo.root / "replication-log.txt"
+    log.write_text("Demo: re-ran the pipelining schedule on a toy model; same speed-up.\n")
+    digest = hashlib.sha256(log.read_bytes()).hexdigest()
+    replicate = demo.pith(
+        "replicate", DEAR, "--kind", "replication", "--outcome", "reproduced",
+        "--summary", "Re-ran the pipelining schedule on a toy model; the speed-up holds.",
+        "--artifact", "https://example.org/demo/replication-log.txt", "--sha256", digest,
+        "--submit", *demo.registry,
+    )  # fmt: skip
+    _say("   pith replicate: " + _last(replicate.stderr, "signed"))
+    _say("   " + _last(replicate.stderr, "submitted"))
+    again = json.loads(demo.pith("submit", "--json", *demo.registry).stdout)
+    _say(f"   pith submit again: {len(again['accepted'])} sent, {len(again['pending'])} pending "
+         "(each event arrived exactly once)")  # fmt: skip
+
+    _say("\n5. The merged states, fetched and verified (pith fetch, pith verify)")
     for ref in (PAPER_B, PAPER_A, DEAR):
-        out = root / f"state-{ref}.json"
-        _pith(["fetch", ref, "--what", "state", "-o", str(out), *trust], env)
+        out = demo.root / f"state-{ref.replace('/', '_')}.json"
+        demo.pith("fetch", ref, "--what", "state", "-o", str(out), *demo.registry)
         report = json.loads(
-            _pith(
-                ["verify", str(out), "--trust-manifest", str(manifest_path), "--json"], env
-            ).stdout
+            demo.pith("verify", str(out), "--trust-manifest", demo.registry[3], "--json").stdout
         )
         state = json.loads(out.read_text("utf-8"))
         cur = state["current"]
-        passed = sum(1 for c in report["checks"] if c["status"] == "passed")
+        passed = sum(c["status"] == "passed" for c in report["checks"])
         _say(
-            f"   {PithNumber.parse(state['pith_number']).full}  claims "
-            f"{len(cur['author_attestations'])}, citations {len(cur['citation_signatures'])}, "
-            f"replications {len(cur['replication_records'])}; events "
-            f"{state['valid_event_count']}/{state['event_count']} valid; "
-            f"verify: {'OK' if report['ok'] else 'FAILED'} ({passed} checks passed)"
+            f"   {state['pith_number']}  claims {len(cur['author_attestations'])}, "
+            f"citations {len(cur['citation_signatures'])}, replications "
+            f"{len(cur['replication_records'])}; verify: {'OK' if report['ok'] else 'FAILED'} "
+            f"({passed} checks passed)"
         )
         if not report["ok"]:
             raise RuntimeError(f"the state of {ref} does not verify")
+    _badge(demo)
+
+
+def _badge(demo: Demo) -> None:
+    number = demo.pith("fetch", PAPER_B, "--what", "number", *demo.registry).stdout.strip()
+    folder = demo.root / "paper"
+    folder.mkdir()
+    (folder / "main.tex").write_text(MANUSCRIPT, "utf-8")
+    check = ["--check"] if shutil.which("latexmk") and shutil.which("pdflatex") else []
+    _say(f"\n6. The badge in a manuscript (pith latex inject{' --check' if check else ''})")
+    result = demo.pith("latex", "inject", str(folder), "--pith", number, *check)
+    for line in result.stderr.strip().splitlines():
+        _say("   " + line)
+    if not check:
+        _say("   (no LaTeX on this machine: the PDF check was skipped)")
+
+
+def _last(text: str, starts: str) -> str:
+    lines = [line for line in text.splitlines() if line.startswith(starts)]
+    return lines[-1] if lines else ""
 
 
 def main() -> None:

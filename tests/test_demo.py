@@ -15,9 +15,13 @@ def test_demo_runs_end_to_end_and_stops_its_registry() -> None:
         [sys.executable, "-m", "pithauthor._demo"], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("verify: OK") == 3
-    assert "accepted 4, rejected 0, pending 0" in result.stdout
-    url = re.search(r"Local registry at (http://127\.0\.0\.1:[0-9]+)", result.stdout)
+    assert result.stdout.count("verify: OK") == 4  # the real record, then three merged states
+    assert result.stdout.count("rejected 0, pending 0") == 3  # claim, citations, replication
+    assert "pith submit again: 0 sent, 0 pending" in result.stdout
+    assert "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW  claims 0, citations 1, replications 1" in (
+        result.stdout
+    )
+    url = re.search(r"local registry at (http://127\.0\.0\.1:[0-9]+)", result.stdout)
     assert url is not None
     with pytest.raises(httpx.ConnectError):
         httpx.get(url.group(1) + "/pith-mirrors.json", timeout=2)
