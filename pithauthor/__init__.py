@@ -50,6 +50,19 @@ _EXPORTS: dict[str, str] = {
     "store_in_outbox": "pithauthor.submit",
     "fetch_subject": "pithauthor.submit",
     "resolve_arxiv": "pithauthor.submit",
+    # verification and trust
+    "verify_document": "pithauthor.verify",
+    "verify_file": "pithauthor.verify",
+    "pinned_trust": "pithauthor.trust",
+    "Trust": "pithauthor.trust",
+    # records
+    "ArxivMetadata": "pithauthor.records",
+    "build_canonical_record": "pithauthor.records",
+    "read_arxiv_metadata": "pithauthor.records",
+    # bibliography signing
+    "sign_bibliography": "pithauthor.cite",
+    "RegistryResolver": "pithauthor.cite",
+    "CiteReport": "pithauthor.cite",
     # errors
     "PithError": "pithauthor.errors",
     "InputError": "pithauthor.errors",

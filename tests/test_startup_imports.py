@@ -42,3 +42,11 @@ def test_a_command_does_import_what_it_needs() -> None:
 
     modules = _imported_modules("verify", str(FIXTURES / "record-2302.12445v2.json"))
     assert "nacl" in modules
+
+
+def test_every_public_name_of_the_package_resolves() -> None:
+    import pithauthor
+
+    missing = [name for name in pithauthor.__all__ if getattr(pithauthor, name, None) is None]
+    assert missing == []
+    assert "PithNumber" in dir(pithauthor)
