@@ -19,6 +19,9 @@ from pithauthor.verify import read_documents, verify_file
 
 PASSPHRASE = "cite tests passphrase"
 EXTRA_IDS = ["2101.99903", "2101.99904", "hep-th/9901001"]
+# the arXiv papers cited by biblatex's own example bibliography (TeX Live), registered here with
+# synthetic metadata: the registry only has to know them
+REAL_BIB_IDS = ["math/0307200", "hep-th/9603067", "1008.2849"]
 
 
 def _metadata(arxiv_id: str) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def _number(arxiv_id: str) -> str:
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[dict[str, Any]]:
     server: RegistryServer = start_server(tmp_path / "registry")
-    for aid in EXTRA_IDS:
+    for aid in EXTRA_IDS + REAL_BIB_IDS:
         path = tmp_path / f"{aid.replace('/', '_')}.json"
         path.write_text(json.dumps(_metadata(aid)), "utf-8")
         add_paper(server.store, server.key, path)
@@ -216,3 +219,18 @@ def test_nothing_to_sign_opens_no_key_and_no_registry(pith: RunPith, tmp_path: P
     result = pith("cite", str(bib), "--from", REAL_NUMBER, "--registry", dead, "--json")
     assert result.returncode == 0, result.stderr  # no key exists, the registry is down: unused
     assert json.loads(result.stdout)["rows"][0]["status"] == "no_identifier"
+
+
+def test_a_real_bibliography_from_tex_live_signs_its_arxiv_references(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    from conftest import FIXTURES
+
+    out = tmp_path / "c.jsonl"
+    bib = FIXTURES / "bib" / "biblatex-examples.bib"
+    result = _cite(pith, registry, str(bib), "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["counts"] == {"signed": 3, "no_identifier": 88, "duplicate": 1}
+    cited = {e["subject_pith_number"] for e in read_documents(out)}
+    assert cited == {_number(aid) for aid in REAL_BIB_IDS}
