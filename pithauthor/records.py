@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +45,7 @@ def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
 
 def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
     """Read metadata from a file, or from stdin when `path` is `-`."""
-    try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
-    except IsADirectoryError:
-        raise MetadataError(f"{path} is a folder, not a file") from None
-    except OSError as exc:
-        raise MetadataError(f"cannot read {path}: {exc.strerror}") from None
+    from pithauthor._files import read_user_file
+
+    data = read_user_file(path, MetadataError, "arXiv metadata", stdin=True)
     return parse_arxiv_metadata(data)

@@ -87,18 +87,11 @@ def _check_receipt_row(row: Mapping[str, Any], trust: Trust) -> Report:
 
 def read_documents(path: Path | str) -> list[Any]:
     """The JSON document(s) of a file: one JSON value, or one per line (JSONL); `-` is stdin."""
-    import sys
+    from pithauthor._files import read_user_file
 
-    try:
-        raw = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
-    except IsADirectoryError:
-        raise DocumentError(f"{path} is a folder, not a file") from None
-    except OSError as exc:
-        raise DocumentError(f"cannot read {path}: {exc.strerror}") from None
+    raw = read_user_file(path, DocumentError, "JSON", stdin=True)
     if not raw.strip():
         raise DocumentError(f"{path} is empty")
-    if b"\x00" in raw:
-        raise DocumentError(f"{path} is a binary file, not JSON")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

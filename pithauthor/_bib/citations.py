@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pithauthor._files import read_user_file
 from pithauthor.errors import ManuscriptError
 
 ALL = "*"
@@ -42,14 +43,8 @@ def cited_keys(path: Path) -> set[str]:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        raise ManuscriptError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ManuscriptError(f"{path}: is a folder, not a .tex or .aux file") from None
-    except OSError as exc:
-        raise ManuscriptError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    data = read_user_file(path, ManuscriptError, "a .tex or .aux file", text_only=False)
+    return data.decode("utf-8", errors="replace")
 
 
 def _split_keys(text: str) -> set[str]:

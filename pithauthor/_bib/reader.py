@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
+from pithauthor._files import read_user_file
 from pithauthor.errors import BibliographyError
 
 #: BibTeX's predefined month macros.
@@ -57,16 +58,7 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     UTF-8 (with or without BOM) is expected. Older .bib files are often Latin-1 (BibTeX itself
     is 8-bit clean): those are read as Windows-1252/Latin-1 and a warning is added.
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BibliographyError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BibliographyError(f"{path}: is a folder, not a .bib file") from None
-    except OSError as exc:
-        raise BibliographyError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if b"\x00" in data:
-        raise BibliographyError(f"{path}: is a binary file, not a .bib file")
+    data = read_user_file(path, BibliographyError, "a .bib file")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pithauthor._files import read_user_file
 from pithauthor.errors import ManuscriptError
 
 _BOM = b"\xef\xbb\xbf"
@@ -38,16 +39,7 @@ class TextFile:
 
 def read_text_file(path: Path) -> TextFile:
     """Read `path`; refuse binary files; UTF-8 (with or without BOM) else Latin-1."""
-    try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise ManuscriptError(f"{path} is a folder, not a .tex file") from None
-    except FileNotFoundError:
-        raise ManuscriptError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ManuscriptError(f"{path}: cannot read ({exc.strerror})") from None
-    if b"\x00" in raw:
-        raise ManuscriptError(f"{path} is a binary file (it contains NUL bytes), not LaTeX")
+    raw = read_user_file(path, ManuscriptError, "LaTeX (it contains NUL bytes)")
     bom = raw.startswith(_BOM)
     body = raw[len(_BOM) :] if bom else raw
     try:
