@@ -15,7 +15,7 @@ from pithauthor._cli.registryopts import (
 )
 
 if TYPE_CHECKING:
-    from pithauthor._cli.signing import RegistryAccess
+    from pithauthor._cli.signing import Output
 
 
 def cite(
@@ -74,7 +74,7 @@ def cite(
     """Sign a citation of one paper (--to) by yours (--from), or of every paper your
     bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
     signed, 1 when some were not (unresolved, invalid, unparsable)."""
-    from pithauthor._cli.signing import RegistryAccess, check_destination
+    from pithauthor._cli.signing import Output, RegistryAccess, check_destination
     from pithauthor.errors import InputError
 
     if bibfiles and cited is not None:
@@ -87,16 +87,16 @@ def cite(
         raise InputError("--record, --citation-key and --context go with --to")
     check_destination(out)
     with RegistryAccess(registry, trust_manifest, trust_local) as access:
+        output = Output(key, passphrase_file, out, as_json and not bibfiles, submit, access)
         if bibfiles:
             ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
-                                      only_cited, parallel, key, passphrase_file, out, as_json,
-                                      submit, access)  # fmt: skip
+                                      only_cited, parallel, as_json, output)  # fmt: skip
             if not ok:
                 raise typer.Exit(1)
         else:
             assert cited is not None
             _cite_one(citing, citing_record, cited, record, relationship, citation_key, context,
-                      key, passphrase_file, out, as_json, submit, access)  # fmt: skip
+                      output)  # fmt: skip
 
 
 def _cite_one(
@@ -107,35 +107,24 @@ def _cite_one(
     relationship: str,
     citation_key: str | None,
     context: str | None,
-    key: str | None,
-    passphrase_file: str | None,
-    out: str | None,
-    as_json: bool,
-    submit: bool,
-    access: RegistryAccess,
+    output: Output,
 ) -> None:
-    from pithauthor._cli.output import message
-    from pithauthor._cli.signing import (
-        citing_number,
-        deliver,
-        load_key,
-        subject_for,
-        submit_now,
-        summary,
-    )
+    from pithauthor._cli.signing import citing_number, subject_for
     from pithauthor._core.relationships import normalize_relationship
     from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
-    citing_paper = citing_number(citing, citing_record, access)
-    cited_paper = subject_for(cited, record, access)
-    signer = load_key(key, passphrase_file)
+    citing_paper = citing_number(citing, citing_record, output.registry)
+    cited_paper = subject_for(cited, record, output.registry)
     event = sign_citation(
-        signer, cited_paper, citing_paper, relationship, citation_key=citation_key, context=context
+        output.signer(),
+        cited_paper,
+        citing_paper,
+        relationship,
+        citation_key=citation_key,
+        context=context,
     )
-    message(summary(event, deliver([event], out, print_events=as_json, submit=submit)))
-    if submit:
-        submit_now(access)
+    output.one(event)
 
 
 def _cite_bibliographies(
@@ -146,17 +135,13 @@ def _cite_bibliographies(
     mapping: list[str],
     only_cited: str | None,
     parallel: int,
-    key: str | None,
-    passphrase_file: str | None,
-    out: str | None,
     as_json: bool,
-    submit: bool,
-    access: RegistryAccess,
+    output: Output,
 ) -> bool:
     from pathlib import Path
 
     from pithauthor._cli.output import emit_json, message, warn
-    from pithauthor._cli.signing import citing_number, deliver, load_key, submit_now
+    from pithauthor._cli.signing import citing_number
     from pithauthor._core.relationships import normalize_relationship
     from pithauthor._core.subject import Subject
     from pithauthor._record_cache import RecordCache
@@ -178,28 +163,20 @@ def _cite_bibliographies(
         warn(note)
     for name in reading.unknown_map_keys:
         warn(f"--map {name}: no entry has this key")
-    citing_paper = citing_number(citing, citing_record, access)
+    citing_paper = citing_number(citing, citing_record, output.registry)
     resolver: Resolver | dict[str, Subject | str] = {}
     if reading.to_sign():
-        resolver = RegistryResolver(access.client, RecordCache())
-    report = sign_bibliography(
-        reading,
-        citing_paper,
-        lambda: load_key(key, passphrase_file),
-        resolver,
-        parallel=parallel,
-    )
-    destination = None
-    if report.events:
-        destination = deliver(report.events, out, print_events=False, submit=submit)
+        resolver = RegistryResolver(output.registry.client, RecordCache())
+    report = sign_bibliography(reading, citing_paper, output.signer, resolver, parallel=parallel)
+    destination = output.deliver(report.events) if report.events else None
     message(render_table(report.rows))
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
     where = f" -> {destination}" if destination else ""
     message(f"{len(report.events)} citation(s) signed for {citing_paper.full}{where} ({counts})")
     if as_json:
         emit_json({**report.as_dict(), "destination": destination})
-    if submit and report.events:
-        submit_now(access)
+    if report.events:
+        output.send()
     return report.ok
 
 

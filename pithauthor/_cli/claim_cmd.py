@@ -36,23 +36,15 @@ def claim(
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign an author attestation of SUBJECT with your key."""
-    from pithauthor._cli.output import message
-    from pithauthor._cli.signing import (
-        RegistryAccess,
-        check_destination,
-        deliver,
-        load_key,
-        subject_for,
-        submit_now,
-        summary,
-    )
+    from pithauthor._cli.signing import Output, RegistryAccess, check_destination, subject_for
     from pithauthor.errors import InputError
     from pithauthor.sign import attest_authorship
 
     check_destination(out)
     with RegistryAccess(registry, trust_manifest, trust_local) as access:
+        output = Output(key, passphrase_file, out, as_json, submit, access)
         paper = subject_for(subject, record, access)
-        signer = load_key(key, passphrase_file)
+        signer = output.signer()
         key_orcid = signer.orcid
         if orcid and key_orcid and orcid != key_orcid:
             raise InputError(
@@ -61,17 +53,16 @@ def claim(
         author = name or signer.name
         if not author:
             raise InputError("give --name: the key has no author name")
-        event = attest_authorship(
-            signer,
-            paper,
-            name=author,
-            orcid=orcid or key_orcid,
-            position=position,
-            statement=statement,
+        output.one(
+            attest_authorship(
+                signer,
+                paper,
+                name=author,
+                orcid=orcid or key_orcid,
+                position=position,
+                statement=statement,
+            )
         )
-        message(summary(event, deliver([event], out, print_events=as_json, submit=submit)))
-        if submit:
-            submit_now(access)
 
 
 def register(app: typer.Typer) -> None:

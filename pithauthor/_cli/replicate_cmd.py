@@ -46,16 +46,7 @@ def replicate(
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign a replication record of SUBJECT."""
-    from pithauthor._cli.output import message
-    from pithauthor._cli.signing import (
-        RegistryAccess,
-        check_destination,
-        deliver,
-        load_key,
-        subject_for,
-        submit_now,
-        summary,
-    )
+    from pithauthor._cli.signing import Output, RegistryAccess, check_destination, subject_for
     from pithauthor.errors import InputError
     from pithauthor.sign import Artifact, record_replication
 
@@ -68,20 +59,19 @@ def replicate(
     ]
     check_destination(out)
     with RegistryAccess(registry, trust_manifest, trust_local) as access:
+        output = Output(key, passphrase_file, out, as_json, submit, access)
         paper = subject_for(subject, record, access)
-        signer = load_key(key, passphrase_file)
-        event = record_replication(
-            signer,
-            paper,
-            kind=kind,
-            outcome=outcome,
-            summary=summary_text,
-            artifacts=artifacts,
-            proof_system=proof_system,
+        output.one(
+            record_replication(
+                output.signer(),
+                paper,
+                kind=kind,
+                outcome=outcome,
+                summary=summary_text,
+                artifacts=artifacts,
+                proof_system=proof_system,
+            )
         )
-        message(summary(event, deliver([event], out, print_events=as_json, submit=submit)))
-        if submit:
-            submit_now(access)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -163,6 +164,38 @@ def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
         from pithauthor.errors import RegistryRejected
 
         raise RegistryRejected(f"the registry rejected {len(result.rejected)} event(s)")
+
+
+@dataclass
+class Output:
+    """What every signing command shares after signing: the key to open, where the events go,
+    and whether to send them now."""
+
+    key: str | None
+    passphrase_file: str | None
+    out: str | None
+    print_events: bool
+    submit: bool
+    registry: RegistryAccess
+
+    def signer(self) -> AuthorKey:
+        return load_key(self.key, self.passphrase_file)
+
+    def deliver(self, events: Sequence[dict[str, Any]]) -> str:
+        """Write the events where asked; return where they went."""
+        return deliver(events, self.out, print_events=self.print_events, submit=self.submit)
+
+    def send(self) -> None:
+        """With --submit: send what is pending now."""
+        if self.submit:
+            submit_now(self.registry)
+
+    def one(self, event: dict[str, Any]) -> None:
+        """Deliver one event, say so on stderr, and send it if asked."""
+        from pithauthor._cli.output import message
+
+        message(summary(event, self.deliver([event])))
+        self.send()
 
 
 def append_jsonl(path: Path, events: Sequence[dict[str, Any]]) -> None:
