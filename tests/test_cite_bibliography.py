@@ -234,3 +234,33 @@ def test_a_real_bibliography_from_tex_live_signs_its_arxiv_references(
     assert report["counts"] == {"signed": 3, "no_identifier": 88, "duplicate": 1}
     cited = {e["subject_pith_number"] for e in read_documents(out)}
     assert cited == {_number(aid) for aid in REAL_BIB_IDS}
+
+
+def test_claim_and_replicate_with_submit_reach_the_registry_state(
+    pith: RunPith, registry: dict[str, Any], author: str
+) -> None:
+    trust = ("--registry", registry["url"], "--trust-manifest", registry["manifest"])
+    claim = pith("claim", "2101.99903", "--position", "1", "--submit", *trust)
+    assert claim.returncode == 0, claim.stderr
+    assert "accepted 1, rejected 0, pending 0" in claim.stderr
+    replicate = pith(
+        "replicate", "2101.99903", "--kind", "formal_bridge", "--outcome", "formalized",
+        "--proof-system", "lean4", "--summary", "Stated and proved in Lean 4.", "--submit", *trust,
+    )  # fmt: skip
+    assert replicate.returncode == 0, replicate.stderr
+    state = json.loads(pith("fetch", "2101.99903", "--what", "state", *trust).stdout)
+    current = state["current"]
+    assert [e["signer"]["key_id"] for e in current["author_attestations"]] == [author]
+    assert current["replication_records"][0]["payload"]["proof_system"] == "lean4"
+
+
+def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
+    pith: RunPith, author: str, tmp_path: Path
+) -> None:
+    record = str(Path(__file__).parent / "fixtures" / "record-2302.12445v2.json")
+    dead = f"http://127.0.0.1:{free_port()}"
+    result = pith("claim", REAL_NUMBER, "--record", record, "--submit", "--registry", dead)
+    assert result.returncode == 3
+    assert "stay in the outbox" in result.stderr and "Traceback" not in result.stderr
+    listed = json.loads(pith("outbox", "list", "--json").stdout)
+    assert [e["state"] for e in listed] == ["pending"]
