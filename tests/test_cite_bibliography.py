@@ -264,3 +264,22 @@ def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
     assert "stay in the outbox" in result.stderr and "Traceback" not in result.stderr
     listed = json.loads(pith("outbox", "list", "--json").stdout)
     assert [e["state"] for e in listed] == ["pending"]
+
+
+def test_an_arxiv_id_and_a_pith_field_naming_the_same_paper_give_one_event(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    bib = tmp_path / "same.bib"
+    bib.write_text(
+        "@misc{viaarxiv, title = {B}, eprint = {2101.99903}, archivePrefix = {arXiv}}\n"
+        f"@misc{{viapith, title = {{B again}}, pith = {{{_number('2101.99903')}}}}}\n",
+        "utf-8",
+    )
+    out = tmp_path / "c.jsonl"
+    result = _cite(pith, registry, str(bib), "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {r["key"]: r for r in json.loads(result.stdout)["rows"]}
+    assert rows["viaarxiv"]["status"] == "signed"
+    assert rows["viapith"]["status"] == "duplicate"
+    assert "viaarxiv" in rows["viapith"]["detail"]
+    assert len(read_documents(out)) == 1
