@@ -393,7 +393,10 @@ def _send_all(
             if progress is not None:
                 progress(done, len(entries))
 
-    if entries:
+    if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
+        for entry in entries:
+            send(entry)
+    elif entries:
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
             list(pool.map(send, entries))
     result.pending = [e.event_id for e in outbox.entries("pending")]
