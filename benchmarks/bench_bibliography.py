@@ -8,13 +8,13 @@ target   = ratio <= 1.5.
 
 from __future__ import annotations
 
-import gc
 import random
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from benchmarks._timing import interleaved_medians, row
 
 ENTRIES = 5000
 SEED = 20260601
@@ -123,19 +123,7 @@ def generate(path: Path, entries: int = ENTRIES, seed: int = SEED) -> None:
     path.write_text("\n".join(out), encoding="utf-8")
 
 
-def _interleaved(a: Callable[[], object], b: Callable[[], object]) -> tuple[float, float]:
-    """Best-of-REPEATS times of `a` and `b`, run alternately so both see the same machine load."""
-    times_a, times_b = [], []
-    for _ in range(REPEATS):
-        for fn, times in ((a, times_a), (b, times_b)):
-            gc.collect()
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-    return min(times_a), min(times_b)
-
-
-def run() -> list[dict[str, object]]:
+def run() -> list[dict[str, Any]]:
     import bibtexparser
 
     from pithauthor._bib.latex_text import to_unicode
@@ -149,19 +137,20 @@ def run() -> list[dict[str, object]]:
             to_unicode.cache_clear()  # no help from earlier rounds
             return read_bibliographies([path])
 
-        figure, baseline = _interleaved(ours, lambda: bibtexparser.parse_file(str(path)))
+        baseline, figure = interleaved_medians(
+            [lambda: bibtexparser.parse_file(str(path)), ours], runs=REPEATS
+        )
     return [
-        {
-            "name": f"read_bibliographies, {ENTRIES} entries (vs bibtexparser.parse_file)",
-            "figure": round(figure, 4),
-            "baseline": round(baseline, 4),
-            "ratio": round(figure / baseline, 3),
-            "target": 1.5,
-            "unit": "s",
-        }
+        row(
+            f"read_bibliographies, {ENTRIES} entries (vs bibtexparser.parse_file)",
+            figure,
+            baseline,
+            1.5,
+            note=f"median of {REPEATS} interleaved runs",
+        )
     ]
 
 
 if __name__ == "__main__":
-    for row in run():
-        sys.stdout.write(f"{row}\n")
+    for r in run():
+        sys.stdout.write(f"{r}\n")

@@ -7,10 +7,12 @@ and raw verifying of those signatures. Targets: signing <= 3x raw, verifying <= 
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import Any
 
+from benchmarks._timing import interleaved_medians, row
+
 N = 10_000
+RUNS = 7
 SIGN_TARGET = 3.0
 VERIFY_TARGET = 2.0
 
@@ -40,21 +42,6 @@ def _subjects(n: int) -> list[Any]:
         digest = hashlib.sha256(f"cited paper {i}".encode()).hexdigest()
         out.append(Subject(PithNumber.from_digest(digest, 2000 + i % 26), digest))
     return out
-
-
-def _best_pair(base: Any, work: Any, rounds: int = 5) -> tuple[float, float]:
-    """Best time of `base` and of `work`, run in alternation so both see the same machine."""
-    best_base = best_work = float("inf")
-    for _ in range(rounds):
-        for fn, is_base in ((base, True), (work, False)):
-            start = time.perf_counter()
-            fn()
-            took = time.perf_counter() - start
-            if is_base:
-                best_base = min(best_base, took)
-            else:
-                best_work = min(best_work, took)
-    return best_base, best_work
 
 
 def run() -> list[dict[str, Any]]:
@@ -100,31 +87,31 @@ def run() -> list[dict[str, Any]]:
             if not check_author_event(event).ok:
                 raise AssertionError("a freshly signed event failed to verify")
 
-    sign_base, sign_time = _best_pair(raw_sign, sign_events)
-    verify_base, verify_time = _best_pair(raw_verify, verify_events)
+    # signing first (it fills `events`), then verifying; each pair interleaved, medians
+    sign_base, sign_time = interleaved_medians([raw_sign, sign_events], runs=RUNS)
+    verify_base, verify_time = interleaved_medians([raw_verify, verify_events], runs=RUNS)
+    note = f"median of {RUNS} interleaved runs"
     return [
-        {
-            "name": "events: build+sign 10k citation_signature vs raw Ed25519 sign 10k digests",
-            "figure": sign_time,
-            "baseline": sign_base,
-            "ratio": sign_time / sign_base,
-            "target": SIGN_TARGET,
-            "unit": "s",
-        },
-        {
-            "name": "events: verify 10k citation_signature vs raw Ed25519 verify 10k digests",
-            "figure": verify_time,
-            "baseline": verify_base,
-            "ratio": verify_time / verify_base,
-            "target": VERIFY_TARGET,
-            "unit": "s",
-        },
+        row(
+            "events: build+sign 10k citation_signature vs raw Ed25519 sign 10k digests",
+            sign_time,
+            sign_base,
+            SIGN_TARGET,
+            note=note,
+        ),
+        row(
+            "events: verify 10k citation_signature vs raw Ed25519 verify 10k digests",
+            verify_time,
+            verify_base,
+            VERIFY_TARGET,
+            note=note,
+        ),
     ]
 
 
 if __name__ == "__main__":
-    for row in run():
+    for r in run():
         print(
-            f"{row['name']}: {row['figure']:.3f}{row['unit']} vs {row['baseline']:.3f}"
-            f"{row['unit']} = {row['ratio']:.2f}x (target {row['target']}x)"
+            f"{r['name']}: {r['figure']:.3f}{r['unit']} vs {r['baseline']:.3f}"
+            f"{r['unit']} = {r['ratio']:.2f}x (target {r['target']}x)"
         )

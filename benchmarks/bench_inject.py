@@ -1,6 +1,7 @@
 """Benchmark: `inject` into a 50,000-line manuscript vs. reading and writing the same file.
 
-Both are timed in the same run, warm (pylatexenc imported once before timing), best of N.
+Both are timed in the same run, warm (pylatexenc imported once before timing), interleaved,
+median of REPEAT runs; each run starts from a fresh copy of the manuscript.
 Target: inject takes at most 10x the time of a plain read + write of the file.
 """
 
@@ -8,11 +9,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from pathlib import Path
+from typing import Any
+
+from benchmarks._timing import interleaved_medians, row
 
 LINES = 50_000
-REPEAT = 5
+REPEAT = 9
 PREAMBLE_PAIRS = 29
 NUMBER = "pith:2023:NFG5PAOXQUVIHWKP5TT6Y3LVRM"
 
@@ -38,17 +41,7 @@ def make_manuscript(lines: int = LINES) -> str:
     return "\n".join(preamble + body) + "\n"
 
 
-def _best(action: object, setup: object) -> float:
-    best = float("inf")
-    for _ in range(REPEAT):
-        setup()  # type: ignore[operator]
-        start = time.perf_counter()
-        action()  # type: ignore[operator]
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def run() -> list[dict[str, object]]:
+def run() -> list[dict[str, Any]]:
     from pithauthor._core.pith_number import PithNumber
     from pithauthor.latex import inject
 
@@ -73,22 +66,22 @@ def run() -> list[dict[str, object]]:
 
         fresh()
         do_inject()  # warm-up: imports and the pylatexenc context
-        baseline = _best(read_write, fresh)
-        figure = _best(do_inject, fresh)
+        baseline, figure = interleaved_medians(
+            [read_write, do_inject], runs=REPEAT, warmup=0, setup=fresh
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return [
-        {
-            "name": f"inject into a {LINES}-line manuscript vs read+write",
-            "figure": figure,
-            "baseline": baseline,
-            "ratio": figure / baseline,
-            "target": 10.0,
-            "unit": "s",
-        }
+        row(
+            f"inject into a {LINES}-line manuscript vs read+write",
+            figure,
+            baseline,
+            10.0,
+            note=f"median of {REPEAT} interleaved runs",
+        )
     ]
 
 
 if __name__ == "__main__":
-    for row in run():
-        print(row)
+    for r in run():
+        print(r)

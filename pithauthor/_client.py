@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -55,6 +56,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+@lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
 def check_url(url: str) -> str:
     """`url` without a trailing slash, when the policy allows it; else InputError."""
     parts = urlsplit(url.strip())

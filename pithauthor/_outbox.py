@@ -166,18 +166,24 @@ class Outbox:
     def attempt(self, event_id: str) -> None:
         self._update("UPDATE outbox SET attempts = attempts + 1 WHERE event_id = ?", (event_id,))
 
-    def mark_accepted(self, event_id: str, registry: str, answer: Any) -> None:
+    def mark_accepted(
+        self, event_id: str, registry: str, answer: Any, *, attempted: bool = False
+    ) -> None:
+        """Record the registry's acceptance (`attempted`: and count the attempt, in the same
+        statement: one write per event instead of two)."""
         self._update(
             "UPDATE outbox SET state='accepted', registry=?, answer=?, reason=NULL, "
-            "updated_at=? WHERE event_id=?",
-            (registry, json.dumps(answer), _now(), event_id),
+            "updated_at=?, attempts = attempts + ? WHERE event_id=?",
+            (registry, json.dumps(answer), _now(), int(attempted), event_id),
         )
 
-    def mark_rejected(self, event_id: str, registry: str, reason: str, answer: Any) -> None:
+    def mark_rejected(
+        self, event_id: str, registry: str, reason: str, answer: Any, *, attempted: bool = False
+    ) -> None:
         self._update(
-            "UPDATE outbox SET state='rejected', registry=?, answer=?, reason=?, updated_at=? "
-            "WHERE event_id=? AND state='pending'",
-            (registry, json.dumps(answer), reason, _now(), event_id),
+            "UPDATE outbox SET state='rejected', registry=?, answer=?, reason=?, updated_at=?, "
+            "attempts = attempts + ? WHERE event_id=? AND state='pending'",
+            (registry, json.dumps(answer), reason, _now(), int(attempted), event_id),
         )
 
     def retry(self, event_ids: Iterable[str] | None = None) -> int:

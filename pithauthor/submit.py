@@ -345,30 +345,45 @@ def _send_all(
     stop = threading.Event()
     lock = threading.Lock()
     done = 0
+    urls: dict[tuple[str, str], str] = {}  # (event type, subject) -> its checked action URL
+
+    def action_url(event: Mapping[str, Any]) -> str:
+        key = (str(event.get("event_type")), str(event.get("subject_pith_number")))
+        url = urls.get(key)
+        if url is None:  # once per subject and type, not once per event; failures not kept
+            url = urls[key] = client.action_url(event)
+        return url
 
     def send(entry: Any) -> None:
         nonlocal done
         if not stop.is_set():
+            posted = False
             try:
                 # the record (404, not verifying...) is no verdict on the event: it stays pending
-                url = client.action_url(entry.event)
-                outbox.attempt(entry.event_id)
+                url = action_url(entry.event)
+                posted = True
                 status, answer = client.submit(entry.event, url)
             except RegistryAnswerError as exc:
                 if exc.from_post:
-                    outbox.mark_rejected(entry.event_id, client.base_url, str(exc), exc.answer)
+                    outbox.mark_rejected(
+                        entry.event_id, client.base_url, str(exc), exc.answer, attempted=True
+                    )
+                elif posted:
+                    outbox.attempt(entry.event_id)
                 with lock:
                     if exc.from_post:
                         result.rejected[entry.event_id] = str(exc)
                     else:
                         result.error = result.error or exc
             except PithError as exc:
+                if posted:
+                    outbox.attempt(entry.event_id)
                 if isinstance(exc, AuthError | NetworkError):
                     stop.set()  # every other request would fail the same way
                 with lock:
                     result.error = result.error or exc
             else:
-                outbox.mark_accepted(entry.event_id, client.base_url, answer)
+                outbox.mark_accepted(entry.event_id, client.base_url, answer, attempted=True)
                 with lock:
                     result.accepted.append(entry.event_id)
                     if status == 200:
@@ -378,7 +393,10 @@ def _send_all(
             if progress is not None:
                 progress(done, len(entries))
 
-    if entries:
+    if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
+        for entry in entries:
+            send(entry)
+    elif entries:
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
             list(pool.map(send, entries))
     result.pending = [e.event_id for e in outbox.entries("pending")]

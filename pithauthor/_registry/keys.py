@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -43,23 +44,27 @@ def ensure_private_dir(path: Path) -> Path:
 class LocalKey:
     """The local registry's Ed25519 key."""
 
-    seed: bytes
+    seed: bytes = field(repr=False)  # the secret: never in a repr
     created_at: str
 
-    @property
-    def public_key(self) -> bytes:
+    # Derived once per key (the server signs a receipt for every event it takes): deriving the
+    # key pair from the seed costs as much as a signature.
+    @cached_property
+    def _signing_key(self) -> Any:
         from nacl.signing import SigningKey
 
-        return bytes(SigningKey(self.seed).verify_key)
+        return SigningKey(self.seed)
 
-    @property
+    @cached_property
+    def public_key(self) -> bytes:
+        return bytes(self._signing_key.verify_key)
+
+    @cached_property
     def key_id(self) -> str:
         return "pithauthor-local-" + fingerprint_b32(self.public_key)[:8].lower()
 
     def sign(self, message: bytes) -> str:
-        from nacl.signing import SigningKey
-
-        return b64encode(SigningKey(self.seed).sign(message).signature)
+        return b64encode(self._signing_key.sign(message).signature)
 
     def receipt(self, canonical_sha256: str, signed_at: str) -> dict[str, Any]:
         """A receipt in the real registry's format, under this key."""

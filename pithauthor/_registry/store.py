@@ -87,6 +87,7 @@ class RegistryStore:
         self._queue: queue.Queue[_Pending] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
+        self._by_body: dict[str, StoredRecord] = {}  # records never change once stored
         with self._conn() as conn:
             conn.executescript(SCHEMA)
 
@@ -121,6 +122,9 @@ class RegistryStore:
         """A record by body, unique alias prefix (8/12/16), or arXiv id (with or without vN)."""
         ref = ref.strip()
         up = ref.upper()
+        cached = self._by_body.get(up)
+        if cached is not None:  # every POST names its record by body
+            return cached
         conn = self._conn()
         if len(up) == BODY_LENGTH:
             rows = conn.execute("SELECT * FROM records WHERE body = ?", (up,)).fetchall()
@@ -139,7 +143,12 @@ class RegistryStore:
             except ArxivIdError:
                 return None
             rows = conn.execute("SELECT * FROM records WHERE arxiv_id = ?", (aid,)).fetchall()
-        return _record(rows[0]) if len(rows) == 1 else None
+        if len(rows) != 1:
+            return None
+        rec = _record(rows[0])
+        if rec.body == up:
+            self._by_body[up] = rec
+        return rec
 
     def records(self) -> list[StoredRecord]:
         rows = self._conn().execute("SELECT * FROM records ORDER BY body").fetchall()

@@ -1,0 +1,70 @@
+"""Each POST is counted once in the outbox (in the same write that records the answer), the
+registry still verifies every event it is sent, and its key seed never shows in a repr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from registry_helpers import REAL_NUMBER, citations, start_server
+
+from pithauthor._outbox import Outbox
+from pithauthor._registry.keys import load_or_create_key
+from pithauthor.submit import RegistryClient, RetryPolicy, store_in_outbox, submit_pending
+from pithauthor.trust import pinned_trust
+
+FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
+
+
+def _submit(url: str, parallel: int = 4) -> object:
+    with RegistryClient(url, trust=pinned_trust(), retry=FAST) as client:
+        client.trust_local_registry()
+        return submit_pending(client=client, parallel=parallel)
+
+
+def test_every_accepted_event_counts_exactly_one_attempt(tmp_path: Path) -> None:
+    events = citations(12)
+    store_in_outbox(events)
+    server = start_server(tmp_path / "reg")
+    try:
+        result = _submit(server.url)
+    finally:
+        server.stop()
+    assert getattr(result, "ok", False)
+    with Outbox() as outbox:
+        entries = outbox.entries()
+    assert sorted(e.event_id for e in entries) == sorted(e["event_id"] for e in events)
+    assert {e.state for e in entries} == {"accepted"}
+    assert [e.attempts for e in entries] == [1] * len(events)
+
+
+def test_an_event_the_registry_refuses_is_rejected_after_one_attempt(tmp_path: Path) -> None:
+    bad, good = citations(2)
+    store_in_outbox([bad, good])
+    # the stored copy of `bad` is altered behind pith's back, so only the registry, which
+    # verifies every event it is sent, can tell: it must refuse it and store only `good`
+    with Outbox() as outbox:
+        outbox._conn.execute(
+            "UPDATE outbox SET body = ? WHERE event_id = ?",
+            (json.dumps({**bad, "created_at": "2026-11-29T12:00:01Z"}), bad["event_id"]),
+        )
+    server = start_server(tmp_path / "reg")
+    try:
+        _submit(server.url, parallel=2)
+        record = server.store.find(REAL_NUMBER.rsplit(":", 1)[1])
+        assert record is not None
+        stored = [e["event_id"] for e in server.store.events(record.body)]
+    finally:
+        server.stop()
+    with Outbox() as outbox:
+        refused, taken = outbox.get(bad["event_id"]), outbox.get(good["event_id"])
+    assert refused is not None and refused.state == "rejected" and refused.attempts == 1
+    assert "422" in (refused.reason or "")
+    assert taken is not None and taken.state == "accepted" and taken.attempts == 1
+    assert stored == [good["event_id"]]
+
+
+def test_the_registry_key_seed_is_not_in_its_repr(tmp_path: Path) -> None:
+    key = load_or_create_key(tmp_path / "reg")
+    assert key.seed.hex() not in repr(key)
+    assert key.key_id == load_or_create_key(tmp_path / "reg").key_id  # derived, and stable
