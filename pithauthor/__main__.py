@@ -1,5 +1,5 @@
 """`python -m pithauthor` runs the `pith` command."""
 
-from pithauthor._cli.main import main
+from pithauthor._cli.entry import main
 
 main()
