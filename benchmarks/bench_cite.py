@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_bibliography import generate
 from benchmarks._timing import interleaved_medians, row
+from benchmarks.bench_bibliography import generate
 from benchmarks.bench_events import _BenchSigner
 
 TARGET = 3.0
