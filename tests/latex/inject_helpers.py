@@ -12,6 +12,9 @@ MAINS = {
     "amsart-amsrefs": "main.tex",
     "revtex4-ijqc": "xampl.tex",
     "llncs-biblatex": "biblatex-lncs-test.tex",
+    "acmart-sigconf": "sigconf-paper.tex",
+    "elsarticle-num": "els-paper.tex",
+    "revtex4-2-aps": "aps-paper.tex",
 }
 
 

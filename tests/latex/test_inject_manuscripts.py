@@ -11,11 +11,16 @@ from pathlib import Path
 import pytest
 from conftest import RunPith, assert_one_line_error
 from inject_helpers import MAINS, NUMBER, copy_manuscript, snapshot
+from pdfcheck import link_uris, page_text
 
 from pithauthor import PithNumber
 from pithauthor.latex import build_arxiv_archive, check_pdf, inject
 
 NUMBER_OBJ = PithNumber.parse(NUMBER)
+SHORT = "pith:" + NUMBER_OBJ.body[:8]
+# the fixtures whose references come from BibTeX: their arXiv archive must carry the .bbl
+BIBTEX = {"amsart-amsrefs", "revtex4-ijqc", "acmart-sigconf", "revtex4-2-aps"}
+FIGURES = {"acmart-sigconf": ("sampleteaser.pdf", "figures/sample-franklin.png")}
 TEX = pytest.mark.tex("latexmk", "pdflatex", "bibtex", "biber")
 
 
@@ -50,7 +55,13 @@ def test_inject_compile_check_and_second_inject_is_byte_identical(
     assert snapshot(folder) == after
     build = tmp_path / "build"
     shutil.copytree(folder, build)
-    check_pdf(latexmk(build, MAINS[name]), NUMBER_OBJ)
+    assert_badge_on_page_one(latexmk(build, MAINS[name]))
+
+
+def assert_badge_on_page_one(pdf: Path) -> None:
+    check_pdf(pdf, NUMBER_OBJ)
+    assert NUMBER_OBJ.url() in link_uris(pdf, page=0)
+    assert SHORT in page_text(pdf, page=1)
 
 
 @TEX
@@ -80,7 +91,9 @@ def test_encodings_and_line_endings_survive_and_compile(variant: str, tmp_path: 
 
 @TEX
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["amsart-amsrefs", "revtex4-ijqc"])
+@pytest.mark.parametrize(
+    "name", ["amsart-amsrefs", "revtex4-ijqc", "acmart-sigconf", "elsarticle-num", "revtex4-2-aps"]
+)
 def test_arxiv_archive_compiles_on_its_own(name: str, tmp_path: Path, pith: RunPith) -> None:
     folder = copy_manuscript(name, tmp_path)
     inject(folder, NUMBER_OBJ)
@@ -93,12 +106,14 @@ def test_arxiv_archive_compiles_on_its_own(name: str, tmp_path: Path, pith: RunP
         names = tar.getnames()
         assert sorted(names) == sorted(listed)
         assert "pith.sty" in names and MAINS[name] in names
-        assert any(n.endswith(".bbl") for n in names)
+        assert any(n.endswith(".bbl") for n in names) == (name in BIBTEX)
         assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
         assert not any(
-            n.endswith((".aux", ".log", ".fls", ".fdb_latexmk", ".pdf", ".txt", ".bib"))
-            for n in names
+            n.endswith((".aux", ".log", ".fls", ".fdb_latexmk", ".txt", ".bib")) for n in names
         )
+        # the paper's own PDF stays out; a PDF figure (acmart's teaser) goes in
+        assert Path(MAINS[name]).with_suffix(".pdf").name not in names
+        assert set(FIGURES.get(name, ())) <= set(names)
         unpacked = tmp_path / "arxiv"
         tar.extractall(unpacked, filter="data")
     stem = Path(MAINS[name]).stem
@@ -110,7 +125,7 @@ def test_arxiv_archive_compiles_on_its_own(name: str, tmp_path: Path, pith: RunP
             capture_output=True,
             timeout=300,
         )
-    check_pdf(unpacked / f"{stem}.pdf", NUMBER_OBJ)
+    assert_badge_on_page_one(unpacked / f"{stem}.pdf")
 
 
 @TEX

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 from pdfcheck import (
     info,
     link_rects,
@@ -99,3 +100,28 @@ def test_link_covers_the_mark_and_the_number(tmp_path: Path, engine: str, hyperr
     mark_and_kern = 6.0  # points: the mark is as wide as a capital letter, then a .3em kern
     assert rect[0] <= label[0] - mark_and_kern
     assert rect[2] >= number[2] - 1.0
+
+
+@pytest.mark.tex("pdflatex")
+def test_revtex4_preprint_title_page_carries_the_badge_inside_the_page(tmp_path: Path) -> None:
+    # revtex4's preprint \maketitle leaves its page break pending, so the badge after the
+    # title used to land on page 2; and revtex4 keeps \paperwidth = \paperheight = 0pt, so
+    # the page-1 fallback was drawn off the page (link rectangle above the top edge).
+    source = (
+        "\\documentclass[preprint,aps]{revtex4}\n\\usepackage{pith}\n"
+        f"\\pithnumber{{{NUMBER}}}\n\\begin{{document}}\n\\title{{T}}\\author{{A}}\n"
+        "\\begin{abstract}Abstract.\\end{abstract}\n\\maketitle\n\\section{S}\nText.\n"
+        "\\end{document}\n"
+    )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-3000:]
+    assert URL in link_uris(result.pdf, page=0)
+    assert SHORT in page_text(result.pdf, page=1)
+    assert SHORT not in page_text(result.pdf, page=2)
+    box = word_box(result.pdf, SHORT)
+    assert box is not None
+    x0, y0, x1, y1 = box
+    width, height = (float(v) for v in PdfReader(result.pdf).pages[0].mediabox[2:])
+    assert 0 < x0 < x1 < width and 0 < y0 < y1 < height
+    for rect in link_rects(result.pdf, page=0):
+        assert 0 <= rect[0] < rect[2] <= width and 0 <= rect[1] < rect[3] <= height
