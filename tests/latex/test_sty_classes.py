@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader
 from pdfcheck import (
     info,
     link_rects,
@@ -17,6 +16,7 @@ from pdfcheck import (
     page_text,
     word_box,
 )
+from pypdf import PdfReader
 from texbuild import NUMBER, SHORT, URL, build, template, without_pith
 
 PDFLATEX_CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
