@@ -294,6 +294,14 @@ class SubmitResult:
     def ok(self) -> bool:
         return self.error is None and not self.rejected and not self.pending
 
+    def summary(self) -> str:
+        """`accepted 3 (1 already there), rejected 0, pending 0 at URL`."""
+        dup = f" ({len(self.duplicates)} already there)" if self.duplicates else ""
+        return (
+            f"accepted {len(self.accepted)}{dup}, rejected {len(self.rejected)}, "
+            f"pending {len(self.pending)} at {self.registry}"
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,

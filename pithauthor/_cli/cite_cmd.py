@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     SUBMIT_OPTION,
@@ -60,7 +60,7 @@ def cite(
     ),
     key: str | None = KEY_OPTION,
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
-    out: str | None = typer.Option(None, "--out", help="Append the signed events to FILE.jsonl."),
+    out: str | None = OUT_OPTION,
     as_json: bool = typer.Option(
         False,
         "--json",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.keyopts import (
+    EVENT_JSON_OPTION,
+    KEY_OPTION,
+    OUT_OPTION,
+    PASSPHRASE_FILE_OPTION,
+    RECORD_OPTION,
+)
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     SUBMIT_OPTION,
@@ -15,9 +21,7 @@ from pithauthor._cli.registryopts import (
 
 def claim(
     subject: str = typer.Argument(..., help="The paper: a Pith Number or an arXiv id."),
-    record: str | None = typer.Option(
-        None, "--record", help="The paper's record JSON (or `pith number from-arxiv --json`)."
-    ),
+    record: str | None = RECORD_OPTION,
     name: str | None = typer.Option(None, "--name", help="Your name (default: the key's)."),
     orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (default: the key's)."),
     position: int | None = typer.Option(
@@ -28,8 +32,8 @@ def claim(
     ),
     key: str | None = KEY_OPTION,
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
-    out: str | None = typer.Option(None, "--out", help="Append the signed event to FILE.jsonl."),
-    as_json: bool = typer.Option(False, "--json", help="Print the signed event (JSONL)."),
+    out: str | None = OUT_OPTION,
+    as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,

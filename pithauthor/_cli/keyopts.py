@@ -1,4 +1,5 @@
-"""Typer options for choosing and unlocking a key, shared by every command that signs.
+"""Typer options shared by the commands that sign: choosing and unlocking a key, the record,
+and where the signed events go.
 
 from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
 
@@ -45,3 +46,10 @@ INSECURE_PLAINTEXT_OPTION = typer.Option(
     help="Store the secret key UNENCRYPTED in a 0600 file. Avoid: only for throwaway keys.",
 )
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON.")
+
+# --- what the signing commands (claim, cite, replicate) share ---------------------------------
+RECORD_OPTION = typer.Option(
+    None, "--record", help="The paper's record JSON (or `pith number from-arxiv --json`)."
+)
+OUT_OPTION = typer.Option(None, "--out", help="Append the signed events to FILE.jsonl.")
+EVENT_JSON_OPTION = typer.Option(False, "--json", help="Print the signed event (JSONL).")

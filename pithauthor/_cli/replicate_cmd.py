@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.keyopts import (
+    EVENT_JSON_OPTION,
+    KEY_OPTION,
+    OUT_OPTION,
+    PASSPHRASE_FILE_OPTION,
+    RECORD_OPTION,
+)
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     SUBMIT_OPTION,
@@ -33,13 +39,11 @@ def replicate(
     sha256: list[str] = typer.Option(
         [], "--sha256", help="The sha256 of the artifact at the same place."
     ),
-    record: str | None = typer.Option(
-        None, "--record", help="The paper's record JSON (or `pith number from-arxiv --json`)."
-    ),
+    record: str | None = RECORD_OPTION,
     key: str | None = KEY_OPTION,
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
-    out: str | None = typer.Option(None, "--out", help="Append the signed event to FILE.jsonl."),
-    as_json: bool = typer.Option(False, "--json", help="Print the signed event (JSONL)."),
+    out: str | None = OUT_OPTION,
+    as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,

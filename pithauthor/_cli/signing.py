@@ -150,11 +150,7 @@ def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
 
     result = submit_pending(client=registry.client)
     if not quiet:
-        dup = f" ({len(result.duplicates)} already there)" if result.duplicates else ""
-        message(
-            f"submitted to {result.registry}: accepted {len(result.accepted)}{dup}, "
-            f"rejected {len(result.rejected)}, pending {len(result.pending)}"
-        )
+        message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
     if result.error is not None:

@@ -40,11 +40,7 @@ def submit(
     if as_json:
         emit_json(result.as_dict())
     else:
-        dup = f" ({len(result.duplicates)} already there)" if result.duplicates else ""
-        data(
-            f"accepted {len(result.accepted)}{dup}, rejected {len(result.rejected)}, "
-            f"pending {len(result.pending)} at {result.registry}"
-        )
+        data(result.summary())
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
     if result.error is not None:
