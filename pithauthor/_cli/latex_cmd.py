@@ -115,6 +115,56 @@ def arxiv_cmd(
     message(f"{result.archive}: {len(result.files)} files, compiled with {result.engine}")
 
 
+@latex_app.command("sty")
+def sty_cmd(
+    path: bool = typer.Option(False, "--path", help="Print where the shipped pith.sty is."),
+    copy: str | None = typer.Option(
+        None, "--copy", metavar="FOLDER", help="Copy pith.sty (and its LaTeXML binding) there."
+    ),
+    install: bool = typer.Option(
+        False, "--install", help="Install into TEXMFHOME, so every local project finds it."
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace another version of the files."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install.
+
+    \b
+    Examples:
+      pith latex sty --copy paper/   # then upload paper/ to Overleaf
+      pith latex sty --install       # every local project finds it
+    """
+    from pathlib import Path
+
+    from pithauthor._cli.output import data, emit_json, message, warn
+    from pithauthor.errors import InputError
+    from pithauthor.latex import copy_sty, install_sty, pith_sty_files, sty_found_by_tex
+
+    if sum((path, copy is not None, install)) > 1:
+        raise InputError("give one of --path, --copy FOLDER, --install")
+    if copy is None and not install:
+        files = pith_sty_files()
+        if as_json:
+            emit_json({"files": [str(f) for f in files]})
+        else:
+            for file in files:
+                data(str(file))
+        return
+    done = install_sty(force=force) if install else copy_sty(Path(copy or "."), force=force)
+    if as_json:
+        emit_json({"files": [{"path": str(c.path), "action": c.action} for c in done]})
+    else:
+        for item in done:
+            data(str(item.path))
+            message(f"{item.path}: {item.action}")
+    if install:
+        found = sty_found_by_tex()
+        if found is None or found.resolve() != done[0].path.resolve():
+            warn(f"LaTeX finds {found or 'no pith.sty'} first, not the installed copy")
+        else:
+            message("\\usepackage{pith} now works in every project on this machine")
+
+
 def badge_cmd(
     number: str = typer.Argument(..., help="The Pith Number (pith:YYYY:BODY or the body)."),
     fmt: str = typer.Option("markdown", "--format", "-f", help="markdown, html, svg or latex."),
