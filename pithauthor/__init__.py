@@ -18,6 +18,8 @@ _EXPORTS: dict[str, str] = {
     "PithAlias": "pithauthor._core.pith_number",
     "parse_reference": "pithauthor._core.pith_number",
     "ArxivId": "pithauthor._core.arxiv_id",
+    "Reference": "pithauthor._core.reference",
+    "classify_reference": "pithauthor._core.reference",
     "canonical": "pithauthor._core.canonical",
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",
