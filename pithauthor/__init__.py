@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "ArxivId": "pithauthor._core.arxiv_id",
     "Reference": "pithauthor._core.reference",
     "classify_reference": "pithauthor._core.reference",
+    "normalize_orcid": "pithauthor._core.orcid",
     "canonical": "pithauthor._core.canonical",
     "canonical_sha256": "pithauthor._core.canonical",
     "Check": "pithauthor._core.checks",

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
+from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
     ATTESTATION,
@@ -28,12 +29,11 @@ from pithauthor._core.payloads import (
     Artifact,
     attestation_payload,
     citation_payload,
-    orcid_check_digit_ok,
     replication_payload,
 )
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
-from pithauthor.errors import EventError, KeyRetired
+from pithauthor.errors import EventError, KeyRetired, OrcidError
 
 __all__ = [
     "DEFAULT_STATEMENT",
@@ -67,8 +67,11 @@ def attest_authorship(
     created_at: CreatedAt = None,
 ) -> dict[str, Any]:
     """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based)."""
-    if orcid is not None and not orcid_check_digit_ok(orcid):
-        raise EventError(f"ORCID iD {orcid!r} has a wrong check digit or form")
+    if orcid is not None:
+        try:  # an orcid.org URL is accepted, as `keys generate` accepts it
+            orcid = normalize_orcid(orcid)
+        except OrcidError as exc:
+            raise EventError(str(exc)) from None
     payload = attestation_payload(
         subject.canonical_sha256, name=name, orcid=orcid, position=position, statement=statement
     )
