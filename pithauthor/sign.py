@@ -12,7 +12,7 @@ JSON Schema and returns the signed event as a dict in protocol form (section 5 o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
@@ -33,6 +33,7 @@ from pithauthor._core.payloads import (
 )
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
+from pithauthor._core.utc import utc_now, utc_stamp
 from pithauthor.errors import EventError, KeyRetired, OrcidError
 
 __all__ = [
@@ -49,11 +50,6 @@ __all__ = [
 ]
 
 CreatedAt = str | datetime | None
-
-
-def utc_now() -> str:
-    """Now, in UTC at second precision: `YYYY-MM-DDTHH:MM:SSZ`."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def attest_authorship(
@@ -149,7 +145,7 @@ def _created_at(value: CreatedAt) -> str:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise EventError("created_at must carry a time zone (it is stored in UTC)")
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_stamp(value)
     if not created_at_ok(value):
         raise EventError(
             f"created_at {value!r} is not UTC at second precision (YYYY-MM-DDTHH:MM:SSZ)"
