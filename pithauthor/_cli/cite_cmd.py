@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def cite(
     bibfiles: list[str] = typer.Argument(
         None,
-        metavar="[REFS.bib]...",
+        metavar="REFS.bib",
         help="Sign a citation for every reference of these bibliographies that has a Pith Number.",
     ),
     citing: str = typer.Option(
