@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,9 +112,9 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
         new = new[:offset] + insert.encode("ascii") + new[offset:]
     written = [key for key in ids if key not in {k for k, _ in skipped}]
     _check(new, target, codec, bom, {key: ids[key] for key in written})
-    if not os.access(target, os.W_OK) or not os.access(target.parent, os.W_OK | os.X_OK):
-        raise BibliographyError(f"{path} is read-only; nothing was written back")
     mode = target.stat().st_mode
+    if not mode & stat.S_IWUSR or not os.access(target.parent, os.W_OK | os.X_OK):
+        raise BibliographyError(f"{path} is read-only; nothing was written back")
     backup = backup_path(target)
     try:
         atomic_write(target, new, mode=mode, backup=backup)
