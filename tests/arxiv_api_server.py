@@ -201,7 +201,7 @@ def error_feed(reason: str) -> bytes:
         'type="text/html"/>\n'
         "    <author>\n      <name>arXiv api core</name>\n    </author>\n"
         "  </entry>\n</feed>\n"
-    ).encode("utf-8")
+    ).encode()
 
 
 @dataclass
@@ -245,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         state = self.server.state
         url = urlsplit(self.path)
         params = parse_qs(url.query)

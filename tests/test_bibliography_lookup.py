@@ -3,6 +3,7 @@ in arXiv's Atom format; only certain matches resolve an entry; requests paced, b
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -167,7 +168,7 @@ def test_requests_are_batched_spaced_and_on_one_connection(tmp_path: Path) -> No
             result = lookup_identifiers(reading, api)
         seen = server.state.requests
     assert result.requests == len(seen) == 3  # 25 titles, 10 a request
-    gaps = [b.at - a.at for a, b in zip(seen, seen[1:], strict=False)]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(seen)]
     assert all(gap >= 0.25 for gap in gaps), gaps
     assert len({r.port for r in seen}) == 1  # one connection, kept alive
     assert all(e.status == "found" for e in result.reading.entries)

@@ -32,7 +32,7 @@ def _query(title: str = "Attention is all you need", author: str = "Vaswani, Ash
         ("{BERT}: Pre-training of deep bidirectional transformers", "BERT: Pre-training of Deep "
          "Bidirectional Transformers"),
         (r"Schr{\"o}dinger operators and {$\alpha$}-stable processes",
-         "Schrödinger Operators and α-Stable Processes"),
+         "Schrödinger Operators and \u03b1-Stable Processes"),
         ("Anti de {S}itter space and holography", "Anti De Sitter Space And Holography"),
         ("The large-N limit of superconformal field theories", "The Large N Limit of "
          "Superconformal\n  Field Theories"),
