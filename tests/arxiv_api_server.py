@@ -16,6 +16,7 @@ import threading
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -35,6 +36,7 @@ class Paper:
     category: str = "cs.CL"
 
 
+@lru_cache(maxsize=65536)
 def _words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKD", text)
     folded = "".join(c for c in folded if not unicodedata.combining(c)).lower()

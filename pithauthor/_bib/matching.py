@@ -19,6 +19,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from pithauthor._bib.latex_text import to_unicode
@@ -45,14 +46,16 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+@lru_cache(maxsize=16384)
 def normal_title(title: str) -> str:
     """The comparison form of a title: letters and digits only, no accents, no case."""
     return "".join(c for c in fold(to_unicode(title)) if c.isalnum())
 
 
-def title_words(title: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def title_words(title: str) -> tuple[str, ...]:
     """The title's ASCII words, as arXiv's search splits them (for the query phrase)."""
-    return _WORD.findall(fold(to_unicode(title)))
+    return tuple(_WORD.findall(fold(to_unicode(title))))
 
 
 def _split_names(authors: str) -> list[str]:
@@ -108,6 +111,7 @@ def _last_word(name: str) -> str:
     return name[start:]
 
 
+@lru_cache(maxsize=16384)
 def surname_key(surname: str) -> str:
     """A surname's comparison form (`van der Maaten` -> `vandermaaten`)."""
     return "".join(c for c in fold(surname) if c.isalnum())
@@ -178,7 +182,7 @@ def query_for(fields: Mapping[str, str]) -> Query | str:
         return f"not looked up: no {' or '.join(missing)} to confirm a match"
     assert year is not None
     doi = normal_doi(fields.get("doi", ""))
-    return Query(normal_title(title), tuple(words), tuple(surnames), year, doi)
+    return Query(normal_title(title), words, tuple(surnames), year, doi)
 
 
 def concerns(query: Query, candidate: Candidate) -> bool:
@@ -188,7 +192,7 @@ def concerns(query: Query, candidate: Candidate) -> bool:
         return True
     words = title_words(candidate.title)
     n = len(query.words)
-    return any(tuple(words[i : i + n]) == query.words for i in range(len(words) - n + 1))
+    return any(words[i : i + n] == query.words for i in range(len(words) - n + 1))
 
 
 @dataclass(frozen=True, slots=True)
