@@ -21,11 +21,38 @@ from benchmarks._timing import interleaved_medians, row
 ENTRIES = 200
 SEED = 20261130
 REPEATS = 5
-_WORDS = (
-    "learning neural quantum graph sparse robust optimal transport attention field theory "
-    "lattice gauge inference bayesian stochastic gradient convex manifold spectral kernel "
-    "entropy causal diffusion random matrix topological phase transition scattering"
-).split()
+_WORDS = [
+    "learning",
+    "neural",
+    "quantum",
+    "graph",
+    "sparse",
+    "robust",
+    "optimal",
+    "transport",
+    "attention",
+    "field",
+    "theory",
+    "lattice",
+    "gauge",
+    "inference",
+    "bayesian",
+    "stochastic",
+    "gradient",
+    "convex",
+    "manifold",
+    "spectral",
+    "kernel",
+    "entropy",
+    "causal",
+    "diffusion",
+    "random",
+    "matrix",
+    "topological",
+    "phase",
+    "transition",
+    "scattering",
+]
 #: The local arXiv API server lives with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 _SURNAMES = ["Smith", "Müller", "García", "Wang", "Kim", "Novak", "Rossi", "Dubois", "Tanaka"]
