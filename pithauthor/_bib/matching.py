@@ -262,11 +262,11 @@ def decide(query: Query, candidates: Sequence[Candidate], *, complete: bool = Tr
     if seen:
         near = list(seen.values())[:5]
         listed = "; ".join(
-            f"{c.arxiv_id} {c.title!r} ({', '.join(_problems(query, c))})" for c in near
+            f"{c.arxiv_id} ({', '.join(_problems(query, c))}) {c.title!r}" for c in near
         )
         return Outcome(
             "ambiguous",
-            f"no certain match; candidates: {listed}",
+            f"not certain: {listed}",
             candidates=tuple(c.arxiv_id for c in near),
         )
     partial = "" if complete else " (arXiv listed too many titles holding it to compare all)"
