@@ -5,8 +5,9 @@ terms (words or "phrases"), `AND`/`OR`/`ANDNOT` and parentheses, `start`, `max_r
 Atom feeds with OpenSearch totals and one `<entry>` per paper (id with version, wrapped title,
 `<published>`, `<author><name>`, `<arxiv:doi>`, links, categories); errors as arXiv sends them
 (HTTP 400 and a feed whose one entry is titled "Error"). Faults on demand: a delay, an error
-feed, 503 "Rate exceeded.", an oversized answer. Every request is recorded (time, query,
-client port, User-Agent). Used by tests/test_bibliography_lookup*.py and benchmarks.
+feed, 503 "Rate exceeded.", an oversized answer, an answer trickling in. Every request is
+recorded (time, query, client port, User-Agent). Used by tests/test_bibliography_lookup*.py
+and benchmarks/bench_lookup.py.
 """
 
 from __future__ import annotations
@@ -224,6 +225,7 @@ class FakeArxiv:
     error: str | None = None  # answer every request with this error feed
     rate_exceeded: int = 0  # answer the next N requests 503 "Rate exceeded."
     oversized: int = 0  # bytes of padding to send instead of a feed
+    trickle: float = 0.0  # seconds between 100-byte pieces of the answer
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -270,7 +272,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/atom+xml; charset=UTF-8")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if not state.trickle:
+                self.wfile.write(body)
+            for i in range(0, len(body) if state.trickle else 0, 100):
+                self.wfile.write(body[i : i + 100])
+                self.wfile.flush()
+                time.sleep(state.trickle)
         except (BrokenPipeError, ConnectionResetError):
             pass
 

@@ -242,6 +242,16 @@ def test_a_slow_answer_times_out_is_retried_then_fails_cleanly(server: ArxivServ
     assert len(server.state.requests) == 2
 
 
+def test_an_answer_trickling_in_is_cut_at_the_timeout(server: ArxivServer) -> None:
+    server.state.trickle = 0.1  # every read is in time, the whole answer is not
+    reading = read_bibliographies([SCHOLAR])
+    with (
+        ArxivApi(server.url, timeout=0.5, attempts=1) as api,
+        pytest.raises(ArxivApiError, match=r"\(timed out\)"),
+    ):
+        lookup_identifiers(reading, api)
+
+
 def test_rate_exceeded_is_retried(server: ArxivServer) -> None:
     server.state.rate_exceeded = 1
     result = _lookup(server)

@@ -68,6 +68,7 @@ class ArxivApi:
         host = urlsplit(self.url).hostname or ""
         self.interval = max(0.0, loopback_interval) if is_loopback(host) else ARXIV_INTERVAL
         self.attempts = max(1, attempts)
+        self.timeout = timeout  # also the longest a whole answer may take to arrive
         self.requests = 0  # requests sent, retries included
         self._sleep = sleep
         self._clock = clock
@@ -135,7 +136,10 @@ class ArxivApi:
                 if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
                     raise ArxivApiError(self._too_big())
                 chunks, size = [], 0
+                deadline = self._clock() + self.timeout
                 for chunk in response.iter_bytes():
+                    if self._clock() > deadline:  # a trickle: each read in time, the whole not
+                        raise _Transient("timed out")
                     size += len(chunk)
                     if size > MAX_ANSWER_BYTES:
                         raise ArxivApiError(self._too_big())
