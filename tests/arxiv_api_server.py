@@ -223,6 +223,7 @@ class FakeArxiv:
     papers: list[Paper] = field(default_factory=list)
     delay: float = 0.0
     error: str | None = None  # answer every request with this error feed
+    error_status: int = 400  # ... with this HTTP status
     rate_exceeded: int = 0  # answer the next N requests 503 "Rate exceeded."
     oversized: int = 0  # bytes of padding to send instead of a feed
     trickle: float = 0.0  # seconds between 100-byte pieces of the answer
@@ -231,7 +232,7 @@ class FakeArxiv:
 
     def answer(self, query: str, start: int, size: int) -> tuple[int, bytes]:
         if self.error:
-            return 400, error_feed(self.error)
+            return self.error_status, error_feed(self.error)
         if self.rate_exceeded > 0:
             self.rate_exceeded -= 1
             return 503, b"Rate exceeded."
@@ -264,7 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
         if state.delay:
             time.sleep(state.delay)
         if url.path != "/api/query":
-            status, body = 404, b"not found"
+            status, body = 404, b"<html><body>Not Found</body></html>"
         else:
             status, body = state.answer(query, start, size)
         try:

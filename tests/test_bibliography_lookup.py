@@ -223,6 +223,20 @@ def test_an_error_feed_stops_the_lookup_with_its_reason(server: ArxivServer) -> 
     assert len(server.state.requests) == 1  # a refusal is not retried
 
 
+def test_an_error_feed_with_http_200_is_an_error_too(server: ArxivServer) -> None:
+    server.state.error, server.state.error_status = "start must be an integer", 200
+    with pytest.raises(ArxivApiError, match="refused the query: start must be an integer"):
+        _lookup(server)
+
+
+def test_a_wrong_api_path_says_its_http_status(server: ArxivServer) -> None:
+    with (
+        ArxivApi(server.url.replace("/api/query", "/nothing")) as api,
+        pytest.raises(ArxivApiError, match="answered HTTP 404"),
+    ):
+        lookup_identifiers(read_bibliographies([SCHOLAR]), api)
+
+
 def test_an_empty_answer_means_not_found(server: ArxivServer) -> None:
     server.state.papers = []
     rows = _by_key(_lookup(server).reading)

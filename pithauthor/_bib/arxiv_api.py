@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-from pithauthor._bib.arxiv_atom import ArxivApiError, Feed, parse_feed
+from pithauthor._bib.arxiv_atom import ArxivApiError, ArxivQueryRefused, Feed, parse_feed
 from pithauthor._client import is_loopback, origin, parse_retry_after
 from pithauthor._version import __version__
 from pithauthor.errors import InputError
@@ -35,6 +35,16 @@ _MAX_RETRY_AFTER = 60.0
 
 class _Transient(Exception):
     """A timeout or a broken connection: worth another attempt."""
+
+
+def _refusal(body: bytes, where: str) -> None:
+    """Raise arXiv's own reason when the body is its error feed."""
+    try:
+        parse_feed(body, where)
+    except ArxivQueryRefused:
+        raise
+    except ArxivApiError:
+        pass
 
 
 def check_api_url(url: str) -> str:
@@ -107,7 +117,7 @@ class ArxivApi:
                     if status == 200 and body.strip() != b"Rate exceeded.":
                         return parse_feed(body, where)
                     if status not in _RETRY_STATUSES and status != 200:
-                        parse_feed(body, where)  # an error feed says why
+                        _refusal(body, where)
                         raise ArxivApiError(f"the arXiv API at {where} answered HTTP {status}")
                     last = f"HTTP {status}" if status != 200 else "rate exceeded"
                     wait = min(retry_after or 0.0, _MAX_RETRY_AFTER)

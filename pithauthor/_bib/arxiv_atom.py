@@ -37,6 +37,10 @@ class ArxivApiError(NetworkError):
     """arXiv's API could not be used: unreachable, refused, or answered something unreadable."""
 
 
+class ArxivQueryRefused(ArxivApiError):
+    """arXiv answered with its error feed (an entry titled "Error"), saying why."""
+
+
 def term(query: Query) -> str:
     """One query's search term: its title phrase, and its first surnames when they are ASCII."""
     phrase = " ".join(query.words[:MAX_PHRASE_WORDS])
@@ -109,7 +113,7 @@ def parse_feed(data: bytes, where: str) -> Feed:
     for entry in entries:
         if _text(entry, f"{ATOM}title") == "Error" and "/api/errors" in _text(entry, f"{ATOM}id"):
             reason = _text(entry, f"{ATOM}summary")[:300] or "no reason given"
-            raise ArxivApiError(f"the arXiv API at {where} refused the query: {reason}")
+            raise ArxivQueryRefused(f"the arXiv API at {where} refused the query: {reason}")
     candidates = [c for c in (_candidate(e) for e in entries) if c is not None]
     total_text = _text(root, f"{OPENSEARCH}totalResults")
     total = int(total_text) if total_text.isdigit() and len(total_text) < 10 else len(entries)
