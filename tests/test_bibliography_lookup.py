@@ -120,6 +120,15 @@ def test_a_second_run_is_answered_from_the_cache(server: ArxivServer) -> None:
     assert _by_key(again.reading) == _by_key(first.reading)
 
 
+def test_cache_files_are_private(server: ArxivServer, isolated_home: Path) -> None:
+    _lookup(server)
+    folder = isolated_home / "cache" / "arxiv-lookup"
+    files = list(folder.glob("*.json"))
+    assert len(files) == 9
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert {f.stat().st_mode & 0o777 for f in files} == {0o600}
+
+
 def test_offline_uses_only_the_cache(server: ArxivServer) -> None:
     reading = read_bibliographies([SCHOLAR])
     nothing = lookup_identifiers(reading, ArxivApi(server.url), offline=True)

@@ -37,6 +37,7 @@ def test_scan_with_lookup_reports_each_entry_and_counts_the_sources(pith: RunPit
     assert "2101.01169" in rows["khan2022transformers"]["detail"]
     assert rows["knuth1984texbook"]["status"] == "not_found"
     assert doc["sources"] == {"lookup": 4, "journal": 1}
+    assert doc["lookup"] == {"looked_up": 9, "requests": 1, "cached": 0}
     assert doc["counts"]["found"] == 5 and doc["counts"]["not_found"] == 3
     assert "arXiv lookup: 9 entries looked up (1 request(s) to arXiv, 0 cached" in result.stderr
 

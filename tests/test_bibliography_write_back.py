@@ -121,3 +121,13 @@ def test_a_read_only_file_is_refused_unchanged(tmp_path: Path) -> None:
         write_eprints(bib, {"k": "2001.00001"})
     assert bib.read_text(encoding="utf-8") == text
     assert not list(tmp_path.glob("*.pith-backup*"))
+
+
+def test_an_entry_with_a_repeated_field_is_still_written(tmp_path: Path) -> None:
+    text = "@article{k,\n  title={T},\n  title={T again},\n  year={2020}\n}\n"
+    bib = tmp_path / "x.bib"
+    bib.write_text(text, encoding="utf-8")
+    assert write_eprints(bib, {"k": "2001.00001"}).written == ("k",)
+    assert bib.read_text(encoding="utf-8") == text.replace(
+        "{2020}", "{2020},\n  eprint={2001.00001},\n  archivePrefix={arXiv}"
+    )

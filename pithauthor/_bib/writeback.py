@@ -15,6 +15,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pithauthor.errors import BibliographyError
 
@@ -49,7 +50,6 @@ def insertions(
 ) -> tuple[list[tuple[int, str]], list[tuple[str, str]]]:
     """(position in `text`, text to insert) per entry of `ids`, and the entries left alone."""
     from bibtexparser.entrypoint import parse_string
-    from bibtexparser.model import Entry
 
     library = parse_string(text, parse_stack=[])
     found: list[tuple[int, str]] = []
@@ -62,7 +62,8 @@ def insertions(
         if start < 0:
             continue
         position = start + len(raw)
-        if not isinstance(block, Entry) or block.key not in ids or block.key in done:
+        block = _entry(block)
+        if block is None or block.key not in ids or block.key in done:
             continue
         done.add(block.key)
         names = {f.key.lower() for f in block.fields}
@@ -77,6 +78,15 @@ def insertions(
         found.append((start + len(kept), _new_fields(raw, kept, ids[block.key])))
     skipped += [(key, "not found in the file") for key in ids if key not in done]
     return found, skipped
+
+
+def _entry(block: Any) -> Any:
+    """The entry of a block (also of one with a field given twice), or None."""
+    from bibtexparser.model import DuplicateFieldKeyBlock, Entry
+
+    if isinstance(block, DuplicateFieldKeyBlock):
+        block = block.ignore_error_block
+    return block if isinstance(block, Entry) else None
 
 
 def _new_fields(raw: str, kept: str, arxiv_id: str) -> str:
@@ -126,15 +136,14 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
 def _check(new: bytes, target: Path, codec: str, bom: int, ids: Mapping[str, str]) -> None:
     """Parse the edited text: every written entry must now carry its id, and only those."""
     from bibtexparser.entrypoint import parse_string
-    from bibtexparser.model import Entry
 
     from pithauthor._bib.identifiers import find_identifier
     from pithauthor._bib.reader import _evaluate
 
     library = parse_string(new[bom:].decode(codec), parse_stack=[])
     got: dict[str, str] = {}
-    for block in library.blocks:
-        if isinstance(block, Entry) and block.key in ids and block.key not in got:
+    for block in map(_entry, library.blocks):
+        if block is not None and block.key in ids and block.key not in got:
             fields = {f.key.lower(): _evaluate(f.value, {}) for f in block.fields}
             identifier = find_identifier(fields).identifier
             got[block.key] = "" if identifier is None else str(identifier)

@@ -74,8 +74,10 @@ def register(app: typer.Typer) -> None:
             warn(f"--map names keys no entry has: {', '.join(reading.unknown_map_keys)}")
         if reading.missing_cited:
             warn(f"cited but in no bibliography: {', '.join(reading.missing_cited)}")
+        lookup_stats = None
         if lookup:
             result = lookupopts.run_lookup(reading, arxiv_api, offline)
+            lookup_stats = lookupopts.stats(result)
             reading = result.reading
             if write_back:
                 lookupopts.write_back(result)
@@ -87,6 +89,7 @@ def register(app: typer.Typer) -> None:
                     "counts": status_counts(rows),
                     "sources": source_counts(rows),
                     "rows": rows_as_json(rows),
+                    **({"lookup": lookup_stats} if lookup_stats else {}),
                 }
             )
         else:

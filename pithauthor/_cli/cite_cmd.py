@@ -204,7 +204,8 @@ def _cite_bibliographies(
     where = f" -> {destination}" if destination else ""
     message(f"{len(report.events)} citation(s) signed for {citing_paper.full}{where} ({counts})")
     if as_json:
-        emit_json({**report.as_dict(), "destination": destination})
+        extra = {"lookup": lookupopts.stats(found)} if found is not None else {}
+        emit_json({**report.as_dict(), "destination": destination, **extra})
     if report.events:
         output.send()
     return report.ok

@@ -66,6 +66,15 @@ def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> Looku
     return result
 
 
+def stats(result: LookupResult) -> dict[str, int]:
+    """What the lookup cost, for `--json`."""
+    return {
+        "looked_up": result.looked_up,
+        "requests": result.requests,
+        "cached": result.cached,
+    }
+
+
 def write_back(result: LookupResult) -> None:
     from pithauthor._cli.output import message
     from pithauthor.lookup import write_back as write
