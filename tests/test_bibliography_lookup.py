@@ -15,7 +15,7 @@ from pithauthor._bib.arxiv_atom import ArxivApiError, parse_feed
 from pithauthor._version import __version__
 from pithauthor.bibliography import BibReading, read_bibliographies
 from pithauthor.errors import InputError
-from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers
+from pithauthor.lookup import ArxivApi, LookupCache, LookupResult, lookup_identifiers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bib"
 SCHOLAR = FIXTURES / "google-scholar-lookup.bib"
@@ -52,10 +52,9 @@ def server() -> ArxivServer:
         yield running
 
 
-def _lookup(server: ArxivServer, reading: BibReading | None = None, **kwargs: object):  # type: ignore[no-untyped-def]
-    reading = reading or read_bibliographies([SCHOLAR])
+def _lookup(server: ArxivServer, cache: LookupCache | None = None) -> LookupResult:
     with ArxivApi(server.url) as api:
-        return lookup_identifiers(reading, api, **kwargs)  # type: ignore[arg-type]
+        return lookup_identifiers(read_bibliographies([SCHOLAR]), api, cache=cache)
 
 
 def _by_key(reading: BibReading) -> dict[str, tuple[str, str | None, str | None]]:
