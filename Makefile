@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint install clean ctan
+.PHONY: demo test check test-durations bench lint install clean ctan
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,19 @@ install: $(STAMP)
 demo: $(STAMP)
 	@$(PY) -m pithauthor._demo
 
+# Tests run in parallel, one worker per core (pytest-xdist); each test has its own PITH_HOME.
+PYTEST := $(PY) -m pytest -n auto --dist worksteal
+
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PYTEST)
+
+# The edit loop: everything but the TeX and slow tests.
+check: $(STAMP)
+	$(PYTEST) -q -m "not tex and not slow"
+
+# Time `make check` and `make test`; writes their section of benchmarks/RESULTS.md.
+test-durations: $(STAMP)
+	$(PY) benchmarks/suite_times.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
