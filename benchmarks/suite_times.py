@@ -87,7 +87,7 @@ def replace_section(text: str, section: str) -> str:
 
 def kept_section(text: str) -> str:
     """The test-durations section of an existing RESULTS.md (for `make bench` to keep)."""
-    head, found, rest = text.partition(SECTION)
+    _, found, rest = text.partition(SECTION)
     if not found:
         return ""
     return SECTION + rest.split("\n## ", 1)[0].rstrip("\n") + "\n"
