@@ -307,9 +307,7 @@ def test_claim_refuses_a_malformed_proof_option(
 ) -> None:
     make_author(capsys, monkeypatch, tmp_path / "a", "carberry", VICTIM)
     for bad in ("web:ftp://example.org", "keybase", "web:http://example.org"):
-        code, _, err = run(
-            capsys, "claim", DEAR, "--record", DEAR_RECORD, "--proof", bad, "--json"
-        )
+        code, _, err = run(capsys, "claim", DEAR, "--record", DEAR_RECORD, "--proof", bad, "--json")
         assert code == 2, bad
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
@@ -359,9 +357,13 @@ def test_keys_prove_orcid_check_asks_the_record(
 ) -> None:
     make_author(capsys, monkeypatch, tmp_path / "a", "carberry", VICTIM)
     server.site.records[VICTIM] = []
-    code, out, err = run(capsys, "keys", "prove", "orcid", "--check", "--orcid-api", server.orcid_api)
+    code, out, err = run(
+        capsys, "keys", "prove", "orcid", "--check", "--orcid-api", server.orcid_api
+    )
     assert code == 1 and "none of its 0 researcher URL(s)" in err
-    assert out.startswith("Link name: Pith author key\nURL:       https://pith.science/key/ed25519:")
+    assert out.startswith(
+        "Link name: Pith author key\nURL:       https://pith.science/key/ed25519:"
+    )
     publish_orcid_proof(capsys, server, VICTIM)
     code, _, err = run(capsys, "keys", "prove", "orcid", "--check", "--orcid-api", server.orcid_api)
     assert code == 0 and "researcher URL 'Pith author key'" in err
