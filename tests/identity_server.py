@@ -17,6 +17,7 @@ Faults: an iD in `slow` answers after `delay` seconds; one in `failing` answers 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -120,12 +121,10 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         site = self.site
         accept = self.headers.get("Accept", "")
         site.requests.append((self.path, accept))

@@ -145,7 +145,7 @@ def test_verify_orcid_refuses_an_event_naming_another_id(
     claim(capsys, event)
     code, out, _ = verify(capsys, server, event, "--orcid", VICTIM)
     assert code == 1
-    assert f"failed       identity.orcid" in out and f"the event names {OTHER}" in out
+    assert "failed       identity.orcid" in out and f"the event names {OTHER}" in out
 
 
 @pytest.fixture
@@ -167,7 +167,7 @@ def test_offline_reports_the_proof_unverifiable_and_fails(
     capsys: pytest.CaptureFixture[str], server: IdentityServer, proved: tuple[str, Path]
 ) -> None:
     _, event = proved
-    code, out, err = verify(capsys, server, event, "--orcid", VICTIM, "--offline")
+    code, out, _err = verify(capsys, server, event, "--orcid", VICTIM, "--offline")
     assert code == 1
     assert "unverifiable identity_proof.orcid" in out and "not fetched (--offline)" in out
     assert "failed       identity_bound" in out and "is unverifiable" in out
@@ -190,7 +190,7 @@ def test_failing_orcid_is_unverifiable_with_exit_3(
 ) -> None:
     _, event = proved
     server.site.failing.add(VICTIM)
-    code, out, err = verify(capsys, server, event, "--orcid", VICTIM)
+    code, out, _err = verify(capsys, server, event, "--orcid", VICTIM)
     assert code == 3
     assert "unverifiable identity_proof.orcid" in out and "HTTP 500" in out
 
@@ -237,7 +237,7 @@ def test_claim_without_proofs_is_reported_not_identity_bound(
     event = tmp_path / "e.jsonl"
     data = claim(capsys, event)
     assert "identity_proofs" not in data["payload"]  # type: ignore[operator]
-    code, out, err = run(capsys, "verify", str(event))
+    code, out, _err = run(capsys, "verify", str(event))
     assert code == 0
     assert "unverifiable identity" in out and "not identity-bound" in out
 
@@ -262,7 +262,7 @@ def test_web_proof_lists_key_and_orcid_and_is_checked_on_the_site(
     server.site.files["/.well-known/pith-keys.json"] = ("application/json", out_bytes(doc))
     code, out, _ = verify(capsys, server, event, "--signer", kid)
     assert code == 0, out
-    assert f"passed       identity_proof.web" in out
+    assert "passed       identity_proof.web" in out
     assert f"current: {server.url}/.well-known/pith-keys.json: lists {kid} for {VICTIM}" in out
 
 

@@ -19,7 +19,7 @@ from pithauthor._cli.main import main
 from pithauthor.verify import read_documents
 
 sys.path.insert(0, str(REPO / "tests"))
-from conftest import FIXTURES  # noqa: E402
+from conftest import FIXTURES
 
 pytestmark = pytest.mark.tex("pdflatex")
 

@@ -50,7 +50,7 @@ def test_keys_are_written_to_the_info_dictionary_and_nothing_is_printed(
     if "number" in label or "Metadata" in label:
         assert meta["/PithNumber"] == NUMBER
     assert "ed25519" not in page_text(result.pdf)
-    keys, number = read_pdf_author_keys(result.pdf.read_bytes())
+    keys, _number = read_pdf_author_keys(result.pdf.read_bytes())
     assert keys == f"{K1} {K2}"
 
 
