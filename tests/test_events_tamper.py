@@ -148,9 +148,9 @@ def test_one_byte_change_fails_the_check_named_for_the_field(
     assert {c.name for c in report.failed} == expected, report.failed
     for check in report.failed:
         if check.name == "payload_schema":
-            assert precise in check.detail or field.startswith(
-                "payload.payload_schema"
-            ), check.detail
+            assert precise in check.detail or field.startswith("payload.payload_schema"), (
+                check.detail
+            )
         if check.name == "event_id":
             assert "signer, payload" in check.detail
 

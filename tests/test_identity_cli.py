@@ -367,3 +367,16 @@ def test_keys_prove_orcid_check_asks_the_record(
     publish_orcid_proof(capsys, server, VICTIM)
     code, _, err = run(capsys, "keys", "prove", "orcid", "--check", "--orcid-api", server.orcid_api)
     assert code == 0 and "researcher URL 'Pith author key'" in err
+
+
+def test_a_malformed_orcid_is_bad_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    make_author(capsys, monkeypatch, tmp_path / "a", "carberry", VICTIM)
+    event = tmp_path / "e.jsonl"
+    claim(capsys, event)
+    code, out, err = run(capsys, "verify", str(event), "--orcid", "0000-0002-1825-0098")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "pith: error: '0000-0002-1825-0098' is not a valid ORCID iD: check digit 8, expected 7"
+    ]

@@ -23,7 +23,7 @@ from pithauthor._core.identity import (
 from pithauthor._core.key_identity import key_id
 from pithauthor._core.subject import Subject
 from pithauthor.errors import EventError, InputError
-from pithauthor.identity import JSON_LIMIT, check_identity
+from pithauthor.identity import JSON_LIMIT, check_identity, identity_network_failure
 from pithauthor.sign import attest_authorship
 from pithauthor.verify import verify_document
 
@@ -191,6 +191,7 @@ def test_a_refused_connection_is_unverifiable_as_network() -> None:
     )
     assert proofs[0].finding is None and proofs[0].network
     assert "cannot connect" in proofs[0].problem
+    assert identity_network_failure(report, proofs)  # the CLI exits 3, not 1
 
 
 def test_json_report_lists_where_and_what(server: IdentityServer) -> None:
