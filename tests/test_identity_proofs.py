@@ -201,3 +201,18 @@ def test_json_report_lists_where_and_what(server: IdentityServer) -> None:
     assert checks["identity_proof.orcid"]["status"] == "failed"
     assert server.orcid_api in checks["identity_proof.orcid"]["detail"]
     assert json.dumps(report.as_dict())
+
+
+def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None:
+    from pithauthor._core.identity import Finding
+    from pithauthor._core.identity_verdict import ProofCheck, identity_report
+
+    pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
+    orcid = ProofCheck("orcid", VECTOR_ORCID, "api", Finding("retired", "marks it retired"))
+    report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID)
+    details = {c.name: c.detail for c in report.checks}
+    assert details["identity_proof.paper"].startswith("RETIRED key (per orcid): paper.pdf")
+    assert details["identity_bound"].endswith("as a retired key")
+    assert report.ok
+    alone = identity_report(event(), [pdf], signer=KEY)
+    assert {c.name: c.detail for c in alone.checks}["identity_proof.paper"].startswith("current")

@@ -226,7 +226,7 @@ def _rotation_steps(old: KeyRecord, new: KeyRecord) -> None:
     message(
         f"  papers: new manuscripts carry \\pithauthorkey{{{new.key_id}}} "
         "(pith latex inject --author-key); PDFs already on arXiv keep the old key, "
-        "which verify reports as retired"
+        "which verify reports as retired once your ORCID link or site says so"
     )
 
 

@@ -42,13 +42,17 @@ class ProofCheck:
     problem: str = ""
     network: bool = False
 
-    def as_check(self) -> Check:
+    def as_check(self, retired_by: Sequence[str] = ()) -> Check:
+        """The check; `retired_by` names other proofs that mark the key retired, so that a
+        proof that cannot say so itself (a PDF) is not reported as current."""
         name = f"identity_proof.{self.kind}"
         if self.finding is None:
             return Check(name, UNVERIFIABLE, f"{self.where}: {self.problem}")
         standing = self.finding.standing
         status = FAILED if standing == "absent" else PASSED
         label = {"current": "current", "retired": "RETIRED key", "absent": "no proof"}[standing]
+        if standing == "current" and retired_by:
+            label = f"RETIRED key (per {', '.join(retired_by)})"
         return Check(name, status, f"{label}: {self.where}: {self.finding.detail}")
 
 
@@ -97,8 +101,11 @@ def identity_report(
             f" and {', '.join(sorted(others))}" if others and named == orcid else ""
         )
         report.add("identity.orcid", ok, f"{detail}; expected {orcid}")
+    retired_by = sorted(
+        {p.kind for p in proofs if p.finding is not None and p.finding.standing == "retired"}
+    )
     for proof in proofs:
-        report.checks.append(proof.as_check())
+        report.checks.append(proof.as_check(retired_by))
     if orcid is not None:
         report.checks.append(_bound(proofs, orcid))
     elif signer is None and not proofs:
