@@ -123,18 +123,53 @@ class _NotFound(Exception):
     """The source answered 404 (or 410): there is nothing there."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    value: Any
+
+
 class _Fetcher:
-    """GETs with short timeouts, capped answers and a strict redirect rule."""
+    """GETs with short timeouts, capped answers and a strict redirect rule. Each address is
+    fetched once per fetcher (one `pith verify` run): a JSONL file of claims by one author
+    asks ORCID once, and every claim sees the same answer."""
 
     def __init__(self, timeout: float, offline: bool) -> None:
         self.timeout, self.offline = timeout, offline
         self._client: httpx.Client | None = None
+        self._seen: dict[tuple[str, str], bytes | _Parsed | Exception] = {}
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
 
     def get(self, url: str, accept: str, limit: int) -> bytes:
+        key = (url, accept)
+        if key not in self._seen:
+            try:
+                self._seen[key] = self._get(url, accept, limit)
+            except (_Unreadable, _NotFound) as exc:
+                self._seen[key] = exc
+        found = self._seen[key]
+        if isinstance(found, Exception):
+            raise found
+        assert isinstance(found, bytes)
+        return found
+
+    def json(self, url: str) -> Any:
+        """The strict JSON document at `url` (parsed once per fetcher, like the bytes)."""
+        key = (url, "json")
+        if key not in self._seen:
+            try:
+                self._seen[key] = _Parsed(_json(self.get(url, "application/json", JSON_LIMIT)))
+            except (_Unreadable, _NotFound) as exc:
+                self._seen[key] = exc
+        found = self._seen[key]
+        if isinstance(found, Exception):
+            raise found
+        assert isinstance(found, _Parsed)
+        return found.value
+
+    def _get(self, url: str, accept: str, limit: int) -> bytes:
         if self.offline:
             raise _Unreadable("not fetched (--offline)", network=False)
         import httpx
@@ -202,7 +237,7 @@ def _json(data: bytes) -> Any:
 def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
     where = f"{api}/{orcid}/researcher-urls"
     try:
-        doc = _json(fetcher.get(where, "application/json", JSON_LIMIT))
+        doc = fetcher.json(where)
     except _NotFound as exc:
         return ProofCheck(
             "orcid", orcid, where, Finding("absent", f"no ORCID record {orcid} ({exc})")
@@ -218,7 +253,7 @@ def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> 
     except InputError as exc:
         return ProofCheck("web", locator, locator, Finding("absent", str(exc)))
     try:
-        doc = _json(fetcher.get(where, "application/json", JSON_LIMIT))
+        doc = fetcher.json(where)
     except _NotFound as exc:
         return ProofCheck("web", locator, where, Finding("absent", f"no pith-keys.json ({exc})"))
     except _Unreadable as exc:
@@ -285,12 +320,27 @@ def check_identity(
 
     Proofs are fetched only when asked for: an identity (`orcid`, `signer`) or `paper_pdf`.
     Returns the report and every proof as checked (where it was fetched, what was found)."""
+    fetcher = _Fetcher(timeout, offline)
+    try:
+        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher)
+    finally:
+        fetcher.close()
+
+
+def _check_identity(
+    event: Mapping[str, Any],
+    orcid: str | None,
+    signer: str | None,
+    paper_pdf: str | None,
+    orcid_api: str | None,
+    fetcher: _Fetcher,
+) -> tuple[Report, list[ProofCheck]]:
     expected = normalize_orcid(orcid) if orcid is not None else None
     kid = event_key_id(event)
     asked = expected is not None or signer is not None or paper_pdf is not None
     proofs: list[ProofCheck] = []
     if asked and kid is not None:
-        proofs = _fetch_all(event, kid, expected, paper_pdf, offline, orcid_api, timeout)
+        proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher)
     return identity_report(event, proofs, orcid=expected, signer=signer), proofs
 
 
@@ -299,9 +349,8 @@ def _fetch_all(
     kid: str,
     expected: str | None,
     paper_pdf: str | None,
-    offline: bool,
     orcid_api: str | None,
-    timeout: float,
+    fetcher: _Fetcher,
 ) -> list[ProofCheck]:
     named = event_orcid(event)
     listed = event_proofs(event)
@@ -311,22 +360,18 @@ def _fetch_all(
     subject = event.get("subject_pith_number")
     subject = subject if isinstance(subject, str) else None
     papers = [str(p["locator"]) for p in listed if p.get("kind") == "paper"]
-    fetcher = _Fetcher(timeout, offline)
     out: list[ProofCheck] = []
-    try:
-        api = orcid_api_base(orcid_api) if orcids else ""
-        out += [_check_orcid(fetcher, api, o, kid) for o in _unique(orcids)]
-        for p in listed:
-            if p.get("kind") == "web":
-                out.append(_check_web(fetcher, str(p["locator"]), kid, named))
-        if paper_pdf is not None:
-            out.append(
-                _check_paper(fetcher, paper_pdf, papers[0] if papers else paper_pdf, kid, subject)
-            )
-        else:
-            out += [_check_paper(fetcher, p, p, kid, subject) for p in _unique(papers)]
-    finally:
-        fetcher.close()
+    api = orcid_api_base(orcid_api) if orcids else ""
+    out += [_check_orcid(fetcher, api, o, kid) for o in _unique(orcids)]
+    for p in listed:
+        if p.get("kind") == "web":
+            out.append(_check_web(fetcher, str(p["locator"]), kid, named))
+    if paper_pdf is not None:
+        out.append(
+            _check_paper(fetcher, paper_pdf, papers[0] if papers else paper_pdf, kid, subject)
+        )
+    else:
+        out += [_check_paper(fetcher, p, p, kid, subject) for p in _unique(papers)]
     return out
 
 
@@ -356,26 +401,22 @@ def verify_identity(
     When an identity is asked for, a document that is not a signed event fails it."""
     asked = orcid is not None or signer is not None
     checked: list[ProofCheck] = []
-    for number, doc in enumerate(docs, start=1):
-        prefix = f"[{number}]." if len(docs) > 1 else ""
-        is_event = isinstance(doc, Mapping) and "event_type" in doc and "signature" in doc
-        if not is_event:
-            if asked:
-                report.add(prefix + "identity", False, "not a signed event: it has no signer")
-            continue
-        if not asked and doc.get("event_type") != "author_attestation" and paper_pdf is None:
-            continue
-        found, proofs = check_identity(
-            doc,
-            orcid=orcid,
-            signer=signer,
-            paper_pdf=paper_pdf,
-            offline=offline,
-            orcid_api=orcid_api,
-            timeout=timeout,
-        )
-        report.extend(found, prefix=prefix)
-        checked += proofs
+    fetcher = _Fetcher(timeout, offline)
+    try:
+        for number, doc in enumerate(docs, start=1):
+            prefix = f"[{number}]." if len(docs) > 1 else ""
+            is_event = isinstance(doc, Mapping) and "event_type" in doc and "signature" in doc
+            if not is_event:
+                if asked:
+                    report.add(prefix + "identity", False, "not a signed event: it has no signer")
+                continue
+            if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
+                continue
+            found, proofs = _check_identity(doc, orcid, signer, paper_pdf, orcid_api, fetcher)
+            report.extend(found, prefix=prefix)
+            checked += proofs
+    finally:
+        fetcher.close()
     return checked
 
 

@@ -380,3 +380,24 @@ def test_a_malformed_orcid_is_bad_input(
     assert err.strip().splitlines() == [
         "pith: error: '0000-0002-1825-0098' is not a valid ORCID iD: check digit 8, expected 7"
     ]
+
+
+def test_a_file_of_claims_asks_orcid_once_and_checks_each_claim(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    server: IdentityServer,
+) -> None:
+    make_author(capsys, monkeypatch, tmp_path / "a", "carberry", VICTIM)
+    publish_orcid_proof(capsys, server, VICTIM)
+    events = tmp_path / "claims.jsonl"
+    for _ in range(3):
+        run(capsys, "claim", DEAR, "--record", DEAR_RECORD, "--out", str(events))
+    code, out, err = verify(capsys, server, events, "--orcid", VICTIM)
+    assert code == 0, out + err
+    assert [ln.split()[1] for ln in out.splitlines() if "identity_bound" in ln] == [
+        "[1].identity_bound",
+        "[2].identity_bound",
+        "[3].identity_bound",
+    ]
+    assert len(server.site.requests) == 1
