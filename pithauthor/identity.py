@@ -277,24 +277,23 @@ def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
 def _check_paper(
     fetcher: _Fetcher, source: str, locator: str, kid: str, subject: str | None
 ) -> ProofCheck:
+    """The paper proof from a PDF at a URL or in a file (a missing file is bad input)."""
+    remote = source.startswith(("https://", "http://"))
+    if not remote and not Path(source).is_file():
+        raise InputError(f"{source}: no such PDF file")
     try:
-        if source.startswith(("https://", "http://")):
+        if remote:
             data = fetcher.get(source, "application/pdf", PDF_LIMIT)
+        elif Path(source).stat().st_size > PDF_LIMIT:
+            raise _Unreadable(f"larger than {PDF_LIMIT} bytes", network=False)
         else:
-            path = Path(source)
-            if not path.is_file():
-                raise InputError(f"{source}: no such PDF file")
-            if path.stat().st_size > PDF_LIMIT:
-                raise _Unreadable(f"larger than {PDF_LIMIT} bytes", network=False)
-            data = path.read_bytes()
+            data = Path(source).read_bytes()
         keys, number = read_pdf_author_keys(data)
     except _NotFound as exc:
         return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
     except _Unreadable as exc:
         return ProofCheck("paper", locator, source, problem=exc.reason, network=exc.network)
-    except InputError as exc:
-        if not source.startswith(("https://", "http://")) and "no such PDF" in str(exc):
-            raise
+    except InputError as exc:  # not a readable PDF: what is there proves nothing
         return ProofCheck("paper", locator, source, Finding("absent", str(exc)))
     if number is not None and subject is not None and number != subject:
         return ProofCheck(
