@@ -8,13 +8,13 @@ reference implementation `jsonschema` agrees.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from pithauthor._core.payloads import EVENT_TYPES
+from pithauthor._core.strict_json import parse_json
 
 Validate = Callable[[Any], Any]
 
@@ -32,7 +32,7 @@ def load_schema(event_type: str) -> dict[str, Any]:
     text = (
         resources.files("pithauthor.schemas").joinpath(schema_file(event_type)).read_text("utf-8")
     )
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = parse_json(text)
     return schema
 
 
