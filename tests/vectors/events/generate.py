@@ -309,6 +309,12 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
             ["structure"],
             "signature has a fourth field: nothing signs it, so it is refused",
         ),
+        "position_with_fraction.json": (
+            _edit(att, setp("payload.author.position", 3.0)),
+            ["payload_schema"],
+            "payload.author.position is 3.0 (signed again): JSON Schema's integer admits it, but "
+            "canonical JSON writes it 3.0 in Python and 3 elsewhere; integers only",
+        ),
         "payload_author_extra_key.json": (
             _edit(att, setp("payload.author.affiliation", "Brown University")),
             ["payload_schema"],
