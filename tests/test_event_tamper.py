@@ -24,6 +24,8 @@ from tamper_counts import count
 
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import canonical
+from pithauthor._core.payload_schema import load_schema
+from pithauthor._core.payloads import EVENT_TYPES
 from pithauthor._core.strict_json import MAX_SAFE_INTEGER, JSONFault, parse_json
 from pithauthor._outbox import Outbox
 from pithauthor.errors import EventError
@@ -161,17 +163,43 @@ def test_no_change_to_any_field_of_a_genuine_event_is_accepted(name: str, tmp_pa
     assert refused == tried > 200
 
 
+def _schema_objects(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every sub-schema of type object, at any depth."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object":
+            yield path or "/", schema
+        for key, value in schema.items():
+            if key not in ("if", "const", "enum"):
+                yield from _schema_objects(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            yield from _schema_objects(value, f"{path}/{i}")
+
+
+@pytest.mark.parametrize("event_type", EVENT_TYPES)
+def test_every_object_in_every_payload_schema_is_closed(event_type: str) -> None:
+    """No payload object, at any level, takes a field its schema does not name."""
+    found = list(_schema_objects(load_schema(event_type)))
+    assert found
+    open_ = [
+        p
+        for p, s in found
+        if s.get("type") == "object" and s.get("additionalProperties") is not False
+    ]
+    assert open_ == []
+
+
 # --- Hypothesis -------------------------------------------------------------------------------
 
 SAFE_INTS = st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
 SCALARS = st.none() | st.booleans() | SAFE_INTS | st.floats(allow_nan=False) | st.text(max_size=20)
-TREES = st.recursive(
-    SCALARS,
-    lambda kids: (
-        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4)
-    ),
-    max_leaves=12,
-)
+
+
+def _containers(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4)
+
+
+TREES = st.recursive(SCALARS, _containers, max_leaves=12)
 EVENT_NAMES = st.sampled_from(sorted(GENUINE))
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
