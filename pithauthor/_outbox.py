@@ -19,12 +19,12 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pithauthor._core.canonical import canonical
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
+from pithauthor._core.utc import utc_now
 from pithauthor.errors import EventError
 
 State = Literal["pending", "accepted", "rejected"]
@@ -48,8 +48,7 @@ CREATE INDEX IF NOT EXISTS outbox_state ON outbox(state);
 """
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+_now = utc_now
 
 
 @dataclass(frozen=True)
