@@ -116,19 +116,11 @@ def shape_faults(event: Any) -> list[str]:
     `payload` an object. Unknown fields anywhere are faults, so nothing unsigned rides along."""
     if not isinstance(event, Mapping):
         return ["an event is a JSON object"]
-    faults = _exact_keys(event, EVENT_FIELDS, "")
-    faults += [
-        f"{k} (not text)" for k in TEXT_FIELDS if k in event and not isinstance(event[k], str)
-    ]
+    faults = _exact_keys(event, EVENT_FIELDS, "") + _not_text(event, TEXT_FIELDS, "")
     for name, fields in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
         block = event.get(name)
         if isinstance(block, Mapping):
-            faults += _exact_keys(block, fields, name + ".")
-            faults += [
-                f"{name}.{k} (not text)"
-                for k in fields
-                if k in block and not isinstance(block[k], str)
-            ]
+            faults += _exact_keys(block, fields, name + ".") + _not_text(block, fields, name + ".")
         elif name in event:
             faults.append(f"{name} (not an object)")
     if "payload" in event and not isinstance(event["payload"], Mapping):
@@ -139,9 +131,12 @@ def shape_faults(event: Any) -> list[str]:
 def _exact_keys(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
     missing = [f"{prefix}{k} (missing)" for k in fields if k not in obj]
     unknown = [f"{prefix}{_shown(k)} (unknown field)" for k in obj if k not in fields]
-    return (
-        missing + unknown[:5] + ([f"{len(unknown) - 5} more unknown"] if len(unknown) > 5 else [])
-    )
+    more = [f"and {len(unknown) - 5} more unknown fields"] if len(unknown) > 5 else []
+    return missing + unknown[:5] + more
+
+
+def _not_text(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    return [f"{prefix}{k} (not text)" for k in fields if k in obj and not isinstance(obj[k], str)]
 
 
 def _shown(key: Any) -> str:
