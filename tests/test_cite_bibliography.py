@@ -255,6 +255,7 @@ def test_claim_and_replicate_with_submit_reach_the_registry_state(
     assert current["replication_records"][0]["payload"]["proof_system"] == "lean4"
 
 
+@pytest.mark.slow
 def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
     pith: RunPith, author: str, tmp_path: Path
 ) -> None:
