@@ -1,7 +1,7 @@
 """Time `make check` and `make test` and write their section of benchmarks/RESULTS.md.
 
     python benchmarks/suite_times.py            # both targets (what `make test-durations` runs)
-    python benchmarks/suite_times.py check      # only `make check`
+    python benchmarks/suite_times.py check      # only `make check` (the other row is kept)
 
 Wall time depends on what else the machine runs, so the section also gives the CPU time of the
 run (user + system, every process it started) and the load average before and after. The
@@ -56,7 +56,11 @@ def _time(target: str) -> dict[str, str]:
     }
 
 
-def _section(rows: list[dict[str, str]]) -> str:
+def _row(r: dict[str, str]) -> str:
+    return f"| {r['target']} | {r['wall']} | {r['cpu']} | {r['aim']} | {r['tests']} | {r['load']} |"
+
+
+def _section(rows: list[str]) -> str:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         SECTION,
@@ -68,10 +72,7 @@ def _section(rows: list[dict[str, str]]) -> str:
         "| command | wall | CPU | aim (idle 2 cores, wall) | tests | load average |",
         "|---|---|---|---|---|---|",
     ]
-    lines += [
-        f"| {r['target']} | {r['wall']} | {r['cpu']} | {r['aim']} | {r['tests']} | {r['load']} |"
-        for r in rows
-    ]
+    lines += rows
     return "\n".join(lines) + "\n"
 
 
@@ -94,8 +95,11 @@ def kept_section(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    rows = [_time(t) for t in (argv or ["check", "test"])]
+    targets = argv or ["check", "test"]
+    rows = [_row(_time(t)) for t in targets]
     text = RESULTS.read_text("utf-8") if RESULTS.exists() else "# Benchmark results\n"
+    earlier = kept_section(text).splitlines()  # rows of targets not timed this time stay
+    rows += [r for r in earlier if r.startswith("| `make ") and r.split("`")[1][5:] not in targets]
     RESULTS.write_text(replace_section(text, _section(rows)), "utf-8")
     sys.stderr.write(f"wrote {RESULTS}\n")
     return 0
