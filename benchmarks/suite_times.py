@@ -67,7 +67,8 @@ def _section(rows: list[str]) -> str:
         "",
         f"Written by `benchmarks/suite_times.py` on {stamp}, {os.cpu_count()} cores. Wall time "
         "is what the machine's load allows; CPU time (user + system of every process) is "
-        "less affected by it. Load average: 1, 5, 15 minutes, before → after.",
+        "less affected by it. Load average: 1, 5, 15 minutes, before → after; above the core "
+        "count, other jobs shared the machine and the wall times are longer than idle ones.",
         "",
         "| command | wall | CPU | aim (idle 2 cores, wall) | tests | load average |",
         "|---|---|---|---|---|---|",
