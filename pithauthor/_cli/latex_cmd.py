@@ -56,13 +56,20 @@ def inject_cmd(
     force: bool = typer.Option(
         False, "--force", help="Replace another \\pithnumber or another pith.sty version."
     ),
+    placement: str | None = typer.Option(
+        None,
+        "--placement",
+        help="title (after the title block, the default), margin (moves no line) or none.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.latex import inject
 
-    result = inject(target, _number(pith), dry_run=dry_run, check=check, force=force)
+    result = inject(
+        target, _number(pith), dry_run=dry_run, check=check, force=force, placement=placement
+    )
     if as_json:
         emit_json(
             {
