@@ -1,6 +1,6 @@
 """`make pictures`: the title page of each manuscript of the layout tests, built with pdfLaTeX
 with the default placement and with placement=margin, rendered by pdftoppm at 50 dpi and cut to
-the top of the page (down to just below the badge), into docs/img/layout-<manuscript>-<placement>.png."""
+the top of the page (down to just below the badge), as docs/img/layout-NAME-PLACEMENT.png."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from layout import MANUSCRIPT_LIST, build_variant  # noqa: E402
-from pdfcheck import pages_words  # noqa: E402
-from texbuild import REPO, SHORT  # noqa: E402
+from layout import MANUSCRIPT_LIST, build_variant
+from pdfcheck import pages_words
+from texbuild import REPO, SHORT
 
 DPI = 50
 SHARE = 0.4  # of the page height, from the top, or down to just below the badge
