@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint install clean pictures
+.PHONY: demo test bench lint install clean ctan pictures
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ bench: $(STAMP)
 pictures: $(STAMP)
 	$(PY) tests/latex/pictures.py
 	PITH_UPDATE_IMAGES=1 $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/latex/test_sty_pictures.py
+
+ctan: $(STAMP)
+	$(PY) latex/build_ctan.py dist/pith-ctan.zip
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pithauthor tests benchmarks
