@@ -17,6 +17,7 @@ per session and are shared by the tests of that cell."""
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 
 import pytest
@@ -182,6 +183,8 @@ def test_class_metadata_survives_and_the_number_joins_it(
         assert meta.get("/PithNumber") == NUMBER
         assert meta.get("/PithURL") == URL
         xmp = xmp_text(builds[variant].pdf)
+        if xmp:
+            ET.fromstring(xmp.encode("utf-8"))  # still well-formed XML after the addition
         assert _DC_IDENTIFIER.findall(xmp) == _DC_IDENTIFIER.findall(base_xmp)
         if base_xmp:
             identifiers = re.search(r"<xmp:Identifier>(.*?)</xmp:Identifier>", xmp, re.S)
