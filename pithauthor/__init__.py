@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "BibReading": "pithauthor.bibliography",
     "EntryRow": "pithauthor.bibliography",
     "RELATIONSHIPS": "pithauthor._core.relationships",
+    "lookup_identifiers": "pithauthor.lookup",
+    "write_back": "pithauthor.lookup",
+    "ArxivApi": "pithauthor.lookup",
     # LaTeX
     "inject": "pithauthor.latex",
     "build_arxiv_archive": "pithauthor.latex",
@@ -57,6 +60,11 @@ _EXPORTS: dict[str, str] = {
     "verify_document": "pithauthor.verify",
     "verify_file": "pithauthor.verify",
     "pinned_trust": "pithauthor.trust",
+    # identity proofs (docs/identity.md)
+    "check_identity": "pithauthor.identity",
+    "orcid_proof": "pithauthor.identity",
+    "web_proof_document": "pithauthor.identity",
+    "IdentityProof": "pithauthor.identity",
     "Trust": "pithauthor.trust",
     # records
     "ArxivMetadata": "pithauthor.records",
