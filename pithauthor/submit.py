@@ -383,7 +383,8 @@ def _send_all(
             url = urls[key] = client.action_url(event)
         return url
 
-    def send_claimed(entry: Any) -> None:
+    def send_claimed(entry: Any) -> bool:
+        """POST one claimed event; True when its answer was recorded (which ends the lease)."""
         posted = False
         try:
             # the record (404, not verifying...) is no verdict on the event: it stays pending
@@ -402,6 +403,7 @@ def _send_all(
                     result.rejected[entry.event_id] = str(exc)
                 else:
                     result.error = result.error or exc
+            return exc.from_post
         except PithError as exc:
             if posted:
                 outbox.attempt(entry.event_id)
@@ -409,12 +411,13 @@ def _send_all(
                 stop.set()  # every other request would fail the same way
             with lock:
                 result.error = result.error or exc
-        else:
-            outbox.mark_accepted(entry.event_id, client.base_url, answer, attempted=True)
-            with lock:
-                result.accepted.append(entry.event_id)
-                if status == 200:
-                    result.duplicates.append(entry.event_id)
+            return False
+        outbox.mark_accepted(entry.event_id, client.base_url, answer, attempted=True)
+        with lock:
+            result.accepted.append(entry.event_id)
+            if status == 200:
+                result.duplicates.append(entry.event_id)
+        return True
 
     def send(entry: Any) -> None:
         """Send `entry` if this call can claim it (another process may hold it)."""
@@ -422,10 +425,12 @@ def _send_all(
             return
         with lock:
             mine.add(entry.event_id)
+        answered = False
         try:
-            send_claimed(entry)
+            answered = send_claimed(entry)
         finally:
-            outbox.release(entry.event_id, owner)
+            if not answered:
+                outbox.release(entry.event_id, owner)
 
     def send_counted(entry: Any) -> None:
         nonlocal done

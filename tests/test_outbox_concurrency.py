@@ -75,9 +75,10 @@ def test_concurrent_submit_processes_send_each_event_exactly_once(tmp_path: Path
     assert sorted(accepted) == sorted(ids)  # every event accepted once, by one process
     senders = [r for r in results if r["accepted"]]
     assert len(senders) >= 2, "the processes did not overlap; the test proved nothing"
-    for r in results:  # each process reports the whole outbox as done
+    for r in results:  # each process saw what it found pending answered: by itself or another
         assert r["pending"] == [] and r["ok"] is True
-        assert sorted(r["accepted"] + r["elsewhere"]) == sorted(ids)
+        assert set(r["accepted"]).isdisjoint(r["elsewhere"])
+        assert set(r["accepted"]) | set(r["elsewhere"]) <= ids
     with Outbox() as outbox:
         assert outbox.counts() == {"pending": 0, "accepted": EVENTS, "rejected": 0}
     print(f"posts per process: {[len(r['accepted']) for r in results]}")
