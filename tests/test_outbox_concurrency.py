@@ -137,3 +137,46 @@ def test_an_outbox_made_before_leases_is_upgraded_in_place(tmp_path: Path) -> No
         outbox.release(event["event_id"], "a:1:x")
         assert outbox.claim(event["event_id"], "b:2:y", 60)
         assert [e.event_id for e in outbox.entries("pending")] == [event["event_id"]]
+
+
+@pytest.mark.slow
+def test_a_killed_submit_loses_nothing_and_its_leases_are_taken_over_at_once(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import sqlite3
+    import time
+
+    server = start_server(tmp_path / "reg", faults=FaultPlan(every=0, delay_seconds=0.5))
+    counts = _count_posts(server)
+    try:
+        events = citations(4, TestSigner())
+        store_in_outbox(events)
+        manifest = manifest_file(server.url, tmp_path / "reg", tmp_path / "m.json")
+        env = {**os.environ, "PITH_REGISTRY": server.url, "PITH_TRUST": str(manifest)}
+        proc = _submit_process(env)
+        db = Path(os.environ["PITH_HOME"]) / "outbox" / "outbox.sqlite3"
+        deadline = time.monotonic() + 60
+        leased = 0
+        while not leased and time.monotonic() < deadline and proc.poll() is None:
+            with sqlite3.connect(db, timeout=30) as conn:
+                row = conn.execute("SELECT count(*) FROM outbox WHERE lease_owner IS NOT NULL")
+                leased = row.fetchone()[0]
+            time.sleep(0.05)
+        assert leased, "the first pith submit never claimed an event"
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+        started = time.monotonic()
+        with RegistryClient(server.url, trust=default_trust([manifest])) as client:
+            result = submit_pending(client=client)  # lease time 10 minutes: no waiting for it
+        took = time.monotonic() - started
+    finally:
+        server.stop()
+    assert result.ok and result.pending == [], result.as_dict()
+    assert took < 30
+    with Outbox() as outbox:
+        assert outbox.counts() == {"pending": 0, "accepted": 4, "rejected": 0}
+    assert set(counts) == {e["event_id"] for e in events}
+    # an event whose POST was under way when the process died may be POSTed twice; the
+    # registry stores it once (the second answer is 200, "already there")
+    assert sum(1 for n in counts.values() if n > 1) <= 2
