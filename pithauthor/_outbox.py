@@ -28,10 +28,10 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from pithauthor._core.utc import utc_now
 from pithauthor.errors import EventError
 
 State = Literal["pending", "accepted", "rejected"]
@@ -59,8 +59,7 @@ LEASE_COLUMNS = (("lease_owner", "TEXT"), ("lease_expires", "REAL"))
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+_now = utc_now
 
 
 @dataclass(frozen=True)

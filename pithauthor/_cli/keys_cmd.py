@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -218,13 +219,15 @@ def delete_cmd(
     from pithauthor.keys import delete, show
 
     record = show(name)
+    if not yes and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise InputError("not deleted: no terminal to confirm on; pass --yes to delete")
     if not yes:
         question = (
             f"Delete key {record.name!r} ({record.key_id}, {record.status})? "
             "Signatures already made stay valid, but it can never sign again"
         )
         try:
-            confirmed = typer.confirm(question, default=False)
+            confirmed = typer.confirm(question, default=False, err=True)
         except typer.Abort:
             confirmed = False
         if not confirmed:
