@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import AuthError, InputError
 
 TOKEN_ENV = "PITH_TOKEN"
@@ -50,13 +51,12 @@ def _read(path: Path) -> dict[str, dict[str, str]]:
     """origin -> {"store": "keyring"} or {"store": "file", "token": ...}."""
     if not path.exists():
         return {}
-    from pithauthor._core.strict_json import parse_json
     from pithauthor._paths import check_private
 
     check_private(path, is_dir=False)
     try:
         doc: Any = parse_json(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, JSONFault):
         raise InputError(f"{path} is not a token file pith wrote; remove it") from None
     if not isinstance(doc, dict):
         raise InputError(f"{path} is not a token file pith wrote; remove it")

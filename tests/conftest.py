@@ -118,3 +118,14 @@ def registry_500s() -> Iterator[list[logging.LogRecord]]:
         logger.removeHandler(handler)
     if records:
         pytest.fail("the local registry answered 500: " + records[0].getMessage())
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The tamper suites' counts (tried / refused / accepted and reported), when any ran."""
+    from tamper_counts import lines
+
+    rows = lines()
+    if rows:
+        terminalreporter.section("tamper counts")
+        for row in rows:
+            terminalreporter.write_line(row)

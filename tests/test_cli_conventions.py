@@ -112,3 +112,20 @@ def test_signing_without_submit_names_the_next_step(
     out = tmp_path / "events.jsonl"
     to_file = pith("claim", "2302.12445", "--record", record, "--out", str(out))
     assert f"next: `pith submit {out}`" in to_file.stderr
+
+
+def test_no_help_page_shows_python_types_and_one_output_flag_is_used(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pithauthor._cli.main import main
+
+    for path in _leaf_commands():
+        with pytest.raises(SystemExit) as exit_info:
+            main([*path, "--help"])
+        out, _ = capsys.readouterr()
+        assert exit_info.value.code == 0, path
+        for python_type in ("<str>", "<int", "<float", "<list[", "<path>"):
+            assert python_type not in out, (path, python_type, out)
+        assert "--output" not in out, path  # the one spelling is -o/--out
+        if "--out " in out:
+            assert "-o, --out" in out, (path, out)

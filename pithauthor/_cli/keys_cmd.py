@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
@@ -126,7 +126,7 @@ def show_cmd(
 @keys_app.command("export")
 def export_cmd(
     name: str | None = NAME_ARG,
-    fmt: str = typer.Option("json", "--format", metavar="json|raw", help="raw = base64 only."),
+    fmt: Literal["json", "raw"] = typer.Option("json", "--format", help="raw = base64 only."),
 ) -> None:
     """Print the public key: JSON (with key id, fingerprint, signer id) or raw base64."""
     from pithauthor._cli.output import data, emit_json
@@ -145,7 +145,7 @@ def export_cmd(
 @keys_app.command("backup")
 def backup_cmd(
     name: str | None = NAME_ARG,
-    out: str = typer.Option(..., "--out", "-o", metavar="PATH", help="Backup file to write."),
+    out: str = typer.Option(..., "-o", "--out", metavar="FILE", help="Backup file to write."),
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
 ) -> None:

@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from pithauthor._cli.app import new_app
+from pithauthor._cli.app import name_values, new_app
 from pithauthor._version import __version__
 
 app = new_app(
@@ -62,6 +62,7 @@ def _register() -> None:
 
 
 _register()
+name_values(app)
 
 
 def main(argv: list[str] | None = None) -> None:
