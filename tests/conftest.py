@@ -1,5 +1,6 @@
 """Shared test set-up: an isolated PITH_HOME per test, the `pith` command as a real process,
-and the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1)."""
+the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1), and
+`slow` tests left out unless asked for (`-m slow`, or PITH_SLOW=1)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,17 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tex(*programs): needs these TeX programs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`slow` tests (the LaTeX matrices) run only when asked: with a -m expression (CI runs
+    `-m slow` after `make test`) or PITH_SLOW=1."""
+    if config.option.markexpr or os.environ.get("PITH_SLOW") == "1":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -70,6 +70,11 @@ def inject_cmd(
     force: bool = typer.Option(
         False, "--force", help="Replace another \\pithnumber or another pith.sty version."
     ),
+    placement: str | None = typer.Option(
+        None,
+        "--placement",
+        help="title (after the title block, the default), margin (moves no line) or none.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -81,6 +86,7 @@ def inject_cmd(
     Examples:
       pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --check
       pith latex inject paper/main.tex --pith 2302.12445   # resolved by the registry
+      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --placement margin
     """
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.errors import InputError
@@ -97,7 +103,15 @@ def inject_cmd(
         number, which = _number(pith, registry, trust_manifest, trust_local)
         if which:
             message(which)
-    result = inject(target, number, author_keys=keys, dry_run=dry_run, check=check, force=force)
+    result = inject(
+        target,
+        number,
+        author_keys=keys,
+        dry_run=dry_run,
+        check=check,
+        force=force,
+        placement=placement,
+    )
     if as_json:
         emit_json(
             {
