@@ -20,6 +20,14 @@ def pith_sty_path() -> Path:
     return path
 
 
+def pith_ltxml_path() -> Path:
+    """The packaged pith.sty.ltxml: the LaTeXML binding that arXiv's HTML view uses."""
+    path = Path(str(resources.files("pithauthor") / "data" / "pith.sty.ltxml"))
+    if not path.is_file():
+        raise PithError(f"the packaged pith.sty.ltxml is missing: {path}")
+    return path
+
+
 def pith_sty_version() -> str:
     """The version and date of the packaged pith.sty, as `1.0.0 (2026/11/29)`."""
     text = pith_sty_path().read_text(encoding="utf-8")
