@@ -6,7 +6,6 @@ fontspec, `%` in URLs and verbatim, a proof that fails."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import tarfile
 from dataclasses import dataclass
@@ -353,12 +352,3 @@ def test_a_proof_build_that_differs_fails_and_writes_no_archive(
     with pytest.raises(VerificationError, match="2 pages, the paper's folder to 1"):
         build_arxiv_archive(folder, output)
     assert list(output.parent.iterdir()) == []  # no archive, no temporary file
-
-
-def test_the_packaged_readme_is_valid_json_in_arxivs_format() -> None:
-    from pithauthor._manuscript.upload import readme
-
-    assert json.loads(readme("main.tex", "latex")) == {
-        "process": {"compiler": "latex"},
-        "sources": [{"filename": "main.tex", "usage": "toplevel"}],
-    }
