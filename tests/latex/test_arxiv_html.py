@@ -35,7 +35,7 @@ def test_html_of_a_packed_paper_links_the_badge_to_its_record_without_error(
 ) -> None:
     folder = tmp_path / "paper"
     folder.mkdir()
-    (folder / "paper.tex").write_text(article("Some text.\n\\pithauthorkey{ed25519:AAAA}"))
+    (folder / "paper.tex").write_text(article("Some text."))
     shutil.copy(REPO / "latex" / "pith.sty", folder / "pith.sty")
     archive = tmp_path / "upload.tar.gz"
     packed = run_pith("latex", "arxiv", str(folder), "-o", str(archive), home=tmp_path / "home")
@@ -46,7 +46,6 @@ def test_html_of_a_packed_paper_links_the_badge_to_its_record_without_error(
     assert LINK.findall(html) == [
         (f"https://pith.science/pith/{BODY}", f"Pith Number pith:{BODY[:8]}")
     ]
-    assert "ed25519" not in html  # \pithauthorkey prints nothing
 
 
 @LATEXML
@@ -54,7 +53,7 @@ def test_html_of_a_packed_paper_links_the_badge_to_its_record_without_error(
 def test_html_follows_the_options_baseurl_placement_and_compact_and_pithbadge(
     tmp_path: Path,
 ) -> None:
-    source = article("Cite this as \\pithbadge.").replace(
+    source = article("Cite this as \\pithbadge.\n\\pithauthorkey{ed25519:AAAA}").replace(
         "\\usepackage{pith}", "\\usepackage[baseurl=https://example.org/,placement=none]{pith}"
     )
     source = source.replace("\\begin{document}", "\\pithsetup{compact}\n\\begin{document}")
@@ -64,6 +63,7 @@ def test_html_follows_the_options_baseurl_placement_and_compact_and_pithbadge(
     assert "ltx_ERROR" not in html
     # placement=none: no badge under the title, only where \pithbadge stands, in compact style
     assert LINK.findall(html) == [(f"https://example.org/pith/{BODY}", f"pith:{BODY[:8]}")]
+    assert "ed25519" not in html  # \pithauthorkey prints nothing
 
 
 def test_ltxml_is_packaged_beside_pith_sty_and_defines_every_public_macro() -> None:
