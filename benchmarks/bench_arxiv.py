@@ -53,9 +53,7 @@ def run() -> list[dict[str, Any]]:
         def arxiv() -> None:
             build_arxiv_archive(work, tmp / "upload.tar.gz")
 
-        baseline, figure = interleaved_medians(
-            [latexmk, arxiv], runs=REPEAT, warmup=1, setup=fresh
-        )
+        baseline, figure = interleaved_medians([latexmk, arxiv], runs=REPEAT, warmup=1, setup=fresh)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [
