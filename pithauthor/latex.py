@@ -22,6 +22,9 @@ from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
 from pithauthor._manuscript.preamble import Preamble, locate
+from pithauthor._manuscript.sty_files import copy_sty, install_sty
+from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
+from pithauthor._manuscript.sty_files import shipped_files as pith_sty_files
 from pithauthor._manuscript.textfile import (
     TextFile,
     atomic_write,
@@ -41,8 +44,12 @@ __all__ = [
     "InjectResult",
     "build_arxiv_archive",
     "check_pdf",
+    "copy_sty",
     "find_main_file",
     "inject",
+    "install_sty",
+    "pith_sty_files",
+    "sty_found_by_tex",
 ]
 
 STY_NAME = "pith.sty"
