@@ -34,10 +34,7 @@ def pith_sty_path() -> Path:
 
 def pith_ltxml_path() -> Path:
     """The packaged pith.sty.ltxml: the LaTeXML binding that arXiv's HTML view uses."""
-    path = Path(str(resources.files("pithauthor") / "data" / "pith.sty.ltxml"))
-    if not path.is_file():
-        raise PithError(f"the packaged pith.sty.ltxml is missing: {path}")
-    return path
+    return latex_file("pith.sty.ltxml")
 
 
 def pith_sty_version() -> str:
