@@ -43,14 +43,19 @@ def run_pith(*args: str, home: Path, timeout: float = 600) -> subprocess.Complet
     )
 
 
-def latexmk(folder: Path, main: str) -> Path:
-    """The author's own build, in the folder (leaving .aux, .fls, .fdb_latexmk, .log ...)."""
+def latexmk(folder: Path, main: str, *, sty_installed: bool = False) -> Path:
+    """The author's own build, in the folder (leaving .aux, .fls, .fdb_latexmk, .log ...);
+    `sty_installed`: pith.sty is found in a TeX tree of the author's, not in the folder."""
+    env = {**os.environ}
+    if sty_installed:
+        env["TEXINPUTS"] = f".:{REPO / 'latex'}//:"
     subprocess.run(
         ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", main],
         cwd=folder,
         check=True,
         capture_output=True,
         timeout=300,
+        env=env,
     )
     return folder / Path(main).with_suffix(".pdf")
 

@@ -37,6 +37,10 @@ TEX = pytest.mark.tex("latexmk", "pdflatex", "bibtex", "biber")
 # the templates whose references are made by BibTeX or Biber: their .bbl must be packed
 WITH_BBL = {"amsart-amsrefs", "revtex4-ijqc", "acmart-sigconf", "revtex4-2-aps", "llncs-biblatex"}
 NEEDS_README = {"acmart-sigconf"}
+# besides the multi-file fixtures, two single-file templates with the badge already in them and
+# no pith.sty beside them: the author's TeX finds it elsewhere; the packaged one is packed
+SINGLE = {"IEEEtran": "IEEEtran.tex", "article": "article.tex"}
+ALL = {**MAINS, **SINGLE}
 FIGURES = {"acmart-sigconf": ("sampleteaser.pdf", "figures/sample-franklin.png")}
 DEBRIS = (".aux", ".log", ".fls", ".fdb_latexmk", ".out", ".blg", ".bcf", ".run.xml", ".bib")
 
@@ -51,15 +55,22 @@ class Packed:
     stderr: str
 
 
-@pytest.fixture(scope="module", params=sorted(MAINS))
+@pytest.fixture(scope="module", params=sorted(ALL))
 def packed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Packed:
     """A template with the badge, built by its author in its folder, then packed (once)."""
     name = request.param
     tmp = tmp_path_factory.mktemp(name)
-    folder = copy_manuscript(name, tmp)
-    inject(folder, NUMBER_OBJ)
+    if name in SINGLE:
+        folder = tmp / name
+        folder.mkdir()
+        text = (REPO / "templates" / SINGLE[name]).read_text("utf-8")
+        text = text.replace("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW", NUMBER)
+        (folder / SINGLE[name]).write_text(text, "utf-8")
+    else:
+        folder = copy_manuscript(name, tmp)
+        inject(folder, NUMBER_OBJ)
     (folder / "stray-notes.txt").write_text("not part of the paper")
-    author_pdf = latexmk(folder, MAINS[name])
+    author_pdf = latexmk(folder, ALL[name], sty_installed=name in SINGLE)
     archive = tmp / "upload.tar.gz"
     result = run_pith("latex", "arxiv", str(folder), "-o", str(archive), home=tmp / "home")
     assert result.returncode == 0, result.stderr
@@ -71,7 +82,7 @@ def packed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
     packed: Packed,
 ) -> None:
-    main = MAINS[packed.name]
+    main = ALL[packed.name]
     with tarfile.open(packed.archive) as tar:
         members = {m.name: m for m in tar.getmembers()}
         sty = tar.extractfile("pith.sty").read()  # type: ignore[union-attr]
@@ -80,7 +91,10 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
     assert sorted(names) == packed.stdout.split()
     assert all(m.isreg() for m in members.values())  # never a link
     assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
-    assert main in names and len(names) > 4  # more than the main file and pith's two files
+    if packed.name in SINGLE:  # the main file, and pith's two files at the top
+        assert names == {main, "pith.sty", "pith.sty.ltxml"}
+    else:  # the parts in their subfolders too
+        assert main in names and len(names) > 4
     assert sty == (REPO / "latex" / "pith.sty").read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
     assert (Path(main).with_suffix(".bbl").name in names) == (packed.name in WITH_BBL)
@@ -99,7 +113,7 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
 def test_template_archive_builds_alone_to_the_authors_pages_with_badge_and_metadata(
     packed: Packed, tmp_path: Path
 ) -> None:
-    main = MAINS[packed.name]
+    main = ALL[packed.name]
     unpack(packed.archive, tmp_path / "arxiv")
     pdf = pdflatex_alone(tmp_path / "arxiv", main)
     assert pages(pdf) == pages(packed.author_pdf)
