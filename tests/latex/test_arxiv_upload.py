@@ -106,6 +106,11 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
     # have to guess the top-level file, so the archive names it; the others need nothing
     assert ("00README.json" in names) == (packed.name in NEEDS_README)
     assert "proven: builds alone with pdflatex" in packed.stderr
+    if packed.name == "llncs-biblatex":  # Biber's .bbl, in a format arXiv's TeX Live reads
+        with tarfile.open(packed.archive) as tar:
+            bbl = tar.extractfile(Path(main).with_suffix(".bbl").name).read()  # type: ignore[union-attr]
+        assert b"biblatex bbl format version 3." in bbl
+        assert "biblatex .bbl format" not in packed.stderr
 
 
 @TEX
