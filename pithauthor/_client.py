@@ -1,8 +1,10 @@
 """HTTP to a registry: the URL policy, timeouts, retries with backoff, and error mapping.
 
 - https only; plain http only to loopback (127.0.0.0/8, ::1, localhost). Else InputError.
-- Retried: connection errors and timeouts, 5xx, 429; exponential backoff with full jitter,
-  capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
+- Retried: connection errors and timeouts, 429, 500, 502, 503, 504; exponential backoff with
+  full jitter, capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
+- Any other 5xx (501, 505, ...) is the server's fault, never the event's: RegistryResponseError
+  at once (exit 3), and the event stays pending.
 - 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason);
   unreadable JSON -> RegistryResponseError; nothing after every attempt -> NetworkError.
 """
@@ -21,6 +23,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
@@ -199,6 +202,11 @@ class RegistryHttp:
                 status = response.status_code
                 if status < 400:
                     return response
+                if status >= 500 and status not in RETRY_STATUSES:
+                    raise RegistryResponseError(
+                        f"the registry at {where} answered {status} "
+                        f"({response.reason_phrase}); nothing was lost, try again later"
+                    )
                 if status not in RETRY_STATUSES:
                     raise _answer_error(response, url)
                 last = f"HTTP {status}"
@@ -224,19 +232,19 @@ def _transport_reason(exc: Exception) -> str:
 
 def _json(response: httpx.Response) -> Any:
     try:
-        return json.loads(response.content.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return parse_json(response.content)
+    except JSONFault as exc:
         raise RegistryResponseError(
             f"the registry at {origin(str(response.url))} answered {response.status_code} "
-            "with something that is not JSON"
+            f"with something that is not strict JSON ({exc})"
         ) from None
 
 
 def _answer_error(response: httpx.Response, url: str) -> Exception:
     status = response.status_code
     try:
-        answer: Any = json.loads(response.content.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        answer: Any = parse_json(response.content)
+    except JSONFault:
         answer = None
     reason = answer.get("error") if isinstance(answer, Mapping) else None
     reason = " ".join(str(reason or response.reason_phrase or "").split())[:300]

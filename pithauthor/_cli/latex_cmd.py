@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -117,7 +117,9 @@ def inject_cmd(
 @latex_app.command("arxiv")
 def arxiv_cmd(
     target: str = typer.Argument(".", help="The manuscript folder or its main .tex file."),
-    output: str = typer.Option("paper.tar.gz", "-o", "--output", help="The archive to write."),
+    output: str = typer.Option(
+        "paper.tar.gz", "-o", "--out", metavar="FILE", help="The archive to write."
+    ),
     keep_comments: bool = typer.Option(
         False, "--keep-comments", help="Keep the comments in the .tex files (arXiv publishes them)."
     ),
@@ -216,7 +218,9 @@ def sty_cmd(
 
 def badge_cmd(
     number: str = typer.Argument(..., help="The Pith Number (pith:YYYY:BODY or the body)."),
-    fmt: str = typer.Option("markdown", "--format", "-f", help="markdown, html, svg or latex."),
+    fmt: Literal["markdown", "html", "svg", "latex"] = typer.Option(
+        "markdown", "--format", "-f", help="The snippet's format."
+    ),
     image: str = typer.Option(
         "pith-badge.svg", "--image", help="Image path or URL for the markdown snippet."
     ),
