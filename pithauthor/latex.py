@@ -12,11 +12,13 @@ import os
 import tarfile
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._manuscript import upload
+from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.build import build_like_arxiv, build_sources
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
@@ -33,6 +35,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
 )
 from pithauthor.errors import (
+    BuildError,
     InputError,
     ManuscriptError,
     PithNumberError,
@@ -206,31 +209,61 @@ def _ltxml_action(main: Path) -> tuple[str, bytes]:
 
 
 def _compile_and_check(
-    main: Path, new_bytes: bytes, sty: bytes, engine: str, number: PithNumber
+    main: Path,
+    new_bytes: bytes,
+    sty: bytes,
+    engine: str,
+    number: PithNumber | None,
+    author_keys: Sequence[str] = (),
 ) -> None:
     """Build the sources with the new main file, as `arxiv` does, and check the PDF."""
     with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}) as built:
-        check_pdf(built.result.pdf, number)
+        if number is not None:
+            check_pdf(built.result.pdf, number)
+        if author_keys:
+            _check_pdf_keys(built.result.pdf, author_keys)
+
+
+def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
+    from pithauthor._core.identity import pdf_key_ids
+    from pithauthor.identity import read_pdf_author_keys
+
+    found, _ = read_pdf_author_keys(pdf.read_bytes())
+    missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
+    if missing:
+        raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
 def inject(
     target: str | os.PathLike[str],
-    number: PithNumber,
+    number: PithNumber | None,
     *,
+    author_keys: Sequence[str] = (),
     dry_run: bool = False,
     check: bool = False,
     force: bool = False,
 ) -> InjectResult:
-    """Add the badge to the manuscript at `target` (a folder or a .tex file).
+    """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
+    `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
+    None when only keys are added (before the paper has a Pith Number).
 
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     """
-    _require_year(number)
+    if number is None and not author_keys:
+        raise InputError("give a Pith Number, author keys, or both")
+    if number is not None:
+        _require_year(number)
     main = find_main_file(Path(target))
     source = read_text_file(main)
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
-    new_text, *notes = _edits(source, preamble, number, force)
+    new_text, notes = source.text, []
+    if number is not None:
+        new_text, *notes = _edits(source, preamble, number, force)
+    if author_keys:
+        new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
+        if added:
+            notes.append(f"added {added} \\pithauthorkey line(s)")
     new_bytes = source.raw if new_text == source.text else source.encode(new_text)
     changed = new_bytes != source.raw
     sty_action, sty = _sty_plan(main, force)
@@ -238,7 +271,7 @@ def inject(
     if changed and not dry_run:
         ensure_writable(main)
     if check:
-        _compile_and_check(main, new_bytes, sty, engine, number)
+        _compile_and_check(main, new_bytes, sty, engine, number, author_keys)
     backup: Path | None = None
     if not dry_run:
         mode = main.stat().st_mode

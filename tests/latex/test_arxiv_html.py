@@ -13,6 +13,7 @@ from arxiv_helpers import BODY, NUMBER, article, run_pith, unpack
 
 REPO = Path(__file__).resolve().parents[2]
 LATEXML = pytest.mark.tex("latexml", "latexmlpost", "latexmk", "pdflatex")
+KEY = "ed25519:" + "A" * 26
 LINK = re.compile(r'<a href="([^"]+)"[^>]*class="[^"]*ltx_pith_badge[^"]*"[^>]*>([^<]*)</a>')
 
 
@@ -53,8 +54,9 @@ def test_html_of_a_packed_paper_links_the_badge_to_its_record_without_error(
 def test_html_follows_the_options_baseurl_placement_and_compact_and_pithbadge(
     tmp_path: Path,
 ) -> None:
-    source = article("Cite this as \\pithbadge.\n\\pithauthorkey{ed25519:AAAA}").replace(
-        "\\usepackage{pith}", "\\usepackage[baseurl=https://example.org/,placement=none]{pith}"
+    source = article("Cite this as \\pithbadge. Keys: \\pithauthorkeys.").replace(
+        "\\usepackage{pith}",
+        f"\\usepackage[baseurl=https://example.org/,placement=none]{{pith}}\n\\pithauthorkey{{{KEY}}}",
     )
     source = source.replace("\\begin{document}", "\\pithsetup{compact}\n\\begin{document}")
     (tmp_path / "paper.tex").write_text(source)
@@ -63,7 +65,10 @@ def test_html_follows_the_options_baseurl_placement_and_compact_and_pithbadge(
     assert "ltx_ERROR" not in html
     # placement=none: no badge under the title, only where \pithbadge stands, in compact style
     assert LINK.findall(html) == [(f"https://example.org/pith/{BODY}", f"pith:{BODY[:8]}")]
-    assert "ed25519" not in html  # \pithauthorkey prints nothing
+    # \pithauthorkey prints nothing where it stands; \pithauthorkeys lists the keys
+    assert (
+        html.count(KEY) == 1 and f'Keys: <span class="ltx_text ltx_font_typewriter">{KEY}' in html
+    )
 
 
 def test_ltxml_is_packaged_beside_pith_sty_and_defines_every_public_macro() -> None:
@@ -72,6 +77,13 @@ def test_ltxml_is_packaged_beside_pith_sty_and_defines_every_public_macro() -> N
     ltxml = pith_ltxml_path().read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
     text = ltxml.decode("utf-8")
-    for macro in ("pithnumber", "pithbadge", "pithsetup", "pithbadgename", "pithauthorkey"):
+    for macro in (
+        "pithnumber",
+        "pithbadge",
+        "pithsetup",
+        "pithbadgename",
+        "pithauthorkey",
+        "pithauthorkeys",
+    ):
         assert f"'\\{macro}" in text, macro
     assert NUMBER.split(":")[0] == "pith"

@@ -58,6 +58,18 @@ def valid_events() -> dict[str, Event]:
             position=3,
             created_at=CREATED_AT,
         ),
+        "author_attestation_identity_proofs.json": attest_authorship(
+            signer,
+            dear,
+            name="Josiah Carberry",
+            orcid=VECTOR_ORCID,
+            identity_proofs=[
+                {"kind": "orcid", "locator": VECTOR_ORCID},
+                {"kind": "web", "locator": "https://carberry.example.org"},
+                {"kind": "paper", "locator": "https://arxiv.org/pdf/2302.12445v2"},
+            ],
+            created_at=CREATED_AT,
+        ),
         "citation_signature.json": sign_citation(
             signer,
             pipeline,
@@ -115,6 +127,7 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
     """The invalid vectors: file name -> (event, the checks that fail, why)."""
     valid = valid_events()
     att, cit = valid["author_attestation.json"], valid["citation_signature.json"]
+    proved = valid["author_attestation_identity_proofs.json"]
     rep = valid["replication_record.json"]
     bridge = valid["replication_record_formal_bridge.json"]
     other = FixedSigner(OTHER_SEED)
@@ -293,6 +306,26 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
             _edit(att, setp("payload.author.orcid", "0000-0001-5109-3700")),
             ["payload_orcid"],
             "payload.author.orcid is a valid iD, but not the signer's (signer_id orcid:...)",
+        ),
+        "identity_proof_kind_unknown.json": (
+            _edit(proved, setp("payload.identity_proofs.1.kind", "keybase")),
+            ["payload_schema"],
+            "payload.identity_proofs[1].kind is not orcid, web or paper",
+        ),
+        "identity_proof_locator_not_web.json": (
+            _edit(proved, setp("payload.identity_proofs.1.locator", "ftp://carberry.example.org")),
+            ["payload_schema"],
+            "a web proof's locator must be an http(s) address",
+        ),
+        "identity_proof_orcid_of_another.json": (
+            _edit(proved, setp("payload.identity_proofs.0.locator", "0000-0001-5109-3700")),
+            ["payload_identity_proofs"],
+            "the ORCID proof names a valid iD that is not the author's",
+        ),
+        "identity_proof_extra_key.json": (
+            _edit(proved, setp("payload.identity_proofs.2.verified", True)),
+            ["payload_schema"],
+            "a proof holds only kind and locator (a claim cannot say it was verified)",
         ),
         "extra_top_level_field.json": (
             _edit(cit, setp("note", "unsigned text anyone could add"), reseal=False),
