@@ -4,6 +4,7 @@ and the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIR
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -92,6 +93,31 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if REQUIRE_TEX:
             pytest.fail(reason + " (PITH_REQUIRE_TEX=1: CI must have TeX)")
         pytest.skip(reason)
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.ERROR)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def registry_500s() -> Iterator[list[logging.LogRecord]]:
+    """A 500 from an in-process local registry is a bug: it fails the test that caused it
+    (a test that makes one on purpose empties this list)."""
+    records: list[logging.LogRecord] = []
+    handler = _Collect(records)
+    logger = logging.getLogger("pithauthor.registry")
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+    if records:
+        pytest.fail("the local registry answered 500: " + records[0].getMessage())
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
