@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check test-durations bench lint install clean ctan
+.PHONY: demo test check test-durations bench lint install clean ctan pictures
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,9 @@ unexport PYTHONDONTWRITEBYTECODE
 # Tests run in parallel, one worker per core (pytest-xdist); each test has its own PITH_HOME.
 PYTEST := $(PY) -m pytest -n auto --dist worksteal
 
+# Everything, the slow tests too (a bare `pytest` leaves them out; see tests/conftest.py).
 test: $(STAMP)
-	$(PYTEST)
+	PITH_SLOW=1 $(PYTEST)
 
 # The edit loop: everything but the TeX and slow tests.
 check: $(STAMP)
@@ -37,6 +38,11 @@ test-durations: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Pictures of the badge for docs/latex.md (needs TeX Live and poppler-utils).
+pictures: $(STAMP)
+	$(PY) tests/latex/pictures.py
+	PITH_UPDATE_IMAGES=1 $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/latex/test_sty_pictures.py
 
 ctan: $(STAMP)
 	$(PY) latex/build_ctan.py dist/pith-ctan.zip
