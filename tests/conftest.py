@@ -239,6 +239,24 @@ def registry_500s() -> Iterator[list[logging.LogRecord]]:
         pytest.fail("the local registry answered 500: " + records[0].getMessage())
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its tamper counts to the controller, which prints them."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        from tamper_counts import COUNTS
+
+        output["tamper_counts"] = json.dumps(COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    from tamper_counts import count
+
+    rows = json.loads(getattr(node, "workeroutput", {}).get("tamper_counts", "{}"))
+    for suite, row in rows.items():
+        count(suite, **row)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The tamper suites' counts (tried / refused / accepted and reported), when any ran."""
     from tamper_counts import lines
