@@ -10,6 +10,7 @@ from typing import NoReturn
 import typer
 
 from pithauthor._cli.app import name_values, new_app
+from pithauthor._cli.examples import add_examples
 from pithauthor._version import __version__
 
 app = new_app(
@@ -63,6 +64,7 @@ def _register() -> None:
 
 _register()
 name_values(app)
+add_examples(app)
 
 
 def main(argv: list[str] | None = None) -> None:
