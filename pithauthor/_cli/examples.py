@@ -72,6 +72,6 @@ def add_examples(app: typer.Typer, prefix: str = "") -> None:
         sub = group.typer_instance
         if sub is None:
             continue
-        name = group.name or sub.info.name
-        if isinstance(name, str):
-            add_examples(sub, f"{prefix}{name} ")
+        group_name = group.name or sub.info.name
+        if isinstance(group_name, str):
+            add_examples(sub, f"{prefix}{group_name} ")
