@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import RegistryKey, Trust
 from pithauthor.errors import DocumentError
 
@@ -19,13 +19,13 @@ PINNED_MANIFEST = "pith-mirrors.json"
 def pinned_trust() -> Trust:
     """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
     text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
-    return Trust.from_manifest(json.loads(text))
+    return Trust.from_manifest(parse_json(text))
 
 
 def load_manifest_file(path: Path, *, local: bool = True) -> Trust:
     """Keys from a manifest file the user chose to trust (e.g. a local registry's)."""
     try:
-        doc = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = parse_json(path.read_bytes())
+    except (OSError, JSONFault) as exc:
         raise DocumentError(f"cannot read the manifest {path}: {exc}") from None
     return Trust.from_manifest(doc, local=local)

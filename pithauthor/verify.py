@@ -7,7 +7,6 @@ event, or the output of `pith number from-arxiv`) and returns a `Report` of name
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,11 @@ from pithauthor._core.registry_checks import (
     check_record,
     check_state,
 )
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
 
-__all__ = ["detect_kind", "read_documents", "verify_document", "verify_file"]
+__all__ = ["detect_kind", "read_documents", "verify_document", "verify_documents", "verify_file"]
 
 
 def detect_kind(doc: Any) -> str:
@@ -97,27 +97,28 @@ def read_documents(path: Path | str) -> list[Any]:
     except UnicodeDecodeError:
         raise DocumentError(f"{path} is not UTF-8 text") from None
     try:
-        return [json.loads(text)]
-    except json.JSONDecodeError as whole_error:
+        return [parse_json(text)]
+    except JSONFault as whole_error:
         docs = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                docs.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+                docs.append(parse_json(line))
+            except JSONFault as exc:
                 if number == 1:
-                    raise DocumentError(
-                        f"{path} is not valid JSON (line {whole_error.lineno}, column "
-                        f"{whole_error.colno}: {whole_error.msg})"
-                    ) from None
-                raise DocumentError(f"{path} line {number} is not valid JSON ({exc.msg})") from None
+                    raise DocumentError(f"{path} is not valid JSON: {whole_error}") from None
+                raise DocumentError(f"{path} line {number} is not valid JSON: {exc}") from None
         return docs
 
 
 def verify_file(path: Path | str, trust: Trust | None = None) -> Report:
     """Verify every document in a file; several (JSONL) are reported with a line prefix."""
-    docs = read_documents(path)
+    return verify_documents(read_documents(path), trust)
+
+
+def verify_documents(docs: list[Any], trust: Trust | None = None) -> Report:
+    """Verify documents already read (`read_documents`); several get a `[n].` prefix."""
     if len(docs) == 1:
         return verify_document(docs[0], trust)
     kinds = {detect_kind(d) for d in docs}
