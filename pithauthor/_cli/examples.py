@@ -8,7 +8,10 @@ NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "doctor": ("pith doctor", "pith doctor --json"),
-    "verify": ("pith verify record.json", "pith verify state.json --strict"),
+    "verify": (
+        "pith verify state.json --strict",
+        "pith verify claim.jsonl --orcid 0000-0002-1825-0097",
+    ),
     "badge": (f"pith badge {NUMBER}", f"pith badge {NUMBER} -f html"),
     "claim": (
         "pith claim 2302.12445 --position 2",
@@ -35,6 +38,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "keys import": ("pith keys import ada.backup",),
     "keys rotate": ("pith keys rotate ada",),
     "keys delete": ("pith keys delete old-key --yes",),
+    "keys prove orcid": ("pith keys prove orcid", "pith keys prove orcid --check"),
+    "keys prove web": ("pith keys prove web https://lab.example.org",),
     "number from-arxiv": (
         "pith number from-arxiv arxivraw.xml",
         "pith number from-arxiv arxivraw.xml --next-version --title 'The new title'",
@@ -46,7 +51,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "latex inject": (
         f"pith latex inject paper/ --pith {NUMBER} --check",
-        "pith latex inject paper/main.tex --pith 2302.12445 --dry-run",
+        "pith latex inject paper/main.tex --pith 2302.12445 --author-key --dry-run",
     ),
     "latex arxiv": ("pith latex arxiv paper/ -o paper.tar.gz",),
     "latex sty": ("pith latex sty --copy paper/", "pith latex sty --install"),
