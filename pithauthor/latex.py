@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tarfile
 import tempfile
 from collections.abc import Sequence
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 STY_NAME = "pith.sty"
+PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
+_PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +91,36 @@ def _same_number(existing: str, number: PithNumber) -> bool:
     return parsed.year == number.year and parsed.body == number.body
 
 
-def _edits(source: TextFile, pre: Preamble, number: PithNumber, force: bool) -> list[str]:
+def _package_load(placement: str | None) -> str:
+    """`\\usepackage{pith}`, with the placement option unless it is the default."""
+    if placement in (None, "title"):
+        return "\\usepackage{pith}"
+    if placement not in PLACEMENTS:
+        raise InputError(f"placement must be one of {', '.join(PLACEMENTS)}, not {placement!r}")
+    return f"\\usepackage[placement={placement}]{{pith}}"
+
+
+def _edits(
+    source: TextFile, pre: Preamble, number: PithNumber, force: bool, placement: str | None
+) -> list[str]:
     """Apply the edits to the text; returns [new_text, note, ...]."""
     text, nl, full = source.text, source.newline, _require_year(number)
     name = source.path.name
-    package_line = "\\usepackage{pith}" + nl
+    load = _package_load(placement)
+    package_line = load + nl
     number_line = f"\\pithnumber{{{full}}}" + nl
     edits: list[tuple[int, int, str]] = []
     notes: list[str] = []
     if len(pre.pith_numbers) > 1:
         raise ManuscriptError(f"{name}: \\pithnumber appears more than once; keep one")
+    if pre.pith_package is not None and placement is not None:
+        span = pre.pith_package
+        current = text[span.start : span.end]
+        if _PLAIN_LOAD.fullmatch(current):
+            if current != load:
+                edits.append((span.start, span.end, load))
+        else:
+            notes.append(f"{current} is left as it is; set placement={placement} there")
     if pre.pith_numbers:
         use = pre.pith_numbers[0]
         if not _same_number(use.text, number):
@@ -185,6 +208,7 @@ def _compile_and_check(
     engine: str,
     number: PithNumber | None,
     author_keys: Sequence[str] = (),
+    link: bool = True,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="pith-check-") as tmp:
         project = copy_project(main.parent, Path(tmp) / "project")
@@ -193,7 +217,7 @@ def _compile_and_check(
         (project / STY_NAME).write_bytes(sty)
         result = compile_project(project, copy, engine)
         if number is not None:
-            check_pdf(result.pdf, number)
+            check_pdf(result.pdf, number, require_link=link)
         if author_keys:
             _check_pdf_keys(result.pdf, author_keys)
 
@@ -216,24 +240,28 @@ def inject(
     dry_run: bool = False,
     check: bool = False,
     force: bool = False,
+    placement: str | None = None,
 ) -> InjectResult:
     """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
     `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
     None when only keys are added (before the paper has a Pith Number).
 
+    `placement` (title, margin or none) sets pith.sty's option; None leaves an existing
+    `\\usepackage{pith}` as it is and adds a plain one (the default, title).
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     """
     if number is None and not author_keys:
         raise InputError("give a Pith Number, author keys, or both")
     if number is not None:
         _require_year(number)
+    _package_load(placement)
     main = find_main_file(Path(target))
     source = read_text_file(main)
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
     new_text, notes = source.text, []
     if number is not None:
-        new_text, *notes = _edits(source, preamble, number, force)
+        new_text, *notes = _edits(source, preamble, number, force, placement)
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
         if added:
@@ -244,7 +272,9 @@ def inject(
     if changed and not dry_run:
         ensure_writable(main)
     if check:
-        _compile_and_check(main, new_bytes, sty, engine, number, author_keys)
+        _compile_and_check(
+            main, new_bytes, sty, engine, number, author_keys, link=placement != "none"
+        )
     backup: Path | None = None
     if not dry_run:
         mode = main.stat().st_mode

@@ -68,11 +68,13 @@ def test_pith_debug_adds_a_traceback_but_keeps_the_exit_code(pith: RunPith) -> N
 
 
 def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
-    script = subprocess.run(
-        [sys.executable, "-m", "pithauthor", "--show-completion", "bash"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert script.returncode == 0 and "_pith_completion" in script.stdout
+    for shell, marker in (("bash", "_pith_completion"), ("zsh", "#compdef pith"),
+                          ("fish", "complete --command pith")):  # fmt: skip
+        script = subprocess.run(
+            [sys.executable, "-m", "pithauthor", "completion", shell],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert script.returncode == 0 and marker in script.stdout, script.stdout
     env = {**os.environ, "_PITH_COMPLETE": "complete_bash", "COMP_WORDS": "pith keys ro",
            "COMP_CWORD": "2"}  # fmt: skip
     answer = subprocess.run(

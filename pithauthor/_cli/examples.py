@@ -8,6 +8,10 @@ NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "doctor": ("pith doctor", "pith doctor --json"),
+    "completion": (
+        "pith completion bash > ~/.local/share/bash-completion/completions/pith",
+        "pith completion zsh > ~/.zfunc/_pith",
+    ),
     "verify": (
         "pith verify state.json --strict",
         "pith verify claim.jsonl --orcid 0000-0002-1825-0097",
@@ -52,6 +56,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "latex inject": (
         f"pith latex inject paper/ --pith {NUMBER} --check",
         "pith latex inject paper/main.tex --pith 2302.12445 --author-key --dry-run",
+        f"pith latex inject paper/ --pith {NUMBER} --placement margin",
     ),
     "latex arxiv": ("pith latex arxiv paper/ -o paper.tar.gz",),
     "latex sty": ("pith latex sty --copy paper/", "pith latex sty --install"),

@@ -70,6 +70,11 @@ def inject_cmd(
     force: bool = typer.Option(
         False, "--force", help="Replace another \\pithnumber or another pith.sty version."
     ),
+    placement: str | None = typer.Option(
+        None,
+        "--placement",
+        help="title (after the title block, the default), margin (moves no line) or none.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -91,7 +96,15 @@ def inject_cmd(
         number, which = _number(pith, registry, trust_manifest, trust_local)
         if which:
             message(which)
-    result = inject(target, number, author_keys=keys, dry_run=dry_run, check=check, force=force)
+    result = inject(
+        target,
+        number,
+        author_keys=keys,
+        dry_run=dry_run,
+        check=check,
+        force=force,
+        placement=placement,
+    )
     if as_json:
         emit_json(
             {

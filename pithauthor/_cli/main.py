@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import typer
 
@@ -34,6 +34,19 @@ def _root(
     ),
 ) -> None:
     """pith: sign, submit and verify Pith events, and badge your manuscript."""
+
+
+@app.command("completion")
+def completion_cmd(
+    shell: Literal["bash", "zsh", "fish", "powershell", "pwsh"] = typer.Argument(
+        ..., help="The shell to complete in."
+    ),
+) -> None:
+    """Print the shell completion script for SHELL (or: pith --install-completion)."""
+    from typer.completion import get_completion_script
+
+    script = get_completion_script(prog_name="pith", complete_var="_PITH_COMPLETE", shell=shell)
+    sys.stdout.write(script.rstrip("\n") + "\n")
 
 
 def _register() -> None:
