@@ -40,3 +40,14 @@ def check_pdf(pdf: Path, number: PithNumber, *, require_link: bool = True) -> No
         raise VerificationError(f"{pdf.name}: /PithNumber is {value!r}, expected {number.full!r}")
     if require_link and number.url() not in uris:
         raise VerificationError(f"{pdf.name}: no link to {number.url()}")
+
+
+def page_count(pdf: Path) -> int:
+    """How many pages `pdf` has."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        return len(PdfReader(str(pdf)).pages)
+    except (PdfReadError, OSError, ValueError) as exc:
+        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
