@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
@@ -48,17 +49,31 @@ def _bytes(data: bytes | str) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def replace_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
-    """Atomically replace `path` (or create it) with `data`."""
+def replace_file(
+    path: Path, data: bytes | str, *, mode: int = 0o600, backup: Path | None = None
+) -> None:
+    """Atomically replace `path` (or create it) with `data`.
+
+    With `backup`, the old file is kept under that name first (a hard link when the file system
+    allows, else a copy), so that at every moment one complete version exists."""
     path = Path(path)
     tmp = _write_temp(path.parent, _bytes(data), mode)
     try:
+        if backup is not None:
+            _keep(path, backup)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     _fsync_dir(path.parent)
+
+
+def _keep(path: Path, backup: Path) -> None:
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
 
 
 def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:

@@ -43,7 +43,7 @@ def completion_cmd(
     ),
 ) -> None:
     """Print the shell completion script for SHELL (or: pith --install-completion)."""
-    from typer.completion import get_completion_script
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]
 
     script = get_completion_script(prog_name="pith", complete_var="_PITH_COMPLETE", shell=shell)
     sys.stdout.write(script.rstrip("\n") + "\n")
