@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
 
 ALL = "*"
@@ -43,7 +43,9 @@ def cited_keys(path: Path) -> set[str]:
 
 
 def _read(path: Path) -> str:
-    data = read_user_file(path, ManuscriptError, "a .tex or .aux file", text_only=False)
+    data = read_user_file(
+        path, ManuscriptError, "a .tex or .aux file", limit=MAX_TEX_BYTES, text_only=False
+    )
     return data.decode("utf-8", errors="replace")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_BIB_BYTES, read_user_file
 from pithauthor.errors import BibliographyError
 
 #: BibTeX's predefined month macros.
@@ -58,7 +58,7 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     UTF-8 (with or without BOM) is expected. Older .bib files are often Latin-1 (BibTeX itself
     is 8-bit clean): those are read as Windows-1252/Latin-1 and a warning is added.
     """
-    data = read_user_file(path, BibliographyError, "a .bib file")
+    data = read_user_file(path, BibliographyError, "a .bib file", limit=MAX_BIB_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

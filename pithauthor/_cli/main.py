@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -62,27 +63,59 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app; turn every expected error into one line and a code."""
+    """Console entry point: run the app; turn every expected error into one line and a code.
+
+    Click runs in non-standalone mode so that usage errors (a bad option value such as
+    `--port -1`) are one line too. The last branch (an unexpected exception) is a bug.
+    """
+    from typer import _click as click
+
     from pithauthor._cli.output import error_line
 
     try:
-        app(args=argv, prog_name="pith")
+        code = app(args=argv, prog_name="pith", standalone_mode=False)
     except SystemExit:
         raise
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "pith"
+        error_line(f"{exc.format_message()} (see: {where} --help)")
+        sys.exit(exc.exit_code)
+    except click.exceptions.ClickException as exc:
+        error_line(exc.format_message())
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        error_line("aborted")
+        sys.exit(1)
     except Exception as exc:
-        from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
+        _fail(exc)
+    sys.exit(code if isinstance(code, int) else 0)
 
-        if os.environ.get("PITH_DEBUG") == "1":
-            raise
-        if isinstance(exc, PithError):
-            error_line(str(exc))
-            sys.exit(exc.exit_code)
-        if isinstance(exc, OSError):
-            where = f": {exc.filename}" if exc.filename else ""
-            error_line(f"{exc.strerror or exc}{where}")
-            sys.exit(EXIT_INPUT)
-        error_line(f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details")
-        sys.exit(EXIT_FAILED)
+
+def _fail(exc: Exception) -> NoReturn:
+    from pithauthor._cli.output import error_line
+    from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
+
+    if os.environ.get("PITH_DEBUG") == "1":
+        raise exc
+    if isinstance(exc, PithError):
+        error_line(str(exc))
+        sys.exit(exc.exit_code)
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        error_line(f"{exc.strerror or exc}{where}")
+        sys.exit(EXIT_INPUT)
+    if isinstance(exc, RecursionError | UnicodeError | ValueError):
+        # Last resort only: every reader maps these at the source. Reaching here is a bug.
+        error_line(
+            f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
+            "please report it (PITH_DEBUG=1 shows details)"
+        )
+        sys.exit(EXIT_INPUT)
+    error_line(f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details")
+    sys.exit(EXIT_FAILED)

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
 
 _BOM = b"\xef\xbb\xbf"
@@ -39,7 +39,7 @@ class TextFile:
 
 def read_text_file(path: Path) -> TextFile:
     """Read `path`; refuse binary files; UTF-8 (with or without BOM) else Latin-1."""
-    raw = read_user_file(path, ManuscriptError, "LaTeX (it contains NUL bytes)")
+    raw = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
     bom = raw.startswith(_BOM)
     body = raw[len(_BOM) :] if bom else raw
     try:
