@@ -5,7 +5,8 @@ opened without blocking and the opened descriptor is checked before a byte is re
 a device such as /dev/zero, a socket or a folder is refused at once instead of hanging or
 filling memory. Symbolic links are followed; a loop is one clear line. Each kind of input has a
 size limit (below), and at most limit + 1 bytes are ever read. Every fault becomes the caller's
-`InputError` subclass with one line that names the file and the fault.
+error class (an `InputError` for what the user names, the key store's own for its files)
+with one line that names the file and the fault.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import InputError
+from pithauthor.errors import PithError
 
 _MIB = 1024 * 1024
 
 MAX_JSON_BYTES = 64 * _MIB
-"""JSON/JSONL documents: records, states, bundles, signed events (`verify`, `submit`, `--record`)."""
+"""JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`)."""
 MAX_METADATA_BYTES = 16 * _MIB
 """arXiv metadata (arXivRaw XML or JSON) and record files given to `pith registry add`."""
 MAX_BIB_BYTES = 32 * _MIB
@@ -58,7 +59,7 @@ def _kind_of(mode: int) -> str | None:
     return "not a regular file"
 
 
-def _refuse(exc: OSError, path: str, error: type[InputError], what: str) -> InputError:
+def _refuse(exc: OSError, path: str, error: type[PithError], what: str) -> PithError:
     if exc.errno == errno.ENOENT:
         return error(f"{path}: no such file")
     if exc.errno == errno.ELOOP:
@@ -72,7 +73,7 @@ def _refuse(exc: OSError, path: str, error: type[InputError], what: str) -> Inpu
     return error(f"{path}: cannot be read ({exc.strerror or exc})")
 
 
-def _read_regular(path: str, error: type[InputError], what: str, limit: int) -> bytes:
+def _read_regular(path: str, error: type[PithError], what: str, limit: int) -> bytes:
     try:
         before = os.stat(path)  # no side effect: decide before opening anything odd
         kind = _kind_of(before.st_mode)
@@ -100,7 +101,7 @@ def _read_regular(path: str, error: type[InputError], what: str, limit: int) -> 
     return data
 
 
-def _read_stdin(error: type[InputError], what: str, limit: int) -> bytes:
+def _read_stdin(error: type[PithError], what: str, limit: int) -> bytes:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise error(f"standard input is closed; cannot read {what}")
@@ -112,7 +113,7 @@ def _read_stdin(error: type[InputError], what: str, limit: int) -> bytes:
 
 def read_user_file(
     path: Path | str,
-    error: type[InputError],
+    error: type[PithError],
     what: str,
     *,
     limit: int,
@@ -135,7 +136,7 @@ def read_user_file(
     return data
 
 
-def decode_utf8(data: bytes, name: str, error: type[InputError], what: str) -> str:
+def decode_utf8(data: bytes, name: str, error: type[PithError], what: str) -> str:
     """UTF-8 text (a leading byte order mark dropped), or `error` naming the first bad byte."""
     try:
         return data.decode("utf-8-sig")
@@ -148,7 +149,7 @@ def decode_utf8(data: bytes, name: str, error: type[InputError], what: str) -> s
 
 def read_user_text(
     path: Path | str,
-    error: type[InputError],
+    error: type[PithError],
     what: str,
     *,
     limit: int,
@@ -162,7 +163,7 @@ def read_user_text(
 
 def read_user_json(
     path: Path | str,
-    error: type[InputError],
+    error: type[PithError],
     what: str,
     *,
     limit: int,

@@ -24,10 +24,12 @@ def _read(path: Path) -> dict[str, str]:
     from pithauthor._paths import check_private
 
     check_private(path, is_dir=False)
+    from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
+
     try:
-        doc = json.loads(path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError):
-        raise InputError(f"{path} is not a token file pith wrote; remove it") from None
+        doc = read_user_json(path, InputError, "a token store", limit=MAX_KEY_FILE_BYTES)
+    except InputError as exc:
+        raise InputError(f"{exc}; it is not a token file pith wrote: remove it") from None
     return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
 
 

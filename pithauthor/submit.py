@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pithauthor._client import (
     DEFAULT_REGISTRY,
@@ -66,8 +67,14 @@ Progress = Callable[[int, int], None]
 
 
 def registry_url(registry: str | None = None) -> str:
-    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy."""
-    return check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
+
+    A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
+    url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
+    return url
 
 
 def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:

@@ -7,7 +7,6 @@ event, or the output of `pith number from-arxiv`) and returns a `Report` of name
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from pithauthor._core.registry_checks import (
     check_record,
     check_state,
 )
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
 
@@ -93,21 +93,18 @@ def read_documents(path: Path | str) -> list[Any]:
     if not text.strip():
         raise DocumentError(f"{path} is empty")
     try:
-        return [json.loads(text)]
-    except json.JSONDecodeError as whole_error:
+        return [parse_json(text)]
+    except JSONFault as whole_error:
         docs = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                docs.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+                docs.append(parse_json(line))
+            except JSONFault as exc:
                 if number == 1:
-                    raise DocumentError(
-                        f"{path} is not valid JSON (line {whole_error.lineno}, column "
-                        f"{whole_error.colno}: {whole_error.msg})"
-                    ) from None
-                raise DocumentError(f"{path} line {number} is not valid JSON ({exc.msg})") from None
+                    raise DocumentError(f"{path} is not valid JSON: {whole_error}") from None
+                raise DocumentError(f"{path} line {number} is not valid JSON: {exc}") from None
         return docs
 
 

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.ClickException as exc:
         error_line(exc.format_message())
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         error_line("aborted")
         sys.exit(1)
     except Exception as exc:

@@ -27,7 +27,9 @@ def _data_dir(data: str | None) -> Path:
 @registry_app.command("serve")
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8787, "--port", help="Port; 0 picks a free one."),
+    port: int = typer.Option(
+        8787, "--port", min=0, max=65535, help="Port (0-65535); 0 picks a free one."
+    ),
     data: str | None = typer.Option(None, "--data", help=DATA_HELP),
     require_token: str | None = typer.Option(
         None, "--require-token", help="File holding the bearer token POSTs must carry."
@@ -37,19 +39,18 @@ def serve(
     """Serve the local registry until interrupted. Prints its URL on stdout."""
     import signal
     import sys
-    from pathlib import Path
 
     from pithauthor._cli.output import data as out
     from pithauthor._cli.output import message
+    from pithauthor._files import MAX_SECRET_BYTES, read_user_text
     from pithauthor._registry.server import RegistryServer
     from pithauthor.errors import InputError
 
     token = None
     if require_token:
-        try:
-            token = Path(require_token).read_text("utf-8").strip()
-        except OSError as exc:
-            raise InputError(f"cannot read {require_token}: {exc.strerror}") from None
+        token = read_user_text(
+            require_token, InputError, "a token file", limit=MAX_SECRET_BYTES
+        ).strip()
         if not token:
             raise InputError(f"{require_token} is empty")
     folder = _data_dir(data)
