@@ -95,6 +95,7 @@ def read_files(
     for path, text in texts:
         # An empty parse stack: values are evaluated below, in one pass (see module doc).
         library = parse_string(text, parse_stack=[])
+        _check_is_bibliography(path, text, library.blocks)
         locate = _LineLocator(text)
         for block in library.blocks:
             line = locate(block)
@@ -125,6 +126,20 @@ def read_files(
             entries.append(entry)
     _apply_crossrefs(entries, first_seen)
     return entries, failures
+
+
+def _check_is_bibliography(path: Path, text: str, blocks: Sequence[Any]) -> None:
+    """Refuse a file in which no @-block (entry, @string, @preamble) was found: an empty file,
+    JSON or junk is not a bibliography with 0 entries."""
+    from bibtexparser.model import ExplicitComment, ImplicitComment
+
+    if not text.strip():
+        raise BibliographyError(f"{path} is empty: no bibliography entry in it")
+    if all(isinstance(b, ImplicitComment | ExplicitComment) for b in blocks):
+        raise BibliographyError(
+            f"{path} holds no bibliography entry (no @article{{...}} or the like): "
+            "is it a .bib file?"
+        )
 
 
 def _repeated_key(
