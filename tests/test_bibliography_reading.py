@@ -257,7 +257,7 @@ def test_latin1_file_is_read_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_empty_file_is_refused_as_no_bibliography(tmp_path: Path) -> None:
-    with pytest.raises(BibliographyError, match="e.bib is empty"):
+    with pytest.raises(BibliographyError, match=r"e\.bib is empty"):
         read_bibliographies([_write(tmp_path, "e.bib", " \n")])
 
 

@@ -141,7 +141,7 @@ def _passphrase() -> list[Finding]:
             Finding(
                 "kdf",
                 "unsafe",
-                f"{container.FAST_KDF_ENV}=1 is set (test only): new key files get a weak KDF",
+                "the test-only weak KDF is switched on in this process: new key files are weak",
             )
         )
     return findings
