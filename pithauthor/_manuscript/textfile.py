@@ -53,6 +53,22 @@ def read_text_file(path: Path) -> TextFile:
     return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
 
 
+def write_target(path: Path) -> Path:
+    """The file to write in place of `path`: `path` itself, or, when it is a symbolic link, the
+    regular file it ends at, so that the link is kept (an atomic rename over the link would
+    replace it with a copy). A dangling or looping link is refused."""
+    if not path.is_symlink():
+        return path
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop, before Python 3.13
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ManuscriptError(f"{path} is a symbolic link that leads nowhere ({reason})") from None
+    if not target.is_file():
+        raise ManuscriptError(f"{path} is a symbolic link to {target}, which is not a regular file")
+    return target
+
+
 def ensure_writable(path: Path) -> None:
     """Refuse a read-only file (by its mode bits, so that root is refused too) or folder."""
     try:
