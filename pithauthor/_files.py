@@ -180,3 +180,25 @@ def read_user_json(
         return parse_json(text)
     except JSONFault as exc:
         raise error(f"{name} is not valid JSON: {exc}") from None
+
+
+def check_output_file(path: Path | str, error: type[PithError], what: str) -> None:
+    """Refuse, before any work is done, an output path that is not (or cannot become) a regular
+    file: a folder, FIFO, device or socket, a symbolic link loop, or a missing parent folder."""
+    name = str(path)
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        if os.path.islink(name):
+            raise error(f"{name} is a symbolic link to nothing; not {what}") from None
+        parent = os.path.dirname(os.path.abspath(name))
+        if not os.path.isdir(parent):
+            raise error(f"the folder of {name} does not exist") from None
+        return
+    except OSError as exc:
+        raise _refuse(exc, name, error, what) from None
+    except ValueError:
+        raise error(f"{name!r} is not a file name") from None
+    kind = _kind_of(mode)
+    if kind is not None:
+        raise error(f"{name} is {kind}, not {what}")

@@ -104,8 +104,11 @@ def arxiv_cmd(
 ) -> None:
     """Compile, then pack the files the build read (with the .bbl and pith.sty) for arXiv."""
     from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._files import check_output_file
+    from pithauthor.errors import InputError
     from pithauthor.latex import build_arxiv_archive
 
+    check_output_file(output, InputError, "an archive to write")
     result = build_arxiv_archive(target, output)
     if as_json:
         emit_json({"archive": str(result.archive), "main": str(result.main), "files": result.files})

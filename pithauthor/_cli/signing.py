@@ -112,11 +112,9 @@ def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> Pit
 def check_destination(out: str | None) -> None:
     """Refuse, before any key is opened, a destination that cannot take the events."""
     if out is not None:
-        path = Path(out)
-        if path.is_dir():
-            raise InputError(f"{out} is a folder, not a file")
-        if not path.parent.is_dir():
-            raise InputError(f"the folder of {out} does not exist")
+        from pithauthor._files import check_output_file
+
+        check_output_file(out, InputError, "a file to append events to")
 
 
 def deliver(

@@ -203,6 +203,10 @@ def fetch(
 
     if what not in ("record", "bundle", "state", "number"):
         raise InputError("--what must be record, bundle, state or number")
+    if output:
+        from pithauthor._files import check_output_file
+
+        check_output_file(output, InputError, "a file to write")
     with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
         if what == "number":
             data(client.record(ref)["pith_number"])
