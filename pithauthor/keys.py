@@ -315,7 +315,7 @@ def import_backup(
     where = f"backup {path}"
     doc = read_user_json(path, InputError, "a pithauthor key backup", limit=MAX_KEY_FILE_BYTES)
     if not isinstance(doc, dict) or doc.get("kind") != BACKUP_KIND:
-        raise KeyFileTampered(f"{where} is not a pithauthor key backup")
+        raise InputError(f"{where} is not a pithauthor key backup")
     secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
         "Backup passphrase: "
     )

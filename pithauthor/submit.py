@@ -70,6 +70,8 @@ def registry_url(registry: str | None = None) -> str:
     """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
 
     A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
+    if registry is not None and not registry.strip():
+        raise InputError("the registry URL is empty")
     url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
     parts = urlsplit(url)
     if parts.username is not None or parts.password is not None or parts.query or parts.fragment:

@@ -53,6 +53,8 @@ def serve(
         ).strip()
         if not token:
             raise InputError(f"{require_token} is empty")
+        if any(c.isspace() or not c.isprintable() for c in token):
+            raise InputError(f"{require_token}: a token is one word (no spaces or line breaks)")
     folder = _data_dir(data)
     try:
         server = RegistryServer(folder, host, port, token=token)

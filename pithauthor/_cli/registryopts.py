@@ -13,6 +13,9 @@ REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.scie
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
 LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
 
+MAX_TIMEOUT = 3600.0
+"""The longest --timeout accepted (seconds per attempt)."""
+
 REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
 TRUST_MANIFEST_OPTION = typer.Option([], "--trust-manifest", help=TRUST_HELP)
 TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP)
@@ -30,9 +33,14 @@ def make_client(
     timeout: float = 20.0,
 ) -> RegistryClient:
     """A client with the trust the options ask for (warning when a local key is trusted)."""
+    import math
+
     from pithauthor._cli.output import warn
+    from pithauthor.errors import InputError
     from pithauthor.submit import RegistryClient, RetryPolicy, default_trust
 
+    if not math.isfinite(timeout) or not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError(f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
     client = RegistryClient(
         registry,
         trust=default_trust(trust_manifest),

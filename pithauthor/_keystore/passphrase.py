@@ -57,7 +57,12 @@ class PassphraseSource:
 
     def _read(self, prompt: str, confirm: bool) -> str:
         if self.file is not None:
-            return _nonempty(_read_file(self.file), f"the passphrase from {self.describe()}")
+            text = _read_file(self.file)
+            if not text:
+                from pithauthor.errors import InputError
+
+                raise InputError(f"the passphrase from {self.describe()} is empty")
+            return text
         from_env = os.environ.get(self.env_var)
         if from_env:
             return from_env
