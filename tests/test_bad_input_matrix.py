@@ -93,7 +93,7 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "kind": ["nope"],
     "outcome": ["nope"],
     "sha256": ["xyz", "00" * 31],
-    "mapping": ["novalue", "=supports"],  # (an unknown relationship is a row, exit 1: cite.md)  # cite/bib scan --map
+    "mapping": ["novalue", "=supports"],  # an unknown relationship is a row, exit 1 (cite.md)
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
 }
 # free text or names any value of which is accepted (or refused by the key store, exit 4)
@@ -210,7 +210,7 @@ def _make_inputs(root: Path) -> dict[str, str]:
     made["dev-zero"] = "/dev/zero"
     made["empty"] = write("empty.json", b"")
     made["binary"] = write("binary.json", bytes(range(256)) * 8)
-    made["non-utf8"] = write("latin.txt", b"caf\xe9 \xff\xfe {\"a\": \"\xe9\"}\n@ \xc3\x28\n")
+    made["non-utf8"] = write("latin.txt", b'caf\xe9 \xff\xfe {"a": "\xe9"}\n@ \xc3\x28\n')
     huge = root / "huge.json"
     with huge.open("wb") as handle:  # sparse: no disk, no time
         handle.truncate(HUGE)

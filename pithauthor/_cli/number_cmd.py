@@ -13,12 +13,59 @@ number_app = new_app("Compute and inspect Pith Numbers.")
 def from_arxiv(
     file: str = typer.Argument(..., help="arXivRaw XML (OAI-PMH) or JSON metadata; '-' for stdin."),
     as_json: bool = typer.Option(False, "--json", help="Print number, hash and canonical record."),
+    next_version: bool = typer.Option(
+        False, "--next-version", help="The number the next version will get (not yet on arXiv)."
+    ),
+    title: str | None = typer.Option(None, "--title", help="With --next-version: its title."),
+    abstract_file: str | None = typer.Option(
+        None, "--abstract-file", metavar="FILE", help="With --next-version: its abstract."
+    ),
+    categories: str | None = typer.Option(
+        None, "--categories", metavar="'PRIMARY OTHER...'", help="With --next-version."
+    ),
+    license: str | None = typer.Option(
+        None, "--license", metavar="URL", help="With --next-version."
+    ),
 ) -> None:
-    """Compute the Pith Number of a paper from its arXiv metadata, offline."""
-    from pithauthor._cli.output import data, emit_json
-    from pithauthor.records import build_canonical_record, read_arxiv_metadata, summarise
+    """Compute the Pith Number of a paper from its arXiv metadata, offline.
 
-    summary = summarise(build_canonical_record(read_arxiv_metadata(file)))
+    \b
+    Examples:
+      pith number from-arxiv arxivraw-2302.12445.xml
+      pith number from-arxiv arxivraw-2302.12445.xml --next-version --title "New title"
+    """
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._files import MAX_METADATA_BYTES, read_user_text
+    from pithauthor.errors import InputError
+    from pithauthor.records import (
+        build_canonical_record,
+        next_version_metadata,
+        read_arxiv_metadata,
+        summarise,
+    )
+
+    meta = read_arxiv_metadata(file)
+    changes = (title, abstract_file, categories, license)
+    if next_version:
+        abstract = None
+        if abstract_file is not None:
+            abstract = read_user_text(
+                abstract_file, InputError, "an abstract (text)", limit=MAX_METADATA_BYTES
+            )
+        meta = next_version_metadata(
+            meta,
+            title=title,
+            abstract=abstract,
+            categories=categories.split() if categories is not None else None,
+            license=license,
+        )
+        message(
+            f"v{meta.latest_version} of arXiv:{meta.arxiv_id.id}, once arXiv has it with this "
+            "metadata (v1's submission time is kept)"
+        )
+    elif any(c is not None for c in changes):
+        raise InputError("--title, --abstract-file, --categories, --license go with --next-version")
+    summary = summarise(build_canonical_record(meta))
     if as_json:
         emit_json(summary)
     else:
@@ -31,15 +78,13 @@ def parse(
     as_json: bool = typer.Option(False, "--json", help="Print the forms as JSON."),
 ) -> None:
     """Say what an identifier is and print its normal forms."""
+    from pithauthor import classify_reference
     from pithauthor._cli.output import data, emit_json
-    from pithauthor._core.arxiv_id import ArxivId
-    from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
-    from pithauthor.errors import PithNumberError
 
     info: dict[str, object]
-    looks_arxiv = "/" in ref or "." in ref or ref.lower().startswith("arxiv")
-    if looks_arxiv and not ref.lower().startswith("pith"):
-        aid = ArxivId.parse(ref)
+    named = classify_reference(ref)
+    if named.arxiv is not None:
+        aid = named.arxiv
         info = {
             "kind": "arxiv",
             "arxiv_id": str(aid),
@@ -47,24 +92,20 @@ def parse(
             "version": aid.version,
             "doi": aid.doi,
         }
+    elif named.alias is not None:
+        info = {"kind": "alias", "alias": str(named.alias), "prefix": named.alias.prefix}
     else:
-        try:
-            parsed = parse_reference(ref)
-        except PithNumberError:
-            raise
-        if isinstance(parsed, PithAlias):
-            info = {"kind": "alias", "alias": str(parsed), "prefix": parsed.prefix}
-        else:
-            assert isinstance(parsed, PithNumber)
-            info = {
-                "kind": "pith_number",
-                "pith_number": str(parsed),
-                "body": parsed.body,
-                "year": parsed.year,
-                "short": parsed.short,
-                "aliases": [parsed.alias(n) for n in (8, 12, 16)],
-                "url": parsed.url(),
-            }
+        number = named.number
+        assert number is not None
+        info = {
+            "kind": "pith_number",
+            "pith_number": str(number),
+            "body": number.body,
+            "year": number.year,
+            "short": number.short,
+            "aliases": [number.alias(n) for n in (8, 12, 16)],
+            "url": number.url(),
+        }
     if as_json:
         emit_json(info)
     else:

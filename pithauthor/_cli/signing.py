@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.reference import classify_reference
 from pithauthor._core.subject import Subject
-from pithauthor.errors import ArxivIdError, DocumentError, InputError
+from pithauthor.errors import DocumentError, InputError
 
 if TYPE_CHECKING:
     from pithauthor.keys import AuthorKey
@@ -58,11 +58,6 @@ class RegistryAccess:
         self.close()
 
 
-def _looks_arxiv(ref: str) -> bool:
-    lowered = ref.strip().lower()
-    return not lowered.startswith("pith") and ("/" in ref or "." in ref or "arxiv" in lowered)
-
-
 def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subject:
     """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
     that paper, or else from the registry (its record verified)."""
@@ -87,29 +82,29 @@ def read_subject(path: str) -> Subject:
 def check_names(ref: str, subject: Subject, where: str) -> None:
     """Refuse a record that is not the paper the user named."""
     number = subject.pith_number
-    if _looks_arxiv(ref):
-        try:
-            arxiv = ArxivId.parse(ref)
-        except ArxivIdError:
-            raise
-        if subject.source_id is None or arxiv.id != subject.source_id:
+    named = classify_reference(ref)
+    if named.arxiv is not None:
+        if subject.source_id is None or named.arxiv.id != subject.source_id:
             raise InputError(
                 f"{where} is the record of arXiv {subject.source_id or '(none)'} "
-                f"({number.full}), not of {arxiv.id}"
+                f"({number.full}), not of {named.arxiv.id}"
             )
         return
-    named = parse_reference(ref)
-    same = named.matches(number) if isinstance(named, PithAlias) else named.same_paper(number)
+    same = (
+        named.alias.matches(number)
+        if named.alias
+        else bool(named.number and named.number.same_paper(number))
+    )
     if not same:
         raise InputError(f"{where} is the record of {number.full}, not of {ref}")
 
 
 def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> PithNumber:
     """The citing paper's full Pith Number: given as such, from its record, or by look-up."""
-    if record is None and not _looks_arxiv(ref):
-        named = parse_reference(ref)
-        if isinstance(named, PithNumber) and named.year is not None:
-            return named
+    if record is None:
+        named = classify_reference(ref)
+        if named.number is not None and named.number.year is not None:
+            return named.number
     return subject_for(ref, record, registry).pith_number
 
 
@@ -175,18 +170,28 @@ class Output:
     print_events: bool
     submit: bool
     registry: RegistryAccess
+    destination: str = ""
 
     def signer(self) -> AuthorKey:
         return load_key(self.key, self.passphrase_file)
 
     def deliver(self, events: Sequence[dict[str, Any]]) -> str:
         """Write the events where asked; return where they went."""
-        return deliver(events, self.out, print_events=self.print_events, submit=self.submit)
+        self.destination = deliver(
+            events, self.out, print_events=self.print_events, submit=self.submit
+        )
+        return self.destination
 
     def send(self) -> None:
-        """With --submit: send what is pending now."""
+        """With --submit: send what is pending now; else say what sends them (the next step)."""
+        from pithauthor._cli.output import message
+
         if self.submit:
             submit_now(self.registry)
+        elif "the outbox" in self.destination:
+            message("next: `pith submit` sends the outbox to the registry")
+        elif self.out is not None:
+            message(f"next: `pith submit {self.out}` sends them to the registry")
 
     def one(self, event: dict[str, Any]) -> None:
         """Deliver one event, say so on stderr, and send it if asked."""

@@ -18,6 +18,7 @@ from typing import Any
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.canonical import canonical_sha256, sha256_hex
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.utc import utc_stamp
 from pithauthor.errors import ArxivIdError, MetadataError
 
 SCHEMA_VERSION = "1.0"
@@ -38,7 +39,7 @@ def rfc2822_to_utc(text: str) -> str:
         raise MetadataError(f"{text!r} is not an RFC 2822 date") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_stamp(when)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +116,27 @@ class ArxivMetadata:
             raise MetadataError(f"arXiv metadata lacks the field {exc.args[0]!r}") from None
         except (TypeError, ValueError) as exc:
             raise MetadataError(f"arXiv metadata is malformed: {exc}") from None
+
+
+def next_version_metadata(
+    meta: ArxivMetadata,
+    *,
+    title: str | None = None,
+    abstract: str | None = None,
+    categories: Sequence[str] | None = None,
+    license: str | None = None,
+) -> ArxivMetadata:
+    """The metadata of the version arXiv does not have yet: version + 1, v1's submission time
+    kept (the record's `submitted_at` is always v1's), and whatever the author will change."""
+    return ArxivMetadata(
+        arxiv_id=meta.arxiv_id,
+        latest_version=meta.latest_version + 1,
+        title=meta.title if title is None else title,
+        abstract=meta.abstract if abstract is None else abstract,
+        categories=meta.categories if categories is None else tuple(categories),
+        license=meta.license if license is None else license,
+        v1_submitted_at=meta.v1_submitted_at,
+    )
 
 
 def build_canonical_record(meta: ArxivMetadata) -> dict[str, Any]:

@@ -27,8 +27,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pithauthor._core.author_event import check_author_event
+from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents
-from pithauthor._registry.keys import load_or_create_key, utc_now
+from pithauthor._registry.keys import load_or_create_key
 from pithauthor._registry.store import RegistryStore
 
 MAX_BODY = 64 * 1024
@@ -203,8 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length)
         fault = self.server.faults.next_fault() if self.server.faults else None
-        if fault == "500":
-            self._fail(HTTPFailure(500, "injected fault"))
+        if fault in ("500", "501"):
+            self._fail(HTTPFailure(int(fault), "injected fault"))
             return
         if fault == "stall":
             time.sleep(self.server.faults.stall_seconds if self.server.faults else 0)
