@@ -54,11 +54,12 @@ FILE_PARAMS = {
     "trust_manifest",
     "only_cited",  # bib scan, cite
     "target",  # latex inject, latex arxiv
+    "abstract_file",  # number from-arxiv --next-version
 }
 SECRET_PARAMS = {"passphrase_file", "backup_passphrase_file", "token_file", "require_token"}
 JSON_KINDS = {"nan-json", "big-int-json", "dup-key-json", "json-array", "json-null"}
 OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is refused
-FOLDER_PARAMS = {"data"}  # a folder created on demand: a file or FIFO instead is refused
+FOLDER_PARAMS = {"data", "copy"}  # registry --data, latex sty --copy  # a folder created on demand: a file or FIFO instead is refused
 # values with a documented form, and bad examples of it
 REFERENCE = ["pith:2023:NFG5PAOX!UVIWDX5F7YSYYL7EW", "2313.12345", "", "pith:" + "A" * 5000]
 VALUE_PARAMS: dict[str, list[str]] = {
@@ -94,6 +95,7 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "outcome": ["nope"],
     "sha256": ["xyz", "00" * 31],
     "mapping": ["novalue", "=supports"],  # an unknown relationship is a row, exit 1 (cite.md)
+    "arxiv_api": ["http://[::1", "https://127.0.0.1:99999", "ftp://x", "http://example.com/q"],
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
 }
 # free text or names any value of which is accepted (or refused by the key store, exit 4)
@@ -108,6 +110,9 @@ FREE_PARAMS = {
     "name",
     "key",
     "host",  # validated by `registry serve` (its own tests)
+    "title",  # number from-arxiv --next-version: the new metadata
+    "categories",
+    "license",
 }
 
 
@@ -147,6 +152,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         "keys rotate": {"name": "ada", "backend": "file", "passphrase_file": passphrase},
         "keys delete": {"name": "nobody"},
         "number from-arxiv": {"file": paths["xml"]},
+        "latex sty": {"copy": paths["data"]},
         "number parse": {"ref": NUMBER},
         "bib scan": {"files": paths["bib"]},
         "latex inject": {"target": paths["tex"], "pith": NUMBER, "dry_run": True},
@@ -163,6 +169,10 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         base["bibfiles"] = paths["bib"]
         if under_test == "citing_record":
             base["citing"] = NUMBER
+    if under_test == "arxiv_api":
+        base.update(lookup=True, offline=True)  # the URL is checked; nothing is asked
+    if under_test == "abstract_file":
+        base["next_version"] = True
     if command == "keys import" and under_test != "backup_file":
         base["backup_file"] = paths["backup"]
     return base
