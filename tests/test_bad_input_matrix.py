@@ -56,10 +56,17 @@ FILE_PARAMS = {
     "target",  # latex inject, latex arxiv
     "abstract_file",  # number from-arxiv --next-version
 }
-SECRET_PARAMS = {"passphrase_file", "backup_passphrase_file", "token_file", "require_token"}
+SECRET_PARAMS = {  # text files whose content may well look like JSON
+    "passphrase_file",
+    "backup_passphrase_file",
+    "token_file",
+    "require_token",
+    "abstract_file",
+}
 JSON_KINDS = {"nan-json", "big-int-json", "dup-key-json", "json-array", "json-null"}
 OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is refused
-FOLDER_PARAMS = {"data", "copy"}  # registry --data, latex sty --copy  # a folder created on demand: a file or FIFO instead is refused
+# folders (--data is created on demand, latex sty --copy): a file, FIFO or loop is refused
+FOLDER_PARAMS = {"data", "copy"}
 # values with a documented form, and bad examples of it
 REFERENCE = ["pith:2023:NFG5PAOX!UVIWDX5F7YSYYL7EW", "2313.12345", "", "pith:" + "A" * 5000]
 VALUE_PARAMS: dict[str, list[str]] = {
@@ -431,7 +438,7 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
                 values = {**_baseline(command, name, paths), name: value}
                 argv = _argv(command, click_command.params, values)
                 if name in SECRET_PARAMS and kind in JSON_KINDS:
-                    continue  # JSON text is a valid passphrase or token
+                    continue  # JSON text is a valid passphrase, token or abstract
                 slow = kind == "fifo"
                 cases.append(Case(command, name, kind if not is_value else repr(kind), argv, slow))
     assert not unclassified, f"classify these parameters in this test: {unclassified}"

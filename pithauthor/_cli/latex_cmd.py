@@ -25,9 +25,10 @@ def _number(
     """A full Pith Number, or an arXiv id resolved through the registry (record verified),
     with a note naming the arXiv version the number belongs to."""
     from pithauthor import classify_reference
-    from pithauthor._cli.registryopts import make_client
+    from pithauthor._cli.registryopts import check_registry_options, make_client
     from pithauthor.errors import InputError
 
+    check_registry_options(registry, trust_manifest)
     kind = classify_reference(text)
     if kind.alias is not None:
         raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")

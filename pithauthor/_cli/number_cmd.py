@@ -52,6 +52,8 @@ def from_arxiv(
             abstract = read_user_text(
                 abstract_file, InputError, "an abstract (text)", limit=MAX_METADATA_BYTES
             )
+            if not abstract.strip():
+                raise InputError(f"{abstract_file} is empty, not an abstract")
         meta = next_version_metadata(
             meta,
             title=title,

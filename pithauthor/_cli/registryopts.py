@@ -24,6 +24,15 @@ SUBMIT_OPTION = typer.Option(
 )
 
 
+def check_registry_options(registry: str | None, trust_manifest: list[str]) -> None:
+    """Refuse a bad --registry or --trust-manifest even when this run needs no registry: bad
+    input is said, not silently ignored."""
+    from pithauthor.submit import default_trust, registry_url
+
+    registry_url(registry)
+    default_trust(trust_manifest)
+
+
 def make_client(
     registry: str | None,
     trust_manifest: list[str],

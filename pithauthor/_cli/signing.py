@@ -32,10 +32,9 @@ class RegistryAccess:
     first use only: a command given every record by file never touches the network."""
 
     def __init__(self, registry: str | None, trust_manifest: list[str], trust_local: bool) -> None:
-        from pithauthor.submit import default_trust, registry_url
+        from pithauthor._cli.registryopts import check_registry_options
 
-        registry_url(registry)  # bad options are bad input even when no registry is needed
-        default_trust(trust_manifest)
+        check_registry_options(registry, trust_manifest)
         self.options = (registry, trust_manifest, trust_local)
         self._client: RegistryClient | None = None
 
