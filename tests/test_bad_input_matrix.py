@@ -63,7 +63,7 @@ SECRET_PARAMS = {  # text files whose content may well look like JSON
     "require_token",
     "abstract_file",
 }
-JSON_KINDS = {"nan-json", "big-int-json", "dup-key-json", "json-array", "json-null"}
+JSON_KINDS = {"deep-json", "nan-json", "big-int-json", "dup-key-json", "json-array", "json-null"}
 OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is refused
 # folders (--data is created on demand, latex sty --copy): a file, FIFO or loop is refused
 FOLDER_PARAMS = {"data", "copy"}
