@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from pithauthor._core.strict_json import parse_json
 from pithauthor._core.trust import RegistryKey, Trust
 from pithauthor.errors import DocumentError
 
@@ -19,7 +19,7 @@ PINNED_MANIFEST = "pith-mirrors.json"
 def pinned_trust() -> Trust:
     """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
     text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
-    return Trust.from_manifest(json.loads(text))
+    return Trust.from_manifest(parse_json(text))
 
 
 def load_manifest_file(path: Path, *, local: bool = True) -> Trust:

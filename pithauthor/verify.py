@@ -26,7 +26,7 @@ from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
 
-__all__ = ["detect_kind", "read_documents", "verify_document", "verify_file"]
+__all__ = ["detect_kind", "read_documents", "verify_document", "verify_documents", "verify_file"]
 
 
 def detect_kind(doc: Any) -> str:
@@ -110,7 +110,11 @@ def read_documents(path: Path | str) -> list[Any]:
 
 def verify_file(path: Path | str, trust: Trust | None = None) -> Report:
     """Verify every document in a file; several (JSONL) are reported with a line prefix."""
-    docs = read_documents(path)
+    return verify_documents(read_documents(path), trust)
+
+
+def verify_documents(docs: list[Any], trust: Trust | None = None) -> Report:
+    """Verify documents already read (`read_documents`); several get a `[n].` prefix."""
     if len(docs) == 1:
         return verify_document(docs[0], trust)
     kinds = {detect_kind(d) for d in docs}
