@@ -102,6 +102,7 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "outcome": ["nope"],
     "sha256": ["xyz", "00" * 31],
     "mapping": ["novalue", "=supports"],  # an unknown relationship is a row, exit 1 (cite.md)
+    "proof_timeout": ["-1", "nan", "1000", "x"],
     "arxiv_api": ["http://[::1", "https://127.0.0.1:99999", "ftp://x", "http://example.com/q"],
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
 }
@@ -121,6 +122,11 @@ FREE_PARAMS = {
     "categories",
     "license",
 }
+
+
+# identity's options (issue 16, merged last): their faults are verdicts (exit 1) or need a
+# key and a proof; not in the matrix yet, listed so that the choice is explicit
+NOT_YET = {"signer", "paper_pdf", "orcid_api", "proof", "url"}
 
 
 # --- a valid value for every parameter a command needs, so that only one thing is wrong ----
@@ -427,7 +433,7 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
                 kinds = BAD_FOLDERS
             elif name in VALUE_PARAMS:
                 kinds = VALUE_PARAMS[name]
-            elif name in FREE_PARAMS:
+            elif name in FREE_PARAMS or name in NOT_YET:
                 continue
             else:
                 unclassified.append(f"{command} {name}")
