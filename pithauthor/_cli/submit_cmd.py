@@ -141,7 +141,7 @@ def auth_login(
     token_file: str | None = typer.Option(None, "--token-file", help="Read the token from F."),
     token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the token from stdin."),
 ) -> None:
-    """Store a bearer token for a registry (file mode 0600 under PITH_HOME)."""
+    """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
     from pithauthor._cli.output import message
     from pithauthor._files import MAX_SECRET_BYTES, read_user_text
     from pithauthor._tokens import store_token
@@ -154,8 +154,8 @@ def auth_login(
         token_file or "-", InputError, "a token file", limit=MAX_SECRET_BYTES, stdin=token_stdin
     )
     url = registry_url(registry)
-    store_token(url, token)
-    message(f"token stored for {url}")
+    where = store_token(url, token)
+    message(f"token stored for {url} in {where}; it is sent only there")
 
 
 @auth_app.command("logout")
@@ -182,7 +182,9 @@ def auth_status() -> None:
     for url in stored_registries():
         data(url)
     if os.environ.get(TOKEN_ENV):
-        message(f"{TOKEN_ENV} is set and overrides stored tokens")
+        from pithauthor._tokens import env_token_origin
+
+        message(f"{TOKEN_ENV} is set; it is sent only to {env_token_origin()} (PITH_REGISTRY)")
 
 
 def fetch(
