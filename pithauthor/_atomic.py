@@ -10,6 +10,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
@@ -29,6 +30,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _write_temp(folder: Path, data: bytes, mode: int) -> Path:
+    mode = stat.S_IMODE(mode)  # a file's st_mode may be given: keep its permission bits
     tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:

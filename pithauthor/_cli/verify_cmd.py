@@ -53,6 +53,10 @@ def verify(
     from pithauthor.trust import load_manifest_file, pinned_trust
     from pithauthor.verify import read_documents, verify_documents
 
+    if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
+        from pithauthor._core.orcid import normalize_orcid
+
+        orcid = normalize_orcid(orcid)
     trust = pinned_trust()
     for path in trust_manifest:
         trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
