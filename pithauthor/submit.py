@@ -76,8 +76,10 @@ def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:
 
     trust = pinned_trust()
     paths = [p for p in os.environ.get(TRUST_ENV, "").split(os.pathsep) if p.strip()]
-    for path in [*paths, *manifests]:
-        trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
+    sources = [(p, f"{TRUST_ENV} manifest") for p in paths]
+    sources += [(p, "--trust-manifest") for p in manifests]
+    for path, label in sources:
+        trust = trust.with_keys(load_manifest_file(Path(path), label=label).keys.values())
     return trust
 
 
@@ -138,10 +140,16 @@ class RegistryClient:
             raise InputError("--trust-local-registry works only for a registry on loopback")
         manifest = self.http.get_json("/pith-mirrors.json")
         mirrors = manifest.get("mirrors") if isinstance(manifest, Mapping) else None
-        if not mirrors or any(m.get("mirror_type") != "local" for m in mirrors):
+        if (
+            not isinstance(mirrors, list)
+            or not mirrors
+            or any(not isinstance(m, Mapping) or m.get("mirror_type") != "local" for m in mirrors)
+        ):
             raise VerificationError("the registry's manifest does not call itself local")
         try:
-            keys = Trust.from_manifest(manifest, local=True).keys.values()
+            keys = Trust.from_manifest(
+                manifest, local=True, source=f"local registry {self.base_url}"
+            ).keys.values()
         except DocumentError as exc:
             raise RegistryResponseError(f"the local registry's manifest is broken: {exc}") from None
         self.trust = self.trust.with_keys(keys)

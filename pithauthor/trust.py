@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -19,13 +18,21 @@ PINNED_MANIFEST = "pith-mirrors.json"
 def pinned_trust() -> Trust:
     """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
     text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
-    return Trust.from_manifest(json.loads(text))
+    from pithauthor._core.strict_json import parse_json
+
+    return Trust.from_manifest(parse_json(text))
 
 
-def load_manifest_file(path: Path, *, local: bool = True) -> Trust:
-    """Keys from a manifest file the user chose to trust (e.g. a local registry's)."""
+def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:
+    """Keys from a manifest file the user chose to trust (e.g. a local registry's), each
+    labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`)."""
+    from pithauthor._core.strict_json import parse_json
+
     try:
-        doc = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = parse_json(path.read_bytes())
+    except (OSError, ValueError) as exc:
         raise DocumentError(f"cannot read the manifest {path}: {exc}") from None
-    return Trust.from_manifest(doc, local=local)
+    try:
+        return Trust.from_manifest(doc, local=local, source=f"{label} {path}")
+    except DocumentError as exc:
+        raise DocumentError(f"the manifest {path}: {exc}") from None

@@ -7,19 +7,18 @@ event, or the output of `pith number from-arxiv`) and returns a `Report` of name
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pithauthor._core.author_event import check_author_event
-from pithauthor._core.canonical import hex_digest_bytes
 from pithauthor._core.checks import Report
-from pithauthor._core.pith_number import BODY_LENGTH
+from pithauthor._core.coverage import uncovered
 from pithauthor._core.registry_checks import (
+    EVENT_CHECKED,
     check_bundle,
     check_computed,
-    check_receipt,
+    check_receipt_row,
     check_record,
     check_state,
 )
@@ -60,29 +59,16 @@ def verify_document(doc: Any, trust: Trust | None = None) -> Report:
     if kind == "state":
         return check_state(doc, trust)
     if kind == "bundle":
-        return check_bundle(doc)
+        return check_bundle(doc, trust)
     if kind == "record":
         return check_record(doc, trust)
     if kind == "event":
-        return check_author_event(doc)
+        report = check_author_event(doc)
+        report.not_signed("not_signed", uncovered(doc, EVENT_CHECKED))
+        return report
     if kind == "receipt":
-        return _check_receipt_row(doc, trust)
+        return check_receipt_row(doc, trust)
     return check_computed(doc)
-
-
-def _check_receipt_row(row: Mapping[str, Any], trust: Trust) -> Report:
-    """A bare receipt row: `{pith_body, canonical_sha256, key_id, signature_b64}`."""
-    from pithauthor._core.canonical import base32_nopad
-
-    report = Report(kind="receipt")
-    digest = str(row.get("canonical_sha256", ""))
-    try:
-        body = base32_nopad(hex_digest_bytes(digest))[:BODY_LENGTH]
-        report.add("pith_body", row.get("pith_body") == body, f"base32(digest)[:26] = {body}")
-    except ValueError as exc:
-        report.add("pith_body", False, str(exc))
-    report.extend(check_receipt(row, digest, trust))
-    return report
 
 
 def read_documents(path: Path | str) -> list[Any]:
@@ -96,22 +82,21 @@ def read_documents(path: Path | str) -> list[Any]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DocumentError(f"{path} is not UTF-8 text") from None
+    from pithauthor._core.strict_json import JSONFault, parse_json
+
     try:
-        return [json.loads(text)]
-    except json.JSONDecodeError as whole_error:
+        return [parse_json(text)]
+    except JSONFault as whole_error:
         docs = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                docs.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+                docs.append(parse_json(line))
+            except JSONFault as exc:
                 if number == 1:
-                    raise DocumentError(
-                        f"{path} is not valid JSON (line {whole_error.lineno}, column "
-                        f"{whole_error.colno}: {whole_error.msg})"
-                    ) from None
-                raise DocumentError(f"{path} line {number} is not valid JSON ({exc.msg})") from None
+                    raise DocumentError(f"{path} is not valid JSON ({whole_error})") from None
+                raise DocumentError(f"{path} line {number} is not valid JSON ({exc})") from None
         return docs
 
 

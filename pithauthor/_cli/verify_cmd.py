@@ -13,8 +13,14 @@ def verify(
         "--trust-manifest",
         help="Also trust the keys of this mirror manifest (e.g. a local registry's).",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Also fail (exit 1) when a part is unverifiable (registry event ids, its merge).",
+    ),
 ) -> None:
-    """Verify a document; exit 1 when any check fails. Unverifiable checks never pass."""
+    """Verify a document; exit 1 when any check fails. Unverifiable checks never pass; fields
+    no signature covers are listed as not signed."""
     from pathlib import Path
 
     from pithauthor._cli.output import data, emit_json, message
@@ -23,25 +29,26 @@ def verify(
 
     trust = pinned_trust()
     for path in trust_manifest:
-        trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
+        trust = trust.with_keys(
+            load_manifest_file(Path(path), label="--trust-manifest").keys.values()
+        )
     report = verify_file(file, trust)
     if as_json:
         emit_json(report.as_dict())
     else:
         width = max((len(c.name) for c in report.checks), default=0)
         for c in report.checks:
-            data(f"{c.status:<12} {c.name:<{width}}  {c.detail}")
-    counts = {
-        s: sum(1 for c in report.checks if c.status == s)
-        for s in ("passed", "failed", "unverifiable")
-    }
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    if report.ok:
-        message(f"OK: {report.kind} verified ({summary})")
-    else:
+            data(f"{c.status.replace('_', ' '):<12} {c.name:<{width}}  {c.detail}")
+    summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in report.counts().items() if n)
+    if not report.ok:
         names = ", ".join(c.name for c in report.failed)
         message(f"FAILED: {report.kind}: {names}")
         raise typer.Exit(1)
+    if strict and not report.strict_ok:
+        names = ", ".join(c.name for c in report.with_status("unverifiable"))
+        message(f"FAILED (--strict): {report.kind}: unverifiable: {names}")
+        raise typer.Exit(1)
+    message(f"OK: {report.kind} verified ({summary})")
 
 
 def register(app: typer.Typer) -> None:
