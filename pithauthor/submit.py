@@ -221,32 +221,40 @@ class RegistryClient:
             raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
         return number
 
-    def bundle(self, ref: str | PithNumber) -> dict[str, Any]:
-        """The bundle of `ref`, checked (hash, number, author events)."""
+    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
+        """The bundle of `ref`, verified (record_created receipt, every event); `strict`
+        also refuses parts nobody can verify (registry event ids)."""
         from pithauthor._core.registry_checks import check_bundle
 
-        record = self.record(ref)
-        doc = self.http.get_json(
-            f"/pith/{PithNumber.parse(record['pith_number']).body}/bundle.json"
-        )
-        if not isinstance(doc, dict):
-            raise RegistryResponseError("the bundle is not a JSON object")
-        report = check_bundle(doc)
-        if not report.ok or doc.get("pith_number") != record["pith_number"]:
-            raise VerificationError(f"the bundle does not verify ({_failed(report) or 'number'})")
-        return doc
+        return self._document("bundle", ref, check_bundle, strict)
 
-    def state(self, ref: str | PithNumber) -> dict[str, Any]:
-        """The merged state of `ref`, checked (hash, receipt, events, local merge)."""
+    def state(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
+        """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
+        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
         from pithauthor._core.registry_checks import check_state
 
+        return self._document("state", ref, check_state, strict)
+
+    def _document(
+        self, what: str, ref: str | PithNumber, check: Callable[..., Any], strict: bool
+    ) -> dict[str, Any]:
         record = self.record(ref)
-        doc = self.http.get_json(f"/pith/{PithNumber.parse(record['pith_number']).body}/state.json")
+        body = PithNumber.parse(record["pith_number"]).body
+        doc = self.http.get_json(f"/pith/{body}/{what}.json")
         if not isinstance(doc, dict):
-            raise RegistryResponseError("the state is not a JSON object")
-        report = check_state(doc, self.trust)
+            raise RegistryResponseError(f"the {what} is not a JSON object")
+        report = check(doc, self.trust)
         if not report.ok or doc.get("pith_number") != record["pith_number"]:
-            raise VerificationError(f"the state does not verify ({_failed(report) or 'number'})")
+            raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
+        if strict and not report.strict_ok:
+            parts = ", ".join(
+                f"{c.name} ({', '.join(c.paths[:3]) or c.detail})"
+                for c in report.with_status("unverifiable")
+            )
+            raise VerificationError(
+                f"the {what} has parts nobody outside the registry can verify: {parts}; "
+                "pass --allow-unverifiable to take it with them marked as such"
+            )
         return doc
 
     def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:

@@ -25,6 +25,9 @@ from pithauthor._core.registry_checks import (
 from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
 
+COMPUTED_FIELDS = {"canonical_record", "canonical_sha256", "pith_number"}
+"""All that `pith number from-arxiv --json` prints; more fields make it another kind."""
+
 __all__ = ["detect_kind", "read_documents", "verify_document", "verify_file"]
 
 
@@ -42,7 +45,7 @@ def detect_kind(doc: Any) -> str:
         return "event"
     if "pith_body" in doc and "signature_b64" in doc:
         return "receipt"
-    if "canonical_record" in doc and "canonical_sha256" in doc:
+    if "canonical_record" in doc and "canonical_sha256" in doc and set(doc) <= COMPUTED_FIELDS:
         return "computed_record"
     raise DocumentError(
         "not a Pith document (record, state, bundle, receipt or signed event) that pith knows"

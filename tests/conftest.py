@@ -92,3 +92,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if REQUIRE_TEX:
             pytest.fail(reason + " (PITH_REQUIRE_TEX=1: CI must have TeX)")
         pytest.skip(reason)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The tamper suites' counts (tried / refused / accepted and reported), when any ran."""
+    from tamper_counts import lines
+
+    rows = lines()
+    if rows:
+        terminalreporter.section("tamper counts")
+        for row in rows:
+            terminalreporter.write_line(row)

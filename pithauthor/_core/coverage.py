@@ -65,7 +65,7 @@ def uncovered(doc: Any, patterns: Iterable[str | Segments]) -> tuple[str, ...]:
         elif deeper and isinstance(node, list):
             for index, value in enumerate(node):
                 walk(value, (*path, f"[{index}]"))
-        else:
+        elif path:
             found.append(path_text(path))
 
     walk(doc, ())

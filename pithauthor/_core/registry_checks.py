@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import b64decode, canonical_sha256, hex_digest_bytes
-from pithauthor._core.checks import UNVERIFIABLE, Check, Report
+from pithauthor._core.checks import NOT_SIGNED, Check, Report
 from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.envelope import SIGNED_FIELDS
 from pithauthor._core.pith_number import PithNumber
@@ -45,7 +45,9 @@ PAPER_FIELDS = ("title", "primary_cat", "cross_cats", "license", "submitted_at")
 
 # --- what each verdict checks (docs/protocol.md, "What `pith verify` checks") ------------------
 # Every field matched here is checked (recomputed, or covered by a verified signature); every
-# other field present is reported as not signed.
+# other field present is reported as not signed. `agent_actions` and `links` are checked (origin
+# of the registry that signed the receipt, naming this paper) yet still listed as not signed:
+# no signature covers the exact URLs.
 RECEIPT_CHECKED = (
     "canonical_sha256",
     "key_id",
@@ -75,8 +77,6 @@ RECORD_CHECKED = (
     *under("receipt", RECEIPT_CHECKED),
     *under("aliases", ALIAS_CHECKED),
     *under("paper", PAPER_FIELDS),
-    "agent_actions",
-    "links",
     *under("upstream_receipt", RECEIPT_CHECKED),
 )
 RECORD_REQUIRED = (
@@ -91,7 +91,8 @@ RECORD_REQUIRED = (
 )
 # record_created: its payload (hashed record, receipt) and its signer (the receipt's key)
 CREATED_CHECKED = (
-    "signer",
+    "signer.key_id",
+    "signer.public_key_fingerprint",
     "payload.canonical_record",
     "payload.canonical_sha256",
     "payload.source_id",
@@ -99,7 +100,7 @@ CREATED_CHECKED = (
     "payload.source_version",
     *under("payload.receipt", RECEIPT_CHECKED),
 )
-CREATED_REGISTRY_FIELDS = ("event_id", "event_type", "target", "created_at")
+CREATED_REGISTRY_FIELDS = ("event_id", "event_type", "target", "created_at", "signer")
 STATE_CHECKED = (
     "state_type",
     "pith_number",
@@ -130,11 +131,30 @@ BUNDLE_CHECKED = (
     *under("source_aliases", ALIAS_CHECKED),
 )
 BUNDLE_REQUIRED = ("pith_number", "canonical_record", "canonical_sha256", "source", "events")
-# fields checked when present; their absence takes away nothing the verdict speaks for
+# Fields checked when present, whose absence takes away nothing the verdict speaks for
+# (a record without `paper` shows no title to contradict). Anything else checked is required.
+RECEIPT_OPTIONAL = ("signed_message", "algorithm", "kind", "public_key_fingerprint")
 OPTIONAL = {
-    "record": ("paper", "links", "links.*", "agent_actions.*", "agent_actions.actions.*"),
-    "record_fields": ("record_type", "schema_version", "upstream_receipt"),
-    "receipt": ("signed_message", "algorithm", "kind", "public_key_fingerprint"),
+    "record": (
+        "record_type",
+        "schema_version",
+        "paper",
+        "links",
+        "links.*",
+        "agent_actions.*",
+        "agent_actions.actions.*",
+        "upstream_receipt",
+        *under("receipt", RECEIPT_OPTIONAL),
+        *under("upstream_receipt", RECEIPT_OPTIONAL),
+    ),
+    "receipt": RECEIPT_OPTIONAL,
+    "bundle": (
+        "short_pith_number",
+        "source_aliases",
+        "events[*]",  # a bundle is not signed: an event left out cannot be detected
+        *under("events[*].payload.receipt", RECEIPT_OPTIONAL),
+    ),
+    "state": under("current.record_created.payload.receipt", RECEIPT_OPTIONAL),
 }
 
 
@@ -341,9 +361,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         f"{len(created)} record_created event(s); a bundle carries exactly one",
     ):
         at = f"events[{created[0]}]"
-        covered += _check_created(
-            report, events[created[0]], at, canon, digest, trust, local=False
-        )
+        covered += _check_created(report, events[created[0]], at, canon, digest, trust)
     registry: list[str] = []
     for index, event in enumerate(events):
         if index in created:
@@ -357,6 +375,14 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
             _registry_event(report, event, at, trust, registry)
     _unique_event_ids(report, events)
     _report_registry_events(report, registry)
+    report.checks.append(
+        Check(
+            "completeness",
+            NOT_SIGNED,
+            "a bundle is not signed: each event in it was checked, but an event left out "
+            "cannot be detected",
+        )
+    )
     report.not_signed("not_signed", uncovered(bundle, [*covered, *registry]))
     return report
 
@@ -386,9 +412,14 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     canon = payload.get("canonical_record") if isinstance(payload, Mapping) else None
     digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
     covered: list[str | Segments] = list(STATE_CHECKED)
-    covered += _check_created(
-        report, created, "current.record_created", canon, digest, trust, local=local
-    )
+    covered += _check_created(report, created, "current.record_created", canon, digest, trust)
+    key = receipt_key(payload.get("receipt") if isinstance(payload, Mapping) else None, trust)
+    if key is not None and key.local:
+        report.add(
+            "merge_version",
+            local,
+            f"a local registry's state is merged with {LOCAL_MERGE_VERSION}",
+        )
     report.extend(check_canonical(canon, digest, state.get("pith_number")), prefix="record.")
     report.add(
         "record.current_matches",
@@ -415,10 +446,14 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     if local:
         _check_local_merge(report, state)
         covered += present_merge
+        for index, entry in enumerate(state.get("equivocations") or []):
+            event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
+            at = f"equivocations[{index}].conflicting_event"
+            report.not_signed(f"{at}.not_signed", under(at, uncovered(event, EVENT_CHECKED)))
         report.checks.append(
             Check(
                 "completeness",
-                "not_signed",
+                NOT_SIGNED,
                 "a local state is not signed: its merge of the events it lists was recomputed, "
                 "but an event left out of every list cannot be detected",
             )
@@ -465,8 +500,6 @@ def _check_created(
     canon: Any,
     digest: Any,
     trust: Trust,
-    *,
-    local: bool,
 ) -> list[str | Segments]:
     """`record_created`: payload = this record, its receipt verifies, its signer is the
     receipt's key; returns what it covered (its own event_id: unverifiable unless it is a local
@@ -502,11 +535,13 @@ def _check_created(
     )
     covered: list[str | Segments] = list(under(at, CREATED_CHECKED))
     fields = tuple(f for f in CREATED_REGISTRY_FIELDS if f in created)
-    rest = {k: v for k, v in created.items() if k != "event_id"}
-    if key is not None and key.local and created.get("event_id") == "sha256:" + canonical_sha256(
-        rest
-    ):
-        report.add(name + "event_id", True, "a local registry's: sha256 of the other fields")
+    if key is not None and key.local:
+        rest = {k: v for k, v in created.items() if k != "event_id"}
+        report.add(
+            name + "event_id",
+            created.get("event_id") == "sha256:" + canonical_sha256(rest),
+            "a local registry's: sha256 of the other fields (a hash, not a signature)",
+        )
         covered.append(f"{at}.event_id")
     else:
         report.unverifiable(
@@ -757,7 +792,6 @@ def _check_actions(report: Report, agent_actions: Any, number: PithNumber) -> No
 
 __all__ = [
     "OPTIONAL",
-    "UNVERIFIABLE",
     "check_bundle",
     "check_canonical",
     "check_computed",
