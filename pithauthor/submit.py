@@ -31,6 +31,8 @@ from pithauthor._client import (
 from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
 from pithauthor._core.subject import Subject
 from pithauthor._core.trust import Trust
+from pithauthor.trust import TRUST_ENV as TRUST_ENV
+from pithauthor.trust import default_trust
 from pithauthor.errors import (
     AuthError,
     DocumentError,
@@ -56,7 +58,6 @@ __all__ = [
 ]
 
 REGISTRY_ENV = "PITH_REGISTRY"
-TRUST_ENV = "PITH_TRUST"
 ACTION_NAMES = {
     "author_attestation": "attest_author",
     "citation_signature": "sign_citation",
@@ -68,19 +69,6 @@ Progress = Callable[[int, int], None]
 def registry_url(registry: str | None = None) -> str:
     """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy."""
     return check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
-
-
-def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:
-    """The pinned key, plus the manifests in `$PITH_TRUST` and `manifests`."""
-    from pithauthor.trust import load_manifest_file, pinned_trust
-
-    trust = pinned_trust()
-    paths = [p for p in os.environ.get(TRUST_ENV, "").split(os.pathsep) if p.strip()]
-    sources = [(p, f"{TRUST_ENV} manifest") for p in paths]
-    sources += [(p, "--trust-manifest") for p in manifests]
-    for path, label in sources:
-        trust = trust.with_keys(load_manifest_file(Path(path), label=label).keys.values())
-    return trust
 
 
 def _failed(report: Any) -> str:

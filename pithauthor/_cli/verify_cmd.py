@@ -11,7 +11,9 @@ def verify(
     trust_manifest: list[str] = typer.Option(
         [],
         "--trust-manifest",
-        help="Also trust the keys of this mirror manifest (e.g. a local registry's).",
+        help="Also trust the keys of this mirror manifest (e.g. a local registry's); "
+        "also read from $PITH_TRUST. A manifest naming a trusted key id with another key is "
+        "refused (exit 2).",
     ),
     strict: bool = typer.Option(
         False,
@@ -21,17 +23,11 @@ def verify(
 ) -> None:
     """Verify a document; exit 1 when any check fails. Unverifiable checks never pass; fields
     no signature covers are listed as not signed."""
-    from pathlib import Path
-
     from pithauthor._cli.output import data, emit_json, message
-    from pithauthor.trust import load_manifest_file, pinned_trust
+    from pithauthor.trust import default_trust
     from pithauthor.verify import verify_file
 
-    trust = pinned_trust()
-    for path in trust_manifest:
-        trust = trust.with_keys(
-            load_manifest_file(Path(path), label="--trust-manifest").keys.values()
-        )
+    trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
     report = verify_file(file, trust)
     if as_json:
         emit_json(report.as_dict())
