@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +31,6 @@ from pithauthor._client import (
 from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
 from pithauthor._core.subject import Subject
 from pithauthor._core.trust import Trust
-from pithauthor.trust import TRUST_ENV as TRUST_ENV
-from pithauthor.trust import default_trust
 from pithauthor.errors import (
     AuthError,
     DocumentError,
@@ -42,6 +40,8 @@ from pithauthor.errors import (
     RegistryResponseError,
     VerificationError,
 )
+from pithauthor.trust import TRUST_ENV as TRUST_ENV
+from pithauthor.trust import default_trust
 
 __all__ = [
     "DEFAULT_REGISTRY",

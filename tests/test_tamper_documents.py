@@ -282,12 +282,17 @@ def _registry_bundle() -> dict[str, Any]:
         "canonical_sha256": created["payload"]["canonical_sha256"],
         "source": canon["source"],
         "source_aliases": state["current"]["source_aliases"],
-        "events": [created, json.loads((VECTORS / "valid" / "citation_signature.json").read_text())],
+        "events": [
+            created,
+            json.loads((VECTORS / "valid" / "citation_signature.json").read_text()),
+        ],
     }
 
 
 def test_no_field_of_the_real_record_can_be_altered_unreported(tmp_path: Path) -> None:
-    run_suite("record (pith.science)", load_fixture("record-2302.12445v2.json"), pinned_trust(), tmp_path)
+    run_suite(
+        "record (pith.science)", load_fixture("record-2302.12445v2.json"), pinned_trust(), tmp_path
+    )
 
 
 def test_no_field_of_a_receipt_row_can_be_altered_unreported(tmp_path: Path) -> None:
@@ -296,7 +301,9 @@ def test_no_field_of_a_receipt_row_can_be_altered_unreported(tmp_path: Path) -> 
 
 
 def test_no_field_of_the_real_state_can_be_altered_unreported(tmp_path: Path) -> None:
-    run_suite("state (pith.science)", load_fixture("state-2204.10562v1.json"), pinned_trust(), tmp_path)
+    run_suite(
+        "state (pith.science)", load_fixture("state-2204.10562v1.json"), pinned_trust(), tmp_path
+    )
 
 
 def test_no_field_of_a_registry_bundle_can_be_altered_unreported(tmp_path: Path) -> None:

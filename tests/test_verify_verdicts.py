@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from conftest import FIXTURES, RunPith, assert_one_line_error, load_fixture
@@ -81,7 +81,9 @@ def _registry_bundle(*events: dict[str, Any]) -> dict[str, Any]:
 # --- finding 1: forged events, bundles without a receipt -------------------------------------
 
 
-@pytest.mark.parametrize("array", ["author_attestations", "citation_signatures", "replication_records"])
+@pytest.mark.parametrize(
+    "array", ["author_attestations", "citation_signatures", "replication_records"]
+)
 def test_a_registry_signed_event_in_an_author_array_fails_the_state(
     pith: RunPith, tmp_path: Path, array: str
 ) -> None:
@@ -255,7 +257,7 @@ def test_an_added_key_is_labelled_with_where_it_came_from(pith: RunPith, tmp_pat
 
 
 class _Hostile(BaseHTTPRequestHandler):
-    docs: dict[str, Any] = {}
+    docs: ClassVar[dict[str, Any]] = {}
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -272,7 +274,7 @@ class _Hostile(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
-    docs: dict[str, Any] = {}
+    docs: ClassVar[dict[str, Any]] = {}
     handler = type("Handler", (_Hostile,), {"docs": docs})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -98,4 +98,3 @@ class Report:
             "kind": self.kind,
             "checks": [c.as_dict() for c in self.checks],
         }
-
