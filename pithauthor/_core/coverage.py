@@ -9,6 +9,7 @@ so every field present is either checked or reported (as not signed).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ Segments = tuple[str, ...]
 _SEGMENT_RE = re.compile(r"([^.\[\]]+)|\[([0-9]+|\*)\]")
 
 
+@lru_cache(maxsize=4096)
 def segments(pattern: str) -> Segments:
     """`a.b[0].c` -> ('a', 'b', '[0]', 'c'); `*` and `[*]` are wildcards for a key / an item."""
     out: list[str] = []
@@ -32,43 +34,53 @@ def path_text(segs: Segments) -> str:
     return text
 
 
-def _matches(pattern: Segments, path: Segments) -> bool:
-    """`pattern` matches the first len(pattern) segments of `path`."""
-    if len(pattern) > len(path):
-        return False
-    for want, got in zip(pattern, path, strict=False):
-        if want == "*" and not got.startswith("["):
-            continue
-        if want == "[*]" and got.startswith("["):
-            continue
-        if want != got:
-            return False
-    return True
+class _Trie:
+    """Patterns as a tree of segments; `end` marks a node a whole pattern reaches."""
+
+    __slots__ = ("children", "end")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Trie] = {}
+        self.end = False
+
+    def add(self, segs: Segments) -> None:
+        node = self
+        for seg in segs:
+            node = node.children.setdefault(seg, _Trie())
+        node.end = True
+
+    def step(self, seg: str) -> list[_Trie]:
+        wildcard = "[*]" if seg.startswith("[") else "*"
+        return [n for n in (self.children.get(seg), self.children.get(wildcard)) if n is not None]
 
 
 def uncovered(doc: Any, patterns: Iterable[str | Segments]) -> tuple[str, ...]:
     """Paths of the largest parts of `doc` that no pattern covers (document order).
 
     An empty object or list that patterns reach into has nothing uncovered in it."""
-    pats = [segments(p) if isinstance(p, str) else p for p in patterns]
+    root = _Trie()
+    for p in patterns:
+        root.add(segments(p) if isinstance(p, str) else p)
     found: list[str] = []
 
-    def walk(node: Any, path: Segments) -> None:
-        if any(_matches(p, path) for p in pats):
+    def walk(node: Any, path: Segments, tries: list[_Trie]) -> None:
+        if any(t.end for t in tries):
             return  # covered, with everything inside
-        deeper = not path or any(
-            len(p) > len(path) and _matches(p[: len(path)], path) for p in pats
-        )
-        if deeper and isinstance(node, Mapping):
+        if not tries:
+            found.append(path_text(path))
+            return
+        if isinstance(node, Mapping):
             for key, value in node.items():
-                walk(value, (*path, str(key)))
-        elif deeper and isinstance(node, list):
+                seg = str(key)
+                walk(value, (*path, seg), [n for t in tries for n in t.step(seg)])
+        elif isinstance(node, list):
             for index, value in enumerate(node):
-                walk(value, (*path, f"[{index}]"))
+                seg = f"[{index}]"
+                walk(value, (*path, seg), [n for t in tries for n in t.step(seg)])
         elif path:
             found.append(path_text(path))
 
-    walk(doc, ())
+    walk(doc, (), [root])
     return tuple(found)
 
 
