@@ -9,8 +9,8 @@ so every field present is either checked or reported (as not signed).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 Segments = tuple[str, ...]

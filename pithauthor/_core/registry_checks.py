@@ -720,7 +720,8 @@ def _check_paper(report: Report, paper: Any, canon: Mapping[str, Any]) -> None:
         not wrong,
         "differs from the canonical record: " + ", ".join(wrong)
         if wrong
-        else "title (by title_canon_sha256: case and white space folded), categories, licence, date = the canonical record",
+        else "title (by title_canon_sha256: case and white space folded), categories, "
+        "licence, date = the canonical record",
     )
 
 
