@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from conftest import FIXTURES, load_fixture
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from registry_helpers import REAL_NUMBER, TestSigner, attestation, citation, replication
 from tamper_counts import count
 
@@ -315,3 +317,66 @@ def test_no_field_of_a_local_registry_document_can_be_altered_unreported(
     local: dict[str, Any], what: str, tmp_path: Path
 ) -> None:
     run_suite(f"{what} (local registry)", local[what], local["trust"], tmp_path)
+
+
+# --- several edits at once (Hypothesis) ------------------------------------------------------
+
+
+DOCS = {
+    "record": load_fixture("record-2302.12445v2.json"),
+    "state": load_fixture("state-2204.10562v1.json"),
+    "bundle": _registry_bundle(),
+}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), which=st.sampled_from(sorted(DOCS)))
+def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, which: str) -> None:
+    """Up to four edits anywhere in one document (resealed): refused, or every touched field is
+    reported (not signed / unverifiable; a deleted one: so in the genuine document, or optional)."""
+    genuine = DOCS[which]
+    in_genuine = listed(verify_document(genuine, pinned_trust()))
+    doc = copy.deepcopy(genuine)
+    touched: list[tuple[str, Path_]] = []
+    for _ in range(data.draw(st.integers(1, 4), label="edits")):
+        paths = [p for p, _ in nodes(doc)]
+        path = data.draw(st.sampled_from(paths), label="path")
+        parent, last = _parent(doc, path), path[-1]
+        operation = data.draw(st.sampled_from(["change", "empty", "delete", "add"]), label="op")
+        if operation == "change":
+            parent[last] = data.draw(st.sampled_from(changed(parent[last])), label="value")
+        elif operation == "empty" and empty(parent[last]) is not None:
+            parent[last] = empty(parent[last])
+        elif operation == "delete":
+            del parent[last]
+        elif isinstance(parent[last], dict):
+            parent[last]["tampered"] = "x"
+            path = (*path, "tampered")
+        else:
+            operation = "change"
+            parent[last] = "x"
+        touched.append((operation, path))
+    try:
+        report = verify_document(reseal(doc, ("none",)), pinned_trust())
+    except DocumentError:
+        return  # refused: not a document of a kind pith knows
+    if not report.ok:
+        return
+    now = listed(report)
+    for operation, path in touched:
+        where = text(path)
+        if operation == "delete":
+            assert covered_by(where, in_genuine) or optional(which, path), (operation, where)
+        elif not same_title(genuine, doc, path) and _still_there(doc, path):
+            assert covered_by(where, now) or covered_by(where, in_genuine), (operation, where)
+
+
+def _still_there(doc: Any, path: Path_) -> bool:
+    """A later edit may have removed an earlier one's field (or its parent)."""
+    node = doc
+    for step in path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return True

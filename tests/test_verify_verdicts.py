@@ -410,3 +410,35 @@ def test_the_pinned_trust_has_one_labelled_key() -> None:
         "pinned manifest",
         "https://pith.science",
     )
+
+
+def test_local_registry_bundles_and_states_fetch_and_verify_strictly(
+    pith: RunPith, tmp_path: Path
+) -> None:
+    from registry_helpers import TestSigner, citation, manifest_file, start_server
+
+    srv = start_server(tmp_path / "reg")
+    try:
+        import httpx
+
+        event = citation(TestSigner(), 1)
+        httpx.post(
+            f"{srv.url}/pith/{BODY}/action/citation_signature",
+            json=event,
+            headers={"Idempotency-Key": event["event_id"]},
+        ).raise_for_status()
+        manifest = manifest_file(srv.url, tmp_path / "reg", tmp_path / "m.json")
+        for what in ("bundle", "state"):
+            out = tmp_path / f"{what}.json"
+            result = pith(
+                "fetch", BODY, "--what", what, "--registry", srv.url,
+                "--trust-local-registry", "-o", str(out),
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            assert f"verified {what} of {RECORD['pith_number']}" in result.stderr
+            result = pith("verify", str(out), "--strict", "--trust-manifest", str(manifest))
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "unverifiable" not in result.stdout
+            assert f"(--trust-manifest {manifest})" in result.stdout
+    finally:
+        srv.stop()
