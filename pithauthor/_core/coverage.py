@@ -54,13 +54,20 @@ class _Trie:
         return [n for n in (self.children.get(seg), self.children.get(wildcard)) if n is not None]
 
 
+@lru_cache(maxsize=64)
+def _trie(patterns: tuple[str | Segments, ...]) -> _Trie:
+    """The trie of `patterns`; the same patterns (one per kind of part) are built once."""
+    root = _Trie()
+    for p in patterns:
+        root.add(segments(p) if isinstance(p, str) else p)
+    return root
+
+
 def uncovered(doc: Any, patterns: Iterable[str | Segments]) -> tuple[str, ...]:
     """Paths of the largest parts of `doc` that no pattern covers (document order).
 
     An empty object or list that patterns reach into has nothing uncovered in it."""
-    root = _Trie()
-    for p in patterns:
-        root.add(segments(p) if isinstance(p, str) else p)
+    root = _trie(tuple(patterns))
     found: list[str] = []
 
     def walk(node: Any, path: Segments, tries: list[_Trie]) -> None:
