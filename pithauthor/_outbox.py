@@ -20,10 +20,10 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from pithauthor._core.utc import utc_now
 from pithauthor.errors import EventError
 
 State = Literal["pending", "accepted", "rejected"]
@@ -47,8 +47,7 @@ CREATE INDEX IF NOT EXISTS outbox_state ON outbox(state);
 """
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+_now = utc_now
 
 
 @dataclass(frozen=True)

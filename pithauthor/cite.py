@@ -18,9 +18,10 @@ from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
+from pithauthor._core.utc import utc_now
 from pithauthor.bibliography import BibEntry, BibReading, EntryRow, status_counts
 from pithauthor.errors import InputError, RegistryRejected, VerificationError
-from pithauthor.sign import sign_citation, utc_now
+from pithauthor.sign import sign_citation
 
 if TYPE_CHECKING:
     from pithauthor._record_cache import RecordCache

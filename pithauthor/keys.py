@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pithauthor._core.canonical import b64decode, b64encode
 from pithauthor._core.key_identity import fingerprint_hex, key_id, signer_id
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.utc import utc_now
 from pithauthor._keystore import container
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
@@ -142,8 +142,7 @@ class AuthorKey:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+_now = utc_now
 
 
 def _check_name(name: str) -> str:

@@ -18,6 +18,9 @@ from pithauthor._manuscript.build import compile_project, copy_project
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.pdfcheck import check_pdf
 from pithauthor._manuscript.preamble import Preamble, locate
+from pithauthor._manuscript.sty_files import copy_sty, install_sty
+from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
+from pithauthor._manuscript.sty_files import shipped_files as pith_sty_files
 from pithauthor._manuscript.textfile import (
     TextFile,
     atomic_write,
@@ -32,8 +35,12 @@ __all__ = [
     "InjectResult",
     "build_arxiv_archive",
     "check_pdf",
+    "copy_sty",
     "find_main_file",
     "inject",
+    "install_sty",
+    "pith_sty_files",
+    "sty_found_by_tex",
 ]
 
 STY_NAME = "pith.sty"

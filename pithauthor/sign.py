@@ -12,10 +12,11 @@ JSON Schema and returns the signed event as a dict in protocol form (section 5 o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
+from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
     ATTESTATION,
@@ -28,12 +29,12 @@ from pithauthor._core.payloads import (
     Artifact,
     attestation_payload,
     citation_payload,
-    orcid_check_digit_ok,
     replication_payload,
 )
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
-from pithauthor.errors import EventError, KeyRetired
+from pithauthor._core.utc import utc_now, utc_stamp
+from pithauthor.errors import EventError, KeyRetired, OrcidError
 
 __all__ = [
     "DEFAULT_STATEMENT",
@@ -51,11 +52,6 @@ __all__ = [
 CreatedAt = str | datetime | None
 
 
-def utc_now() -> str:
-    """Now, in UTC at second precision: `YYYY-MM-DDTHH:MM:SSZ`."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def attest_authorship(
     signer: Signer,
     subject: Subject,
@@ -67,8 +63,11 @@ def attest_authorship(
     created_at: CreatedAt = None,
 ) -> dict[str, Any]:
     """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based)."""
-    if orcid is not None and not orcid_check_digit_ok(orcid):
-        raise EventError(f"ORCID iD {orcid!r} has a wrong check digit or form")
+    if orcid is not None:
+        try:  # an orcid.org URL is accepted, as `keys generate` accepts it
+            orcid = normalize_orcid(orcid)
+        except OrcidError as exc:
+            raise EventError(str(exc)) from None
     payload = attestation_payload(
         subject.canonical_sha256, name=name, orcid=orcid, position=position, statement=statement
     )
@@ -146,7 +145,7 @@ def _created_at(value: CreatedAt) -> str:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise EventError("created_at must carry a time zone (it is stored in UTC)")
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_stamp(value)
     if not created_at_ok(value):
         raise EventError(
             f"created_at {value!r} is not UTC at second precision (YYYY-MM-DDTHH:MM:SSZ)"

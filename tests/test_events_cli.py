@@ -152,6 +152,17 @@ def test_claim_with_another_orcid_than_the_keys_is_refused(
     assert "is not the key's ORCID iD" in stderr
 
 
+def test_claim_takes_the_orcid_url_form_that_keys_generate_takes(
+    keys: RealKeys, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"https://orcid.org/{VECTOR_ORCID}"
+    code, stdout, stderr = run(
+        capsys, "claim", DEAR, "--record", DEAR_RECORD, "--orcid", url, "--json"
+    )
+    assert code == 0, stderr
+    assert json.loads(stdout)["payload"]["author"]["orcid"] == VECTOR_ORCID
+
+
 def test_claim_with_a_retired_key_is_refused(
     keys: RealKeys, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

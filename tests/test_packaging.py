@@ -35,3 +35,6 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
     assert "pithauthor/data/examples/2302.12445.json" in names
     assert "pithauthor/data/demo/refs.bib" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+    licences = {n.split("/licenses/", 1)[1] for n in names if "/licenses/" in n}
+    assert licences == {"LICENSE", "latex/LICENSE"}  # MIT for Python, LPPL 1.3c for pith.sty
+    assert "pithauthor/data/LICENSE-pith.sty" in names

@@ -40,11 +40,13 @@ def claim(
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign an author attestation of SUBJECT with your key."""
+    from pithauthor import normalize_orcid
     from pithauthor._cli.signing import Output, RegistryAccess, check_destination, subject_for
     from pithauthor.errors import InputError
     from pithauthor.sign import attest_authorship
 
     check_destination(out)
+    orcid = normalize_orcid(orcid) if orcid else None
     with RegistryAccess(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json, submit, access)
         paper = subject_for(subject, record, access)

@@ -7,6 +7,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.registryopts import (
+    REGISTRY_OPTION,
+    TRUST_LOCAL_OPTION,
+    TRUST_MANIFEST_OPTION,
+)
 
 if TYPE_CHECKING:
     from pithauthor._core.pith_number import PithNumber
@@ -14,35 +19,33 @@ if TYPE_CHECKING:
 latex_app = new_app("Add the Pith badge to a LaTeX manuscript and pack it for arXiv.", name="latex")
 
 
-def _number(text: str) -> PithNumber:
-    """A Pith Number (with its year), or an arXiv id resolved through the registry."""
-    from pithauthor._core.arxiv_id import ArxivId
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor.errors import ArxivIdError, InputError, PithNumberError
+def _number(
+    text: str, registry: str | None, trust_manifest: list[str], trust_local: bool
+) -> tuple[PithNumber, str | None]:
+    """A full Pith Number, or an arXiv id resolved through the registry (record verified),
+    with a note naming the arXiv version the number belongs to."""
+    from pithauthor import classify_reference
+    from pithauthor._cli.registryopts import make_client
+    from pithauthor.errors import InputError
 
-    try:
-        number = PithNumber.parse(text)
-    except PithNumberError as number_error:
-        try:
-            arxiv_id = ArxivId.parse(text)
-        except ArxivIdError:
-            raise number_error from None
-        import importlib
-
-        try:
-            resolve_arxiv = importlib.import_module("pithauthor.submit").resolve_arxiv
-        except (ImportError, AttributeError):
+    kind = classify_reference(text)
+    if kind.alias is not None:
+        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
+    if kind.number is not None:
+        if kind.number.year is None:
             raise InputError(
-                f"{text} is an arXiv id; resolving it needs the registry client, which this "
-                "installation lacks; pass the Pith Number (pith:YYYY:BODY) instead"
-            ) from None
-        resolved: PithNumber = resolve_arxiv(arxiv_id)
-        return resolved
-    if number.year is None:
-        raise InputError(
-            f"{text}: give the full Pith Number with its year, pith:YYYY:{number.body}"
-        )
-    return number
+                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
+            )
+        return kind.number, None
+    assert kind.arxiv is not None
+    with make_client(registry, trust_manifest, trust_local) as client:
+        number = client.resolve(kind.arxiv.id)
+        source = client.record(number)["canonical_record"]["source"]
+    note = (
+        f"{number.full} is the record of arXiv:{source['id']}v{source['version']} "
+        "(the latest version when the registry built it)"
+    )
+    return number, note
 
 
 @latex_app.command("inject")
@@ -57,12 +60,24 @@ def inject_cmd(
         False, "--force", help="Replace another \\pithnumber or another pith.sty version."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    registry: str | None = REGISTRY_OPTION,
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
+    """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty.
+
+    \b
+    Examples:
+      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --check
+      pith latex inject paper/main.tex --pith 2302.12445   # resolved by the registry
+    """
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.latex import inject
 
-    result = inject(target, _number(pith), dry_run=dry_run, check=check, force=force)
+    number, which = _number(pith, registry, trust_manifest, trust_local)
+    if which:
+        message(which)
+    result = inject(target, number, dry_run=dry_run, check=check, force=force)
     if as_json:
         emit_json(
             {
@@ -113,6 +128,56 @@ def arxiv_cmd(
     for name in result.files:
         data(name)
     message(f"{result.archive}: {len(result.files)} files, compiled with {result.engine}")
+
+
+@latex_app.command("sty")
+def sty_cmd(
+    path: bool = typer.Option(False, "--path", help="Print where the shipped pith.sty is."),
+    copy: str | None = typer.Option(
+        None, "--copy", metavar="FOLDER", help="Copy pith.sty (and its LaTeXML binding) there."
+    ),
+    install: bool = typer.Option(
+        False, "--install", help="Install into TEXMFHOME, so every local project finds it."
+    ),
+    force: bool = typer.Option(False, "--force", help="Replace another version of the files."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install.
+
+    \b
+    Examples:
+      pith latex sty --copy paper/   # then upload paper/ to Overleaf
+      pith latex sty --install       # every local project finds it
+    """
+    from pathlib import Path
+
+    from pithauthor._cli.output import data, emit_json, message, warn
+    from pithauthor.errors import InputError
+    from pithauthor.latex import copy_sty, install_sty, pith_sty_files, sty_found_by_tex
+
+    if sum((path, copy is not None, install)) > 1:
+        raise InputError("give one of --path, --copy FOLDER, --install")
+    if copy is None and not install:
+        files = pith_sty_files()
+        if as_json:
+            emit_json({"files": [str(f) for f in files]})
+        else:
+            for file in files:
+                data(str(file))
+        return
+    done = install_sty(force=force) if install else copy_sty(Path(copy or "."), force=force)
+    if as_json:
+        emit_json({"files": [{"path": str(c.path), "action": c.action} for c in done]})
+    else:
+        for item in done:
+            data(str(item.path))
+            message(f"{item.path}: {item.action}")
+    if install:
+        found = sty_found_by_tex()
+        if found is None or found.resolve() != done[0].path.resolve():
+            warn(f"LaTeX finds {found or 'no pith.sty'} first, not the installed copy")
+        else:
+            message("\\usepackage{pith} now works in every project on this machine")
 
 
 def badge_cmd(

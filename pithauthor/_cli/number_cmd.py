@@ -31,15 +31,13 @@ def parse(
     as_json: bool = typer.Option(False, "--json", help="Print the forms as JSON."),
 ) -> None:
     """Say what an identifier is and print its normal forms."""
+    from pithauthor import classify_reference
     from pithauthor._cli.output import data, emit_json
-    from pithauthor._core.arxiv_id import ArxivId
-    from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
-    from pithauthor.errors import PithNumberError
 
     info: dict[str, object]
-    looks_arxiv = "/" in ref or "." in ref or ref.lower().startswith("arxiv")
-    if looks_arxiv and not ref.lower().startswith("pith"):
-        aid = ArxivId.parse(ref)
+    named = classify_reference(ref)
+    if named.arxiv is not None:
+        aid = named.arxiv
         info = {
             "kind": "arxiv",
             "arxiv_id": str(aid),
@@ -47,24 +45,20 @@ def parse(
             "version": aid.version,
             "doi": aid.doi,
         }
+    elif named.alias is not None:
+        info = {"kind": "alias", "alias": str(named.alias), "prefix": named.alias.prefix}
     else:
-        try:
-            parsed = parse_reference(ref)
-        except PithNumberError:
-            raise
-        if isinstance(parsed, PithAlias):
-            info = {"kind": "alias", "alias": str(parsed), "prefix": parsed.prefix}
-        else:
-            assert isinstance(parsed, PithNumber)
-            info = {
-                "kind": "pith_number",
-                "pith_number": str(parsed),
-                "body": parsed.body,
-                "year": parsed.year,
-                "short": parsed.short,
-                "aliases": [parsed.alias(n) for n in (8, 12, 16)],
-                "url": parsed.url(),
-            }
+        number = named.number
+        assert number is not None
+        info = {
+            "kind": "pith_number",
+            "pith_number": str(number),
+            "body": number.body,
+            "year": number.year,
+            "short": number.short,
+            "aliases": [number.alias(n) for n in (8, 12, 16)],
+            "url": number.url(),
+        }
     if as_json:
         emit_json(info)
     else:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.reference import classify_reference
 from pithauthor._core.subject import Subject
-from pithauthor.errors import ArxivIdError, DocumentError, InputError
+from pithauthor.errors import DocumentError, InputError
 
 if TYPE_CHECKING:
     from pithauthor._core.trust import Trust
@@ -64,11 +64,6 @@ class RegistryAccess:
         self.close()
 
 
-def _looks_arxiv(ref: str) -> bool:
-    lowered = ref.strip().lower()
-    return not lowered.startswith("pith") and ("/" in ref or "." in ref or "arxiv" in lowered)
-
-
 def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subject:
     """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
     that paper, or else from the registry (its record verified)."""
@@ -110,29 +105,29 @@ def read_subject(path: str, trust: Trust | None = None) -> Subject:
 def check_names(ref: str, subject: Subject, where: str) -> None:
     """Refuse a record that is not the paper the user named."""
     number = subject.pith_number
-    if _looks_arxiv(ref):
-        try:
-            arxiv = ArxivId.parse(ref)
-        except ArxivIdError:
-            raise
-        if subject.source_id is None or arxiv.id != subject.source_id:
+    named = classify_reference(ref)
+    if named.arxiv is not None:
+        if subject.source_id is None or named.arxiv.id != subject.source_id:
             raise InputError(
                 f"{where} is the record of arXiv {subject.source_id or '(none)'} "
-                f"({number.full}), not of {arxiv.id}"
+                f"({number.full}), not of {named.arxiv.id}"
             )
         return
-    named = parse_reference(ref)
-    same = named.matches(number) if isinstance(named, PithAlias) else named.same_paper(number)
+    same = (
+        named.alias.matches(number)
+        if named.alias
+        else bool(named.number and named.number.same_paper(number))
+    )
     if not same:
         raise InputError(f"{where} is the record of {number.full}, not of {ref}")
 
 
 def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> PithNumber:
     """The citing paper's full Pith Number: given as such, from its record, or by look-up."""
-    if record is None and not _looks_arxiv(ref):
-        named = parse_reference(ref)
-        if isinstance(named, PithNumber) and named.year is not None:
-            return named
+    if record is None:
+        named = classify_reference(ref)
+        if named.number is not None and named.number.year is not None:
+            return named.number
     return subject_for(ref, record, registry).pith_number
 
 

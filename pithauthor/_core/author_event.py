@@ -17,12 +17,12 @@ from typing import Any
 
 from pithauthor._core.checks import FAILED, Report
 from pithauthor._core.envelope import check_envelope
+from pithauthor._core.orcid import is_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
     ATTESTATION,
     EVENT_TYPES,
     digest_matches_number,
-    orcid_check_digit_ok,
     payload_orcid,
 )
 from pithauthor._core.pith_number import PithNumber
@@ -65,7 +65,7 @@ def _check_orcid(report: Report, payload: Mapping[str, Any], signer_id: str) -> 
     orcid = payload_orcid(payload)
     if orcid is None:
         return
-    if not orcid_check_digit_ok(orcid):
+    if not is_orcid(orcid):
         report.add("payload_orcid", False, f"payload.author.orcid {orcid}: wrong check digit")
     elif signer_id.startswith("orcid:") and signer_id != f"orcid:{orcid}":
         report.add(

@@ -21,7 +21,7 @@ from pithauthor._core.key_identity import (
     fingerprint_hex,
     key_id,
 )
-from pithauthor._core.payloads import orcid_check_digit_ok
+from pithauthor._core.orcid import is_orcid
 from pithauthor._core.pith_number import FIRST_YEAR, PithNumber
 from pithauthor.errors import PithNumberError
 
@@ -36,7 +36,6 @@ SIGNED_MESSAGE = "event_id_bytes"
 CREATED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
 FULL_NUMBER_RE = re.compile(r"pith:[0-9]{4}:[A-Z2-7]{26}")
-ORCID_RE = re.compile(r"[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]")
 
 
 class Signer(Protocol):
@@ -181,7 +180,7 @@ def _signer_id_ok(value: str, kid: str) -> tuple[bool, str]:
     """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN)."""
     if value.startswith("orcid:"):
         orcid = value[6:]
-        ok = bool(ORCID_RE.fullmatch(orcid)) and orcid_check_digit_ok(orcid)
+        ok = is_orcid(orcid)
         return ok, f"{value!r}" + ("" if ok else " is not a valid ORCID iD")
     return value == kid, f"{value!r}" + ("" if value == kid else f": expected orcid:<iD> or {kid}")
 

@@ -1,4 +1,8 @@
-"""ORCID iDs: format and the ISO 7064 MOD 11-2 check digit (pure, no I/O)."""
+"""ORCID iDs: format and the ISO 7064 MOD 11-2 check digit (pure, no I/O).
+
+The one home of the ORCID rule: what users type is read by `normalize_orcid` (bare iD or an
+orcid.org URL), what signed documents carry is checked by `is_orcid` (bare iD only).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,15 @@ def check_digit(base_digits: str) -> str:
         total = (total + int(char)) * 2
     result = (12 - total % 11) % 11
     return "X" if result == 10 else str(result)
+
+
+def is_orcid(text: str) -> bool:
+    """True when `text` is exactly a bare iD `0000-0002-1825-0097` with a valid check digit
+    (the form signed events carry: no URL, no lower-case x, no spaces)."""
+    if not (isinstance(text, str) and text.isascii() and _FORM.fullmatch(text)):
+        return False
+    digits = text.replace("-", "")
+    return digits[15] == check_digit(digits[:15])
 
 
 def normalize_orcid(text: str) -> str:

@@ -40,7 +40,6 @@ __all__ = [
     "attestation_payload",
     "citation_payload",
     "digest_matches_number",
-    "orcid_check_digit_ok",
     "replication_payload",
 ]
 
@@ -121,18 +120,6 @@ def replication_payload(
     payload["artifacts"] = [a.as_dict() for a in artifacts]
     payload["summary"] = summary
     return payload
-
-
-def orcid_check_digit_ok(orcid: str) -> bool:
-    """ISO 7064 MOD 11-2 check digit of an ORCID iD `0000-0002-1825-0097`."""
-    digits = orcid.replace("-", "")
-    if len(digits) != 16 or not digits[:15].isdigit() or not digits[:15].isascii():
-        return False
-    total = 0
-    for char in digits[:15]:
-        total = (total + int(char)) * 2
-    result = (12 - total % 11) % 11
-    return digits[15] == ("X" if result == 10 else str(result))
 
 
 # base32 alphabet (RFC 4648) -> the digits Python's int(..., 32) reads, to compare in C speed.

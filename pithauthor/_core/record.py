@@ -18,6 +18,7 @@ from typing import Any
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.canonical import canonical_sha256, sha256_hex
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.utc import utc_stamp
 from pithauthor.errors import ArxivIdError, MetadataError
 
 SCHEMA_VERSION = "1.0"
@@ -38,7 +39,7 @@ def rfc2822_to_utc(text: str) -> str:
         raise MetadataError(f"{text!r} is not an RFC 2822 date") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_stamp(when)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,13 @@ from typing import Any
 from pithauthor._core.canonical import b64encode, hex_digest_bytes
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
+from pithauthor._core.utc import utc_now
 from pithauthor.errors import UnsafePermissions
 
 KEY_FILE = "registry-key.json"
 REGISTRY_NAME = "pithauthor local registry"
 SIGNER_ID = "pithauthor-local"
 BUILDER_VERSION = "pithauthor-local-registry-v1"
-
-
-def utc_now() -> str:
-    """Now, UTC, second precision."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def ensure_private_dir(path: Path) -> Path:

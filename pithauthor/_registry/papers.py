@@ -16,8 +16,9 @@ from typing import Any
 from pithauthor._core.canonical import canonical_sha256
 from pithauthor._core.record import pith_number_of
 from pithauthor._core.trust import Trust
+from pithauthor._core.utc import utc_now
 from pithauthor._files import read_user_file
-from pithauthor._registry.keys import LocalKey, utc_now
+from pithauthor._registry.keys import LocalKey
 from pithauthor._registry.store import RegistryStore, StoredRecord
 from pithauthor.errors import DocumentError, VerificationError
 

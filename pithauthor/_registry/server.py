@@ -27,8 +27,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pithauthor._core.author_event import check_author_event
+from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents
-from pithauthor._registry.keys import load_or_create_key, utc_now
+from pithauthor._registry.keys import load_or_create_key
 from pithauthor._registry.store import RegistryStore
 
 MAX_BODY = 64 * 1024

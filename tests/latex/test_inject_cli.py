@@ -43,20 +43,35 @@ def test_inject_then_again_is_idempotent_and_other_number_needs_force(
     assert f"\\pithnumber{{{OTHER}}}" in (tmp_path / "paper.tex").read_text("utf-8")
 
 
-def test_an_arxiv_id_without_the_registry_client_is_a_clear_input_error(
+def test_an_arxiv_id_is_resolved_through_the_registry_and_its_version_named(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    from registry_helpers import REAL_NUMBER, start_server
+
+    server = start_server(tmp_path / "registry")
+    try:
+        paper = tmp_path / "paper"
+        paper.mkdir()
+        (paper / "paper.tex").write_text(GOOD)
+        result = pith(
+            "latex", "inject", str(paper), "--pith", "arXiv:2302.12445",
+            "--registry", server.url, "--trust-local-registry",
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr
+    assert f"\\pithnumber{{{REAL_NUMBER}}}" in (paper / "paper.tex").read_text("utf-8")
+    assert f"{REAL_NUMBER} is the record of arXiv:2302.12445v2" in result.stderr
+
+
+def test_a_short_alias_or_a_number_without_year_is_refused_before_any_write(
     tmp_path: Path, pith: RunPith
 ) -> None:
     (tmp_path / "paper.tex").write_text(GOOD)
-    result = pith("latex", "inject", str(tmp_path), "--pith", "2302.12445")
-    try:
-        import pithauthor.submit as submit
-
-        has_resolver = hasattr(submit, "resolve_arxiv")
-    except ImportError:
-        has_resolver = False
-    if not has_resolver:
-        assert_one_line_error(result, 2)
-        assert "Pith Number" in result.stderr
+    body = NUMBER.split(":")[2]
+    for ref in (f"pith:{body[:8]}", body):
+        assert_one_line_error(pith("latex", "inject", str(tmp_path), "--pith", ref), 2)
+    assert (tmp_path / "paper.tex").read_text() == GOOD
 
 
 def test_badge_svg_is_well_formed_and_names_the_number(pith: RunPith) -> None:

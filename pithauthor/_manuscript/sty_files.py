@@ -1,0 +1,101 @@
+"""Putting pith.sty where LaTeX finds it: its path, a copy into a folder, or TEXMFHOME."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from pithauthor._manuscript.textfile import atomic_write
+from pithauthor._resources import latex_file
+from pithauthor.errors import ManuscriptError, PithError
+
+SHIPPED = ("pith.sty", "pith.sty.ltxml")
+"""What travels with a paper: the package and, when shipped, its LaTeXML binding."""
+
+TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"
+
+
+@dataclass(frozen=True, slots=True)
+class StyCopy:
+    """One shipped file put into a folder, and what was done: copied, replaced or unchanged."""
+
+    path: Path
+    action: str
+
+
+def shipped_files() -> list[Path]:
+    """The real paths of the shipped LaTeX files (pith.sty first)."""
+    files = [latex_file(SHIPPED[0])]
+    for name in SHIPPED[1:]:
+        try:
+            files.append(latex_file(name))
+        except PithError:  # an optional file this version does not ship
+            continue
+    return files
+
+
+def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
+    """Copy the shipped files into `folder` (which must exist); another version needs `force`."""
+    if not folder.is_dir():
+        raise ManuscriptError(f"{folder} is not a folder")
+    plans: list[tuple[Path, bytes, str]] = []
+    for source in shipped_files():
+        ours = source.read_bytes()
+        dest = folder / source.name
+        if dest.is_symlink() or (dest.exists() and not dest.is_file()):
+            raise ManuscriptError(f"{dest} is not a regular file; remove it first")
+        if not dest.exists():
+            plans.append((dest, ours, "copied"))
+        elif dest.read_bytes() == ours:
+            plans.append((dest, ours, "unchanged"))
+        elif not force:
+            raise ManuscriptError(f"{dest} is another version; use --force to replace it")
+        else:
+            plans.append((dest, ours, "replaced"))
+    for dest, data, action in plans:
+        if action != "unchanged":
+            atomic_write(dest, data, mode=0o644)
+    return [StyCopy(dest, action) for dest, _, action in plans]
+
+
+def texmf_home() -> Path:
+    """TEXMFHOME as kpathsea sees it (`kpsewhich -var-value TEXMFHOME`)."""
+    if shutil.which("kpsewhich") is None:
+        raise ManuscriptError(
+            "kpsewhich is not installed (no TeX here?); use `pith latex sty --copy FOLDER`"
+        )
+    answer = subprocess.run(
+        ["kpsewhich", "-var-value", "TEXMFHOME"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    value = answer.stdout.strip()
+    if answer.returncode != 0 or not value:
+        raise ManuscriptError("kpsewhich does not name a TEXMFHOME; use --copy FOLDER instead")
+    return Path(value).expanduser()
+
+
+def install_sty(*, force: bool = False) -> list[StyCopy]:
+    """Copy the shipped files into TEXMFHOME/tex/latex/pith, where every local project finds
+    them (kpathsea searches TEXMFHOME on disk: no `mktexlsr` needed)."""
+    folder = texmf_home() / TEXMF_SUBFOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ManuscriptError(f"{folder}: cannot be created ({exc.strerror})") from None
+    return copy_sty(folder, force=force)
+
+
+def found_by_tex() -> Path | None:
+    """The pith.sty that `\\usepackage{pith}` loads outside any project (kpsewhich), if any."""
+    if shutil.which("kpsewhich") is None:
+        return None
+    answer = subprocess.run(
+        ["kpsewhich", "pith.sty"], capture_output=True, text=True, timeout=30, check=False
+    )
+    found = answer.stdout.strip()
+    return Path(found) if answer.returncode == 0 and found else None
