@@ -34,7 +34,11 @@ def verify(
     else:
         width = max((len(c.name) for c in report.checks), default=0)
         for c in report.checks:
-            data(f"{c.status.replace('_', ' '):<12} {c.name:<{width}}  {c.detail}")
+            detail = c.detail
+            if c.status == "unverifiable" and c.paths:
+                more = f" and {len(c.paths) - 6} more" if len(c.paths) > 6 else ""
+                detail += " [" + ", ".join(c.paths[:6]) + more + "]"
+            data(f"{c.status.replace('_', ' '):<12} {c.name:<{width}}  {detail}")
     summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in report.counts().items() if n)
     if not report.ok:
         names = ", ".join(c.name for c in report.failed)
