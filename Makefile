@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint install clean
+.PHONY: demo test bench lint install clean ctan
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+ctan: $(STAMP)
+	$(PY) latex/build_ctan.py dist/pith-ctan.zip
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pithauthor tests benchmarks

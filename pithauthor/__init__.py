@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "BibReading": "pithauthor.bibliography",
     "EntryRow": "pithauthor.bibliography",
     "RELATIONSHIPS": "pithauthor._core.relationships",
+    "lookup_identifiers": "pithauthor.lookup",
+    "write_back": "pithauthor.lookup",
+    "ArxivApi": "pithauthor.lookup",
     # LaTeX
     "inject": "pithauthor.latex",
     "build_arxiv_archive": "pithauthor.latex",

@@ -1,8 +1,10 @@
 """HTTP to a registry: the URL policy, timeouts, retries with backoff, and error mapping.
 
 - https only; plain http only to loopback (127.0.0.0/8, ::1, localhost). Else InputError.
-- Retried: connection errors and timeouts, 5xx, 429; exponential backoff with full jitter,
-  capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
+- Retried: connection errors and timeouts, 429, 500, 502, 503, 504; exponential backoff with
+  full jitter, capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
+- Any other 5xx (501, 505, ...) is the server's fault, never the event's: RegistryResponseError
+  at once (exit 3), and the event stays pending.
 - 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason);
   unreadable JSON -> RegistryResponseError; nothing after every attempt -> NetworkError.
 """
@@ -199,6 +201,11 @@ class RegistryHttp:
                 status = response.status_code
                 if status < 400:
                     return response
+                if status >= 500 and status not in RETRY_STATUSES:
+                    raise RegistryResponseError(
+                        f"the registry at {where} answered {status} "
+                        f"({response.reason_phrase}); nothing was lost, try again later"
+                    )
                 if status not in RETRY_STATUSES:
                     raise _answer_error(response, url)
                 last = f"HTTP {status}"

@@ -19,7 +19,14 @@ from pithauthor._bib.citations import ALL, cited_keys
 from pithauthor._bib.identifiers import Identifier, find_identifier
 from pithauthor._bib.latex_text import to_unicode
 from pithauthor._bib.reader import RawEntry, RawFailure, read_files
-from pithauthor._bib.report import STATUSES, EntryRow, render_table, rows_as_json, status_counts
+from pithauthor._bib.report import (
+    STATUSES,
+    EntryRow,
+    render_table,
+    rows_as_json,
+    source_counts,
+    status_counts,
+)
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.relationships import (
@@ -39,6 +46,7 @@ __all__ = [
     "read_bibliographies",
     "render_table",
     "rows_as_json",
+    "source_counts",
     "status_counts",
 ]
 
@@ -65,6 +73,8 @@ class BibEntry:
     duplicate_of: BibEntry | None = None
     skipped: bool = False
     notes: tuple[str, ...] = ()
+    lookup_status: str | None = None  # after `--lookup`: resolved, ambiguous or not_found
+    lookup_detail: str | None = None  # its evidence, candidates, or why it was not looked up
 
     @property
     def status(self) -> str:
@@ -74,6 +84,8 @@ class BibEntry:
         if self.identifier_error is not None:
             return "invalid_identifier"
         if self.identifier is None:
+            if self.lookup_status in ("ambiguous", "not_found"):
+                return self.lookup_status
             return "no_identifier"
         if self.relationship_error is not None:
             return "invalid_relationship"
@@ -90,7 +102,15 @@ class BibEntry:
             status=self.status,
             identifier=None if self.identifier is None else str(self.identifier),
             detail="; ".join(d for d in (self._detail(), *self.notes) if d),
+            source=self.source,
         )
+
+    @property
+    def source(self) -> str | None:
+        """How the identifier was found: the field it came from, or `lookup`."""
+        if self.identifier is None or not self.identifier_source:
+            return None
+        return self.identifier_source.split(" ")[0]
 
     def _detail(self) -> str:
         status = self.status
@@ -98,8 +118,10 @@ class BibEntry:
             return "not cited by the manuscript"
         if status == "invalid_identifier":
             return self.identifier_error or ""
+        if status in ("ambiguous", "not_found"):
+            return self.lookup_detail or ""
         if status == "no_identifier":
-            return self.identifier_hint or "no arXiv identifier"
+            return self.lookup_detail or self.identifier_hint or "no arXiv identifier"
         if status == "invalid_relationship":
             return self.relationship_error or ""
         first = self.duplicate_of
@@ -108,6 +130,8 @@ class BibEntry:
             if first.relationship != self.relationship:
                 text += f"; its relationship {first.relationship} is used, not {self.relationship}"
             return text
+        if self.identifier_source == "lookup":
+            return f"{self.relationship} ({self.lookup_detail})"
         return f"{self.relationship} (from {self.identifier_source})"
 
 
@@ -125,6 +149,12 @@ class BibReading:
     def to_sign(self) -> list[BibEntry]:
         """The entries to resolve and sign: status `found`."""
         return [entry for entry in self.entries if entry.status == "found"]
+
+    def with_entries(self, entries: Iterable[BibEntry]) -> BibReading:
+        """This reading with its entries replaced (e.g. after a lookup); duplicates are marked
+        again, since a looked-up identifier may name a paper another entry already names."""
+        fresh = [replace(entry, duplicate_of=None) for entry in entries]
+        return replace(self, entries=tuple(_mark_duplicates(fresh)))
 
     def rows(self) -> list[EntryRow]:
         """One row per entry and per failure, ordered by file then line."""

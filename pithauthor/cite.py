@@ -19,7 +19,13 @@ from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
 from pithauthor._core.utc import utc_now
-from pithauthor.bibliography import BibEntry, BibReading, EntryRow, status_counts
+from pithauthor.bibliography import (
+    BibEntry,
+    BibReading,
+    EntryRow,
+    source_counts,
+    status_counts,
+)
 from pithauthor.errors import InputError, RegistryRejected, VerificationError
 from pithauthor.sign import sign_citation
 
@@ -71,6 +77,7 @@ class CiteReport:
             "ok": self.ok,
             "citing": self.citing.full,
             "counts": self.counts(),
+            "sources": source_counts(self.rows),
             "events": len(self.events),
             "rows": [r.as_dict() for r in self.rows],
         }

@@ -10,6 +10,7 @@ from pithauthor._core.arxiv_raw import parse_arxiv_raw
 from pithauthor._core.record import (
     ArxivMetadata,
     build_canonical_record,
+    next_version_metadata,
     pith_number_of,
     summarise,
 )
@@ -18,6 +19,7 @@ from pithauthor.errors import MetadataError
 __all__ = [
     "ArxivMetadata",
     "build_canonical_record",
+    "next_version_metadata",
     "parse_arxiv_metadata",
     "pith_number_of",
     "read_arxiv_metadata",

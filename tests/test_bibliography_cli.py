@@ -14,7 +14,7 @@ def test_clean_file_exits_0_with_a_table(pith: RunPith) -> None:
     result = pith("bib", "scan", str(FIXTURES / "arxiv-export.bib"))
     assert result.returncode == 0, result.stderr
     assert "shi2023dear" in result.stdout and "2302.12445" in result.stdout
-    assert result.stdout.rstrip().endswith("3 entries: 3 found")
+    assert result.stdout.rstrip().endswith("3 entries: 3 found; identifiers from 2 eprint, 1 doi")
 
 
 def test_problem_entries_exit_1_and_json_has_every_row(pith: RunPith) -> None:

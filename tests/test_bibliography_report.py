@@ -19,7 +19,7 @@ ROWS = [
 def test_statuses_are_the_documented_ones() -> None:
     assert set(STATUSES) == {
         "found", "signed", "unresolved", "no_identifier", "invalid_identifier",
-        "invalid_relationship", "duplicate", "parse_error", "skipped",
+        "invalid_relationship", "duplicate", "parse_error", "skipped", "ambiguous", "not_found",
     }  # fmt: skip
     with pytest.raises(ValueError, match="status"):
         EntryRow("k", "f.bib", 1, "fine")
@@ -27,7 +27,7 @@ def test_statuses_are_the_documented_ones() -> None:
 
 def test_table_has_a_header_one_aligned_line_per_row_and_a_summary() -> None:
     lines = render_table(ROWS).splitlines()
-    assert lines[0].split() == ["KEY", "WHERE", "STATUS", "IDENTIFIER", "DETAIL"]
+    assert lines[0].split() == ["KEY", "WHERE", "STATUS", "IDENTIFIER", "FROM", "DETAIL"]
     assert len(lines) == len(ROWS) + 2
     status_column = lines[0].index("STATUS")
     for line, row in zip(lines[1:-1], ROWS, strict=True):
@@ -51,6 +51,7 @@ def test_json_rows_have_the_table_columns() -> None:
         "line": 3,
         "status": "found",
         "identifier": "1706.03762",
+        "source": None,
         "detail": "cites (from eprint)",
     }
     assert data[3]["key"] is None and data[3]["line"] is None
@@ -60,3 +61,18 @@ def test_counts_follow_status_order_and_skip_zeros() -> None:
     counts = status_counts(ROWS)
     assert list(counts.items()) == [("found", 1), ("duplicate", 1), ("parse_error", 2)]
     assert render_table([]).endswith("0 entries")
+
+
+def test_the_summary_counts_where_identifiers_came_from() -> None:
+    rows = [
+        EntryRow("a", "r.bib", 1, "found", "1706.03762", "cites", source="lookup"),
+        EntryRow("b", "r.bib", 5, "signed", "pith:2017:X", "cites", source="eprint"),
+        EntryRow("c", "r.bib", 9, "found", "1810.04805", "cites", source="lookup"),
+        EntryRow("d", "r.bib", 12, "not_found", None, "no arXiv paper with this title"),
+    ]
+    lines = render_table(rows).splitlines()
+    assert lines[1].split()[3:5] == ["1706.03762", "lookup"]
+    assert lines[4].split()[3:5] == ["-", "-"]
+    assert lines[-1] == (
+        "4 entries: 2 found, 1 signed, 1 not_found; identifiers from 2 lookup, 1 eprint"
+    )

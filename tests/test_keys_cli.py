@@ -175,11 +175,18 @@ def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(pith: RunPit
     assert "did not answer" in forced.stderr
 
 
-def test_delete_asks_first(pith: RunPith) -> None:
+def test_delete_asks_first_on_a_terminal_and_never_reads_an_answer_from_a_pipe(
+    pith: RunPith,
+) -> None:
     _generate_json(pith)
-    assert_one_line_error(pith("keys", "delete", "alice", input="n\n"), 2)
+    env = {**os.environ, **FAST}
+    code, out = _run_in_terminal(["keys", "delete", "alice"], ["n"], env)
+    assert code == 2 and "Delete key 'alice'" in out
     assert len(json.loads(_ok(pith("keys", "list", "--json")).stdout)) == 1
-    _ok(pith("keys", "delete", "alice", input="y\n"))
+    assert_one_line_error(pith("keys", "delete", "alice", input="y\n"), 2)  # no terminal
+    assert len(json.loads(_ok(pith("keys", "list", "--json")).stdout)) == 1
+    code, out = _run_in_terminal(["keys", "delete", "alice"], ["y"], env)
+    assert code == 0, out
     assert json.loads(_ok(pith("keys", "list", "--json")).stdout) == []
 
 

@@ -74,6 +74,25 @@ def test_every_event_accepted_once_when_a_third_of_requests_fail(tmp_path: Path,
         server.stop()
 
 
+def test_a_501_is_not_retried_and_leaves_every_event_pending(tmp_path: Path) -> None:
+    from pithauthor.errors import RegistryResponseError
+
+    faults = FaultPlan(every=1, kinds=("501",))
+    server = start_server(tmp_path / "reg", faults=faults)
+    try:
+        events = citations(3)
+        store_in_outbox(events)
+        with client_for(server.url) as client:
+            result = submit_pending(client=client, parallel=1)
+    finally:
+        server.stop()
+    assert isinstance(result.error, RegistryResponseError)
+    assert "501" in str(result.error)
+    assert faults._count == 1  # one POST: not retried, and the batch stopped
+    with Outbox() as outbox:
+        assert outbox.counts() == {"pending": 3, "accepted": 0, "rejected": 0}
+
+
 def test_all_fault_kinds_mixed_with_parallel_submission(tmp_path: Path) -> None:
     faults = FaultPlan(every=3, stall_seconds=0.6)
     server = start_server(tmp_path / "reg", faults=faults)

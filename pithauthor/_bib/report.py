@@ -13,13 +13,15 @@ STATUSES: Final[tuple[str, ...]] = (
     "signed",
     "unresolved",
     "no_identifier",
+    "ambiguous",
+    "not_found",
     "invalid_identifier",
     "invalid_relationship",
     "duplicate",
     "parse_error",
     "skipped",
 )
-_COLUMNS = ("key", "file", "line", "status", "identifier", "detail")
+_COLUMNS = ("key", "file", "line", "status", "identifier", "source", "detail")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,7 @@ class EntryRow:
     status: str
     identifier: str | None = None
     detail: str = ""
+    source: str | None = None  # how the identifier was found: a field name, or "lookup"
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -54,15 +57,25 @@ def status_counts(rows: Iterable[EntryRow]) -> dict[str, int]:
     return {status: n for status, n in counts.items() if n}
 
 
+def source_counts(rows: Iterable[EntryRow]) -> dict[str, int]:
+    """How many identifiers each source gave (`eprint`, `journal`, `url`, ..., `lookup`)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row.source:
+            counts[row.source] = counts.get(row.source, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def render_table(rows: Sequence[EntryRow], *, max_detail: int = 80) -> str:
     """A plain aligned text table (for stderr), with a one-line summary under it."""
-    header = ("KEY", "WHERE", "STATUS", "IDENTIFIER", "DETAIL")
+    header = ("KEY", "WHERE", "STATUS", "IDENTIFIER", "FROM", "DETAIL")
     body = [
         (
             row.key or "?",
             f"{row.file}:{row.line}" if row.line is not None else row.file,
             row.status,
             row.identifier or "-",
+            row.source or "-",
             _shorten(" ".join(row.detail.split()), max_detail),
         )
         for row in rows
@@ -73,6 +86,9 @@ def render_table(rows: Sequence[EntryRow], *, max_detail: int = 80) -> str:
         for cells in (header, *body)
     ]
     summary = ", ".join(f"{n} {status}" for status, n in status_counts(rows).items())
+    sources = ", ".join(f"{n} {source}" for source, n in source_counts(rows).items())
+    if sources:
+        summary += f"; identifiers from {sources}"
     lines.append(f"{len(rows)} entries: {summary}" if rows else "0 entries")
     return "\n".join(lines)
 

@@ -6,9 +6,14 @@ tracebacks (they could hold secrets).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import typer
+from typer.models import ArgumentInfo, OptionInfo
+
+# what an option's value is called in help when its declaration names nothing better
+_METAVARS = {"int": "N", "float": "SECONDS"}
 
 
 def new_app(help: str, **kwargs: Any) -> typer.Typer:
@@ -22,3 +27,30 @@ def new_app(help: str, **kwargs: Any) -> typer.Typer:
     }
     settings.update(kwargs)
     return typer.Typer(help=help, **settings)
+
+
+def name_values(app: typer.Typer) -> None:
+    """Give every option and argument of `app` (and its groups) a metavar such as `NAME` or
+    `N` where its declaration has none, so help never shows Python types (`<str>`)."""
+    from typer.core import TyperArgument
+
+    # Typer prints `NAME <str>` for arguments even with a metavar: the name says it all.
+    TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+    for command in app.registered_commands:
+        if command.callback is not None:
+            _name_parameters(command.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            name_values(group.typer_instance)
+
+
+def _name_parameters(callback: Any) -> None:
+    for name, parameter in inspect.signature(callback).parameters.items():
+        info = parameter.default
+        if not isinstance(info, OptionInfo | ArgumentInfo) or info.metavar is not None:
+            continue
+        annotation = str(parameter.annotation)
+        if "bool" in annotation or "Literal" in annotation:
+            continue  # a flag, or choices Typer lists itself
+        base = next((v for k, v in _METAVARS.items() if k in annotation), name.upper())
+        info.metavar = base + ("..." if "list[" in annotation else "")

@@ -7,6 +7,12 @@ from pathlib import Path
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.lookupopts import (
+    ARXIV_API_OPTION,
+    LOOKUP_OPTION,
+    OFFLINE_OPTION,
+    WRITE_BACK_OPTION,
+)
 
 _FAILING = ("parse_error", "invalid_identifier", "invalid_relationship")
 
@@ -32,12 +38,18 @@ def register(app: typer.Typer) -> None:
             [], "--map", metavar="KEY=RELATIONSHIP", help="Relationship for one entry."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+        lookup: bool = LOOKUP_OPTION,
+        offline: bool = OFFLINE_OPTION,
+        arxiv_api: str | None = ARXIV_API_OPTION,
+        write_back: bool = WRITE_BACK_OPTION,
     ) -> None:
         """One row per entry: its identifier ('found') or why it has none.
 
         Exit 0 when no entry is a parse error, an invalid identifier or an invalid
-        relationship; 1 when some are; 2 when a file cannot be read or an option is wrong.
+        relationship; 1 when some are; 2 when a file cannot be read or an option is wrong;
+        3 when --lookup cannot reach arXiv's API.
         """
+        from pithauthor._cli import lookupopts
         from pithauthor._cli.output import data, emit_json, warn
         from pithauthor.bibliography import (
             cited_keys,
@@ -45,9 +57,11 @@ def register(app: typer.Typer) -> None:
             read_bibliographies,
             render_table,
             rows_as_json,
+            source_counts,
             status_counts,
         )
 
+        lookupopts.check_lookup_options(lookup, offline, write_back)
         reading = read_bibliographies(
             files,
             default_relationship=relationship,
@@ -60,13 +74,22 @@ def register(app: typer.Typer) -> None:
             warn(f"--map names keys no entry has: {', '.join(reading.unknown_map_keys)}")
         if reading.missing_cited:
             warn(f"cited but in no bibliography: {', '.join(reading.missing_cited)}")
+        lookup_stats = None
+        if lookup:
+            result = lookupopts.run_lookup(reading, arxiv_api, offline)
+            lookup_stats = lookupopts.stats(result)
+            reading = result.reading
+            if write_back:
+                lookupopts.write_back(result)
         rows = reading.rows()
         if as_json:
             emit_json(
                 {
                     "files": [str(path) for path in reading.files],
                     "counts": status_counts(rows),
+                    "sources": source_counts(rows),
                     "rows": rows_as_json(rows),
+                    **({"lookup": lookup_stats} if lookup_stats else {}),
                 }
             )
         else:

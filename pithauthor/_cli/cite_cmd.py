@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
 from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.lookupopts import (
+    ARXIV_API_OPTION,
+    LOOKUP_OPTION,
+    OFFLINE_OPTION,
+    WRITE_BACK_OPTION,
+)
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     SUBMIT_OPTION,
@@ -21,7 +27,7 @@ if TYPE_CHECKING:
 def cite(
     bibfiles: list[str] = typer.Argument(
         None,
-        metavar="[REFS.bib]...",
+        metavar="REFS.bib",
         help="Sign a citation for every reference of these bibliographies that has a Pith Number.",
     ),
     citing: str = typer.Option(
@@ -70,10 +76,15 @@ def cite(
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
+    lookup: bool = LOOKUP_OPTION,
+    offline: bool = OFFLINE_OPTION,
+    arxiv_api: str | None = ARXIV_API_OPTION,
+    write_back: bool = WRITE_BACK_OPTION,
 ) -> None:
     """Sign a citation of one paper (--to) by yours (--from), or of every paper your
     bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
     signed, 1 when some were not (unresolved, invalid, unparsable)."""
+    from pithauthor._cli.lookupopts import check_lookup_options
     from pithauthor._cli.signing import Output, RegistryAccess, check_destination
     from pithauthor.errors import InputError
 
@@ -85,12 +96,17 @@ def cite(
         raise InputError("--map and --only-cited go with bibliography files")
     if bibfiles and (record or citation_key or context):
         raise InputError("--record, --citation-key and --context go with --to")
+    if not bibfiles and lookup:
+        raise InputError("--lookup goes with bibliography files")
+    check_lookup_options(lookup, offline, write_back)
     check_destination(out)
     with RegistryAccess(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json and not bibfiles, submit, access)
         if bibfiles:
+            lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back)
             ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
-                                      only_cited, parallel, as_json, output)  # fmt: skip
+                                      only_cited, parallel, as_json, output,
+                                      lookup_with)  # fmt: skip
             if not ok:
                 raise typer.Exit(1)
         else:
@@ -127,6 +143,13 @@ def _cite_one(
     output.one(event)
 
 
+class _LookupWith(NamedTuple):
+    on: bool
+    offline: bool
+    api: str | None
+    write_back: bool
+
+
 def _cite_bibliographies(
     bibfiles: list[str],
     citing: str,
@@ -137,9 +160,11 @@ def _cite_bibliographies(
     parallel: int,
     as_json: bool,
     output: Output,
+    lookup: _LookupWith,
 ) -> bool:
     from pathlib import Path
 
+    from pithauthor._cli import lookupopts
     from pithauthor._cli.output import emit_json, message, warn
     from pithauthor._cli.signing import citing_number
     from pithauthor._core.relationships import normalize_relationship
@@ -163,18 +188,24 @@ def _cite_bibliographies(
         warn(note)
     for name in reading.unknown_map_keys:
         warn(f"--map {name}: no entry has this key")
+    found = lookupopts.run_lookup(reading, lookup.api, lookup.offline) if lookup.on else None
+    if found is not None:
+        reading = found.reading
     citing_paper = citing_number(citing, citing_record, output.registry)
     resolver: Resolver | dict[str, Subject | str] = {}
     if reading.to_sign():
         resolver = RegistryResolver(output.registry.client, RecordCache())
     report = sign_bibliography(reading, citing_paper, output.signer, resolver, parallel=parallel)
     destination = output.deliver(report.events) if report.events else None
+    if found is not None and lookup.write_back:
+        lookupopts.write_back(found)
     message(render_table(report.rows))
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
     where = f" -> {destination}" if destination else ""
     message(f"{len(report.events)} citation(s) signed for {citing_paper.full}{where} ({counts})")
     if as_json:
-        emit_json({**report.as_dict(), "destination": destination})
+        extra = {"lookup": lookupopts.stats(found)} if found is not None else {}
+        emit_json({**report.as_dict(), "destination": destination, **extra})
     if report.events:
         output.send()
     return report.ok

@@ -51,5 +51,7 @@ JSON_OPTION = typer.Option(False, "--json", help="Print JSON.")
 RECORD_OPTION = typer.Option(
     None, "--record", help="The paper's record JSON (or `pith number from-arxiv --json`)."
 )
-OUT_OPTION = typer.Option(None, "--out", help="Append the signed events to FILE.jsonl.")
+OUT_OPTION = typer.Option(
+    None, "-o", "--out", metavar="FILE", help="Append the signed events to FILE (JSONL)."
+)
 EVENT_JSON_OPTION = typer.Option(False, "--json", help="Print the signed event (JSONL).")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
@@ -125,7 +126,7 @@ def show_cmd(
 @keys_app.command("export")
 def export_cmd(
     name: str | None = NAME_ARG,
-    fmt: str = typer.Option("json", "--format", metavar="json|raw", help="raw = base64 only."),
+    fmt: Literal["json", "raw"] = typer.Option("json", "--format", help="raw = base64 only."),
 ) -> None:
     """Print the public key: JSON (with key id, fingerprint, signer id) or raw base64."""
     from pithauthor._cli.output import data, emit_json
@@ -144,7 +145,7 @@ def export_cmd(
 @keys_app.command("backup")
 def backup_cmd(
     name: str | None = NAME_ARG,
-    out: str = typer.Option(..., "--out", "-o", metavar="PATH", help="Backup file to write."),
+    out: str = typer.Option(..., "-o", "--out", metavar="FILE", help="Backup file to write."),
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
 ) -> None:
@@ -218,13 +219,15 @@ def delete_cmd(
     from pithauthor.keys import delete, show
 
     record = show(name)
+    if not yes and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise InputError("not deleted: no terminal to confirm on; pass --yes to delete")
     if not yes:
         question = (
             f"Delete key {record.name!r} ({record.key_id}, {record.status})? "
             "Signatures already made stay valid, but it can never sign again"
         )
         try:
-            confirmed = typer.confirm(question, default=False)
+            confirmed = typer.confirm(question, default=False, err=True)
         except typer.Abort:
             confirmed = False
         if not confirmed:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -114,7 +114,9 @@ def inject_cmd(
 @latex_app.command("arxiv")
 def arxiv_cmd(
     target: str = typer.Argument(".", help="The manuscript folder or its main .tex file."),
-    output: str = typer.Option("paper.tar.gz", "-o", "--output", help="The archive to write."),
+    output: str = typer.Option(
+        "paper.tar.gz", "-o", "--out", metavar="FILE", help="The archive to write."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Compile, then pack the files the build read (with the .bbl and pith.sty) for arXiv."""
@@ -182,7 +184,9 @@ def sty_cmd(
 
 def badge_cmd(
     number: str = typer.Argument(..., help="The Pith Number (pith:YYYY:BODY or the body)."),
-    fmt: str = typer.Option("markdown", "--format", "-f", help="markdown, html, svg or latex."),
+    fmt: Literal["markdown", "html", "svg", "latex"] = typer.Option(
+        "markdown", "--format", "-f", help="The snippet's format."
+    ),
     image: str = typer.Option(
         "pith-badge.svg", "--image", help="Image path or URL for the markdown snippet."
     ),

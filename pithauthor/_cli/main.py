@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
+from typing import NoReturn
 
 import typer
 
-from pithauthor._cli.app import new_app
+from pithauthor._cli.app import name_values, new_app
 from pithauthor._version import __version__
 
 app = new_app(
     "The author's side of the Pith open graph: keys, claims, citations, replications, "
     "submission, verification and the LaTeX badge.",
     name="pith",
+    add_completion=True,
 )
 
 
@@ -59,30 +62,54 @@ def _register() -> None:
 
 
 _register()
+name_values(app)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app; turn every expected error into one line and a code."""
-    from pithauthor._cli.output import error_line
+    """Console entry point: run the app; turn every expected error into one line and a code.
 
+    A usage error is one line naming the fault and where help is; `PITH_DEBUG=1` adds the
+    traceback on stderr but never changes the exit code.
+    """
     try:
-        app(args=argv, prog_name="pith")
-    except SystemExit:
-        raise
+        code = app(args=argv, prog_name="pith", standalone_mode=False)
+    except typer.Abort:
+        _fail("interrupted", 130)
     except KeyboardInterrupt:
-        error_line("interrupted")
-        sys.exit(130)
+        _fail("interrupted", 130)
+    except typer.TyperException as exc:  # click's usage errors and the like
+        _usage_error(exc)
     except Exception as exc:
         from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
-        if os.environ.get("PITH_DEBUG") == "1":
-            raise
         if isinstance(exc, PithError):
-            error_line(str(exc))
-            sys.exit(exc.exit_code)
+            _fail(str(exc), exc.exit_code)
         if isinstance(exc, OSError):
             where = f": {exc.filename}" if exc.filename else ""
-            error_line(f"{exc.strerror or exc}{where}")
-            sys.exit(EXIT_INPUT)
-        error_line(f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details")
-        sys.exit(EXIT_FAILED)
+            _fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
+        _fail(
+            f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED
+        )
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> NoReturn:
+    """One line for a usage error (exit 2), or the help a bare command group asks for."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        sys.stdout.write(ctx.get_help() + "\n")
+        sys.exit(0)
+    format_message = getattr(exc, "format_message", None)
+    text = format_message() if callable(format_message) else str(exc)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    _fail(f"{text.rstrip('.')}{hint}", int(getattr(exc, "exit_code", 2)))
+
+
+def _fail(text: str, code: int) -> NoReturn:
+    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), then exit."""
+    from pithauthor._cli.output import error_line
+
+    if os.environ.get("PITH_DEBUG") == "1" and sys.exc_info()[0] is not None:
+        traceback.print_exc(file=sys.stderr)
+    error_line(text)
+    sys.exit(code)

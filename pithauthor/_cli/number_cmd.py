@@ -13,12 +13,61 @@ number_app = new_app("Compute and inspect Pith Numbers.")
 def from_arxiv(
     file: str = typer.Argument(..., help="arXivRaw XML (OAI-PMH) or JSON metadata; '-' for stdin."),
     as_json: bool = typer.Option(False, "--json", help="Print number, hash and canonical record."),
+    next_version: bool = typer.Option(
+        False, "--next-version", help="The number the next version will get (not yet on arXiv)."
+    ),
+    title: str | None = typer.Option(None, "--title", help="With --next-version: its title."),
+    abstract_file: str | None = typer.Option(
+        None, "--abstract-file", metavar="FILE", help="With --next-version: its abstract."
+    ),
+    categories: str | None = typer.Option(
+        None, "--categories", metavar="'PRIMARY OTHER...'", help="With --next-version."
+    ),
+    license: str | None = typer.Option(
+        None, "--license", metavar="URL", help="With --next-version."
+    ),
 ) -> None:
-    """Compute the Pith Number of a paper from its arXiv metadata, offline."""
-    from pithauthor._cli.output import data, emit_json
-    from pithauthor.records import build_canonical_record, read_arxiv_metadata, summarise
+    """Compute the Pith Number of a paper from its arXiv metadata, offline.
 
-    summary = summarise(build_canonical_record(read_arxiv_metadata(file)))
+    \b
+    Examples:
+      pith number from-arxiv arxivraw-2302.12445.xml
+      pith number from-arxiv arxivraw-2302.12445.xml --next-version --title "New title"
+    """
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._files import read_user_file
+    from pithauthor.errors import InputError
+    from pithauthor.records import (
+        build_canonical_record,
+        next_version_metadata,
+        read_arxiv_metadata,
+        summarise,
+    )
+
+    meta = read_arxiv_metadata(file)
+    changes = (title, abstract_file, categories, license)
+    if next_version:
+        abstract = None
+        if abstract_file is not None:
+            data_bytes = read_user_file(abstract_file, InputError, "an abstract (text)")
+            try:
+                abstract = data_bytes.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{abstract_file} is not UTF-8 text") from None
+        meta = next_version_metadata(
+            meta,
+            title=title,
+            abstract=abstract,
+            categories=categories.split() if categories is not None else None,
+            license=license,
+        )
+        message(
+            f"v{meta.latest_version} of arXiv:{meta.arxiv_id.id}, once arXiv has it with this "
+            "metadata (v1's submission time is kept)"
+        )
+    elif any(c is not None for c in changes):
+        raise InputError("--title, --abstract-file, --categories, --license go with --next-version")
+    summary = summarise(build_canonical_record(meta))
     if as_json:
         emit_json(summary)
     else:

@@ -195,18 +195,28 @@ class Output:
     print_events: bool
     submit: bool
     registry: RegistryAccess
+    destination: str = ""
 
     def signer(self) -> AuthorKey:
         return load_key(self.key, self.passphrase_file)
 
     def deliver(self, events: Sequence[dict[str, Any]]) -> str:
         """Write the events where asked; return where they went."""
-        return deliver(events, self.out, print_events=self.print_events, submit=self.submit)
+        self.destination = deliver(
+            events, self.out, print_events=self.print_events, submit=self.submit
+        )
+        return self.destination
 
     def send(self) -> None:
-        """With --submit: send what is pending now."""
+        """With --submit: send what is pending now; else say what sends them (the next step)."""
+        from pithauthor._cli.output import message
+
         if self.submit:
             submit_now(self.registry)
+        elif "the outbox" in self.destination:
+            message("next: `pith submit` sends the outbox to the registry")
+        elif self.out is not None:
+            message(f"next: `pith submit {self.out}` sends them to the registry")
 
     def one(self, event: dict[str, Any]) -> None:
         """Deliver one event, say so on stderr, and send it if asked."""

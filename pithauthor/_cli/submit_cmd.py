@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import typer
 
@@ -193,13 +193,15 @@ def auth_status() -> None:
 
 def fetch(
     ref: str = typer.Argument(..., help="A Pith Number, alias, or arXiv id."),
-    what: str = typer.Option("record", "--what", help="record, bundle, state or number."),
+    what: Literal["record", "bundle", "state", "number"] = typer.Option(
+        "record", "--what", help="What to fetch."
+    ),
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
     trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
     trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
-    output: str | None = typer.Option(None, "-o", "--output", help="Write to a file."),
+    output: str | None = typer.Option(None, "-o", "--out", metavar="FILE", help="Write to FILE."),
     allow_unverifiable: bool = typer.Option(
         False,
         "--allow-unverifiable",

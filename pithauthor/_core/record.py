@@ -118,6 +118,27 @@ class ArxivMetadata:
             raise MetadataError(f"arXiv metadata is malformed: {exc}") from None
 
 
+def next_version_metadata(
+    meta: ArxivMetadata,
+    *,
+    title: str | None = None,
+    abstract: str | None = None,
+    categories: Sequence[str] | None = None,
+    license: str | None = None,
+) -> ArxivMetadata:
+    """The metadata of the version arXiv does not have yet: version + 1, v1's submission time
+    kept (the record's `submitted_at` is always v1's), and whatever the author will change."""
+    return ArxivMetadata(
+        arxiv_id=meta.arxiv_id,
+        latest_version=meta.latest_version + 1,
+        title=meta.title if title is None else title,
+        abstract=meta.abstract if abstract is None else abstract,
+        categories=meta.categories if categories is None else tuple(categories),
+        license=meta.license if license is None else license,
+        v1_submitted_at=meta.v1_submitted_at,
+    )
+
+
 def build_canonical_record(meta: ArxivMetadata) -> dict[str, Any]:
     """The canonical record of `meta`, in protocol form."""
     return {

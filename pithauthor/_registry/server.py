@@ -204,8 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length)
         fault = self.server.faults.next_fault() if self.server.faults else None
-        if fault == "500":
-            self._fail(HTTPFailure(500, "injected fault"))
+        if fault in ("500", "501"):
+            self._fail(HTTPFailure(int(fault), "injected fault"))
             return
         if fault == "stall":
             time.sleep(self.server.faults.stall_seconds if self.server.faults else 0)

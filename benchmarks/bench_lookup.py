@@ -1,0 +1,143 @@
+"""Benchmark: `--lookup` of a 200-entry bibliography against a local arXiv API.
+
+figure   = cost per entry of a lookup that asks the API (fresh cache): batching, HTTP over
+           loopback, Atom parsing, matching, caching; arXiv's 3-second spacing is off (loopback);
+baseline = cost per entry of the same lookup answered from the cache (one cached answer);
+target   = ratio <= 10.
+requests = HTTP requests for the 200 entries, against the 200 one-title requests it would take
+           without batching; target <= 1/10.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks._timing import interleaved_medians, row
+
+ENTRIES = 200
+SEED = 20261130
+REPEATS = 5
+_WORDS = [
+    "learning",
+    "neural",
+    "quantum",
+    "graph",
+    "sparse",
+    "robust",
+    "optimal",
+    "transport",
+    "attention",
+    "field",
+    "theory",
+    "lattice",
+    "gauge",
+    "inference",
+    "bayesian",
+    "stochastic",
+    "gradient",
+    "convex",
+    "manifold",
+    "spectral",
+    "kernel",
+    "entropy",
+    "causal",
+    "diffusion",
+    "random",
+    "matrix",
+    "topological",
+    "phase",
+    "transition",
+    "scattering",
+]
+#: The local arXiv API server lives with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+_SURNAMES = ["Smith", "Müller", "García", "Wang", "Kim", "Novak", "Rossi", "Dubois", "Tanaka"]
+
+
+def papers_and_bib(path: Path, entries: int = ENTRIES) -> list[Any]:
+    """The local arXiv's papers (each entry's, and as many unrelated ones) and the .bib."""
+    from arxiv_api_server import Paper
+
+    rng = random.Random(SEED)
+    papers, out = [], []
+    for i in range(2 * entries):
+        title = " ".join(rng.sample(_WORDS, 7)).capitalize() + f" {i}"
+        names = rng.sample(_SURNAMES, 3)
+        year = 2010 + i % 15
+        number = f"{i:05d}" if year >= 2015 else f"{i + 1:04d}"  # 5 digits from 2015 on
+        papers.append(
+            Paper(f"{year % 100:02d}{1 + i % 12:02d}.{number}", title,
+                  [f"A. {n}" for n in names], f"{year}-03-01T00:00:00Z")
+        )  # fmt: skip
+        if i < entries:
+            authors = " and ".join(f"{n}, A." for n in names)
+            out.append(
+                f"@article{{key{i},\n  title={{{title.lower()}}},\n  author={{{authors}}},\n"
+                f"  journal={{Journal of things}},\n  year={{{year + i % 2}}}\n}}\n"
+            )
+    path.write_text("\n".join(out), encoding="utf-8")
+    return papers
+
+
+def run() -> list[dict[str, Any]]:
+    from arxiv_api_server import ArxivServer
+
+    from pithauthor._bib.latex_text import to_unicode
+    from pithauthor._bib.matching import normal_title, surname_key, title_words
+    from pithauthor.bibliography import read_bibliographies
+    from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bib = root / "refs.bib"
+        papers = papers_and_bib(bib)
+        reading = read_bibliographies([bib])
+        with ArxivServer(papers) as server, ArxivApi(server.url) as api:
+            warm = LookupCache(root / "warm")
+            warm.folder.mkdir()
+            first = lookup_identifiers(reading, api, cache=warm)
+            resolved = sum(e.identifier_source == "lookup" for e in first.reading.entries)
+            fresh: list[LookupCache] = []
+
+            def setup() -> None:
+                for cached_function in (to_unicode, normal_title, title_words, surname_key):
+                    cached_function.cache_clear()  # no help from earlier rounds
+                folder = Path(tempfile.mkdtemp(dir=root))
+                fresh.append(LookupCache(folder))
+
+            def asking() -> None:
+                lookup_identifiers(reading, api, cache=fresh[-1])
+
+            def cached() -> None:
+                result = lookup_identifiers(reading, api, cache=warm)
+                assert result.requests == 0
+
+            baseline, figure = interleaved_medians([cached, asking], runs=REPEATS, setup=setup)
+    note = f"{resolved}/{ENTRIES} resolved; median of {REPEATS} interleaved runs"
+    return [
+        row(
+            f"lookup, per entry, {ENTRIES} entries asked of a local arXiv API "
+            "(vs one cached answer)",
+            figure / ENTRIES,
+            baseline / ENTRIES,
+            10.0,
+            note=note,
+        ),
+        row(
+            f"lookup, HTTP requests for {ENTRIES} entries (vs one request per entry)",
+            float(first.requests),
+            float(ENTRIES),
+            0.1,
+            unit="requests",
+            note="titles batched 10 a request (OR of ti: phrases)",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    for r in run():
+        sys.stdout.write(f"{r}\n")

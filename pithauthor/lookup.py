@@ -1,0 +1,185 @@
+"""Find the arXiv identifier of bibliography entries that carry none, by asking arXiv's API for
+their title and authors, and accepting only certain matches (rules: `pithauthor._bib.matching`,
+docs/cite.md).
+
+    reading = read_bibliographies([Path("refs.bib")])
+    with ArxivApi() as api:
+        result = lookup_identifiers(reading, api)
+    result.reading            # entries resolved by lookup are `found`, source `lookup`
+    write_back(result.reading)  # add eprint/archivePrefix to the .bib files
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from pithauthor._bib.arxiv_api import ARXIV_INTERVAL, DEFAULT_API, ArxivApi
+from pithauthor._bib.arxiv_atom import (
+    RESULTS_PER_TITLE,
+    ArxivApiError,
+    Feed,
+    batches,
+    search_query,
+)
+from pithauthor._bib.lookup_cache import LookupCache
+from pithauthor._bib.matching import YEARS_AFTER, YEARS_BEFORE, Candidate, Query, concerns, decide
+from pithauthor._bib.writeback import WriteBack, write_eprints
+from pithauthor._core.arxiv_id import ArxivId
+from pithauthor.bibliography import BibEntry, BibReading
+
+__all__ = [
+    "ARXIV_INTERVAL",
+    "DEFAULT_API",
+    "YEARS_AFTER",
+    "YEARS_BEFORE",
+    "ArxivApi",
+    "ArxivApiError",
+    "LookupCache",
+    "LookupResult",
+    "WriteBack",
+    "lookup_identifiers",
+    "write_back",
+]
+
+#: Called after each request with (requests done, requests planned so far).
+Progress = Callable[[int, int], None]
+#: Papers asked for when one title is asked again on its own.
+_SINGLE_RESULTS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class LookupResult:
+    """The reading with lookup outcomes, and what it cost."""
+
+    reading: BibReading
+    looked_up: int  # entries that had no identifier and could be looked up
+    requests: int  # HTTP requests sent (0 when every answer was cached)
+    cached: int  # queries answered from the cache
+
+
+@dataclass
+class _Plan:
+    queries: dict[str, Query]
+    answers: dict[str, tuple[tuple[Candidate, ...], bool]]
+    requests: int = 0
+    planned: int = 0
+
+
+def lookup_identifiers(
+    reading: BibReading,
+    api: ArxivApi,
+    *,
+    cache: LookupCache | None = None,
+    offline: bool = False,
+    progress: Progress | None = None,
+) -> LookupResult:
+    """Look up every `no_identifier` entry of `reading` on arXiv (only in the cache when
+    `offline`: nothing is sent). ArxivApiError (exit 3) when arXiv cannot be asked; the answers
+    received before are cached."""
+    from pithauthor._bib.matching import query_for
+
+    cache = cache or LookupCache()
+    api_url = api.url
+    targets: list[tuple[BibEntry, Query | str]] = [
+        (entry, query_for(entry.fields)) for entry in reading.entries
+        if entry.status == "no_identifier"
+    ]  # fmt: skip
+    plan = _Plan({}, {})
+    for _, query in targets:
+        if isinstance(query, Query):
+            plan.queries.setdefault(query.key, query)
+    cached = 0
+    for key in plan.queries:
+        hit = cache.get(api_url, key, any_age=offline)
+        if hit is not None:
+            plan.answers[key] = hit
+            cached += 1
+    missing = [q for k, q in plan.queries.items() if k not in plan.answers]
+    if missing and not offline:
+        _ask(api, cache, plan, missing, progress)
+    entries = {id(entry): _apply(entry, query, plan) for entry, query in targets}
+    updated = [entries.get(id(entry), entry) for entry in reading.entries]
+    return LookupResult(
+        reading=reading.with_entries(updated),
+        looked_up=sum(isinstance(q, Query) for _, q in targets),
+        requests=plan.requests,
+        cached=cached,
+    )
+
+
+def _ask(
+    api: ArxivApi, cache: LookupCache, plan: _Plan, missing: list[Query], progress: Progress | None
+) -> None:
+    groups = batches(missing)
+    plan.planned = len(groups)
+    if progress is not None:
+        progress(0, plan.planned)
+    retry: list[Query] = []
+    for group in groups:
+        feed = _search(api, plan, progress, group, RESULTS_PER_TITLE * len(group))
+        for query in group:
+            papers = tuple(c for c in feed.candidates if concerns(query, c))
+            if feed.complete or len(group) == 1:
+                _store(cache, api.url, plan, query, papers, feed.complete)
+            else:  # the answer was cut: this title alone, so that no paper of it is missed
+                retry.append(query)
+    plan.planned += len(retry)
+    for query in retry:
+        feed = _search(api, plan, progress, [query], _SINGLE_RESULTS)
+        papers = tuple(c for c in feed.candidates if concerns(query, c))
+        _store(cache, api.url, plan, query, papers, feed.complete)
+
+
+def _search(
+    api: ArxivApi, plan: _Plan, progress: Progress | None, group: list[Query], results: int
+) -> Feed:
+    feed = api.search(search_query(group), results)
+    plan.requests += 1
+    if progress is not None:
+        progress(plan.requests, plan.planned)
+    return feed
+
+
+def _store(
+    cache: LookupCache,
+    api_url: str,
+    plan: _Plan,
+    query: Query,
+    papers: tuple[Candidate, ...],
+    complete: bool,
+) -> None:
+    cache.put(api_url, query.key, papers, complete)
+    plan.answers[query.key] = (papers, complete)
+
+
+def _apply(entry: BibEntry, query: Query | str, plan: _Plan) -> BibEntry:
+    if isinstance(query, str):
+        return replace(entry, lookup_detail=query)
+    answer = plan.answers.get(query.key)
+    if answer is None:
+        return replace(entry, lookup_detail="not looked up: no cached answer (--offline)")
+    outcome = decide(query, answer[0], complete=answer[1])
+    if outcome.status != "resolved":
+        return replace(entry, lookup_status=outcome.status, lookup_detail=outcome.detail)
+    assert outcome.arxiv_id is not None
+    return replace(
+        entry,
+        identifier=ArxivId.parse(outcome.arxiv_id),
+        identifier_source="lookup",
+        identifier_hint=None,
+        lookup_status="resolved",
+        lookup_detail=outcome.detail,
+    )
+
+
+def write_back(reading: BibReading | Iterable[BibEntry]) -> list[WriteBack]:
+    """Add `eprint`/`archivePrefix` to every entry whose identifier came from a lookup, file by
+    file (each with a backup). Files with nothing to add are not touched."""
+    entries = reading.entries if isinstance(reading, BibReading) else tuple(reading)
+    per_file: dict[Path, dict[str, str]] = {}
+    for entry in entries:
+        if entry.identifier_source == "lookup" and entry.identifier is not None:
+            per_file.setdefault(entry.source_file, {})[entry.key] = str(entry.identifier)
+    return [write_eprints(path, ids) for path, ids in per_file.items()]

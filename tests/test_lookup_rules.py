@@ -1,0 +1,162 @@
+"""The rules that make a lookup match *certain* (pure: no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pithauthor._bib.arxiv_atom import BATCH_TITLES, MAX_QUERY_CHARS, batches, search_query, term
+from pithauthor._bib.matching import (
+    Candidate,
+    Query,
+    bib_surnames,
+    decide,
+    entry_year,
+    normal_title,
+    query_for,
+)
+
+ATTENTION = Candidate("1706.03762", "Attention Is All You Need", ("Ashish Vaswani",), 2017)
+
+
+def _query(title: str = "Attention is all you need", author: str = "Vaswani, Ashish",
+           year: str = "2017", **more: str) -> Query:  # fmt: skip
+    query = query_for({"title": title, "author": author, "year": year, **more})
+    assert isinstance(query, Query), query
+    return query
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        ("Attention is all you need", "Attention Is All You Need"),
+        ("{BERT}: Pre-training of deep bidirectional transformers", "BERT: Pre-training of Deep "
+         "Bidirectional Transformers"),
+        (r"Schr{\"o}dinger operators and {$\alpha$}-stable processes",
+         "Schrödinger Operators and \u03b1-Stable Processes"),
+        ("Anti de {S}itter space and holography", "Anti De Sitter Space And Holography"),
+        ("The large-N limit of superconformal field theories", "The Large N Limit of "
+         "Superconformal\n  Field Theories"),
+        (r"Caf{\'e} au lait", "Cafe au lait"),
+    ],
+)  # fmt: skip
+def test_titles_equal_ignoring_case_markup_accents_and_punctuation(ours: str, theirs: str) -> None:
+    assert normal_title(ours) == normal_title(theirs)
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        ("Transformers in vision", "Transformers in Vision: A Survey"),
+        ("Deep learning", "Deep learning II"),
+        ("Attention is all you need", "Attention is not all you need"),
+    ],
+)
+def test_near_miss_titles_differ(ours: str, theirs: str) -> None:
+    assert normal_title(ours) != normal_title(theirs)
+
+
+def test_the_certain_match_resolves_with_its_evidence() -> None:
+    outcome = decide(_query(), [ATTENTION])
+    assert (outcome.status, outcome.arxiv_id) == ("resolved", "1706.03762")
+    assert "author Vaswani" in outcome.detail
+
+
+def test_a_longer_title_holding_ours_is_only_a_candidate() -> None:
+    survey = Candidate("2101.01169", "Transformers in Vision: A Survey", ("Salman Khan",), 2021)
+    outcome = decide(_query("Transformers in vision", "Khan, Salman", "2022"), [survey])
+    assert outcome.status == "ambiguous" and outcome.arxiv_id is None
+    assert outcome.candidates == ("2101.01169",) and "another title" in outcome.detail
+
+
+def test_the_same_title_by_other_authors_is_not_certain() -> None:
+    other = Candidate("1807.07987", "Deep Learning", ("Nicholas G. Polson", "Vadim Sokolov"), 2015)
+    outcome = decide(_query("Deep learning", "LeCun, Yann and Bengio, Yoshua", "2015"), [other])
+    assert outcome.status == "ambiguous" and "no author in common" in outcome.detail
+
+
+@pytest.mark.parametrize(("arxiv_year", "certain"), [(2016, True), (2017, True), (2015, False),
+                                                    (2018, False)])  # fmt: skip
+def test_the_arxiv_year_may_be_the_entry_year_or_the_year_before(
+    arxiv_year: int, certain: bool
+) -> None:
+    candidate = Candidate("1706.03762", "Attention is all you need", ("A. Vaswani",), arxiv_year)
+    outcome = decide(_query(), [candidate])
+    assert (outcome.status == "resolved") is certain, outcome
+
+
+def test_a_different_doi_makes_it_uncertain_and_the_same_doi_is_evidence() -> None:
+    doi = Candidate("1706.03762", ATTENTION.title, ATTENTION.authors, 2017, "10.1000/other")
+    outcome = decide(_query(doi="https://doi.org/10.5555/3295222.3295349"), [doi])
+    assert outcome.status == "ambiguous" and "DOI 10.1000/other" in outcome.detail
+    same = Candidate("1706.03762", ATTENTION.title, ATTENTION.authors, 2017, "10.5555/ABC")
+    outcome = decide(_query(doi="10.5555/abc"), [same])
+    assert outcome.status == "resolved" and outcome.detail.endswith(", DOI")
+
+
+def test_two_certain_papers_are_ambiguous_and_versions_are_one_paper() -> None:
+    twin = Candidate("1706.99999", ATTENTION.title, ("Ashish Vaswani",), 2017)
+    outcome = decide(_query(), [ATTENTION, twin])
+    assert outcome.status == "ambiguous" and set(outcome.candidates) == {
+        ATTENTION.arxiv_id,
+        twin.arxiv_id,
+    }
+    assert decide(_query(), [ATTENTION, ATTENTION]).status == "resolved"
+
+
+def test_a_cut_answer_never_resolves() -> None:
+    outcome = decide(_query(), [ATTENTION], complete=False)
+    assert outcome.status == "ambiguous" and "more papers" in outcome.detail
+    assert decide(_query(), [], complete=False).status == "not_found"
+
+
+def test_nothing_is_not_found() -> None:
+    outcome = decide(_query(), [])
+    assert outcome.status == "not_found" and outcome.arxiv_id is None
+
+
+@pytest.mark.parametrize(
+    ("field", "surnames"),
+    [
+        ("Vaswani, Ashish and Kaiser, {\\L}ukasz", ["Vaswani", "Kaiser"]),
+        ("Ashish Vaswani and Laurens van der Maaten", ["Vaswani", "Maaten"]),
+        ("van der Maaten, Laurens and others", ["van der Maaten"]),
+        ('{Google DeepMind} and Schr{\\"o}dinger, Erwin', ["Google DeepMind", "Schrödinger"]),
+        ("{Smith and Sons} AND Doe, J.", ["Smith and Sons", "Doe"]),
+    ],
+)
+def test_surnames_from_bibtex_author_fields(field: str, surnames: list[str]) -> None:
+    assert bib_surnames(field) == surnames
+
+
+@pytest.mark.parametrize(
+    ("author", "arxiv_author"),
+    [
+        ("Kaiser, {\\L}ukasz", "Łukasz Kaiser"),
+        ("van der Maaten, Laurens", "Laurens van der Maaten"),
+        ('Schr{\\"o}dinger, Erwin', "Erwin Schrodinger"),
+        ("Zhang, Wei", "Zhang Wei"),  # family name first on arXiv
+    ],
+)
+def test_surnames_match_across_spellings(author: str, arxiv_author: str) -> None:
+    candidate = Candidate("2001.00001", "A title", (arxiv_author,), 2020)
+    assert decide(_query("A title", author, "2020"), [candidate]).status == "resolved"
+
+
+def test_entries_without_title_author_or_year_are_not_looked_up() -> None:
+    assert query_for({"title": "X", "year": "2020"}) == (
+        "not looked up: no author to confirm a match"
+    )
+    assert "title or year" in str(query_for({"author": "Doe, J."}))
+    assert entry_year({"date": "2019-06-01"}) == 2019
+    assert entry_year({"year": "{2017a}"}) == 2017
+
+
+def test_queries_are_batched_by_count_and_length() -> None:
+    queries = [_query(f"Paper number {i} about gauge fields", "Doe, Jane") for i in range(25)]
+    assert [len(b) for b in batches(queries)] == [BATCH_TITLES, BATCH_TITLES, 5]
+    long = [_query(" ".join(["word"] * 24) + f" {i}", "Doe, Jane") for i in range(40)]
+    for batch in batches(long):
+        assert len(search_query(batch)) <= MAX_QUERY_CHARS
+    assert term(_query('Quotes "inside" (and) OR parens', "O'Neil, Jo")) == (
+        'ti:"quotes inside and or parens"'  # O'Neil is not a plain au: term
+    )
