@@ -60,6 +60,11 @@ _EXPORTS: dict[str, str] = {
     "verify_document": "pithauthor.verify",
     "verify_file": "pithauthor.verify",
     "pinned_trust": "pithauthor.trust",
+    # identity proofs (docs/identity.md)
+    "check_identity": "pithauthor.identity",
+    "orcid_proof": "pithauthor.identity",
+    "web_proof_document": "pithauthor.identity",
+    "IdentityProof": "pithauthor.identity",
     "Trust": "pithauthor.trust",
     # records
     "ArxivMetadata": "pithauthor.records",

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
@@ -231,19 +232,19 @@ def _transport_reason(exc: Exception) -> str:
 
 def _json(response: httpx.Response) -> Any:
     try:
-        return json.loads(response.content.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return parse_json(response.content)
+    except JSONFault as exc:
         raise RegistryResponseError(
             f"the registry at {origin(str(response.url))} answered {response.status_code} "
-            "with something that is not JSON"
+            f"with something that is not strict JSON ({exc})"
         ) from None
 
 
 def _answer_error(response: httpx.Response, url: str) -> Exception:
     status = response.status_code
     try:
-        answer: Any = json.loads(response.content.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        answer: Any = parse_json(response.content)
+    except JSONFault:
         answer = None
     reason = answer.get("error") if isinstance(answer, Mapping) else None
     reason = " ".join(str(reason or response.reason_phrase or "").split())[:300]

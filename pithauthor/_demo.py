@@ -18,7 +18,6 @@ Then the registry is stopped and the folder removed. Exit 0 on success, 1 (one l
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -28,6 +27,8 @@ import time
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+
+from pithauthor._core.strict_json import parse_json
 
 PAPER_A = "2101.99901"  # synthetic example paper A
 PAPER_B = "2101.99902"  # synthetic example paper B: "our" paper, citing A and DeAR
@@ -117,7 +118,7 @@ def _data(*parts: str) -> Path:
 def _verify_the_real_record(demo: Demo) -> None:
     _say("pithauthor demo: claim, cite, replicate, submit, verify, badge\n")
     _say("1. The real pith.science record of DeAR (arXiv:2302.12445), offline")
-    report = json.loads(
+    report = parse_json(
         demo.pith("verify", str(_data("demo", "record-2302.12445v2.json")), "--json").stdout
     )
     passed = sum(c["status"] == "passed" for c in report["checks"])
@@ -137,7 +138,7 @@ def _author_job(demo: Demo, url: str) -> None:
     _say("   its key is trusted for this demo only (--trust-manifest)")
 
     _say("\n3. A throwaway author key (pith keys generate; encrypted file, PITH_PASSPHRASE)")
-    key = json.loads(
+    key = parse_json(
         demo.pith(
             "keys",
             "generate",
@@ -158,7 +159,7 @@ def _author_job(demo: Demo, url: str) -> None:
     _say("   " + _last(claim.stderr, "submitted"))
     cite = demo.pith("cite", str(_data("demo", "refs.bib")), "--from", PAPER_B, "--submit",
                      "--json", *demo.registry)  # fmt: skip
-    for row in json.loads(cite.stdout)["rows"]:
+    for row in parse_json(cite.stdout)["rows"]:
         _say(f"   pith cite: {row['key']:<11} {row['status']:<13} {row['detail']}")
     _say("   " + _last(cite.stderr, "submitted"))
     log = demo.root / "replication-log.txt"
@@ -172,7 +173,7 @@ def _author_job(demo: Demo, url: str) -> None:
     )  # fmt: skip
     _say("   pith replicate: " + _last(replicate.stderr, "signed"))
     _say("   " + _last(replicate.stderr, "submitted"))
-    again = json.loads(demo.pith("submit", "--json", *demo.registry).stdout)
+    again = parse_json(demo.pith("submit", "--json", *demo.registry).stdout)
     _say(f"   pith submit again: {len(again['accepted'])} sent, {len(again['pending'])} pending "
          "(each event arrived exactly once)")  # fmt: skip
 
@@ -180,10 +181,10 @@ def _author_job(demo: Demo, url: str) -> None:
     for ref in (PAPER_B, PAPER_A, DEAR):
         out = demo.root / f"state-{ref.replace('/', '_')}.json"
         demo.pith("fetch", ref, "--what", "state", "-o", str(out), *demo.registry)
-        report = json.loads(
+        report = parse_json(
             demo.pith("verify", str(out), "--trust-manifest", demo.registry[3], "--json").stdout
         )
-        state = json.loads(out.read_text("utf-8"))
+        state = parse_json(out.read_text("utf-8"))
         cur = state["current"]
         passed = sum(c["status"] == "passed" for c in report["checks"])
         _say(

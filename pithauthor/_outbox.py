@@ -14,7 +14,6 @@ which only re-sends an event the registry already has (it answers 200, never a s
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -23,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pithauthor._core.canonical import canonical
+from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor.errors import EventError
 
@@ -173,7 +174,7 @@ class Outbox:
         self._update(
             "UPDATE outbox SET state='accepted', registry=?, answer=?, reason=NULL, "
             "updated_at=?, attempts = attempts + ? WHERE event_id=?",
-            (registry, json.dumps(answer), _now(), int(attempted), event_id),
+            (registry, dump_json(answer), _now(), int(attempted), event_id),
         )
 
     def mark_rejected(
@@ -182,7 +183,7 @@ class Outbox:
         self._update(
             "UPDATE outbox SET state='rejected', registry=?, answer=?, reason=?, updated_at=?, "
             "attempts = attempts + ? WHERE event_id=? AND state='pending'",
-            (registry, json.dumps(answer), reason, _now(), int(attempted), event_id),
+            (registry, dump_json(answer), reason, _now(), int(attempted), event_id),
         )
 
     def retry(self, event_ids: Iterable[str] | None = None) -> int:
@@ -236,7 +237,7 @@ def _row(event: Mapping[str, Any]) -> tuple[str, str, str, str]:
         str(event["event_id"]),
         str(event["event_type"]),
         str(event["subject_pith_number"]),
-        json.dumps(event, ensure_ascii=False, sort_keys=True),
+        canonical(event).decode("utf-8"),
     )
 
 
@@ -245,12 +246,20 @@ def _entry(row: tuple[Any, ...]) -> OutboxEntry:
         event_id=row[0],
         event_type=row[1],
         subject=row[2],
-        event=json.loads(row[3]),
+        event=_column(row[3]),
         state=row[4],
         stored_at=row[5],
         updated_at=row[6],
         attempts=row[7],
         registry=row[8],
-        answer=json.loads(row[9]) if row[9] else None,
+        answer=_column(row[9]) if row[9] else None,
         reason=row[10],
     )
+
+
+def _column(text: str) -> Any:
+    """A JSON column this module wrote, read by the one strict reader."""
+    try:
+        return parse_json(text)
+    except JSONFault as exc:
+        raise EventError(f"the outbox holds a damaged entry ({exc})") from None

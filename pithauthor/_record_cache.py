@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pithauthor._core.strict_json import JSONFault, parse_json
+
 DB_NAME = "records.sqlite3"
 DEFAULT_TTL = 24 * 3600
 SCHEMA = """
@@ -52,7 +54,10 @@ class RecordCache:
             ).fetchone()
         if row is None:
             return None
-        doc = json.loads(row[0])
+        try:
+            doc = parse_json(row[0])
+        except JSONFault:
+            return None  # a damaged cache entry is a miss
         return doc if isinstance(doc, dict) else None
 
     def put_record(self, registry: str, body: str, doc: dict[str, Any]) -> None:

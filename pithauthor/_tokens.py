@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import InputError
 
 TOKEN_ENV = "PITH_TOKEN"
@@ -25,8 +26,8 @@ def _read(path: Path) -> dict[str, str]:
 
     check_private(path, is_dir=False)
     try:
-        doc = json.loads(path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError):
+        doc = parse_json(path.read_bytes())
+    except (OSError, JSONFault):
         raise InputError(f"{path} is not a token file pith wrote; remove it") from None
     return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
 

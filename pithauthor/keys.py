@@ -19,6 +19,7 @@ from typing import Any
 from pithauthor._core.canonical import b64decode, b64encode
 from pithauthor._core.key_identity import fingerprint_hex, key_id, signer_id
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.strict_json import parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._keystore import container
 from pithauthor._keystore.files import create_private
@@ -312,7 +313,7 @@ def import_backup(
     key_source = passphrase or passphrase_source()
     where = f"backup {path}"
     try:
-        doc = json.loads(Path(path).read_text("utf-8"))
+        doc = parse_json(Path(path).read_bytes())
     except ValueError:
         raise KeyFileTampered(f"{where} is not valid JSON") from None
     if not isinstance(doc, dict) or doc.get("kind") != BACKUP_KIND:

@@ -10,10 +10,12 @@ import difflib
 import os
 import tarfile
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.build import compile_project, copy_project
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.pdfcheck import check_pdf
@@ -177,7 +179,12 @@ def _sty_version(data: bytes) -> str:
 
 
 def _compile_and_check(
-    main: Path, new_bytes: bytes, sty: bytes, engine: str, number: PithNumber
+    main: Path,
+    new_bytes: bytes,
+    sty: bytes,
+    engine: str,
+    number: PithNumber | None,
+    author_keys: Sequence[str] = (),
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="pith-check-") as tmp:
         project = copy_project(main.parent, Path(tmp) / "project")
@@ -185,34 +192,59 @@ def _compile_and_check(
         copy.write_bytes(new_bytes)
         (project / STY_NAME).write_bytes(sty)
         result = compile_project(project, copy, engine)
-        check_pdf(result.pdf, number)
+        if number is not None:
+            check_pdf(result.pdf, number)
+        if author_keys:
+            _check_pdf_keys(result.pdf, author_keys)
+
+
+def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
+    from pithauthor._core.identity import pdf_key_ids
+    from pithauthor.identity import read_pdf_author_keys
+
+    found, _ = read_pdf_author_keys(pdf.read_bytes())
+    missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
+    if missing:
+        raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
 def inject(
     target: str | os.PathLike[str],
-    number: PithNumber,
+    number: PithNumber | None,
     *,
+    author_keys: Sequence[str] = (),
     dry_run: bool = False,
     check: bool = False,
     force: bool = False,
 ) -> InjectResult:
-    """Add the badge to the manuscript at `target` (a folder or a .tex file).
+    """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
+    `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
+    None when only keys are added (before the paper has a Pith Number).
 
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     """
-    _require_year(number)
+    if number is None and not author_keys:
+        raise InputError("give a Pith Number, author keys, or both")
+    if number is not None:
+        _require_year(number)
     main = find_main_file(Path(target))
     source = read_text_file(main)
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
-    new_text, *notes = _edits(source, preamble, number, force)
+    new_text, notes = source.text, []
+    if number is not None:
+        new_text, *notes = _edits(source, preamble, number, force)
+    if author_keys:
+        new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
+        if added:
+            notes.append(f"added {added} \\pithauthorkey line(s)")
     new_bytes = source.raw if new_text == source.text else source.encode(new_text)
     changed = new_bytes != source.raw
     sty_action, sty = _sty_plan(main, force)
     if changed and not dry_run:
         ensure_writable(main)
     if check:
-        _compile_and_check(main, new_bytes, sty, engine, number)
+        _compile_and_check(main, new_bytes, sty, engine, number, author_keys)
     backup: Path | None = None
     if not dry_run:
         mode = main.stat().st_mode

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from pithauthor._core.record import (
     pith_number_of,
     summarise,
 )
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import MetadataError
 
 __all__ = [
@@ -36,9 +36,9 @@ def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
         raise MetadataError("the arXiv metadata is empty")
     if stripped[:1] == b"{":
         try:
-            doc: Any = json.loads(stripped.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MetadataError(f"the JSON metadata is not valid JSON ({exc})") from None
+            doc: Any = parse_json(stripped)
+        except JSONFault as exc:
+            raise MetadataError(f"the JSON metadata is not valid JSON: {exc}") from None
         return ArxivMetadata.from_json(doc)
     if stripped[:1] == b"<":
         return parse_arxiv_raw(data)

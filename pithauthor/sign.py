@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
+from pithauthor._core.identity import proofs_problem
 from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
@@ -60,16 +61,29 @@ def attest_authorship(
     orcid: str | None = None,
     position: int | None = None,
     statement: str | None = None,
+    identity_proofs: Iterable[Mapping[str, Any]] = (),
     created_at: CreatedAt = None,
 ) -> dict[str, Any]:
-    """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based)."""
+    """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based).
+
+    `identity_proofs` ({kind, locator}: orcid, web, paper; docs/identity.md) are signed with
+    the rest; an `orcid` proof must name the author's own iD."""
     if orcid is not None:
         try:  # an orcid.org URL is accepted, as `keys generate` accepts it
             orcid = normalize_orcid(orcid)
         except OrcidError as exc:
             raise EventError(str(exc)) from None
+    proofs = list(identity_proofs)
+    problem = proofs_problem(proofs, orcid)
+    if problem is not None:
+        raise EventError(f"identity_proofs: {problem}")
     payload = attestation_payload(
-        subject.canonical_sha256, name=name, orcid=orcid, position=position, statement=statement
+        subject.canonical_sha256,
+        name=name,
+        orcid=orcid,
+        position=position,
+        statement=statement,
+        identity_proofs=proofs,
     )
     return _sign(signer, ATTESTATION, subject.pith_number, payload, created_at)
 

@@ -8,6 +8,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import RegistryKey, Trust
 from pithauthor.errors import DocumentError
 
@@ -21,19 +22,15 @@ TRUST_ENV = "PITH_TRUST"
 def pinned_trust() -> Trust:
     """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
     text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
-    from pithauthor._core.strict_json import parse_json
-
     return Trust.from_manifest(parse_json(text))
 
 
 def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:
     """Keys from a manifest file the user chose to trust (e.g. a local registry's), each
     labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`)."""
-    from pithauthor._core.strict_json import parse_json
-
     try:
         doc = parse_json(path.read_bytes())
-    except (OSError, ValueError) as exc:
+    except (OSError, JSONFault) as exc:
         raise DocumentError(f"cannot read the manifest {path}: {exc}") from None
     try:
         return Trust.from_manifest(doc, local=local, source=f"{label} {path}")

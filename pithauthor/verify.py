@@ -22,13 +22,14 @@ from pithauthor._core.registry_checks import (
     check_record,
     check_state,
 )
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
 
 COMPUTED_FIELDS = {"canonical_record", "canonical_sha256", "pith_number"}
 """All that `pith number from-arxiv --json` prints; more fields make it another kind."""
 
-__all__ = ["detect_kind", "read_documents", "verify_document", "verify_file"]
+__all__ = ["detect_kind", "read_documents", "verify_document", "verify_documents", "verify_file"]
 
 
 def detect_kind(doc: Any) -> str:
@@ -85,8 +86,6 @@ def read_documents(path: Path | str) -> list[Any]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DocumentError(f"{path} is not UTF-8 text") from None
-    from pithauthor._core.strict_json import JSONFault, parse_json
-
     try:
         return [parse_json(text)]
     except JSONFault as whole_error:
@@ -98,14 +97,18 @@ def read_documents(path: Path | str) -> list[Any]:
                 docs.append(parse_json(line))
             except JSONFault as exc:
                 if number == 1:
-                    raise DocumentError(f"{path} is not valid JSON ({whole_error})") from None
-                raise DocumentError(f"{path} line {number} is not valid JSON ({exc})") from None
+                    raise DocumentError(f"{path} is not valid JSON: {whole_error}") from None
+                raise DocumentError(f"{path} line {number} is not valid JSON: {exc}") from None
         return docs
 
 
 def verify_file(path: Path | str, trust: Trust | None = None) -> Report:
     """Verify every document in a file; several (JSONL) are reported with a line prefix."""
-    docs = read_documents(path)
+    return verify_documents(read_documents(path), trust)
+
+
+def verify_documents(docs: list[Any], trust: Trust | None = None) -> Report:
+    """Verify documents already read (`read_documents`); several get a `[n].` prefix."""
     if len(docs) == 1:
         return verify_document(docs[0], trust)
     kinds = {detect_kind(d) for d in docs}

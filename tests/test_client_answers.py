@@ -81,12 +81,25 @@ def test_backoff_is_capped_full_jitter() -> None:
     assert max(delays) > 2.0  # jitter spreads up to the cap
 
 
-def test_invalid_json_is_a_response_error() -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html>",
+        b'{"a": NaN}',
+        b'{"n": ' + b"9" * 5000 + b"}",
+        b'{"s": "\\ud800"}',
+        b'{"a": 1, "a": 2}',
+        b"[" * 100_000,
+        b'{"a": "\xff"}',
+    ],
+    ids=["html", "nan", "huge-int", "lone-surrogate", "duplicate-key", "deep", "not-utf8"],
+)
+def test_an_answer_that_is_not_strict_json_is_a_response_error(body: bytes) -> None:
     http = RegistryHttp(
         "https://pith.science",
-        transport=httpx.MockTransport(lambda r: httpx.Response(200, content=b"<html>")),
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, content=body)),
     )
-    with pytest.raises(RegistryResponseError, match="not JSON"):
+    with pytest.raises(RegistryResponseError, match="not strict JSON"):
         http.get_json("/pith/X")
 
 

@@ -15,6 +15,7 @@ from pithauthor._core.payloads import EVENT_TYPES, OUTCOMES, PROOF_SYSTEMS
 from pithauthor._core.relationships import RELATIONSHIPS
 
 VECTORS = Path(__file__).parent / "vectors" / "events"
+FRACTION = "must be an integer without a fraction"
 
 
 @pytest.mark.parametrize("event_type", EVENT_TYPES)
@@ -51,7 +52,11 @@ def _payloads() -> list[tuple[str, Any]]:
 @pytest.mark.parametrize(("event_type", "payload"), _payloads())
 def test_reference_jsonschema_agrees_on_every_vector_payload(event_type: str, payload: Any) -> None:
     reference = jsonschema.Draft7Validator(load_schema(event_type)).is_valid(payload)
-    assert reference == (schema_violation(event_type, payload) is None)
+    violation = schema_violation(event_type, payload)
+    if violation is not None and violation.endswith(FRACTION):
+        assert reference  # the one rule beyond JSON Schema: 3.0 is an `integer` there
+    else:
+        assert reference == (violation is None)
 
 
 def test_invalid_vectors_include_schema_failures_both_validators_reject() -> None:
@@ -60,6 +65,8 @@ def test_invalid_vectors_include_schema_failures_both_validators_reject() -> Non
     assert len(schema_cases) >= 8
     for name in schema_cases:
         event = json.loads((VECTORS / "invalid" / name).read_text("utf-8"))
+        if (schema_violation(event["event_type"], event["payload"]) or "").endswith(FRACTION):
+            continue
         validator = jsonschema.Draft7Validator(load_schema(event["event_type"]))
         assert not validator.is_valid(event["payload"]), name
         assert schema_violation(event["event_type"], event["payload"]) is not None, name

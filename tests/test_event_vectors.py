@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from pithauthor._core.author_event import check_author_event
+from pithauthor._core.strict_json import JSONFault, parse_json
+from pithauthor.errors import DocumentError
 from pithauthor.verify import verify_file
 
 VECTORS = Path(__file__).parent / "vectors" / "events"
@@ -52,9 +54,27 @@ def test_invalid_index_lists_exactly_the_invalid_files() -> None:
     assert files == set(INDEX)
 
 
-@pytest.mark.parametrize("name", sorted(INDEX))
+CHECKED = sorted(n for n, e in INDEX.items() if e["failed_checks"] != ["strict_json"])
+NOT_STRICT = sorted(n for n, e in INDEX.items() if e["failed_checks"] == ["strict_json"])
+
+
+@pytest.mark.parametrize("name", NOT_STRICT)
+def test_invalid_json_vector_is_refused_by_the_reader_before_any_check(name: str) -> None:
+    path = VECTORS / "invalid" / name
+    with pytest.raises(JSONFault, match=INDEX[name]["json_fault"].replace("*", r"\*")):
+        parse_json(path.read_bytes())
+    with pytest.raises(DocumentError, match=INDEX[name]["json_fault"].replace("*", r"\*")):
+        verify_file(path)
+
+
+def test_every_strict_json_rule_has_a_vector() -> None:
+    faults = {INDEX[n]["json_fault"] for n in NOT_STRICT}
+    assert faults == {"NaN", "2**53", "surrogate", "duplicate key", "deeper"}
+
+
+@pytest.mark.parametrize("name", CHECKED)
 def test_invalid_vector_fails_exactly_the_named_checks(name: str) -> None:
-    event = json.loads((VECTORS / "invalid" / name).read_text("utf-8"))
+    event = parse_json((VECTORS / "invalid" / name).read_bytes())
     report = check_author_event(event)
     assert not report.ok
     assert sorted(c.name for c in report.failed) == sorted(INDEX[name]["failed_checks"])
@@ -78,8 +98,8 @@ def test_docs_name_exactly_the_checks_the_verifier_reports() -> None:
     reported = {
         c.name
         for path in sorted(VECTORS.glob("*/*.json"))
-        if path.name != "index.json"
-        for c in check_author_event(json.loads(path.read_text("utf-8"))).checks
+        if path.name != "index.json" and path.name not in NOT_STRICT
+        for c in check_author_event(parse_json(path.read_bytes())).checks
     }
     assert len(documented) == 16
     assert documented == reported

@@ -30,6 +30,14 @@ def claim(
     statement: str | None = typer.Option(
         None, "--statement", help="The statement (default: 'I am an author of this paper.')."
     ),
+    proof: list[str] = typer.Option(
+        [],
+        "--proof",
+        metavar="orcid|web:URL|paper[:URL]",
+        help="Carry an identity proof (repeatable): your ORCID record, your site's "
+        "/.well-known/pith-keys.json, or the paper's PDF (default: its arXiv PDF). "
+        "See docs/identity.md.",
+    ),
     key: str | None = KEY_OPTION,
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     out: str | None = OUT_OPTION,
@@ -41,6 +49,7 @@ def claim(
 ) -> None:
     """Sign an author attestation of SUBJECT with your key."""
     from pithauthor import normalize_orcid
+    from pithauthor._cli.proofopts import proofs_from_options
     from pithauthor._cli.signing import Output, RegistryAccess, check_destination, subject_for
     from pithauthor.errors import InputError
     from pithauthor.sign import attest_authorship
@@ -59,6 +68,7 @@ def claim(
         author = name or signer.name
         if not author:
             raise InputError("give --name: the key has no author name")
+        proofs = proofs_from_options(proof, orcid or key_orcid, paper)
         output.one(
             attest_authorship(
                 signer,
@@ -67,6 +77,7 @@ def claim(
                 orcid=orcid or key_orcid,
                 position=position,
                 statement=statement,
+                identity_proofs=proofs,
             )
         )
 

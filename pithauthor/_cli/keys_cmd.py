@@ -203,9 +203,32 @@ def rotate_cmd(
     )
     if as_json:
         emit_json({"retired": old.to_json(), "active": new.to_json()})
+        _rotation_steps(old, new)
         return
     message(f"retired {old.key_id}")
     _print_record(new, False)
+    _rotation_steps(old, new)
+
+
+def _rotation_steps(old: KeyRecord, new: KeyRecord) -> None:
+    """Tell the author which identity proofs to update (docs/identity.md)."""
+    from pithauthor._cli.output import message
+    from pithauthor.identity import orcid_proof
+
+    retired, active = orcid_proof(old), orcid_proof(new)
+    message("update your identity proofs (docs/identity.md):")
+    if old.orcid:
+        message(
+            f"  ORCID {old.orcid}: rename the researcher URL {retired.url} to "
+            f"{retired.url_name!r} (keep it: it still proves the claims the old key made), "
+            f"and add {active.url_name!r} {active.url}  (pith keys prove orcid)"
+        )
+    message("  web: publish again: pith keys prove web https://your.site")
+    message(
+        f"  papers: new manuscripts carry \\pithauthorkey{{{new.key_id}}} "
+        "(pith latex inject --author-key); PDFs already on arXiv keep the old key, "
+        "which verify reports as retired once your ORCID link or site says so"
+    )
 
 
 @keys_app.command("delete")
@@ -234,6 +257,97 @@ def delete_cmd(
             raise InputError("not deleted (confirm, or pass --yes)")
     delete(record.key_id)
     message(f"deleted key {record.name!r} ({record.key_id})")
+
+
+prove_app = new_app(
+    "Print what to publish so that anyone can check a key is yours (docs/identity.md).",
+    name="prove",
+)
+keys_app.add_typer(prove_app, name="prove")
+PROVE_KEY_OPTION = typer.Option(
+    None, "--key", metavar="NAME|KEY_ID", help="Default: the single active key."
+)
+
+
+@prove_app.command("orcid")
+def prove_orcid_cmd(
+    key: str | None = PROVE_KEY_OPTION,
+    check: bool = typer.Option(
+        False, "--check", help="Also ask ORCID's public API whether the record shows it yet."
+    ),
+    orcid_api: str | None = typer.Option(
+        None, "--orcid-api", metavar="URL", help="Default: $PITH_ORCID_API or pub.orcid.org."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Print the researcher URL to add to your public ORCID record for this key."""
+    from pithauthor._cli.output import data, emit_json, message
+    from pithauthor.errors import InputError
+    from pithauthor.identity import orcid_proof
+    from pithauthor.keys import show
+
+    record = show(key)
+    if record.orcid is None:
+        raise InputError(
+            f"key {record.name!r} has no ORCID iD; an ORCID proof binds a key to an iD "
+            "(make a key with: pith keys generate --name NAME --orcid ID)"
+        )
+    proof = orcid_proof(record)
+    if as_json:
+        emit_json(
+            {
+                "orcid": proof.orcid,
+                "key_id": proof.key_id,
+                "url_name": proof.url_name,
+                "url": proof.url,
+            }
+        )
+    else:
+        message(
+            f"On https://orcid.org/{record.orcid} (signed in): Websites & social links, edit, "
+            "add a link with visibility Everyone:"
+        )
+        data(f"Link name: {proof.url_name}")
+        data(f"URL:       {proof.url}")
+        message("Removing the link later revokes the proof.")
+    if check:
+        _check_orcid_now(record, orcid_api)
+
+
+def _check_orcid_now(record: KeyRecord, orcid_api: str | None) -> None:
+    from pithauthor._cli.output import message
+    from pithauthor.identity import check_key_on_orcid
+
+    proof = check_key_on_orcid(record, orcid_api)
+    if proof.finding is None:
+        from pithauthor.errors import NetworkError
+
+        raise NetworkError(f"{proof.where}: {proof.problem}")
+    message(f"{proof.where}: {proof.finding.detail}")
+    if proof.finding.standing == "absent":
+        raise typer.Exit(1)
+
+
+@prove_app.command("web")
+def prove_web_cmd(
+    url: str = typer.Argument(..., help="Your site, e.g. https://lab.example.org"),
+    key: str | None = PROVE_KEY_OPTION,
+) -> None:
+    """Print the /.well-known/pith-keys.json to publish on your site (keys and ORCID iD)."""
+    from pithauthor._cli.output import emit_json, message
+    from pithauthor._core.identity import well_known_url
+    from pithauthor.identity import web_proof_document
+    from pithauthor.keys import list_keys, show
+
+    where = well_known_url(url)
+    record = show(key)
+    mine = [
+        r
+        for r in list_keys()
+        if r.key_id == record.key_id or (record.orcid is not None and r.orcid == record.orcid)
+    ]
+    emit_json(web_proof_document(mine, record.orcid))
+    message(f"publish this at {where} (served as application/json, over https)")
 
 
 def doctor_cmd(as_json: bool = JSON_OPTION) -> None:

@@ -51,7 +51,18 @@ def _number(
 @latex_app.command("inject")
 def inject_cmd(
     target: str = typer.Argument(".", help="The manuscript folder or its main .tex file."),
-    pith: str = typer.Option(..., "--pith", help="The Pith Number (pith:YYYY:BODY) or arXiv id."),
+    pith: str | None = typer.Option(
+        None, "--pith", help="The Pith Number (pith:YYYY:BODY) or arXiv id."
+    ),
+    author_key: bool = typer.Option(
+        False,
+        "--author-key",
+        help="Also add \\pithauthorkey{KEY_ID} for your active key (or each --key), "
+        "the paper proof of docs/identity.md.",
+    ),
+    key: list[str] = typer.Option(
+        [], "--key", metavar="NAME|KEY_ID", help="With --author-key: this key (repeatable)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff; write nothing."),
     check: bool = typer.Option(
         False, "--check", help="Compile a copy first and check the PDF; write only if it passes."
@@ -72,12 +83,21 @@ def inject_cmd(
       pith latex inject paper/main.tex --pith 2302.12445   # resolved by the registry
     """
     from pithauthor._cli.output import data, emit_json, message
+    from pithauthor.errors import InputError
+    from pithauthor.keys import show
     from pithauthor.latex import inject
 
-    number, which = _number(pith, registry, trust_manifest, trust_local)
-    if which:
-        message(which)
-    result = inject(target, number, dry_run=dry_run, check=check, force=force)
+    if pith is None and not author_key:
+        raise InputError("give --pith NUMBER, --author-key, or both")
+    if key and not author_key:
+        raise InputError("--key chooses the key of --author-key; give --author-key too")
+    keys = [show(k).key_id for k in key] or ([show(None).key_id] if author_key else [])
+    number = None
+    if pith is not None:
+        number, which = _number(pith, registry, trust_manifest, trust_local)
+        if which:
+            message(which)
+    result = inject(target, number, author_keys=keys, dry_run=dry_run, check=check, force=force)
     if as_json:
         emit_json(
             {
@@ -100,15 +120,16 @@ def inject_cmd(
         message(note)
     would = "would be " if dry_run else ""
     if result.changed:
-        message(f"{result.main}: badge {would}added")
+        what = "badge" if number is not None else "author keys"
+        message(f"{result.main}: {what} {would}added")
     else:
-        message(f"{result.main}: already has this Pith Number; nothing to change")
+        message(f"{result.main}: already has this Pith Number and keys; nothing to change")
     if result.backup:
         message(f"backup: {result.backup}")
     if result.sty_action != "unchanged":
         message(f"{result.sty}: {would}{result.sty_action}")
     if result.checked:
-        message(f"checked: compiles with {result.engine}; the PDF carries the number and link")
+        message(f"checked: compiles with {result.engine}; the PDF carries what was added")
 
 
 @latex_app.command("arxiv")

@@ -1,4 +1,5 @@
-"""`pith verify`: check records, states, bundles, receipts and signed events offline."""
+"""`pith verify`: check records, states, bundles, receipts and signed events offline; with
+`--orcid`/`--signer`, also that a signed event was made by that identity (docs/identity.md)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,57 @@ def verify(
         "--strict",
         help="Also fail (exit 1) when a part is unverifiable (registry event ids, its merge).",
     ),
+    orcid: str | None = typer.Option(
+        None,
+        "--orcid",
+        metavar="ID",
+        help="Succeed only if the signer is this ORCID iD and its ORCID record names the key.",
+    ),
+    signer: str | None = typer.Option(
+        None, "--signer", metavar="KEY_ID", help="Succeed only if this key signed."
+    ),
+    paper_pdf: str | None = typer.Option(
+        None,
+        "--paper-pdf",
+        metavar="FILE|URL",
+        help="Check the paper proof against this PDF (its /PithAuthorKeys).",
+    ),
+    offline: bool = typer.Option(
+        False, "--offline", help="Fetch no proof: they are reported unverifiable."
+    ),
+    orcid_api: str | None = typer.Option(
+        None,
+        "--orcid-api",
+        metavar="URL",
+        help="ORCID public API (default $PITH_ORCID_API or https://pub.orcid.org/v3.0).",
+    ),
+    proof_timeout: float = typer.Option(
+        5.0, "--proof-timeout", min=0.1, max=120, help="Seconds to wait for each proof."
+    ),
 ) -> None:
     """Verify a document; exit 1 when any check fails. Unverifiable checks never pass; fields
-    no signature covers are listed as not signed."""
+    no signature covers are listed as not signed; --strict also fails on unverifiable parts.
+
+    With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1."""
     from pithauthor._cli.output import data, emit_json, message
+    from pithauthor.errors import NetworkError
+    from pithauthor.identity import identity_network_failure, verify_identity
     from pithauthor.trust import default_trust
-    from pithauthor.verify import verify_file
+    from pithauthor.verify import read_documents, verify_documents
 
     trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
-    report = verify_file(file, trust)
+    docs = read_documents(file)
+    report = verify_documents(docs, trust)
+    proofs = verify_identity(
+        docs,
+        report,
+        orcid=orcid,
+        signer=signer,
+        paper_pdf=paper_pdf,
+        offline=offline,
+        orcid_api=orcid_api,
+        timeout=proof_timeout,
+    )
     if as_json:
         emit_json(report.as_dict())
     else:
@@ -42,6 +85,8 @@ def verify(
     summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in report.counts().items() if n)
     if not report.ok:
         names = ", ".join(c.name for c in report.failed)
+        if not offline and identity_network_failure(report, proofs):
+            raise NetworkError(f"identity not established: ORCID could not be reached ({names})")
         message(f"FAILED: {report.kind}: {names}")
         raise typer.Exit(1)
     if strict and not report.strict_ok:

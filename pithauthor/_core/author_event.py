@@ -7,7 +7,9 @@ Payload checks, after the envelope's (see `envelope.check_envelope`):
 - `payload_subject`: the payload's `canonical_sha256` is the digest that
   `subject_pith_number` was cut from (base32(digest)[:26] = BODY);
 - `payload_orcid` (attestations that name an ORCID iD): the iD's check digit is right, and it
-  is the signer's when the signer is identified by an ORCID iD.
+  is the signer's when the signer is identified by an ORCID iD;
+- `payload_identity_proofs` (attestations that carry them): each locator suits its kind, and an
+  ORCID proof names the author's own iD (docs/identity.md). Fetching them is not done here.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from pithauthor._core.checks import FAILED, Report
 from pithauthor._core.envelope import check_envelope
+from pithauthor._core.identity import proofs_problem
 from pithauthor._core.orcid import is_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
@@ -34,8 +37,8 @@ def check_author_event(event: Any) -> Report:
     if report.checks[0].name == "structure" and report.checks[0].status == FAILED:
         return report
     etype, payload = event["event_type"], event["payload"]
-    if etype not in EVENT_TYPES or not isinstance(payload, Mapping):
-        return report  # already failed as event_type / payload_object
+    if etype not in EVENT_TYPES:
+        return report  # already failed as event_type
     violation = schema_violation(etype, payload)
     report.add("payload_schema", violation is None, violation or f"pithauthor.{etype}.v1")
     if violation is not None:
@@ -50,6 +53,14 @@ def check_author_event(event: Any) -> Report:
         )
     if etype == ATTESTATION:
         _check_orcid(report, payload, event["signer"]["signer_id"])
+        proofs = payload.get("identity_proofs")
+        if proofs is not None:
+            problem = proofs_problem(proofs, payload_orcid(payload))
+            report.add(
+                "payload_identity_proofs",
+                problem is None,
+                problem or ", ".join(f"{p['kind']} {p['locator']}" for p in proofs),
+            )
     return report
 
 

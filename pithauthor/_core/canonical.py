@@ -36,8 +36,16 @@ def b64encode(data: bytes) -> str:
 
 
 def b64decode(text: str) -> bytes:
-    """Strict standard base64; raises ValueError on anything else."""
-    return base64.b64decode(text.encode("ascii"), validate=True)
+    """Canonical standard base64 only; raises ValueError on anything else.
+
+    The bytes must encode back to exactly `text`: padding included, and zero in the unused low
+    bits of the last character (`...Q==` and `...R==` would otherwise decode alike), so one byte
+    string has one spelling and nothing outside a signature can be varied.
+    """
+    raw = base64.b64decode(text.encode("ascii"), validate=True)
+    if base64.b64encode(raw).decode("ascii") != text:
+        raise ValueError("not canonical base64 (padding or unused bits)")
+    return raw
 
 
 def hex_digest_bytes(hex_digest: str) -> bytes:

@@ -32,7 +32,11 @@ EVENT_TARGETS: dict[str, str] = {
 }
 SIGNED_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "signer", "payload")
 SIGNER_FIELDS = ("key_id", "public_key_fingerprint", "public_key_b64", "signer_id", "signer_type")
+SIGNATURE_FIELDS = ("algorithm", "signed_message", "signature_b64")
+EVENT_FIELDS = (*SIGNED_FIELDS, "event_id", "signature")
+TEXT_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "event_id")
 SIGNED_MESSAGE = "event_id_bytes"
+SIGNATURE_LENGTH = 64
 CREATED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
 FULL_NUMBER_RE = re.compile(r"pith:[0-9]{4}:[A-Z2-7]{26}")
@@ -106,23 +110,48 @@ def seal(unsigned: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
     }
 
 
+def shape_faults(event: Any) -> list[str]:
+    """What keeps `event` from being exactly an event: an object of the six signed fields,
+    `event_id` and `signature`; `signer` and `signature` objects of exactly their text fields;
+    `payload` an object. Unknown fields anywhere are faults, so nothing unsigned rides along."""
+    if not isinstance(event, Mapping):
+        return ["an event is a JSON object"]
+    faults = _exact_keys(event, EVENT_FIELDS, "") + _not_text(event, TEXT_FIELDS, "")
+    for name, fields in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
+        block = event.get(name)
+        if isinstance(block, Mapping):
+            faults += _exact_keys(block, fields, name + ".") + _not_text(block, fields, name + ".")
+        elif name in event:
+            faults.append(f"{name} (not an object)")
+    if "payload" in event and not isinstance(event["payload"], Mapping):
+        faults.append("payload (not an object)")
+    return faults
+
+
+def _exact_keys(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    missing = [f"{prefix}{k} (missing)" for k in fields if k not in obj]
+    unknown = [f"{prefix}{_shown(k)} (unknown field)" for k in obj if k not in fields]
+    more = [f"and {len(unknown) - 5} more unknown fields"] if len(unknown) > 5 else []
+    return missing + unknown[:5] + more
+
+
+def _not_text(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    return [f"{prefix}{k} (not text)" for k in fields if k in obj and not isinstance(obj[k], str)]
+
+
+def _shown(key: Any) -> str:
+    """A field name from someone else's document, quoted and cut short for a one-line detail."""
+    text = repr(key)
+    return text if len(text) <= 40 else text[:36] + "...'"
+
+
 def check_envelope(event: Any) -> Report:
     """Every envelope rule, each as a named check. Payload checks are added by the caller."""
     report = Report(kind="event")
-    if not isinstance(event, Mapping):
-        report.add("structure", False, "an event is a JSON object")
+    faults = shape_faults(event)
+    if not report.add("structure", not faults, "; ".join(faults) or "exactly the event's fields"):
         return report
-    missing = [k for k in (*SIGNED_FIELDS, "event_id", "signature") if k not in event]
-    signer = event.get("signer")
-    if isinstance(signer, Mapping):
-        missing += [f"signer.{k}" for k in SIGNER_FIELDS if not isinstance(signer.get(k), str)]
-    elif "signer" in event:
-        missing.append("signer (not an object)")
-    if not report.add(
-        "structure", not missing, "missing or malformed: " + ", ".join(missing) if missing else ""
-    ):
-        return report
-    assert isinstance(signer, Mapping)
+    signer = event["signer"]
 
     etype = event["event_type"]
     report.add("event_type", etype in EVENT_TARGETS, f"{etype!r}")
@@ -135,11 +164,10 @@ def check_envelope(event: Any) -> Report:
     created = event["created_at"]
     report.add("created_at", created_at_ok(created), f"{created!r} (UTC, second precision)")
     report.add("signer_type", signer["signer_type"] == "author", f"{signer['signer_type']!r}")
-    report.add("payload_object", isinstance(event["payload"], Mapping), "payload is an object")
 
     public_key = _public_key(signer["public_key_b64"])
     if public_key is None:
-        report.add("public_key", False, "public_key_b64 is not 32 bytes of base64")
+        report.add("public_key", False, "public_key_b64 is not canonical base64 of 32 bytes")
         return report
     fp = fingerprint_hex(public_key)
     report.add(
@@ -207,27 +235,24 @@ def _public_key(text: str) -> bytes | None:
     return raw if len(raw) == PUBLIC_KEY_LENGTH else None
 
 
-def _signature_ok(signature: Any, event_id: Any, public_key: bytes) -> tuple[bool, str]:
+def _signature_ok(
+    signature: Mapping[str, str], event_id: str, public_key: bytes
+) -> tuple[bool, str]:
     from nacl.exceptions import BadSignatureError
     from nacl.signing import VerifyKey
 
-    if not isinstance(signature, Mapping):
-        return False, "signature is not an object"
-    if signature.get("algorithm") != "ed25519":
-        return False, f"algorithm {signature.get('algorithm')!r}, expected 'ed25519'"
-    if signature.get("signed_message") != SIGNED_MESSAGE:
-        return (
-            False,
-            f"signed_message {signature.get('signed_message')!r}, expected 'event_id_bytes'",
-        )
-    if not isinstance(event_id, str) or not EVENT_ID_RE.fullmatch(event_id):
+    if signature["algorithm"] != "ed25519":
+        return False, f"algorithm {signature['algorithm']!r}, expected 'ed25519'"
+    if signature["signed_message"] != SIGNED_MESSAGE:
+        return False, f"signed_message {signature['signed_message']!r}, expected 'event_id_bytes'"
+    if not EVENT_ID_RE.fullmatch(event_id):
         return False, "event_id is not sha256:<64 hex>"
     try:
-        sig = b64decode(str(signature.get("signature_b64", "")))
+        sig = b64decode(signature["signature_b64"])
     except ValueError:
-        return False, "signature_b64 is not base64"
-    if len(sig) != 64:
-        return False, f"signature is {len(sig)} bytes, expected 64"
+        return False, "signature_b64 is not canonical base64 (padding, unused bits or alphabet)"
+    if len(sig) != SIGNATURE_LENGTH:
+        return False, f"signature is {len(sig)} bytes, expected {SIGNATURE_LENGTH}"
     try:
         VerifyKey(public_key).verify(bytes.fromhex(event_id[7:]), sig)
     except BadSignatureError:

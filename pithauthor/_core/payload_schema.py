@@ -8,13 +8,13 @@ reference implementation `jsonschema` agrees.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from pithauthor._core.payloads import EVENT_TYPES
+from pithauthor._core.strict_json import parse_json
 
 Validate = Callable[[Any], Any]
 
@@ -32,7 +32,7 @@ def load_schema(event_type: str) -> dict[str, Any]:
     text = (
         resources.files("pithauthor.schemas").joinpath(schema_file(event_type)).read_text("utf-8")
     )
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = parse_json(text)
     return schema
 
 
@@ -54,4 +54,18 @@ def schema_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
     except fastjsonschema.JsonSchemaValueException as exc:
         message = str(exc.message)
         return "payload" + message[4:] if message.startswith("data") else message
-    return None
+    return _fraction(payload, "payload")
+
+
+def _fraction(value: Any, path: str) -> str | None:
+    """JSON Schema's `integer` admits 3.0, which canonical JSON writes as `3.0` in Python and `3`
+    elsewhere: payloads hold integers only, written without a fraction."""
+    if isinstance(value, float):
+        return f"{path} must be an integer without a fraction"
+    if isinstance(value, Mapping):
+        items: Any = ((f"{path}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((f for p, v in items if (f := _fraction(v, p))), None)

@@ -62,19 +62,25 @@ def attestation_payload(
     orcid: str | None = None,
     position: int | None = None,
     statement: str | None = None,
+    identity_proofs: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """`author_attestation` payload; `statement` defaults to DEFAULT_STATEMENT."""
+    """`author_attestation` payload; `statement` defaults to DEFAULT_STATEMENT;
+    `identity_proofs` ({kind, locator}, docs/identity.md) omitted when there are none."""
     author: dict[str, Any] = {"name": name}
     if orcid is not None:
         author["orcid"] = orcid
     if position is not None:
         author["position"] = position
-    return {
+    payload: dict[str, Any] = {
         "payload_schema": PAYLOAD_SCHEMAS[ATTESTATION],
         "canonical_sha256": canonical_sha256,
         "author": author,
         "statement": DEFAULT_STATEMENT if statement is None else statement,
     }
+    proofs = [{"kind": p["kind"], "locator": p["locator"]} for p in identity_proofs]
+    if proofs:
+        payload["identity_proofs"] = proofs
+    return payload
 
 
 def citation_payload(

@@ -17,12 +17,14 @@ from pithauthor.errors import DocumentError, PithError
 class Subject:
     """A paper, bound to its exact record: the number must be cut from the digest.
 
-    `source_id` is the arXiv id of the record (without version) when known.
+    `source_id` is the arXiv id of the record (without version) when known, and
+    `source_version` its version number.
     """
 
     pith_number: PithNumber
     canonical_sha256: str
     source_id: str | None = None
+    source_version: int | None = None
 
     def __post_init__(self) -> None:
         if self.pith_number.year is None:
@@ -57,7 +59,13 @@ class Subject:
             raise DocumentError(f"the document says {stated!r}; its record gives {number.full}")
         source = record.get("source")
         source_id = source.get("id") if isinstance(source, Mapping) else None
-        return cls(number, computed, source_id if isinstance(source_id, str) else None)
+        version = source.get("version") if isinstance(source, Mapping) else None
+        return cls(
+            number,
+            computed,
+            source_id if isinstance(source_id, str) else None,
+            version if isinstance(version, int) and not isinstance(version, bool) else None,
+        )
 
 
 def _canonical_of(doc: Mapping[str, Any]) -> tuple[Any, Any]:

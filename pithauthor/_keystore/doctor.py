@@ -6,12 +6,12 @@ makes the command fail.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pithauthor._core.strict_json import parse_json
 from pithauthor._keystore import container, keyring_store
 from pithauthor._keystore.metadata import METADATA_FILE
 from pithauthor._keystore.passphrase import BACKUP_PASSPHRASE_ENV, PASSPHRASE_ENV
@@ -72,7 +72,7 @@ def _key_files(keys: Path) -> list[Finding]:
 
 def _key_file_content(path: Path) -> list[Finding]:
     try:
-        doc = json.loads(path.read_text("utf-8"))
+        doc = parse_json(path.read_bytes())
     except (OSError, ValueError):
         return [Finding(f"key {path.name}", "warn", "cannot be read as JSON")]
     if not isinstance(doc, dict):

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pithauthor._core.strict_json import parse_json
 from pithauthor._keystore.files import read_private, replace_private
 from pithauthor._paths import private_dir
 from pithauthor.errors import KeyFileTampered
@@ -67,7 +68,7 @@ def load_records() -> list[KeyRecord]:
     if not path.exists():
         return []
     try:
-        doc = json.loads(read_private(path))
+        doc = parse_json(read_private(path))
         if not isinstance(doc, dict) or doc.get("version") != METADATA_VERSION:
             raise ValueError("unknown metadata version")
         return [KeyRecord.from_json(item) for item in doc.get("keys", [])]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pithauthor._core.canonical import b64decode, b64encode
+from pithauthor._core.strict_json import parse_json
 from pithauthor._keystore import container, keyring_store
 from pithauthor._keystore.files import create_private, read_private
 from pithauthor._keystore.metadata import KeyRecord, keys_dir
@@ -133,7 +134,7 @@ def _load_from_file(
     if not path.exists():
         raise KeyNotFound(f"the key file of {where} is missing: {path}")
     try:
-        doc = json.loads(read_private(path))
+        doc = parse_json(read_private(path))
     except ValueError:
         raise KeyFileTampered(f"{path} is not valid JSON") from None
     if not isinstance(doc, dict) or doc.get("key_id") != record.key_id:

@@ -16,8 +16,9 @@ from typing import Any
 from pithauthor._core.canonical import b64encode, hex_digest_bytes
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
-from pithauthor.errors import UnsafePermissions
+from pithauthor.errors import DocumentError, UnsafePermissions
 
 KEY_FILE = "registry-key.json"
 REGISTRY_NAME = "pithauthor local registry"
@@ -132,7 +133,10 @@ def load_or_create_key(data_dir: Path) -> LocalKey:
     if path.exists():
         if os.name == "posix" and path.stat().st_mode & 0o077:
             raise UnsafePermissions(f"{path} is readable by others; fix it with: chmod 600 {path}")
-        doc = json.loads(path.read_text("utf-8"))
+        try:
+            doc = parse_json(path.read_bytes())
+        except JSONFault as exc:
+            raise DocumentError(f"{path} is not the key file pith wrote: {exc}") from None
         return LocalKey(seed=bytes.fromhex(doc["seed_hex"]), created_at=doc["created_at"])
     key = LocalKey(seed=os.urandom(32), created_at=utc_now())
     tmp = path.with_name(path.name + ".tmp")

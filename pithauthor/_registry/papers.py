@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pithauthor._core.canonical import canonical_sha256
 from pithauthor._core.record import pith_number_of
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor._core.utc import utc_now
 from pithauthor._files import read_user_file
@@ -29,9 +29,9 @@ def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, 
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if stripped[:1] == b"{":
         try:
-            doc = json.loads(stripped.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DocumentError(f"{path} is not valid JSON ({exc})") from None
+            doc = parse_json(stripped)
+        except JSONFault as exc:
+            raise DocumentError(f"{path} is not valid JSON: {exc}") from None
         if isinstance(doc, Mapping) and "canonical_record" in doc and "receipt" in doc:
             return _from_record(doc, path, trust), doc["receipt"]
     from pithauthor.records import build_canonical_record, parse_arxiv_metadata

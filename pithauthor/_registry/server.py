@@ -6,6 +6,9 @@
     GET  /pith/{ref}/bundle.json | /state.json     bundle, merged state
     POST /pith/{ref}/action/{event_type}           a signed author event (201 new, 200 repeat)
 
+A POST body is read with the strict JSON reader and must be exactly a valid author event; the
+store keeps the canonical bytes of the checked event, never the bytes that were sent.
+
 `{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Errors are JSON
 `{"error": ..., "failed_checks": [...]}`. `FaultPlan` is for tests only: it makes some requests
 fail (500, connection reset after the event was stored, or a stall past the client's timeout).
@@ -27,6 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pithauthor._core.author_event import check_author_event
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents
 from pithauthor._registry.keys import load_or_create_key
@@ -228,9 +232,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPFailure(404, f"this registry takes no {kind!r} events")
         rec = self._find(parts[1])
         try:
-            event = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise HTTPFailure(400, f"the body is not JSON ({exc})") from None
+            event = parse_json(raw)
+        except JSONFault as exc:
+            raise HTTPFailure(400, f"the body is not strict JSON: {exc}") from None
         if not isinstance(event, dict):
             raise HTTPFailure(400, "the body must be a signed event (a JSON object)")
         key = self.headers.get("Idempotency-Key")
@@ -251,8 +255,6 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
         received = utc_now()
         outcome = self.server.store.insert_event(rec.body, event, received)
-        if outcome == "conflict":
-            raise HTTPFailure(400, "another event with this event_id is already stored")
         eid = str(event["event_id"])
         return (201 if outcome == "new" else 200), {
             "status": "accepted",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import queue
 import sqlite3
 import threading
@@ -13,6 +12,8 @@ from typing import Any, Literal
 
 from pithauthor._core.canonical import canonical
 from pithauthor._core.pith_number import ALIAS_LENGTHS, BODY_LENGTH
+from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
+from pithauthor.errors import DocumentError
 
 DB_FILE = "registry.sqlite3"
 SCHEMA = """
@@ -52,7 +53,7 @@ class StoredRecord:
     created_at: str
 
 
-Insert = Literal["new", "repeat", "conflict"]
+Insert = Literal["new", "repeat"]
 
 
 class _Pending:
@@ -66,7 +67,7 @@ class _Pending:
         self.event_type = str(event["event_type"])
         self.raw = canonical(event).decode("utf-8")
         self.received = received
-        self.result: Insert = "conflict"
+        self.result: Insert = "repeat"
         self.error: BaseException | None = None
         self.done = threading.Event()
 
@@ -110,9 +111,9 @@ class RegistryStore:
                 rec.pith_number,
                 rec.arxiv_id,
                 rec.canonical_sha256,
-                json.dumps(rec.canonical_record),
-                json.dumps(rec.receipt),
-                json.dumps(rec.upstream_receipt) if rec.upstream_receipt else None,
+                dump_json(rec.canonical_record),
+                dump_json(rec.receipt),
+                dump_json(rec.upstream_receipt) if rec.upstream_receipt else None,
                 rec.created_at,
             ),
         )
@@ -155,7 +156,11 @@ class RegistryStore:
         return [_record(r) for r in rows]
 
     def insert_event(self, body: str, event: Mapping[str, Any], received_at: str) -> Insert:
-        """Store an event once: `new`, `repeat` (same bytes), `conflict` (same id, other bytes).
+        """Store a checked event once, in canonical form: `new`, or `repeat` when its event_id is
+        already stored (the stored copy stays). Call only with an event `check_author_event`
+        passed: then one event_id is one signed content (the id is its hash, and no unknown field
+        rides along), and a second copy can differ only by another valid signature of the same
+        key, which only the author can make.
 
         Returns when the transaction holding it is on disk."""
         item = _Pending(body, event, received_at)
@@ -195,17 +200,11 @@ class RegistryStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             for item in group:
-                row = conn.execute(
-                    "SELECT raw FROM events WHERE event_id = ?", (item.event_id,)
-                ).fetchone()
-                if row is None:
-                    conn.execute(
-                        "INSERT INTO events VALUES (?,?,?,?,?)",
-                        (item.event_id, item.body, item.event_type, item.raw, item.received),
-                    )
-                    item.result = "new"
-                else:
-                    item.result = "repeat" if row[0] == item.raw else "conflict"
+                cur = conn.execute(
+                    "INSERT INTO events VALUES (?,?,?,?,?) ON CONFLICT(event_id) DO NOTHING",
+                    (item.event_id, item.body, item.event_type, item.raw, item.received),
+                )
+                item.result = "new" if cur.rowcount == 1 else "repeat"
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -217,7 +216,7 @@ class RegistryStore:
             .execute("SELECT raw FROM events WHERE body = ? ORDER BY event_id", (body,))
             .fetchall()
         )
-        return [json.loads(r[0]) for r in rows]
+        return [_stored_json(r[0]) for r in rows]
 
     def event_count(self) -> int:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
@@ -235,8 +234,16 @@ def _record(row: tuple[Any, ...]) -> StoredRecord:
         pith_number=row[1],
         arxiv_id=row[2],
         canonical_sha256=row[3],
-        canonical_record=json.loads(row[4]),
-        receipt=json.loads(row[5]),
-        upstream_receipt=json.loads(row[6]) if row[6] else None,
+        canonical_record=_stored_json(row[4]),
+        receipt=_stored_json(row[5]),
+        upstream_receipt=_stored_json(row[6]) if row[6] else None,
         created_at=row[7],
     )
+
+
+def _stored_json(text: str) -> Any:
+    """A JSON column, read by the one strict reader (a file edited by hand gets one clear error)."""
+    try:
+        return parse_json(text)
+    except JSONFault as exc:
+        raise DocumentError(f"the registry database holds a corrupt JSON value: {exc}") from None

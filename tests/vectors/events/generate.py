@@ -58,6 +58,18 @@ def valid_events() -> dict[str, Event]:
             position=3,
             created_at=CREATED_AT,
         ),
+        "author_attestation_identity_proofs.json": attest_authorship(
+            signer,
+            dear,
+            name="Josiah Carberry",
+            orcid=VECTOR_ORCID,
+            identity_proofs=[
+                {"kind": "orcid", "locator": VECTOR_ORCID},
+                {"kind": "web", "locator": "https://carberry.example.org"},
+                {"kind": "paper", "locator": "https://arxiv.org/pdf/2302.12445v2"},
+            ],
+            created_at=CREATED_AT,
+        ),
         "citation_signature.json": sign_citation(
             signer,
             pipeline,
@@ -115,6 +127,7 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
     """The invalid vectors: file name -> (event, the checks that fail, why)."""
     valid = valid_events()
     att, cit = valid["author_attestation.json"], valid["citation_signature.json"]
+    proved = valid["author_attestation_identity_proofs.json"]
     rep = valid["replication_record.json"]
     bridge = valid["replication_record_formal_bridge.json"]
     other = FixedSigner(OTHER_SEED)
@@ -294,8 +307,125 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
             ["payload_orcid"],
             "payload.author.orcid is a valid iD, but not the signer's (signer_id orcid:...)",
         ),
+        "identity_proof_kind_unknown.json": (
+            _edit(proved, setp("payload.identity_proofs.1.kind", "keybase")),
+            ["payload_schema"],
+            "payload.identity_proofs[1].kind is not orcid, web or paper",
+        ),
+        "identity_proof_locator_not_web.json": (
+            _edit(proved, setp("payload.identity_proofs.1.locator", "ftp://carberry.example.org")),
+            ["payload_schema"],
+            "a web proof's locator must be an http(s) address",
+        ),
+        "identity_proof_orcid_of_another.json": (
+            _edit(proved, setp("payload.identity_proofs.0.locator", "0000-0001-5109-3700")),
+            ["payload_identity_proofs"],
+            "the ORCID proof names a valid iD that is not the author's",
+        ),
+        "identity_proof_extra_key.json": (
+            _edit(proved, setp("payload.identity_proofs.2.verified", True)),
+            ["payload_schema"],
+            "a proof holds only kind and locator (a claim cannot say it was verified)",
+        ),
+        "extra_top_level_field.json": (
+            _edit(cit, setp("note", "unsigned text anyone could add"), reseal=False),
+            ["structure"],
+            "a top-level field outside the event: event_id does not cover it, so it is refused",
+        ),
+        "extra_signer_field.json": (
+            _edit(cit, setp("signer.display_name", "J. Carberry")),
+            ["structure"],
+            "signer has a sixth field (signed again): the signer object is exactly five fields",
+        ),
+        "extra_signature_field.json": (
+            _edit(cit, setp("signature.comment", "unsigned text anyone could add"), reseal=False),
+            ["structure"],
+            "signature has a fourth field: nothing signs it, so it is refused",
+        ),
+        "position_with_fraction.json": (
+            _edit(att, setp("payload.author.position", 3.0)),
+            ["payload_schema"],
+            "payload.author.position is 3.0 (signed again): JSON Schema's integer admits it, but "
+            "canonical JSON writes it 3.0 in Python and 3 elsewhere; integers only",
+        ),
+        "payload_author_extra_key.json": (
+            _edit(att, setp("payload.author.affiliation", "Brown University")),
+            ["payload_schema"],
+            "payload.author.affiliation is not in the schema (every level is closed)",
+        ),
+        "signature_b64_padding_bits.json": (
+            _edit(cit, _padding_bits, reseal=False),
+            ["signature"],
+            "signature_b64 decodes to the genuine 64 bytes, but its last character has non-zero "
+            "unused bits: only the canonical base64 spelling is accepted",
+        ),
     }
     return cases
+
+
+def _padding_bits(event: Event) -> None:
+    """Set the unused low bits of the last base64 character (64 bytes leave 4 of them)."""
+    text = event["signature"]["signature_b64"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    last = text.rstrip("=")[-1]
+    spare = alphabet[alphabet.index(last) | 0b1111]
+    event["signature"]["signature_b64"] = text.rstrip("=")[:-1] + spare + "=="
+
+
+def invalid_texts() -> dict[str, tuple[str, str, str]]:
+    """Vectors whose text is not strict JSON: file name -> (text, fault, why).
+
+    Each starts from a valid event; the strict reader refuses the text before any check runs.
+    """
+    valid = valid_events()
+    att, cit = valid["author_attestation.json"], valid["citation_signature.json"]
+    genuine = _dump(cit)
+
+    def resealed(change: Callable[[Event], None]) -> str:
+        return _dump(_edit(att, change))
+
+    def deep(e: Event) -> None:
+        value: Any = "bottom"
+        for _ in range(70):
+            value = [value]
+        e["payload"]["note"] = value
+
+    def setpos(value: Any) -> Callable[[Event], None]:
+        return lambda e: e["payload"]["author"].__setitem__("position", value)
+
+    return {
+        "nan.json": (
+            resealed(setpos(float("nan"))),
+            "NaN",
+            "payload.author.position is NaN (signed again by a lax JSON writer): not JSON",
+        ),
+        "big_integer.json": (
+            resealed(setpos(2**53 + 1)),
+            "2**53",
+            "payload.author.position is 2**53 + 1 (signed again): beyond the integers every "
+            "reader represents exactly",
+        ),
+        "lone_surrogate.json": (
+            genuine.replace("to all-reduce;", "to all-reduce\\ud800;", 1),
+            "surrogate",
+            "payload.context holds the escape of a lone UTF-16 surrogate: no UTF-8 text has it",
+        ),
+        "duplicate_key.json": (
+            genuine.replace(
+                '"relationship": "extends"',
+                '"relationship": "extends",\n    "relationship": "refutes"',
+            ),
+            "duplicate key",
+            "payload.relationship given twice (extends, then refutes): readers disagree on which "
+            "one counts",
+        ),
+        "too_deep.json": (
+            _dump(_edit(cit, deep)),
+            "deeper",
+            "payload.note holds arrays nested 70 deep (72 levels in all; the limit is 64), "
+            "signed again",
+        ),
+    }
 
 
 def _dump(obj: Any) -> str:
@@ -328,6 +458,9 @@ def files() -> dict[str, str]:
     for name, (event, failing, why) in invalid_events().items():
         out[f"invalid/{name}"] = _dump(event)
         index[name] = {"failed_checks": failing, "why": why}
+    for name, (text, fault, why) in invalid_texts().items():
+        out[f"invalid/{name}"] = text
+        index[name] = {"failed_checks": ["strict_json"], "json_fault": fault, "why": why}
     out["invalid/index.json"] = _dump(index)
     return out
 

@@ -1,0 +1,216 @@
+"""Identity proofs for author keys (DESIGN): what each proof names, and how it is matched.
+
+Three proofs bind a key id (`ed25519:` + 26 base32 characters) to a person, each naming the key
+id so that it cannot be reused for another key:
+
+- `orcid`: a researcher URL on the public ORCID record whose address ends in `/key/<key id>`
+  (`https://pith.science/key/ed25519:...`); its name says whether the key is retired;
+- `web`: `<origin>/.well-known/pith-keys.json` lists the key id (and the author's ORCID iD);
+- `paper`: the PDF's Info dictionary holds `/PithAuthorKeys` with the key id (`\\pithauthorkey`).
+
+This module is pure: it builds what an author publishes and reads what was fetched. Fetching
+lives in `pithauthor.identity`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+from urllib.parse import unquote, urlsplit
+
+from pithauthor._core.orcid import normalize_orcid
+from pithauthor.errors import InputError, OrcidError
+
+PROOF_KINDS = ("orcid", "web", "paper")
+KEY_ID_RE = re.compile(r"ed25519:[A-Z2-7]{26}")
+ORCID_URL_NAME = "Pith author key"
+ORCID_RETIRED_MARK = "retired"
+KEY_URL_BASE = "https://pith.science/key/"
+WELL_KNOWN_PATH = "/.well-known/pith-keys.json"
+WEB_DOCUMENT_VERSION = "pith-keys.v1"
+PDF_INFO_KEY = "/PithAuthorKeys"
+MAX_PROOFS = 8
+_LOOPBACK = ("localhost", "127.0.0.1", "::1")  # plain http only for a site on this machine
+
+Standing = Literal["current", "retired", "absent"]
+
+
+class IdentityProof(TypedDict):
+    """One entry of an attestation's `identity_proofs`: which proof, and where it is."""
+
+    kind: str
+    locator: str
+
+
+class WebKey(TypedDict, total=False):
+    """One key in a `pith-keys.json` document."""
+
+    key_id: str
+    status: str
+    created_at: str
+    retired_at: str
+
+
+class WebDocument(TypedDict, total=False):
+    """`/.well-known/pith-keys.json`: the keys a site vouches for, and whose they are."""
+
+    version: str
+    orcid: str
+    keys: list[WebKey]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What a fetched proof says of one key: listed as current or retired, or not at all."""
+
+    standing: Standing
+    detail: str
+
+
+# --- what an author publishes ------------------------------------------------------------------
+
+
+def key_url(key_id: str) -> str:
+    """The researcher URL that names `key_id` on an ORCID record."""
+    return KEY_URL_BASE + key_id
+
+
+def orcid_url_name(retired_at: str | None = None) -> str:
+    """The researcher URL's name: `Pith author key`, or `... (retired YYYY-MM-DD)`."""
+    if retired_at is None:
+        return ORCID_URL_NAME
+    return f"{ORCID_URL_NAME} ({ORCID_RETIRED_MARK} {retired_at[:10]})"
+
+
+def web_document(keys: Sequence[WebKey], orcid: str | None) -> WebDocument:
+    """The `pith-keys.json` a site publishes for these keys."""
+    doc: WebDocument = {"version": WEB_DOCUMENT_VERSION}
+    if orcid is not None:
+        doc["orcid"] = orcid
+    doc["keys"] = [dict(k) for k in keys]  # type: ignore[misc]
+    return doc
+
+
+def web_origin(url: str) -> str:
+    """`https://host[:port]` of a site URL; InputError unless it is an http(s) URL."""
+    parts = urlsplit(url.strip())
+    if not parts.hostname or not (
+        parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK)
+    ):
+        raise InputError(f"{url!r} is not an https:// address of a web site")
+    if parts.username or parts.password:
+        raise InputError(f"{url!r}: an address with a user name or password is not a site")
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname.lower()}{port}"
+
+
+def well_known_url(origin: str) -> str:
+    """Where a site's `pith-keys.json` lives."""
+    return web_origin(origin) + WELL_KNOWN_PATH
+
+
+def arxiv_pdf_url(source_id: str, version: int | None) -> str:
+    """The PDF arXiv serves for a paper version (the latest when the version is unknown)."""
+    return f"https://arxiv.org/pdf/{source_id}" + (f"v{version}" if version else "")
+
+
+def locator_problem(proof: Mapping[str, Any]) -> str | None:
+    """None when the locator suits its kind; else why not (the schema checks the form)."""
+    kind, locator = proof.get("kind"), proof.get("locator")
+    if not isinstance(locator, str):
+        return "locator is not text"
+    if kind == "orcid":
+        try:
+            if normalize_orcid(locator) != locator:
+                return f"{locator!r} is not a bare ORCID iD"
+        except OrcidError as exc:
+            return str(exc)
+        return None
+    if kind in ("web", "paper"):
+        try:
+            web_origin(locator)
+        except InputError as exc:
+            return str(exc)
+        return None
+    return f"unknown proof kind {kind!r}"
+
+
+# --- reading what was fetched ------------------------------------------------------------------
+
+
+def _names_key(url: str, key_id: str) -> bool:
+    """True when `url` is an http(s) address whose last path segment is `key_id`."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("https", "http"):
+        return False
+    return unquote(parts.path).rstrip("/").rsplit("/", 1)[-1] == key_id
+
+
+def match_orcid_record(doc: Any, key_id: str) -> Finding:
+    """Read ORCID's v3.0 `/researcher-urls` answer: is `key_id` named by a researcher URL?
+
+    The answer has `researcher-url`: a list of objects with `url-name` and `url.value`."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("researcher-url", []), list):
+        return Finding("absent", "the answer is not an ORCID researcher-urls document")
+    entries = [e for e in doc.get("researcher-url", []) if isinstance(e, Mapping)]
+    for entry in entries:
+        url = entry.get("url")
+        value = url.get("value") if isinstance(url, Mapping) else None
+        if isinstance(value, str) and _names_key(value, key_id):
+            name = entry.get("url-name")
+            name = name if isinstance(name, str) else ""
+            retired = ORCID_RETIRED_MARK in name.lower()
+            return Finding(
+                "retired" if retired else "current",
+                f"researcher URL {name!r} {value}" + (" marks the key retired" if retired else ""),
+            )
+    return Finding("absent", f"none of its {len(entries)} researcher URL(s) names {key_id}")
+
+
+def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
+    """Read a `pith-keys.json`: is `key_id` listed, and is the site's ORCID iD the author's?"""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("keys"), list):
+        return Finding("absent", "not a pith-keys.json document (no `keys` list)")
+    site_orcid = doc.get("orcid")
+    if orcid is not None and site_orcid is not None and site_orcid != orcid:
+        return Finding("absent", f"the site names ORCID iD {site_orcid}, not {orcid}")
+    for entry in doc["keys"]:
+        if isinstance(entry, Mapping) and entry.get("key_id") == key_id:
+            if entry.get("status") == "retired":
+                since = entry.get("retired_at")
+                return Finding(
+                    "retired", f"lists {key_id} as retired" + (f" ({since})" if since else "")
+                )
+            return Finding(
+                "current", f"lists {key_id}" + (f" for {site_orcid}" if site_orcid else "")
+            )
+    return Finding("absent", f"{len(doc['keys'])} key(s) listed, not {key_id}")
+
+
+def pdf_key_ids(value: str) -> list[str]:
+    """The key ids in a `/PithAuthorKeys` value (separated by spaces or commas)."""
+    return KEY_ID_RE.findall(value)
+
+
+def match_pdf_keys(value: str | None, key_id: str) -> Finding:
+    """Does the PDF's `/PithAuthorKeys` name `key_id`?"""
+    if value is None:
+        return Finding("absent", f"the PDF has no {PDF_INFO_KEY} (no \\pithauthorkey)")
+    keys = pdf_key_ids(value)
+    if key_id in keys:
+        return Finding("current", f"{PDF_INFO_KEY} names {key_id}")
+    return Finding("absent", f"{PDF_INFO_KEY} names {', '.join(keys) or 'no key'}, not {key_id}")
+
+
+def proofs_problem(proofs: Sequence[Mapping[str, Any]], orcid: str | None) -> str | None:
+    """None when every proof's locator suits its kind and an ORCID proof names the author's
+    own iD (`orcid`); else the first problem. A rule the JSON Schema cannot state."""
+    for index, proof in enumerate(proofs):
+        problem = locator_problem(proof)
+        if problem is not None:
+            return f"[{index}] {problem}"
+        if proof.get("kind") == "orcid" and proof.get("locator") != orcid:
+            return f"[{index}] the ORCID proof names {proof.get('locator')}, not the author's iD"
+    return None

@@ -1,0 +1,432 @@
+"""Identity proofs for author keys: what to publish, and checking what was published.
+
+    >>> orcid_proof(show("alice"))          # the researcher URL to add on orcid.org
+    >>> check_identity(event, orcid="0000-0002-1825-0097")   # a Report of named checks
+
+The rules (what a proof names, how it is matched) live in `pithauthor._core.identity`; the
+verdict in `pithauthor._core.identity_verdict`. This module fetches: httpx with short timeouts,
+answers capped in size, JSON read strictly, redirects followed only on the same host and never
+from https down to http. See docs/identity.md.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+from pithauthor._core.checks import Report
+from pithauthor._core.identity import (
+    PDF_INFO_KEY,
+    Finding,
+    IdentityProof,
+    WebDocument,
+    WebKey,
+    key_url,
+    match_orcid_record,
+    match_pdf_keys,
+    match_web_document,
+    orcid_url_name,
+    web_document,
+    well_known_url,
+)
+from pithauthor._core.identity_verdict import (
+    ProofCheck,
+    event_key_id,
+    event_orcid,
+    event_proofs,
+    identity_report,
+    only_network_failed,
+)
+from pithauthor._core.orcid import normalize_orcid
+from pithauthor.errors import InputError
+
+if TYPE_CHECKING:
+    import httpx
+
+    from pithauthor._keystore.metadata import KeyRecord
+
+__all__ = [
+    "DEFAULT_ORCID_API",
+    "IdentityProof",
+    "OrcidProof",
+    "ProofCheck",
+    "check_identity",
+    "identity_network_failure",
+    "orcid_api_base",
+    "orcid_proof",
+    "read_pdf_author_keys",
+    "web_proof_document",
+]
+
+DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
+ORCID_API_ENV = "PITH_ORCID_API"
+DEFAULT_TIMEOUT = 5.0
+JSON_LIMIT = 1 << 20  # 1 MiB: an ORCID researcher-urls answer or a pith-keys.json is small
+PDF_LIMIT = 64 << 20  # 64 MiB: arXiv's own limit on a submission is 50 MB
+MAX_REDIRECTS = 3
+USER_AGENT = "pithauthor (identity proofs; https://pith.science)"
+
+
+@dataclass(frozen=True, slots=True)
+class OrcidProof:
+    """What to add to an ORCID record: a researcher URL (Websites & social links)."""
+
+    orcid: str | None
+    key_id: str
+    url_name: str
+    url: str
+
+
+def orcid_proof(record: KeyRecord) -> OrcidProof:
+    """The researcher URL naming this key (marked retired for a retired key)."""
+    retired = record.retired_at if record.status == "retired" else None
+    return OrcidProof(record.orcid, record.key_id, orcid_url_name(retired), key_url(record.key_id))
+
+
+def web_proof_document(records: Iterable[KeyRecord], orcid: str | None) -> WebDocument:
+    """The `pith-keys.json` listing these keys (active and retired) and the ORCID iD."""
+    keys: list[WebKey] = []
+    for r in records:
+        entry: WebKey = {"key_id": r.key_id, "status": r.status, "created_at": r.created_at}
+        if r.status == "retired" and r.retired_at:
+            entry["retired_at"] = r.retired_at
+        keys.append(entry)
+    return web_document(keys, orcid)
+
+
+def orcid_api_base(given: str | None = None) -> str:
+    """The ORCID public API to ask: `given`, else $PITH_ORCID_API, else ORCID's own."""
+    base = given or os.environ.get(ORCID_API_ENV) or DEFAULT_ORCID_API
+    parts = urlsplit(base)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise InputError(f"the ORCID API {base!r} is not an http(s) address")
+    return base.rstrip("/")
+
+
+# --- fetching ---------------------------------------------------------------------------------
+
+
+class _Unreadable(Exception):
+    """A source could not be read; `network` when the cause was the network."""
+
+    def __init__(self, reason: str, *, network: bool) -> None:
+        super().__init__(reason)
+        self.reason, self.network = reason, network
+
+
+class _NotFound(Exception):
+    """The source answered 404 (or 410): there is nothing there."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    value: Any
+
+
+class _Fetcher:
+    """GETs with short timeouts, capped answers and a strict redirect rule. Each address is
+    fetched once per fetcher (one `pith verify` run): a JSONL file of claims by one author
+    asks ORCID once, and every claim sees the same answer."""
+
+    def __init__(self, timeout: float, offline: bool) -> None:
+        self.timeout, self.offline = timeout, offline
+        self._client: httpx.Client | None = None
+        self._seen: dict[tuple[str, str], bytes | _Parsed | Exception] = {}
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def get(self, url: str, accept: str, limit: int) -> bytes:
+        key = (url, accept)
+        if key not in self._seen:
+            try:
+                self._seen[key] = self._get(url, accept, limit)
+            except (_Unreadable, _NotFound) as exc:
+                self._seen[key] = exc
+        found = self._seen[key]
+        if isinstance(found, Exception):
+            raise found
+        assert isinstance(found, bytes)
+        return found
+
+    def json(self, url: str) -> Any:
+        """The strict JSON document at `url` (parsed once per fetcher, like the bytes)."""
+        key = (url, "json")
+        if key not in self._seen:
+            try:
+                self._seen[key] = _Parsed(_json(self.get(url, "application/json", JSON_LIMIT)))
+            except (_Unreadable, _NotFound) as exc:
+                self._seen[key] = exc
+        found = self._seen[key]
+        if isinstance(found, Exception):
+            raise found
+        assert isinstance(found, _Parsed)
+        return found.value
+
+    def _get(self, url: str, accept: str, limit: int) -> bytes:
+        if self.offline:
+            raise _Unreadable("not fetched (--offline)", network=False)
+        import httpx
+
+        if self._client is None:
+            self._client = httpx.Client(
+                timeout=httpx.Timeout(self.timeout),
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT},
+                trust_env=False,
+            )
+        current = url
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                with self._client.stream("GET", current, headers={"Accept": accept}) as answer:
+                    if answer.is_redirect:
+                        current = _redirect_target(current, answer.headers.get("location", ""))
+                        continue
+                    if answer.status_code in (404, 410):
+                        raise _NotFound(f"HTTP {answer.status_code}")
+                    if answer.status_code >= 500 or answer.status_code == 429:
+                        raise _Unreadable(f"HTTP {answer.status_code}", network=True)
+                    if answer.status_code != 200:
+                        raise _Unreadable(f"HTTP {answer.status_code}", network=False)
+                    return _read_capped(answer, limit)
+            except httpx.TimeoutException:
+                raise _Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
+            except httpx.HTTPError as exc:
+                reason = str(exc) or type(exc).__name__
+                raise _Unreadable(f"cannot connect ({reason})", network=True) from None
+        raise _Unreadable(f"more than {MAX_REDIRECTS} redirects", network=False)
+
+
+def _redirect_target(current: str, location: str) -> str:
+    """Where a redirect leads, if allowed: the same host, and never from https to http."""
+    target = urljoin(current, location)
+    old, new = urlsplit(current), urlsplit(target)
+    if new.hostname != old.hostname or (old.scheme == "https" and new.scheme != "https"):
+        raise _Unreadable(f"redirects to {target}, another host or scheme", network=False)
+    return target
+
+
+def _read_capped(answer: httpx.Response, limit: int) -> bytes:
+    chunks, size = [], 0
+    for chunk in answer.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _Unreadable(f"answer larger than {limit} bytes", network=False)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json(data: bytes) -> Any:
+    from pithauthor._core.strict_json import parse_json
+
+    try:
+        return parse_json(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _Unreadable(f"the answer is not strict JSON ({exc})", network=False) from None
+
+
+# --- the three proofs -------------------------------------------------------------------------
+
+
+def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
+    where = f"{api}/{orcid}/researcher-urls"
+    try:
+        doc = fetcher.json(where)
+    except _NotFound as exc:
+        return ProofCheck(
+            "orcid", orcid, where, Finding("absent", f"no ORCID record {orcid} ({exc})")
+        )
+    except _Unreadable as exc:
+        return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
+    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid))
+
+
+def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
+    try:
+        where = well_known_url(locator)
+    except InputError as exc:
+        return ProofCheck("web", locator, locator, Finding("absent", str(exc)))
+    try:
+        doc = fetcher.json(where)
+    except _NotFound as exc:
+        return ProofCheck("web", locator, where, Finding("absent", f"no pith-keys.json ({exc})"))
+    except _Unreadable as exc:
+        return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
+    return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
+
+
+def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
+    """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
+    bytes are not a readable PDF."""
+    from pypdf import PdfReader
+
+    try:
+        info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
+        keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
+    except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
+        raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
+    return (str(keys) if keys is not None else None, str(number) if number is not None else None)
+
+
+def _check_paper(
+    fetcher: _Fetcher, source: str, locator: str, kid: str, subject: str | None
+) -> ProofCheck:
+    """The paper proof from a PDF at a URL or in a file (a missing file is bad input)."""
+    remote = source.startswith(("https://", "http://"))
+    if not remote and not Path(source).is_file():
+        raise InputError(f"{source}: no such PDF file")
+    try:
+        if remote:
+            data = fetcher.get(source, "application/pdf", PDF_LIMIT)
+        elif Path(source).stat().st_size > PDF_LIMIT:
+            raise _Unreadable(f"larger than {PDF_LIMIT} bytes", network=False)
+        else:
+            data = Path(source).read_bytes()
+        keys, number = read_pdf_author_keys(data)
+    except _NotFound as exc:
+        return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
+    except _Unreadable as exc:
+        return ProofCheck("paper", locator, source, problem=exc.reason, network=exc.network)
+    except InputError as exc:  # not a readable PDF: what is there proves nothing
+        return ProofCheck("paper", locator, source, Finding("absent", str(exc)))
+    if number is not None and subject is not None and number != subject:
+        return ProofCheck(
+            "paper", locator, source, Finding("absent", f"the PDF is of {number}, not {subject}")
+        )
+    return ProofCheck("paper", locator, source, match_pdf_keys(keys, kid))
+
+
+# --- the verdict ------------------------------------------------------------------------------
+
+
+def check_identity(
+    event: Mapping[str, Any],
+    *,
+    orcid: str | None = None,
+    signer: str | None = None,
+    paper_pdf: str | None = None,
+    offline: bool = False,
+    orcid_api: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[Report, list[ProofCheck]]:
+    """Check the event's identity proofs (and, for `orcid`, the ORCID record itself).
+
+    Proofs are fetched only when asked for: an identity (`orcid`, `signer`) or `paper_pdf`.
+    Returns the report and every proof as checked (where it was fetched, what was found)."""
+    fetcher = _Fetcher(timeout, offline)
+    try:
+        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher)
+    finally:
+        fetcher.close()
+
+
+def _check_identity(
+    event: Mapping[str, Any],
+    orcid: str | None,
+    signer: str | None,
+    paper_pdf: str | None,
+    orcid_api: str | None,
+    fetcher: _Fetcher,
+) -> tuple[Report, list[ProofCheck]]:
+    expected = normalize_orcid(orcid) if orcid is not None else None
+    kid = event_key_id(event)
+    asked = expected is not None or signer is not None or paper_pdf is not None
+    proofs: list[ProofCheck] = []
+    if asked and kid is not None:
+        proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher)
+    return identity_report(event, proofs, orcid=expected, signer=signer), proofs
+
+
+def _fetch_all(
+    event: Mapping[str, Any],
+    kid: str,
+    expected: str | None,
+    paper_pdf: str | None,
+    orcid_api: str | None,
+    fetcher: _Fetcher,
+) -> list[ProofCheck]:
+    named = event_orcid(event)
+    listed = event_proofs(event)
+    orcids = [str(p["locator"]) for p in listed if p.get("kind") == "orcid"]
+    if expected is not None and expected not in orcids:
+        orcids.append(expected)  # the record of the iD asked for is always consulted
+    subject = event.get("subject_pith_number")
+    subject = subject if isinstance(subject, str) else None
+    papers = [str(p["locator"]) for p in listed if p.get("kind") == "paper"]
+    out: list[ProofCheck] = []
+    api = orcid_api_base(orcid_api) if orcids else ""
+    out += [_check_orcid(fetcher, api, o, kid) for o in _unique(orcids)]
+    for p in listed:
+        if p.get("kind") == "web":
+            out.append(_check_web(fetcher, str(p["locator"]), kid, named))
+    if paper_pdf is not None:
+        out.append(
+            _check_paper(fetcher, paper_pdf, papers[0] if papers else paper_pdf, kid, subject)
+        )
+    else:
+        out += [_check_paper(fetcher, p, p, kid, subject) for p in _unique(papers)]
+    return out
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def identity_network_failure(report: Report, proofs: Sequence[ProofCheck]) -> bool:
+    """True when only an unreachable ORCID stands between the event and the identity."""
+    return only_network_failed(report, proofs)
+
+
+def verify_identity(
+    docs: Sequence[Any],
+    report: Report,
+    *,
+    orcid: str | None = None,
+    signer: str | None = None,
+    paper_pdf: str | None = None,
+    offline: bool = False,
+    orcid_api: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> list[ProofCheck]:
+    """Add the identity checks of every signed event in `docs` to `report` (prefixed `[n].`
+    when there are several, as `verify_documents` does); return every proof as checked.
+
+    When an identity is asked for, a document that is not a signed event fails it."""
+    asked = orcid is not None or signer is not None
+    checked: list[ProofCheck] = []
+    fetcher = _Fetcher(timeout, offline)
+    try:
+        for number, doc in enumerate(docs, start=1):
+            prefix = f"[{number}]." if len(docs) > 1 else ""
+            is_event = isinstance(doc, Mapping) and "event_type" in doc and "signature" in doc
+            if not is_event:
+                if asked:
+                    report.add(prefix + "identity", False, "not a signed event: it has no signer")
+                continue
+            if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
+                continue
+            found, proofs = _check_identity(doc, orcid, signer, paper_pdf, orcid_api, fetcher)
+            report.extend(found, prefix=prefix)
+            checked += proofs
+    finally:
+        fetcher.close()
+    return checked
+
+
+def check_key_on_orcid(
+    record: KeyRecord, orcid_api: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> ProofCheck:
+    """Ask the ORCID public API whether the record of `record.orcid` names the key yet."""
+    if record.orcid is None:
+        raise InputError(f"key {record.name!r} has no ORCID iD")
+    fetcher = _Fetcher(timeout, offline=False)
+    try:
+        return _check_orcid(fetcher, orcid_api_base(orcid_api), record.orcid, record.key_id)
+    finally:
+        fetcher.close()

@@ -1,0 +1,87 @@
+"""\\pithauthorkey: author key ids go into the PDF's Info dictionary as /PithAuthorKeys (the
+paper proof of docs/identity.md), printing nothing, on every engine and with or without
+hyperref or LaTeX's PDF management; a malformed key id stops the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pdfcheck import info, page_text
+from texbuild import NUMBER, build
+
+from pithauthor.identity import read_pdf_author_keys
+
+K1 = "ed25519:" + "A" * 13 + "B" * 13
+K2 = "ed25519:JZQ6KXTBQVLD2ZSOWD7ZNT4DG4"
+
+
+def paper(keys: list[str], *, before: str = "", preamble: str = "", body: str = "") -> str:
+    lines = "".join(f"\\pithauthorkey{{{k}}}\n" for k in keys)
+    return (
+        f"{before}\\documentclass{{article}}\n{preamble}\\usepackage{{pith}}\n{lines}"
+        "\\title{T}\\author{A}\n"
+        f"\\begin{{document}}\n\\maketitle\nText.{body}\n\\end{{document}}\n"
+    )
+
+
+@pytest.mark.tex("pdflatex")
+@pytest.mark.parametrize(
+    ("label", "before", "preamble", "after"),
+    [
+        ("plain", "", "", ""),
+        ("hyperref first", "", "\\usepackage{hyperref}\n", ""),
+        ("hyperref after", "", "", "\\usepackage{hyperref}\n"),
+        ("with number", "", "", f"\\pithnumber{{{NUMBER}}}\n"),
+        ("hyperref and number", "", "\\usepackage{hyperref}\n", f"\\pithnumber{{{NUMBER}}}\n"),
+        ("DocumentMetadata", "\\DocumentMetadata{}\n", "", f"\\pithnumber{{{NUMBER}}}\n"),
+    ],
+)
+def test_keys_are_written_to_the_info_dictionary_and_nothing_is_printed(
+    tmp_path: Path, label: str, before: str, preamble: str, after: str
+) -> None:
+    source = paper([K1, K2, K1], before=before, preamble=preamble).replace(
+        "\\title", after + "\\title"
+    )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    meta = info(result.pdf)
+    assert meta["/PithAuthorKeys"] == f"{K1} {K2}"  # in order, once each
+    if "number" in label or "Metadata" in label:
+        assert meta["/PithNumber"] == NUMBER
+    assert "ed25519" not in page_text(result.pdf)
+    keys, _number = read_pdf_author_keys(result.pdf.read_bytes())
+    assert keys == f"{K1} {K2}"
+
+
+@pytest.mark.tex("lualatex", "xelatex")
+@pytest.mark.parametrize("engine", ["lualatex", "xelatex"])
+def test_other_engines_write_the_keys(tmp_path: Path, engine: str) -> None:
+    result = build(paper([K2]), tmp_path, engine=engine)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithAuthorKeys"] == K2
+
+
+@pytest.mark.tex("pdflatex")
+def test_pithauthorkeys_prints_the_list_when_asked(tmp_path: Path) -> None:
+    result = build(paper([K1, K2], body=" Keys: \\pithauthorkeys."), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert f"{K1}, {K2}" in page_text(result.pdf).replace("\n", " ")
+
+
+@pytest.mark.tex("pdflatex")
+def test_a_paper_without_pithauthorkey_has_no_keys(tmp_path: Path) -> None:
+    result = build(paper([]), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert "/PithAuthorKeys" not in info(result.pdf)
+    assert read_pdf_author_keys(result.pdf.read_bytes()) == (None, None)
+
+
+@pytest.mark.tex("pdflatex")
+@pytest.mark.parametrize(
+    "bad", ["ed25519:" + "A" * 25, "ed25519:" + "A" * 25 + "1", "ed448:" + "A" * 26, "A" * 34]
+)
+def test_a_malformed_key_id_stops_the_build(tmp_path: Path, bad: str) -> None:
+    result = build(paper([bad]), tmp_path)
+    assert not result.ok
+    assert "Package pith Error" in result.log and f"`{bad[:20]}" in result.log

@@ -1,0 +1,218 @@
+"""Identity proofs, piece by piece: what each proof names and how it is matched (pure), and the
+fetching edge against a local server answering like ORCID (hostile and broken answers too)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fixed_signer import VECTOR_ORCID, FixedSigner
+from identity_server import IdentityServer, Site, keywords, researcher_urls
+
+from pithauthor._core.identity import (
+    key_url,
+    match_orcid_record,
+    match_pdf_keys,
+    match_web_document,
+    orcid_url_name,
+    proofs_problem,
+    web_origin,
+)
+from pithauthor._core.key_identity import key_id
+from pithauthor._core.subject import Subject
+from pithauthor.errors import EventError, InputError
+from pithauthor.identity import JSON_LIMIT, check_identity, identity_network_failure
+from pithauthor.sign import attest_authorship
+from pithauthor.verify import verify_document
+
+KEY = key_id(FixedSigner().public_key)
+OTHER_KEY = "ed25519:" + "B" * 26
+DEAR_SHA = "694dd781d7852a8b0efd2ff12c617f25b959612a7c7a23e12497b4715d745ec0"
+
+
+def subject() -> Subject:
+    from pithauthor._core.pith_number import PithNumber
+
+    return Subject(PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"), DEAR_SHA)
+
+
+def event(**kwargs: Any) -> dict[str, Any]:
+    return attest_authorship(
+        FixedSigner(), subject(), name="Josiah Carberry", orcid=VECTOR_ORCID, **kwargs
+    )
+
+
+# --- matching (pure) ---------------------------------------------------------------------------
+
+
+def test_orcid_researcher_url_naming_the_key_is_found_and_others_are_not() -> None:
+    doc = researcher_urls(VECTOR_ORCID, [("Home", "https://example.org"), ("x", key_url(KEY))])
+    assert match_orcid_record(doc, KEY).standing == "current"
+    assert match_orcid_record(doc, OTHER_KEY).standing == "absent"
+    assert match_orcid_record(doc, KEY[:-1]).standing == "absent"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://evil.example/?k={KEY}",  # in the query, not the path
+        f"https://evil.example/{KEY}X",  # a longer id
+        f"ftp://pith.science/key/{KEY}",  # not a web address
+        f"https://pith.science/key/{KEY.lower()}",  # key ids are upper case base32
+    ],
+)
+def test_a_url_that_only_contains_the_key_id_is_not_a_proof(url: str) -> None:
+    doc = researcher_urls(VECTOR_ORCID, [("Pith author key", url)])
+    assert match_orcid_record(doc, KEY).standing == "absent"
+
+
+def test_a_trailing_slash_or_another_host_still_names_the_key() -> None:
+    for url in (key_url(KEY) + "/", f"https://carberry.example.org/keys/{KEY}"):
+        doc = researcher_urls(VECTOR_ORCID, [("Pith author key", url)])
+        assert match_orcid_record(doc, KEY).standing == "current"
+
+
+def test_a_retired_name_marks_the_key_retired() -> None:
+    name = orcid_url_name("2026-11-30T10:00:00Z")
+    assert name == "Pith author key (retired 2026-11-30)"
+    doc = researcher_urls(VECTOR_ORCID, [(name, key_url(KEY))])
+    assert match_orcid_record(doc, KEY).standing == "retired"
+
+
+def test_a_keyword_naming_the_key_is_not_the_orcid_proof() -> None:
+    # the proof is a researcher URL (docs/identity.md says why); keywords are not read
+    assert match_orcid_record(keywords(VECTOR_ORCID, [KEY]), KEY).standing == "absent"
+
+
+@pytest.mark.parametrize("doc", [[], "x", {"researcher-url": "x"}, {"researcher-url": [1, None]}])
+def test_malformed_orcid_answers_are_no_proof(doc: Any) -> None:
+    assert match_orcid_record(doc, KEY).standing == "absent"
+
+
+def test_web_document_rules() -> None:
+    listed = {"orcid": VECTOR_ORCID, "keys": [{"key_id": KEY, "status": "active"}]}
+    assert match_web_document(listed, KEY, VECTOR_ORCID).standing == "current"
+    assert match_web_document(listed, KEY, "0000-0001-5109-3700").standing == "absent"
+    assert match_web_document(listed, OTHER_KEY, VECTOR_ORCID).standing == "absent"
+    retired = {"keys": [{"key_id": KEY, "status": "retired", "retired_at": "2026-11-30"}]}
+    assert match_web_document(retired, KEY, None).standing == "retired"
+    assert match_web_document({"keys": "all"}, KEY, None).standing == "absent"
+
+
+def test_pdf_keys_rules() -> None:
+    assert match_pdf_keys(f"{OTHER_KEY} {KEY}", KEY).standing == "current"
+    assert match_pdf_keys(OTHER_KEY, KEY).standing == "absent"
+    assert match_pdf_keys(None, KEY).standing == "absent"
+
+
+@pytest.mark.parametrize(
+    "url", ["http://example.org", "ftp://example.org", "https://u:p@example.org", "example.org"]
+)
+def test_web_origin_refuses_what_is_not_an_https_site(url: str) -> None:
+    with pytest.raises(InputError):
+        web_origin(url)
+
+
+def test_web_origin_is_the_origin() -> None:
+    assert web_origin("https://Lab.Example.org:8443/people/x?y") == "https://lab.example.org:8443"
+    assert web_origin("http://127.0.0.1:5000/") == "http://127.0.0.1:5000"  # this machine only
+
+
+def test_an_orcid_proof_must_name_the_authors_id() -> None:
+    proof = [{"kind": "orcid", "locator": "0000-0001-5109-3700"}]
+    assert proofs_problem(proof, VECTOR_ORCID) is not None
+    assert proofs_problem([{"kind": "orcid", "locator": VECTOR_ORCID}], VECTOR_ORCID) is None
+    with pytest.raises(EventError, match="not the author's iD"):
+        event(identity_proofs=proof)
+
+
+def test_proofs_are_signed_with_the_claim() -> None:
+    signed = event(identity_proofs=[{"kind": "web", "locator": "https://carberry.example.org"}])
+    assert verify_document(signed).ok
+    signed["payload"]["identity_proofs"][0]["locator"] = "https://impostor.example.org"
+    failed = {c.name for c in verify_document(signed).failed}
+    assert failed == {"event_id"}
+
+
+# --- the fetching edge --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[IdentityServer]:
+    with IdentityServer(Site()) as srv:
+        yield srv
+
+
+def orcid_check(server: IdentityServer, **kwargs: Any) -> tuple[Any, Any]:
+    report, proofs = check_identity(
+        event(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api, timeout=2.0, **kwargs
+    )
+    return report, proofs[0]
+
+
+def test_the_orcid_proof_is_fetched_and_matched(server: IdentityServer) -> None:
+    server.site.records[VECTOR_ORCID] = [("Pith author key", key_url(KEY))]
+    report, proof = orcid_check(server)
+    assert report.ok and proof.finding.standing == "current"
+    assert proof.where == f"{server.orcid_api}/{VECTOR_ORCID}/researcher-urls"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"researcher-url": [], "researcher-url": []}', "not strict JSON"),
+        (b'{"researcher-url": [], "x": NaN}', "not strict JSON"),
+        (b"<html>maintenance</html>", "not strict JSON"),
+        (b"\xff\xfe", "not strict JSON"),
+        (b'{"researcher-url": []}' + b" " * JSON_LIMIT, "larger than"),
+    ],
+)
+def test_hostile_or_broken_orcid_answers_are_unverifiable(
+    server: IdentityServer, body: bytes, why: str
+) -> None:
+    server.site.files[f"/v3.0/{VECTOR_ORCID}/researcher-urls"] = ("application/json", body)
+    report, proof = orcid_check(server)
+    assert proof.finding is None and why in proof.problem
+    assert not report.ok  # an identity was asked for: not knowing fails
+
+
+def test_a_redirect_from_orcid_to_another_host_is_not_followed(server: IdentityServer) -> None:
+    path = f"/v3.0/{VECTOR_ORCID}/researcher-urls"
+    server.site.redirects[path] = "http://localhost:1/elsewhere"
+    _, proof = orcid_check(server)
+    assert proof.finding is None and "another host" in proof.problem
+
+
+def test_a_refused_connection_is_unverifiable_as_network() -> None:
+    report, proofs = check_identity(
+        event(), orcid=VECTOR_ORCID, orcid_api="http://127.0.0.1:9/v3.0", timeout=1.0
+    )
+    assert proofs[0].finding is None and proofs[0].network
+    assert "cannot connect" in proofs[0].problem
+    assert identity_network_failure(report, proofs)  # the CLI exits 3, not 1
+
+
+def test_json_report_lists_where_and_what(server: IdentityServer) -> None:
+    server.site.records[VECTOR_ORCID] = []
+    report, _ = orcid_check(server)
+    checks = {c["name"]: c for c in report.as_dict()["checks"]}  # type: ignore[union-attr]
+    assert checks["identity_proof.orcid"]["status"] == "failed"
+    assert server.orcid_api in checks["identity_proof.orcid"]["detail"]
+    assert json.dumps(report.as_dict())
+
+
+def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None:
+    from pithauthor._core.identity import Finding
+    from pithauthor._core.identity_verdict import ProofCheck, identity_report
+
+    pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
+    orcid = ProofCheck("orcid", VECTOR_ORCID, "api", Finding("retired", "marks it retired"))
+    report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID)
+    details = {c.name: c.detail for c in report.checks}
+    assert details["identity_proof.paper"].startswith("RETIRED key (per orcid): paper.pdf")
+    assert details["identity_bound"].endswith("as a retired key")
+    assert report.ok
+    alone = identity_report(event(), [pdf], signer=KEY)
+    assert {c.name: c.detail for c in alone.checks}["identity_proof.paper"].startswith("current")
