@@ -345,7 +345,7 @@ def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, whic
         operation = data.draw(st.sampled_from(["change", "empty", "delete", "add"]), label="op")
         if operation == "change":
             parent[last] = data.draw(st.sampled_from(changed(parent[last])), label="value")
-        elif operation == "empty" and empty(parent[last]) is not None:
+        elif operation == "empty" and empty(parent[last]) not in (None, parent[last]):
             parent[last] = empty(parent[last])
         elif operation == "delete":
             del parent[last]
