@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint install clean ctan
+.PHONY: demo test bench lint install clean ctan pictures
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Pictures of the badge for docs/latex.md (needs TeX Live and poppler-utils).
+pictures: $(STAMP)
+	$(PY) tests/latex/pictures.py
+	PITH_UPDATE_IMAGES=1 $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/latex/test_sty_pictures.py
 
 ctan: $(STAMP)
 	$(PY) latex/build_ctan.py dist/pith-ctan.zip

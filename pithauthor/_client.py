@@ -5,6 +5,9 @@
   full jitter, capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
 - Any other 5xx (501, 505, ...) is the server's fault, never the event's: RegistryResponseError
   at once (exit 3), and the event stays pending.
+- The bearer token goes only to the origin of `base_url`, on writes; a read carries it only
+  after that registry answered it 401 with `WWW-Authenticate` (the read is then retried once
+  with the token, and later reads carry it too).
 - 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason);
   unreadable JSON -> RegistryResponseError; nothing after every attempt -> NetworkError.
 """
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 
 DEFAULT_REGISTRY = "https://pith.science"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class RegistryAnswerError(RegistryRejected):
@@ -135,8 +139,9 @@ class RegistryHttp:
             "User-Agent": f"pithauthor/{__version__}",
             "Accept": "application/ld+json, application/json",
         }
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        self._token = token or None
+        self._token_origin = origin(self.base_url)
+        self._reads_need_token = False
         self._http = httpx.Client(
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
@@ -192,16 +197,22 @@ class RegistryHttp:
 
         where = origin(url)
         last = ""
-        for attempt in range(self.retry.max_attempts):
+        mine = self._token is not None and where == self._token_origin
+        authorize = mine and (method not in SAFE_METHODS or self._reads_need_token)
+        attempt = 0
+        while attempt < self.retry.max_attempts:
             retry_after: float | None = None
             try:
-                response = self._http.request(method, url, **kwargs)
+                response = self._http.request(method, url, **self._with_token(kwargs, authorize))
             except httpx.TransportError as exc:
                 last = _transport_reason(exc)
             else:
                 status = response.status_code
                 if status < 400:
                     return response
+                if status == 401 and mine and not authorize and _asks_for_token(response):
+                    authorize = self._reads_need_token = True  # it asked: once more, with it
+                    continue
                 if status >= 500 and status not in RETRY_STATUSES:
                     raise RegistryResponseError(
                         f"the registry at {where} answered {status} "
@@ -214,10 +225,21 @@ class RegistryHttp:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if attempt + 1 < self.retry.max_attempts:
                 self._sleep(self.retry.delay(attempt, retry_after))
+            attempt += 1
         raise NetworkError(
             f"the registry at {where} did not answer ({last}) after "
             f"{self.retry.max_attempts} attempts; nothing was lost, try again later"
         )
+
+    def _with_token(self, kwargs: dict[str, Any], authorize: bool) -> dict[str, Any]:
+        if not authorize:
+            return kwargs
+        headers = {**(kwargs.get("headers") or {}), "Authorization": f"Bearer {self._token}"}
+        return {**kwargs, "headers": headers}
+
+
+def _asks_for_token(response: httpx.Response) -> bool:
+    return "bearer" in response.headers.get("WWW-Authenticate", "").lower()
 
 
 def _transport_reason(exc: Exception) -> str:

@@ -6,6 +6,12 @@ One row per event_id (UNIQUE), in one of three states:
     accepted  a registry answered 200/201; its answer and URL are kept
     rejected  a registry answered 4xx about the event itself; the reason is kept
 
+Several `pith submit` processes may share one outbox: a process sends an event only after it has
+*claimed* it, one atomic `UPDATE ... WHERE state='pending' AND (no lease OR lease expired)` that
+writes its owner (`host:pid:random`) and an expiry. Recording an answer ends the lease; so does
+`release`. A lease that expired, or whose owner is a dead process on this machine, can be taken
+over, so a killed `pith submit` loses nothing.
+
 The file is `<PITH_HOME>/outbox/outbox.sqlite3` (folder 0700, file 0600). Storing events is a
 fully synced transaction (synchronous=FULL); state changes are synced lazily (WAL, NORMAL): a
 process crash loses nothing, and a power cut can at worst turn an `accepted` back into `pending`,
@@ -15,8 +21,10 @@ which only re-sends an event the registry already has (it answers 200, never a s
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,10 +50,14 @@ CREATE TABLE IF NOT EXISTS outbox (
     attempts INTEGER NOT NULL DEFAULT 0,
     registry TEXT,
     answer TEXT,
-    reason TEXT
+    reason TEXT,
+    lease_owner TEXT,
+    lease_expires REAL
 );
 CREATE INDEX IF NOT EXISTS outbox_state ON outbox(state);
 """
+LEASE_COLUMNS = (("lease_owner", "TEXT"), ("lease_expires", "REAL"))
+_END_LEASE = "lease_owner=NULL, lease_expires=NULL"
 
 
 _now = utc_now
@@ -82,6 +94,27 @@ class OutboxEntry:
         }
 
 
+def new_lease_owner() -> str:
+    """A lease owner name for this process: `host:pid:random`."""
+    import secrets
+
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _owner_is_dead(owner: str) -> bool:
+    """True when `owner` names a process on this machine that no longer runs."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, owned by someone else
+        return False
+    return False
+
+
 def default_path() -> Path:
     from pithauthor._paths import private_dir
 
@@ -104,6 +137,10 @@ class Outbox:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._conn.executescript(SCHEMA)
+        have = {row[1] for row in self._conn.execute("PRAGMA table_info(outbox)")}
+        for name, kind in LEASE_COLUMNS:  # an outbox made by an older pithauthor
+            if name not in have:
+                self._conn.execute(f"ALTER TABLE outbox ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         with self._lock:
@@ -163,6 +200,46 @@ class Outbox:
             found = dict(rows.fetchall())
         return {s: int(found.get(s, 0)) for s in STATES}
 
+    def claim(self, event_id: str, owner: str, seconds: float) -> bool:
+        """Take the lease on a pending event for `seconds`; False if it is not pending or
+        another live owner holds it."""
+        now = time.time()
+        with self._lock:
+            cur = self._conn.execute(
+                "UPDATE outbox SET lease_owner=?, lease_expires=? WHERE event_id=? AND "
+                "state='pending' AND (lease_owner IS NULL OR lease_owner=? OR lease_expires<?)",
+                (owner, now + seconds, event_id, owner, now),
+            )
+            if cur.rowcount == 1:
+                return True
+            row = self._conn.execute(
+                "SELECT lease_owner FROM outbox WHERE event_id=? AND state='pending'", (event_id,)
+            ).fetchone()
+            if row is None or row[0] is None or not _owner_is_dead(row[0]):
+                return False
+            cur = self._conn.execute(  # its owner died: take over, unless someone just did
+                "UPDATE outbox SET lease_owner=?, lease_expires=? WHERE event_id=? AND "
+                "state='pending' AND lease_owner=?",
+                (owner, now + seconds, event_id, row[0]),
+            )
+            return cur.rowcount == 1
+
+    def release(self, event_id: str, owner: str) -> None:
+        """End `owner`'s lease on `event_id` (no-op if it holds none)."""
+        self._update(
+            f"UPDATE outbox SET {_END_LEASE} WHERE event_id=? AND lease_owner=?", (event_id, owner)
+        )
+
+    def leased_elsewhere(self, owner: str) -> list[str]:
+        """Pending events another owner holds a live lease on."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT event_id FROM outbox WHERE state='pending' AND lease_owner IS NOT NULL "
+                "AND lease_owner<>? AND lease_expires>=? ORDER BY event_id",
+                (owner, time.time()),
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def attempt(self, event_id: str) -> None:
         self._update("UPDATE outbox SET attempts = attempts + 1 WHERE event_id = ?", (event_id,))
 
@@ -172,7 +249,7 @@ class Outbox:
         """Record the registry's acceptance (`attempted`: and count the attempt, in the same
         statement: one write per event instead of two)."""
         self._update(
-            "UPDATE outbox SET state='accepted', registry=?, answer=?, reason=NULL, "
+            f"UPDATE outbox SET state='accepted', registry=?, answer=?, reason=NULL, {_END_LEASE}, "
             "updated_at=?, attempts = attempts + ? WHERE event_id=?",
             (registry, dump_json(answer), _now(), int(attempted), event_id),
         )
@@ -182,7 +259,7 @@ class Outbox:
     ) -> None:
         self._update(
             "UPDATE outbox SET state='rejected', registry=?, answer=?, reason=?, updated_at=?, "
-            "attempts = attempts + ? WHERE event_id=? AND state='pending'",
+            f"{_END_LEASE}, attempts = attempts + ? WHERE event_id=? AND state='pending'",
             (registry, dump_json(answer), reason, _now(), int(attempted), event_id),
         )
 

@@ -32,6 +32,11 @@ def pith_sty_path() -> Path:
     return latex_file("pith.sty")
 
 
+def pith_ltxml_path() -> Path:
+    """The packaged pith.sty.ltxml: the LaTeXML binding that arXiv's HTML view uses."""
+    return latex_file("pith.sty.ltxml")
+
+
 def pith_sty_version() -> str:
     """The version and date of the packaged pith.sty, as `1.0.0 (2026/11/29)`."""
     text = pith_sty_path().read_text(encoding="utf-8")

@@ -1,16 +1,29 @@
-"""Bearer tokens for registries that want sign-in: `PITH_TOKEN`, or one stored per registry
-by `pith auth login` in `<PITH_HOME>/auth/tokens.json` (folder 0700, file 0600)."""
+"""Bearer tokens for registries that want sign-in, each bound to one origin.
+
+- `PITH_TOKEN` is for the origin of `PITH_REGISTRY` (https://pith.science when unset) only.
+- `pith auth login` stores a token for the registry's origin (`scheme://host:port`): in the OS
+  keyring when a usable one answers (the key store's probe), else in
+  `<PITH_HOME>/auth/tokens.json` (folder 0700, file 0600). That file always lists which origins
+  have a token and where it is; it holds a token's value only when no keyring was usable.
+- The client sends a token only to its own origin, and on reads only when that registry asked
+  (see `pithauthor._client.RegistryHttp`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pithauthor._core.strict_json import JSONFault, parse_json
-from pithauthor.errors import InputError
+from pithauthor.errors import AuthError, InputError
 
 TOKEN_ENV = "PITH_TOKEN"
+FILE_VERSION = 2
+_KEYRING_PREFIX = "token:"
 
 
 def _path() -> Path:
@@ -19,55 +32,126 @@ def _path() -> Path:
     return private_dir("auth") / "tokens.json"
 
 
-def _read(path: Path) -> dict[str, str]:
+def _origin(registry: str) -> str:
+    from pithauthor._client import check_url, origin
+
+    return origin(check_url(registry))
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[Path]:
+    import filelock
+
+    path = _path()
+    with filelock.FileLock(path.with_name(".tokens.lock"), timeout=60, mode=0o600):
+        yield path
+
+
+def _read(path: Path) -> dict[str, dict[str, str]]:
+    """origin -> {"store": "keyring"} or {"store": "file", "token": ...}."""
     if not path.exists():
         return {}
     from pithauthor._paths import check_private
 
     check_private(path, is_dir=False)
     try:
-        doc = parse_json(path.read_bytes())
+        doc: Any = parse_json(path.read_bytes())
     except (OSError, JSONFault):
         raise InputError(f"{path} is not a token file pith wrote; remove it") from None
-    return {str(k): str(v) for k, v in doc.items()} if isinstance(doc, dict) else {}
+    if not isinstance(doc, dict):
+        raise InputError(f"{path} is not a token file pith wrote; remove it")
+    if doc.get("version") != FILE_VERSION:  # the first format: {registry URL: token}
+        return {
+            _origin(str(url)): {"store": "file", "token": str(token)}
+            for url, token in doc.items()
+            if isinstance(token, str)
+        }
+    entries = doc.get("tokens")
+    if not isinstance(entries, dict):
+        raise InputError(f"{path} is not a token file pith wrote; remove it")
+    return {str(k): {str(a): str(b) for a, b in v.items()} for k, v in entries.items()}
 
 
-def _write(path: Path, tokens: dict[str, str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(tokens, fh, indent=2, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _write(path: Path, entries: dict[str, dict[str, str]]) -> None:
+    from pithauthor._atomic import replace_file
+
+    doc = {"version": FILE_VERSION, "tokens": entries}
+    replace_file(path, json.dumps(doc, indent=2, sort_keys=True) + "\n", mode=0o600)
+
+
+def env_token_origin() -> str:
+    """The origin `PITH_TOKEN` belongs to: that of `PITH_REGISTRY`, else of the default."""
+    from pithauthor._client import DEFAULT_REGISTRY
+
+    return _origin(os.environ.get("PITH_REGISTRY") or DEFAULT_REGISTRY)
 
 
 def token_for(registry: str) -> str | None:
-    """PITH_TOKEN when set, else the token stored for `registry`, else None."""
+    """The token for `registry`'s origin: PITH_TOKEN if it is for that origin, else the one
+    stored for it, else None."""
+    where = _origin(registry)
     env = os.environ.get(TOKEN_ENV, "").strip()
-    if env:
+    if env and where == env_token_origin():
         return env
-    return _read(_path()).get(registry.rstrip("/"))
+    entry = _read(_path()).get(where)
+    if entry is None:
+        return None
+    if entry.get("store") == "keyring":
+        from pithauthor._keystore import keyring_store
+
+        try:
+            return keyring_store.load(_KEYRING_PREFIX + where)
+        except keyring_store.KeyringUnavailable as exc:
+            raise AuthError(
+                f"the token for {where} is in the OS keyring, which failed: {exc}"
+            ) from None
+    return entry.get("token")
 
 
-def store_token(registry: str, token: str) -> None:
+def store_token(registry: str, token: str) -> str:
+    """Store `token` for `registry`'s origin; returns where it went ("keyring" or the file)."""
+    from pithauthor._keystore import keyring_store
+
     token = token.strip()
     if not token or any(c.isspace() for c in token):
         raise InputError("a token is one non-empty word (no spaces or line breaks)")
-    path = _path()
-    tokens = _read(path)
-    tokens[registry.rstrip("/")] = token
-    _write(path, tokens)
+    where = _origin(registry)
+    with _locked() as path:
+        entries = _read(path)
+        store = "file"
+        if keyring_store.probe().usable:
+            try:
+                keyring_store.store(_KEYRING_PREFIX + where, token)
+                if keyring_store.load(_KEYRING_PREFIX + where) == token:
+                    store = "keyring"
+            except keyring_store.KeyringUnavailable:
+                pass
+        if store == "file" and entries.get(where, {}).get("store") == "keyring":
+            with contextlib.suppress(keyring_store.KeyringUnavailable):
+                keyring_store.delete(_KEYRING_PREFIX + where)
+        entries[where] = (
+            {"store": "keyring"} if store == "keyring" else {"store": "file", "token": token}
+        )
+        _write(path, entries)
+    return "the OS keyring" if store == "keyring" else str(path)
 
 
 def forget_token(registry: str) -> bool:
-    path = _path()
-    tokens = _read(path)
-    if tokens.pop(registry.rstrip("/"), None) is None:
-        return False
-    _write(path, tokens)
+    """Remove the token stored for `registry`'s origin; False if there was none."""
+    where = _origin(registry)
+    with _locked() as path:
+        entries = _read(path)
+        entry = entries.pop(where, None)
+        if entry is None:
+            return False
+        if entry.get("store") == "keyring":
+            from pithauthor._keystore import keyring_store
+
+            keyring_store.delete(_KEYRING_PREFIX + where)
+        _write(path, entries)
     return True
 
 
 def stored_registries() -> list[str]:
+    """The origins a token is stored for (never the tokens)."""
     return sorted(_read(_path()))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from pithauthor._core.strict_json import parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._keystore import container
 from pithauthor._keystore.files import create_private
+from pithauthor._keystore.lock import keystore_lock
 from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
 from pithauthor._keystore.passphrase import (
     PassphraseSource,
@@ -31,11 +33,12 @@ from pithauthor._keystore.passphrase import (
 )
 from pithauthor._keystore.secrets_io import (
     Note,
+    PreparedSecret,
     load_seed,
+    prepare_seed,
     public_key_of,
     remove_seed,
     stderr_note,
-    store_seed,
 )
 from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
 
@@ -198,6 +201,25 @@ def _ensure_name_free(records: list[KeyRecord], name: str) -> None:
         )
 
 
+def _commit(
+    prepared: PreparedSecret,
+    change: Callable[[list[KeyRecord]], list[KeyRecord]],
+    note: Note,
+) -> None:
+    """Under the key-store lock: re-read the key list, let `change` check and extend it, write
+    the key file, then the list. On any failure the new secret is removed again."""
+    try:
+        with keystore_lock():
+            records = change(load_records())
+            prepared.write()
+            save_records(records)
+    except BaseException:
+        prepared.discard()
+        raise
+    if prepared.notice:
+        note(prepared.notice)
+
+
 # --- public API ---------------------------------------------------------------------------------
 
 
@@ -215,19 +237,22 @@ def generate(
 
     _check_name(name)
     clean_orcid = normalize_orcid(orcid) if orcid else None
-    records = load_records()
-    _ensure_name_free(records, name)
+    _ensure_name_free(load_records(), name)  # early answer; checked again under the lock
     seed = nacl.utils.random(container.SEED_LENGTH)
     record = _new_record(seed, name, clean_orcid)
-    store_seed(
+    prepared = prepare_seed(
         seed,
         record,
         backend=backend,
         passphrase=passphrase or passphrase_source(),
         insecure_plaintext=insecure_plaintext,
-        note=note,
     )
-    save_records([*records, record])
+
+    def add(records: list[KeyRecord]) -> list[KeyRecord]:
+        _ensure_name_free(records, name)
+        return [*records, record]
+
+    _commit(prepared, add, note)
     return record
 
 
@@ -331,20 +356,23 @@ def import_backup(
         raise KeyFileTampered(f"{where}: the secret does not match the public key in the backup")
     record.public_key_fingerprint = fingerprint_hex(pk)
     _check_name(record.name)
-    records = load_records()
-    if any(r.key_id == record.key_id for r in records):
-        raise KeyExists(f"key {record.key_id} is already in this key store")
-    if record.status == "active":
-        _ensure_name_free(records, record.name)
-    store_seed(
+
+    def add(records: list[KeyRecord]) -> list[KeyRecord]:
+        if any(r.key_id == record.key_id for r in records):
+            raise KeyExists(f"key {record.key_id} is already in this key store")
+        if record.status == "active":
+            _ensure_name_free(records, record.name)
+        return [*records, record]
+
+    add(load_records())  # early answer, before any secret is stored; again under the lock
+    prepared = prepare_seed(
         seed,
         record,
         backend=backend,
         passphrase=key_source,
         insecure_plaintext=insecure_plaintext,
-        note=note,
     )
-    save_records([*records, record])
+    _commit(prepared, add, note)
     return record
 
 
@@ -362,30 +390,42 @@ def rotate(
     """
     import nacl.utils
 
-    records = load_records()
-    old = _resolve(records, name)
-    if old.status != "active":
-        raise KeyRetired(f"key {old.name!r} ({old.key_id}) is already retired")
+    def current(records: list[KeyRecord]) -> KeyRecord:
+        old = _resolve(records, name)
+        if old.status != "active":
+            raise KeyRetired(f"key {old.name!r} ({old.key_id}) is already retired")
+        return old
+
+    first = current(load_records())  # early answer; the key to retire is found again below
     seed = nacl.utils.random(container.SEED_LENGTH)
-    new = _new_record(seed, old.name, old.orcid)
-    new.replaces = old.key_id
-    store_seed(
+    new = _new_record(seed, first.name, first.orcid)
+    prepared = prepare_seed(
         seed,
         new,
         backend=backend,
         passphrase=passphrase or passphrase_source(),
         insecure_plaintext=insecure_plaintext,
-        note=note,
     )
-    old.status, old.retired_at, old.replaced_by = "retired", new.created_at, new.key_id
-    save_records([*records, new])
-    return old, new
+    retired: list[KeyRecord] = []
+
+    def retire(records: list[KeyRecord]) -> list[KeyRecord]:
+        old = current(records)  # a concurrent rotate may have made another key active
+        if (old.name, old.orcid) != (first.name, first.orcid):
+            raise KeyNotFound(f"key {name!r} changed while rotating; run the command again")
+        new.replaces = old.key_id
+        old.status, old.retired_at, old.replaced_by = "retired", new.created_at, new.key_id
+        retired.append(old)
+        return [*records, new]
+
+    _commit(prepared, retire, note)
+    return retired[0], new
 
 
 def delete(name: str) -> KeyRecord:
     """Remove one key, secret and record. Returns the removed record."""
-    records = load_records()
-    record = _resolve(records, name)
-    remove_seed(record)
-    save_records([r for r in records if r.key_id != record.key_id])
+    with keystore_lock():
+        records = load_records()
+        record = _resolve(records, name)
+        remove_seed(record)
+        save_records([r for r in records if r.key_id != record.key_id])
     return record

@@ -7,18 +7,23 @@ Public API: `inject`, `find_main_file`, `check_pdf`, `build_arxiv_archive`.
 from __future__ import annotations
 
 import difflib
+import io
 import os
+import re
 import tarfile
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._manuscript import upload
 from pithauthor._manuscript.authorkeys import add_author_keys
-from pithauthor._manuscript.build import compile_project, copy_project
+from pithauthor._manuscript.build import build_like_arxiv, build_sources
+from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
-from pithauthor._manuscript.pdfcheck import check_pdf
+from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
 from pithauthor._manuscript.preamble import Preamble, locate
 from pithauthor._manuscript.sty_files import copy_sty, install_sty
 from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
@@ -30,7 +35,13 @@ from pithauthor._manuscript.textfile import (
     ensure_writable,
     read_text_file,
 )
-from pithauthor.errors import BuildError, InputError, ManuscriptError, PithNumberError
+from pithauthor.errors import (
+    BuildError,
+    InputError,
+    ManuscriptError,
+    PithNumberError,
+    VerificationError,
+)
 
 __all__ = [
     "ArchiveResult",
@@ -46,6 +57,9 @@ __all__ = [
 ]
 
 STY_NAME = "pith.sty"
+PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
+_PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
+LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,16 +76,24 @@ class InjectResult:
     checked: bool
     dry_run: bool
     notes: list[str] = field(default_factory=list)
+    ltxml_action: str = "unchanged"  # pith.sty.ltxml: "copied", "replaced" or "unchanged"
 
 
 @dataclass(frozen=True, slots=True)
 class ArchiveResult:
-    """An arXiv archive that was written: where, and which files went in."""
+    """An arXiv archive that was written and proven: where, what went in, what was checked."""
 
     archive: Path
     main: Path
     engine: str
     files: list[str]
+    number: str
+    pages: int
+    size: int
+    comments_removed: int  # comments stripped from the .tex files (0 with keep_comments)
+    comment_lines_removed: int  # of which comments that had their line to themselves
+    readme: bool  # whether a 00README.json names the top-level file
+    warnings: list[str] = field(default_factory=list)
 
 
 def _require_year(number: PithNumber) -> str:
@@ -88,16 +110,36 @@ def _same_number(existing: str, number: PithNumber) -> bool:
     return parsed.year == number.year and parsed.body == number.body
 
 
-def _edits(source: TextFile, pre: Preamble, number: PithNumber, force: bool) -> list[str]:
+def _package_load(placement: str | None) -> str:
+    """`\\usepackage{pith}`, with the placement option unless it is the default."""
+    if placement in (None, "title"):
+        return "\\usepackage{pith}"
+    if placement not in PLACEMENTS:
+        raise InputError(f"placement must be one of {', '.join(PLACEMENTS)}, not {placement!r}")
+    return f"\\usepackage[placement={placement}]{{pith}}"
+
+
+def _edits(
+    source: TextFile, pre: Preamble, number: PithNumber, force: bool, placement: str | None
+) -> list[str]:
     """Apply the edits to the text; returns [new_text, note, ...]."""
     text, nl, full = source.text, source.newline, _require_year(number)
     name = source.path.name
-    package_line = "\\usepackage{pith}" + nl
+    load = _package_load(placement)
+    package_line = load + nl
     number_line = f"\\pithnumber{{{full}}}" + nl
     edits: list[tuple[int, int, str]] = []
     notes: list[str] = []
     if len(pre.pith_numbers) > 1:
         raise ManuscriptError(f"{name}: \\pithnumber appears more than once; keep one")
+    if pre.pith_package is not None and placement is not None:
+        span = pre.pith_package
+        current = text[span.start : span.end]
+        if _PLAIN_LOAD.fullmatch(current):
+            if current != load:
+                edits.append((span.start, span.end, load))
+        else:
+            notes.append(f"{current} is left as it is; set placement={placement} there")
     if pre.pith_numbers:
         use = pre.pith_numbers[0]
         if not _same_number(use.text, number):
@@ -178,6 +220,17 @@ def _sty_version(data: bytes) -> str:
     return match.group(1).decode("latin-1").strip() if match else "no version line"
 
 
+def _ltxml_action(main: Path) -> tuple[str, bytes]:
+    """pith.sty.ltxml follows pith.sty (whose other versions `_sty_plan` already refused)."""
+    from pithauthor._resources import pith_ltxml_path
+
+    ours = pith_ltxml_path().read_bytes()
+    dest = main.parent / LTXML_NAME
+    if not dest.exists():
+        return "copied", ours
+    return ("unchanged" if dest.read_bytes() == ours else "replaced"), ours
+
+
 def _compile_and_check(
     main: Path,
     new_bytes: bytes,
@@ -185,17 +238,14 @@ def _compile_and_check(
     engine: str,
     number: PithNumber | None,
     author_keys: Sequence[str] = (),
+    link: bool = True,
 ) -> None:
-    with tempfile.TemporaryDirectory(prefix="pith-check-") as tmp:
-        project = copy_project(main.parent, Path(tmp) / "project")
-        copy = project / main.name
-        copy.write_bytes(new_bytes)
-        (project / STY_NAME).write_bytes(sty)
-        result = compile_project(project, copy, engine)
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF."""
+    with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}) as built:
         if number is not None:
-            check_pdf(result.pdf, number)
+            check_pdf(built.result.pdf, number, require_link=link)
         if author_keys:
-            _check_pdf_keys(result.pdf, author_keys)
+            _check_pdf_keys(built.result.pdf, author_keys)
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
@@ -216,24 +266,28 @@ def inject(
     dry_run: bool = False,
     check: bool = False,
     force: bool = False,
+    placement: str | None = None,
 ) -> InjectResult:
     """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
     `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
     None when only keys are added (before the paper has a Pith Number).
 
+    `placement` (title, margin or none) sets pith.sty's option; None leaves an existing
+    `\\usepackage{pith}` as it is and adds a plain one (the default, title).
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     """
     if number is None and not author_keys:
         raise InputError("give a Pith Number, author keys, or both")
     if number is not None:
         _require_year(number)
+    _package_load(placement)
     main = find_main_file(Path(target))
     source = read_text_file(main)
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
     new_text, notes = source.text, []
     if number is not None:
-        new_text, *notes = _edits(source, preamble, number, force)
+        new_text, *notes = _edits(source, preamble, number, force, placement)
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
         if added:
@@ -241,10 +295,13 @@ def inject(
     new_bytes = source.raw if new_text == source.text else source.encode(new_text)
     changed = new_bytes != source.raw
     sty_action, sty = _sty_plan(main, force)
+    ltxml_action, ltxml = _ltxml_action(main)
     if changed and not dry_run:
         ensure_writable(main)
     if check:
-        _compile_and_check(main, new_bytes, sty, engine, number, author_keys)
+        _compile_and_check(
+            main, new_bytes, sty, engine, number, author_keys, link=placement != "none"
+        )
     backup: Path | None = None
     if not dry_run:
         mode = main.stat().st_mode
@@ -253,6 +310,8 @@ def inject(
             atomic_write(main, new_bytes, mode=mode, backup=backup)
         if sty_action != "unchanged":
             atomic_write(main.parent / STY_NAME, sty, mode=0o644)
+        if ltxml_action != "unchanged":
+            atomic_write(main.parent / LTXML_NAME, ltxml, mode=0o644)
     return InjectResult(
         main=main,
         changed=changed,
@@ -264,56 +323,160 @@ def inject(
         checked=check,
         dry_run=dry_run,
         notes=notes,
+        ltxml_action=ltxml_action,
     )
 
 
 def build_arxiv_archive(
-    target: str | os.PathLike[str], output: str | os.PathLike[str]
+    target: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    keep_comments: bool = False,
 ) -> ArchiveResult:
-    """Compile the manuscript in a temporary copy and pack what the build read into `output`
-    (a .tar.gz): sources, figures, the .bbl, `pith.sty` at the top level; no build debris."""
-    from pithauthor._resources import pith_sty_path
-
+    """Pack the arXiv upload of the manuscript at `target` into `output` (a .tar.gz), and prove
+    it before writing: the sources are built in a private copy (latexmk, fresh); exactly the
+    files that build read inside the folder are packed (real files, comments stripped unless
+    `keep_comments`), with the .bbl, `pith.sty` and `pith.sty.ltxml`; the archive is unpacked
+    into an empty folder and built as arXiv does (pdfLaTeX alone), and must give the same page
+    count, the /PithNumber and the link. Raises BuildError or VerificationError otherwise."""
     main = find_main_file(Path(target))
-    source = read_text_file(main)
-    engine = engine_of(source.text)
-    uses_pith = locate(source.text, main.name).pith_package is not None
+    asked = engine_of(read_text_file(main).text)
+    warnings: list[str] = []
+    engine = "latex" if asked == "latex" else "pdflatex"
+    if asked != engine:
+        warnings.append(
+            f"{main.name} asks for {asked}; arXiv compiles with pdfLaTeX, so the upload is "
+            "built and checked with pdfLaTeX"
+        )
     output = Path(output).resolve()
-    with tempfile.TemporaryDirectory(prefix="pith-arxiv-") as tmp:
-        project = copy_project(main.parent, Path(tmp) / "project")
-        result = compile_project(project, project / main.name, engine)
-        if result.outside:
-            names = ", ".join(str(p) for p in result.outside[:5])
-            raise BuildError(
-                f"the build reads files outside the project, which arXiv will not have: {names}"
-            )
-        members = {p.as_posix(): project / p for p in result.inputs}
-        if uses_pith and STY_NAME not in members:
-            members[STY_NAME] = pith_sty_path()
-        if not uses_pith:
-            members.pop(STY_NAME, None)
-        files = sorted(members)
-        _write_tar(output, [(name, members[name]) for name in files])
-    return ArchiveResult(archive=output, main=main, engine=engine, files=files)
-
-
-def _write_tar(output: Path, members: list[tuple[str, Path]]) -> None:
-    """A gzip tar of `members` (relative names only), written atomically."""
     if not output.parent.is_dir():
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
+    overrides = {} if (main.parent / STY_NAME).is_file() else {STY_NAME: _packaged(STY_NAME)}
+    with build_sources(main, engine, overrides) as built:
+        number = _number_of(built.result.pdf)
+        pages = page_count(built.result.pdf)
+        warnings += built.warnings
+        members, removed, whole = _members(built.result.project, built.result.inputs, keep_comments)
+        ltxml = main.parent / LTXML_NAME
+        members[LTXML_NAME] = ltxml.read_bytes() if ltxml.is_file() else _packaged(LTXML_NAME)
+        texts = {n: d.decode("latin-1") for n, d in members.items() if n.endswith(".tex")}
+        readme = bool(upload.other_main_files(main.name, texts)) or engine == "latex"
+        if readme:
+            members[upload.README_NAME] = upload.readme(main.name, engine)
+        warnings += _preflight(members, main, built.result.subfolder_outputs)
+    files = sorted(members)
+    size = _write_proven(output, members, main.name, engine, number, pages)
+    warnings += upload.size_warning(size)
+    return ArchiveResult(
+        archive=output,
+        main=main,
+        engine=engine,
+        files=files,
+        number=number.full,
+        pages=pages,
+        size=size,
+        comments_removed=removed,
+        comment_lines_removed=whole,
+        readme=readme,
+        warnings=warnings,
+    )
+
+
+def _packaged(name: str) -> bytes:
+    """The bytes of the packaged pith.sty or pith.sty.ltxml (never a link: its content)."""
+    from pithauthor._resources import pith_ltxml_path, pith_sty_path
+
+    return (pith_sty_path() if name == STY_NAME else pith_ltxml_path()).read_bytes()
+
+
+def _number_of(pdf: Path) -> PithNumber:
+    """The Pith Number the author's build wrote into its PDF (checked with its link)."""
+    value, _ = pdf_facts(pdf)
+    if value is None:
+        raise ManuscriptError(
+            "the paper's PDF has no Pith Number: add \\usepackage{pith} and \\pithnumber{...} "
+            "first (pith latex inject)"
+        )
+    try:
+        number = PithNumber.parse(value)
+    except PithNumberError as exc:
+        raise VerificationError(f"the PDF's /PithNumber {value!r} is malformed: {exc}") from None
+    check_pdf(pdf, number)
+    return number
+
+
+def _members(
+    project: Path, inputs: list[Path], keep_comments: bool
+) -> tuple[dict[str, bytes], int, int]:
+    """{name: bytes} of the files the build read; .tex files stripped of their comments."""
+    members: dict[str, bytes] = {}
+    removed = whole = 0
+    for relative in inputs:
+        data = (project / relative).read_bytes()
+        if not keep_comments and relative.suffix.lower() == ".tex":
+            # Latin-1 maps bytes one to one, and `%` and `\\` are ASCII: any encoding survives
+            stripped = strip_comments(data.decode("latin-1"))
+            data = stripped.text.encode("latin-1")
+            removed += stripped.comments
+            whole += stripped.whole_lines
+        members[relative.as_posix()] = data
+    return members, removed, whole
+
+
+def _preflight(members: dict[str, bytes], main: Path, subfolder: list[Path]) -> list[str]:
+    warnings = upload.name_warnings(sorted(members))
+    for name, data in sorted(members.items()):
+        if name.endswith(".bbl"):
+            warnings += upload.bbl_warnings(name, data, main.stem)
+    warnings += upload.subfolder_warnings([p.as_posix() for p in subfolder])
+    return warnings
+
+
+def _write_proven(
+    output: Path,
+    members: dict[str, bytes],
+    main_name: str,
+    engine: str,
+    number: PithNumber,
+    pages: int,
+) -> int:
+    """Write the archive beside `output`, build it in an empty folder as arXiv would, and move
+    it into place only when that build matches the author's. Returns its size."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        with tarfile.open(tmp, "w:gz") as archive:
-            for name, path in members:
-                info = archive.gettarinfo(str(path), arcname=name)
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                info.mode = 0o644
-                with path.open("rb") as handle:
-                    archive.addfile(info, handle)
+        _write_tar(tmp, members)
+        with tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof:
+            folder = Path(proof)
+            with tarfile.open(tmp, "r:gz") as archive:
+                archive.extractall(folder, filter="data")
+            pdf = build_like_arxiv(folder, main_name, engine)
+            proven_pages = page_count(pdf)
+            if proven_pages != pages:
+                raise VerificationError(
+                    f"the archive builds to {proven_pages} pages, the paper's folder to {pages}: "
+                    "something the paper needs is missing from the archive"
+                )
+            try:
+                check_pdf(pdf, number)
+            except VerificationError as exc:
+                raise VerificationError(f"the archive's own build: {exc}") from None
+        size = tmp.stat().st_size
         os.replace(tmp, output)
+        return size
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _write_tar(path: Path, members: dict[str, bytes]) -> None:
+    """A gzip tar of `members` (relative names, regular files only, sorted, owner-neutral)."""
+    with tarfile.open(path, "w:gz") as archive:
+        for name in sorted(members):
+            data = members[name]
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            info.mtime = int(time.time())
+            archive.addfile(info, io.BytesIO(data))

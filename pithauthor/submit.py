@@ -7,12 +7,15 @@ names (same origin as the registry only), with `Idempotency-Key: <event_id>`.
 
 Every event is stored in the outbox before any network I/O; `submit_pending` sends what is
 pending, in parallel, and records each answer, so a batch arrives exactly once whatever fails.
+Concurrent `pith submit` processes share the work: each event is sent by the one process that
+holds its lease in the outbox (see `pithauthor._outbox`); the others wait for its answer.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -64,6 +67,8 @@ ACTION_NAMES = {
     "replication_record": "submit_replication",
 }
 Progress = Callable[[int, int], None]
+LEASE_SECONDS = 600.0  # longer than one event's POST with every retry; then another may send it
+WAIT_POLL = 0.2
 
 
 def registry_url(registry: str | None = None) -> str:
@@ -292,6 +297,7 @@ class SubmitResult:
     duplicates: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
+    elsewhere: list[str] = field(default_factory=list)
     error: PithError | None = None
 
     @property
@@ -301,9 +307,10 @@ class SubmitResult:
     def summary(self) -> str:
         """`accepted 3 (1 already there), rejected 0, pending 0 at URL`."""
         dup = f" ({len(self.duplicates)} already there)" if self.duplicates else ""
+        other = f"; {len(self.elsewhere)} sent by another pith submit" if self.elsewhere else ""
         return (
             f"accepted {len(self.accepted)}{dup}, rejected {len(self.rejected)}, "
-            f"pending {len(self.pending)} at {self.registry}"
+            f"pending {len(self.pending)} at {self.registry}{other}"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -314,6 +321,7 @@ class SubmitResult:
             "duplicates": self.duplicates,
             "rejected": self.rejected,
             "pending": self.pending,
+            "elsewhere": self.elsewhere,
             "error": str(self.error) if self.error else None,
         }
 
@@ -333,8 +341,13 @@ def submit_pending(
     client: RegistryClient | None = None,
     progress: Progress | None = None,
     outbox_path: Path | None = None,
+    lease_seconds: float = LEASE_SECONDS,
 ) -> SubmitResult:
-    """Send every pending event of the outbox; each answer is recorded as it comes."""
+    """Send every pending event of the outbox; each answer is recorded as it comes.
+
+    An event another live process is sending is left to it: this call waits (at most
+    `lease_seconds`) for its answer and lists it in `elsewhere`.
+    """
     from pithauthor._outbox import Outbox
 
     if parallel < 1:
@@ -343,17 +356,25 @@ def submit_pending(
     client = client or RegistryClient(registry, max_connections=max(parallel, 4))
     try:
         with Outbox(outbox_path) as outbox:
-            return _send_all(client, outbox, parallel, progress)
+            return _send_all(client, outbox, parallel, progress, lease_seconds)
     finally:
         if own:
             client.close()
 
 
 def _send_all(
-    client: RegistryClient, outbox: Any, parallel: int, progress: Progress | None
+    client: RegistryClient,
+    outbox: Any,
+    parallel: int,
+    progress: Progress | None,
+    lease_seconds: float,
 ) -> SubmitResult:
+    from pithauthor._outbox import new_lease_owner
+
+    owner = new_lease_owner()
     entries = outbox.entries("pending")
     result = SubmitResult(registry=client.base_url)
+    mine: set[str] = set()  # events this call claimed (and so sent, or tried to)
     stop = threading.Event()
     lock = threading.Lock()
     done = 0
@@ -366,40 +387,58 @@ def _send_all(
             url = urls[key] = client.action_url(event)
         return url
 
-    def send(entry: Any) -> None:
-        nonlocal done
-        if not stop.is_set():
-            posted = False
-            try:
-                # the record (404, not verifying...) is no verdict on the event: it stays pending
-                url = action_url(entry.event)
-                posted = True
-                status, answer = client.submit(entry.event, url)
-            except RegistryAnswerError as exc:
+    def send_claimed(entry: Any) -> bool:
+        """POST one claimed event; True when its answer was recorded (which ends the lease)."""
+        posted = False
+        try:
+            # the record (404, not verifying...) is no verdict on the event: it stays pending
+            url = action_url(entry.event)
+            posted = True
+            status, answer = client.submit(entry.event, url)
+        except RegistryAnswerError as exc:
+            if exc.from_post:
+                outbox.mark_rejected(
+                    entry.event_id, client.base_url, str(exc), exc.answer, attempted=True
+                )
+            elif posted:
+                outbox.attempt(entry.event_id)
+            with lock:
                 if exc.from_post:
-                    outbox.mark_rejected(
-                        entry.event_id, client.base_url, str(exc), exc.answer, attempted=True
-                    )
-                elif posted:
-                    outbox.attempt(entry.event_id)
-                with lock:
-                    if exc.from_post:
-                        result.rejected[entry.event_id] = str(exc)
-                    else:
-                        result.error = result.error or exc
-            except PithError as exc:
-                if posted:
-                    outbox.attempt(entry.event_id)
-                if isinstance(exc, AuthError | NetworkError):
-                    stop.set()  # every other request would fail the same way
-                with lock:
+                    result.rejected[entry.event_id] = str(exc)
+                else:
                     result.error = result.error or exc
-            else:
-                outbox.mark_accepted(entry.event_id, client.base_url, answer, attempted=True)
-                with lock:
-                    result.accepted.append(entry.event_id)
-                    if status == 200:
-                        result.duplicates.append(entry.event_id)
+            return exc.from_post
+        except PithError as exc:
+            if posted:
+                outbox.attempt(entry.event_id)
+            if isinstance(exc, AuthError | NetworkError):
+                stop.set()  # every other request would fail the same way
+            with lock:
+                result.error = result.error or exc
+            return False
+        outbox.mark_accepted(entry.event_id, client.base_url, answer, attempted=True)
+        with lock:
+            result.accepted.append(entry.event_id)
+            if status == 200:
+                result.duplicates.append(entry.event_id)
+        return True
+
+    def send(entry: Any) -> None:
+        """Send `entry` if this call can claim it (another process may hold it)."""
+        if stop.is_set() or not outbox.claim(entry.event_id, owner, lease_seconds):
+            return
+        with lock:
+            mine.add(entry.event_id)
+        answered = False
+        try:
+            answered = send_claimed(entry)
+        finally:
+            if not answered:
+                outbox.release(entry.event_id, owner)
+
+    def send_counted(entry: Any) -> None:
+        nonlocal done
+        send(entry)
         with lock:
             done += 1
             if progress is not None:
@@ -407,12 +446,40 @@ def _send_all(
 
     if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
         for entry in entries:
-            send(entry)
+            send_counted(entry)
     elif entries:
         with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
-            list(pool.map(send, entries))
+            list(pool.map(send_counted, entries))
+    others = {e.event_id for e in entries} - mine
+    if others:
+        _wait_for_others(outbox, owner, others, mine, stop, lease_seconds, send)
     result.pending = [e.event_id for e in outbox.entries("pending")]
+    result.elsewhere = sorted({e.event_id for e in entries} - mine - set(result.pending))
     return result
+
+
+def _wait_for_others(
+    outbox: Any,
+    owner: str,
+    others: set[str],
+    mine: set[str],
+    stop: threading.Event,
+    lease_seconds: float,
+    send: Callable[[Any], None],
+) -> None:
+    """Wait until the events other processes hold are answered; take over any whose lease
+    expired or whose owner died (`send` claims before it sends, and sends each at most once)."""
+    deadline = time.monotonic() + lease_seconds
+    while not stop.is_set():
+        waiting = [e for e in outbox.entries("pending") if e.event_id in others - mine]
+        if not waiting:
+            return
+        for entry in waiting:
+            send(entry)
+        held = set(outbox.leased_elsewhere(owner)) & others
+        if not held or time.monotonic() > deadline:
+            return
+        time.sleep(WAIT_POLL)
 
 
 def submit_events(

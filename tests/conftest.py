@@ -1,9 +1,11 @@
 """Shared test set-up: an isolated PITH_HOME per test, the `pith` command as a real process,
-and the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1)."""
+the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1), and
+`slow` tests left out unless asked for (`-m slow`, or PITH_SLOW=1)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -81,6 +83,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tex(*programs): needs these TeX programs")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`slow` tests (the LaTeX matrices) run only when asked: with a -m expression (CI runs
+    `-m slow` after `make test`) or PITH_SLOW=1."""
+    if config.option.markexpr or os.environ.get("PITH_SLOW") == "1":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("tex")
     if marker is None:
@@ -92,6 +105,31 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if REQUIRE_TEX:
             pytest.fail(reason + " (PITH_REQUIRE_TEX=1: CI must have TeX)")
         pytest.skip(reason)
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.ERROR)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def registry_500s() -> Iterator[list[logging.LogRecord]]:
+    """A 500 from an in-process local registry is a bug: it fails the test that caused it
+    (a test that makes one on purpose empties this list)."""
+    records: list[logging.LogRecord] = []
+    handler = _Collect(records)
+    logger = logging.getLogger("pithauthor.registry")
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+    if records:
+        pytest.fail("the local registry answered 500: " + records[0].getMessage())
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

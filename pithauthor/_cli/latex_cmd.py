@@ -70,6 +70,11 @@ def inject_cmd(
     force: bool = typer.Option(
         False, "--force", help="Replace another \\pithnumber or another pith.sty version."
     ),
+    placement: str | None = typer.Option(
+        None,
+        "--placement",
+        help="title (after the title block, the default), margin (moves no line) or none.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -81,6 +86,7 @@ def inject_cmd(
     Examples:
       pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --check
       pith latex inject paper/main.tex --pith 2302.12445   # resolved by the registry
+      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --placement margin
     """
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.errors import InputError
@@ -97,7 +103,15 @@ def inject_cmd(
         number, which = _number(pith, registry, trust_manifest, trust_local)
         if which:
             message(which)
-    result = inject(target, number, author_keys=keys, dry_run=dry_run, check=check, force=force)
+    result = inject(
+        target,
+        number,
+        author_keys=keys,
+        dry_run=dry_run,
+        check=check,
+        force=force,
+        placement=placement,
+    )
     if as_json:
         emit_json(
             {
@@ -111,6 +125,7 @@ def inject_cmd(
                 "checked": result.checked,
                 "diff": result.diff,
                 "notes": result.notes,
+                "ltxml_action": result.ltxml_action,
             }
         )
         return
@@ -128,6 +143,8 @@ def inject_cmd(
         message(f"backup: {result.backup}")
     if result.sty_action != "unchanged":
         message(f"{result.sty}: {would}{result.sty_action}")
+    if result.ltxml_action != "unchanged":
+        message(f"{result.sty}.ltxml: {would}{result.ltxml_action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
 
@@ -138,19 +155,50 @@ def arxiv_cmd(
     output: str = typer.Option(
         "paper.tar.gz", "-o", "--out", metavar="FILE", help="The archive to write."
     ),
+    keep_comments: bool = typer.Option(
+        False, "--keep-comments", help="Keep the comments in the .tex files (arXiv publishes them)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Compile, then pack the files the build read (with the .bbl and pith.sty) for arXiv."""
+    """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
+    and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX."""
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.latex import build_arxiv_archive
 
-    result = build_arxiv_archive(target, output)
+    result = build_arxiv_archive(target, output, keep_comments=keep_comments)
     if as_json:
-        emit_json({"archive": str(result.archive), "main": str(result.main), "files": result.files})
+        emit_json(
+            {
+                "archive": str(result.archive),
+                "main": str(result.main),
+                "engine": result.engine,
+                "files": result.files,
+                "number": result.number,
+                "pages": result.pages,
+                "size": result.size,
+                "comments_removed": result.comments_removed,
+                "comment_lines_removed": result.comment_lines_removed,
+                "readme": result.readme,
+                "warnings": result.warnings,
+            }
+        )
         return
     for name in result.files:
         data(name)
-    message(f"{result.archive}: {len(result.files)} files, compiled with {result.engine}")
+    for warning in result.warnings:
+        message(f"warning: {warning}")
+    if keep_comments:
+        message("comments kept (--keep-comments)")
+    else:
+        message(
+            f"comments removed: {result.comments_removed} "
+            f"({result.comment_lines_removed} whole lines)"
+        )
+    message(
+        f"{result.archive}: {len(result.files)} files, {result.size / 1000:.0f} kB; "
+        f"proven: builds alone with {result.engine} to {result.pages} pages, "
+        f"with {result.number} and its link"
+    )
 
 
 @latex_app.command("sty")

@@ -26,7 +26,9 @@ def _data_dir(data: str | None) -> Path:
 
 @registry_app.command("serve")
 def serve(
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on (not loopback: others can reach it)."
+    ),
     port: int = typer.Option(8787, "--port", help="Port; 0 picks a free one."),
     data: str | None = typer.Option(None, "--data", help=DATA_HELP),
     require_token: str | None = typer.Option(
@@ -44,6 +46,7 @@ def serve(
     from pithauthor._registry.server import RegistryServer
     from pithauthor.errors import InputError
 
+    _check_host(host)
     token = None
     if require_token:
         try:
@@ -75,6 +78,21 @@ def serve(
         pass
     finally:
         server.server_close()
+
+
+def _check_host(host: str) -> None:
+    """An address must be named; one other than loopback is served, with a warning."""
+    from pithauthor._cli.output import warn
+    from pithauthor._client import is_loopback
+    from pithauthor.errors import InputError
+
+    if not host.strip():
+        raise InputError("--host needs an address (127.0.0.1 for this machine only)")
+    if not is_loopback(host.strip("[]")):
+        warn(
+            f"--host {host} is not loopback: anyone who can reach this machine can use the "
+            "registry (reads, and POSTs unless --require-token)"
+        )
 
 
 @registry_app.command("add")

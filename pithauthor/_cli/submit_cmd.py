@@ -141,7 +141,7 @@ def auth_login(
     token_file: str | None = typer.Option(None, "--token-file", help="Read the token from F."),
     token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the token from stdin."),
 ) -> None:
-    """Store a bearer token for a registry (file mode 0600 under PITH_HOME)."""
+    """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
     import sys
     from pathlib import Path
 
@@ -160,8 +160,8 @@ def auth_login(
     else:
         token = sys.stdin.read()
     url = registry_url(registry)
-    store_token(url, token)
-    message(f"token stored for {url}")
+    where = store_token(url, token)
+    message(f"token stored for {url} in {where}; it is sent only there")
 
 
 @auth_app.command("logout")
@@ -188,7 +188,9 @@ def auth_status() -> None:
     for url in stored_registries():
         data(url)
     if os.environ.get(TOKEN_ENV):
-        message(f"{TOKEN_ENV} is set and overrides stored tokens")
+        from pithauthor._tokens import env_token_origin
+
+        message(f"{TOKEN_ENV} is set; it is sent only to {env_token_origin()} (PITH_REGISTRY)")
 
 
 def fetch(

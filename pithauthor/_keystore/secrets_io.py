@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pithauthor._core.canonical import b64decode, b64encode
@@ -35,16 +38,45 @@ def file_name(record: KeyRecord) -> str:
     return record.key_id.split(":", 1)[1] + ".key"
 
 
-def store_seed(
+@dataclass
+class PreparedSecret:
+    """A new key's secret, ready to go where it belongs (see `pithauthor.keys._commit`).
+
+    A keyring secret is already saved (under the new, unique key id); a key file is only
+    written by `write`, under the key-store lock, together with the key list. `discard` undoes
+    both when the key list could not take the key, so no secret is left without its record.
+    """
+
+    record: KeyRecord
+    file_text: str | None = None
+    in_keyring: bool = False
+    notice: str = ""
+    _written: Path | None = None
+
+    def write(self) -> None:
+        if self.file_text is not None and self.record.file:
+            path = keys_dir() / self.record.file
+            create_private(path, self.file_text)
+            self._written = path
+
+    def discard(self) -> None:
+        if self._written is not None:
+            self._written.unlink(missing_ok=True)
+            self._written = None
+        if self.in_keyring:
+            with contextlib.suppress(keyring_store.KeyringUnavailable):
+                keyring_store.delete(self.record.key_id)
+
+
+def prepare_seed(
     seed: bytes,
     record: KeyRecord,
     *,
     backend: str,
     passphrase: PassphraseSource,
     insecure_plaintext: bool,
-    note: Note,
-) -> None:
-    """Save `seed` and set `record.backend`/`record.file` to where it went."""
+) -> PreparedSecret:
+    """Make the secret of `record` ready to store; sets `record.backend`/`record.file`."""
     if backend not in BACKEND_CHOICES:
         raise InputError(f"unknown backend {backend!r}; choose keyring or file")
     if insecure_plaintext:
@@ -52,16 +84,15 @@ def store_seed(
             raise InputError(
                 "--insecure-plaintext writes a file; it cannot go with --backend keyring"
             )
-        _store_plaintext(seed, record, note)
-        return
+        return _plaintext(seed, record)
     fallback = ""
     if backend in ("auto", "keyring"):
         status = keyring_store.probe()
         if status.usable:
             try:
                 _store_keyring(seed, record)
-                note(f"secret key stored in the OS keyring ({status.backend})")
-                return
+                notice = f"secret key stored in the OS keyring ({status.backend})"
+                return PreparedSecret(record, in_keyring=True, notice=notice)
             except keyring_store.KeyringUnavailable as exc:
                 if backend == "keyring":
                     raise
@@ -73,16 +104,19 @@ def store_seed(
                 )
             reason = f"{status.backend}: {status.reason}"
         fallback = f"no usable OS keyring ({reason}), so the "
-    _store_encrypted(seed, record, passphrase)
+    prepared = _encrypted(seed, record, passphrase)
     where = keys_dir() / file_name(record)
     cipher = "argon2id + XSalsa20-Poly1305"
-    note(f"{fallback or 'the '}secret key is stored encrypted ({cipher}) in {where}")
+    prepared.notice = f"{fallback or 'the '}secret key is stored encrypted ({cipher}) in {where}"
+    return prepared
 
 
 def _store_keyring(seed: bytes, record: KeyRecord) -> None:
     keyring_store.store(record.key_id, b64encode(seed))
     back = keyring_store.load(record.key_id)
     if back is None or back != b64encode(seed):
+        with contextlib.suppress(keyring_store.KeyringUnavailable):
+            keyring_store.delete(record.key_id)
         raise keyring_store.KeyringUnavailable("the keyring did not return what was saved")
     record.backend, record.file = "keyring", None
 
@@ -91,19 +125,19 @@ def _header(record: KeyRecord) -> dict[str, Any]:
     return {"kind": "key", "key_id": record.key_id, "public_key_b64": record.public_key_b64}
 
 
-def _store_encrypted(seed: bytes, record: KeyRecord, passphrase: PassphraseSource) -> None:
+def _encrypted(seed: bytes, record: KeyRecord, passphrase: PassphraseSource) -> PreparedSecret:
     secret = passphrase.get("New key passphrase: ", confirm=True)
     doc = container.seal(seed, secret, _header(record))
     record.backend, record.file = "file", file_name(record)
-    create_private(keys_dir() / record.file, json.dumps(doc, indent=2) + "\n")
+    return PreparedSecret(record, file_text=json.dumps(doc, indent=2) + "\n")
 
 
-def _store_plaintext(seed: bytes, record: KeyRecord, note: Note) -> None:
+def _plaintext(seed: bytes, record: KeyRecord) -> PreparedSecret:
     record.backend, record.file = "plaintext", file_name(record)
     path = keys_dir() / record.file
     doc = {"format": PLAINTEXT_FORMAT, "version": 1, **_header(record), "seed_b64": b64encode(seed)}
-    create_private(path, json.dumps(doc, indent=2) + "\n")
-    note(f"warning: the secret key is stored UNENCRYPTED in {path} (--insecure-plaintext)")
+    notice = f"warning: the secret key is stored UNENCRYPTED in {path} (--insecure-plaintext)"
+    return PreparedSecret(record, file_text=json.dumps(doc, indent=2) + "\n", notice=notice)
 
 
 def load_seed(record: KeyRecord, passphrase: PassphraseSource, note: Note) -> bytes:

@@ -1,4 +1,8 @@
-"""Compile a manuscript with latexmk in a temporary copy, and read what the build read (.fls)."""
+"""Build a manuscript from its sources in a private folder (latexmk, fresh, with -recorder) and
+sort what the build read: the paper's own files, TeX Live's, and anything else (refused).
+
+Used by `pith latex inject --check` and `pith latex arxiv` alike, so that both fail the same way.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,14 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
+from pithauthor._manuscript.sources import copy_sources
 from pithauthor.errors import BuildError
 
 ENGINE_FLAGS = {
@@ -19,23 +28,91 @@ ENGINE_FLAGS = {
 }
 _TIMEOUT = 600
 _FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
+_NEEDS_UNICODE_ENGINE = re.compile(r"XeTeX|LuaTeX|XeLaTeX|LuaLaTeX|fontspec|unicode-math", re.I)
+_MISSING = re.compile(r"(?:File `([^']+)' not found|I can't find file `([^']+)')")
+# the TeX installation's trees; TEXMFHOME and TEXMFLOCAL hold the user's or the site's own
+# additions, which arXiv does not have (warned about, not packed)
+_TREE_VARS = (
+    "TEXMFROOT",
+    "TEXMFDIST",
+    "TEXMFMAIN",
+    "TEXMFSYSVAR",
+    "TEXMFSYSCONFIG",
+    "TEXMFVAR",
+    "TEXMFCONFIG",
+)
+_PERSONAL_VARS = ("TEXMFHOME", "TEXMFLOCAL")
+_SYSTEM_TREES = (
+    "/usr/share/texlive",
+    "/usr/share/texmf",
+    "/usr/share/texmf-dist",
+    "/var/lib/texmf",
+    "/etc/texmf",
+    "/usr/share/fonts",
+    "/usr/local/share/fonts",
+    "/usr/share/ghostscript",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class BuildResult:
-    """A successful build: the PDF, and the files (inside the project) that the build read."""
+    """A successful build: the PDF, and the files it read, sorted by where they lie."""
 
     pdf: Path
     project: Path
-    inputs: list[Path]  # relative to `project`, sorted
-    outside: list[Path]  # absolute inputs outside the project and outside the TeX trees
+    log: Path
+    inputs: list[Path]  # relative to `project`: the paper's own files (to pack)
+    outside: list[Path]  # absolute: neither the paper's nor TeX Live's (refused)
+    personal: list[Path]  # absolute: from TEXMFHOME / TEXMFLOCAL (arXiv lacks them)
+    subfolder_outputs: list[Path]  # relative: written in a subfolder (\include{sub/x})
 
 
-def copy_project(source: Path, destination: Path) -> Path:
-    """Copy the folder `source` to `destination` (symlinks followed; caches left out)."""
-    ignore = shutil.ignore_patterns(".git", "__pycache__", "*.pith-backup*", ".*.tmp")
-    shutil.copytree(source, destination, ignore=ignore, dirs_exist_ok=True)
-    return destination
+@dataclass(frozen=True, slots=True)
+class SourceBuild:
+    """A build of the sources in a private copy, and where each copied file came from."""
+
+    result: BuildResult
+    origins: dict[str, Path]
+    warnings: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def build_sources(
+    main: Path, engine: str, overrides: dict[str, bytes] | None = None
+) -> Iterator[SourceBuild]:
+    """Copy the sources of `main`'s folder (with `overrides`: name -> bytes) to a private
+    folder and build there; refuse files read from outside the folder."""
+    folder = main.parent.resolve()
+    with tempfile.TemporaryDirectory(prefix="pith-build-") as tmp:
+        project = Path(tmp) / "paper"
+        project.mkdir()
+        origins = copy_sources(folder, project, main)
+        for name, data in (overrides or {}).items():
+            (project / name).write_bytes(data)
+            origins.pop(name, None)
+        result = compile_project(project, project / main.name, engine)
+        _refuse_outside(result, origins, folder)
+        warnings = [
+            f"{path} is read from your own TeX tree, which arXiv does not have; "
+            "copy it into the paper's folder"
+            for path in result.personal
+        ]
+        yield SourceBuild(result=result, origins=origins, warnings=warnings)
+
+
+def _refuse_outside(result: BuildResult, origins: dict[str, Path], folder: Path) -> None:
+    if result.outside:
+        raise BuildError(
+            f"the paper reads {result.outside[0]}, outside its folder: arXiv will not have it; "
+            "copy the file into the folder and name it by a relative path"
+        )
+    for relative in result.inputs:
+        origin = origins.get(relative.as_posix())
+        if origin is not None and not origin.is_relative_to(folder):
+            raise BuildError(
+                f"{relative.as_posix()} is a link to {origin}, outside the paper's folder: "
+                "arXiv will not have it; copy the file itself into the folder"
+            )
 
 
 def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
@@ -52,11 +129,20 @@ def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
         "-norc",
         str(main.relative_to(project)),
     ]
+    completed = _run(command, project)
+    stem = main.with_suffix("")
+    pdf = stem.with_suffix(".pdf")
+    if completed.returncode != 0 or not pdf.is_file():
+        raise BuildError(_failure(stem, completed, engine))
+    return read_recorder(stem.with_suffix(".fls"), project, pdf)
+
+
+def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "openout_any": "p", "shell_escape": "f"}
     try:
-        completed = subprocess.run(
+        return subprocess.run(
             command,
-            cwd=project,
+            cwd=cwd,
             capture_output=True,
             text=True,
             errors="replace",
@@ -65,17 +151,29 @@ def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
-        raise BuildError(f"latexmk took longer than {_TIMEOUT} s and was stopped") from None
-    stem = main.with_suffix("")
-    pdf = stem.with_suffix(".pdf")
-    if completed.returncode != 0 or not pdf.is_file():
-        raise BuildError(f"the manuscript does not compile: {_first_error(stem, completed)}")
-    inputs, outside = read_recorder(stem.with_suffix(".fls"), project)
-    return BuildResult(pdf=pdf, project=project, inputs=inputs, outside=outside)
+        raise BuildError(f"{command[0]} took longer than {_TIMEOUT} s and was stopped") from None
+    except OSError as exc:
+        raise BuildError(f"{command[0]} cannot be run ({exc.strerror})") from None
 
 
-def _first_error(stem: Path, completed: subprocess.CompletedProcess[str]) -> str:
-    log = stem.with_suffix(".log")
+def _failure(stem: Path, completed: subprocess.CompletedProcess[str], engine: str) -> str:
+    """One line saying why the build failed, naming a file outside the folder or the engine."""
+    line = first_error(stem.with_suffix(".log"), completed)
+    missing = _MISSING.search(line)
+    if missing:
+        name = missing.group(1) or missing.group(2)
+        if name.startswith(("/", "~")) or ".." in Path(name).parts:
+            return (
+                f"the paper reads {name}, outside its folder: arXiv will not have it; "
+                "copy the file into the folder and name it by a relative path"
+            )
+    if engine in ("pdflatex", "latex") and _NEEDS_UNICODE_ENGINE.search(line):
+        return f"the paper needs XeLaTeX or LuaLaTeX ({line}); arXiv compiles with pdfLaTeX only"
+    return f"the manuscript does not compile: {line}"
+
+
+def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
+    """The first error line of a TeX log (or the last line the program printed)."""
     lines: list[str] = []
     if log.is_file():
         lines = log.read_text("utf-8", errors="replace").splitlines()
@@ -83,35 +181,48 @@ def _first_error(stem: Path, completed: subprocess.CompletedProcess[str]) -> str
         if line.startswith("!") or _FILE_LINE_ERROR.match(line):
             return line.strip()
     tail = [line for line in completed.stdout.splitlines() + completed.stderr.splitlines() if line]
-    return tail[-1].strip() if tail else f"latexmk exited with {completed.returncode}"
+    return tail[-1].strip() if tail else f"{completed.args[0]} exited with {completed.returncode}"
 
 
-def _tex_roots() -> list[Path]:
-    """Folders of the TeX installation (files read from there need not be shipped)."""
-    roots = [Path("/usr/share/texlive"), Path("/usr/share/texmf"), Path("/etc/texmf")]
-    roots.append(Path("/var/lib/texmf"))
+def _kpse_paths(names: tuple[str, ...]) -> list[Path]:
+    """The folders named by kpathsea variables (one kpsewhich call each: it answers only
+    the last -var-value it is given)."""
     kpsewhich = shutil.which("kpsewhich")
-    if kpsewhich:
-        for var in ("SELFAUTOPARENT", "TEXMFDIST", "TEXMFLOCAL", "TEXMFSYSVAR", "TEXMFSYSCONFIG"):
-            try:
-                out = subprocess.run(
-                    [kpsewhich, f"-var-value={var}"], capture_output=True, text=True, timeout=30
-                ).stdout.strip()
-            except (OSError, subprocess.TimeoutExpired):
-                continue
-            if out:
-                roots.append(Path(out).resolve())
-    return roots
+    if kpsewhich is None:
+        return []
+    paths = []
+    for name in names:
+        try:
+            out = subprocess.run(
+                [kpsewhich, f"-var-value={name}"], capture_output=True, text=True, timeout=30
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        for part in re.split(r"[,:;{}]", out.strip()):
+            part = part.strip().lstrip("!")
+            if part.startswith(("/", "~")):
+                paths.append(Path(part).expanduser().resolve())
+    return paths
 
 
-def read_recorder(fls: Path, project: Path) -> tuple[list[Path], list[Path]]:
-    """Files read by the build (INPUT lines of the .fls) that it did not write itself."""
+@lru_cache(maxsize=1)
+def _tex_trees() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """(TeX Live's own trees, the user's and the site's own trees). SELFAUTOPARENT is not
+    used: on Debian it is `/`, which would make every file look like TeX Live's."""
+    personal = tuple(_kpse_paths(_PERSONAL_VARS))
+    system = [Path(p) for p in _SYSTEM_TREES] + _kpse_paths(_TREE_VARS)
+    system = [p for p in system if p != Path("/") and p not in personal]
+    return tuple(system), personal
+
+
+def read_recorder(fls: Path, project: Path, pdf: Path) -> BuildResult:
+    """Sort the files the build read (INPUT lines of the .fls) that it did not write itself."""
     if not fls.is_file():
         raise BuildError(f"latexmk wrote no recorder file {fls.name}")
     project = project.resolve()
     cwd = project
     read: dict[Path, None] = {}
-    written: set[Path] = set()
+    written: dict[Path, None] = {}
     for line in fls.read_text("utf-8", errors="replace").splitlines():
         kind, _, name = line.partition(" ")
         if kind == "PWD":
@@ -119,21 +230,73 @@ def read_recorder(fls: Path, project: Path) -> tuple[list[Path], list[Path]]:
             continue
         if kind not in ("INPUT", "OUTPUT"):
             continue
-        path = (cwd / name).resolve()
-        if kind == "OUTPUT":
-            written.add(path)
-        else:
-            read[path] = None
-    inside: list[Path] = []
-    outside: list[Path] = []
-    roots: list[Path] | None = None
+        path = Path(os.path.normpath(cwd / name))
+        (written if kind == "OUTPUT" else read)[path] = None
+    inside: set[Path] = set()
+    outside: set[Path] = set()
+    personal_reads: set[Path] = set()
+    system, personal = _tex_trees()
     for path in read:
-        if path in written or not path.is_file():
+        if path in written or not path.exists() or path.is_dir():
             continue
-        if path.is_relative_to(project):
-            inside.append(path.relative_to(project))
+        if path.is_relative_to(project) and not path.is_symlink():
+            inside.add(path.relative_to(project))
             continue
-        roots = roots if roots is not None else _tex_roots()
-        if not any(path.is_relative_to(root) for root in roots):
-            outside.append(path)
-    return sorted(set(inside)), sorted(set(outside))
+        real = path.resolve()
+        if any(real.is_relative_to(root) for root in personal):
+            personal_reads.add(real)
+        elif not any(real.is_relative_to(root) or path.is_relative_to(root) for root in system):
+            outside.add(path)
+    subfolder = {
+        p.relative_to(project) for p in written if p.is_relative_to(project) and p.parent != project
+    }
+    return BuildResult(
+        pdf=pdf,
+        project=project,
+        log=fls.with_suffix(".log"),
+        inputs=sorted(inside),
+        outside=sorted(outside),
+        personal=sorted(personal_reads),
+        subfolder_outputs=sorted(subfolder),
+    )
+
+
+_RERUN = re.compile(
+    r"Rerun to get|Please rerun|Label\(s\) may have changed|rerun LaTeX|Rerun LaTeX", re.I
+)
+_RERUN_BIBER = re.compile(r"Please \(re\)run (Biber|BibTeX)")
+_MAX_RUNS = 5
+
+
+def build_like_arxiv(folder: Path, main_name: str, engine: str) -> Path:
+    """Build `main_name` in `folder` the way arXiv does: the engine alone, run until the labels
+    settle (no BibTeX, no Biber: the packed .bbl must do); then dvips and ps2pdf for `latex`.
+    Returns the PDF; raises BuildError with the first error."""
+    program = "latex" if engine == "latex" else engine
+    stem = Path(main_name).with_suffix("").as_posix()
+    log = folder / f"{stem}.log"
+    flags = ["-interaction=nonstopmode", "-halt-on-error", "-file-line-error", "-no-shell-escape"]
+    for _ in range(_MAX_RUNS):
+        completed = _run([program, *flags, main_name], folder)
+        if completed.returncode != 0:
+            raise BuildError(f"the archive does not compile: {first_error(log, completed)}")
+        text = log.read_text("utf-8", errors="replace") if log.is_file() else ""
+        if not _RERUN.search(text):
+            break
+    biber = _RERUN_BIBER.search(text)
+    if biber:
+        raise BuildError(
+            f"the archive's .bbl is not accepted: the log asks to run {biber.group(1)}, "
+            "which arXiv does not run"
+        )
+    if engine == "latex":
+        dvips = ["dvips", "-q", f"{stem}.dvi", "-o", f"{stem}.ps"]
+        for command in (dvips, ["ps2pdf", f"{stem}.ps"]):
+            completed = _run(command, folder)
+            if completed.returncode != 0:
+                error = first_error(log, completed)
+                raise BuildError(f"{command[0]} failed on the archive: {error}")
+    pdf = folder / f"{stem}.pdf"
+    if not pdf.is_file():
+        raise BuildError(f"the archive's build wrote no {pdf.name}")
+    return pdf

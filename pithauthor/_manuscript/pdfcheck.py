@@ -30,12 +30,24 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     return (str(value) if value is not None else None), uris
 
 
-def check_pdf(pdf: Path, number: PithNumber) -> None:
-    """Raise VerificationError unless `pdf` names `number` in its Info and links to its page."""
+def check_pdf(pdf: Path, number: PithNumber, *, require_link: bool = True) -> None:
+    """Raise VerificationError unless `pdf` names `number` in its Info and links to its page
+    (the link is not required when the badge was placed nowhere, placement=none)."""
     value, uris = pdf_facts(pdf)
     if value is None:
         raise VerificationError(f"{pdf.name}: no /PithNumber in the PDF's document information")
     if value != number.full:
         raise VerificationError(f"{pdf.name}: /PithNumber is {value!r}, expected {number.full!r}")
-    if number.url() not in uris:
+    if require_link and number.url() not in uris:
         raise VerificationError(f"{pdf.name}: no link to {number.url()}")
+
+
+def page_count(pdf: Path) -> int:
+    """How many pages `pdf` has."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        return len(PdfReader(str(pdf)).pages)
+    except (PdfReadError, OSError, ValueError) as exc:
+        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None

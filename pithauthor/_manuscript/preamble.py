@@ -16,7 +16,22 @@ from typing import Any
 from pithauthor.errors import ManuscriptError
 
 _BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
-_VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "comment", "lstlisting", "filecontents")
+# Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble parser
+# and by the comment stripper (`comments.py`), which must leave a `%` inside them alone.
+VERBATIM_ENVIRONMENTS = (
+    "verbatim",
+    "verbatim*",
+    "Verbatim",
+    "Verbatim*",
+    "BVerbatim",
+    "LVerbatim",
+    "alltt",
+    "comment",
+    "lstlisting",
+    "minted",
+    "filecontents",
+    "filecontents*",
+)
 _CONDITIONALS = frozenset(
     {
         "if",
@@ -280,7 +295,7 @@ def _context() -> Any:
             std_macro("newif", False, 1),
         ],
         environments=[
-            EnvironmentSpec(env, args_parser=_verbatim_parser(env)) for env in _VERBATIM_ENVS
+            EnvironmentSpec(env, args_parser=_verbatim_parser(env)) for env in VERBATIM_ENVIRONMENTS
         ],
         prepend=True,
     )

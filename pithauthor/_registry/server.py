@@ -9,14 +9,18 @@
 A POST body is read with the strict JSON reader and must be exactly a valid author event; the
 store keeps the canonical bytes of the checked event, never the bytes that were sent.
 
-`{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Errors are JSON
-`{"error": ..., "failed_checks": [...]}`. `FaultPlan` is for tests only: it makes some requests
-fail (500, connection reset after the event was stored, or a stall past the client's timeout).
+`{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Every request gets an
+answer: errors are JSON `{"error": ..., "failed_checks": [...]}` (4xx for bad input, 500 only
+for a bug, logged without the request's content). Connections are served by a bounded pool with
+header/body/idle time limits (`pithauthor._registry.pool`). `FaultPlan` is for tests only: it
+makes some requests fail (500, connection reset after the event was stored, or a stall past the
+client's timeout).
 """
 
 from __future__ import annotations
 
 import hmac
+import io
 import json
 import socket
 import struct
@@ -24,7 +28,8 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -34,6 +39,7 @@ from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents
 from pithauthor._registry.keys import load_or_create_key
+from pithauthor._registry.pool import ConnectionPool, Limits, TimedReader, log
 from pithauthor._registry.store import RegistryStore
 
 MAX_BODY = 64 * 1024
@@ -77,11 +83,12 @@ class _Reset(Exception):
     """Drop the connection with a TCP reset (fault injection)."""
 
 
-class RegistryServer(ThreadingHTTPServer):
-    """A local registry bound to (host, port); `port=0` picks a free port."""
+class RegistryServer(HTTPServer):
+    """A local registry bound to (host, port); `port=0` picks a free port. `limits`: workers
+    and time limits of the connections (see `pithauthor._registry.pool`)."""
 
-    daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # the listen backlog: bursts of connections are accepted, not lost
 
     def __init__(
         self,
@@ -91,12 +98,27 @@ class RegistryServer(ThreadingHTTPServer):
         *,
         token: str | None = None,
         faults: FaultPlan | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.key = load_or_create_key(data_dir)
         self.store = RegistryStore(data_dir)
         self.token = token
         self.faults = faults
+        self.limits = limits or Limits()
         super().__init__((host, port), _Handler)
+        self.pool = ConnectionPool(self.limits, self._serve_connection)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand the new connection to the pool (never a thread of its own)."""
+        self.pool.add(request, client_address)
+
+    def _serve_connection(self, sock: socket.socket, addr: Any) -> bool:
+        return _Handler(sock, addr, self).keep
+
+    def server_close(self) -> None:
+        super().server_close()
+        if hasattr(self, "pool"):
+            self.pool.stop()
 
     @property
     def url(self) -> str:
@@ -127,11 +149,87 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the CLI prints its own one-line start-up message."""
 
+    keep = False  # after handle(): give the connection back to the pool's waiting room
+    _answered = False
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        self.reader = TimedReader(self.connection)
+        self.buffered = io.BufferedReader(self.reader)
+        self.rfile = self.buffered
+
     def handle(self) -> None:
+        """Answer the requests that have arrived; then let the connection wait without a
+        thread (the pool's waiting room) if it stays open."""
+        self.keep = False
         try:
-            super().handle()
+            self.handle_one_request()
+            while not self.close_connection:
+                if not self._more_arrived():
+                    self.keep = True
+                    return
+                self.handle_one_request()
         except (_Reset, ConnectionError, TimeoutError):
             self.close_connection = True
+
+    def _more_arrived(self) -> bool:
+        self.reader.probe = True
+        try:
+            return bool(self.buffered.peek(1))
+        finally:
+            self.reader.probe = False
+
+    def handle_one_request(self) -> None:
+        """One request, from its first byte within the header time limit; an unexpected error
+        is answered 500 (JSON) and logged by type and place only."""
+        self.reader.deadline = time.monotonic() + self.server.limits.header_timeout
+        self._answered = False
+        try:
+            super().handle_one_request()
+        except (_Reset, ConnectionError, TimeoutError):
+            raise
+        except Exception as exc:
+            self.close_connection = True
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            place = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb else "?"
+            path = urlsplit(getattr(self, "path", "") or "").path[:200]
+            log.error(
+                "internal error on %s %s: %s at %s", self.command, path, type(exc).__name__, place
+            )
+            if not self._answered:
+                self._send(500, {"error": "internal error in the local registry"})
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()  # the headers are in: now the body's time limit
+        self.reader.deadline = time.monotonic() + self.server.limits.body_timeout
+        if ok and self.request_version == "HTTP/0.9":
+            self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 requests are not served")
+            return False
+        return ok
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._answered = True
+        self.connection.settimeout(self.server.limits.body_timeout)
+        super().send_response(code, message)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors found by the HTTP layer (bad request line, headers, method) as JSON."""
+        if code == HTTPStatus.NOT_IMPLEMENTED:  # an unknown method is the client's fault
+            code, message = HTTPStatus.METHOD_NOT_ALLOWED, f"method {self.command!r} not allowed"
+        elif code == HTTPStatus.HTTP_VERSION_NOT_SUPPORTED:  # so is a made-up HTTP version
+            code = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # a status line and headers, whatever was sent
+        self._send(code, {"error": message or HTTPStatus(code).phrase}, {"Connection": "close"})
+
+    def _not_allowed(self) -> None:
+        self.send_error(HTTPStatus.METHOD_NOT_ALLOWED)
+
+    do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
 
     # --- plumbing --------------------------------------------------------------------------
 

@@ -72,6 +72,23 @@ class _Pending:
         self.done = threading.Event()
 
 
+def _private_db(data_dir: Path) -> Path:
+    """The database path, its folder 0700 and its files (with SQLite's -wal/-shm, which take
+    the database's mode) 0600."""
+    import os
+
+    from pithauthor._registry.keys import ensure_private_dir
+
+    path = ensure_private_dir(data_dir) / DB_FILE
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    if os.name == "posix":
+        for name in (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm"):
+            file = data_dir / name
+            if file.exists() and file.stat().st_mode & 0o077:
+                os.chmod(file, 0o600)  # made by an older pithauthor
+    return path
+
+
 class RegistryStore:
     """Records and events in one SQLite file (WAL, fully synced); one connection per thread.
 
@@ -83,7 +100,7 @@ class RegistryStore:
     MAX_GROUP = 256
 
     def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / DB_FILE
+        self.path = _private_db(data_dir)
         self._local = threading.local()
         self._queue: queue.Queue[_Pending] = queue.Queue()
         self._writer: threading.Thread | None = None

@@ -126,3 +126,25 @@ def render_crop(
     args += ["-x", str(max(x0, 0)), "-y", str(max(y0, 0)), "-W", str(x1 - x0), "-H", str(y1 - y0)]
     subprocess.run([*args, str(pdf), str(stem)], capture_output=True, check=True)
     return stem.with_suffix(".png")
+
+
+Box = tuple[float, float, float, float]
+_PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', re.S)
+
+
+def pages_words(pdf: Path) -> list[tuple[tuple[float, float], list[tuple[str, Box]]]]:
+    """Every page as ((width, height), [(word, (x0, y0 from the top, x1, y1)), ...]) in
+    points, as `pdftotext -bbox` reads it."""
+    args = ["pdftotext", "-bbox", str(pdf), "-"]
+    html = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    pages = []
+    for page in _PAGE.finditer(html):
+        words = [
+            (
+                m.group(5),
+                (float(m.group(1)), float(m.group(2)), float(m.group(3)), float(m.group(4))),
+            )
+            for m in _WORD.finditer(page.group(3))
+        ]
+        pages.append(((float(page.group(1)), float(page.group(2))), words))
+    return pages

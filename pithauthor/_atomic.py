@@ -1,0 +1,73 @@
+"""Atomic file writes: a temp file in the same folder, fsync, then one rename (or link).
+
+A reader sees the old file or the new one, never a half-written one; a crash leaves at most a
+`.tmp-*` file behind, never a truncated target. Files are created with `mode` (0600 by default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+TEMP_PREFIX = ".tmp-"
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(folder: Path, data: bytes, mode: int) -> Path:
+    tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return tmp
+
+
+def _bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def replace_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
+    """Atomically replace `path` (or create it) with `data`."""
+    path = Path(path)
+    tmp = _write_temp(path.parent, _bytes(data), mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
+    """Atomically create `path` holding `data`; FileExistsError if anything is already there."""
+    path = Path(path)
+    tmp = _write_temp(path.parent, _bytes(data), mode)
+    try:
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    _fsync_dir(path.parent)

@@ -1,0 +1,87 @@
+"""Shared helpers for the `pith latex arxiv` tests: run the real command, build the way an author
+does (latexmk in the folder) and the way arXiv does (pdfLaTeX alone, no BibTeX/Biber), and read
+an archive back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from pypdf import PdfReader
+
+REPO = Path(__file__).resolve().parents[2]
+NUMBER = "pith:2023:NFG5PAOXQUVIHWKP5TT6Y3LVRM"
+BODY = NUMBER.split(":")[2]
+ARTICLE = r"""\documentclass{article}
+\usepackage{hyperref}
+\usepackage{pith}
+\pithnumber{%s}
+\title{A Small Paper}\author{Ada Author}
+\begin{document}
+\maketitle
+%s
+\end{document}
+"""
+
+
+def article(body: str, number: str = NUMBER) -> str:
+    return ARTICLE % (number, body)
+
+
+def run_pith(*args: str, home: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The real `pith` command in a subprocess (usable from module-scoped fixtures)."""
+    env = {**os.environ, "PITH_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "pithauthor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def latexmk(folder: Path, main: str, *, sty_installed: bool = False) -> Path:
+    """The author's own build, in the folder (leaving .aux, .fls, .fdb_latexmk, .log ...);
+    `sty_installed`: pith.sty is found in a TeX tree of the author's, not in the folder."""
+    env = {**os.environ}
+    if sty_installed:
+        env["TEXINPUTS"] = f".:{REPO / 'latex'}//:"
+    subprocess.run(
+        ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", main],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=300,
+        env=env,
+    )
+    return folder / Path(main).with_suffix(".pdf")
+
+
+def unpack(archive: Path, folder: Path) -> dict[str, tarfile.TarInfo]:
+    """Unpack into an empty folder; returns the members by name."""
+    folder.mkdir(parents=True)
+    assert not any(folder.iterdir())
+    with tarfile.open(archive) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        tar.extractall(folder, filter="data")
+    return members
+
+
+def pdflatex_alone(folder: Path, main: str) -> Path:
+    """What arXiv does: pdfLaTeX three times, no BibTeX, no Biber, no shell escape."""
+    for _ in range(3):
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", main],
+            cwd=folder,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    return folder / Path(main).with_suffix(".pdf")
+
+
+def pages(pdf: Path) -> int:
+    return len(PdfReader(pdf).pages)

@@ -1,0 +1,107 @@
+"""Builds of the project's real manuscripts three ways (without pith, with the badge after the
+title, with placement=margin), shared by the layout tests and `make pictures`.
+
+Each build runs the engine once, as arXiv's first pass would: citations stay `?` the same way in
+all three builds, so any difference between them is the badge's doing."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from texbuild import ENGINES, NUMBER, STY, TEX_FLAGS, Build, _run
+
+MANUSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "manuscripts"
+VARIANTS = ("baseline", "title", "margin")
+
+
+@dataclass(frozen=True)
+class Manuscript:
+    """A fixture folder, its main file, and words that find its title page and title."""
+
+    name: str  # short name used in test ids and picture names
+    folder: str
+    main: str
+    marker: str  # a word printed on the title page before any other page has it
+    title: str  # a word of the printed title
+    edits: tuple[tuple[str, str], ...] = ()  # (old, new) applied to the main file
+
+
+MANUSCRIPT_LIST = [
+    Manuscript("acmart-sigconf", "acmart-sigconf", "sigconf-paper.tex", "ABSTRACT", "Hope"),
+    Manuscript(
+        "acmart-biblatex", "acmart-biblatex", "sample-sigconf-biblatex.tex", "ABSTRACT", "Hope"
+    ),
+    Manuscript("ieeetran-conf", "ieeetran-conf", "bare_conf.tex", "Abstract", "IEEEtran.cls"),
+    Manuscript("ieeetran-jrnl", "ieeetran-jrnl", "bare_jrnl.tex", "Abstract", "IEEEtran.cls"),
+    Manuscript("revtex4-2-aps", "revtex4-2-aps", "aps-paper.tex", "article", "Manuscript"),
+    # the publisher's template leaves \title{} empty; a title makes the title page findable
+    Manuscript(
+        "elsarticle-grabs",
+        "elsarticle-num",
+        "els-paper.tex",
+        "Keywords:",
+        "Frontmatter",
+        edits=(("\\title{}", "\\title{A Frontmatter Test}"),),
+    ),
+    # the example names pdftex as a class option, which XeLaTeX and LuaLaTeX cannot honour
+    Manuscript(
+        "llncs",
+        "llncs-llncsconf",
+        "example.tex",
+        "Abstract.",
+        "Simple",
+        edits=((", pdftex]", "]"),),
+    ),
+    # a test file of amsrefs: it sets no title block of its own until given \maketitle
+    Manuscript(
+        "amsart",
+        "amsart-amsrefs",
+        "main.tex",
+        "CITATION",
+        "CITATION",
+        edits=(("\\author{Michael Downes}\n", "\\author{Michael Downes}\n\\maketitle\n"),),
+    ),
+    Manuscript("article", "article-sample2e", "sample2e.tex", "Lamport", "Example"),
+]
+BY_NAME = {m.name: m for m in MANUSCRIPT_LIST}
+_BEGIN = re.compile(r"^\\begin\{document\}", re.M)
+
+
+def source(manuscript: Manuscript, variant: str) -> str:
+    """The main file as the variant builds it: pith's two lines just before \\begin{document}."""
+    text = (MANUSCRIPTS / manuscript.folder / manuscript.main).read_text("utf-8")
+    for old, new in manuscript.edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    if variant == "baseline":
+        return text
+    options = "[placement=margin]" if variant == "margin" else ""
+    match = _BEGIN.search(text)
+    assert match is not None
+    lines = f"\\usepackage{options}{{pith}}\n\\pithnumber{{{NUMBER}}}\n"
+    return text[: match.start()] + lines + text[match.start() :]
+
+
+def build_variant(manuscript: Manuscript, engine: str, variant: str, workdir: Path) -> Build:
+    """Copy the manuscript's folder to `workdir`, write the variant's main file and build it."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    shutil.copytree(MANUSCRIPTS / manuscript.folder, workdir)
+    shutil.copy(STY, workdir / "pith.sty")
+    main = workdir / manuscript.main
+    main.write_text(source(manuscript, variant), "utf-8")
+    result = _run([ENGINES[engine], *TEX_FLAGS, main.name], workdir)
+    log_path = main.with_suffix(".log")
+    log = log_path.read_text("latin-1") if log_path.exists() else ""
+    return Build(result.returncode == 0, main.with_suffix(".pdf"), log, result.stdout)
+
+
+def build_all(manuscript: Manuscript, engine: str, root: Path) -> dict[str, Build]:
+    """The three variants, built side by side (each TeX run is single-threaded)."""
+    with ThreadPoolExecutor(max_workers=len(VARIANTS)) as pool:
+        futures = {v: pool.submit(build_variant, manuscript, engine, v, root / v) for v in VARIANTS}
+        return {v: f.result() for v, f in futures.items()}

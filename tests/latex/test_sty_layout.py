@@ -1,0 +1,191 @@
+"""The badge never breaks a paper's layout. The project's real manuscripts (acmart sigconf with
+BibTeX and with biblatex, IEEEtran conference and journal, revtex4-2 two-column, elsarticle with
+a graphical abstract and highlights, llncs, amsart, article) are built on pdfLaTeX, XeLaTeX and
+LuaLaTeX three ways: without pith, with the default placement, with placement=margin.
+
+Default placement: the badge is on the page that holds the title, centred in the title block
+(in a two-column class, the spanning header), below the title; the page count is the same and
+the log has no warning the baseline lacks. Margin: every word of every page is where the
+baseline has it, the badge is the only new text, on the title page, clear of the baseline's text
+and of arXiv's stamp in the left margin. A class's own XMP dc:identifier (acmart's DOI) survives,
+with the Pith Number beside it.
+
+Three cells run by default (pdfLaTeX: IEEEtran conference, elsarticle, article); the other 24
+are marked slow (`pytest -m slow`, run in CI). Each cell's three builds run side by side once
+per session and are shared by the tests of that cell."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+import pytest
+from layout import MANUSCRIPT_LIST, Manuscript, build_all
+from pdfcheck import Box, info, link_rects, link_uris, log_problems, pages_words, xmp_text
+from texbuild import NUMBER, SHORT, URL, Build
+
+ENGINES = ("pdflatex", "xelatex", "lualatex")
+DEFAULT_CELLS = {
+    ("ieeetran-conf", "pdflatex"),
+    ("elsarticle-grabs", "pdflatex"),
+    ("article", "pdflatex"),
+}
+STAMP_STRIP = 72.0  # points from the left edge: arXiv's vertical stamp on page 1 lives there
+CELLS = [
+    pytest.param(
+        m,
+        e,
+        marks=[pytest.mark.tex(e)] + ([] if (m.name, e) in DEFAULT_CELLS else [pytest.mark.slow]),
+        id=f"{m.name}-{e}",
+    )
+    for m in MANUSCRIPT_LIST
+    for e in ENGINES
+]
+
+_cache: dict[tuple[str, str], dict[str, Build]] = {}
+
+
+@pytest.fixture
+def builds(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Build]:
+    manuscript, engine = (
+        request.node.callspec.params["manuscript"],
+        request.node.callspec.params["engine"],
+    )
+    key = (manuscript.name, engine)
+    if key not in _cache:
+        root = tmp_path_factory.mktemp(f"layout-{manuscript.name}-{engine}")
+        _cache[key] = build_all(manuscript, engine, root)
+    result = _cache[key]
+    for variant, build in result.items():
+        assert build.ok, f"{variant}: {build.output[-2000:]}"
+    return result
+
+
+Words = list[tuple[str, Box]]
+
+
+def title_page(pages: list[tuple[tuple[float, float], Words]], manuscript: Manuscript) -> int:
+    """The 0-based index of the first page that prints the manuscript's marker word."""
+    for index, (_size, words) in enumerate(pages):
+        if any(manuscript.marker in word for word, _box in words):
+            return index
+    raise AssertionError(f"{manuscript.marker!r} is on no page")
+
+
+def badge_words(words: Words) -> Words:
+    """The badge's words: the short form and the label words on its line just before it."""
+    found: Words = []
+    for word, box in words:
+        if word == SHORT:
+            found.append((word, box))
+            for other, obox in words:
+                same_line = abs(obox[3] - box[3]) < 1.5 and box[0] - 90 < obox[0] < box[0]
+                if same_line and other in ("Pith", "Number"):
+                    found.append((other, obox))
+    return found
+
+
+def union(boxes: list[Box]) -> Box:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def overlaps(a: Box, b: Box, clearance: float = 0.5) -> bool:
+    return not (
+        a[2] + clearance <= b[0]
+        or b[2] + clearance <= a[0]
+        or a[3] + clearance <= b[1]
+        or b[3] + clearance <= a[1]
+    )
+
+
+def rounded(words: Words) -> Counter[tuple[str, tuple[float, ...]]]:
+    return Counter((word, tuple(round(v, 1) for v in box)) for word, box in words)
+
+
+def only_badge_pages(pages: list[tuple[tuple[float, float], Words]]) -> list[int]:
+    return [i for i, (_size, words) in enumerate(pages) if badge_words(words)]
+
+
+@pytest.mark.parametrize(("manuscript", "engine"), CELLS)
+def test_title_placement_puts_the_badge_in_the_title_block_of_the_title_page(
+    builds: dict[str, Build], manuscript: Manuscript, engine: str
+) -> None:
+    base_pages, pages = pages_words(builds["baseline"].pdf), pages_words(builds["title"].pdf)
+    assert len(pages) == len(base_pages)
+    index = title_page(base_pages, manuscript)
+    assert only_badge_pages(pages) == [index]
+    (width, _height), words = pages[index]
+    badge = union([box for _word, box in badge_words(words)])
+    title = next(box for word, box in words if manuscript.title in word)
+    assert title[3] < badge[1], "the badge sits below the title"
+    centre = (badge[0] + badge[2]) / 2
+    assert abs(centre - width / 2) < 0.1 * width, "centred on the page, not in a column"
+    assert URL in link_uris(builds["title"].pdf, page=index)
+
+
+@pytest.mark.parametrize(("manuscript", "engine"), CELLS)
+def test_title_placement_adds_no_warning_and_no_page(
+    builds: dict[str, Build], manuscript: Manuscript, engine: str
+) -> None:
+    new = log_problems(builds["title"].log) - log_problems(builds["baseline"].log)
+    assert new == set()
+    assert len(pages_words(builds["title"].pdf)) == len(pages_words(builds["baseline"].pdf))
+
+
+@pytest.mark.parametrize(("manuscript", "engine"), CELLS)
+def test_margin_placement_moves_no_word_and_keeps_clear_of_text_and_arxiv_stamp(
+    builds: dict[str, Build], manuscript: Manuscript, engine: str
+) -> None:
+    base_pages, pages = pages_words(builds["baseline"].pdf), pages_words(builds["margin"].pdf)
+    assert len(pages) == len(base_pages)
+    index = title_page(base_pages, manuscript)
+    assert only_badge_pages(pages) == [index]
+    for number, ((_s, words), (_b, base_words)) in enumerate(zip(pages, base_pages, strict=True)):
+        badge = badge_words(words) if number == index else []
+        assert rounded(words) - rounded(badge) == rounded(base_words), f"page {number + 1}"
+        assert rounded(base_words) <= rounded(words)
+    (width, height), words = pages[index]
+    badge_box = union([box for _word, box in badge_words(words)])
+    assert STAMP_STRIP < badge_box[0] < badge_box[2] < width
+    assert 0 < badge_box[1] < badge_box[3] < height
+    for word, box in base_pages[index][1]:
+        assert not overlaps(badge_box, box), f"the badge touches {word!r}"
+    top_down = [
+        (r[0], height - r[3], r[2], height - r[1]) for r in link_rects(builds["margin"].pdf, index)
+    ]
+    (rect,) = [r for r in top_down if overlaps(r, badge_box)]
+    assert rect[0] <= badge_box[0] and rect[2] >= badge_box[2] - 1
+    assert URL in link_uris(builds["margin"].pdf, page=index)
+    new = log_problems(builds["margin"].log) - log_problems(builds["baseline"].log)
+    assert new == set()
+
+
+_DC_IDENTIFIER = re.compile(r"<dc:identifier>(.*?)</dc:identifier>", re.S)
+
+
+@pytest.mark.parametrize(("manuscript", "engine"), CELLS)
+def test_class_metadata_survives_and_the_number_joins_it(
+    builds: dict[str, Build], manuscript: Manuscript, engine: str
+) -> None:
+    base_xmp = xmp_text(builds["baseline"].pdf)
+    if manuscript.name.startswith("acmart"):  # acmart declares its DOI through hyperxmp
+        assert _DC_IDENTIFIER.findall(base_xmp) == ["info:doi/XXXXXXX.XXXXXXX"]
+    for variant in ("title", "margin"):
+        meta = info(builds[variant].pdf)
+        assert meta.get("/PithNumber") == NUMBER
+        assert meta.get("/PithURL") == URL
+        xmp = xmp_text(builds[variant].pdf)
+        if xmp:
+            ET.fromstring(xmp.encode("utf-8"))  # still well-formed XML after the addition
+        assert _DC_IDENTIFIER.findall(xmp) == _DC_IDENTIFIER.findall(base_xmp)
+        if base_xmp:
+            identifiers = re.search(r"<xmp:Identifier>(.*?)</xmp:Identifier>", xmp, re.S)
+            assert identifiers is not None and NUMBER in identifiers.group(1)
