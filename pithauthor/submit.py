@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pithauthor._client import (
     DEFAULT_REGISTRY,
@@ -72,8 +73,16 @@ WAIT_POLL = 0.2
 
 
 def registry_url(registry: str | None = None) -> str:
-    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy."""
-    return check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
+
+    A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
+    if registry is not None and not registry.strip():
+        raise InputError("the registry URL is empty")
+    url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
+    return url
 
 
 def _failed(report: Any) -> str:

@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from pithauthor._core.strict_json import JSONFault, parse_json
+from pithauthor._core.strict_json import parse_json
 from pithauthor._core.trust import RegistryKey, Trust
 from pithauthor.errors import DocumentError
 
@@ -28,14 +28,18 @@ def pinned_trust() -> Trust:
 def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:
     """Keys from a manifest file the user chose to trust (e.g. a local registry's), each
     labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`)."""
-    try:
-        doc = parse_json(path.read_bytes())
-    except (OSError, JSONFault) as exc:
-        raise DocumentError(f"cannot read the manifest {path}: {exc}") from None
+    from pithauthor._files import MAX_MANIFEST_BYTES, read_user_json
+
+    doc = read_user_json(path, DocumentError, "a mirror manifest", limit=MAX_MANIFEST_BYTES)
+    mirrors = doc.get("mirrors", []) if isinstance(doc, dict) else None
+    if not isinstance(mirrors, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("public_key", {}), dict) for m in mirrors
+    ):
+        raise DocumentError(f"{path} is not a mirror manifest (a JSON object with mirrors)")
     try:
         return Trust.from_manifest(doc, local=local, source=f"{label} {path}")
     except DocumentError as exc:
-        raise DocumentError(f"the manifest {path}: {exc}") from None
+        raise DocumentError(f"{path}: {exc}") from None
 
 
 def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:

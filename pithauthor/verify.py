@@ -77,15 +77,11 @@ def verify_document(doc: Any, trust: Trust | None = None) -> Report:
 
 def read_documents(path: Path | str) -> list[Any]:
     """The JSON document(s) of a file: one JSON value, or one per line (JSONL); `-` is stdin."""
-    from pithauthor._files import read_user_file
+    from pithauthor._files import MAX_JSON_BYTES, read_user_text
 
-    raw = read_user_file(path, DocumentError, "JSON", stdin=True)
-    if not raw.strip():
+    text = read_user_text(path, DocumentError, "JSON", limit=MAX_JSON_BYTES, stdin=True)
+    if not text.strip():
         raise DocumentError(f"{path} is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise DocumentError(f"{path} is not UTF-8 text") from None
     try:
         return [parse_json(text)]
     except JSONFault as whole_error:

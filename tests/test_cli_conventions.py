@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
+from conftest import RunPith, assert_one_line_error, use_fast_kdf
 
 from pithauthor._cli.main import app
 
@@ -85,7 +85,7 @@ def test_keys_delete_never_prompts_without_a_terminal(
 ) -> None:
     from pithauthor.keys import generate, show
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")
     record = generate("ada", backend="file", note=lambda _: None)
     result = pith("keys", "delete", "ada", input="y\n")
@@ -102,7 +102,7 @@ def test_signing_without_submit_names_the_next_step(
 
     from pithauthor.keys import generate
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")
     generate("ada", backend="file", note=lambda _: None)
     record = str(REPO / "tests" / "fixtures" / "record-2302.12445v2.json")

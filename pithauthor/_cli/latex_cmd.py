@@ -25,9 +25,10 @@ def _number(
     """A full Pith Number, or an arXiv id resolved through the registry (record verified),
     with a note naming the arXiv version the number belongs to."""
     from pithauthor import classify_reference
-    from pithauthor._cli.registryopts import make_client
+    from pithauthor._cli.registryopts import check_registry_options, make_client
     from pithauthor.errors import InputError
 
+    check_registry_options(registry, trust_manifest)
     kind = classify_reference(text)
     if kind.alias is not None:
         raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
@@ -163,8 +164,11 @@ def arxiv_cmd(
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX."""
     from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._files import check_output_file
+    from pithauthor.errors import InputError
     from pithauthor.latex import build_arxiv_archive
 
+    check_output_file(output, InputError, "an archive to write")
     result = build_arxiv_archive(target, output, keep_comments=keep_comments)
     if as_json:
         emit_json(

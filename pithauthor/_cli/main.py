@@ -87,6 +87,13 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, OSError):
             where = f": {exc.filename}" if exc.filename else ""
             _fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
+        if isinstance(exc, RecursionError | UnicodeError | ValueError):
+            # Last resort only: every reader maps these at the source; reaching here is a bug.
+            _fail(
+                f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
+                "please report it (PITH_DEBUG=1 shows details)",
+                EXIT_INPUT,
+            )
         _fail(
             f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED
         )

@@ -33,6 +33,9 @@ class RegistryAccess:
     first use only: a command given every record by file never touches the network."""
 
     def __init__(self, registry: str | None, trust_manifest: list[str], trust_local: bool) -> None:
+        from pithauthor._cli.registryopts import check_registry_options
+
+        check_registry_options(registry, trust_manifest)
         self.options = (registry, trust_manifest, trust_local)
         self._client: RegistryClient | None = None
 
@@ -134,11 +137,9 @@ def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> Pit
 def check_destination(out: str | None) -> None:
     """Refuse, before any key is opened, a destination that cannot take the events."""
     if out is not None:
-        path = Path(out)
-        if path.is_dir():
-            raise InputError(f"{out} is a folder, not a file")
-        if not path.parent.is_dir():
-            raise InputError(f"the folder of {out} does not exist")
+        from pithauthor._files import check_output_file
+
+        check_output_file(out, InputError, "a file to append events to")
 
 
 def deliver(

@@ -142,23 +142,17 @@ def auth_login(
     token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the token from stdin."),
 ) -> None:
     """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
-    import sys
-    from pathlib import Path
-
     from pithauthor._cli.output import message
+    from pithauthor._files import MAX_SECRET_BYTES, read_user_text
     from pithauthor._tokens import store_token
     from pithauthor.errors import InputError
     from pithauthor.submit import registry_url
 
     if bool(token_file) == token_stdin:
         raise InputError("give exactly one of --token-file F or --token-stdin")
-    if token_file:
-        try:
-            token = Path(token_file).read_text("utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read {token_file}: {exc.strerror}") from None
-    else:
-        token = sys.stdin.read()
+    token = read_user_text(
+        token_file or "-", InputError, "a token file", limit=MAX_SECRET_BYTES, stdin=token_stdin
+    )
     url = registry_url(registry)
     where = store_token(url, token)
     message(f"token stored for {url} in {where}; it is sent only there")
@@ -220,6 +214,10 @@ def fetch(
 
     if what not in ("record", "bundle", "state", "number"):
         raise InputError("--what must be record, bundle, state or number")
+    if output:
+        from pithauthor._files import check_output_file
+
+        check_output_file(output, InputError, "a file to write")
     with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
         if what == "number":
             data(client.record(ref)["pith_number"])

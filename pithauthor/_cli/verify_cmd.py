@@ -59,6 +59,10 @@ def verify(
     from pithauthor.trust import default_trust
     from pithauthor.verify import read_documents, verify_documents
 
+    if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
+        from pithauthor._core.orcid import normalize_orcid
+
+        orcid = normalize_orcid(orcid)
     trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
     docs = read_documents(file)
     report = verify_documents(docs, trust)

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
 
 _BOM = b"\xef\xbb\xbf"
@@ -39,7 +39,7 @@ class TextFile:
 
 def read_text_file(path: Path) -> TextFile:
     """Read `path`; refuse binary files; UTF-8 (with or without BOM) else Latin-1."""
-    raw = read_user_file(path, ManuscriptError, "LaTeX (it contains NUL bytes)")
+    raw = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
     bom = raw.startswith(_BOM)
     body = raw[len(_BOM) :] if bom else raw
     try:
@@ -51,6 +51,22 @@ def read_text_file(path: Path) -> TextFile:
     first = text.find("\n")
     newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
     return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
+
+
+def write_target(path: Path) -> Path:
+    """The file to write in place of `path`: `path` itself, or, when it is a symbolic link, the
+    regular file it ends at, so that the link is kept (an atomic rename over the link would
+    replace it with a copy). A dangling or looping link is refused."""
+    if not path.is_symlink():
+        return path
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop, before Python 3.13
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ManuscriptError(f"{path} is a symbolic link that leads nowhere ({reason})") from None
+    if not target.is_file():
+        raise ManuscriptError(f"{path} is a symbolic link to {target}, which is not a regular file")
+    return target
 
 
 def ensure_writable(path: Path) -> None:
