@@ -16,6 +16,7 @@ from pithauthor._core.subject import Subject
 from pithauthor.errors import DocumentError, InputError
 
 if TYPE_CHECKING:
+    from pithauthor._core.trust import Trust
     from pithauthor.keys import AuthorKey
     from pithauthor.submit import RegistryClient
 
@@ -46,6 +47,15 @@ class RegistryAccess:
             self._client = make_client(*self.options)
         return self._client
 
+    def trust(self) -> Trust:
+        """The keys record files are checked against: the pinned key, `PITH_TRUST`,
+        `--trust-manifest`, and (only with --trust-local-registry) the local registry's."""
+        if self.options[2]:
+            return self.client.trust
+        from pithauthor.trust import default_trust
+
+        return default_trust(self.options[1])
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
@@ -62,20 +72,37 @@ def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subje
     that paper, or else from the registry (its record verified)."""
     if record is None:
         return Subject.from_document(registry.client.record(ref))
-    subject = read_subject(record)
+    subject = read_subject(record, registry.trust())
     check_names(ref, subject, record)
     return subject
 
 
-def read_subject(path: str) -> Subject:
+def read_subject(path: str, trust: Trust | None = None) -> Subject:
     """The subject of a record JSON file (registry record, `pith number from-arxiv --json`,
-    bundle or state); `-` reads stdin."""
-    from pithauthor.verify import read_documents
+    bundle or state); `-` reads stdin. A document that carries a registry receipt is verified
+    whole and refused (VerificationError, exit 1) when any check fails; one without a receipt
+    (computed locally) is taken, and stderr says so."""
+    from pithauthor._cli.output import message
+    from pithauthor.errors import VerificationError
+    from pithauthor.verify import detect_kind, read_documents, verify_document
 
     docs = read_documents(path)
     if len(docs) != 1:
         raise DocumentError(f"{path} holds {len(docs)} documents; give one record")
-    return Subject.from_document(docs[0])
+    doc = docs[0]
+    subject = Subject.from_document(doc)
+    kind = detect_kind(doc)
+    if kind == "computed_record" or (kind == "record" and "receipt" not in doc):
+        message(
+            f"note: {path} has no registry receipt: its Pith Number was computed, not vouched "
+            "for by a registry"
+        )
+        return subject
+    report = verify_document(doc, trust)
+    if not report.ok:
+        failed = ", ".join(c.name for c in report.failed[:6])
+        raise VerificationError(f"{path} does not verify ({failed}); not signing for it")
+    return subject
 
 
 def check_names(ref: str, subject: Subject, where: str) -> None:

@@ -198,8 +198,15 @@ def fetch(
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     output: str | None = typer.Option(None, "-o", "--out", metavar="FILE", help="Write to FILE."),
+    allow_unverifiable: bool = typer.Option(
+        False,
+        "--allow-unverifiable",
+        help="Take a bundle or state whose registry parts cannot be verified (they are named).",
+    ),
 ) -> None:
-    """Fetch a record, bundle or merged state, verified before it is shown."""
+    """Fetch a record, bundle or merged state, verified before it is shown. A bundle or state
+    with parts nobody can verify (registry event ids, the registry's merge) is refused (exit 1)
+    unless --allow-unverifiable is given."""
     import json
 
     from pithauthor._cli.output import data, emit_json, message
@@ -215,7 +222,11 @@ def fetch(
         if what == "number":
             data(client.record(ref)["pith_number"])
             return
-        doc = getattr(client, what)(ref)
+        if what == "record":
+            doc = client.record(ref)
+        else:
+            doc = getattr(client, what)(ref, strict=not allow_unverifiable)
+    verdict = "verified" if not allow_unverifiable or what == "record" else "checked"
     if output:
         from pathlib import Path
 
@@ -223,10 +234,12 @@ def fetch(
 
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         replace_file(Path(output), text, mode=0o644)
-        message(f"verified {what} of {doc.get('pith_number')} written to {output}")
+        message(f"{verdict} {what} of {doc.get('pith_number')} written to {output}")
     else:
         emit_json(doc)
-        message(f"OK: {what} of {doc.get('pith_number')} verified")
+        message(f"OK: {what} of {doc.get('pith_number')} {verdict}")
+    if verdict == "checked":
+        message("parts of it are unverifiable; `pith verify FILE` lists them")
 
 
 def register(app: typer.Typer) -> None:
