@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pithauthor._atomic import replace_file
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
@@ -31,7 +32,6 @@ from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
 from pithauthor._manuscript.sty_files import shipped_files as pith_sty_files
 from pithauthor._manuscript.textfile import (
     TextFile,
-    atomic_write,
     backup_path,
     ensure_writable,
     read_text_file,
@@ -313,11 +313,11 @@ def inject(
         mode = written.stat().st_mode
         if changed:
             backup = backup_path(written)
-            atomic_write(written, new_bytes, mode=mode, backup=backup)
+            replace_file(written, new_bytes, mode=mode, backup=backup)
         if sty_action != "unchanged":
-            atomic_write(write_target(main.parent / STY_NAME), sty, mode=0o644)
+            replace_file(write_target(main.parent / STY_NAME), sty, mode=0o644)
         if ltxml_action != "unchanged":
-            atomic_write(main.parent / LTXML_NAME, ltxml, mode=0o644)
+            replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
     return InjectResult(
         main=main,
         changed=changed,

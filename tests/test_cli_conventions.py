@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import RunPith, assert_one_line_error, use_fast_kdf
@@ -67,11 +68,13 @@ def test_pith_debug_adds_a_traceback_but_keeps_the_exit_code(pith: RunPith) -> N
 
 
 def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
-    script = subprocess.run(
-        [sys.executable, "-m", "pithauthor", "--show-completion", "bash"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert script.returncode == 0 and "_pith_completion" in script.stdout
+    for shell, marker in (("bash", "_pith_completion"), ("zsh", "#compdef pith"),
+                          ("fish", "complete --command pith")):  # fmt: skip
+        script = subprocess.run(
+            [sys.executable, "-m", "pithauthor", "completion", shell],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert script.returncode == 0 and marker in script.stdout, script.stdout
     env = {**os.environ, "_PITH_COMPLETE": "complete_bash", "COMP_WORDS": "pith keys ro",
            "COMP_CWORD": "2"}  # fmt: skip
     answer = subprocess.run(
@@ -129,3 +132,25 @@ def test_no_help_page_shows_python_types_and_one_output_flag_is_used(
         assert "--output" not in out, path  # the one spelling is -o/--out
         if "--out " in out:
             assert "-o, --out" in out, (path, out)
+
+
+def test_every_command_shows_examples_that_its_parser_accepts() -> None:
+    import shlex
+
+    import typer.main
+
+    from pithauthor._cli.examples import EXAMPLES
+
+    root = typer.main.get_command(app)
+    paths = {" ".join(p) for p in _leaf_commands()}
+    assert paths == set(EXAMPLES), paths ^ set(EXAMPLES)  # every command, and no other
+    for path, lines in EXAMPLES.items():
+        for line in lines:
+            words = shlex.split(line.split(" > ")[0])  # the command, not its redirection
+            assert words[0] == "pith" and " ".join(words[1 : 1 + path.count(" ") + 1]) == path
+            command: Any = root
+            for name in path.split():
+                command = command.commands[name]
+            args = words[1 + path.count(" ") + 1 :]
+            with command.make_context(f"pith {path}", args):  # raises on an unknown option
+                pass

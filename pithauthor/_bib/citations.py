@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pithauthor._core.tex_verbatim import VERBATIM_BLOCK
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
 
 ALL = "*"
 
-_VERBATIM = re.compile(
-    r"\\begin\{(verbatim|Verbatim|lstlisting|minted|comment|filecontents)(\*?)\}"
-    r".*?\\end\{\1\2\}",
-    re.DOTALL,
-)
+_VERBATIM = VERBATIM_BLOCK
 _VERB = re.compile(r"\\verb\*?([^a-zA-Z\s*])(?:(?!\1).)*\1")
 _CITE = re.compile(r"\\([A-Za-z]*[Cc]ite[A-Za-z]*|nocite)(?![A-Za-z@])\*?")
 _NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup")

@@ -81,14 +81,7 @@ def inject_cmd(
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty.
-
-    \b
-    Examples:
-      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --check
-      pith latex inject paper/main.tex --pith 2302.12445   # resolved by the registry
-      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --placement margin
-    """
+    """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.errors import InputError
     from pithauthor.keys import show
@@ -217,13 +210,7 @@ def sty_cmd(
     force: bool = typer.Option(False, "--force", help="Replace another version of the files."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install.
-
-    \b
-    Examples:
-      pith latex sty --copy paper/   # then upload paper/ to Overleaf
-      pith latex sty --install       # every local project finds it
-    """
+    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
     from pathlib import Path
 
     from pithauthor._cli.output import data, emit_json, message, warn

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import typer
 
 from pithauthor._cli.app import name_values, new_app
+from pithauthor._cli.examples import add_examples
 from pithauthor._version import __version__
 
 app = new_app(
@@ -33,6 +34,19 @@ def _root(
     ),
 ) -> None:
     """pith: sign, submit and verify Pith events, and badge your manuscript."""
+
+
+@app.command("completion")
+def completion_cmd(
+    shell: Literal["bash", "zsh", "fish", "powershell", "pwsh"] = typer.Argument(
+        ..., help="The shell to complete in."
+    ),
+) -> None:
+    """Print the shell completion script for SHELL (or: pith --install-completion)."""
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]
+
+    script = get_completion_script(prog_name="pith", complete_var="_PITH_COMPLETE", shell=shell)
+    sys.stdout.write(script.rstrip("\n") + "\n")
 
 
 def _register() -> None:
@@ -63,6 +77,7 @@ def _register() -> None:
 
 _register()
 name_values(app)
+add_examples(app)
 
 
 def main(argv: list[str] | None = None) -> None:

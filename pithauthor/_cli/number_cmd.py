@@ -27,13 +27,7 @@ def from_arxiv(
         None, "--license", metavar="URL", help="With --next-version."
     ),
 ) -> None:
-    """Compute the Pith Number of a paper from its arXiv metadata, offline.
-
-    \b
-    Examples:
-      pith number from-arxiv arxivraw-2302.12445.xml
-      pith number from-arxiv arxivraw-2302.12445.xml --next-version --title "New title"
-    """
+    """Compute the Pith Number of a paper from its arXiv metadata, offline."""
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor._files import MAX_METADATA_BYTES, read_user_text
     from pithauthor.errors import InputError

@@ -228,13 +228,12 @@ def fetch(
             doc = getattr(client, what)(ref, strict=not allow_unverifiable)
     verdict = "verified" if not allow_unverifiable or what == "record" else "checked"
     if output:
-        import os
         from pathlib import Path
 
-        path = Path(output)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        os.replace(tmp, path)
+        from pithauthor._atomic import replace_file
+
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        replace_file(Path(output), text, mode=0o644)
         message(f"{verdict} {what} of {doc.get('pith_number')} written to {output}")
     else:
         emit_json(doc)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,37 +78,6 @@ def ensure_writable(path: Path) -> None:
     folder = path.parent
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ManuscriptError(f"{folder} is not writable; cannot replace {path.name} safely")
-
-
-def atomic_write(
-    path: Path, data: bytes, *, mode: int | None = None, backup: Path | None = None
-) -> None:
-    """Write `data` to a temporary file in the same folder, then rename it over `path`.
-
-    With `backup`, the old file is kept under that name first (a hard link to it when the file
-    system allows, else a copy), so that at every moment one complete version exists."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, stat.S_IMODE(mode))
-        if backup is not None:
-            _keep(path, backup)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _keep(path: Path, backup: Path) -> None:
-    try:
-        os.link(path, backup)
-    except OSError:
-        shutil.copy2(path, backup)
 
 
 def backup_path(path: Path) -> Path:

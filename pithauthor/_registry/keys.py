@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pithauthor._atomic import create_file
 from pithauthor._core.canonical import b64encode, hex_digest_bytes
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
@@ -153,16 +154,9 @@ def load_or_create_key(data_dir: Path) -> LocalKey:
             raise UnsafePermissions(f"{path} is readable by others; fix it with: chmod 600 {path}")
         return key
     key = LocalKey(seed=os.urandom(32), created_at=utc_now())
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"seed_hex": key.seed.hex(), "created_at": key.created_at}, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
+    text = json.dumps({"seed_hex": key.seed.hex(), "created_at": key.created_at})
     try:
-        os.link(tmp, path)  # never replace a key another process made first
+        create_file(path, text, mode=0o600)  # never replace a key another process made first
     except FileExistsError:
-        os.unlink(tmp)
         return load_or_create_key(data_dir)
-    os.unlink(tmp)
     return key
