@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
+import stat
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
@@ -28,6 +30,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _write_temp(folder: Path, data: bytes, mode: int) -> Path:
+    mode = stat.S_IMODE(mode)  # a file's st_mode may be given: keep its permission bits
     tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
@@ -48,17 +51,31 @@ def _bytes(data: bytes | str) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-def replace_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
-    """Atomically replace `path` (or create it) with `data`."""
+def replace_file(
+    path: Path, data: bytes | str, *, mode: int = 0o600, backup: Path | None = None
+) -> None:
+    """Atomically replace `path` (or create it) with `data`.
+
+    With `backup`, the old file is kept under that name first (a hard link when the file system
+    allows, else a copy), so that at every moment one complete version exists."""
     path = Path(path)
     tmp = _write_temp(path.parent, _bytes(data), mode)
     try:
+        if backup is not None:
+            _keep(path, backup)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     _fsync_dir(path.parent)
+
+
+def _keep(path: Path, backup: Path) -> None:
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
 
 
 def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
+from urllib.parse import quote
 
 from pithauthor._core.pith_number import PithNumber
 from pithauthor.errors import InputError
@@ -11,6 +13,24 @@ FORMATS = ("markdown", "html", "svg", "latex")
 _LABEL = "pith"
 _CHAR_WIDTH = 7  # px per character at 11px Verdana-like text (close enough for 8 base32 chars)
 _PAD = 6
+# What a Markdown link destination may hold as is; everything else is percent-encoded, so that
+# no quote, bracket, parenthesis, angle bracket, backslash or space can end or break the link.
+_URL_SAFE = "/:?#&=%~+@,;!*$-._"
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|-])")
+
+
+def md_url(url: str) -> str:
+    """`url` (a path or URL) safe inside a Markdown link `(...)` and an HTML attribute."""
+    if any(not c.isprintable() for c in url):
+        raise InputError("the image path or URL holds a line break or control character")
+    if url.lower().lstrip().startswith(("javascript:", "data:", "vbscript:")):
+        raise InputError("the image must be a path or an http(s) URL")
+    return quote(url, safe=_URL_SAFE)
+
+
+def md_text(text: str) -> str:
+    """`text` safe as Markdown link text (every Markdown punctuation backslash-escaped)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
 def badge_svg(number: PithNumber) -> str:
@@ -40,9 +60,10 @@ def badge(number: PithNumber, fmt: str, *, image: str = "pith-badge.svg") -> str
     if fmt == "svg":
         return badge_svg(number)
     if fmt == "markdown":
-        return f"[![{number.short}]({image})]({url})"
+        return f"[![{md_text(number.short)}]({md_url(image)})]({md_url(url)})"
     if fmt == "html":
-        return f'<a href="{escape(url)}" title="{escape(str(number))}">{badge_svg(number)}</a>'
+        href = escape(md_url(url), quote=True)
+        return f'<a href="{href}" title="{escape(str(number))}">{badge_svg(number)}</a>'
     if fmt == "latex":
         if number.year is None:
             raise InputError(f"the LaTeX snippet needs the year: give pith:YYYY:{number.body}")

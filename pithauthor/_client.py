@@ -65,11 +65,20 @@ def is_loopback(host: str) -> bool:
 
 @lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
 def check_url(url: str) -> str:
-    """`url` without a trailing slash, when the policy allows it; else InputError."""
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if parts.scheme not in ("https", "http") or not host:
+    """`url` without a trailing slash, when the policy allows it; else InputError.
+
+    No spaces or control characters; a port, if any, in 1-65535."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:  # "http://[::1", "http://h:99999"
+        raise InputError(f"{url!r} is not a registry URL ({exc})") from None
+    odd = any(c.isspace() or not c.isprintable() for c in url.strip())
+    if parts.scheme not in ("https", "http") or not host or odd:
         raise InputError(f"{url!r} is not a registry URL (expected https://HOST)")
+    if not port_ok:
+        raise InputError(f"{url!r} is not a registry URL (port 0)")
     if parts.scheme == "http" and not is_loopback(host):
         raise InputError(
             f"refusing plain http to {host}: use https (http is allowed only to loopback)"

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import AuthError, InputError
 
 TOKEN_ENV = "PITH_TOKEN"
@@ -54,10 +53,12 @@ def _read(path: Path) -> dict[str, dict[str, str]]:
     from pithauthor._paths import check_private
 
     check_private(path, is_dir=False)
+    from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
+
     try:
-        doc: Any = parse_json(path.read_bytes())
-    except (OSError, JSONFault):
-        raise InputError(f"{path} is not a token file pith wrote; remove it") from None
+        doc: Any = read_user_json(path, InputError, "a token store", limit=MAX_KEY_FILE_BYTES)
+    except InputError as exc:
+        raise InputError(f"{exc}; it is not a token file pith wrote: remove it") from None
     if not isinstance(doc, dict):
         raise InputError(f"{path} is not a token file pith wrote; remove it")
     if doc.get("version") != FILE_VERSION:  # the first format: {registry URL: token}

@@ -20,8 +20,8 @@ from typing import Any
 from pithauthor._core.canonical import b64decode, b64encode
 from pithauthor._core.key_identity import fingerprint_hex, key_id, signer_id
 from pithauthor._core.orcid import normalize_orcid
-from pithauthor._core.strict_json import parse_json
 from pithauthor._core.utc import utc_now
+from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
 from pithauthor._keystore import container
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
@@ -337,12 +337,9 @@ def import_backup(
     """Restore a key from a backup file into this PITH_HOME."""
     key_source = passphrase or passphrase_source()
     where = f"backup {path}"
-    try:
-        doc = parse_json(Path(path).read_bytes())
-    except ValueError:
-        raise KeyFileTampered(f"{where} is not valid JSON") from None
+    doc = read_user_json(path, InputError, "a pithauthor key backup", limit=MAX_KEY_FILE_BYTES)
     if not isinstance(doc, dict) or doc.get("kind") != BACKUP_KIND:
-        raise KeyFileTampered(f"{where} is not a pithauthor key backup")
+        raise InputError(f"{where} is not a pithauthor key backup")
     secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
         "Backup passphrase: "
     )

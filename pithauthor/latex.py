@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pithauthor._atomic import replace_file
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
 from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.build import build_like_arxiv, build_sources
@@ -30,10 +32,10 @@ from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
 from pithauthor._manuscript.sty_files import shipped_files as pith_sty_files
 from pithauthor._manuscript.textfile import (
     TextFile,
-    atomic_write,
     backup_path,
     ensure_writable,
     read_text_file,
+    write_target,
 )
 from pithauthor.errors import (
     BuildError,
@@ -200,9 +202,10 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
 
     ours = pith_sty_path().read_bytes()
     dest = main.parent / STY_NAME
-    if not dest.exists():
+    if not dest.exists() and not dest.is_symlink():
         return "copied", ours
-    theirs = dest.read_bytes()
+    write_target(dest)  # a dangling or looping link is refused before anything is written
+    theirs = read_user_file(dest, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
     if theirs == ours:
         return "unchanged", ours
     if not force:
@@ -295,23 +298,26 @@ def inject(
     new_bytes = source.raw if new_text == source.text else source.encode(new_text)
     changed = new_bytes != source.raw
     sty_action, sty = _sty_plan(main, force)
+    written = write_target(main)  # through a symbolic link to its target: the link stays
+    if written != main:
+        notes.append(f"{main.name} is a symbolic link: the badge goes into its target {written}")
     ltxml_action, ltxml = _ltxml_action(main)
     if changed and not dry_run:
-        ensure_writable(main)
+        ensure_writable(written)
     if check:
         _compile_and_check(
             main, new_bytes, sty, engine, number, author_keys, link=placement != "none"
         )
     backup: Path | None = None
     if not dry_run:
-        mode = main.stat().st_mode
+        mode = written.stat().st_mode
         if changed:
-            backup = backup_path(main)
-            atomic_write(main, new_bytes, mode=mode, backup=backup)
+            backup = backup_path(written)
+            replace_file(written, new_bytes, mode=mode, backup=backup)
         if sty_action != "unchanged":
-            atomic_write(main.parent / STY_NAME, sty, mode=0o644)
+            replace_file(write_target(main.parent / STY_NAME), sty, mode=0o644)
         if ltxml_action != "unchanged":
-            atomic_write(main.parent / LTXML_NAME, ltxml, mode=0o644)
+            replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
     return InjectResult(
         main=main,
         changed=changed,

@@ -47,7 +47,9 @@ def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
 
 def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
     """Read metadata from a file, or from stdin when `path` is `-`."""
-    from pithauthor._files import read_user_file
+    from pithauthor._files import MAX_METADATA_BYTES, read_user_file
 
-    data = read_user_file(path, MetadataError, "arXiv metadata", stdin=True)
+    data = read_user_file(
+        path, MetadataError, "arXiv metadata", limit=MAX_METADATA_BYTES, stdin=True
+    )
     return parse_arxiv_metadata(data)

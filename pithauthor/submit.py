@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pithauthor._client import (
     DEFAULT_REGISTRY,
@@ -43,6 +44,8 @@ from pithauthor.errors import (
     RegistryResponseError,
     VerificationError,
 )
+from pithauthor.trust import TRUST_ENV as TRUST_ENV
+from pithauthor.trust import default_trust
 
 __all__ = [
     "DEFAULT_REGISTRY",
@@ -59,7 +62,6 @@ __all__ = [
 ]
 
 REGISTRY_ENV = "PITH_REGISTRY"
-TRUST_ENV = "PITH_TRUST"
 ACTION_NAMES = {
     "author_attestation": "attest_author",
     "citation_signature": "sign_citation",
@@ -71,19 +73,16 @@ WAIT_POLL = 0.2
 
 
 def registry_url(registry: str | None = None) -> str:
-    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy."""
-    return check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
 
-
-def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:
-    """The pinned key, plus the manifests in `$PITH_TRUST` and `manifests`."""
-    from pithauthor.trust import load_manifest_file, pinned_trust
-
-    trust = pinned_trust()
-    paths = [p for p in os.environ.get(TRUST_ENV, "").split(os.pathsep) if p.strip()]
-    for path in [*paths, *manifests]:
-        trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
-    return trust
+    A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
+    if registry is not None and not registry.strip():
+        raise InputError("the registry URL is empty")
+    url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
+    return url
 
 
 def _failed(report: Any) -> str:
@@ -143,10 +142,16 @@ class RegistryClient:
             raise InputError("--trust-local-registry works only for a registry on loopback")
         manifest = self.http.get_json("/pith-mirrors.json")
         mirrors = manifest.get("mirrors") if isinstance(manifest, Mapping) else None
-        if not mirrors or any(m.get("mirror_type") != "local" for m in mirrors):
+        if (
+            not isinstance(mirrors, list)
+            or not mirrors
+            or any(not isinstance(m, Mapping) or m.get("mirror_type") != "local" for m in mirrors)
+        ):
             raise VerificationError("the registry's manifest does not call itself local")
         try:
-            keys = Trust.from_manifest(manifest, local=True).keys.values()
+            keys = Trust.from_manifest(
+                manifest, local=True, source=f"local registry {self.base_url}"
+            ).keys.values()
         except DocumentError as exc:
             raise RegistryResponseError(f"the local registry's manifest is broken: {exc}") from None
         self.trust = self.trust.with_keys(keys)
@@ -218,32 +223,40 @@ class RegistryClient:
             raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
         return number
 
-    def bundle(self, ref: str | PithNumber) -> dict[str, Any]:
-        """The bundle of `ref`, checked (hash, number, author events)."""
+    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
+        """The bundle of `ref`, verified (record_created receipt, every event); `strict`
+        also refuses parts nobody can verify (registry event ids)."""
         from pithauthor._core.registry_checks import check_bundle
 
-        record = self.record(ref)
-        doc = self.http.get_json(
-            f"/pith/{PithNumber.parse(record['pith_number']).body}/bundle.json"
-        )
-        if not isinstance(doc, dict):
-            raise RegistryResponseError("the bundle is not a JSON object")
-        report = check_bundle(doc)
-        if not report.ok or doc.get("pith_number") != record["pith_number"]:
-            raise VerificationError(f"the bundle does not verify ({_failed(report) or 'number'})")
-        return doc
+        return self._document("bundle", ref, check_bundle, strict)
 
-    def state(self, ref: str | PithNumber) -> dict[str, Any]:
-        """The merged state of `ref`, checked (hash, receipt, events, local merge)."""
+    def state(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
+        """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
+        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
         from pithauthor._core.registry_checks import check_state
 
+        return self._document("state", ref, check_state, strict)
+
+    def _document(
+        self, what: str, ref: str | PithNumber, check: Callable[..., Any], strict: bool
+    ) -> dict[str, Any]:
         record = self.record(ref)
-        doc = self.http.get_json(f"/pith/{PithNumber.parse(record['pith_number']).body}/state.json")
+        body = PithNumber.parse(record["pith_number"]).body
+        doc = self.http.get_json(f"/pith/{body}/{what}.json")
         if not isinstance(doc, dict):
-            raise RegistryResponseError("the state is not a JSON object")
-        report = check_state(doc, self.trust)
+            raise RegistryResponseError(f"the {what} is not a JSON object")
+        report = check(doc, self.trust)
         if not report.ok or doc.get("pith_number") != record["pith_number"]:
-            raise VerificationError(f"the state does not verify ({_failed(report) or 'number'})")
+            raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
+        if strict and not report.strict_ok:
+            parts = ", ".join(
+                f"{c.name} ({', '.join(c.paths[:3]) or c.detail})"
+                for c in report.with_status("unverifiable")
+            )
+            raise VerificationError(
+                f"the {what} has parts nobody outside the registry can verify: {parts}; "
+                "pass --allow-unverifiable to take it with them marked as such"
+            )
         return doc
 
     def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:

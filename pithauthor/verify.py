@@ -12,19 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor._core.author_event import check_author_event
-from pithauthor._core.canonical import hex_digest_bytes
 from pithauthor._core.checks import Report
-from pithauthor._core.pith_number import BODY_LENGTH
+from pithauthor._core.coverage import uncovered
 from pithauthor._core.registry_checks import (
+    EVENT_CHECKED,
     check_bundle,
     check_computed,
-    check_receipt,
+    check_receipt_row,
     check_record,
     check_state,
 )
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
+
+COMPUTED_FIELDS = {"canonical_record", "canonical_sha256", "pith_number"}
+"""All that `pith number from-arxiv --json` prints; more fields make it another kind."""
 
 __all__ = ["detect_kind", "read_documents", "verify_document", "verify_documents", "verify_file"]
 
@@ -43,7 +46,7 @@ def detect_kind(doc: Any) -> str:
         return "event"
     if "pith_body" in doc and "signature_b64" in doc:
         return "receipt"
-    if "canonical_record" in doc and "canonical_sha256" in doc:
+    if "canonical_record" in doc and "canonical_sha256" in doc and set(doc) <= COMPUTED_FIELDS:
         return "computed_record"
     raise DocumentError(
         "not a Pith document (record, state, bundle, receipt or signed event) that pith knows"
@@ -60,42 +63,25 @@ def verify_document(doc: Any, trust: Trust | None = None) -> Report:
     if kind == "state":
         return check_state(doc, trust)
     if kind == "bundle":
-        return check_bundle(doc)
+        return check_bundle(doc, trust)
     if kind == "record":
         return check_record(doc, trust)
     if kind == "event":
-        return check_author_event(doc)
+        report = check_author_event(doc)
+        report.not_signed("not_signed", uncovered(doc, EVENT_CHECKED))
+        return report
     if kind == "receipt":
-        return _check_receipt_row(doc, trust)
+        return check_receipt_row(doc, trust)
     return check_computed(doc)
-
-
-def _check_receipt_row(row: Mapping[str, Any], trust: Trust) -> Report:
-    """A bare receipt row: `{pith_body, canonical_sha256, key_id, signature_b64}`."""
-    from pithauthor._core.canonical import base32_nopad
-
-    report = Report(kind="receipt")
-    digest = str(row.get("canonical_sha256", ""))
-    try:
-        body = base32_nopad(hex_digest_bytes(digest))[:BODY_LENGTH]
-        report.add("pith_body", row.get("pith_body") == body, f"base32(digest)[:26] = {body}")
-    except ValueError as exc:
-        report.add("pith_body", False, str(exc))
-    report.extend(check_receipt(row, digest, trust))
-    return report
 
 
 def read_documents(path: Path | str) -> list[Any]:
     """The JSON document(s) of a file: one JSON value, or one per line (JSONL); `-` is stdin."""
-    from pithauthor._files import read_user_file
+    from pithauthor._files import MAX_JSON_BYTES, read_user_text
 
-    raw = read_user_file(path, DocumentError, "JSON", stdin=True)
-    if not raw.strip():
+    text = read_user_text(path, DocumentError, "JSON", limit=MAX_JSON_BYTES, stdin=True)
+    if not text.strip():
         raise DocumentError(f"{path} is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise DocumentError(f"{path} is not UTF-8 text") from None
     try:
         return [parse_json(text)]
     except JSONFault as whole_error:

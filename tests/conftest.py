@@ -21,6 +21,10 @@ from typing import Any
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+LAUNCHER = str(Path(__file__).parent / "pith_launcher.py")
+"""`pith` as the tests start it: `python -m pithauthor` plus the test-only KDF switch."""
+FAST_KDF_ENV = "PITH_TEST_FAST_KDF"
+"""Read by tests/pith_launcher.py only: never by the package."""
 REPO = Path(__file__).resolve().parent.parent
 REQUIRE_TEX = os.environ.get("PITH_REQUIRE_TEX") == "1"
 
@@ -36,6 +40,14 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     yield home
+
+
+def use_fast_kdf(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TEST ONLY: the cheap KDF in this process, and in `pith` processes the test starts."""
+    from pithauthor._keystore import container
+
+    monkeypatch.setattr(container, "TEST_FAST_KDF", True)
+    monkeypatch.setenv(FAST_KDF_ENV, "1")
 
 
 def load_fixture(name: str) -> Any:
@@ -65,7 +77,7 @@ def pith_process() -> RunPith:
     ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, **(env or {})}
         return subprocess.run(
-            [sys.executable, "-m", "pithauthor", *args],
+            [sys.executable, LAUNCHER, *args],
             input=input,
             capture_output=True,
             text=True,

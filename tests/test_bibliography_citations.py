@@ -54,6 +54,21 @@ def test_comments_and_verbatim_are_not_citations(tmp_path: Path) -> None:
     assert cited_keys(tex) == {"real", "afterpercent"}
 
 
+def test_every_verbatim_environment_hides_citations_but_alltt_runs_them(tmp_path: Path) -> None:
+    from pithauthor._core.tex_verbatim import COMMANDS_STAY_ACTIVE, VERBATIM_ENVIRONMENTS
+
+    body = "".join(
+        f"\\begin{{{env}}}\\cite{{in{i}}}\\end{{{env}}}\n"
+        for i, env in enumerate(VERBATIM_ENVIRONMENTS)
+    )
+    tex = _write(tmp_path / "main.tex", "\\cite{real}\n" + body)
+    expected = {"real"} | {
+        f"in{i}" for i, env in enumerate(VERBATIM_ENVIRONMENTS) if env in COMMANDS_STAY_ACTIVE
+    }
+    assert "alltt" in COMMANDS_STAY_ACTIVE
+    assert cited_keys(tex) == expected
+
+
 def test_inputs_and_includes_are_followed_inside_the_folder(tmp_path: Path) -> None:
     _write(tmp_path / "sections" / "intro.tex", "\\cite{fromintro}\\input{sections/deeper}")
     _write(tmp_path / "sections" / "deeper.tex", "\\citep{fromdeeper}\\input{main}")

@@ -256,9 +256,26 @@ def test_latin1_file_is_read_with_a_warning(tmp_path: Path) -> None:
     assert "not UTF-8" in reading.warnings[0] and "line 1" in reading.warnings[0]
 
 
-def test_empty_file_reads_as_no_entries(tmp_path: Path) -> None:
-    reading = read_bibliographies([_write(tmp_path, "e.bib", "")])
-    assert reading.rows() == []
+def test_empty_file_is_refused_as_no_bibliography(tmp_path: Path) -> None:
+    with pytest.raises(BibliographyError, match=r"e\.bib is empty"):
+        read_bibliographies([_write(tmp_path, "e.bib", " \n")])
+
+
+@pytest.mark.parametrize(
+    "text", ['{"title": "x"}\n', "[1, 2]", "\x80\xfe junk text", "% a comment\n@comment{x}"]
+)
+def test_a_file_with_no_entry_is_refused_not_read_as_zero_entries(
+    tmp_path: Path, text: str
+) -> None:
+    with pytest.raises(BibliographyError, match="no bibliography entry"):
+        read_bibliographies([_write(tmp_path, "junk.bib", text)])
+
+
+def test_a_macros_only_file_is_a_bibliography(tmp_path: Path) -> None:
+    macros = _write(tmp_path, "abbrev.bib", "@string{prl = {Phys. Rev. Lett.}}\n")
+    refs = _write(tmp_path, "refs.bib", "@article{a, journal = prl, title = {T}}\n")
+    entries = _by_key(read_bibliographies([macros, refs]))
+    assert entries["a"].fields["journal"] == "Phys. Rev. Lett."
 
 
 def test_a_redefined_string_takes_its_later_value_as_in_bibtex(tmp_path: Path) -> None:

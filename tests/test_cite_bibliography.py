@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith, assert_one_line_error
+from conftest import RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
 
 from pithauthor._registry.papers import add_paper
@@ -62,7 +62,7 @@ def author(monkeypatch: pytest.MonkeyPatch) -> str:
     """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
     from pithauthor.keys import generate
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     return generate("ada", backend="file", note=lambda _: None).key_id
 

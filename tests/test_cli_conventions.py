@@ -8,9 +8,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import RunPith, assert_one_line_error
+from conftest import RunPith, assert_one_line_error, use_fast_kdf
 
 from pithauthor._cli.main import app
 
@@ -68,11 +69,13 @@ def test_pith_debug_adds_a_traceback_but_keeps_the_exit_code(pith: RunPith) -> N
 
 @pytest.mark.slow
 def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
-    script = subprocess.run(
-        [sys.executable, "-m", "pithauthor", "--show-completion", "bash"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert script.returncode == 0 and "_pith_completion" in script.stdout
+    for shell, marker in (("bash", "_pith_completion"), ("zsh", "#compdef pith"),
+                          ("fish", "complete --command pith")):  # fmt: skip
+        script = subprocess.run(
+            [sys.executable, "-m", "pithauthor", "completion", shell],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert script.returncode == 0 and marker in script.stdout, script.stdout
     env = {**os.environ, "_PITH_COMPLETE": "complete_bash", "COMP_WORDS": "pith keys ro",
            "COMP_CWORD": "2"}  # fmt: skip
     answer = subprocess.run(
@@ -86,7 +89,7 @@ def test_keys_delete_never_prompts_without_a_terminal(
 ) -> None:
     from pithauthor.keys import generate, show
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")
     record = generate("ada", backend="file", note=lambda _: None)
     result = pith("keys", "delete", "ada", input="y\n")
@@ -103,7 +106,7 @@ def test_signing_without_submit_names_the_next_step(
 
     from pithauthor.keys import generate
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")
     generate("ada", backend="file", note=lambda _: None)
     record = str(REPO / "tests" / "fixtures" / "record-2302.12445v2.json")
@@ -130,3 +133,25 @@ def test_no_help_page_shows_python_types_and_one_output_flag_is_used(
         assert "--output" not in out, path  # the one spelling is -o/--out
         if "--out " in out:
             assert "-o, --out" in out, (path, out)
+
+
+def test_every_command_shows_examples_that_its_parser_accepts() -> None:
+    import shlex
+
+    import typer.main
+
+    from pithauthor._cli.examples import EXAMPLES
+
+    root = typer.main.get_command(app)
+    paths = {" ".join(p) for p in _leaf_commands()}
+    assert paths == set(EXAMPLES), paths ^ set(EXAMPLES)  # every command, and no other
+    for path, lines in EXAMPLES.items():
+        for line in lines:
+            words = shlex.split(line.split(" > ")[0])  # the command, not its redirection
+            assert words[0] == "pith" and " ".join(words[1 : 1 + path.count(" ") + 1]) == path
+            command: Any = root
+            for name in path.split():
+                command = command.commands[name]
+            args = words[1 + path.count(" ") + 1 :]
+            with command.make_context(f"pith {path}", args):  # raises on an unknown option
+                pass

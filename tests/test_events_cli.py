@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error
+from conftest import FIXTURES, RunPith, assert_one_line_error, use_fast_kdf
 from fixed_signer import VECTOR_ORCID
 
 from pithauthor._cli.main import main
@@ -38,7 +38,7 @@ class RealKeys:
 
 @pytest.fixture
 def keys(monkeypatch: pytest.MonkeyPatch) -> RealKeys:
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")  # test-only: cheap argon2id
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     return RealKeys()
 

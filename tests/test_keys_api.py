@@ -11,6 +11,7 @@ from pathlib import Path
 
 import keyring
 import pytest
+from conftest import use_fast_kdf
 from keyring.backends import fail
 from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 from nacl.signing import VerifyKey
@@ -39,7 +40,7 @@ DIGEST = bytes(range(32))
 
 @pytest.fixture(autouse=True)
 def fast_kdf_and_no_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     keyring.set_keyring(fail.Keyring())
     yield

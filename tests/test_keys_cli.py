@@ -6,10 +6,11 @@ import json
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
+from conftest import LAUNCHER, RunPith, assert_one_line_error, use_fast_kdf
 from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, subprocess_env, write_backup
 
 FAST = {"PITH_TEST_FAST_KDF": "1", "PITH_PASSPHRASE": PASSPHRASE}
@@ -145,7 +146,7 @@ def test_doctor_reports_backend_folders_and_passphrase(pith: RunPith, isolated_h
     assert findings["keys folder"]["level"] == "ok" and "700" in findings["keys folder"]["detail"]
     assert "PITH_PASSPHRASE is set" in findings["passphrase"]["detail"]
     fast = pith("doctor", env={"PITH_TEST_FAST_KDF": "1"})
-    assert fast.returncode == 1 and "PITH_TEST_FAST_KDF" in fast.stdout
+    assert fast.returncode == 1 and "test-only weak KDF" in fast.stdout
 
 
 def test_keyring_backend_through_the_cli(pith: RunPith, tmp_path: Path) -> None:
@@ -175,7 +176,7 @@ def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(
     )
     made = _ok(pith("keys", "generate", "--name", "alice", "--json", env=env, timeout=30))
     assert json.loads(made.stdout)["backend"] == "file"
-    assert "did not answer" in made.stderr and "stored encrypted" in made.stderr
+    assert "did not answer" in made.stderr and "secret key is in" in made.stderr
     forced = pith("keys", "generate", "--name", "bob", "--backend", "keyring", env=env, timeout=30)
     assert_one_line_error(forced, 4)
     assert "did not answer" in forced.stderr
@@ -215,7 +216,7 @@ def test_backup_on_one_home_import_on_another_signs_identically(
 
     from pithauthor.keys import load_signing_key, passphrase_source
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     signatures = []
     for home, pw in ((home_a, PASSPHRASE), (home_b, "other machine pw")):
         monkeypatch.setenv("PITH_HOME", str(home))
@@ -281,7 +282,7 @@ def _run_in_terminal(args: list[str], answers: list[str], env: dict[str, str]) -
 
     pid, fd = pty.fork()
     if pid == 0:  # child
-        os.execve(sys.executable, [sys.executable, "-m", "pithauthor", *args], env)
+        os.execve(sys.executable, [sys.executable, LAUNCHER, *args], env)
     output = b""
 
     def read_some(deadline: float = 30) -> bytes:
@@ -345,3 +346,27 @@ def test_key_id_and_fingerprint_are_recomputable_from_the_exported_key(pith: Run
     assert exported["public_key_fingerprint"] == digest[:16].hex()
     assert exported["key_id"] == "ed25519:" + base64.b32encode(digest).decode()[:26]
     assert exported["signer_id"] == exported["key_id"]  # no ORCID given
+
+
+def test_the_installed_command_ignores_the_test_kdf_variable(isolated_home: Path) -> None:
+    """`python -m pithauthor` (what the `pith` script runs), not the test launcher: the
+    variable changes nothing, the file gets the moderate KDF and is said to be encrypted."""
+    env = {**os.environ, "PITH_TEST_FAST_KDF": "1", "PITH_PASSPHRASE": PASSPHRASE}
+    result = subprocess.run(
+        [sys.executable, "-m", "pithauthor", "keys", "generate", "--name", "real", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    key_file = isolated_home / "keys" / json.loads(result.stdout)["file"]
+    stored = json.loads(key_file.read_text())
+    assert stored["kdf"]["opslimit"] >= 3 and stored["kdf"]["memlimit"] >= 256 * 1024 * 1024
+    assert "stored encrypted" in result.stderr and "WEAK" not in result.stderr
+
+
+def test_a_weak_test_key_file_is_never_called_stored_encrypted(pith: RunPith) -> None:
+    result = _ok(pith("keys", "generate", "--name", "weak", env=FAST))
+    assert "stored encrypted" not in result.stderr
+    assert "WEAK key derivation (TEST ONLY)" in result.stderr

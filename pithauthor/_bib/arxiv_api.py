@@ -49,9 +49,13 @@ def _refusal(body: bytes, where: str) -> None:
 
 def check_api_url(url: str) -> str:
     """`url` when it is https (or http to loopback); InputError otherwise."""
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if parts.scheme not in ("https", "http") or not host:
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:  # "http://[::1", a port beyond 65535
+        raise InputError(f"--arxiv-api {url!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("https", "http") or not host or not port_ok:
         raise InputError(f"--arxiv-api {url!r}: expected an https:// URL of arXiv's API")
     if parts.scheme == "http" and not is_loopback(host):
         raise InputError(f"--arxiv-api: refusing plain http to {host} (use https)")

@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pithauthor._files import read_user_file
+from pithauthor._core.tex_verbatim import VERBATIM_BLOCK
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
 
 ALL = "*"
 
-_VERBATIM = re.compile(
-    r"\\begin\{(verbatim|Verbatim|lstlisting|minted|comment|filecontents)(\*?)\}"
-    r".*?\\end\{\1\2\}",
-    re.DOTALL,
-)
+_VERBATIM = VERBATIM_BLOCK
 _VERB = re.compile(r"\\verb\*?([^a-zA-Z\s*])(?:(?!\1).)*\1")
 _CITE = re.compile(r"\\([A-Za-z]*[Cc]ite[A-Za-z]*|nocite)(?![A-Za-z@])\*?")
 _NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup")
@@ -37,13 +34,26 @@ _AUX_INPUT = re.compile(r"\\@input\{([^{}]+)\}")
 def cited_keys(path: Path) -> set[str]:
     """The citation keys of a `.tex` manuscript (with its inputs) or a `.aux` file."""
     path = Path(path)
+    try:
+        root = path.resolve().parent
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, before Python 3.13
+        raise ManuscriptError(f"{path}: a loop of symbolic links (or too many of them)") from None
     if path.suffix.lower() == ".aux":
-        return _aux_keys(path, root=path.resolve().parent, seen=set())
-    return _tex_keys(path, root=path.resolve().parent, seen=set())
+        keys = _aux_keys(path, root=root, seen=set())
+    else:
+        keys = _tex_keys(path, root=root, seen=set())
+    if not keys:
+        raise ManuscriptError(
+            f"{path}: no citation found in it (no \\cite, \\citation or \\bibcite); "
+            "give the manuscript's main .tex or its .aux"
+        )
+    return keys
 
 
 def _read(path: Path) -> str:
-    data = read_user_file(path, ManuscriptError, "a .tex or .aux file", text_only=False)
+    data = read_user_file(
+        path, ManuscriptError, "a .tex or .aux file", limit=MAX_TEX_BYTES, text_only=False
+    )
     return data.decode("utf-8", errors="replace")
 
 
@@ -116,7 +126,10 @@ def keys_in_source(text: str) -> set[str]:
 
 
 def _inside(root: Path, candidate: Path) -> Path | None:
-    resolved = candidate.resolve()
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # a link loop: not a file the build can read either
+        return None
     return resolved if resolved.is_relative_to(root) else None
 
 

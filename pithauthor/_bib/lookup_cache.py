@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Final
 
+from pithauthor._atomic import replace_file
 from pithauthor._bib.matching import Candidate
 from pithauthor._core.strict_json import parse_json
 
@@ -64,14 +63,7 @@ class LookupCache:
         }
         data = json.dumps(doc, ensure_ascii=False, sort_keys=True).encode("utf-8")
         path = self._path(api, key)
-        fd, tmp = tempfile.mkstemp(prefix=".lookup.", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(path, data, mode=0o600)
 
 
 def _candidate(doc: Any) -> Candidate:

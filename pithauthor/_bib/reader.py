@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_BIB_BYTES, read_user_file
 from pithauthor.errors import BibliographyError
 
 #: BibTeX's predefined month macros.
@@ -58,7 +58,7 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     UTF-8 (with or without BOM) is expected. Older .bib files are often Latin-1 (BibTeX itself
     is 8-bit clean): those are read as Windows-1252/Latin-1 and a warning is added.
     """
-    data = read_user_file(path, BibliographyError, "a .bib file")
+    data = read_user_file(path, BibliographyError, "a .bib file", limit=MAX_BIB_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -95,6 +95,7 @@ def read_files(
     for path, text in texts:
         # An empty parse stack: values are evaluated below, in one pass (see module doc).
         library = parse_string(text, parse_stack=[])
+        _check_is_bibliography(path, text, library.blocks)
         locate = _LineLocator(text)
         for block in library.blocks:
             line = locate(block)
@@ -125,6 +126,20 @@ def read_files(
             entries.append(entry)
     _apply_crossrefs(entries, first_seen)
     return entries, failures
+
+
+def _check_is_bibliography(path: Path, text: str, blocks: Sequence[Any]) -> None:
+    """Refuse a file in which no @-block (entry, @string, @preamble) was found: an empty file,
+    JSON or junk is not a bibliography with 0 entries."""
+    from bibtexparser.model import ExplicitComment, ImplicitComment
+
+    if not text.strip():
+        raise BibliographyError(f"{path} is empty: no bibliography entry in it")
+    if all(isinstance(b, ImplicitComment | ExplicitComment) for b in blocks):
+        raise BibliographyError(
+            f"{path} holds no bibliography entry (no @article{{...}} or the like): "
+            "is it a .bib file?"
+        )
 
 
 def _repeated_key(

@@ -105,13 +105,12 @@ def _new_fields(raw: str, kept: str, arxiv_id: str) -> str:
 
 def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
     """Add the eprint fields of `ids` (key -> arXiv id) to the .bib file at `path`."""
-    from pithauthor._manuscript.textfile import atomic_write, backup_path
+    from pithauthor._atomic import replace_file
+    from pithauthor._files import MAX_BIB_BYTES, read_user_file
+    from pithauthor._manuscript.textfile import backup_path
 
-    target = Path(path).resolve()
-    try:
-        data = target.read_bytes()
-    except OSError as exc:
-        raise BibliographyError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    data = read_user_file(path, BibliographyError, "a .bib file", limit=MAX_BIB_BYTES)
+    target = Path(path).resolve()  # written through a symbolic link: the link stays
     text, codec, bom = _decode(data)
     edits, skipped = insertions(text, ids)
     if not edits:
@@ -127,7 +126,7 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
         raise BibliographyError(f"{path} is read-only; nothing was written back")
     backup = backup_path(target)
     try:
-        atomic_write(target, new, mode=mode, backup=backup)
+        replace_file(target, new, mode=mode, backup=backup)
     except OSError as exc:
         raise BibliographyError(f"{path}: cannot be written ({exc.strerror or exc})") from None
     return WriteBack(Path(path), tuple(written), tuple(skipped), backup)

@@ -153,8 +153,11 @@ def backup_cmd(
     from pathlib import Path
 
     from pithauthor._cli.output import message
+    from pithauthor._files import check_output_file
+    from pithauthor.errors import InputError
     from pithauthor.keys import backup
 
+    check_output_file(out, InputError, "a backup file to write")
     key_source, backup_source = _sources(passphrase_file, backup_passphrase_file)
     record = backup(name, Path(out), passphrase=key_source, backup_passphrase=backup_source)
     message(f"key {record.name!r} ({record.key_id}) backed up to {out}")

@@ -25,9 +25,10 @@ def _number(
     """A full Pith Number, or an arXiv id resolved through the registry (record verified),
     with a note naming the arXiv version the number belongs to."""
     from pithauthor import classify_reference
-    from pithauthor._cli.registryopts import make_client
+    from pithauthor._cli.registryopts import check_registry_options, make_client
     from pithauthor.errors import InputError
 
+    check_registry_options(registry, trust_manifest)
     kind = classify_reference(text)
     if kind.alias is not None:
         raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
@@ -80,14 +81,7 @@ def inject_cmd(
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty.
-
-    \b
-    Examples:
-      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --check
-      pith latex inject paper/main.tex --pith 2302.12445   # resolved by the registry
-      pith latex inject paper/ --pith pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW --placement margin
-    """
+    """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.errors import InputError
     from pithauthor.keys import show
@@ -163,8 +157,11 @@ def arxiv_cmd(
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX."""
     from pithauthor._cli.output import data, emit_json, message
+    from pithauthor._files import check_output_file
+    from pithauthor.errors import InputError
     from pithauthor.latex import build_arxiv_archive
 
+    check_output_file(output, InputError, "an archive to write")
     result = build_arxiv_archive(target, output, keep_comments=keep_comments)
     if as_json:
         emit_json(
@@ -213,13 +210,7 @@ def sty_cmd(
     force: bool = typer.Option(False, "--force", help="Replace another version of the files."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install.
-
-    \b
-    Examples:
-      pith latex sty --copy paper/   # then upload paper/ to Overleaf
-      pith latex sty --install       # every local project finds it
-    """
+    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
     from pathlib import Path
 
     from pithauthor._cli.output import data, emit_json, message, warn

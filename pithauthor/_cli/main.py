@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import typer
 
 from pithauthor._cli.app import name_values, new_app
+from pithauthor._cli.examples import add_examples
 from pithauthor._version import __version__
 
 app = new_app(
@@ -33,6 +34,19 @@ def _root(
     ),
 ) -> None:
     """pith: sign, submit and verify Pith events, and badge your manuscript."""
+
+
+@app.command("completion")
+def completion_cmd(
+    shell: Literal["bash", "zsh", "fish", "powershell", "pwsh"] = typer.Argument(
+        ..., help="The shell to complete in."
+    ),
+) -> None:
+    """Print the shell completion script for SHELL (or: pith --install-completion)."""
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]
+
+    script = get_completion_script(prog_name="pith", complete_var="_PITH_COMPLETE", shell=shell)
+    sys.stdout.write(script.rstrip("\n") + "\n")
 
 
 def _register() -> None:
@@ -63,6 +77,7 @@ def _register() -> None:
 
 _register()
 name_values(app)
+add_examples(app)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,6 +102,13 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, OSError):
             where = f": {exc.filename}" if exc.filename else ""
             _fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
+        if isinstance(exc, RecursionError | UnicodeError | ValueError):
+            # Last resort only: every reader maps these at the source; reaching here is a bug.
+            _fail(
+                f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
+                "please report it (PITH_DEBUG=1 shows details)",
+                EXIT_INPUT,
+            )
         _fail(
             f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED
         )

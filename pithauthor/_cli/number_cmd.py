@@ -27,15 +27,9 @@ def from_arxiv(
         None, "--license", metavar="URL", help="With --next-version."
     ),
 ) -> None:
-    """Compute the Pith Number of a paper from its arXiv metadata, offline.
-
-    \b
-    Examples:
-      pith number from-arxiv arxivraw-2302.12445.xml
-      pith number from-arxiv arxivraw-2302.12445.xml --next-version --title "New title"
-    """
+    """Compute the Pith Number of a paper from its arXiv metadata, offline."""
     from pithauthor._cli.output import data, emit_json, message
-    from pithauthor._files import read_user_file
+    from pithauthor._files import MAX_METADATA_BYTES, read_user_text
     from pithauthor.errors import InputError
     from pithauthor.records import (
         build_canonical_record,
@@ -49,11 +43,11 @@ def from_arxiv(
     if next_version:
         abstract = None
         if abstract_file is not None:
-            data_bytes = read_user_file(abstract_file, InputError, "an abstract (text)")
-            try:
-                abstract = data_bytes.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(f"{abstract_file} is not UTF-8 text") from None
+            abstract = read_user_text(
+                abstract_file, InputError, "an abstract (text)", limit=MAX_METADATA_BYTES
+            )
+            if not abstract.strip():
+                raise InputError(f"{abstract_file} is empty, not an abstract")
         meta = next_version_metadata(
             meta,
             title=title,

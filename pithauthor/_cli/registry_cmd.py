@@ -29,7 +29,9 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to listen on (not loopback: others can reach it)."
     ),
-    port: int = typer.Option(8787, "--port", help="Port; 0 picks a free one."),
+    port: int = typer.Option(
+        8787, "--port", min=0, max=65535, help="Port (0-65535); 0 picks a free one."
+    ),
     data: str | None = typer.Option(None, "--data", help=DATA_HELP),
     require_token: str | None = typer.Option(
         None, "--require-token", help="File holding the bearer token POSTs must carry."
@@ -39,22 +41,23 @@ def serve(
     """Serve the local registry until interrupted. Prints its URL on stdout."""
     import signal
     import sys
-    from pathlib import Path
 
     from pithauthor._cli.output import data as out
     from pithauthor._cli.output import message
+    from pithauthor._files import MAX_SECRET_BYTES, read_user_text
     from pithauthor._registry.server import RegistryServer
     from pithauthor.errors import InputError
 
     _check_host(host)
     token = None
     if require_token:
-        try:
-            token = Path(require_token).read_text("utf-8").strip()
-        except OSError as exc:
-            raise InputError(f"cannot read {require_token}: {exc.strerror}") from None
+        token = read_user_text(
+            require_token, InputError, "a token file", limit=MAX_SECRET_BYTES
+        ).strip()
         if not token:
             raise InputError(f"{require_token} is empty")
+        if any(c.isspace() or not c.isprintable() for c in token):
+            raise InputError(f"{require_token}: a token is one word (no spaces or line breaks)")
     folder = _data_dir(data)
     try:
         server = RegistryServer(folder, host, port, token=token)

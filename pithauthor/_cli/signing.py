@@ -16,6 +16,7 @@ from pithauthor._core.subject import Subject
 from pithauthor.errors import DocumentError, InputError
 
 if TYPE_CHECKING:
+    from pithauthor._core.trust import Trust
     from pithauthor.keys import AuthorKey
     from pithauthor.submit import RegistryClient
 
@@ -32,6 +33,9 @@ class RegistryAccess:
     first use only: a command given every record by file never touches the network."""
 
     def __init__(self, registry: str | None, trust_manifest: list[str], trust_local: bool) -> None:
+        from pithauthor._cli.registryopts import check_registry_options
+
+        check_registry_options(registry, trust_manifest)
         self.options = (registry, trust_manifest, trust_local)
         self._client: RegistryClient | None = None
 
@@ -42,6 +46,15 @@ class RegistryAccess:
 
             self._client = make_client(*self.options)
         return self._client
+
+    def trust(self) -> Trust:
+        """The keys record files are checked against: the pinned key, `PITH_TRUST`,
+        `--trust-manifest`, and (only with --trust-local-registry) the local registry's."""
+        if self.options[2]:
+            return self.client.trust
+        from pithauthor.trust import default_trust
+
+        return default_trust(self.options[1])
 
     def close(self) -> None:
         if self._client is not None:
@@ -59,20 +72,37 @@ def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subje
     that paper, or else from the registry (its record verified)."""
     if record is None:
         return Subject.from_document(registry.client.record(ref))
-    subject = read_subject(record)
+    subject = read_subject(record, registry.trust())
     check_names(ref, subject, record)
     return subject
 
 
-def read_subject(path: str) -> Subject:
+def read_subject(path: str, trust: Trust | None = None) -> Subject:
     """The subject of a record JSON file (registry record, `pith number from-arxiv --json`,
-    bundle or state); `-` reads stdin."""
-    from pithauthor.verify import read_documents
+    bundle or state); `-` reads stdin. A document that carries a registry receipt is verified
+    whole and refused (VerificationError, exit 1) when any check fails; one without a receipt
+    (computed locally) is taken, and stderr says so."""
+    from pithauthor._cli.output import message
+    from pithauthor.errors import VerificationError
+    from pithauthor.verify import detect_kind, read_documents, verify_document
 
     docs = read_documents(path)
     if len(docs) != 1:
         raise DocumentError(f"{path} holds {len(docs)} documents; give one record")
-    return Subject.from_document(docs[0])
+    doc = docs[0]
+    subject = Subject.from_document(doc)
+    kind = detect_kind(doc)
+    if kind == "computed_record" or (kind == "record" and "receipt" not in doc):
+        message(
+            f"note: {path} has no registry receipt: its Pith Number was computed, not vouched "
+            "for by a registry"
+        )
+        return subject
+    report = verify_document(doc, trust)
+    if not report.ok:
+        failed = ", ".join(c.name for c in report.failed[:6])
+        raise VerificationError(f"{path} does not verify ({failed}); not signing for it")
+    return subject
 
 
 def check_names(ref: str, subject: Subject, where: str) -> None:
@@ -107,11 +137,9 @@ def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> Pit
 def check_destination(out: str | None) -> None:
     """Refuse, before any key is opened, a destination that cannot take the events."""
     if out is not None:
-        path = Path(out)
-        if path.is_dir():
-            raise InputError(f"{out} is a folder, not a file")
-        if not path.parent.is_dir():
-            raise InputError(f"the folder of {out} does not exist")
+        from pithauthor._files import check_output_file
+
+        check_output_file(out, InputError, "a file to append events to")
 
 
 def deliver(

@@ -142,23 +142,17 @@ def auth_login(
     token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the token from stdin."),
 ) -> None:
     """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
-    import sys
-    from pathlib import Path
-
     from pithauthor._cli.output import message
+    from pithauthor._files import MAX_SECRET_BYTES, read_user_text
     from pithauthor._tokens import store_token
     from pithauthor.errors import InputError
     from pithauthor.submit import registry_url
 
     if bool(token_file) == token_stdin:
         raise InputError("give exactly one of --token-file F or --token-stdin")
-    if token_file:
-        try:
-            token = Path(token_file).read_text("utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read {token_file}: {exc.strerror}") from None
-    else:
-        token = sys.stdin.read()
+    token = read_user_text(
+        token_file or "-", InputError, "a token file", limit=MAX_SECRET_BYTES, stdin=token_stdin
+    )
     url = registry_url(registry)
     where = store_token(url, token)
     message(f"token stored for {url} in {where}; it is sent only there")
@@ -204,8 +198,15 @@ def fetch(
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     output: str | None = typer.Option(None, "-o", "--out", metavar="FILE", help="Write to FILE."),
+    allow_unverifiable: bool = typer.Option(
+        False,
+        "--allow-unverifiable",
+        help="Take a bundle or state whose registry parts cannot be verified (they are named).",
+    ),
 ) -> None:
-    """Fetch a record, bundle or merged state, verified before it is shown."""
+    """Fetch a record, bundle or merged state, verified before it is shown. A bundle or state
+    with parts nobody can verify (registry event ids, the registry's merge) is refused (exit 1)
+    unless --allow-unverifiable is given."""
     import json
 
     from pithauthor._cli.output import data, emit_json, message
@@ -213,23 +214,32 @@ def fetch(
 
     if what not in ("record", "bundle", "state", "number"):
         raise InputError("--what must be record, bundle, state or number")
+    if output:
+        from pithauthor._files import check_output_file
+
+        check_output_file(output, InputError, "a file to write")
     with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
         if what == "number":
             data(client.record(ref)["pith_number"])
             return
-        doc = getattr(client, what)(ref)
+        if what == "record":
+            doc = client.record(ref)
+        else:
+            doc = getattr(client, what)(ref, strict=not allow_unverifiable)
+    verdict = "verified" if not allow_unverifiable or what == "record" else "checked"
     if output:
-        import os
         from pathlib import Path
 
-        path = Path(output)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        os.replace(tmp, path)
-        message(f"verified {what} of {doc.get('pith_number')} written to {output}")
+        from pithauthor._atomic import replace_file
+
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        replace_file(Path(output), text, mode=0o644)
+        message(f"{verdict} {what} of {doc.get('pith_number')} written to {output}")
     else:
         emit_json(doc)
-        message(f"OK: {what} of {doc.get('pith_number')} verified")
+        message(f"OK: {what} of {doc.get('pith_number')} {verdict}")
+    if verdict == "checked":
+        message("parts of it are unverifiable; `pith verify FILE` lists them")
 
 
 def register(app: typer.Typer) -> None:

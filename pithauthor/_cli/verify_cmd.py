@@ -12,7 +12,14 @@ def verify(
     trust_manifest: list[str] = typer.Option(
         [],
         "--trust-manifest",
-        help="Also trust the keys of this mirror manifest (e.g. a local registry's).",
+        help="Also trust the keys of this mirror manifest (e.g. a local registry's); "
+        "also read from $PITH_TRUST. A manifest naming a trusted key id with another key is "
+        "refused (exit 2).",
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Also fail (exit 1) when a part is unverifiable (registry event ids, its merge).",
     ),
     orcid: str | None = typer.Option(
         None,
@@ -42,20 +49,21 @@ def verify(
         5.0, "--proof-timeout", min=0.1, max=120, help="Seconds to wait for each proof."
     ),
 ) -> None:
-    """Verify a document; exit 1 when any check fails. Unverifiable checks never pass.
+    """Verify a document; exit 1 when any check fails. Unverifiable checks never pass; fields
+    no signature covers are listed as not signed; --strict also fails on unverifiable parts.
 
     With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1."""
-    from pathlib import Path
-
     from pithauthor._cli.output import data, emit_json, message
     from pithauthor.errors import NetworkError
     from pithauthor.identity import identity_network_failure, verify_identity
-    from pithauthor.trust import load_manifest_file, pinned_trust
+    from pithauthor.trust import default_trust
     from pithauthor.verify import read_documents, verify_documents
 
-    trust = pinned_trust()
-    for path in trust_manifest:
-        trust = trust.with_keys(load_manifest_file(Path(path)).keys.values())
+    if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
+        from pithauthor._core.orcid import normalize_orcid
+
+        orcid = normalize_orcid(orcid)
+    trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
     docs = read_documents(file)
     report = verify_documents(docs, trust)
     proofs = verify_identity(
@@ -73,20 +81,23 @@ def verify(
     else:
         width = max((len(c.name) for c in report.checks), default=0)
         for c in report.checks:
-            data(f"{c.status:<12} {c.name:<{width}}  {c.detail}")
-    counts = {
-        s: sum(1 for c in report.checks if c.status == s)
-        for s in ("passed", "failed", "unverifiable")
-    }
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    if report.ok:
-        message(f"OK: {report.kind} verified ({summary})")
-        return
-    names = ", ".join(c.name for c in report.failed)
-    if not offline and identity_network_failure(report, proofs):
-        raise NetworkError(f"identity not established: ORCID could not be reached ({names})")
-    message(f"FAILED: {report.kind}: {names}")
-    raise typer.Exit(1)
+            detail = c.detail
+            if c.status == "unverifiable" and c.paths:
+                more = f" and {len(c.paths) - 6} more" if len(c.paths) > 6 else ""
+                detail += " [" + ", ".join(c.paths[:6]) + more + "]"
+            data(f"{c.status.replace('_', ' '):<12} {c.name:<{width}}  {detail}")
+    summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in report.counts().items() if n)
+    if not report.ok:
+        names = ", ".join(c.name for c in report.failed)
+        if not offline and identity_network_failure(report, proofs):
+            raise NetworkError(f"identity not established: ORCID could not be reached ({names})")
+        message(f"FAILED: {report.kind}: {names}")
+        raise typer.Exit(1)
+    if strict and not report.strict_ok:
+        names = ", ".join(c.name for c in report.with_status("unverifiable"))
+        message(f"FAILED (--strict): {report.kind}: unverifiable: {names}")
+        raise typer.Exit(1)
+    message(f"OK: {report.kind} verified ({summary})")
 
 
 def register(app: typer.Typer) -> None:

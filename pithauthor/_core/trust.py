@@ -10,15 +10,22 @@ from pithauthor._core.canonical import b64decode
 from pithauthor._core.key_identity import PUBLIC_KEY_LENGTH, fingerprint_b32, fingerprint_hex
 from pithauthor.errors import DocumentError
 
+PINNED_SOURCE = "pinned manifest"
+PINNED_KEY_ID = "pith-v1-2026-05"
+"""The key id of the key shipped with the package: no manifest can name it with another key."""
+
 
 @dataclass(frozen=True, slots=True)
 class RegistryKey:
-    """One registry signing key. `local` marks a key of a local (non-Pith) registry."""
+    """One registry signing key. `local` marks a key of a local (non-Pith) registry; `source`
+    says where it came from (shown in every check it passes); `base_url` is the registry's
+    address from the manifest (the only origin its records may link to)."""
 
     key_id: str
     public_key: bytes
-    source: str = "pinned manifest"
+    source: str = PINNED_SOURCE
     local: bool = False
+    base_url: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -43,22 +50,50 @@ class Trust:
     keys: Mapping[str, RegistryKey] = field(default_factory=dict)
 
     @classmethod
-    def from_manifest(cls, manifest: Mapping[str, Any], *, local: bool = False) -> Trust:
-        """Every mirror key of a manifest, each checked for self-consistency."""
+    def from_manifest(
+        cls, manifest: Mapping[str, Any], *, local: bool = False, source: str | None = None
+    ) -> Trust:
+        """Every mirror key of a manifest, each checked for self-consistency and labelled with
+        `source` (where the manifest came from)."""
+        if not isinstance(manifest, Mapping):
+            raise DocumentError("not a Pith mirror manifest (not a JSON object)")
         if manifest.get("manifest_type") != "pith_mirror_manifest":
             raise DocumentError("not a Pith mirror manifest (manifest_type)")
+        mirrors = manifest.get("mirrors", [])
+        if not isinstance(mirrors, list) or not all(isinstance(m, Mapping) for m in mirrors):
+            raise DocumentError("the manifest's mirrors are not a list of objects")
+        if source is None:
+            source = "local registry manifest" if local else PINNED_SOURCE
         keys: dict[str, RegistryKey] = {}
-        for mirror in manifest.get("mirrors", []):
+        for mirror in mirrors:
             key = _key_from_manifest_entry(mirror.get("public_key") or {}, local=local)
-            keys[key.key_id] = key
+            base = mirror.get("base_url")
+            key = RegistryKey(
+                key.key_id, key.public_key, source, local, base if isinstance(base, str) else None
+            )
+            if key.key_id in keys and keys[key.key_id].public_key != key.public_key:
+                raise DocumentError(f"the manifest names key id {key.key_id} twice, two keys")
+            keys.setdefault(key.key_id, key)
         if not keys:
             raise DocumentError("the manifest names no public key")
         return cls(keys)
 
     def with_keys(self, extra: Iterable[RegistryKey]) -> Trust:
-        """This trust plus `extra` keys (a local registry the user chose to trust)."""
+        """This trust plus `extra` keys (a manifest the user chose to trust).
+
+        A key already trusted is never replaced: the same key again is a no-op (the first
+        label stays), another key under a trusted key id (above all the pinned
+        `pith-v1-2026-05`) is refused with `DocumentError` (exit 2)."""
         merged = dict(self.keys)
-        merged.update({k.key_id: k for k in extra})
+        for key in extra:
+            known = merged.get(key.key_id)
+            if known is None:
+                merged[key.key_id] = key
+            elif known.public_key != key.public_key:
+                raise DocumentError(
+                    f"{key.source} names key id {key.key_id!r} with another key than the one "
+                    f"already trusted ({known.source}); refused: a trusted key is never replaced"
+                )
         return Trust(merged)
 
     def get(self, key_id: str) -> RegistryKey | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +26,10 @@ VERSION = 1
 KDF_NAME = "argon2id"
 CIPHER_NAME = "xsalsa20poly1305"
 SEED_LENGTH = 32
-FAST_KDF_ENV = "PITH_TEST_FAST_KDF"  # TEST ONLY: lowers the KDF cost; never set it for real keys
+TEST_FAST_KDF = False
+"""TEST ONLY: the cheapest argon2id for new files, and weak files accepted. No environment
+variable or option of the installed `pith` command sets it: only Python code that imports this
+module does (pithauthor's test suite, through tests/conftest.py and tests/pith_launcher.py)."""
 _CHECK_TEXT = b"pithauthor passphrase check v1"
 _TAG_FIELDS = ("check_b64", "mac_b64")
 
@@ -48,8 +50,8 @@ def moderate_limits() -> KdfLimits:
 
 
 def fast_kdf_enabled() -> bool:
-    """True when the test-only cheap KDF is switched on."""
-    return os.environ.get(FAST_KDF_ENV) == "1"
+    """True when the test-only cheap KDF is switched on (`TEST_FAST_KDF`)."""
+    return TEST_FAST_KDF
 
 
 def writing_limits() -> KdfLimits:

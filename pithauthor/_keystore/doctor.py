@@ -12,10 +12,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pithauthor._core.strict_json import parse_json
+from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_file
 from pithauthor._keystore import container, keyring_store
 from pithauthor._keystore.metadata import METADATA_FILE
 from pithauthor._keystore.passphrase import BACKUP_PASSPHRASE_ENV, PASSPHRASE_ENV
 from pithauthor._paths import HOME_ENV, POSIX_MODES, pith_home
+from pithauthor.errors import KeyFileTampered
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,10 @@ def _key_files(keys: Path) -> list[Finding]:
 
 def _key_file_content(path: Path) -> list[Finding]:
     try:
-        doc = parse_json(path.read_bytes())
-    except (OSError, ValueError):
+        doc = parse_json(
+            read_user_file(path, KeyFileTampered, "a key file", limit=MAX_KEY_FILE_BYTES)
+        )
+    except (KeyFileTampered, ValueError):
         return [Finding(f"key {path.name}", "warn", "cannot be read as JSON")]
     if not isinstance(doc, dict):
         return [Finding(f"key {path.name}", "warn", "not a key file")]
@@ -137,7 +141,7 @@ def _passphrase() -> list[Finding]:
             Finding(
                 "kdf",
                 "unsafe",
-                f"{container.FAST_KDF_ENV}=1 is set (test only): new key files get a weak KDF",
+                "the test-only weak KDF is switched on in this process: new key files are weak",
             )
         )
     return findings

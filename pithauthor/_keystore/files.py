@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pithauthor._atomic import create_file, replace_file
+from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_text
 from pithauthor._paths import check_private
-from pithauthor.errors import KeyExists
+from pithauthor.errors import KeyExists, KeyFileTampered
 
 
 def create_private(path: Path, text: str) -> None:
@@ -27,4 +28,4 @@ def read_private(path: Path) -> str:
     """The text of `path` after checking that it and its folder are private."""
     check_private(path.parent, is_dir=True)
     check_private(path, is_dir=False)
-    return path.read_text("utf-8")
+    return read_user_text(path, KeyFileTampered, "a key store file", limit=MAX_KEY_FILE_BYTES)

@@ -57,7 +57,12 @@ class PassphraseSource:
 
     def _read(self, prompt: str, confirm: bool) -> str:
         if self.file is not None:
-            return _nonempty(_read_file(self.file), f"the passphrase from {self.describe()}")
+            text = _read_file(self.file)
+            if not text:
+                from pithauthor.errors import InputError
+
+                raise InputError(f"the passphrase from {self.describe()} is empty")
+            return text
         from_env = os.environ.get(self.env_var)
         if from_env:
             return from_env
@@ -97,17 +102,22 @@ def _stdin_is_tty() -> bool:
 
 
 def _read_file(name: str) -> str:
+    """The first line of a passphrase file (or of stdin); file faults are bad input (exit 2)."""
+    from pithauthor._files import MAX_SECRET_BYTES, decode_utf8, read_user_text
+    from pithauthor.errors import InputError
+
+    what = "a passphrase file"
     if name == STDIN:
-        text = sys.stdin.readline() if sys.stdin is not None else ""
+        stream = getattr(sys.stdin, "buffer", None)
+        raw = stream.readline(MAX_SECRET_BYTES + 1) if stream is not None else b""
+        if len(raw) > MAX_SECRET_BYTES:
+            raise InputError(
+                f"the passphrase on standard input is longer than {MAX_SECRET_BYTES} bytes"
+            )
+        text = decode_utf8(raw, "standard input", InputError, "a passphrase")
     else:
-        path = Path(name)
-        try:
-            text = path.read_text("utf-8")
-        except OSError as exc:
-            raise PassphraseUnavailable(
-                f"cannot read passphrase file {name}: {exc.strerror}"
-            ) from None
-        _warn_if_loose(path)
+        text = read_user_text(name, InputError, what, limit=MAX_SECRET_BYTES)
+        _warn_if_loose(Path(name))
         text = text.splitlines()[0] if text else ""
     return text.rstrip("\r\n")
 

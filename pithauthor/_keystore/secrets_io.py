@@ -106,6 +106,10 @@ def prepare_seed(
         fallback = f"no usable OS keyring ({reason}), so the "
     prepared = _encrypted(seed, record, passphrase)
     where = keys_dir() / file_name(record)
+    if container.fast_kdf_enabled():
+        weak = "a WEAK key derivation (TEST ONLY)"
+        prepared.notice = f"{fallback or 'the '}secret key is in {where} under {weak}"
+        return prepared
     cipher = "argon2id + XSalsa20-Poly1305"
     prepared.notice = f"{fallback or 'the '}secret key is stored encrypted ({cipher}) in {where}"
     return prepared

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pithauthor._manuscript.preamble import VERBATIM_ENVIRONMENTS
+from pithauthor._core.tex_verbatim import VERBATIM_ENVIRONMENTS
 
 # macros whose first mandatory argument is read verbatim (braces or a delimiter)
 _URL_MACROS = frozenset({"url", "href", "nolinkurl", "path", "burl", "Url", "lstinline"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript.preamble import has_live_begin_document
 from pithauthor._manuscript.textfile import read_text_file
 from pithauthor.errors import ManuscriptError
@@ -30,11 +31,8 @@ def _head(text: str) -> str:
 
 def _read_head(path: Path) -> str:
     """The first few KB of a file, decoded leniently (for magic comments only)."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(8192).decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise ManuscriptError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
+    return data[:8192].decode("utf-8", errors="replace")
 
 
 def magic_root(path: Path, text: str) -> Path | None:

@@ -13,25 +13,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from pithauthor._core.tex_verbatim import VERBATIM_ENVIRONMENTS
 from pithauthor.errors import ManuscriptError
 
 _BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
-# Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble parser
-# and by the comment stripper (`comments.py`), which must leave a `%` inside them alone.
-VERBATIM_ENVIRONMENTS = (
-    "verbatim",
-    "verbatim*",
-    "Verbatim",
-    "Verbatim*",
-    "BVerbatim",
-    "LVerbatim",
-    "alltt",
-    "comment",
-    "lstlisting",
-    "minted",
-    "filecontents",
-    "filecontents*",
-)
 _CONDITIONALS = frozenset(
     {
         "if",

@@ -7,7 +7,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from pithauthor._manuscript.textfile import atomic_write
+from pithauthor._atomic import replace_file
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._resources import latex_file
 from pithauthor.errors import ManuscriptError, PithError
 
@@ -48,7 +49,7 @@ def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
             raise ManuscriptError(f"{dest} is not a regular file; remove it first")
         if not dest.exists():
             plans.append((dest, ours, "copied"))
-        elif dest.read_bytes() == ours:
+        elif read_user_file(dest, ManuscriptError, "a TeX file", limit=MAX_TEX_BYTES) == ours:
             plans.append((dest, ours, "unchanged"))
         elif not force:
             raise ManuscriptError(f"{dest} is another version; use --force to replace it")
@@ -56,7 +57,7 @@ def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
             plans.append((dest, ours, "replaced"))
     for dest, data, action in plans:
         if action != "unchanged":
-            atomic_write(dest, data, mode=0o644)
+            replace_file(dest, data, mode=0o644)
     return [StyCopy(dest, action) for dest, _, action in plans]
 
 

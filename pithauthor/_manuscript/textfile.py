@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
 
 _BOM = b"\xef\xbb\xbf"
@@ -39,7 +37,7 @@ class TextFile:
 
 def read_text_file(path: Path) -> TextFile:
     """Read `path`; refuse binary files; UTF-8 (with or without BOM) else Latin-1."""
-    raw = read_user_file(path, ManuscriptError, "LaTeX (it contains NUL bytes)")
+    raw = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
     bom = raw.startswith(_BOM)
     body = raw[len(_BOM) :] if bom else raw
     try:
@@ -53,6 +51,22 @@ def read_text_file(path: Path) -> TextFile:
     return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
 
 
+def write_target(path: Path) -> Path:
+    """The file to write in place of `path`: `path` itself, or, when it is a symbolic link, the
+    regular file it ends at, so that the link is kept (an atomic rename over the link would
+    replace it with a copy). A dangling or looping link is refused."""
+    if not path.is_symlink():
+        return path
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop, before Python 3.13
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ManuscriptError(f"{path} is a symbolic link that leads nowhere ({reason})") from None
+    if not target.is_file():
+        raise ManuscriptError(f"{path} is a symbolic link to {target}, which is not a regular file")
+    return target
+
+
 def ensure_writable(path: Path) -> None:
     """Refuse a read-only file (by its mode bits, so that root is refused too) or folder."""
     try:
@@ -64,37 +78,6 @@ def ensure_writable(path: Path) -> None:
     folder = path.parent
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ManuscriptError(f"{folder} is not writable; cannot replace {path.name} safely")
-
-
-def atomic_write(
-    path: Path, data: bytes, *, mode: int | None = None, backup: Path | None = None
-) -> None:
-    """Write `data` to a temporary file in the same folder, then rename it over `path`.
-
-    With `backup`, the old file is kept under that name first (a hard link to it when the file
-    system allows, else a copy), so that at every moment one complete version exists."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, stat.S_IMODE(mode))
-        if backup is not None:
-            _keep(path, backup)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _keep(path: Path, backup: Path) -> None:
-    try:
-        os.link(path, backup)
-    except OSError:
-        shutil.copy2(path, backup)
 
 
 def backup_path(path: Path) -> Path:

@@ -13,10 +13,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pithauthor._atomic import create_file
 from pithauthor._core.canonical import b64encode, hex_digest_bytes
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
-from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor.errors import DocumentError, UnsafePermissions
 
@@ -126,29 +126,37 @@ class LocalKey:
         }
 
 
+def _read_key(path: Path) -> LocalKey:
+    """The key file pith wrote, or DocumentError (exit 2) saying it is not."""
+    from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
+
+    doc = read_user_json(path, DocumentError, "a registry key file", limit=MAX_KEY_FILE_BYTES)
+    seed_hex = doc.get("seed_hex") if isinstance(doc, dict) else None
+    created = doc.get("created_at") if isinstance(doc, dict) else None
+    try:
+        seed = bytes.fromhex(seed_hex) if isinstance(seed_hex, str) else b""
+    except ValueError:
+        seed = b""
+    if len(seed) != 32 or not isinstance(created, str):
+        raise DocumentError(
+            f"{path} is not the registry key file pith wrote (seed_hex, created_at)"
+        )
+    return LocalKey(seed=seed, created_at=created)
+
+
 def load_or_create_key(data_dir: Path) -> LocalKey:
     """The key in `data_dir`, made (0600) on first use."""
     ensure_private_dir(data_dir)
     path = data_dir / KEY_FILE
-    if path.exists():
+    if path.exists() or path.is_symlink():  # a dangling link or a loop is read, and refused
+        key = _read_key(path)
         if os.name == "posix" and path.stat().st_mode & 0o077:
             raise UnsafePermissions(f"{path} is readable by others; fix it with: chmod 600 {path}")
-        try:
-            doc = parse_json(path.read_bytes())
-        except JSONFault as exc:
-            raise DocumentError(f"{path} is not the key file pith wrote: {exc}") from None
-        return LocalKey(seed=bytes.fromhex(doc["seed_hex"]), created_at=doc["created_at"])
+        return key
     key = LocalKey(seed=os.urandom(32), created_at=utc_now())
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"seed_hex": key.seed.hex(), "created_at": key.created_at}, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
+    text = json.dumps({"seed_hex": key.seed.hex(), "created_at": key.created_at})
     try:
-        os.link(tmp, path)  # never replace a key another process made first
+        create_file(path, text, mode=0o600)  # never replace a key another process made first
     except FileExistsError:
-        os.unlink(tmp)
         return load_or_create_key(data_dir)
-    os.unlink(tmp)
     return key

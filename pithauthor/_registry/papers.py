@@ -17,7 +17,7 @@ from pithauthor._core.record import pith_number_of
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor._core.utc import utc_now
-from pithauthor._files import read_user_file
+from pithauthor._files import MAX_METADATA_BYTES, read_user_file
 from pithauthor._registry.keys import LocalKey
 from pithauthor._registry.store import RegistryStore, StoredRecord
 from pithauthor.errors import DocumentError, VerificationError
@@ -25,7 +25,9 @@ from pithauthor.errors import DocumentError, VerificationError
 
 def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, Any], Any]:
     """(canonical record, upstream receipt or None) from a metadata or record file."""
-    data = read_user_file(path, DocumentError, "a metadata or record file")
+    data = read_user_file(
+        path, DocumentError, "a metadata or record file", limit=MAX_METADATA_BYTES
+    )
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if stripped[:1] == b"{":
         try:

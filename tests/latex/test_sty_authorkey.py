@@ -85,3 +85,31 @@ def test_a_malformed_key_id_stops_the_build(tmp_path: Path, bad: str) -> None:
     result = build(paper([bad]), tmp_path)
     assert not result.ok
     assert "Package pith Error" in result.log and f"`{bad[:20]}" in result.log
+
+
+@pytest.mark.tex("pdflatex")
+@pytest.mark.parametrize(
+    ("before", "preamble"),
+    [("\\DocumentMetadata{}\n", ""), ("", "\\usepackage{hyperref}\\usepackage{hyperxmp}\n")],
+    ids=["DocumentMetadata", "hyperxmp"],
+)
+def test_keys_join_the_xmp_packet_where_one_is_written(
+    tmp_path: Path, before: str, preamble: str
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    from pdfcheck import xmp_text
+
+    source = paper([K1, K2], before=before, preamble=preamble).replace(
+        "\\title", f"\\pithnumber{{{NUMBER}}}\n\\title"
+    )
+    result = build(source, tmp_path, runs=2)
+    assert result.ok, result.output[-2000:]
+    xmp = xmp_text(result.pdf)
+    root = ET.fromstring(xmp[xmp.index("<x:xmpmeta") : xmp.index("</x:xmpmeta>") + 12])
+    ns = "{https://pith.science/ns/xmp/1.0/}AuthorKeys"
+    (bag,) = [el for el in root.iter(ns)]
+    items = [li.text for li in bag.iter("{http://www.w3.org/1999/02/22-rdf-syntax-ns#}li")]
+    assert items == [K1, K2]
+    assert NUMBER in xmp  # the number's own identifier is still there
+    assert info(result.pdf)["/PithAuthorKeys"] == f"{K1} {K2}"

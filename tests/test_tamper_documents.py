@@ -1,0 +1,382 @@
+"""Tamper suite for whole documents: record, receipt row, registry state, local state, bundle.
+
+Every field of each document is changed, emptied, deleted, duplicated and added to in turn (the
+JSON tree is walked generically; a state's `state_sha256` is recomputed after each change, as
+an attacker would). No variant may be accepted unless the verdict reports the touched field as
+`not_signed` or `unverifiable` (a deleted one: reported so in the genuine document, or listed in
+`registry_checks.OPTIONAL`). A key written twice in the JSON text is refused by the reader.
+The counts are printed in the "tamper counts" section of the pytest summary.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import FIXTURES, load_fixture
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from registry_helpers import REAL_NUMBER, TestSigner, attestation, citation, replication
+from tamper_counts import count
+
+from pithauthor._core.canonical import canonical_sha256
+from pithauthor._core.checks import NOT_SIGNED, UNVERIFIABLE, Report
+from pithauthor._core.coverage import path_text, segments
+from pithauthor._core.registry_checks import OPTIONAL
+from pithauthor._core.trust import Trust
+from pithauthor._registry.papers import add_paper
+from pithauthor.errors import DocumentError
+from pithauthor.trust import pinned_trust
+from pithauthor.verify import detect_kind, verify_document, verify_file
+
+Path_ = tuple[str | int, ...]
+VECTORS = Path(__file__).parent / "vectors" / "events"
+BODY = REAL_NUMBER.rsplit(":", 1)[1]
+
+
+# --- the generic walk --------------------------------------------------------------------------
+
+
+def nodes(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    """Every node below the root, parents first."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield (*path, key), child
+            yield from nodes(child, (*path, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield (*path, index), child
+            yield from nodes(child, (*path, index))
+
+
+def containers(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    """The root and every object or list below it."""
+    if isinstance(value, dict | list):
+        yield path, value
+    for sub, child in nodes(value, path):
+        if isinstance(child, dict | list):
+            yield sub, child
+
+
+def _parent(doc: Any, path: Path_) -> Any:
+    for step in path[:-1]:
+        doc = doc[step]
+    return doc
+
+
+def changed(value: Any) -> list[Any]:
+    """Other values of the same type, and one of another type."""
+    if isinstance(value, bool):
+        return [not value, str(value).lower()]
+    if isinstance(value, int | float):
+        return [value + 1, str(value)]
+    if isinstance(value, str):
+        flipped = value[:-1] + ("A" if value[-1:] != "A" else "B") if value else "x"
+        return [flipped, value + " ", 0]
+    if value is None:
+        return ["x"]
+    return ["x", None]
+
+
+def empty(value: Any) -> Any:
+    return {dict: {}, list: [], str: "", int: 0, float: 0.0, bool: False}.get(type(value))
+
+
+def mutations(doc: Any) -> Iterator[tuple[str, Path_, Any]]:
+    """(operation, touched path, mutated copy) for every field of `doc`."""
+
+    def at(path: Path_, fn: Any) -> Any:
+        out = copy.deepcopy(doc)
+        fn(_parent(out, path), path[-1])
+        return out
+
+    for path, value in list(nodes(doc)):
+        for new in changed(value):
+            yield "change", path, at(path, lambda p, k, v=new: p.__setitem__(k, v))
+        blank = empty(value)
+        if blank is not None and blank != value:
+            yield "empty", path, at(path, lambda p, k, v=blank: p.__setitem__(k, v))
+        yield "delete", path, at(path, lambda p, k: p.__delitem__(k))
+        if isinstance(path[-1], int):
+            dup = (*path[:-1], path[-1] + 1)
+            yield "duplicate", dup, at(path, lambda p, k: p.insert(k + 1, copy.deepcopy(p[k])))
+    for path, value in list(containers(doc)):
+        out = copy.deepcopy(doc)
+        target = _parent(out, (*path, 0)) if path else out
+        if isinstance(value, dict):
+            target["tampered"] = "x"
+            yield "add", (*path, "tampered"), out
+        else:
+            target.append("x")
+            yield "add", (*path, len(value)), out
+
+
+def dump_with_duplicate(value: Any, target: Path_, path: Path_ = ()) -> str:
+    """JSON text of `value` where the object at `target` writes its first key twice."""
+    if isinstance(value, dict):
+        items = [
+            f"{json.dumps(k)}:{dump_with_duplicate(v, target, (*path, k))}"
+            for k, v in value.items()
+        ]
+        if path == target and value:
+            first = next(iter(value))
+            items.append(f"{json.dumps(first)}:{json.dumps(changed(value[first])[0])}")
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list):
+        parts = [dump_with_duplicate(v, target, (*path, i)) for i, v in enumerate(value)]
+        return "[" + ",".join(parts) + "]"
+    return json.dumps(value)
+
+
+# --- the verdict rule --------------------------------------------------------------------------
+
+
+def text(path: Path_) -> str:
+    return path_text(tuple(f"[{p}]" if isinstance(p, int) else p for p in path))
+
+
+def listed(report: Report) -> list[str]:
+    """Paths the report names as not signed or unverifiable."""
+    return [p for c in report.checks if c.status in (NOT_SIGNED, UNVERIFIABLE) for p in c.paths]
+
+
+def covered_by(path: str, paths: list[str]) -> bool:
+    return any(path == p or path.startswith((p + ".", p + "[")) for p in paths)
+
+
+def optional(kind: str, path: Path_) -> bool:
+    segs = tuple(f"[{p}]" if isinstance(p, int) else p for p in path)
+    for pattern in OPTIONAL.get(kind, ()):
+        pat = segments(pattern)
+        if len(pat) == len(segs) and all(
+            a == b or (a == "*" and not b.startswith("[")) or (a == "[*]" and b.startswith("["))
+            for a, b in zip(pat, segs, strict=True)
+        ):
+            return True
+    return False
+
+
+def same_title(doc: Any, mutated: Any, path: Path_) -> bool:
+    """A displayed title changed only in case or white space: the same canonical title."""
+    from pithauthor._core.record import text_canon_sha256
+
+    if not path or path[-1] != "title":
+        return False
+    old, new = _parent(doc, path)[path[-1]], _parent(mutated, path).get(path[-1])
+    return isinstance(new, str) and text_canon_sha256(old) == text_canon_sha256(new)
+
+
+def reseal(doc: Any, touched: Path_) -> Any:
+    """Recompute what anyone can recompute without a key: a state's state_sha256."""
+    if isinstance(doc, dict) and "state_sha256" in doc and touched[:1] != ("state_sha256",):
+        body = {k: v for k, v in doc.items() if k != "state_sha256"}
+        doc["state_sha256"] = canonical_sha256(body)
+    return doc
+
+
+def run_suite(name: str, doc: Any, trust: Trust, tmp_path: Path) -> None:
+    genuine = verify_document(doc, trust)
+    assert genuine.ok and genuine.kind != "", (name, genuine.failed)
+    kind = detect_kind(doc)
+    in_genuine = listed(genuine)
+    tried = refused = reported = 0
+    wrongly: list[str] = []
+    for operation, path, mutated in mutations(doc):
+        tried += 1
+        where = text(path)
+        try:
+            report = verify_document(reseal(mutated, path), trust)
+        except DocumentError:
+            refused += 1  # not even a document of a kind pith knows
+            continue
+        if not report.ok:
+            refused += 1
+            continue
+        if same_title(doc, mutated, path):
+            reported += 1  # titles compare in canonical form (case, white space)
+            continue
+        if operation == "delete":
+            ok = covered_by(where, in_genuine) or optional(kind, path)
+        else:
+            ok = covered_by(where, listed(report))
+        if ok:
+            reported += 1
+        else:
+            wrongly.append(f"{operation} {where}")
+    duplicates = 0
+    for path, value in containers(doc):
+        if isinstance(value, dict) and value:
+            file = tmp_path / "dup.json"
+            file.write_text(dump_with_duplicate(doc, path), "utf-8")
+            with pytest.raises(DocumentError, match="duplicate key"):
+                verify_file(file, trust)
+            duplicates += 1
+    count(
+        name,
+        tried=tried + duplicates,
+        refused=refused + duplicates,
+        accepted_and_reported=reported,
+        accepted_unreported=len(wrongly),
+    )
+    assert not wrongly, f"{name}: accepted without being reported: {wrongly[:20]}"
+    assert refused > tried / 3  # the suite is not vacuous: most fields are checked
+
+
+# --- the documents -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A real local registry with events of every type, one equivocation and a record added
+    from the real registry's record file (it keeps the upstream receipt)."""
+    from registry_helpers import start_server
+
+    data = tmp_path_factory.mktemp("tamper") / "reg"
+    srv = start_server(data)
+    add_paper(srv.store, srv.key, FIXTURES / "record-2302.12445v2.json", pinned_trust())
+    try:
+        signer = TestSigner(b"\x01" * 32)
+        events = [
+            citation(signer, 1),
+            citation(signer, 1, relationship="refutes", created_at="2026-11-29T12:00:01Z"),
+            attestation(signer),
+            replication(signer),
+        ]
+        for event in events:
+            httpx.post(
+                f"{srv.url}/pith/{BODY}/action/{event['event_type']}",
+                json=event,
+                headers={"Idempotency-Key": event["event_id"]},
+            ).raise_for_status()
+        manifest = httpx.get(srv.url + "/pith-mirrors.json").json()
+        trust = pinned_trust().with_keys(Trust.from_manifest(manifest, local=True).keys.values())
+        docs = {
+            what: httpx.get(f"{srv.url}/pith/{BODY}{suffix}").json()
+            for what, suffix in (
+                ("record", ""),
+                ("state", "/state.json"),
+                ("bundle", "/bundle.json"),
+            )
+        }
+        assert docs["state"]["equivocations"], "the suite needs an equivocation to tamper with"
+        yield {"trust": trust, **docs}
+    finally:
+        srv.stop()
+
+
+def _registry_bundle() -> dict[str, Any]:
+    """A bundle under the real registry's key (its record_created from the real state)."""
+    state = load_fixture("state-2204.10562v1.json")
+    created = dict(state["current"]["record_created"])
+    canon = state["current"]["canonical_record"]
+    number = state["pith_number"]
+    return {
+        "bundle_type": "pith_open_graph_bundle",
+        "bundle_version": "1.0",
+        "pith_number": number,
+        "short_pith_number": "pith:" + number.split(":")[2][:8],
+        "canonical_record": canon,
+        "canonical_sha256": created["payload"]["canonical_sha256"],
+        "source": canon["source"],
+        "source_aliases": state["current"]["source_aliases"],
+        "events": [
+            created,
+            json.loads((VECTORS / "valid" / "citation_signature.json").read_text()),
+        ],
+    }
+
+
+def test_no_field_of_the_real_record_can_be_altered_unreported(tmp_path: Path) -> None:
+    run_suite(
+        "record (pith.science)", load_fixture("record-2302.12445v2.json"), pinned_trust(), tmp_path
+    )
+
+
+def test_no_field_of_a_receipt_row_can_be_altered_unreported(tmp_path: Path) -> None:
+    for row in load_fixture("receipts.jsonl")[:2]:
+        run_suite("receipt row", row, pinned_trust(), tmp_path)
+
+
+def test_no_field_of_the_real_state_can_be_altered_unreported(tmp_path: Path) -> None:
+    run_suite(
+        "state (pith.science)", load_fixture("state-2204.10562v1.json"), pinned_trust(), tmp_path
+    )
+
+
+def test_no_field_of_a_registry_bundle_can_be_altered_unreported(tmp_path: Path) -> None:
+    run_suite("bundle (pith.science key)", _registry_bundle(), pinned_trust(), tmp_path)
+
+
+@pytest.mark.parametrize("what", ["record", "state", "bundle"])
+def test_no_field_of_a_local_registry_document_can_be_altered_unreported(
+    local: dict[str, Any], what: str, tmp_path: Path
+) -> None:
+    run_suite(f"{what} (local registry)", local[what], local["trust"], tmp_path)
+
+
+# --- several edits at once (Hypothesis) ------------------------------------------------------
+
+
+DOCS = {
+    "record": load_fixture("record-2302.12445v2.json"),
+    "state": load_fixture("state-2204.10562v1.json"),
+    "bundle": _registry_bundle(),
+}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), which=st.sampled_from(sorted(DOCS)))
+def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, which: str) -> None:
+    """Up to four edits anywhere in one document (resealed): refused, or every touched field is
+    reported (not signed / unverifiable; a deleted one: so in the genuine document, or optional)."""
+    genuine = DOCS[which]
+    in_genuine = listed(verify_document(genuine, pinned_trust()))
+    doc = copy.deepcopy(genuine)
+    touched: list[tuple[str, Path_]] = []
+    for _ in range(data.draw(st.integers(1, 4), label="edits")):
+        paths = [p for p, _ in nodes(doc)]
+        path = data.draw(st.sampled_from(paths), label="path")
+        parent, last = _parent(doc, path), path[-1]
+        operation = data.draw(st.sampled_from(["change", "empty", "delete", "add"]), label="op")
+        if operation == "change":
+            parent[last] = data.draw(st.sampled_from(changed(parent[last])), label="value")
+        elif operation == "empty" and empty(parent[last]) not in (None, parent[last]):
+            parent[last] = empty(parent[last])
+        elif operation == "delete":
+            del parent[last]
+        elif isinstance(parent[last], dict):
+            parent[last]["tampered"] = "x"
+            path = (*path, "tampered")
+        else:
+            operation = "change"
+            parent[last] = "x"
+        touched.append((operation, path))
+    try:
+        report = verify_document(reseal(doc, ("none",)), pinned_trust())
+    except DocumentError:
+        return  # refused: not a document of a kind pith knows
+    if not report.ok:
+        return
+    now = listed(report)
+    for operation, path in touched:
+        where = text(path)
+        if operation == "delete":
+            assert covered_by(where, in_genuine) or optional(which, path), (operation, where)
+        elif not same_title(genuine, doc, path) and _still_there(doc, path):
+            assert covered_by(where, now) or covered_by(where, in_genuine), (operation, where)
+
+
+def _still_there(doc: Any, path: Path_) -> bool:
+    """A later edit may have removed an earlier one's field (or its parent)."""
+    node = doc
+    for step in path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return True
