@@ -117,6 +117,9 @@ def run_in_process(
     """`pith ARGS` through `pithauthor._cli.main.main` with its own stdin/stdout/stderr,
     environment and working directory, all restored afterwards."""
     from pithauthor._cli.main import main
+    from pithauthor._keystore import container
+
+    saved_fast_kdf = container.TEST_FAST_KDF
 
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
     stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
@@ -134,6 +137,7 @@ def run_in_process(
         if cwd is not None:
             os.chdir(cwd)
         _reset_process_state()
+        container.TEST_FAST_KDF = os.environ.get(FAST_KDF_ENV) == "1"  # as pith_launcher.py does
         sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
         with warnings.catch_warnings():
             _interpreter_warnings()
@@ -146,6 +150,7 @@ def run_in_process(
                 code = 1
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
+        container.TEST_FAST_KDF = saved_fast_kdf
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
