@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint install clean ctan pictures
+.PHONY: demo test check test-durations bench lint install clean ctan pictures
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,24 @@ install: $(STAMP)
 demo: $(STAMP)
 	@$(PY) -m pithauthor._demo
 
+# Python may cache compiled modules even where the environment says not to: without the cache
+# every pytest worker re-compiles and re-rewrites every test module (collection 4 s -> 25 s).
+unexport PYTHONDONTWRITEBYTECODE
+
+# Tests run in parallel, one worker per core (pytest-xdist); each test has its own PITH_HOME.
+PYTEST := $(PY) -m pytest -n auto --dist worksteal
+
+# Everything, the slow tests too (a bare `pytest` leaves them out; see tests/conftest.py).
 test: $(STAMP)
-	$(PY) -m pytest
+	PITH_SLOW=1 $(PYTEST)
+
+# The edit loop: everything but the TeX and slow tests.
+check: $(STAMP)
+	$(PYTEST) -q -m "not tex and not slow"
+
+# Time `make check` and `make test`; writes their section of benchmarks/RESULTS.md.
+test-durations: $(STAMP)
+	$(PY) benchmarks/suite_times.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -124,6 +124,11 @@ def main(argv: list[str]) -> int:
         rows.extend(new_rows)
     report = _render(rows, errors, time.perf_counter() - start)
     out = HERE / "RESULTS.md" if not wanted else HERE / "RESULTS.partial.md"
+    if out.exists():  # keep the test-suite durations written by suite_times.py
+        from suite_times import kept_section
+
+        kept = kept_section(out.read_text("utf-8"))
+        report += "\n" + kept if kept else ""
     out.write_text(report, "utf-8")
     print(f"wrote {out}", file=sys.stderr)
     return 1 if errors else 0

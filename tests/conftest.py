@@ -1,15 +1,19 @@
-"""Shared test set-up: an isolated PITH_HOME per test, the `pith` command as a real process,
-the `tex` marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1), and
-`slow` tests left out unless asked for (`-m slow`, or PITH_SLOW=1)."""
+"""Shared test set-up: an isolated PITH_HOME per test, the `pith` command run in-process
+(`pith`) or as a real process (`pith_process`, for tests of the process itself), the `tex`
+marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1), and `slow` tests
+left out unless asked for (`-m slow`, any -m expression, or PITH_SLOW=1, as `make test` sets)."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import shutil
 import subprocess
 import sys
+import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,8 +62,11 @@ RunPith = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture
-def pith() -> RunPith:
-    """Run the real `pith` command in a subprocess; returns the CompletedProcess."""
+def pith_process() -> RunPith:
+    """Run the real `pith` command in a subprocess; returns the CompletedProcess.
+
+    For tests where the process is what is tested: start-up, timeouts and hangs, signals,
+    terminals, environment read at import time, several processes at once."""
 
     def run(
         *args: str,
@@ -80,6 +87,111 @@ def pith() -> RunPith:
         )
 
     return run
+
+
+@pytest.fixture
+def pith() -> RunPith:
+    """Run the `pith` command in this process, as a pipe would see it (no terminal, stdin from
+    `input` or empty); returns a CompletedProcess like `pith_process` does. `timeout` is
+    accepted and ignored (pytest-timeout still guards the test)."""
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        return run_in_process(list(args), input=input, env=env, cwd=cwd)
+
+    return run
+
+
+def run_in_process(
+    args: list[str],
+    *,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`pith ARGS` through `pithauthor._cli.main.main` with its own stdin/stdout/stderr,
+    environment and working directory, all restored afterwards."""
+    from pithauthor._cli.main import main
+    from pithauthor._keystore import container
+
+    saved_fast_kdf = container.TEST_FAST_KDF
+
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    stderr = io.TextIOWrapper(
+        io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
+    code: int | str | None = 0
+    try:
+        os.environ.update(env or {})
+        os.environ.setdefault("COLUMNS", "80")  # as wide as a pipe, even under `pytest -s`
+        extra_paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        sys.path[:0] = [p for p in extra_paths if p and p not in sys.path]
+        if cwd is not None:
+            os.chdir(cwd)
+        _reset_process_state()
+        container.TEST_FAST_KDF = os.environ.get(FAST_KDF_ENV) == "1"  # as pith_launcher.py does
+        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+        with warnings.catch_warnings():
+            _interpreter_warnings()
+            try:
+                main(args)
+            except SystemExit as exc:
+                code = exc.code
+            except BaseException:  # what the interpreter would print before exit 1
+                traceback.print_exc(file=sys.stderr)
+                code = 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        container.TEST_FAST_KDF = saved_fast_kdf
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+        _reset_process_state()
+    if code is None:
+        returncode = 0
+    elif isinstance(code, int):
+        returncode = code
+    else:  # sys.exit("message"): printed on stderr, exit 1
+        stderr.write(f"{code}\n")
+        returncode = 1
+    return subprocess.CompletedProcess(["pith", *args], returncode, _text(stdout), _text(stderr))
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    """What `subprocess.run(text=True)` would read: decoded, universal newlines."""
+    stream.flush()
+    data = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _interpreter_warnings() -> None:
+    """Warnings as a fresh `python -m pithauthor` shows them: on (our) stderr, default filters."""
+    warnings.resetwarnings()
+    warnings.simplefilter("default")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("ignore", category=category)
+    warnings.showwarning = _SHOW_WARNING
+
+
+# the interpreter's own (pytest swaps warnings.showwarning): writes to sys.stderr when called
+_SHOW_WARNING = getattr(warnings, "_showwarning_orig", warnings.showwarning)
+
+
+def _reset_process_state() -> None:
+    """Forget what a process would not carry over between `pith` runs: the keyring backend
+    chosen from PYTHON_KEYRING_BACKEND."""
+    core = sys.modules.get("keyring.core")
+    if core is not None:
+        core._keyring_backend = None  # type: ignore[attr-defined]
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:
@@ -142,6 +254,24 @@ def registry_500s() -> Iterator[list[logging.LogRecord]]:
         logger.removeHandler(handler)
     if records:
         pytest.fail("the local registry answered 500: " + records[0].getMessage())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its tamper counts to the controller, which prints them."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        from tamper_counts import COUNTS
+
+        output["tamper_counts"] = json.dumps(COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    from tamper_counts import count
+
+    rows = json.loads(getattr(node, "workeroutput", {}).get("tamper_counts", "{}"))
+    for suite, row in rows.items():
+        count(suite, **row)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

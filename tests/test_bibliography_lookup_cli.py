@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from arxiv_api_server import ArxivServer, Paper
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import free_port
@@ -100,6 +101,7 @@ def test_unreachable_or_refusing_api_exits_3_and_writes_nothing(
     assert not list(tmp_path.glob("*.pith-backup*"))
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     with ArxivServer(PAPERS) as server:
         argv = [sys.executable, "-m", "pithauthor", "bib", "scan", str(SCHOLAR), "--lookup",

@@ -199,6 +199,7 @@ def test_the_on_disk_cache_resolves_again_with_the_registry_gone(
     assert len(read_documents(tmp_path / "b.jsonl")) == 4
 
 
+@pytest.mark.slow
 def test_a_dead_registry_exits_3_with_one_line_and_writes_nothing(
     pith: RunPith, author: str, tmp_path: Path
 ) -> None:
@@ -254,6 +255,7 @@ def test_claim_and_replicate_with_submit_reach_the_registry_state(
     assert current["replication_records"][0]["payload"]["proof_system"] == "lean4"
 
 
+@pytest.mark.slow
 def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
     pith: RunPith, author: str, tmp_path: Path
 ) -> None:

@@ -67,6 +67,7 @@ def test_pith_debug_adds_a_traceback_but_keeps_the_exit_code(pith: RunPith) -> N
     assert debug.stderr.splitlines()[-1] == plain.stderr.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
     for shell, marker in (("bash", "_pith_completion"), ("zsh", "#compdef pith"),
                           ("fish", "complete --command pith")):  # fmt: skip

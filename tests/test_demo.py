@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 
+@pytest.mark.slow
 def test_demo_runs_end_to_end_and_stops_its_registry() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pithauthor._demo"], capture_output=True, text=True, timeout=120

@@ -132,6 +132,7 @@ def genuine_events() -> list[Event]:
     return [attestation(signer), citation(signer, 1), replication(signer)]
 
 
+@pytest.mark.slow
 def test_every_unsigned_variant_is_refused_and_the_genuine_event_then_accepted(
     server: RegistryServer,
 ) -> None:

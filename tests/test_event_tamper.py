@@ -214,6 +214,7 @@ def _finite(tree: Any) -> bool:
     return True
 
 
+@pytest.mark.slow
 @FAST
 @given(name=EVENT_NAMES, where=st.integers(min_value=0), key=st.text(max_size=12), tree=TREES)
 def test_a_json_tree_added_to_any_object_is_never_accepted(
@@ -231,6 +232,7 @@ def test_a_json_tree_added_to_any_object_is_never_accepted(
     assert not ok
 
 
+@pytest.mark.slow
 @FAST
 @given(name=EVENT_NAMES, where=st.integers(min_value=0), tree=TREES)
 def test_any_field_replaced_by_a_json_tree_is_never_accepted(

@@ -40,6 +40,7 @@ def _seed_of(home: Path, name: str | None, passphrase: str = PASSPHRASE) -> byte
     return bytes(key._signing_key.encode())
 
 
+@pytest.mark.slow
 def test_headless_generate_then_show_with_real_moderate_kdf(
     pith: RunPith, isolated_home: Path
 ) -> None:
@@ -162,7 +163,12 @@ def test_keyring_backend_through_the_cli(pith: RunPith, tmp_path: Path) -> None:
     assert json.loads(ring.read_text()) == {}
 
 
-def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(pith: RunPith) -> None:
+@pytest.mark.slow
+def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(
+    pith_process: RunPith,
+) -> None:
+    """A real process: it must exit although the keyring's thread never returns."""
+    pith = pith_process
     env = subprocess_env(
         PYTHON_KEYRING_BACKEND="pith_test_keyrings.HangingKeyring",
         PITH_KEYRING_TIMEOUT="0.5",
@@ -176,6 +182,7 @@ def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(pith: RunPit
     assert "did not answer" in forced.stderr
 
 
+@pytest.mark.slow
 def test_delete_asks_first_on_a_terminal_and_never_reads_an_answer_from_a_pipe(
     pith: RunPith,
 ) -> None:
@@ -220,6 +227,7 @@ def test_backup_on_one_home_import_on_another_signs_identically(
     assert signatures[0] == signatures[1]
 
 
+@pytest.mark.slow
 def test_sentinel_seed_never_appears_in_any_output(pith: RunPith, tmp_path: Path) -> None:
     ring = tmp_path / "ring.json"
     backup = tmp_path / "sentinel.backup"
@@ -301,6 +309,7 @@ def _run_in_terminal(args: list[str], answers: list[str], env: dict[str, str]) -
     return os.waitstatus_to_exitcode(status), output.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_terminal_prompt_asks_twice_on_creation(isolated_home: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PITH_PASSPHRASE"}
     env["PITH_TEST_FAST_KDF"] = "1"

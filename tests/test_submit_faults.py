@@ -109,6 +109,7 @@ def test_all_fault_kinds_mixed_with_parallel_submission(tmp_path: Path) -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_registry_killed_in_mid_batch_and_restarted(tmp_path: Path) -> None:
     data, port = tmp_path / "reg", free_port()
     proc = spawn_server(data, port, delay=0.02)
@@ -140,6 +141,7 @@ def test_registry_killed_in_mid_batch_and_restarted(tmp_path: Path) -> None:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_client_killed_with_sigkill_in_mid_batch_then_run_again(tmp_path: Path) -> None:
     data, port = tmp_path / "reg", free_port()
     proc = spawn_server(data, port, delay=0.03)
