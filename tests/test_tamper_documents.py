@@ -356,8 +356,9 @@ def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, whic
             operation = "change"
             parent[last] = "x"
         touched.append((operation, path))
+    sealed = reseal(doc, ("none",))
     try:
-        report = verify_document(reseal(doc, ("none",)), pinned_trust())
+        report = verify_document(sealed, pinned_trust())
     except DocumentError:
         return  # refused: not a document of a kind pith knows
     if not report.ok:
@@ -365,10 +366,26 @@ def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, whic
     now = listed(report)
     for operation, path in touched:
         where = text(path)
+        if _still_there(sealed, path) and _at(sealed, path) == _at(genuine, path):
+            continue  # resealing rewrote it as it was (state_sha256): not an edit
         if operation == "delete":
             assert covered_by(where, in_genuine) or optional(which, path), (operation, where)
         elif not same_title(genuine, doc, path) and _still_there(doc, path):
             assert covered_by(where, now) or covered_by(where, in_genuine), (operation, where)
+
+
+def _at(doc: Any, path: Path_) -> Any:
+    """The value at `path`, or a marker no JSON value equals when it is not there."""
+    node = doc
+    for step in path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return node
+
+
+_MISSING = object()
 
 
 def _still_there(doc: Any, path: Path_) -> bool:
