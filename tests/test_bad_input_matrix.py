@@ -106,6 +106,7 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "proof_timeout": ["-1", "nan", "1000", "x"],
     "arxiv_api": ["http://[::1", "https://127.0.0.1:99999", "ftp://x", "http://example.com/q"],
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
+    "shell": ["nope", "", "sh"],  # pith completion SHELL
 }
 # free text or names any value of which is accepted (or refused by the key store, exit 4)
 FREE_PARAMS = {
