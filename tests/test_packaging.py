@@ -40,3 +40,4 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
     licences = {n.split("/licenses/", 1)[1] for n in names if "/licenses/" in n}
     assert licences == {"LICENSE", "latex/LICENSE"}  # MIT for Python, LPPL 1.3c for pith.sty
     assert "pithauthor/data/LICENSE-pith.sty" in names
+    assert "pithauthor/py.typed" in names  # type checkers read the package's hints (PEP 561)
