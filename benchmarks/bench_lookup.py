@@ -17,42 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._timing import interleaved_medians, row
+from benchmarks.bench_bibliography import _WORDS  # one word list for made-up titles
 
 ENTRIES = 200
 SEED = 20261130
 REPEATS = 5
-_WORDS = [
-    "learning",
-    "neural",
-    "quantum",
-    "graph",
-    "sparse",
-    "robust",
-    "optimal",
-    "transport",
-    "attention",
-    "field",
-    "theory",
-    "lattice",
-    "gauge",
-    "inference",
-    "bayesian",
-    "stochastic",
-    "gradient",
-    "convex",
-    "manifold",
-    "spectral",
-    "kernel",
-    "entropy",
-    "causal",
-    "diffusion",
-    "random",
-    "matrix",
-    "topological",
-    "phase",
-    "transition",
-    "scattering",
-]
 #: The local arXiv API server lives with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 _SURNAMES = ["Smith", "Müller", "García", "Wang", "Kim", "Novak", "Rossi", "Dubois", "Tanaka"]
