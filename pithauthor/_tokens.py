@@ -6,7 +6,7 @@
   `<PITH_HOME>/auth/tokens.json` (folder 0700, file 0600). That file always lists which origins
   have a token and where it is; it holds a token's value only when no keyring was usable.
 - The client sends a token only to its own origin, and on reads only when that registry asked
-  (see `pithauthor._client.RegistryHttp`).
+  (see `pithauthor._http.RegistryHttp`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _path() -> Path:
 
 
 def _origin(registry: str) -> str:
-    from pithauthor._client import check_url, origin
+    from pithauthor._http import check_url, origin
 
     return origin(check_url(registry))
 
@@ -82,7 +82,7 @@ def _write(path: Path, entries: dict[str, dict[str, str]]) -> None:
 
 def env_token_origin() -> str:
     """The origin `PITH_TOKEN` belongs to: that of `PITH_REGISTRY`, else of the default."""
-    from pithauthor._client import DEFAULT_REGISTRY
+    from pithauthor._http import DEFAULT_REGISTRY
 
     return _origin(os.environ.get("PITH_REGISTRY") or DEFAULT_REGISTRY)
 

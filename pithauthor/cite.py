@@ -19,6 +19,7 @@ from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
 from pithauthor._core.utc import utc_now
+from pithauthor._record_cache import RecordCache
 from pithauthor.bibliography import (
     BibEntry,
     BibReading,
@@ -30,12 +31,12 @@ from pithauthor.errors import InputError, RegistryRejected, VerificationError
 from pithauthor.sign import sign_citation
 
 if TYPE_CHECKING:
-    from pithauthor._record_cache import RecordCache
-    from pithauthor.submit import RegistryClient
+    from pithauthor.client import RegistryClient
 
 __all__ = [
     "FAILED_STATUSES",
     "CiteReport",
+    "RecordCache",
     "RegistryResolver",
     "Resolver",
     "resolve_identifiers",

@@ -26,12 +26,14 @@ from pithauthor._core.identity import (
     IdentityProof,
     WebDocument,
     WebKey,
+    arxiv_pdf_url,
     key_url,
     match_orcid_record,
     match_pdf_keys,
     match_web_document,
     orcid_url_name,
     web_document,
+    web_origin,
     well_known_url,
 )
 from pithauthor._core.identity_verdict import (
@@ -43,6 +45,7 @@ from pithauthor._core.identity_verdict import (
     only_network_failed,
 )
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.subject import Subject
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
@@ -59,8 +62,10 @@ __all__ = [
     "identity_network_failure",
     "orcid_api_base",
     "orcid_proof",
+    "proofs_from_specs",
     "read_pdf_author_keys",
     "web_proof_document",
+    "well_known_url",
 ]
 
 DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
@@ -97,6 +102,39 @@ def web_proof_document(records: Iterable[KeyRecord], orcid: str | None) -> WebDo
             entry["retired_at"] = r.retired_at
         keys.append(entry)
     return web_document(keys, orcid)
+
+
+def proofs_from_specs(
+    specs: Sequence[str], orcid: str | None, subject: Subject
+) -> list[IdentityProof]:
+    """The identity proofs an author names (`pith claim --proof`): `orcid` (the author's iD),
+    `web:URL` (the site's origin), `paper` (the subject's arXiv PDF) or `paper:URL`;
+    InputError for anything else, or for the same proof twice."""
+    proofs: list[IdentityProof] = []
+    for spec in specs:
+        kind, _, rest = spec.partition(":")
+        kind = kind.strip().lower()
+        if kind == "orcid" and not rest:
+            if orcid is None:
+                raise InputError("--proof orcid needs an ORCID iD (--orcid, or a key that has one)")
+            proofs.append({"kind": "orcid", "locator": orcid})
+        elif kind == "web" and rest:
+            proofs.append({"kind": "web", "locator": web_origin(rest)})
+        elif kind == "paper" and rest:
+            web_origin(rest)  # refuses what is not an https address
+            proofs.append({"kind": "paper", "locator": rest.strip()})
+        elif kind == "paper":
+            if subject.source_id is None:
+                raise InputError("--proof paper: the record names no arXiv id; give paper:URL")
+            url = arxiv_pdf_url(subject.source_id, subject.source_version)
+            proofs.append({"kind": "paper", "locator": url})
+        else:
+            raise InputError(
+                f"--proof {spec!r}: use orcid, web:https://your.site or paper[:https://...pdf]"
+            )
+    if len({(p["kind"], p["locator"]) for p in proofs}) != len(proofs):
+        raise InputError("--proof: the same proof is given twice")
+    return proofs
 
 
 def orcid_api_base(given: str | None = None) -> str:

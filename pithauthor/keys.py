@@ -23,6 +23,7 @@ from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.utc import utc_now
 from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
 from pithauthor._keystore import container
+from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
 from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
@@ -49,6 +50,7 @@ __all__ = [
     "backup",
     "backup_passphrase_source",
     "delete",
+    "diagnose",
     "export_public",
     "generate",
     "import_backup",

@@ -1,7 +1,7 @@
 """The LaTeX badge: add `\\usepackage{pith}` + `\\pithnumber{...}` to a manuscript without
 touching anything else, check that it compiles, and pack an arXiv-ready archive.
 
-Public API: `inject`, `find_main_file`, `check_pdf`, `build_arxiv_archive`.
+Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pithauthor._atomic import replace_file
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.reference import classify_reference
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
 from pithauthor._manuscript.authorkeys import add_author_keys
@@ -45,9 +47,13 @@ from pithauthor.errors import (
     VerificationError,
 )
 
+if TYPE_CHECKING:
+    from pithauthor.client import RegistryAccess
+
 __all__ = [
     "ArchiveResult",
     "InjectResult",
+    "badge_number",
     "build_arxiv_archive",
     "check_pdf",
     "copy_sty",
@@ -259,6 +265,29 @@ def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
     missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
     if missing:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
+
+
+def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
+    """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
+    `registry` (record verified), with a note naming the arXiv version the number belongs to.
+    A short alias or a number without its year is refused (InputError)."""
+    kind = classify_reference(text)
+    if kind.alias is not None:
+        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
+    if kind.number is not None:
+        if kind.number.year is None:
+            raise InputError(
+                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
+            )
+        return kind.number, None
+    assert kind.arxiv is not None
+    number = registry.client.resolve(kind.arxiv.id)
+    source = registry.client.record(number)["canonical_record"]["source"]
+    note = (
+        f"{number.full} is the record of arXiv:{source['id']}v{source['version']} "
+        "(the latest version when the registry built it)"
+    )
+    return number, note
 
 
 def inject(

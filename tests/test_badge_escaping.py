@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pithauthor._badge import badge
+from pithauthor.badge import badge
 from pithauthor._core.pith_number import PithNumber
 from pithauthor.errors import InputError
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import REAL_NUMBER, citations, manifest_file, start_server
 
-from pithauthor._client import RegistryHttp, RetryPolicy, check_url, parse_retry_after
+from pithauthor._http import RegistryHttp, RetryPolicy, check_url, parse_retry_after
 from pithauthor._outbox import Outbox
 from pithauthor._registry.server import RegistryServer
 from pithauthor.errors import (

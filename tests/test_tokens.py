@@ -19,7 +19,7 @@ from keyring.backends import fail
 from keys_helpers import subprocess_env
 from pith_test_keyrings import MemoryKeyring
 
-from pithauthor._client import RegistryHttp
+from pithauthor._http import RegistryHttp
 from pithauthor._tokens import forget_token, store_token, stored_registries, token_for
 from pithauthor.errors import AuthError
 from pithauthor.submit import RegistryClient

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from pithauthor._bib.arxiv_atom import ArxivApiError, ArxivQueryRefused, Feed, parse_feed
-from pithauthor._client import is_loopback, origin, parse_retry_after
+from pithauthor._http import is_loopback, origin, parse_retry_after
 from pithauthor._version import __version__
 from pithauthor.errors import InputError
 
