@@ -36,6 +36,8 @@ from pithauthor.errors import (
     RegistryResponseError,
 )
 
+# httpx is imported on the first request: it takes longer to load than Typer.
+
 if TYPE_CHECKING:
     import httpx
 

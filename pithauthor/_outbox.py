@@ -21,6 +21,7 @@ which only re-sends an event the registry already has (it answers 200, never a s
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import sqlite3
 import threading
@@ -30,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import canonical
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._core.utc import utc_now
+from pithauthor._paths import private_dir
 from pithauthor.errors import EventError
 
 State = Literal["pending", "accepted", "rejected"]
@@ -96,8 +99,6 @@ class OutboxEntry:
 
 def new_lease_owner() -> str:
     """A lease owner name for this process: `host:pid:random`."""
-    import secrets
-
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
@@ -116,8 +117,6 @@ def _owner_is_dead(owner: str) -> bool:
 
 
 def default_path() -> Path:
-    from pithauthor._paths import private_dir
-
     return private_dir("outbox") / DB_NAME
 
 
@@ -303,8 +302,6 @@ class Outbox:
 
 
 def _row(event: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    from pithauthor._core.author_event import check_author_event
-
     report = check_author_event(event)
     if not report.ok:
         names = ", ".join(c.name for c in report.failed)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.registry_checks import check_record
 from pithauthor._core.subject import Subject
 from pithauthor._core.utc import utc_now
 from pithauthor._record_cache import RecordCache
@@ -106,8 +107,6 @@ class RegistryResolver:
         return number
 
     def _record(self, number: PithNumber) -> dict[str, Any]:
-        from pithauthor._core.registry_checks import check_record
-
         base = self.client.base_url
         if self.cache:
             doc = self.cache.record(base, number.body)

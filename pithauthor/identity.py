@@ -45,8 +45,11 @@ from pithauthor._core.identity_verdict import (
     only_network_failed,
 )
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.strict_json import parse_json
 from pithauthor._core.subject import Subject
 from pithauthor.errors import InputError
+
+# httpx and pypdf are imported where a proof is fetched or a PDF read: --offline skips both.
 
 if TYPE_CHECKING:
     import httpx
@@ -261,8 +264,6 @@ def _read_capped(answer: httpx.Response, limit: int) -> bytes:
 
 
 def _json(data: bytes) -> Any:
-    from pithauthor._core.strict_json import parse_json
-
     try:
         return parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -11,6 +11,7 @@ The 32-byte secret seed lives in the OS keyring or in an argon2id/SecretBox-encr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -42,6 +43,8 @@ from pithauthor._keystore.secrets_io import (
     stderr_note,
 )
 from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
+
+# PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
 
 __all__ = [
     "AuthorKey",
@@ -124,8 +127,6 @@ class AuthorKey:
 
     def self_test(self) -> None:
         """Sign and verify a fixed message (any status); KeyFileTampered if that fails."""
-        import hashlib
-
         from nacl.exceptions import BadSignatureError
         from nacl.signing import VerifyKey
 

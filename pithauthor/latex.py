@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pithauthor._atomic import replace_file
+from pithauthor._core.identity import pdf_key_ids
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.reference import classify_reference
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
@@ -39,6 +40,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
     write_target,
 )
+from pithauthor._resources import pith_ltxml_path, pith_sty_path, pith_sty_version
 from pithauthor.errors import (
     BuildError,
     InputError,
@@ -46,6 +48,7 @@ from pithauthor.errors import (
     PithNumberError,
     VerificationError,
 )
+from pithauthor.identity import read_pdf_author_keys
 
 if TYPE_CHECKING:
     from pithauthor.client import RegistryAccess
@@ -204,8 +207,6 @@ def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
 
 def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
     """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
-    from pithauthor._resources import pith_sty_path, pith_sty_version
-
     ours = pith_sty_path().read_bytes()
     dest = main.parent / STY_NAME
     if not dest.exists() and not dest.is_symlink():
@@ -223,16 +224,12 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
 
 
 def _sty_version(data: bytes) -> str:
-    import re
-
     match = re.search(rb"\\ProvidesPackage\{pith\}\[([^\]]*)\]", data)
     return match.group(1).decode("latin-1").strip() if match else "no version line"
 
 
 def _ltxml_action(main: Path) -> tuple[str, bytes]:
     """pith.sty.ltxml follows pith.sty (whose other versions `_sty_plan` already refused)."""
-    from pithauthor._resources import pith_ltxml_path
-
     ours = pith_ltxml_path().read_bytes()
     dest = main.parent / LTXML_NAME
     if not dest.exists():
@@ -258,9 +255,6 @@ def _compile_and_check(
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
-    from pithauthor._core.identity import pdf_key_ids
-    from pithauthor.identity import read_pdf_author_keys
-
     found, _ = read_pdf_author_keys(pdf.read_bytes())
     missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
     if missing:
@@ -419,8 +413,6 @@ def build_arxiv_archive(
 
 def _packaged(name: str) -> bytes:
     """The bytes of the packaged pith.sty or pith.sty.ltxml (never a link: its content)."""
-    from pithauthor._resources import pith_ltxml_path, pith_sty_path
-
     return (pith_sty_path() if name == STY_NAME else pith_ltxml_path()).read_bytes()
 
 

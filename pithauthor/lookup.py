@@ -24,7 +24,15 @@ from pithauthor._bib.arxiv_atom import (
     search_query,
 )
 from pithauthor._bib.lookup_cache import LookupCache
-from pithauthor._bib.matching import YEARS_AFTER, YEARS_BEFORE, Candidate, Query, concerns, decide
+from pithauthor._bib.matching import (
+    YEARS_AFTER,
+    YEARS_BEFORE,
+    Candidate,
+    Query,
+    concerns,
+    decide,
+    query_for,
+)
 from pithauthor._bib.writeback import WriteBack, write_eprints
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor.bibliography import BibEntry, BibReading
@@ -96,8 +104,6 @@ def lookup_identifiers(
     """Look up every `no_identifier` entry of `reading` on arXiv (only in the cache when
     `offline`: nothing is sent). ArxivApiError (exit 3) when arXiv cannot be asked; the answers
     received before are cached."""
-    from pithauthor._bib.matching import query_for
-
     cache = cache or LookupCache()
     api_url = api.url
     targets: list[tuple[BibEntry, Query | str]] = [

@@ -110,3 +110,51 @@ def test_the_registry_client_and_batch_submission_live_in_their_own_modules() ->
         if isinstance(node, ast.FunctionDef | ast.ClassDef)
     }
     assert submit_defs.isdisjoint({"RegistryClient", "registry_url", "fetch_subject"})
+
+
+# Third-party libraries that load slower than Typer (or that only some calls need): library
+# modules import them inside the functions that use them, with a note saying why.
+DEFERRED = {
+    "httpx",
+    "nacl",
+    "keyring",
+    "bibtexparser",
+    "pylatexenc",
+    "pypdf",
+    "filelock",
+    "platformdirs",
+}
+
+
+def _imports_in_functions(path: Path) -> list[str]:
+    found: list[str] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import | ast.ImportFrom) and in_function:
+                names = (
+                    [a.name for a in child.names]
+                    if isinstance(child, ast.Import)
+                    else [child.module or "."]
+                )
+                found.extend(f"{child.lineno}: {name}" for name in names)
+            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+def test_library_modules_defer_only_slow_third_party_imports() -> None:
+    """Everything else a library module needs is imported at its top (no cycles to dodge)."""
+    offences = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if CLI in path.parents:
+            continue  # the command line defers library modules for start-up (_cli/__init__.py)
+        found = [
+            line
+            for line in _imports_in_functions(path)
+            if line.split(": ")[1].split(".")[0] not in DEFERRED
+        ]
+        if found:
+            offences[str(path.relative_to(PACKAGE))] = found
+    assert offences == {}

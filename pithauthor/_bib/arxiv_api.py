@@ -19,6 +19,8 @@ from pithauthor._http import is_loopback, origin, parse_retry_after
 from pithauthor._version import __version__
 from pithauthor.errors import InputError
 
+# httpx is imported where requests are sent: it takes longer to load than Typer.
+
 if TYPE_CHECKING:
     import httpx
 

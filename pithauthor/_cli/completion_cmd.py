@@ -6,6 +6,7 @@ import sys
 from typing import Literal
 
 import typer
+from typer.completion import get_completion_script  # type: ignore[attr-defined]
 
 
 def completion_cmd(
@@ -14,8 +15,6 @@ def completion_cmd(
     ),
 ) -> None:
     """Print the shell completion script for SHELL (or: pith --install-completion)."""
-    from typer.completion import get_completion_script  # type: ignore[attr-defined]
-
     script = get_completion_script(prog_name="pith", complete_var="_PITH_COMPLETE", shell=shell)
     sys.stdout.write(script.rstrip("\n") + "\n")
 

@@ -9,11 +9,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pithauthor._core.canonical import canonical_sha256
 from pithauthor._core.record import pith_number_of
+from pithauthor._core.registry_checks import check_record
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor._core.utc import utc_now
@@ -21,6 +23,8 @@ from pithauthor._files import MAX_METADATA_BYTES, read_user_file
 from pithauthor._registry.keys import LocalKey
 from pithauthor._registry.store import RegistryStore, StoredRecord
 from pithauthor.errors import DocumentError, VerificationError
+from pithauthor.records import build_canonical_record, parse_arxiv_metadata
+from pithauthor.trust import pinned_trust
 
 
 def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, Any], Any]:
@@ -36,17 +40,11 @@ def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, 
             raise DocumentError(f"{path} is not valid JSON: {exc}") from None
         if isinstance(doc, Mapping) and "canonical_record" in doc and "receipt" in doc:
             return _from_record(doc, path, trust), doc["receipt"]
-    from pithauthor.records import build_canonical_record, parse_arxiv_metadata
-
     return build_canonical_record(parse_arxiv_metadata(data)), None
 
 
 def _from_record(doc: Mapping[str, Any], path: Path, trust: Trust | None) -> dict[str, Any]:
-    from pithauthor._core.registry_checks import check_record
-
     if trust is None:
-        from pithauthor.trust import pinned_trust
-
         trust = pinned_trust()
     report = check_record(doc, trust)
     if not report.ok:
@@ -81,7 +79,5 @@ def add_paper(
 
 def example_papers() -> list[Path]:
     """The example arXivRaw documents shipped for the demo (`pithauthor/data/examples`)."""
-    from importlib import resources
-
     folder = resources.files("pithauthor").joinpath("data", "examples")
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith((".xml", ".json")))

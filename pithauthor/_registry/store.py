@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import sqlite3
 import threading
@@ -10,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.canonical import canonical
 from pithauthor._core.pith_number import ALIAS_LENGTHS, BODY_LENGTH
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
-from pithauthor.errors import DocumentError
+from pithauthor._registry.keys import ensure_private_dir
+from pithauthor.errors import ArxivIdError, DocumentError
 
 DB_FILE = "registry.sqlite3"
 SCHEMA = """
@@ -75,10 +78,6 @@ class _Pending:
 def _private_db(data_dir: Path) -> Path:
     """The database path, its folder 0700 and its files (with SQLite's -wal/-shm, which take
     the database's mode) 0600."""
-    import os
-
-    from pithauthor._registry.keys import ensure_private_dir
-
     path = ensure_private_dir(data_dir) / DB_FILE
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     if os.name == "posix":
@@ -153,9 +152,6 @@ class RegistryStore:
         else:
             rows = []
         if not rows:
-            from pithauthor._core.arxiv_id import ArxivId
-            from pithauthor.errors import ArxivIdError
-
             try:
                 aid = ArxivId.parse(ref).id
             except ArxivIdError:
