@@ -64,7 +64,6 @@ __all__ = [
     "env_token_origin",
     "fetch_subject",
     "forget_token",
-    "is_loopback",
     "read_subject",
     "registry_url",
     "resolve_arxiv",
