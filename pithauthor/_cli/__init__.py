@@ -4,8 +4,8 @@
   tests/test_layout.py.
 - Commands: one file per command or group (`*_cmd.py`), each with `register(app)`, listed once
   in `pithauthor._cli.main.COMMANDS`.
-- Start-up: at module level only Typer, the standard library, `_cli.*`, `pithauthor.errors` and
-  `pithauthor.files`. Library modules are imported inside the command that needs them: loading
-  them all at start-up more than doubles `pith --help` (benchmarks/bench_startup.py), and
+- Start-up: at module level only Typer, light standard modules, `_cli.*` and `pithauthor.errors`.
+  Library modules are imported inside the command that needs them: loading them all at
+  start-up more than doubles `pith --help` (benchmarks/bench_startup.py), and
   tests/test_startup_imports.py keeps httpx, PyNaCl, keyring and the like out of it.
 """

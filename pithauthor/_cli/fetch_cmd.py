@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -11,7 +10,6 @@ import typer
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor._cli.registryopts import LOCAL_HELP, REGISTRY_HELP, TRUST_HELP, make_client
 from pithauthor.errors import InputError
-from pithauthor.files import check_output_file, replace_file
 
 
 def fetch(
@@ -37,6 +35,8 @@ def fetch(
     if what not in ("record", "bundle", "state", "number"):
         raise InputError("--what must be record, bundle, state or number")
     if output:
+        from pithauthor.files import check_output_file
+
         check_output_file(output, InputError, "a file to write")
     with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
         if what == "number":
@@ -48,6 +48,10 @@ def fetch(
             doc = getattr(client, what)(ref, strict=not allow_unverifiable)
     verdict = "verified" if not allow_unverifiable or what == "record" else "checked"
     if output:
+        import json
+
+        from pithauthor.files import replace_file
+
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         replace_file(Path(output), text, mode=0o644)
         message(f"{verdict} {what} of {doc.get('pith_number')} written to {output}")

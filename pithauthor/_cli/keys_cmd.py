@@ -18,7 +18,6 @@ from pithauthor._cli.keyopts import (
 )
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError, NetworkError
-from pithauthor.files import check_output_file
 
 if TYPE_CHECKING:
     from pithauthor.keys import KeyRecord
@@ -149,6 +148,7 @@ def backup_cmd(
     backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
 ) -> None:
     """Write one key to a passphrase-encrypted backup file (restore with `pith keys import`)."""
+    from pithauthor.files import check_output_file
     from pithauthor.keys import backup
 
     check_output_file(out, InputError, "a backup file to write")

@@ -15,7 +15,6 @@ from pithauthor._cli.registryopts import (
     registry_access,
 )
 from pithauthor.errors import InputError
-from pithauthor.files import check_output_file
 
 latex_app = new_app("Add the Pith badge to a LaTeX manuscript and pack it for arXiv.", name="latex")
 
@@ -126,6 +125,7 @@ def arxiv_cmd(
 ) -> None:
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX."""
+    from pithauthor.files import check_output_file
     from pithauthor.latex import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")

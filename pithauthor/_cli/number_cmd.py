@@ -7,7 +7,6 @@ import typer
 from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
-from pithauthor.files import MAX_METADATA_BYTES, read_user_text
 
 number_app = new_app("Compute and inspect Pith Numbers.")
 
@@ -31,6 +30,7 @@ def from_arxiv(
     ),
 ) -> None:
     """Compute the Pith Number of a paper from its arXiv metadata, offline."""
+    from pithauthor.files import MAX_METADATA_BYTES, read_user_text
     from pithauthor.records import (
         build_canonical_record,
         next_version_metadata,
