@@ -34,6 +34,8 @@ MAX_MANIFEST_BYTES = 1 * _MIB
 """A mirror manifest (`--trust-manifest`, `PITH_TRUST`)."""
 MAX_KEY_FILE_BYTES = 1 * _MIB
 """Key store files, key backups, the local registry's key and the token store."""
+MAX_PDF_BYTES = 64 * _MIB
+"""A paper's PDF (`pith verify --paper-pdf FILE`); arXiv's own limit on a submission is 50 MB."""
 MAX_SECRET_BYTES = 4096
 """A passphrase file or a token file."""
 
