@@ -40,6 +40,12 @@ MAX_SECRET_BYTES = 4096
 """A passphrase file or a token file."""
 
 STDIN = "-"
+STDIN_NAME = "standard input"
+
+
+def _shown(path: Path | str, stdin: bool) -> str:
+    """How messages name the input: the path, or "standard input" for `-` where allowed."""
+    return STDIN_NAME if stdin and str(path) == STDIN else str(path)
 
 
 def _size(limit: int) -> str:
@@ -127,10 +133,9 @@ def read_user_file(
     `what` names the kind of file expected ("a .bib file"); `limit` is its size limit in bytes;
     with `text_only` a file holding NUL bytes is refused as binary.
     """
-    name = str(path)
-    if stdin and name == STDIN:
+    name = _shown(path, stdin)
+    if stdin and str(path) == STDIN:
         data = _read_stdin(error, what, limit)
-        name = "standard input"
     else:
         data = _read_regular(name, error, what, limit)
     if text_only and b"\x00" in data:
@@ -159,8 +164,7 @@ def read_user_text(
 ) -> str:
     """The UTF-8 text of `path` (see `read_user_file`)."""
     data = read_user_file(path, error, what, limit=limit, stdin=stdin)
-    name = "standard input" if stdin and str(path) == STDIN else str(path)
-    return decode_utf8(data, name, error, what)
+    return decode_utf8(data, _shown(path, stdin), error, what)
 
 
 def read_user_json(
@@ -175,7 +179,7 @@ def read_user_json(
     from pithauthor._core.strict_json import JSONFault, parse_json
 
     text = read_user_text(path, error, what, limit=limit, stdin=stdin)
-    name = "standard input" if stdin and str(path) == STDIN else str(path)
+    name = _shown(path, stdin)
     if not text.strip():
         raise error(f"{name} is empty, not {what}")
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -148,16 +148,20 @@ class _Fetcher:
         if self._client is not None:
             self._client.close()
 
-    def get(self, url: str, accept: str, limit: int) -> bytes:
-        key = (url, accept)
+    def _once(self, key: tuple[str, str], make: Callable[[], bytes | _Parsed]) -> bytes | _Parsed:
+        """`make()` the first time `key` is asked for, then the same answer (or failure)."""
         if key not in self._seen:
             try:
-                self._seen[key] = self._get(url, accept, limit)
+                self._seen[key] = make()
             except (_Unreadable, _NotFound) as exc:
                 self._seen[key] = exc
         found = self._seen[key]
         if isinstance(found, Exception):
             raise found
+        return found
+
+    def get(self, url: str, accept: str, limit: int) -> bytes:
+        found = self._once((url, accept), lambda: self._get(url, accept, limit))
         assert isinstance(found, bytes)
         return found
 
@@ -171,15 +175,9 @@ class _Fetcher:
 
     def json(self, url: str) -> Any:
         """The strict JSON document at `url` (parsed once per fetcher, like the bytes)."""
-        key = (url, "json")
-        if key not in self._seen:
-            try:
-                self._seen[key] = _Parsed(_json(self.get(url, "application/json", JSON_LIMIT)))
-            except (_Unreadable, _NotFound) as exc:
-                self._seen[key] = exc
-        found = self._seen[key]
-        if isinstance(found, Exception):
-            raise found
+        found = self._once(
+            (url, "json"), lambda: _Parsed(_json(self.get(url, "application/json", JSON_LIMIT)))
+        )
         assert isinstance(found, _Parsed)
         return found.value
 
