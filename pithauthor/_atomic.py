@@ -42,13 +42,14 @@ def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
     return fd, tmp
 
 
-def _write_temp(folder: Path, data: bytes, mode: int) -> Path:
+def _write_temp(folder: Path, data: bytes, mode: int, durable: bool = True) -> Path:
     fd, tmp = _new_temp(folder, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -61,14 +62,21 @@ def _bytes(data: bytes | str) -> bytes:
 
 
 def replace_file(
-    path: Path, data: bytes | str, *, mode: int = 0o600, backup: Path | None = None
+    path: Path,
+    data: bytes | str,
+    *,
+    mode: int = 0o600,
+    backup: Path | None = None,
+    durable: bool = True,
 ) -> None:
     """Atomically replace `path` (or create it) with `data`.
 
     With `backup`, the old file is kept under that name first (a hard link when the file system
-    allows, else a copy), so that at every moment one complete version exists."""
+    allows, else a copy), so that at every moment one complete version exists. `durable=False`
+    skips the two fsyncs, for what can be rebuilt (a cache whose unreadable file is a miss): a
+    crash may then lose the new version, and readers still never see a half-written one."""
     path = Path(path)
-    tmp = _write_temp(path.parent, _bytes(data), mode)
+    tmp = _write_temp(path.parent, _bytes(data), mode, durable)
     try:
         if backup is not None:
             _keep(path, backup)
@@ -77,7 +85,8 @@ def replace_file(
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _keep(path: Path, backup: Path) -> None:

@@ -42,3 +42,24 @@ def test_a_new_file_appears_only_after_success(tmp_path: Path) -> None:
     with publishing(target) as tmp:
         tmp.write_bytes(b"x")
     assert target.read_bytes() == b"x" and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_cache_answer_is_written_without_fsync_and_a_durable_file_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from pithauthor._atomic import replace_file
+    from pithauthor._bib.lookup_cache import LookupCache
+    from pithauthor._bib.matching import Candidate
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    cache = LookupCache(tmp_path)
+    paper = Candidate("2302.12445", "A title", ("A. Smith",), 2023, None)
+    cache.put("https://export.arxiv.org/api/query", "ti:a title", (paper,), True)
+    assert cache.get("https://export.arxiv.org/api/query", "ti:a title") == ((paper,), True)
+    assert synced == []  # rebuildable: atomic, not durable
+    replace_file(tmp_path / "key.json", b"{}")
+    assert len(synced) == 2  # the file, then its folder
