@@ -182,8 +182,10 @@ class _Fetcher:
         return found.value
 
     def _get(self, url: str, accept: str, limit: int) -> bytes:
-        if not url.startswith(("https://", "http://")):  # only a user's file is read locally
-            raise _Unreadable(f"{url!r} is not an http(s) address", network=False)
+        try:  # a locator from the event: never a local file, never a refused address
+            checked_url(url, "the proof's address")
+        except InputError as exc:
+            raise _Unreadable(str(exc), network=False) from None
         if self.offline:
             raise _Unreadable("not fetched (--offline)", network=False)
         import httpx

@@ -127,3 +127,24 @@ def test_keys_prove_web_refuses_what_is_not_a_site_address(
     pith: RunPith, claim: tuple[Path, str], url: str
 ) -> None:
     assert_one_line_error(pith("keys", "prove", "web", url), 2)
+
+
+@pytest.mark.parametrize(
+    ("locator", "said"),
+    [
+        ("/etc/passwd", "is not an https:// address"),
+        ("file:///etc/passwd", "is not an https:// address"),
+        ("http://example.com/paper.pdf", "refusing plain http to example.com"),
+        ("https://user:pw@127.0.0.1:9/paper.pdf", "user name or password"),
+    ],
+)
+def test_a_locator_from_a_hostile_event_is_neither_read_from_disk_nor_fetched(
+    locator: str, said: str
+) -> None:
+    from pithauthor.identity import _Fetcher, _Unreadable
+
+    fetcher = _Fetcher(timeout=1.0, offline=False)
+    with pytest.raises(_Unreadable) as caught:
+        fetcher.get(locator, "application/pdf", 1 << 20)
+    assert said in caught.value.reason and not caught.value.network
+    assert fetcher._client is None  # no HTTP client was even made
