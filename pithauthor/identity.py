@@ -284,12 +284,16 @@ def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
 
     from pypdf import PdfReader
 
-    logging.getLogger("pypdf").setLevel(logging.CRITICAL)  # a hostile PDF's warnings: noise
+    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
+    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
+    logger.setLevel(logging.CRITICAL + 1)
     try:
         info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
         keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
     except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
         raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
+    finally:
+        logger.setLevel(level)
     return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
