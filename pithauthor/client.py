@@ -23,12 +23,12 @@ from pithauthor._core.reference import classify_reference
 from pithauthor._core.registry_checks import check_bundle, check_record, check_state
 from pithauthor._core.subject import Subject
 from pithauthor._core.trust import Trust
+from pithauthor._core.web_url import is_loopback
 from pithauthor._http import (
     DEFAULT_REGISTRY,
     RegistryHttp,
     RetryPolicy,
     check_url,
-    is_loopback,
     origin,
 )
 from pithauthor._tokens import (

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TypedDict
 
+from pithauthor._core.web_url import is_loopback
 from pithauthor._files import MAX_SECRET_BYTES, read_user_text
-from pithauthor._http import is_loopback
 from pithauthor._paths import pith_home
 from pithauthor._registry.keys import load_or_create_key
 from pithauthor._registry.papers import add_paper, example_papers
