@@ -368,6 +368,8 @@ def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, whic
         where = text(path)
         if _still_there(sealed, path) and _at(sealed, path) == _at(genuine, path):
             continue  # resealing rewrote it as it was (state_sha256): not an edit
+        if path == ("state_sha256",) and _still_there(sealed, path):
+            continue  # resealing recomputed it from the (edited) body: the edit is gone
         if operation == "delete":
             assert covered_by(where, in_genuine) or optional(which, path), (operation, where)
         elif not same_title(genuine, doc, path) and _still_there(doc, path):
