@@ -38,6 +38,7 @@ from pithauthor._files import MAX_JSON_BYTES
 PASSPHRASE = "matrix passphrase"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the record fixture's paper
 CITING = "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+ORCID = "0000-0002-1825-0097"  # ada's key's iD (ORCID's test researcher)
 DEAD_REGISTRY = "http://127.0.0.1:9"  # nothing listens: a case that reaches the network fails
 HUGE = MAX_JSON_BYTES + 1  # over every input size limit (the JSON one is the largest)
 
@@ -58,6 +59,7 @@ FILE_PARAMS = {
     "only_cited",  # bib scan, cite
     "target",  # latex inject, latex arxiv
     "abstract_file",  # number from-arxiv --next-version
+    "paper_pdf",  # verify --paper-pdf FILE|URL (its URLs are in VALUE_PARAMS too)
 }
 SECRET_PARAMS = {  # text files whose content may well look like JSON
     "passphrase_file",
@@ -72,6 +74,19 @@ OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is 
 FOLDER_PARAMS = {"data", "copy"}
 # values with a documented form, and bad examples of it
 REFERENCE = ["pith:2023:NFG5PAOX!UVIWDX5F7YSYYL7EW", "2313.12345", "", "pith:" + "A" * 5000]
+# addresses pith would fetch from: none may reach the internet (refused first), and the closed
+# loopback port (DEAD_REGISTRY) is the one that is tried
+BAD_URLS = [
+    "http://[::1",
+    "https://127.0.0.1:99999",
+    "http://127.0.0.1:0",
+    "ftp://127.0.0.1/x",
+    "http://example.com",
+    "https://user:pw@127.0.0.1:9",
+    "https://exa mple.com",
+    "javascript:alert(1)",
+    "",
+]
 VALUE_PARAMS: dict[str, list[str]] = {
     "port": ["-1", "70000", "x"],
     "parallel": ["0", "-3", "100000", "x"],
@@ -110,6 +125,34 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "arxiv_api": ["http://[::1", "https://127.0.0.1:99999", "ftp://x", "http://example.com/q"],
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
     "shell": ["nope", "", "sh"],  # pith completion SHELL
+    "signer": [  # verify --signer KEY_ID
+        "nope",
+        "",
+        "ed25519:",
+        "ed25519:" + "A" * 25,
+        "ed25519:" + "A" * 27,
+        "ed25519:" + "1" * 26,
+        "rsa:" + "A" * 26,
+        "ed25519:" + "A" * 5000,
+        "ed25519:AAAAAAAAAAAAAAAAAAAAAAAAAA/x",
+    ],
+    "orcid_api": [*BAD_URLS, DEAD_REGISTRY],  # verify, keys prove orcid --check
+    "url": BAD_URLS,  # keys prove web URL
+    "paper_pdf": [*BAD_URLS, DEAD_REGISTRY + "/paper.pdf"],
+    "proof": [  # claim --proof orcid|web:URL|paper[:URL]
+        "",
+        "nope",
+        "orcid:x",
+        "web:",
+        "web:http://[::1",
+        "web:https://127.0.0.1:99999",
+        "web:http://example.com",
+        "web:https://user:pw@127.0.0.1",
+        "paper:ftp://127.0.0.1/x.pdf",
+        "paper:https://exa mple.com/x.pdf",
+        "paper:javascript:alert(1)",
+        "web:https://" + "a" * 3000 + ".org",
+    ],
 }
 # free text or names any value of which is accepted (or refused by the key store, exit 4)
 FREE_PARAMS = {
@@ -132,10 +175,19 @@ FREE_PARAMS = {
 # documented exceptions to exit 2: `latex arxiv` compiles the file it is given, and a file that
 # is not LaTeX "does not compile" (exit 1, docs/cli.md); unreadable ones are still exit 2
 EXIT_1_ALLOWED = {("latex arxiv", "target")}
-
-# identity's options (issue 16, merged last): their faults are verdicts (exit 1) or need a
-# key and a proof; not in the matrix yet, listed so that the choice is explicit
-NOT_YET = {"signer", "paper_pdf", "orcid_api", "proof", "url"}
+# documented answers other than 2, by case (docs/identity.md): a readable file that is not a
+# PDF is a failed paper proof (exit 1); a paper URL nobody answers is unverifiable, which
+# --strict fails (exit 1); an ORCID API nobody answers is exit 3
+NOT_A_PDF = {"empty", "binary", "non-utf8", "truncated-pdf", *JSON_KINDS}
+EXPECTED_EXIT: dict[tuple[str, str], dict[str, int]] = {
+    ("verify", "paper_pdf"): {
+        **{kind: 1 for kind in NOT_A_PDF},
+        repr(DEAD_REGISTRY + "/paper.pdf"): 1,
+    },
+    ("verify", "orcid_api"): {repr(DEAD_REGISTRY): 3},
+    ("keys prove orcid", "orcid_api"): {repr(DEAD_REGISTRY): 3},
+}
+VERDICT_LINE = "FAILED"  # exit 1 of `pith verify`: the failed checks on stdout, one line here
 
 
 # --- a valid value for every parameter a command needs, so that only one thing is wrong ----
@@ -183,6 +235,8 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         "auth logout": {"registry": DEAD_REGISTRY},
         "registry serve": {"port": "0", "data": paths["data"]},
         "registry add": {"files": paths["xml"], "data": paths["data"]},
+        "keys prove orcid": {"key": "ada", "check": True, "as_json": True},
+        "keys prove web": {"key": "ada"},
     }
     base = dict(bases.get(command, {}))
     if command == "cite" and under_test in ("bibfiles", "mapping", "only_cited", "citing_record"):
@@ -197,6 +251,11 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         base["next_version"] = True
     if command == "keys import" and under_test != "backup_file":
         base["backup_file"] = paths["backup"]
+    if command == "verify" and under_test in ("signer", "paper_pdf", "orcid_api"):
+        base["file"] = paths["claim"]  # a signed claim by ada, carrying no proofs
+        base["strict"] = under_test == "paper_pdf"  # a proof nobody answers then fails
+        if under_test == "orcid_api":
+            base["orcid"] = ORCID  # ada's iD: its ORCID record is asked for
     return base
 
 
@@ -219,6 +278,7 @@ BAD_FILES = [
     "json-null",
     "symlink-loop",
     "dangling-link",
+    "truncated-pdf",
 ]
 BAD_OUTPUTS = ["folder", "fifo", "dev-zero", "no-parent", "symlink-loop"]
 BAD_FOLDERS = ["a-file", "fifo", "symlink-loop"]
@@ -253,6 +313,7 @@ def _make_inputs(root: Path) -> dict[str, str]:
     made["dup-key-json"] = write("dup.json", b'{"a": 1, "a": 2}')
     made["json-array"] = write("array.json", b"[]")
     made["json-null"] = write("null.json", b"null")
+    made["truncated-pdf"] = write("cut.pdf", b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages")
     os.symlink(root / "loop-b", root / "loop-a")
     os.symlink(root / "loop-a", root / "loop-b")
     made["symlink-loop"] = str(root / "loop-a")
@@ -353,11 +414,25 @@ def _problems(case: Case, outcome: Outcome) -> str | None:
     if "internal error" in outcome.stderr or "bug in pith" in outcome.stderr:
         return f"internal error: {outcome.stderr.strip()}"
     allowed = {1, 2} if (case.command, case.param) in EXIT_1_ALLOWED else {2}
+    expected = EXPECTED_EXIT.get((case.command, case.param), {}).get(case.bad)
+    allowed = {expected} if expected is not None else allowed
     if outcome.code not in allowed:
-        return f"exit {outcome.code}, not 2: {outcome.stderr.strip()[:300]}"
-    if len(lines) != 1 or not lines[0].startswith("pith: error: "):
+        return f"exit {outcome.code}, not {sorted(allowed)}: {outcome.stderr.strip()[:300]}"
+    verdict = outcome.code == 1 and expected == 1 and lines and lines[0].startswith(VERDICT_LINE)
+    if len(lines) != 1 or not (lines[0].startswith("pith: error: ") or verdict):
         return f"{len(lines)} lines on stderr: {outcome.stderr.strip()[:300]}"
     return None
+
+
+def _claim_by_ada(folder: Path, passphrase: str) -> str:
+    """A claim signed by ada's key, carrying no identity proofs (nothing for verify to fetch
+    but what a case names)."""
+    out = folder / "claim.jsonl"
+    record = str(FIXTURES / "record-2302.12445v2.json")
+    argv = ["claim", NUMBER, "--record", record, "--passphrase-file", passphrase, "-o", str(out)]
+    outcome = _run(argv)
+    assert outcome.code == 0, outcome.stderr
+    return str(out)
 
 
 def _digest_inputs(root: Path) -> dict[str, object]:
@@ -385,53 +460,58 @@ COMPILED = {"empty", "binary", "non-utf8", *JSON_KINDS}
 """Files `latex arxiv` hands to pdfLaTeX (exit 1 allowed): those cases need TeX."""
 
 
-def _kinds(name: str) -> list[str] | None:
-    """The bad inputs for a parameter of this name; [] when it takes any value; None when it
-    is not classified."""
-    if name in FILE_PARAMS:
-        kinds = BAD_FILES
-    elif name in OUTPUT_PARAMS:
-        kinds = BAD_OUTPUTS
-    elif name in FOLDER_PARAMS:
-        kinds = BAD_FOLDERS
-    elif name in VALUE_PARAMS:
-        kinds = VALUE_PARAMS[name]
-    elif name in FREE_PARAMS or name in NOT_YET:
-        return []
-    else:
-        return None
-    if name in SECRET_PARAMS:  # JSON text is a valid passphrase, token or abstract
-        kinds = [kind for kind in kinds if kind not in JSON_KINDS]
-    return list(kinds)
+Bad = tuple[str, str]
+"""One bad input: ("file", a kind of BAD_FILES/BAD_OUTPUTS/BAD_FOLDERS) or ("value", text)."""
+
+
+def _parts(name: str) -> list[list[Bad]] | None:
+    """The bad inputs of a parameter of this name: its bad files, then its bad values (a
+    FILE|URL has both); [] when it takes any value; None when it is not classified."""
+    files = (
+        BAD_FILES if name in FILE_PARAMS
+        else BAD_OUTPUTS if name in OUTPUT_PARAMS
+        else BAD_FOLDERS if name in FOLDER_PARAMS
+        else []
+    )  # fmt: skip
+    if name in SECRET_PARAMS:  # such text is a valid passphrase, token or abstract
+        files = [kind for kind in files if kind not in (*JSON_KINDS, "truncated-pdf")]
+    parts = [[("file", kind) for kind in files], [("value", v) for v in VALUE_PARAMS.get(name, [])]]
+    parts = [part for part in parts if part]
+    if parts or name in FREE_PARAMS:
+        return parts
+    return None
 
 
 def _matrix() -> tuple[list[Any], list[Any], list[str]]:
     """pytest params (command, parameter, bad inputs) for the default run and for `slow`, and
     the parameters nobody classified."""
-    rows: list[tuple[str, str, list[str], list[str], bool]] = []
+    rows: list[tuple[str, str, list[list[Bad]], bool]] = []
     unclassified: list[str] = []
     for command, click_command in _commands():
         for param in click_command.params:
             if _is_flag(param):
                 continue
             name = str(param.name)
-            kinds = _kinds(name)
-            if kinds is None:
+            parts = _parts(name)
+            if parts is None:
                 unclassified.append(f"{command} {name}")
-            elif kinds:
+            elif parts:
                 tex = (command, name) in EXIT_1_ALLOWED
-                usable = [k for k in kinds if not (tex and k in COMPILED)]
-                rows.append((command, name, kinds, usable, tex))
-    sharing = Counter(tuple(usable) for *_, usable, _ in rows)
-    turn: Counter[tuple[str, ...]] = Counter()
+                usable = [[b for b in part if not (tex and b[1] in COMPILED)] for part in parts]
+                rows.append((command, name, usable, tex))
+    sharing = Counter(tuple(part) for *_, parts, _ in rows for part in parts)
+    turn: Counter[tuple[Bad, ...]] = Counter()
     default: list[Any] = []
     slow: list[Any] = []
-    for command, name, kinds, usable, tex in rows:
-        size = max(DEFAULT_SAMPLE, -(-len(usable) // sharing[tuple(usable)]))
-        start = turn[tuple(usable)]
-        turn[tuple(usable)] += size
-        sample = list(dict.fromkeys(usable[(start + i) % len(usable)] for i in range(size)))
-        rest = [k for k in kinds if k not in sample]
+    for command, name, parts, tex in rows:
+        sample: list[Bad] = []
+        for part in parts:  # parameters sharing a list take turns through it
+            size = max(DEFAULT_SAMPLE, -(-len(part) // sharing[tuple(part)]))
+            start = turn[tuple(part)]
+            turn[tuple(part)] += size
+            sample += dict.fromkeys(part[(start + i) % len(part)] for i in range(size))
+        every = [b for part in _parts(name) or [] for b in part]
+        rest = [b for b in every if b not in sample]
         test_id = f"{command.replace(' ', '-')}-{name}"
         default.append(pytest.param(command, name, sample, id=test_id))
         if rest:
@@ -474,7 +554,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         generate("bob", backend="file", passphrase=source, note=lambda _: None)
         backup("bob", backup_file, passphrase=source, backup_passphrase=source, note=lambda _: None)
         monkeypatch.setenv("PITH_HOME", str(root / "home"))
-        generate("ada", backend="file", passphrase=source, note=lambda _: None)
+        generate("ada", orcid=ORCID, backend="file", passphrase=source, note=lambda _: None)
+        claim = _claim_by_ada(good, str(passphrase))
     (good / "paper").mkdir()
     (good / "paper" / "main.tex").write_text(
         "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n", "utf-8"
@@ -490,6 +571,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         "backup": str(backup_file),
         "tex": str(good / "paper" / "main.tex"),
         "token": str(good / "token.txt"),
+        "claim": claim,
     }
     bad = _make_inputs(root / "bad")
     inputs = [good, root / "bad"]
@@ -502,22 +584,22 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def _check(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str,
-    kinds: list[str],
+    kinds: list[Bad],
 ) -> None:  # fmt: skip
     """Feed `kinds` to parameter `name` of `command`, the rest valid; each must be refused with
     one line and exit 2 (no hang, no traceback), and leave every input file as it was."""
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_REGISTRY", DEAD_REGISTRY)
+    monkeypatch.setenv("PITH_ORCID_API", DEAD_REGISTRY)  # nothing ever asks the real ORCID
     shutil.copytree(world.home, os.environ["PITH_HOME"])  # key "ada", this test's own copy
     paths = {**world.paths, "data": str(tmp_path / "registry-data")}
     paths["fresh"] = str(tmp_path / "fresh-output")
     click_command = dict(_commands())[command]
     failures: list[str] = []
-    for kind in kinds:
-        is_value = name in VALUE_PARAMS
-        value = kind if is_value else world.bad[kind]
+    for where, bad in kinds:
+        value = world.bad[bad] if where == "file" else bad
         values = {**_baseline(command, name, paths), name: value}
-        case = Case(command, name, repr(kind) if is_value else kind, [])
+        case = Case(command, name, bad if where == "file" else repr(bad), [])
         case.argv = _argv(command, click_command.params, values)
         problem = _problems(case, _run(case.argv, fifo=world.bad["fifo"]))
         if problem:
@@ -532,7 +614,7 @@ def _check(
 @pytest.mark.parametrize(("command", "name", "kinds"), DEFAULT_CASES)
 def test_a_hostile_value_of_each_parameter_is_refused_with_one_line_and_exit_2(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str,
-    kinds: list[str],
+    kinds: list[Bad],
 ) -> None:  # fmt: skip
     _check(world, tmp_path, monkeypatch, command, name, kinds)
 
@@ -540,9 +622,9 @@ def test_a_hostile_value_of_each_parameter_is_refused_with_one_line_and_exit_2(
 @pytest.mark.parametrize(("command", "name", "kinds"), SLOW_CASES)
 def test_every_other_bad_input_of_each_parameter_is_refused_with_one_line_and_exit_2(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str,
-    kinds: list[str],
+    kinds: list[Bad],
 ) -> None:  # fmt: skip
-    """Slow: the rest of the cross product (about 500 cases; the default run has a few bad
+    """Slow: the rest of the cross product (about 550 of 860 cases; the default run has a few bad
     inputs of every parameter, and every bad input for some command)."""
     _check(world, tmp_path, monkeypatch, command, name, kinds)
 
@@ -553,13 +635,14 @@ def test_every_parameter_of_every_command_is_classified() -> None:
 
 
 def test_the_default_run_feeds_every_bad_input_to_some_command() -> None:
-    covered: dict[tuple[str, ...], set[str]] = {}
+    covered: dict[tuple[Bad, ...], set[Bad]] = {}
     for param in DEFAULT_CASES:
         _, name, kinds = param.values
-        covered.setdefault(tuple(_kinds(name) or ()), set()).update(kinds)
+        for part in _parts(name) or []:
+            covered.setdefault(tuple(part), set()).update(b for b in kinds if b in part)
     assert covered
-    for kinds, tried in covered.items():
-        assert tried == set(kinds), sorted(set(kinds) - tried)
+    for part, tried in covered.items():
+        assert tried == set(part), sorted(set(part) - tried)
 
 
 def test_the_matrix_knows_every_command_of_the_app() -> None:
