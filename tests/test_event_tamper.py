@@ -242,6 +242,7 @@ def _finite(tree: Any) -> bool:
 def test_a_json_tree_added_to_any_object_is_never_accepted(
     name: str, where: int, key: str, tree: Any
 ) -> None:
+    """Slow: 300 Hypothesis examples of arbitrary JSON trees (the default run edits every field)."""
     genuine = GENUINE[name]
     paths = objects(genuine)
     obj = paths[where % len(paths)]
@@ -260,6 +261,7 @@ def test_a_json_tree_added_to_any_object_is_never_accepted(
 def test_any_field_replaced_by_a_json_tree_is_never_accepted(
     name: str, where: int, tree: Any
 ) -> None:
+    """Slow: 300 Hypothesis examples of arbitrary JSON trees (the default run edits every field)."""
     genuine = GENUINE[name]
     paths = [p for p, _ in nodes(genuine)]
     assume(_finite(tree))

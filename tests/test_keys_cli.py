@@ -44,6 +44,7 @@ def _seed_of(home: Path, name: str | None, passphrase: str = PASSPHRASE) -> byte
 def test_headless_generate_then_show_with_real_moderate_kdf(
     pith: RunPith, isolated_home: Path
 ) -> None:
+    """Slow: PyNaCl's moderate argon2id (256 MiB, about a second each) is what is tested."""
     env = {"PITH_PASSPHRASE": PASSPHRASE}  # no test switch: PyNaCl's moderate argon2id limits
     doc = _generate_json(pith, env=env)
     assert doc["key_id"].startswith("ed25519:") and len(doc["public_key_fingerprint"]) == 32
@@ -186,6 +187,7 @@ def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(
 def test_delete_asks_first_on_a_terminal_and_never_reads_an_answer_from_a_pipe(
     pith: RunPith,
 ) -> None:
+    """Slow: real processes on a pseudo-terminal."""
     _generate_json(pith)
     env = {**os.environ, **FAST}
     code, out = _run_in_terminal(["keys", "delete", "alice"], ["n"], env)
@@ -313,6 +315,7 @@ def _run_in_terminal(args: list[str], answers: list[str], env: dict[str, str]) -
 
 @pytest.mark.slow
 def test_terminal_prompt_asks_twice_on_creation(isolated_home: Path) -> None:
+    """Slow: real processes on a pseudo-terminal."""
     env = {k: v for k, v in os.environ.items() if k != "PITH_PASSPHRASE"}
     env["PITH_TEST_FAST_KDF"] = "1"
     code, out = _run_in_terminal(["keys", "generate", "--name", "bob"], ["typed pw", "other"], env)
