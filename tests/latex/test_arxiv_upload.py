@@ -2,7 +2,12 @@
 first, then packed; the archive unpacked into an empty folder and built with pdfLaTeX alone
 (no BibTeX, no Biber) must give the author's page count, the badge and the metadata. Then the
 folders that go wrong: stale build files, absolute and `..` inputs, symlinks in and out,
-fontspec, `%` in URLs and verbatim, a proof that fails."""
+fontspec, `%` in URLs and verbatim, a proof that fails.
+
+Three templates are packed by default: revtex4-ijqc (a BibTeX .bbl), elsarticle-num (the title on
+page 3) and article (pith.sty found in the author's TeX tree, the packaged one packed); the other
+five (Biber's .bbl, acmart's 00README, ...) are marked slow. Each template is built and packed
+once per worker (an xdist_group per template) and read by both template tests."""
 
 from __future__ import annotations
 
@@ -42,6 +47,16 @@ NEEDS_README = {"acmart-sigconf"}
 SINGLE = {"IEEEtran": "IEEEtran.tex", "article": "article.tex"}
 ALL = {**MAINS, **SINGLE}
 FIGURES = {"acmart-sigconf": ("sampleteaser.pdf", "figures/sample-franklin.png")}
+FAST = {"revtex4-ijqc", "elsarticle-num", "article"}
+TEMPLATES = [
+    pytest.param(
+        name,
+        marks=[pytest.mark.xdist_group(f"arxiv-{name}")]
+        + ([] if name in FAST else [pytest.mark.slow]),
+        id=name,
+    )
+    for name in sorted(ALL)
+]
 DEBRIS = (".aux", ".log", ".fls", ".fdb_latexmk", ".out", ".blg", ".bcf", ".run.xml", ".bib")
 
 
@@ -55,7 +70,7 @@ class Packed:
     stderr: str
 
 
-@pytest.fixture(scope="module", params=sorted(ALL))
+@pytest.fixture(scope="module", params=TEMPLATES)
 def packed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Packed:
     """A template with the badge, built by its author in its folder, then packed (once)."""
     name = request.param
@@ -78,7 +93,6 @@ def packed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 @TEX
-@pytest.mark.slow
 def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
     packed: Packed,
 ) -> None:
@@ -118,7 +132,6 @@ TITLE_PAGE = {"elsarticle-num": 3}
 
 
 @TEX
-@pytest.mark.slow
 def test_template_archive_builds_alone_to_the_authors_pages_with_badge_and_metadata(
     packed: Packed, tmp_path: Path
 ) -> None:
@@ -299,6 +312,9 @@ APPENDIX = r"""\begin{verbatim}
 """
 
 
+COMMENTED = pytest.mark.xdist_group("arxiv-commented")  # the tests that read `commented`
+
+
 @pytest.fixture(scope="module")
 def commented(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """A paper with comments, `%` in URLs, \\verb and verbatim, packed once (stripped)."""
@@ -311,6 +327,7 @@ def commented(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
 
 
 @TEX
+@COMMENTED
 def test_comments_are_stripped_but_urls_percent_and_verbatim_stay_and_are_counted(
     commented: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
@@ -333,6 +350,7 @@ def test_comments_are_stripped_but_urls_percent_and_verbatim_stay_and_are_counte
 
 
 @TEX
+@COMMENTED
 def test_a_second_documentclass_gets_a_00readme_naming_the_top_level_file(
     commented: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
@@ -347,6 +365,7 @@ def test_a_second_documentclass_gets_a_00readme_naming_the_top_level_file(
 
 
 @TEX
+@COMMENTED
 def test_keep_comments_packs_the_sources_as_they_are(
     commented: tuple[Path, Path, str], tmp_path: Path, pith: RunPith
 ) -> None:

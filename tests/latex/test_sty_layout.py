@@ -10,9 +10,10 @@ baseline has it, the badge is the only new text, on the title page, clear of the
 and of arXiv's stamp in the left margin. A class's own XMP dc:identifier (acmart's DOI) survives,
 with the Pith Number beside it.
 
-Three cells run by default (pdfLaTeX: IEEEtran conference, elsarticle, article); the other 24
-are marked slow (`pytest -m slow`, run in CI). Each cell's three builds run side by side once
-per session and are shared by the tests of that cell."""
+By default every manuscript runs on pdfLaTeX (arXiv's engine) and `article` on XeLaTeX and
+LuaLaTeX (11 cells); the other 16 are marked slow (`make test-all`, run in CI). Each cell's three
+builds run side by side once per test process and are shared by the four tests of that cell,
+which pytest-xdist keeps on one worker (an xdist_group per cell, `--dist loadgroup`)."""
 
 from __future__ import annotations
 
@@ -26,17 +27,17 @@ from pdfcheck import Box, info, link_rects, link_uris, log_problems, pages_words
 from texbuild import NUMBER, SHORT, URL, Build
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
-DEFAULT_CELLS = {
-    ("ieeetran-conf", "pdflatex"),
-    ("elsarticle-grabs", "pdflatex"),
-    ("article", "pdflatex"),
+DEFAULT_CELLS = {(m.name, "pdflatex") for m in MANUSCRIPT_LIST} | {
+    ("article", "xelatex"),
+    ("article", "lualatex"),
 }
 STAMP_STRIP = 72.0  # points from the left edge: arXiv's vertical stamp on page 1 lives there
 CELLS = [
     pytest.param(
         m,
         e,
-        marks=[pytest.mark.tex(e)] + ([] if (m.name, e) in DEFAULT_CELLS else [pytest.mark.slow]),
+        marks=[pytest.mark.tex(e), pytest.mark.xdist_group(f"layout-{m.name}-{e}")]
+        + ([] if (m.name, e) in DEFAULT_CELLS else [pytest.mark.slow]),
         id=f"{m.name}-{e}",
     )
     for m in MANUSCRIPT_LIST

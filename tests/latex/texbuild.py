@@ -1,10 +1,16 @@
 """Compile a LaTeX source for real, in a temporary folder, the way arXiv would: no shell
-escape, nonstop, halting on the first error. pith.sty is copied beside the source."""
+escape, nonstop, halting on the first error. pith.sty is copied beside the source.
+
+`shared_build` builds a (source, engine, runs) once per test process and hands the same
+Build to every test that asks for it: tests read a shared build, never write into its folder."""
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +74,25 @@ def build(
     log_path = workdir / "paper.log"
     log = log_path.read_text("latin-1") if log_path.exists() else ""
     return Build(ok=ok, pdf=workdir / "paper.pdf", log=log, output=output)
+
+
+_SHARED: dict[str, Build] = {}
+_SHARED_ROOT: list[Path] = []
+
+
+def shared_build(source: str, engine: str = "pdflatex", runs: int = 1) -> Build:
+    """`build(source, ..., engine, runs)`, done once per test process (keyed by the source,
+    the engine, the runs and pith.sty's bytes) in a folder removed when the process ends."""
+    digest = hashlib.sha256(
+        "\0".join((source, engine, str(runs))).encode() + b"\0" + STY.read_bytes()
+    ).hexdigest()[:24]
+    if digest not in _SHARED:
+        if not _SHARED_ROOT:
+            root = Path(tempfile.mkdtemp(prefix="pith-tex-"))
+            atexit.register(shutil.rmtree, root, ignore_errors=True)
+            _SHARED_ROOT.append(root)
+        _SHARED[digest] = build(source, _SHARED_ROOT[0] / digest, engine, runs)
+    return _SHARED[digest]
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
