@@ -7,7 +7,7 @@ fontspec, `%` in URLs and verbatim, a proof that fails.
 Three templates are packed by default: revtex4-ijqc (a BibTeX .bbl), elsarticle-num (the title on
 page 3) and article (pith.sty found in the author's TeX tree, the packaged one packed); the other
 five (Biber's .bbl, acmart's 00README, ...) are marked slow. Each template is built and packed
-once per worker (an xdist_group per template) and read by both template tests."""
+once per session (texbuild.shared_folder) and read by both template tests."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from arxiv_helpers import (
 from conftest import RunPith, assert_one_line_error
 from inject_helpers import MAINS, copy_manuscript, snapshot
 from pdfcheck import info, link_uris, page_text
+from texbuild import STY, shared_folder
 
 from pithauthor import PithNumber
 from pithauthor._core.strict_json import parse_json
@@ -51,8 +52,7 @@ FAST = {"revtex4-ijqc", "elsarticle-num", "article"}
 TEMPLATES = [
     pytest.param(
         name,
-        marks=[pytest.mark.xdist_group(f"arxiv-{name}")]
-        + ([] if name in FAST else [pytest.mark.slow]),
+        marks=[] if name in FAST else [pytest.mark.slow],
         id=name,
     )
     for name in sorted(ALL)
@@ -70,26 +70,41 @@ class Packed:
     stderr: str
 
 
-@pytest.fixture(scope="module", params=TEMPLATES)
-def packed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Packed:
-    """A template with the badge, built by its author in its folder, then packed (once)."""
+@pytest.fixture(params=TEMPLATES)
+def packed(request: pytest.FixtureRequest) -> Packed:
+    """A template with the badge, built by its author in its folder, then packed (once per
+    session, shared by the tests that read it)."""
     name = request.param
-    tmp = tmp_path_factory.mktemp(name)
-    if name in SINGLE:
-        folder = tmp / name
-        folder.mkdir()
-        text = (REPO / "templates" / SINGLE[name]).read_text("utf-8")
-        text = text.replace("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW", NUMBER)
-        (folder / SINGLE[name]).write_text(text, "utf-8")
-    else:
-        folder = copy_manuscript(name, tmp)
-        inject(folder, NUMBER_OBJ)
-    (folder / "stray-notes.txt").write_text("not part of the paper")
-    author_pdf = latexmk(folder, ALL[name], sty_installed=name in SINGLE)
-    archive = tmp / "upload.tar.gz"
-    result = run_pith("latex", "arxiv", str(folder), "-o", str(archive), home=tmp / "home")
-    assert result.returncode == 0, result.stderr
-    return Packed(name, folder, author_pdf, archive, result.stdout, result.stderr)
+
+    def fill(tmp: Path) -> None:
+        if name in SINGLE:
+            folder = tmp / name
+            folder.mkdir()
+            text = (REPO / "templates" / SINGLE[name]).read_text("utf-8")
+            text = text.replace("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW", NUMBER)
+            (folder / SINGLE[name]).write_text(text, "utf-8")
+        else:
+            folder = copy_manuscript(name, tmp)
+            inject(folder, NUMBER_OBJ)
+        (folder / "stray-notes.txt").write_text("not part of the paper")
+        latexmk(folder, ALL[name], sty_installed=name in SINGLE)
+        result = run_pith(
+            "latex", "arxiv", str(folder), "-o", str(tmp / "upload.tar.gz"), home=tmp / "home"
+        )
+        assert result.returncode == 0, result.stderr
+        (tmp / "stdout").write_text(result.stdout, "utf-8")
+        (tmp / "stderr").write_text(result.stderr, "utf-8")
+
+    tmp = shared_folder("\0".join(("arxiv", name, STY.read_text("utf-8"))), fill)
+    folder = tmp / name
+    return Packed(
+        name,
+        folder,
+        folder / Path(ALL[name]).with_suffix(".pdf"),
+        tmp / "upload.tar.gz",
+        (tmp / "stdout").read_text("utf-8"),
+        (tmp / "stderr").read_text("utf-8"),
+    )
 
 
 @TEX
@@ -312,22 +327,24 @@ APPENDIX = r"""\begin{verbatim}
 """
 
 
-COMMENTED = pytest.mark.xdist_group("arxiv-commented")  # the tests that read `commented`
+@pytest.fixture
+def commented() -> tuple[Path, Path, str]:
+    """A paper with comments, `%` in URLs, \\verb and verbatim, packed once per session
+    (stripped); the tests read it and never write into it."""
 
+    def fill(tmp: Path) -> None:
+        folder = _paper(tmp / "paper", BODY_WITH_COMMENTS, {"appendix.tex": APPENDIX})
+        result = run_pith(
+            "latex", "arxiv", str(folder), "-o", str(tmp / "upload.tar.gz"), home=tmp / "home"
+        )
+        assert result.returncode == 0, result.stderr
+        (tmp / "stderr").write_text(result.stderr, "utf-8")
 
-@pytest.fixture(scope="module")
-def commented(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """A paper with comments, `%` in URLs, \\verb and verbatim, packed once (stripped)."""
-    tmp = tmp_path_factory.mktemp("commented")
-    folder = _paper(tmp / "paper", BODY_WITH_COMMENTS, {"appendix.tex": APPENDIX})
-    archive = tmp / "upload.tar.gz"
-    result = run_pith("latex", "arxiv", str(folder), "-o", str(archive), home=tmp / "home")
-    assert result.returncode == 0, result.stderr
-    return folder, archive, result.stderr
+    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"))), fill)
+    return tmp / "paper", tmp / "upload.tar.gz", (tmp / "stderr").read_text("utf-8")
 
 
 @TEX
-@COMMENTED
 def test_comments_are_stripped_but_urls_percent_and_verbatim_stay_and_are_counted(
     commented: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
@@ -342,7 +359,7 @@ def test_comments_are_stripped_but_urls_percent_and_verbatim_stay_and_are_counte
     assert "comments removed: 3 (2 whole lines)" in stderr
     # the paper is unchanged: the archive alone gives the same pages, links and text
     pdf = pdflatex_alone(tmp_path / "arxiv", "paper.tex")
-    author = latexmk(folder, "paper.tex")
+    author = latexmk(shutil.copytree(folder, tmp_path / "author"), "paper.tex")
     assert pages(pdf) == pages(author)
     assert {URL, HREF, NUMBER_OBJ.url()} <= set(link_uris(pdf, page=0))
     text = page_text(pdf, page=1)
@@ -350,7 +367,6 @@ def test_comments_are_stripped_but_urls_percent_and_verbatim_stay_and_are_counte
 
 
 @TEX
-@COMMENTED
 def test_a_second_documentclass_gets_a_00readme_naming_the_top_level_file(
     commented: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
@@ -365,7 +381,6 @@ def test_a_second_documentclass_gets_a_00readme_naming_the_top_level_file(
 
 
 @TEX
-@COMMENTED
 def test_keep_comments_packs_the_sources_as_they_are(
     commented: tuple[Path, Path, str], tmp_path: Path, pith: RunPith
 ) -> None:

@@ -12,18 +12,20 @@ with the Pith Number beside it.
 
 By default every manuscript runs on pdfLaTeX (arXiv's engine) and `article` on XeLaTeX and
 LuaLaTeX (11 cells); the other 16 are marked slow (`make test-all`, run in CI). Each cell's three
-builds run side by side once per test process and are shared by the four tests of that cell,
-which pytest-xdist keeps on one worker (an xdist_group per cell, `--dist loadgroup`)."""
+builds run side by side once per session (whichever pytest-xdist worker comes first) and are
+shared by the four tests of that cell, as is each PDF's text read back."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from functools import cache
 
+import pdfcheck
 import pytest
-from layout import MANUSCRIPT_LIST, Manuscript, build_all
-from pdfcheck import Box, info, link_rects, link_uris, log_problems, pages_words, xmp_text
+from layout import MANUSCRIPT_LIST, Manuscript, shared_builds
+from pdfcheck import Box, info, link_rects, link_uris, log_problems, xmp_text
 from texbuild import NUMBER, SHORT, URL, Build
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
@@ -36,36 +38,25 @@ CELLS = [
     pytest.param(
         m,
         e,
-        marks=[pytest.mark.tex(e), pytest.mark.xdist_group(f"layout-{m.name}-{e}")]
-        + ([] if (m.name, e) in DEFAULT_CELLS else [pytest.mark.slow]),
+        marks=[pytest.mark.tex(e)] + ([] if (m.name, e) in DEFAULT_CELLS else [pytest.mark.slow]),
         id=f"{m.name}-{e}",
     )
     for m in MANUSCRIPT_LIST
     for e in ENGINES
 ]
 
-_cache: dict[tuple[str, str], dict[str, Build]] = {}
-
 
 @pytest.fixture
-def builds(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Build]:
-    manuscript, engine = (
-        request.node.callspec.params["manuscript"],
-        request.node.callspec.params["engine"],
-    )
-    key = (manuscript.name, engine)
-    if key not in _cache:
-        root = tmp_path_factory.mktemp(f"layout-{manuscript.name}-{engine}")
-        _cache[key] = build_all(manuscript, engine, root)
-    result = _cache[key]
+def builds(request: pytest.FixtureRequest) -> dict[str, Build]:
+    params = request.node.callspec.params
+    result = shared_builds(params["manuscript"], params["engine"])
     for variant, build in result.items():
         assert build.ok, f"{variant}: {build.output[-2000:]}"
     return result
 
 
 Words = list[tuple[str, Box]]
+pages_words = cache(pdfcheck.pages_words)  # a shared build's PDF is read back once per worker
 
 
 def title_page(pages: list[tuple[tuple[float, float], Words]], manuscript: Manuscript) -> int:
