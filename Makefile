@@ -36,7 +36,7 @@ test-all: $(STAMP)
 check: $(STAMP)
 	$(PYTEST) -q -m "not tex and not slow"
 
-# Time `make check` and `make test`; writes their section of benchmarks/RESULTS.md.
+# Time `make check`, `make test` and `make test-all`: their section of benchmarks/RESULTS.md.
 test-durations: $(STAMP)
 	$(PY) benchmarks/suite_times.py
 
