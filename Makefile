@@ -23,6 +23,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # Tests run in parallel, one worker per core (pytest-xdist); each test has its own PITH_HOME.
 PYTEST := $(PY) -m pytest -n auto --dist worksteal
+
 # Every test but the slow ones, TeX included (a bare `pytest` runs the same set). The workers
 # share each TeX build (tests/latex/texbuild.py: shared_folder).
 test: $(STAMP)
