@@ -391,6 +391,13 @@ class ActionAnswer(TypedDict):
     registry_receipt: EventReceipt
 
 
+class ErrorAnswer(TypedDict):
+    """An answer other than 2xx: why, and the checks an event failed (422)."""
+
+    error: str
+    failed_checks: NotRequired[list[str]]
+
+
 # --- trust manifests (section 3) -----------------------------------------------------------------
 
 
