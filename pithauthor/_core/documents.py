@@ -8,7 +8,6 @@ sets are the checkers' too: `envelope.EVENT_FIELDS` and the required-field lists
 (or the checker) lets a document leave out; `JSONObject` is free-form JSON nobody checks.
 """
 
-
 from typing import Literal, NotRequired, TypedDict, final
 
 from pithauthor._core.identity import IdentityProof

@@ -129,10 +129,10 @@ def shape_faults(event: Any) -> list[str]:
     if not isinstance(event, Mapping):
         return ["an event is a JSON object"]
     faults = _exact_keys(event, EVENT_FIELDS, "") + _not_text(event, TEXT_FIELDS, "")
-    for name, fields in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
+    for name, names in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
         block = event.get(name)
         if isinstance(block, Mapping):
-            faults += _exact_keys(block, fields, name + ".") + _not_text(block, fields, name + ".")
+            faults += _exact_keys(block, names, name + ".") + _not_text(block, names, name + ".")
         elif name in event:
             faults.append(f"{name} (not an object)")
     if "payload" in event and not isinstance(event["payload"], Mapping):

@@ -14,10 +14,10 @@ from typing import Any, Final
 
 from pithauthor._core.documents import (
     ArtifactRef,
-    EventType,
     AttestationAuthor,
     AttestationPayload,
     CitationPayload,
+    EventType,
     ReplicationPayload,
 )
 from pithauthor._core.identity import IdentityProof

@@ -21,9 +21,9 @@ from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.documents import (
     EventSignature,
     MergedState,
+    Receipt,
     RecordBundle,
     RecordDocument,
-    Receipt,
     fields,
     required_fields,
 )
@@ -817,12 +817,12 @@ __all__ = [
     "OPTIONAL",
     "check_bundle",
     "check_canonical",
-    "checked_bundle",
-    "checked_record",
-    "checked_state",
     "check_computed",
     "check_receipt",
     "check_receipt_row",
     "check_record",
     "check_state",
+    "checked_bundle",
+    "checked_record",
+    "checked_state",
 ]
