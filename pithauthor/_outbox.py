@@ -26,7 +26,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -81,12 +82,13 @@ class OutboxRow(TypedDict):
 
 @dataclass(frozen=True)
 class OutboxEntry:
-    """One stored event and where it stands."""
+    """One stored event and where it stands; `event` is read again (its shape, not its
+    signature: it was checked in full when stored) when it is first used."""
 
     event_id: str
     event_type: str
     subject: str
-    event: AuthorEvent
+    stored: object = field(repr=False)  # the event as stored, parsed
     state: State
     stored_at: str
     updated_at: str
@@ -94,6 +96,10 @@ class OutboxEntry:
     registry: str | None
     answer: object  # what the registry answered, as it answered it
     reason: str | None
+
+    @cached_property
+    def event(self) -> AuthorEvent:
+        return _stored_event(self.stored)
 
     def summary(self) -> OutboxRow:
         """The entry without the event body (for `pith outbox list --json`)."""
@@ -337,7 +343,7 @@ def _entry(row: tuple[Any, ...]) -> OutboxEntry:
         event_id=row[0],
         event_type=row[1],
         subject=row[2],
-        event=_stored_event(row[3]),
+        stored=_column(row[3]),
         state=row[4],
         stored_at=row[5],
         updated_at=row[6],
@@ -348,10 +354,8 @@ def _entry(row: tuple[Any, ...]) -> OutboxEntry:
     )
 
 
-def _stored_event(text: str) -> AuthorEvent:
-    """A stored event (checked in full when stored): its shape is read again, not its
-    signature."""
-    event = typed_author_event(_column(text))
+def _stored_event(stored: object) -> AuthorEvent:
+    event = typed_author_event(stored)
     if event is None:
         raise EventError("the outbox holds a damaged entry (not a signed event)")
     return event
