@@ -15,26 +15,45 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def interleaved_medians(
+def interleaved_times(
     fns: Sequence[Callable[[], Any]],
     runs: int = 5,
     warmup: int = 1,
     setup: Callable[[], Any] | None = None,
-) -> list[float]:
-    """Median wall time of each of `fns`, run in alternation `runs` times after `warmup`
-    unmeasured rounds. `setup` (untimed) runs before every call."""
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[list[float]]:
+    """The times of each of `fns`, run in alternation `runs` times after `warmup` unmeasured
+    rounds (round i of every function lies side by side in time). `setup` (untimed) runs
+    before every call. `clock` is wall time; `time.process_time` counts the CPU time of every
+    thread of this process instead (what other processes' load hardly changes)."""
     times: list[list[float]] = [[] for _ in fns]
     for round_ in range(warmup + runs):
         for fn, out in zip(fns, times, strict=True):
             if setup is not None:
                 setup()
             gc.collect()
-            start = time.perf_counter()
+            start = clock()
             fn()
-            took = time.perf_counter() - start
+            took = clock() - start
             if round_ >= warmup:
                 out.append(took)
-    return [statistics.median(t) for t in times]
+    return times
+
+
+def interleaved_medians(
+    fns: Sequence[Callable[[], Any]],
+    runs: int = 5,
+    warmup: int = 1,
+    setup: Callable[[], Any] | None = None,
+) -> list[float]:
+    """Median wall time of each of `fns` (see `interleaved_times`)."""
+    return [statistics.median(t) for t in interleaved_times(fns, runs, warmup, setup)]
+
+
+def paired_ratios(figures: Sequence[float], baselines: Sequence[float]) -> list[float]:
+    """figure/baseline of each round: a burst of load shifts both sides of a round alike, so
+    the median of these is steadier than the ratio of the two medians."""
+    return [f / b for f, b in zip(figures, baselines, strict=True)]
 
 
 def median_seconds(fn: Callable[[], Any], runs: int = 5, warmup: int = 1) -> float:

@@ -1,27 +1,32 @@
-"""Benchmark: `--lookup` of a 200-entry bibliography against a local arXiv API.
+"""Benchmark: `--lookup` of a 200-entry bibliography against a local arXiv API (issue 17).
 
 figure   = cost per entry of a lookup that asks the API (fresh cache): batching, HTTP over
            loopback, Atom parsing, matching, caching; arXiv's 3-second spacing is off (loopback);
-baseline = cost per entry of the same lookup answered from the cache (one cached answer);
-target   = ratio <= 10.
+baseline = cost per entry of the same lookup answered from the cache (one cached answer),
+           timed over CACHED_PASSES passes so that it lasts about as long as the figure;
+ratio    = median over ROUNDS interleaved rounds of each round's figure/baseline. Issue 17
+           asks for this ratio but sets it no target: the row is informational (10x a guide).
 requests = HTTP requests for the 200 entries, against the 200 one-title requests it would take
-           without batching; target <= 1/10.
+           without batching; target <= 1/10 (issue 17: at most 200/10).
 """
 
 from __future__ import annotations
 
 import random
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._timing import interleaved_medians, row
+from benchmarks._timing import interleaved_times, paired_ratios, row
 from benchmarks.bench_bibliography import _WORDS  # one word list for made-up titles
 
 ENTRIES = 200
 SEED = 20261130
-REPEATS = 5
+ROUNDS = 15
+CACHED_PASSES = 10  # one cached pass takes ~0.1 s: too short to time on a busy machine
 #: The local arXiv API server lives with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 _SURNAMES = ["Smith", "Müller", "García", "Wang", "Kim", "Novak", "Rossi", "Dubois", "Tanaka"]
@@ -72,37 +77,49 @@ def run() -> list[dict[str, Any]]:
             resolved = sum(e.identifier_source == "lookup" for e in first.reading.entries)
             fresh: list[LookupCache] = []
 
-            def setup() -> None:
+            def clear() -> None:
                 for cached_function in (to_unicode, normal_title, title_words, surname_key):
-                    cached_function.cache_clear()  # no help from earlier rounds
-                folder = Path(tempfile.mkdtemp(dir=root))
-                fresh.append(LookupCache(folder))
+                    cached_function.cache_clear()  # no help from earlier runs
+
+            def setup() -> None:
+                clear()
+                fresh.append(LookupCache(Path(tempfile.mkdtemp(dir=root))))
 
             def asking() -> None:
                 lookup_identifiers(reading, api, cache=fresh[-1])
 
             def cached() -> None:
-                result = lookup_identifiers(reading, api, cache=warm)
-                assert result.requests == 0
+                for _ in range(CACHED_PASSES):
+                    clear()
+                    result = lookup_identifiers(reading, api, cache=warm)
+                    assert result.requests == 0
 
-            baseline, figure = interleaved_medians([cached, asking], runs=REPEATS, setup=setup)
-    note = f"{resolved}/{ENTRIES} resolved; median of {REPEATS} interleaved runs"
+            cached_times, asking_times = interleaved_times(
+                [cached, asking], ROUNDS, setup=setup, clock=time.process_time
+            )
+    baselines = [t / CACHED_PASSES / ENTRIES for t in cached_times]
+    figures = [t / ENTRIES for t in asking_times]
+    ratios = sorted(paired_ratios(figures, baselines))
+    result = row(
+        f"lookup, per entry, {ENTRIES} entries asked of a local arXiv API (vs one cached answer)",
+        statistics.median(figures),
+        statistics.median(baselines),
+        10.0,
+        note=f"{resolved}/{ENTRIES} resolved; median of {ROUNDS} interleaved rounds' ratios "
+        f"(range {ratios[0]:.1f}-{ratios[-1]:.1f}x); no target in issue 17, 10x a guide",
+        informational=True,
+    )
+    result["ratio"] = statistics.median(ratios)
+    result["met"] = result["ratio"] <= result["target"]
     return [
-        row(
-            f"lookup, per entry, {ENTRIES} entries asked of a local arXiv API "
-            "(vs one cached answer)",
-            figure / ENTRIES,
-            baseline / ENTRIES,
-            10.0,
-            note=note,
-        ),
+        result,
         row(
             f"lookup, HTTP requests for {ENTRIES} entries (vs one request per entry)",
             float(first.requests),
             float(ENTRIES),
             0.1,
             unit="requests",
-            note="titles batched 10 a request (OR of ti: phrases)",
+            note="titles batched 10 a request (OR of ti: phrases); issue 17: at most 200/10",
         ),
     ]
 

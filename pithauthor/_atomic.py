@@ -2,6 +2,8 @@
 
 A reader sees the old file or the new one, never a half-written one; a crash leaves at most a
 `.tmp-*` file behind, never a truncated target. Files are created with `mode` (0600 by default).
+`replace_file`/`create_file` write bytes held in memory; `publishing` lends the temp path to a
+writer that checks its file before it is published (`pith latex arxiv` proves its archive).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
@@ -29,17 +32,24 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_temp(folder: Path, data: bytes, mode: int) -> Path:
+def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
+    """A new, empty temp file in `folder` with exactly `mode`: (open descriptor, path)."""
     mode = stat.S_IMODE(mode)  # a file's st_mode may be given: keep its permission bits
     tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    return fd, tmp
+
+
+def _write_temp(folder: Path, data: bytes, mode: int, durable: bool = True) -> Path:
+    fd, tmp = _new_temp(folder, mode)
     try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -52,14 +62,21 @@ def _bytes(data: bytes | str) -> bytes:
 
 
 def replace_file(
-    path: Path, data: bytes | str, *, mode: int = 0o600, backup: Path | None = None
+    path: Path,
+    data: bytes | str,
+    *,
+    mode: int = 0o600,
+    backup: Path | None = None,
+    durable: bool = True,
 ) -> None:
     """Atomically replace `path` (or create it) with `data`.
 
     With `backup`, the old file is kept under that name first (a hard link when the file system
-    allows, else a copy), so that at every moment one complete version exists."""
+    allows, else a copy), so that at every moment one complete version exists. `durable=False`
+    skips the two fsyncs, for what can be rebuilt (a cache whose unreadable file is a miss): a
+    crash may then lose the new version, and readers still never see a half-written one."""
     path = Path(path)
-    tmp = _write_temp(path.parent, _bytes(data), mode)
+    tmp = _write_temp(path.parent, _bytes(data), mode, durable)
     try:
         if backup is not None:
             _keep(path, backup)
@@ -68,7 +85,8 @@ def replace_file(
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _keep(path: Path, backup: Path) -> None:
@@ -87,4 +105,27 @@ def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def publishing(path: Path, *, mode: int = 0o600) -> Iterator[Path]:
+    """A temp file beside `path` for the caller to write and check. When the block ends
+    normally, the file is synced and replaces `path` in one rename; when it raises (a failed
+    check included), the temp file is removed and `path` is left as it was."""
+    path = Path(path)
+    fd, tmp = _new_temp(path.parent, mode)
+    os.close(fd)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     _fsync_dir(path.parent)

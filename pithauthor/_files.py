@@ -34,10 +34,18 @@ MAX_MANIFEST_BYTES = 1 * _MIB
 """A mirror manifest (`--trust-manifest`, `PITH_TRUST`)."""
 MAX_KEY_FILE_BYTES = 1 * _MIB
 """Key store files, key backups, the local registry's key and the token store."""
+MAX_PDF_BYTES = 64 * _MIB
+"""A paper's PDF (`pith verify --paper-pdf FILE`); arXiv's own limit on a submission is 50 MB."""
 MAX_SECRET_BYTES = 4096
 """A passphrase file or a token file."""
 
 STDIN = "-"
+STDIN_NAME = "standard input"
+
+
+def _shown(path: Path | str, stdin: bool) -> str:
+    """How messages name the input: the path, or "standard input" for `-` where allowed."""
+    return STDIN_NAME if stdin and str(path) == STDIN else str(path)
 
 
 def _size(limit: int) -> str:
@@ -125,10 +133,9 @@ def read_user_file(
     `what` names the kind of file expected ("a .bib file"); `limit` is its size limit in bytes;
     with `text_only` a file holding NUL bytes is refused as binary.
     """
-    name = str(path)
-    if stdin and name == STDIN:
+    name = _shown(path, stdin)
+    if stdin and str(path) == STDIN:
         data = _read_stdin(error, what, limit)
-        name = "standard input"
     else:
         data = _read_regular(name, error, what, limit)
     if text_only and b"\x00" in data:
@@ -157,8 +164,7 @@ def read_user_text(
 ) -> str:
     """The UTF-8 text of `path` (see `read_user_file`)."""
     data = read_user_file(path, error, what, limit=limit, stdin=stdin)
-    name = "standard input" if stdin and str(path) == STDIN else str(path)
-    return decode_utf8(data, name, error, what)
+    return decode_utf8(data, _shown(path, stdin), error, what)
 
 
 def read_user_json(
@@ -173,7 +179,7 @@ def read_user_json(
     from pithauthor._core.strict_json import JSONFault, parse_json
 
     text = read_user_text(path, error, what, limit=limit, stdin=stdin)
-    name = "standard input" if stdin and str(path) == STDIN else str(path)
+    name = _shown(path, stdin)
     if not text.strip():
         raise error(f"{name} is empty, not {what}")
     try:

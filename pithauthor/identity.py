@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -42,7 +42,10 @@ from pithauthor._core.identity_verdict import (
     identity_report,
     only_network_failed,
 )
+from pithauthor._core.key_identity import parse_key_id
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.web_url import checked_url
+from pithauthor._files import MAX_PDF_BYTES, read_user_file
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
@@ -67,7 +70,8 @@ DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
 ORCID_API_ENV = "PITH_ORCID_API"
 DEFAULT_TIMEOUT = 5.0
 JSON_LIMIT = 1 << 20  # 1 MiB: an ORCID researcher-urls answer or a pith-keys.json is small
-PDF_LIMIT = 64 << 20  # 64 MiB: arXiv's own limit on a submission is 50 MB
+PDF_LIMIT = MAX_PDF_BYTES  # a PDF fetched or read: the one limit, in `_files`
+PDF_ACCEPT = "application/pdf"
 MAX_REDIRECTS = 3
 USER_AGENT = "pithauthor (identity proofs; https://pith.science)"
 
@@ -100,12 +104,14 @@ def web_proof_document(records: Iterable[KeyRecord], orcid: str | None) -> WebDo
 
 
 def orcid_api_base(given: str | None = None) -> str:
-    """The ORCID public API to ask: `given`, else $PITH_ORCID_API, else ORCID's own."""
-    base = given or os.environ.get(ORCID_API_ENV) or DEFAULT_ORCID_API
-    parts = urlsplit(base)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        raise InputError(f"the ORCID API {base!r} is not an http(s) address")
-    return base.rstrip("/")
+    """The ORCID public API to ask: `given`, else $PITH_ORCID_API, else ORCID's own; checked
+    by `checked_url` (an empty `given` is refused, never taken for the default)."""
+    if given is not None:
+        checked_url(given, "--orcid-api")
+        return given.strip().rstrip("/")
+    base = os.environ.get(ORCID_API_ENV) or DEFAULT_ORCID_API
+    checked_url(base, ORCID_API_ENV)
+    return base.strip().rstrip("/")
 
 
 # --- fetching ---------------------------------------------------------------------------------
@@ -142,34 +148,44 @@ class _Fetcher:
         if self._client is not None:
             self._client.close()
 
-    def get(self, url: str, accept: str, limit: int) -> bytes:
-        key = (url, accept)
+    def _once(self, key: tuple[str, str], make: Callable[[], bytes | _Parsed]) -> bytes | _Parsed:
+        """`make()` the first time `key` is asked for, then the same answer (or failure)."""
         if key not in self._seen:
             try:
-                self._seen[key] = self._get(url, accept, limit)
+                self._seen[key] = make()
             except (_Unreadable, _NotFound) as exc:
                 self._seen[key] = exc
         found = self._seen[key]
         if isinstance(found, Exception):
             raise found
+        return found
+
+    def get(self, url: str, accept: str, limit: int) -> bytes:
+        found = self._once((url, accept), lambda: self._get(url, accept, limit))
         assert isinstance(found, bytes)
         return found
 
+    def read_file(self, path: str) -> None:
+        """Read the PDF file the user named (`--paper-pdf FILE`) now, through the one file
+        reader: a missing, unreadable, non-regular or oversized file is an InputError before
+        anything is fetched. Later `get(path, PDF_ACCEPT, ...)` answers these bytes."""
+        self._seen[(path, PDF_ACCEPT)] = read_user_file(
+            path, InputError, "a PDF file", limit=MAX_PDF_BYTES, text_only=False
+        )
+
     def json(self, url: str) -> Any:
         """The strict JSON document at `url` (parsed once per fetcher, like the bytes)."""
-        key = (url, "json")
-        if key not in self._seen:
-            try:
-                self._seen[key] = _Parsed(_json(self.get(url, "application/json", JSON_LIMIT)))
-            except (_Unreadable, _NotFound) as exc:
-                self._seen[key] = exc
-        found = self._seen[key]
-        if isinstance(found, Exception):
-            raise found
+        found = self._once(
+            (url, "json"), lambda: _Parsed(_json(self.get(url, "application/json", JSON_LIMIT)))
+        )
         assert isinstance(found, _Parsed)
         return found.value
 
     def _get(self, url: str, accept: str, limit: int) -> bytes:
+        try:  # a locator from the event: never a local file, never a refused address
+            checked_url(url, "the proof's address")
+        except InputError as exc:
+            raise _Unreadable(str(exc), network=False) from None
         if self.offline:
             raise _Unreadable("not fetched (--offline)", network=False)
         import httpx
@@ -264,31 +280,30 @@ def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> 
 def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
     """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
     bytes are not a readable PDF."""
+    import logging
+
     from pypdf import PdfReader
 
+    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
+    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
+    logger.setLevel(logging.CRITICAL + 1)
     try:
         info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
         keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
     except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
         raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
+    finally:
+        logger.setLevel(level)
     return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
 def _check_paper(
     fetcher: _Fetcher, source: str, locator: str, kid: str, subject: str | None
 ) -> ProofCheck:
-    """The paper proof from a PDF at a URL or in a file (a missing file is bad input)."""
-    remote = source.startswith(("https://", "http://"))
-    if not remote and not Path(source).is_file():
-        raise InputError(f"{source}: no such PDF file")
+    """The paper proof from the PDF at `source`: a URL, or the file `--paper-pdf` named (read
+    beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input)."""
     try:
-        if remote:
-            data = fetcher.get(source, "application/pdf", PDF_LIMIT)
-        elif Path(source).stat().st_size > PDF_LIMIT:
-            raise _Unreadable(f"larger than {PDF_LIMIT} bytes", network=False)
-        else:
-            data = Path(source).read_bytes()
-        keys, number = read_pdf_author_keys(data)
+        keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, PDF_LIMIT))
     except _NotFound as exc:
         return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
     except _Unreadable as exc:
@@ -319,9 +334,27 @@ def check_identity(
 
     Proofs are fetched only when asked for: an identity (`orcid`, `signer`) or `paper_pdf`.
     Returns the report and every proof as checked (where it was fetched, what was found)."""
+    with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
+        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher)
+
+
+@contextmanager
+def _asked(
+    timeout: float, offline: bool, signer: str | None, paper_pdf: str | None, api: str | None
+) -> Iterator[tuple[_Fetcher, str | None]]:
+    """A fetcher for one run, once what the user named is checked (bad input, exit 2, before
+    anything is fetched): the key id `signer` (returned normalised), the `--orcid-api` URL, and
+    `--paper-pdf` (a URL by `checked_url`, a file read now by the one file reader)."""
+    key = parse_key_id(signer) if signer is not None else None
+    if api is not None:
+        orcid_api_base(api)
     fetcher = _Fetcher(timeout, offline)
     try:
-        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher)
+        if paper_pdf is not None and "://" in paper_pdf:
+            checked_url(paper_pdf, "--paper-pdf")
+        elif paper_pdf is not None:
+            fetcher.read_file(paper_pdf)
+        yield fetcher, key
     finally:
         fetcher.close()
 
@@ -400,8 +433,7 @@ def verify_identity(
     When an identity is asked for, a document that is not a signed event fails it."""
     asked = orcid is not None or signer is not None
     checked: list[ProofCheck] = []
-    fetcher = _Fetcher(timeout, offline)
-    try:
+    with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
         for number, doc in enumerate(docs, start=1):
             prefix = f"[{number}]." if len(docs) > 1 else ""
             is_event = isinstance(doc, Mapping) and "event_type" in doc and "signature" in doc
@@ -414,8 +446,6 @@ def verify_identity(
             found, proofs = _check_identity(doc, orcid, signer, paper_pdf, orcid_api, fetcher)
             report.extend(found, prefix=prefix)
             checked += proofs
-    finally:
-        fetcher.close()
     return checked
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pithauthor._atomic import replace_file
+from pithauthor._atomic import publishing, replace_file
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
@@ -448,10 +448,7 @@ def _write_proven(
 ) -> int:
     """Write the archive beside `output`, build it in an empty folder as arXiv would, and move
     it into place only when that build matches the author's. Returns its size."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with publishing(output) as tmp:
         _write_tar(tmp, members)
         with tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof:
             folder = Path(proof)
@@ -468,12 +465,7 @@ def _write_proven(
                 check_pdf(pdf, number)
             except VerificationError as exc:
                 raise VerificationError(f"the archive's own build: {exc}") from None
-        size = tmp.stat().st_size
-        os.replace(tmp, output)
-        return size
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        return tmp.stat().st_size
 
 
 def _write_tar(path: Path, members: dict[str, bytes]) -> None:

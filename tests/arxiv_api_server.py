@@ -248,6 +248,7 @@ class FakeArxiv:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed ACK
     server: _Server
 
     def do_GET(self) -> None:

@@ -35,6 +35,7 @@ from pithauthor._files import MAX_JSON_BYTES
 PASSPHRASE = "matrix passphrase"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the record fixture's paper
 CITING = "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+ORCID = "0000-0002-1825-0097"  # ada's key's iD (ORCID's test researcher)
 DEAD_REGISTRY = "http://127.0.0.1:9"  # nothing listens: a case that reaches the network fails
 HUGE = MAX_JSON_BYTES + 1  # over every input size limit (the JSON one is the largest)
 
@@ -55,6 +56,7 @@ FILE_PARAMS = {
     "only_cited",  # bib scan, cite
     "target",  # latex inject, latex arxiv
     "abstract_file",  # number from-arxiv --next-version
+    "paper_pdf",  # verify --paper-pdf FILE|URL (its URLs are in VALUE_PARAMS too)
 }
 SECRET_PARAMS = {  # text files whose content may well look like JSON
     "passphrase_file",
@@ -69,6 +71,19 @@ OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is 
 FOLDER_PARAMS = {"data", "copy"}
 # values with a documented form, and bad examples of it
 REFERENCE = ["pith:2023:NFG5PAOX!UVIWDX5F7YSYYL7EW", "2313.12345", "", "pith:" + "A" * 5000]
+# addresses pith would fetch from: none may reach the internet (refused first), and the closed
+# loopback port (DEAD_REGISTRY) is the one that is tried
+BAD_URLS = [
+    "http://[::1",
+    "https://127.0.0.1:99999",
+    "http://127.0.0.1:0",
+    "ftp://127.0.0.1/x",
+    "http://example.com",
+    "https://user:pw@127.0.0.1:9",
+    "https://exa mple.com",
+    "javascript:alert(1)",
+    "",
+]
 VALUE_PARAMS: dict[str, list[str]] = {
     "port": ["-1", "70000", "x"],
     "parallel": ["0", "-3", "100000", "x"],
@@ -107,6 +122,34 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "arxiv_api": ["http://[::1", "https://127.0.0.1:99999", "ftp://x", "http://example.com/q"],
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
     "shell": ["nope", "", "sh"],  # pith completion SHELL
+    "signer": [  # verify --signer KEY_ID
+        "nope",
+        "",
+        "ed25519:",
+        "ed25519:" + "A" * 25,
+        "ed25519:" + "A" * 27,
+        "ed25519:" + "1" * 26,
+        "rsa:" + "A" * 26,
+        "ed25519:" + "A" * 5000,
+        "ed25519:AAAAAAAAAAAAAAAAAAAAAAAAAA/x",
+    ],
+    "orcid_api": [*BAD_URLS, DEAD_REGISTRY],  # verify, keys prove orcid --check
+    "url": BAD_URLS,  # keys prove web URL
+    "paper_pdf": [*BAD_URLS, DEAD_REGISTRY + "/paper.pdf"],
+    "proof": [  # claim --proof orcid|web:URL|paper[:URL]
+        "",
+        "nope",
+        "orcid:x",
+        "web:",
+        "web:http://[::1",
+        "web:https://127.0.0.1:99999",
+        "web:http://example.com",
+        "web:https://user:pw@127.0.0.1",
+        "paper:ftp://127.0.0.1/x.pdf",
+        "paper:https://exa mple.com/x.pdf",
+        "paper:javascript:alert(1)",
+        "web:https://" + "a" * 3000 + ".org",
+    ],
 }
 # free text or names any value of which is accepted (or refused by the key store, exit 4)
 FREE_PARAMS = {
@@ -129,10 +172,19 @@ FREE_PARAMS = {
 # documented exceptions to exit 2: `latex arxiv` compiles the file it is given, and a file that
 # is not LaTeX "does not compile" (exit 1, docs/cli.md); unreadable ones are still exit 2
 EXIT_1_ALLOWED = {("latex arxiv", "target")}
-
-# identity's options (issue 16, merged last): their faults are verdicts (exit 1) or need a
-# key and a proof; not in the matrix yet, listed so that the choice is explicit
-NOT_YET = {"signer", "paper_pdf", "orcid_api", "proof", "url"}
+# documented answers other than 2, by case (docs/identity.md): a readable file that is not a
+# PDF is a failed paper proof (exit 1); a paper URL nobody answers is unverifiable, which
+# --strict fails (exit 1); an ORCID API nobody answers is exit 3
+NOT_A_PDF = {"empty", "binary", "non-utf8", "truncated-pdf", *JSON_KINDS}
+EXPECTED_EXIT: dict[tuple[str, str], dict[str, int]] = {
+    ("verify", "paper_pdf"): {
+        **{kind: 1 for kind in NOT_A_PDF},
+        repr(DEAD_REGISTRY + "/paper.pdf"): 1,
+    },
+    ("verify", "orcid_api"): {repr(DEAD_REGISTRY): 3},
+    ("keys prove orcid", "orcid_api"): {repr(DEAD_REGISTRY): 3},
+}
+VERDICT_LINE = "FAILED"  # exit 1 of `pith verify`: the failed checks on stdout, one line here
 
 
 # --- a valid value for every parameter a command needs, so that only one thing is wrong ----
@@ -180,6 +232,8 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         "auth logout": {"registry": DEAD_REGISTRY},
         "registry serve": {"port": "0", "data": paths["data"]},
         "registry add": {"files": paths["xml"], "data": paths["data"]},
+        "keys prove orcid": {"key": "ada", "check": True, "as_json": True},
+        "keys prove web": {"key": "ada"},
     }
     base = dict(bases.get(command, {}))
     if command == "cite" and under_test in ("bibfiles", "mapping", "only_cited", "citing_record"):
@@ -194,6 +248,11 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         base["next_version"] = True
     if command == "keys import" and under_test != "backup_file":
         base["backup_file"] = paths["backup"]
+    if command == "verify" and under_test in ("signer", "paper_pdf", "orcid_api"):
+        base["file"] = paths["claim"]  # a signed claim by ada, carrying no proofs
+        base["strict"] = under_test == "paper_pdf"  # a proof nobody answers then fails
+        if under_test == "orcid_api":
+            base["orcid"] = ORCID  # ada's iD: its ORCID record is asked for
     return base
 
 
@@ -216,6 +275,7 @@ BAD_FILES = [
     "json-null",
     "symlink-loop",
     "dangling-link",
+    "truncated-pdf",
 ]
 BAD_OUTPUTS = ["folder", "fifo", "dev-zero", "no-parent", "symlink-loop"]
 BAD_FOLDERS = ["a-file", "fifo", "symlink-loop"]
@@ -250,6 +310,7 @@ def _make_inputs(root: Path) -> dict[str, str]:
     made["dup-key-json"] = write("dup.json", b'{"a": 1, "a": 2}')
     made["json-array"] = write("array.json", b"[]")
     made["json-null"] = write("null.json", b"null")
+    made["truncated-pdf"] = write("cut.pdf", b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages")
     os.symlink(root / "loop-b", root / "loop-a")
     os.symlink(root / "loop-a", root / "loop-b")
     made["symlink-loop"] = str(root / "loop-a")
@@ -365,11 +426,25 @@ def _problems(case: Case, outcome: Outcome) -> str | None:
     if "internal error" in outcome.stderr or "bug in pith" in outcome.stderr:
         return f"internal error: {outcome.stderr.strip()}"
     allowed = {1, 2} if (case.command, case.param) in EXIT_1_ALLOWED else {2}
+    expected = EXPECTED_EXIT.get((case.command, case.param), {}).get(case.bad)
+    allowed = {expected} if expected is not None else allowed
     if outcome.code not in allowed:
-        return f"exit {outcome.code}, not 2: {outcome.stderr.strip()[:300]}"
-    if len(lines) != 1 or not lines[0].startswith("pith: error: "):
+        return f"exit {outcome.code}, not {sorted(allowed)}: {outcome.stderr.strip()[:300]}"
+    verdict = outcome.code == 1 and expected == 1 and lines and lines[0].startswith(VERDICT_LINE)
+    if len(lines) != 1 or not (lines[0].startswith("pith: error: ") or verdict):
         return f"{len(lines)} lines on stderr: {outcome.stderr.strip()[:300]}"
     return None
+
+
+def _claim_by_ada(folder: Path, passphrase: str) -> str:
+    """A claim signed by ada's key, carrying no identity proofs (nothing for verify to fetch
+    but what a case names)."""
+    out = folder / "claim.jsonl"
+    record = str(FIXTURES / "record-2302.12445v2.json")
+    argv = ["claim", NUMBER, "--record", record, "--passphrase-file", passphrase, "-o", str(out)]
+    outcome = _in_process(argv)
+    assert outcome.code == 0, outcome.stderr
+    return str(out)
 
 
 def _digest_inputs(root: Path) -> dict[str, str]:
@@ -389,6 +464,7 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_REGISTRY", DEAD_REGISTRY)
+    monkeypatch.setenv("PITH_ORCID_API", DEAD_REGISTRY)  # nothing ever asks the real ORCID
     good = tmp_path / "good"
     good.mkdir()
     passphrase = good / "passphrase.txt"
@@ -401,7 +477,7 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
     generate("bob", backend="file", passphrase=source, note=lambda _: None)
     backup("bob", backup_file, passphrase=source, backup_passphrase=source, note=lambda _: None)
     monkeypatch.setenv("PITH_HOME", home)
-    generate("ada", backend="file", passphrase=source, note=lambda _: None)
+    generate("ada", orcid=ORCID, backend="file", passphrase=source, note=lambda _: None)
     (good / "paper").mkdir()
     (good / "paper" / "main.tex").write_text(
         "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n", "utf-8"
@@ -419,6 +495,7 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
         "token": str(good / "token.txt"),
         "data": str(tmp_path / "registry-data"),
         "fresh": str(tmp_path / "fresh-output"),
+        "claim": _claim_by_ada(good, str(passphrase)),
     }
     bad = _make_inputs(tmp_path / "bad")
     before = {**_digest_inputs(tmp_path / "good"), **_digest_inputs(tmp_path / "bad")}
@@ -439,21 +516,21 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
             elif name in FOLDER_PARAMS:
                 kinds = BAD_FOLDERS
             elif name in VALUE_PARAMS:
-                kinds = VALUE_PARAMS[name]
-            elif name in FREE_PARAMS or name in NOT_YET:
+                kinds = []
+            elif name in FREE_PARAMS:
                 continue
             else:
                 unclassified.append(f"{command} {name}")
                 continue
-            for kind in kinds:
-                is_value = name in VALUE_PARAMS
-                value = kind if is_value else bad["a-file" if kind == "a-file" else kind]
+            # (label, value): the bad files of its kind, then its bad values (a FILE|URL has both)
+            pairs = [(kind, bad[kind]) for kind in kinds]
+            pairs += [(repr(value), value) for value in VALUE_PARAMS.get(name, [])]
+            for label, value in pairs:
                 values = {**_baseline(command, name, paths), name: value}
                 argv = _argv(command, click_command.params, values)
-                if name in SECRET_PARAMS and kind in JSON_KINDS:
-                    continue  # JSON text is a valid passphrase, token or abstract
-                slow = kind == "fifo"
-                cases.append(Case(command, name, kind if not is_value else repr(kind), argv, slow))
+                if name in SECRET_PARAMS and label in (*JSON_KINDS, "truncated-pdf"):
+                    continue  # such text is a valid passphrase, token or abstract
+                cases.append(Case(command, name, label, argv, label == "fifo"))
     assert not unclassified, f"classify these parameters in this test: {unclassified}"
 
     failures: list[str] = []

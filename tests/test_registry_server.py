@@ -192,3 +192,24 @@ def test_state_of_a_real_record_added_from_json(tmp_path: Path) -> None:
     assert json.dumps(rec.canonical_record, sort_keys=True)
     assert SUBJECT.canonical_sha256 == rec.canonical_sha256
     srv.server_close()
+
+
+def test_record_is_found_by_every_form_the_one_identifier_rule_reads(
+    server: RegistryServer,
+) -> None:
+    """`find` reads a reference as `classify_reference` does: a body, a full number, an alias
+    with or without `pith:`, in any case, or an arXiv id; another year's number names nothing."""
+    store = server.store
+    for ref in (
+        BODY,
+        BODY.lower(),
+        REAL_NUMBER,
+        f"pith:{BODY[:8]}",
+        BODY[:16].lower(),
+        "arXiv:2302.12445v2",
+    ):
+        found = store.find(ref)
+        assert found is not None and found.pith_number == REAL_NUMBER, ref
+    other_year = REAL_NUMBER.replace(":2023:", ":2019:")
+    for ref in (other_year, BODY[:7], BODY[:9], "2302.99999", "pith:" + "!" * 26, ""):
+        assert store.find(ref) is None, ref

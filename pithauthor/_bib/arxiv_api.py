@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from pithauthor._bib.arxiv_atom import ArxivApiError, ArxivQueryRefused, Feed, parse_feed
-from pithauthor._client import is_loopback, origin, parse_retry_after
+from pithauthor._client import origin, parse_retry_after
+from pithauthor._core.web_url import checked_url, is_loopback
 from pithauthor._version import __version__
-from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
     import httpx
@@ -49,16 +49,7 @@ def _refusal(body: bytes, where: str) -> None:
 
 def check_api_url(url: str) -> str:
     """`url` when it is https (or http to loopback); InputError otherwise."""
-    try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname or ""
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError as exc:  # "http://[::1", a port beyond 65535
-        raise InputError(f"--arxiv-api {url!r}: not a URL ({exc})") from None
-    if parts.scheme not in ("https", "http") or not host or not port_ok:
-        raise InputError(f"--arxiv-api {url!r}: expected an https:// URL of arXiv's API")
-    if parts.scheme == "http" and not is_loopback(host):
-        raise InputError(f"--arxiv-api: refusing plain http to {host} (use https)")
+    checked_url(url, "--arxiv-api")
     return url.strip()
 
 

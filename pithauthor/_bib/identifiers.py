@@ -18,7 +18,7 @@ a reason to guess from the other fields. Rules 4-6 are searches: a miss just mov
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from pithauthor._bib.latex_text import strip_markup
@@ -140,47 +140,48 @@ def _parse_or_hint(text: str, source: str) -> Found:
         return Found(hint=f"{source}: {exc}")
 
 
-def _urls(fields: Mapping[str, str]) -> Found | None:
+def _first(candidates: Iterator[Found]) -> Found | None:
+    """The first candidate that is an identifier, else the first hint (None for neither)."""
     hint: Found | None = None
-    for name in URL_FIELDS:
-        value = fields.get(name)
-        if value is None or "arxiv.org" not in value.lower():
-            continue
-        for match in _URL_RE.finditer(strip_markup(value)):
-            found = _parse_or_hint(match.group(1), f"{name} (arxiv.org URL)")
-            if found.identifier is not None:
-                return found
-            hint = hint or found
+    for found in candidates:
+        if found.identifier is not None:
+            return found
+        hint = hint or found
     return hint
+
+
+def _urls(fields: Mapping[str, str]) -> Found | None:
+    def candidates() -> Iterator[Found]:
+        for name in URL_FIELDS:
+            value = fields.get(name)
+            if value is None or "arxiv.org" not in value.lower():
+                continue
+            for match in _URL_RE.finditer(strip_markup(value)):
+                yield _parse_or_hint(match.group(1), f"{name} (arxiv.org URL)")
+
+    return _first(candidates())
 
 
 def _texts(fields: Mapping[str, str]) -> Found | None:
-    hint: Found | None = None
-    journal = fields.get("journal") or fields.get("journaltitle")
-    if journal is not None and _clean(journal).lower() in PREPRINT_JOURNALS:
-        for name in ("volume", "number", "pages"):
+    def candidates() -> Iterator[Found]:
+        journal = fields.get("journal") or fields.get("journaltitle")
+        if journal is not None and _clean(journal).lower() in PREPRINT_JOURNALS:
+            for name in ("volume", "number", "pages"):
+                value = fields.get(name)
+                match = None if value is None else _VOLUME_RE.fullmatch(_clean(value))
+                if match is not None:
+                    where = f"{name} (under journal {_clean(journal)})"
+                    yield _parse_or_hint(match.group(1), where)
+        for name in TEXT_FIELDS:
             value = fields.get(name)
-            match = None if value is None else _VOLUME_RE.fullmatch(_clean(value))
-            if match is not None:
-                found = _parse_or_hint(match.group(1), f"{name} (under journal {_clean(journal)})")
-                if found.identifier is not None:
-                    return found
-                hint = hint or found
-    for name in TEXT_FIELDS:
-        value = fields.get(name)
-        if value is None:
-            continue
-        lowered = value.lower()
-        if "arxiv" not in lowered and "corr" not in lowered:
-            continue
-        text = _clean(value)
-        for pattern in (_ARXIV_TEXT_RE, _CORR_TEXT_RE):
-            for match in pattern.finditer(text):
-                found = _parse_or_hint(match.group(1), f"{name} (arXiv text)")
-                if found.identifier is not None:
-                    return found
-                hint = hint or found
-    return hint
+            if value is None or ("arxiv" not in value.lower() and "corr" not in value.lower()):
+                continue
+            text = _clean(value)
+            for pattern in (_ARXIV_TEXT_RE, _CORR_TEXT_RE):
+                for match in pattern.finditer(text):
+                    yield _parse_or_hint(match.group(1), f"{name} (arXiv text)")
+
+    return _first(candidates())
 
 
 def _old_style(fields: Mapping[str, str]) -> Found | None:

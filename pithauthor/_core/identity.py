@@ -14,17 +14,17 @@ lives in `pithauthor.identity`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 from urllib.parse import unquote, urlsplit
 
+from pithauthor._core.key_identity import KEY_ID_RE
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.web_url import checked_url
 from pithauthor.errors import InputError, OrcidError
 
 PROOF_KINDS = ("orcid", "web", "paper")
-KEY_ID_RE = re.compile(r"ed25519:[A-Z2-7]{26}")
 ORCID_URL_NAME = "Pith author key"
 ORCID_RETIRED_MARK = "retired"
 KEY_URL_BASE = "https://pith.science/key/"
@@ -32,7 +32,6 @@ WELL_KNOWN_PATH = "/.well-known/pith-keys.json"
 WEB_DOCUMENT_VERSION = "pith-keys.v1"
 PDF_INFO_KEY = "/PithAuthorKeys"
 MAX_PROOFS = 8
-_LOOPBACK = ("localhost", "127.0.0.1", "::1")  # plain http only for a site on this machine
 
 Standing = Literal["current", "retired", "absent"]
 
@@ -94,16 +93,12 @@ def web_document(keys: Sequence[WebKey], orcid: str | None) -> WebDocument:
 
 
 def web_origin(url: str) -> str:
-    """`https://host[:port]` of a site URL; InputError unless it is an http(s) URL."""
-    parts = urlsplit(url.strip())
-    if not parts.hostname or not (
-        parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK)
-    ):
-        raise InputError(f"{url!r} is not an https:// address of a web site")
-    if parts.username or parts.password:
-        raise InputError(f"{url!r}: an address with a user name or password is not a site")
+    """`https://host[:port]` of a site URL; InputError unless `checked_url` allows it."""
+    parts = checked_url(url, "the site")
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
     port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname.lower()}{port}"
+    return f"{parts.scheme}://{host}{port}"
 
 
 def well_known_url(origin: str) -> str:

@@ -11,12 +11,15 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import lru_cache
 
 from pithauthor._core.canonical import base32_nopad
+from pithauthor.errors import InputError
 
 KEY_ID_PREFIX = "ed25519:"
 PUBLIC_KEY_LENGTH = 32
+KEY_ID_RE = re.compile(r"ed25519:[A-Z2-7]{26}")
 
 
 @lru_cache(maxsize=256)  # pure; an author signs and checks many events with one key
@@ -39,3 +42,13 @@ def key_id(public_key: bytes) -> str:
 def signer_id(public_key: bytes, orcid: str | None) -> str:
     """`orcid:<iD>` when an ORCID iD is known, else the key id."""
     return f"orcid:{orcid}" if orcid else key_id(public_key)
+
+
+def parse_key_id(text: str) -> str:
+    """A key id the user typed (`--signer`), upper-cased base32; InputError when malformed."""
+    prefix, _, body = text.strip().partition(":")
+    candidate = f"{prefix.lower()}:{body.upper()}"
+    if not KEY_ID_RE.fullmatch(candidate):
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise InputError(f"{shown!r} is not a key id ({KEY_ID_PREFIX} + 26 base32 characters)")
+    return candidate

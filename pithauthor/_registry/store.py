@@ -12,9 +12,9 @@ from typing import Any, Literal
 from pithauthor._core.author_event import typed_author_event
 from pithauthor._core.canonical import canonical
 from pithauthor._core.documents import AuthorEvent, CanonicalRecord, Receipt
-from pithauthor._core.pith_number import ALIAS_LENGTHS, BODY_LENGTH
+from pithauthor._core.reference import classify_reference
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
-from pithauthor.errors import DocumentError
+from pithauthor.errors import ArxivIdError, DocumentError, PithNumberError
 
 DB_FILE = "registry.sqlite3"
 SCHEMA = """
@@ -138,35 +138,35 @@ class RegistryStore:
         return cur.rowcount == 1
 
     def find(self, ref: str) -> StoredRecord | None:
-        """A record by body, unique alias prefix (8/12/16), or arXiv id (with or without vN)."""
-        ref = ref.strip()
-        up = ref.upper()
-        cached = self._by_body.get(up)
+        """A record by body or number, unique alias prefix (8/12/16), or arXiv id (with or
+        without vN): whatever `classify_reference` (the one rule) makes of `ref`."""
+        cached = self._by_body.get(ref.strip().upper())
         if cached is not None:  # every POST names its record by body
             return cached
-        conn = self._conn()
-        if len(up) == BODY_LENGTH:
-            rows = conn.execute("SELECT * FROM records WHERE body = ?", (up,)).fetchall()
-        elif len(up) in ALIAS_LENGTHS and up.isalnum():
-            rows = conn.execute(
-                "SELECT * FROM records WHERE substr(body, 1, ?) = ?", (len(up), up)
-            ).fetchall()
-        else:
-            rows = []
-        if not rows:
-            from pithauthor._core.arxiv_id import ArxivId
-            from pithauthor.errors import ArxivIdError
-
-            try:
-                aid = ArxivId.parse(ref).id
-            except ArxivIdError:
-                return None
-            rows = conn.execute("SELECT * FROM records WHERE arxiv_id = ?", (aid,)).fetchall()
-        if len(rows) != 1:
+        try:
+            found = classify_reference(ref)
+        except (ArxivIdError, PithNumberError):
             return None
-        rec = _record(rows[0])
-        if rec.body == up:
-            self._by_body[up] = rec
+        conn = self._conn()
+        if found.number is not None:
+            rows = conn.execute("SELECT * FROM records WHERE body = ?", (found.number.body,))
+        elif found.alias is not None:
+            prefix = found.alias.prefix
+            rows = conn.execute(
+                "SELECT * FROM records WHERE substr(body, 1, ?) = ?", (len(prefix), prefix)
+            )
+        else:
+            assert found.arxiv is not None
+            rows = conn.execute("SELECT * FROM records WHERE arxiv_id = ?", (found.arxiv.id,))
+        matches = rows.fetchall()
+        if len(matches) != 1:
+            return None
+        rec = _record(matches[0])
+        number = found.number
+        if number is not None and number.year is not None and number.full != rec.pith_number:
+            return None  # pith:YEAR:BODY of another year names no record here
+        if number is not None:
+            self._by_body[rec.body] = rec
         return rec
 
     def records(self) -> list[StoredRecord]:

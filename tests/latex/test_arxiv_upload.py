@@ -360,7 +360,7 @@ def test_keep_comments_packs_the_sources_as_they_are(
 
 
 @TEX
-def test_a_proof_build_that_differs_fails_and_writes_no_archive(
+def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pithauthor._manuscript import comments
@@ -376,6 +376,9 @@ def test_a_proof_build_that_differs_fails_and_writes_no_archive(
     folder = _paper(tmp_path / "paper", "One page.")
     output = tmp_path / "out" / "upload.tar.gz"
     output.parent.mkdir()
+    output.write_bytes(b"yesterday's archive")  # the author's last good upload
     with pytest.raises(VerificationError, match="2 pages, the paper's folder to 1"):
         build_arxiv_archive(folder, output)
-    assert list(output.parent.iterdir()) == []  # no archive, no temporary file
+    # published only after the proof: the old archive is intact and no temporary file is left
+    assert list(output.parent.iterdir()) == [output]
+    assert output.read_bytes() == b"yesterday's archive"

@@ -175,4 +175,4 @@ def test_a_garbage_pdf_fails_cleanly(
     code, _, err = run(
         capsys, "verify", str(event), "--signer", author, "--paper-pdf", str(tmp_path / "no.pdf")
     )
-    assert code == 2 and "no such PDF file" in err
+    assert code == 2 and "no.pdf: no such file" in err

@@ -1,0 +1,44 @@
+"""The one rule for an address pith fetches from on the user's word (a proof's locator, the
+ORCID API, arXiv's API, a `--paper-pdf` URL): https, or plain http only to this machine (a
+loopback address or `localhost`); a host; no spaces or control characters; a port, if any, in
+1-65535; no user name or password (they would be sent, and a proof's host is its meaning).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import SplitResult, urlsplit
+
+from pithauthor.errors import InputError
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and every loopback address (127.0.0.0/8, ::1)."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def checked_url(url: str, what: str) -> SplitResult:
+    """The parts of `url` (stripped) when the rule allows it; else an InputError, one line
+    starting with `what` (e.g. "--orcid-api")."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError as exc:  # "http://[::1", a port beyond 65535
+        raise InputError(f"{what} {url!r} is not a URL ({exc})") from None
+    odd = any(c.isspace() or not c.isprintable() for c in text)
+    if parts.scheme not in ("https", "http") or not host or odd:
+        raise InputError(f"{what} {url!r} is not an https:// address")
+    if port == 0:
+        raise InputError(f"{what} {url!r}: port 0")
+    if parts.username is not None or parts.password is not None:
+        raise InputError(f"{what} {url!r}: an address with a user name or password is refused")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise InputError(f"{what}: refusing plain http to {host} (https, or http only to loopback)")
+    return parts

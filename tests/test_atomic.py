@@ -1,0 +1,65 @@
+"""`_atomic.publishing`: a file is written and checked under a temporary name and replaces its
+target only when the check passes."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from pithauthor._atomic import publishing
+
+
+def test_the_target_changes_only_when_the_block_succeeds(tmp_path: Path) -> None:
+    target = tmp_path / "upload.tar.gz"
+    target.write_bytes(b"old")
+    with publishing(target, mode=0o640) as tmp:
+        assert tmp.parent == tmp_path and tmp != target
+        tmp.write_bytes(b"new, checked")
+        assert target.read_bytes() == b"old"  # nothing is published while it is checked
+    assert target.read_bytes() == b"new, checked"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_a_failed_check_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "upload.tar.gz"
+    target.write_bytes(b"old")
+    with pytest.raises(ValueError, match="proof failed"), publishing(target) as tmp:
+        tmp.write_bytes(b"half-written")
+        raise ValueError("proof failed")
+    assert target.read_bytes() == b"old"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_a_new_file_appears_only_after_success(tmp_path: Path) -> None:
+    target = tmp_path / "new.bin"
+    with pytest.raises(KeyboardInterrupt), publishing(target) as tmp:
+        tmp.write_bytes(b"x")
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    with publishing(target) as tmp:
+        tmp.write_bytes(b"x")
+    assert target.read_bytes() == b"x" and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_cache_answer_is_written_without_fsync_and_a_durable_file_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from pithauthor._atomic import replace_file
+    from pithauthor._bib.lookup_cache import LookupCache
+    from pithauthor._bib.matching import Candidate
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    cache = LookupCache(tmp_path)
+    paper = Candidate("2302.12445", "A title", ("A. Smith",), 2023, None)
+    cache.put("https://export.arxiv.org/api/query", "ti:a title", (paper,), True)
+    assert cache.get("https://export.arxiv.org/api/query", "ti:a title") == ((paper,), True)
+    assert synced == []  # rebuildable: atomic, not durable
+    replace_file(tmp_path / "key.json", b"{}")
+    assert len(synced) == 2  # the file, then its folder
