@@ -44,6 +44,7 @@ __all__ = [
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
     "Artifact",
+    "AuthorEvent",
     "Subject",
     "attest_authorship",
     "record_replication",
