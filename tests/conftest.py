@@ -205,6 +205,56 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tex(*programs): needs these TeX programs")
+    _build_the_command_tree_once()
+
+
+def _build_the_command_tree_once() -> None:
+    """Typer turns the app into a click command tree on every `app()` call: about 90% of an
+    in-process `pith` run (50-130 ms). A real process builds it once; so does each test worker
+    now, for the `pith` app only (built at import, never changed afterwards)."""
+    import typer.main
+
+    build = typer.main.get_command
+    if getattr(build, "built_once", False):
+        return
+    built: dict[int, Any] = {}
+
+    def get_command(typer_instance: typer.Typer) -> Any:
+        main = sys.modules.get("pithauthor._cli.main")
+        if main is None or typer_instance is not getattr(main, "app", None):
+            return build(typer_instance)
+        if id(typer_instance) not in built:
+            built[id(typer_instance)] = build(typer_instance)
+        return built[id(typer_instance)]
+
+    get_command.built_once = True  # type: ignore[attr-defined]
+    typer.main.get_command = get_command
+    _load_the_ca_bundle_once()
+
+
+def _load_the_ca_bundle_once() -> None:
+    """httpx reads a CA bundle for every new Client (40-90 ms, most of an in-process `pith
+    fetch` that fails fast). A process does it once per run; each test worker now does it once
+    per bundle too, for the default context only (verify=True, no client certificate; keyed by
+    SSL_CERT_FILE/SSL_CERT_DIR). The tests speak plain HTTP to loopback: the context is unused."""
+    from httpx._transports import default
+
+    create = default.create_ssl_context
+    if getattr(create, "loaded_once", False):
+        return
+    loaded: dict[tuple[str, str] | None, Any] = {}
+
+    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        if verify is not True or cert is not None:
+            return create(verify=verify, cert=cert, trust_env=trust_env)
+        env = os.environ
+        bundle = (env.get("SSL_CERT_FILE", ""), env.get("SSL_CERT_DIR", "")) if trust_env else None
+        if bundle not in loaded:
+            loaded[bundle] = create(verify=verify, cert=cert, trust_env=trust_env)
+        return loaded[bundle]
+
+    create_ssl_context.loaded_once = True  # type: ignore[attr-defined]
+    default.create_ssl_context = create_ssl_context  # type: ignore[assignment]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,20 +5,23 @@ file byte-identical afterwards.
 
 The commands and their parameters are enumerated from the Typer app, and each parameter must
 be classified below, so a new command or option cannot be forgotten: the test fails on an
-unclassified one. Most cases run in-process (fast); the FIFO cases and `registry serve` run as
-processes with a timeout, since a hang there is exactly what is being tested.
+unclassified one. One test per command and parameter, so that pytest-xdist spreads them; each
+case runs in this process (conftest's runner) in a thread with a timeout, since a hang (a FIFO
+read, a server that starts) is exactly what is being tested. The default run feeds each
+parameter a few of its bad inputs, taking turns so that every bad input meets some command;
+`slow` feeds the rest (`make test` runs both: the whole cross product, once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import socket
-import subprocess
-import sys
 import threading
-import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +29,10 @@ from typing import Any
 
 import pytest
 import typer
-from conftest import FIXTURES, LAUNCHER, use_fast_kdf
-from typer.testing import CliRunner
+from conftest import FIXTURES, run_in_process, use_fast_kdf
+from tamper_counts import count
 
-from pithauthor._cli.main import app, main
+from pithauthor._cli.main import app
 from pithauthor._files import MAX_JSON_BYTES
 
 PASSPHRASE = "matrix passphrase"
@@ -368,7 +371,6 @@ class Case:
     param: str
     bad: str
     argv: list[str]
-    subprocess: bool
 
     def label(self) -> str:
         return f"{self.command} [{self.param}={self.bad}]"
@@ -381,40 +383,26 @@ class Outcome:
     stderr: str
 
 
-def _in_process(argv: list[str], timeout: float = 30) -> Outcome:
-    runner = CliRunner()
-    box: dict[str, Any] = {}
+def _run(argv: list[str], timeout: float = 15, fifo: str | None = None) -> Outcome:
+    """`pith ARGV` in this process (conftest's runner), in a thread: None as the code if it
+    has not ended after `timeout` seconds (a hang: a FIFO read, a server that started). A run
+    hung on `fifo` is then released (a writer opens and closes it) so that it does not linger."""
+    box: dict[str, Outcome] = {}
 
     def target() -> None:
-        with runner.isolation(input=b"") as (out, err, _):
-            try:
-                main(argv)
-                box["code"] = 0
-            except SystemExit as exc:
-                box["code"] = exc.code if isinstance(exc.code, int) else 1
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                box["stdout"] = out.getvalue().decode(errors="replace")
-                box["stderr"] = err.getvalue().decode(errors="replace")
+        result = run_in_process(argv)
+        box["outcome"] = Outcome(result.returncode, result.stdout, result.stderr)
 
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
+        if fifo is not None:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            worker.join(5)
         return Outcome(None, "", "HANG")
-    return Outcome(box.get("code"), box.get("stdout", ""), box.get("stderr", ""))
-
-
-def _spawn(argv: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, LAUNCHER, *argv],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
+    return box["outcome"]
 
 
 def _problems(case: Case, outcome: Outcome) -> str | None:
@@ -442,42 +430,132 @@ def _claim_by_ada(folder: Path, passphrase: str) -> str:
     out = folder / "claim.jsonl"
     record = str(FIXTURES / "record-2302.12445v2.json")
     argv = ["claim", NUMBER, "--record", record, "--passphrase-file", passphrase, "-o", str(out)]
-    outcome = _in_process(argv)
+    outcome = _run(argv)
     assert outcome.code == 0, outcome.stderr
     return str(out)
 
 
-def _digest_inputs(root: Path) -> dict[str, str]:
-    digests = {}
+def _digest_inputs(root: Path) -> dict[str, object]:
+    """What each input file holds: its SHA-256, or for the sparse 64 MiB one its size,
+    modification time and allocated blocks (a write changes them; hashing it per test would
+    cost more than the case)."""
+    digests: dict[str, object] = {}
     for path in sorted(root.rglob("*")):
         if path.is_symlink() or not path.is_file():
             continue
-        digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        stat = path.stat()
+        if stat.st_size > 1024 * 1024:
+            digests[str(path)] = (stat.st_size, stat.st_mtime_ns, stat.st_blocks)
+        else:
+            digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return digests
 
 
-@pytest.mark.slow
-def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+# --- the matrix: one test per command and parameter -------------------------------------------
+DEFAULT_SAMPLE = 3
+"""Bad inputs per parameter in the default run; the others of its class run under `slow`.
+Parameters of one class take turns through its list, so every bad input is in the default run
+for some command."""
+COMPILED = {"empty", "binary", "non-utf8", *JSON_KINDS}
+"""Files `latex arxiv` hands to pdfLaTeX (exit 1 allowed): those cases need TeX."""
+
+
+Bad = tuple[str, str]
+"""One bad input: ("file", a kind of BAD_FILES/BAD_OUTPUTS/BAD_FOLDERS) or ("value", text)."""
+
+
+def _parts(name: str) -> list[list[Bad]] | None:
+    """The bad inputs of a parameter of this name: its bad files, then its bad values (a
+    FILE|URL has both); [] when it takes any value; None when it is not classified."""
+    files = (
+        BAD_FILES if name in FILE_PARAMS
+        else BAD_OUTPUTS if name in OUTPUT_PARAMS
+        else BAD_FOLDERS if name in FOLDER_PARAMS
+        else []
+    )  # fmt: skip
+    if name in SECRET_PARAMS:  # such text is a valid passphrase, token or abstract
+        files = [kind for kind in files if kind not in (*JSON_KINDS, "truncated-pdf")]
+    parts = [[("file", kind) for kind in files], [("value", v) for v in VALUE_PARAMS.get(name, [])]]
+    parts = [part for part in parts if part]
+    if parts or name in FREE_PARAMS:
+        return parts
+    return None
+
+
+def _matrix() -> tuple[list[Any], list[Any], list[str]]:
+    """pytest params (command, parameter, bad inputs) for the default run and for `slow`, and
+    the parameters nobody classified."""
+    rows: list[tuple[str, str, list[list[Bad]], bool]] = []
+    unclassified: list[str] = []
+    for command, click_command in _commands():
+        for param in click_command.params:
+            if _is_flag(param):
+                continue
+            name = str(param.name)
+            parts = _parts(name)
+            if parts is None:
+                unclassified.append(f"{command} {name}")
+            elif parts:
+                tex = (command, name) in EXIT_1_ALLOWED
+                usable = [[b for b in part if not (tex and b[1] in COMPILED)] for part in parts]
+                rows.append((command, name, usable, tex))
+    sharing = Counter(tuple(part) for *_, parts, _ in rows for part in parts)
+    turn: Counter[tuple[Bad, ...]] = Counter()
+    default: list[Any] = []
+    slow: list[Any] = []
+    for command, name, parts, tex in rows:
+        sample: list[Bad] = []
+        for part in parts:  # parameters sharing a list take turns through it
+            size = max(DEFAULT_SAMPLE, -(-len(part) // sharing[tuple(part)]))
+            start = turn[tuple(part)]
+            turn[tuple(part)] += size
+            sample += dict.fromkeys(part[(start + i) % len(part)] for i in range(size))
+        every = [b for part in _parts(name) or [] for b in part]
+        rest = [b for b in every if b not in sample]
+        test_id = f"{command.replace(' ', '-')}-{name}"
+        default.append(pytest.param(command, name, sample, id=test_id))
+        if rest:
+            marks = [pytest.mark.slow, *([pytest.mark.tex] if tex else [])]
+            slow.append(pytest.param(command, name, rest, id=test_id, marks=marks))
+    return default, slow, unclassified
+
+
+DEFAULT_CASES, SLOW_CASES, UNCLASSIFIED = _matrix()
+
+
+@dataclass
+class World:
+    """The files every case needs, made once per test worker: good ones (so that only one
+    thing is wrong), the bad ones, a key store with key "ada" and a backup of another key."""
+
+    paths: dict[str, str]
+    bad: dict[str, str]
+    home: Path
+    inputs: list[Path]
+    digests: dict[str, object]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     from pithauthor.keys import backup, generate, passphrase_source
 
-    use_fast_kdf(monkeypatch)
-    monkeypatch.setenv("PITH_REGISTRY", DEAD_REGISTRY)
-    monkeypatch.setenv("PITH_ORCID_API", DEAD_REGISTRY)  # nothing ever asks the real ORCID
-    good = tmp_path / "good"
+    root = tmp_path_factory.mktemp("matrix")
+    good = root / "good"
     good.mkdir()
     passphrase = good / "passphrase.txt"
     passphrase.write_text(PASSPHRASE + "\n", "utf-8")
     passphrase.chmod(0o600)
     source = passphrase_source(str(passphrase))
     backup_file = good / "bob.backup"  # a key of another PITH_HOME, so that import goes on
-    home = os.environ["PITH_HOME"]
-    monkeypatch.setenv("PITH_HOME", str(tmp_path / "other-home"))
-    generate("bob", backend="file", passphrase=source, note=lambda _: None)
-    backup("bob", backup_file, passphrase=source, backup_passphrase=source, note=lambda _: None)
-    monkeypatch.setenv("PITH_HOME", home)
-    generate("ada", orcid=ORCID, backend="file", passphrase=source, note=lambda _: None)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        use_fast_kdf(monkeypatch)
+        monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+        monkeypatch.setenv("PITH_HOME", str(root / "other-home"))
+        generate("bob", backend="file", passphrase=source, note=lambda _: None)
+        backup("bob", backup_file, passphrase=source, backup_passphrase=source, note=lambda _: None)
+        monkeypatch.setenv("PITH_HOME", str(root / "home"))
+        generate("ada", orcid=ORCID, backend="file", passphrase=source, note=lambda _: None)
+        claim = _claim_by_ada(good, str(passphrase))
     (good / "paper").mkdir()
     (good / "paper" / "main.tex").write_text(
         "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n", "utf-8"
@@ -493,85 +571,78 @@ def test_every_command_refuses_every_bad_input_with_one_line_and_exit_2(
         "backup": str(backup_file),
         "tex": str(good / "paper" / "main.tex"),
         "token": str(good / "token.txt"),
-        "data": str(tmp_path / "registry-data"),
-        "fresh": str(tmp_path / "fresh-output"),
-        "claim": _claim_by_ada(good, str(passphrase)),
+        "claim": claim,
     }
-    bad = _make_inputs(tmp_path / "bad")
-    before = {**_digest_inputs(tmp_path / "good"), **_digest_inputs(tmp_path / "bad")}
+    bad = _make_inputs(root / "bad")
+    inputs = [good, root / "bad"]
+    digests = {k: v for folder in inputs for k, v in _digest_inputs(folder).items()}
+    yield World(paths, bad, root / "home", inputs, digests)
+    for sock in _SOCKETS:
+        sock.close()
+    _SOCKETS.clear()
 
-    cases: list[Case] = []
-    unclassified: list[str] = []
-    only = os.environ.get("PITH_MATRIX_ONLY")  # while developing: one command
-    for command, click_command in _commands():
-        if only and command != only:
-            continue
-        params = [p for p in click_command.params if not _is_flag(p)]
-        for param in params:
-            name = param.name
-            if name in FILE_PARAMS:
-                kinds = BAD_FILES
-            elif name in OUTPUT_PARAMS:
-                kinds = BAD_OUTPUTS
-            elif name in FOLDER_PARAMS:
-                kinds = BAD_FOLDERS
-            elif name in VALUE_PARAMS:
-                kinds = []
-            elif name in FREE_PARAMS:
-                continue
-            else:
-                unclassified.append(f"{command} {name}")
-                continue
-            # (label, value): the bad files of its kind, then its bad values (a FILE|URL has both)
-            pairs = [(kind, bad[kind]) for kind in kinds]
-            pairs += [(repr(value), value) for value in VALUE_PARAMS.get(name, [])]
-            for label, value in pairs:
-                values = {**_baseline(command, name, paths), name: value}
-                argv = _argv(command, click_command.params, values)
-                if name in SECRET_PARAMS and label in (*JSON_KINDS, "truncated-pdf"):
-                    continue  # such text is a valid passphrase, token or abstract
-                cases.append(Case(command, name, label, argv, label == "fifo"))
-    assert not unclassified, f"classify these parameters in this test: {unclassified}"
 
+def _check(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str,
+    kinds: list[Bad],
+) -> None:  # fmt: skip
+    """Feed `kinds` to parameter `name` of `command`, the rest valid; each must be refused with
+    one line and exit 2 (no hang, no traceback), and leave every input file as it was."""
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_REGISTRY", DEAD_REGISTRY)
+    monkeypatch.setenv("PITH_ORCID_API", DEAD_REGISTRY)  # nothing ever asks the real ORCID
+    shutil.copytree(world.home, os.environ["PITH_HOME"])  # key "ada", this test's own copy
+    paths = {**world.paths, "data": str(tmp_path / "registry-data")}
+    paths["fresh"] = str(tmp_path / "fresh-output")
+    click_command = dict(_commands())[command]
     failures: list[str] = []
-    slowest: list[tuple[float, str]] = []
-    for case in cases:
-        if case.subprocess:
-            continue
-        started = time.monotonic()
-        outcome = _in_process(case.argv)
-        slowest.append((time.monotonic() - started, case.label()))
-        problem = _problems(case, outcome)
+    for where, bad in kinds:
+        value = world.bad[bad] if where == "file" else bad
+        values = {**_baseline(command, name, paths), name: value}
+        case = Case(command, name, bad if where == "file" else repr(bad), [])
+        case.argv = _argv(command, click_command.params, values)
+        problem = _problems(case, _run(case.argv, fifo=world.bad["fifo"]))
         if problem:
             failures.append(f"{case.label()}: {problem}")
-    spawned = [case for case in cases if case.subprocess]
-    for start in range(0, len(spawned), 4):  # four processes at a time (CI has 2 cores)
-        batch = [(case, _spawn(case.argv)) for case in spawned[start : start + 4]]
-        for case, process in batch:
-            try:
-                stdout, stderr = process.communicate(timeout=60)
-                outcome = Outcome(process.returncode, stdout, stderr)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-                outcome = Outcome(None, "", "HANG")
-            problem = _problems(case, outcome)
-            if problem:
-                failures.append(f"{case.label()} (process): {problem}")
-
-    after = {**_digest_inputs(tmp_path / "good"), **_digest_inputs(tmp_path / "bad")}
-    changed = sorted(p for p in before if after.get(p) != before[p])
-    commands = {c.command for c in cases}
-    with capsys.disabled():
-        if os.environ.get("PITH_MATRIX_TIMES"):
-            print("\n".join(f"{t:.2f}s {label}" for t, label in sorted(slowest)[-15:]))
-        print(
-            f"\nbad-input matrix: {len(cases)} cases ({len(spawned)} as processes) over "
-            f"{len(commands)} commands and {len({(c.command, c.param) for c in cases})} "
-            f"parameters; {len(failures)} failed; {len(changed)} input files changed"
-        )
+    count("bad-input matrix", tried=len(kinds), refused=len(kinds) - len(failures))
+    after = {k: v for folder in world.inputs for k, v in _digest_inputs(folder).items()}
+    changed = sorted(p for p in world.digests if after.get(p) != world.digests[p])
     assert not changed, f"input files changed: {changed}"
-    assert not failures, f"{len(failures)} of {len(cases)} cases:\n" + "\n".join(failures)
+    assert not failures, f"{len(failures)} of {len(kinds)} cases:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize(("command", "name", "kinds"), DEFAULT_CASES)
+def test_a_hostile_value_of_each_parameter_is_refused_with_one_line_and_exit_2(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str,
+    kinds: list[Bad],
+) -> None:  # fmt: skip
+    _check(world, tmp_path, monkeypatch, command, name, kinds)
+
+
+@pytest.mark.parametrize(("command", "name", "kinds"), SLOW_CASES)
+def test_every_other_bad_input_of_each_parameter_is_refused_with_one_line_and_exit_2(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str,
+    kinds: list[Bad],
+) -> None:  # fmt: skip
+    """Slow: the rest of the cross product (about 550 of 860 cases; the default run has a few bad
+    inputs of every parameter, and every bad input for some command)."""
+    _check(world, tmp_path, monkeypatch, command, name, kinds)
+
+
+def test_every_parameter_of_every_command_is_classified() -> None:
+    """A new command or option cannot slip past the matrix: each parameter is in a class."""
+    assert not UNCLASSIFIED, f"classify these parameters in this test: {UNCLASSIFIED}"
+
+
+def test_the_default_run_feeds_every_bad_input_to_some_command() -> None:
+    covered: dict[tuple[Bad, ...], set[Bad]] = {}
+    for param in DEFAULT_CASES:
+        _, name, kinds = param.values
+        for part in _parts(name) or []:
+            covered.setdefault(tuple(part), set()).update(b for b in kinds if b in part)
+    assert covered
+    for part, tried in covered.items():
+        assert tried == set(part), sorted(set(part) - tried)
 
 
 def test_the_matrix_knows_every_command_of_the_app() -> None:
@@ -584,7 +655,7 @@ def test_the_matrix_knows_every_command_of_the_app() -> None:
 def test_a_json_reader_error_names_the_file_and_the_fault(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_bytes(b"[" * 5000 + b"]" * 5000)
-    outcome = _in_process(["verify", str(path)])
+    outcome = _run(["verify", str(path)])
     assert outcome.code == 2
     assert str(path) in outcome.stderr and "nested deeper than" in outcome.stderr
     assert json.loads(json.dumps(outcome.stderr))  # one plain line

@@ -103,6 +103,7 @@ def test_unreachable_or_refusing_api_exits_3_and_writes_nothing(
 
 @pytest.mark.slow
 def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    """Slow: a real process on a pseudo-terminal (the bar is drawn on a terminal only)."""
     with ArxivServer(PAPERS) as server:
         argv = [sys.executable, "-m", "pithauthor", "bib", "scan", str(SCHOLAR), "--lookup",
                 "--arxiv-api", server.url]  # fmt: skip

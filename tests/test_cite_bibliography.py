@@ -199,9 +199,17 @@ def test_the_on_disk_cache_resolves_again_with_the_registry_gone(
     assert len(read_documents(tmp_path / "b.jsonl")) == 4
 
 
-@pytest.mark.slow
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without the waits between them (0.5-8 s each): the same six attempts, at once.
+    The in-process `pith` reads it; what is tested is the outcome, not the back-off."""
+    from pithauthor._client import RetryPolicy
+
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
+
+
 def test_a_dead_registry_exits_3_with_one_line_and_writes_nothing(
-    pith: RunPith, author: str, tmp_path: Path
+    pith: RunPith, author: str, tmp_path: Path, no_backoff: None
 ) -> None:
     out = tmp_path / "c.jsonl"
     dead = f"http://127.0.0.1:{free_port()}"
@@ -255,9 +263,8 @@ def test_claim_and_replicate_with_submit_reach_the_registry_state(
     assert current["replication_records"][0]["payload"]["proof_system"] == "lean4"
 
 
-@pytest.mark.slow
 def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
-    pith: RunPith, author: str, tmp_path: Path
+    pith: RunPith, author: str, tmp_path: Path, no_backoff: None
 ) -> None:
     record = str(Path(__file__).parent / "fixtures" / "record-2302.12445v2.json")
     dead = f"http://127.0.0.1:{free_port()}"

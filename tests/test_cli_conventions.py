@@ -69,6 +69,7 @@ def test_pith_debug_adds_a_traceback_but_keeps_the_exit_code(pith: RunPith) -> N
 
 @pytest.mark.slow
 def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
+    """Slow: real processes for three shells (completion answers at start-up)."""
     for shell, marker in (("bash", "_pith_completion"), ("zsh", "#compdef pith"),
                           ("fish", "complete --command pith")):  # fmt: skip
         script = subprocess.run(

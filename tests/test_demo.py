@@ -12,6 +12,7 @@ import pytest
 
 @pytest.mark.slow
 def test_demo_runs_end_to_end_and_stops_its_registry() -> None:
+    """Slow: the whole demo as a process: a registry and a dozen `pith` runs."""
     result = subprocess.run(
         [sys.executable, "-m", "pithauthor._demo"], capture_output=True, text=True, timeout=120
     )

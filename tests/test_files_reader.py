@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
-from test_bad_input_matrix import _in_process
+from conftest import FIXTURES, run_in_process
 
 from pithauthor._files import check_output_file, read_user_file, read_user_json
 from pithauthor._registry.keys import KEY_FILE
@@ -65,7 +64,7 @@ def test_a_corrupt_registry_key_file_is_exit_2_with_one_line(
     (data / KEY_FILE).write_bytes(content)
     (data / KEY_FILE).chmod(0o600)
     xml = str(FIXTURES / "arxivraw-2302.12445.xml")
-    outcome = _in_process(["registry", "add", xml, "--data", str(data)])
-    assert outcome.code == 2, outcome
+    outcome = run_in_process(["registry", "add", xml, "--data", str(data)])
+    assert outcome.returncode == 2, outcome
     lines = outcome.stderr.strip().splitlines()
     assert len(lines) == 1 and KEY_FILE in lines[0], outcome.stderr

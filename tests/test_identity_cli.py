@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, use_fast_kdf
 from identity_server import IdentityServer, Site
 
 from pithauthor._cli.main import main
@@ -29,7 +29,7 @@ def server() -> Iterator[IdentityServer]:
 
 @pytest.fixture(autouse=True)
 def fast_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")  # test-only: cheap argon2id
+    use_fast_kdf(monkeypatch)  # test-only: cheap argon2id (in this process too)
     monkeypatch.setenv("PITH_PASSPHRASE", "identity tests passphrase")
 
 

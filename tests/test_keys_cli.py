@@ -44,6 +44,7 @@ def _seed_of(home: Path, name: str | None, passphrase: str = PASSPHRASE) -> byte
 def test_headless_generate_then_show_with_real_moderate_kdf(
     pith: RunPith, isolated_home: Path
 ) -> None:
+    """Slow: PyNaCl's moderate argon2id (256 MiB, about a second each) is what is tested."""
     env = {"PITH_PASSPHRASE": PASSPHRASE}  # no test switch: PyNaCl's moderate argon2id limits
     doc = _generate_json(pith, env=env)
     assert doc["key_id"].startswith("ed25519:") and len(doc["public_key_fingerprint"]) == 32
@@ -186,6 +187,7 @@ def test_hanging_keyring_times_out_to_an_encrypted_file_and_says_so(
 def test_delete_asks_first_on_a_terminal_and_never_reads_an_answer_from_a_pipe(
     pith: RunPith,
 ) -> None:
+    """Slow: real processes on a pseudo-terminal."""
     _generate_json(pith)
     env = {**os.environ, **FAST}
     code, out = _run_in_terminal(["keys", "delete", "alice"], ["n"], env)
@@ -227,10 +229,12 @@ def test_backup_on_one_home_import_on_another_signs_identically(
     assert signatures[0] == signatures[1]
 
 
-@pytest.mark.slow
-def test_sentinel_seed_never_appears_in_any_output(pith: RunPith, tmp_path: Path) -> None:
+def test_sentinel_seed_never_appears_in_any_output(
+    pith: RunPith, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ring = tmp_path / "ring.json"
     backup = tmp_path / "sentinel.backup"
+    use_fast_kdf(monkeypatch)  # the backup too: six moderate argon2id runs are not the point
     write_backup(backup, SENTINEL_SEED, PASSPHRASE)
     env = subprocess_env(
         PYTHON_KEYRING_BACKEND="pith_test_keyrings.FileKeyring",
@@ -311,6 +315,7 @@ def _run_in_terminal(args: list[str], answers: list[str], env: dict[str, str]) -
 
 @pytest.mark.slow
 def test_terminal_prompt_asks_twice_on_creation(isolated_home: Path) -> None:
+    """Slow: real processes on a pseudo-terminal."""
     env = {k: v for k, v in os.environ.items() if k != "PITH_PASSPHRASE"}
     env["PITH_TEST_FAST_KDF"] = "1"
     code, out = _run_in_terminal(["keys", "generate", "--name", "bob"], ["typed pw", "other"], env)

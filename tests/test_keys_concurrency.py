@@ -1,8 +1,10 @@
-"""Concurrent `pith keys generate` / `rotate` as real processes on one key store: nothing lost.
+"""Concurrent `pith keys generate` / `rotate` on one key store: nothing lost.
 
-Each round starts several processes at once (half generate new keys, half rotate the same key)
-and then checks the store: every key a process reported is listed, each rotation retired exactly
-the key before it (one unbroken chain), no key file lacks its record, keys.json is valid.
+Several generate new keys while others rotate the same key, all at once; then the store is
+checked: every key reported is listed, each rotation retired exactly the key before it (one
+unbroken chain), no key file lacks its record, keys.json is valid. Threads in one process
+(default run: each opens the lock file itself, so they contend for it as processes do) and, under
+`slow`, real processes.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import LAUNCHER, run_in_process, use_fast_kdf
 from keys_helpers import PASSPHRASE
 
-ROUNDS = 8
+ROUNDS = 3  # threads: without the key-store lock, most keys are lost (15 of 19)
+PROCESS_ROUNDS = 2  # processes: without the lock, 1-6 of 13 keys lost in each of 5 runs
 GENERATORS = 3
 ROTATORS = 3
 
@@ -32,7 +38,7 @@ def _env(home: Path) -> dict[str, str]:
 
 def _start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "pithauthor", "keys", *args, "--json"],
+        [sys.executable, LAUNCHER, "keys", *args, "--json"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -51,11 +57,13 @@ def _finish(proc: subprocess.Popen[str]) -> dict[str, object]:
 def test_parallel_generate_and_rotate_lose_no_key_and_orphan_no_file(
     isolated_home: Path,
 ) -> None:
+    """Slow: 14 real `pith` processes (0.5 CPU-s each to start). The threaded test below guards
+    the same lock in the default run."""
     env = _env(isolated_home)
     first = _finish(_start(env, "generate", "--name", "r"))
     reported_ids = {str(first["key_id"])}
     rotations = 0
-    for round_no in range(ROUNDS):
+    for round_no in range(PROCESS_ROUNDS):
         procs = [_start(env, "generate", "--name", f"g{round_no}-{i}") for i in range(GENERATORS)]
         procs += [_start(env, "rotate", "r") for _ in range(ROTATORS)]
         for proc, doc in [(p, _finish(p)) for p in procs]:
@@ -68,17 +76,68 @@ def test_parallel_generate_and_rotate_lose_no_key_and_orphan_no_file(
                 reported_ids.add(str(doc["key_id"]))
 
     listed = subprocess.run(
-        [sys.executable, "-m", "pithauthor", "keys", "list", "--json"],
+        [sys.executable, LAUNCHER, "keys", "list", "--json"],
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
-    records = json.loads(listed.stdout)
+    _assert_store_whole(isolated_home, json.loads(listed.stdout), reported_ids, rotations)
+    assert len(reported_ids) == 1 + PROCESS_ROUNDS * (GENERATORS + ROTATORS)
+
+
+def test_threads_generating_and_rotating_at_once_lose_no_key_and_orphan_no_file(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pithauthor import keys
+
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
+    reported = {keys.generate("r", backend="file", note=lambda _: None).key_id}
+    for round_no in range(ROUNDS):
+        reported.update(_thread_round(round_no))
+    listed = run_in_process(["keys", "list", "--json"])
+    assert listed.returncode == 0, listed.stderr
+    _assert_store_whole(isolated_home, json.loads(listed.stdout), reported, ROUNDS * ROTATORS)
+    assert len(reported) == 1 + ROUNDS * (GENERATORS + ROTATORS)
+
+
+def _thread_round(round_no: int) -> list[str]:
+    """GENERATORS generate and ROTATORS rotate "r", released at once; the key ids they report."""
+    from pithauthor import keys
+
+    start = threading.Barrier(GENERATORS + ROTATORS)
+    got: list[str] = []
+    failed: list[BaseException] = []
+
+    def work(i: int) -> None:
+        start.wait()
+        try:
+            if i < GENERATORS:
+                record = keys.generate(f"g{round_no}-{i}", backend="file", note=lambda _: None)
+            else:
+                record = keys.rotate("r", backend="file", note=lambda _: None)[1]
+            got.append(record.key_id)
+        except BaseException as exc:
+            failed.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(GENERATORS + ROTATORS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failed, failed
+    return got
+
+
+def _assert_store_whole(
+    home: Path, records: list[dict[str, Any]], reported_ids: set[str], rotations: int
+) -> None:
+    """Every reported key listed, one unbroken rotation chain of "r", no orphan file."""
     listed_ids = {r["key_id"] for r in records}
     missing = reported_ids - listed_ids
     assert not missing, f"{len(missing)} of {len(reported_ids)} reported keys were lost"
-    assert len(records) == len(reported_ids) == 1 + ROUNDS * (GENERATORS + ROTATORS)
+    assert len(records) == len(reported_ids)
 
     chain = [r for r in records if r["name"] == "r"]
     assert len(chain) == 1 + rotations
@@ -89,7 +148,7 @@ def test_parallel_generate_and_rotate_lose_no_key_and_orphan_no_file(
             assert by_id[rec["replaces"]]["replaced_by"] == rec["key_id"]
     assert sum(1 for r in chain if r["replaces"] is None) == 1
 
-    keys = isolated_home / "keys"
+    keys = home / "keys"
     doc = json.loads((keys / "keys.json").read_text("utf-8"))
     assert doc["version"] == 1 and len(doc["keys"]) == len(records)
     on_disk = {p.name for p in keys.glob("*.key")}
@@ -111,7 +170,7 @@ def test_a_failed_key_list_write_leaves_no_key_file(
     from pithauthor._keystore import metadata
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     keys.generate("first", note=lambda _: None)
 
     def full_disk(records: object) -> None:
@@ -135,7 +194,7 @@ def test_a_name_taken_while_the_secret_was_made_is_refused_without_an_orphan(
     from pithauthor.errors import KeyExists
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     real_prepare = secrets_io.prepare_seed
 
     def prepare_while_another_command_wins(*args: object, **kwargs: object) -> object:

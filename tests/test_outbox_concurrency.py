@@ -53,6 +53,7 @@ def _submit_process(env: dict[str, str]) -> subprocess.Popen[str]:
 def test_concurrent_submit_processes_send_each_event_exactly_once(tmp_path: Path) -> None:
     # every POST takes 0.3 s on the server, so one process alone would need ~3.6 s: the
     # processes overlap, and without leases each would POST every event
+    """Slow: several submit processes against a registry taking 0.3 s per POST."""
     server = start_server(tmp_path / "reg", faults=FaultPlan(every=0, delay_seconds=0.3))
     counts = _count_posts(server)
     try:
@@ -143,6 +144,7 @@ def test_an_outbox_made_before_leases_is_upgraded_in_place(tmp_path: Path) -> No
 def test_a_killed_submit_loses_nothing_and_its_leases_are_taken_over_at_once(
     tmp_path: Path,
 ) -> None:
+    """Slow: a submit process killed with SIGKILL, then another one."""
     import signal
     import sqlite3
     import time

@@ -14,6 +14,7 @@ from conftest import REPO
 
 @pytest.mark.slow
 def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path) -> None:
+    """Slow: builds the wheel with pip (10-20 s)."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path),
          str(REPO)],

@@ -111,6 +111,7 @@ def test_all_fault_kinds_mixed_with_parallel_submission(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_registry_killed_in_mid_batch_and_restarted(tmp_path: Path) -> None:
+    """Slow: a registry process killed and restarted during a 120-event batch."""
     data, port = tmp_path / "reg", free_port()
     proc = spawn_server(data, port, delay=0.02)
     url = f"http://127.0.0.1:{port}"
@@ -143,6 +144,7 @@ def test_registry_killed_in_mid_batch_and_restarted(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_client_killed_with_sigkill_in_mid_batch_then_run_again(tmp_path: Path) -> None:
+    """Slow: a client process killed with SIGKILL in mid-batch, then run again."""
     data, port = tmp_path / "reg", free_port()
     proc = spawn_server(data, port, delay=0.03)
     url = f"http://127.0.0.1:{port}"

@@ -277,7 +277,7 @@ def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
     docs: ClassVar[dict[str, Any]] = {}
     handler = type("Handler", (_Hostile,), {"docs": docs})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", docs
@@ -355,9 +355,11 @@ def test_a_local_registry_cannot_claim_the_pinned_key_id(
 @pytest.fixture
 def author(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
+    from conftest import use_fast_kdf
+
     from pithauthor.keys import generate
 
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "test passphrase for verdicts")
     generate("carberry", backend="file", note=lambda _: None)
     return {}
