@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check test-durations bench lint install clean ctan pictures
+.PHONY: demo test test-all check test-durations bench lint install clean ctan pictures
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,15 +24,20 @@ unexport PYTHONDONTWRITEBYTECODE
 # Tests run in parallel, one worker per core (pytest-xdist); each test has its own PITH_HOME.
 PYTEST := $(PY) -m pytest -n auto --dist worksteal
 
-# Everything, the slow tests too (a bare `pytest` leaves them out; see tests/conftest.py).
+# Every test but the slow ones, TeX included (a bare `pytest` runs the same set). The workers
+# share each TeX build (tests/latex/texbuild.py: shared_folder).
 test: $(STAMP)
+	$(PYTEST)
+
+# Everything, the slow tests too (the full LaTeX matrices; CI runs this).
+test-all: $(STAMP)
 	PITH_SLOW=1 $(PYTEST)
 
 # The edit loop: everything but the TeX and slow tests.
 check: $(STAMP)
 	$(PYTEST) -q -m "not tex and not slow"
 
-# Time `make check` and `make test`; writes their section of benchmarks/RESULTS.md.
+# Time `make check`, `make test` and `make test-all`: their section of benchmarks/RESULTS.md.
 test-durations: $(STAMP)
 	$(PY) benchmarks/suite_times.py
 

@@ -1,7 +1,8 @@
 """Shared test set-up: an isolated PITH_HOME per test, the `pith` command run in-process
 (`pith`) or as a real process (`pith_process`, for tests of the process itself), the `tex`
 marker (skip without TeX; fail instead under CI, where PITH_REQUIRE_TEX=1), and `slow` tests
-left out unless asked for (`-m slow`, any -m expression, or PITH_SLOW=1, as `make test` sets)."""
+left out unless asked for (`-m slow`, any -m expression, or PITH_SLOW=1, as `make test-all`
+sets): `make test` runs every other test, TeX included."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -205,7 +207,23 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tex(*programs): needs these TeX programs")
+    if os.environ.get(TEX_CACHE_ENV) is None:  # the controller: its workers inherit the folder
+        folder = tempfile.mkdtemp(prefix="pith-tex-builds-")
+        os.environ[TEX_CACHE_ENV] = folder
+        config.stash[_TEX_CACHE_OWNED] = folder
     _build_the_command_tree_once()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The shared TeX builds (tests/latex/texbuild.py) go when the session that made them ends."""
+    folder = config.stash.get(_TEX_CACHE_OWNED, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(TEX_CACHE_ENV, None)
+
+
+TEX_CACHE_ENV = "PITH_TEST_TEX_CACHE"  # read by tests/latex/texbuild.py
+_TEX_CACHE_OWNED = pytest.StashKey[str]()
 
 
 def _build_the_command_tree_once() -> None:
@@ -258,8 +276,8 @@ def _load_the_ca_bundle_once() -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`slow` tests (the LaTeX matrices) run only when asked: with a -m expression (CI runs
-    `-m slow` after `make test`) or PITH_SLOW=1."""
+    """`slow` tests (the full LaTeX matrices, the longest process tests) run only when asked:
+    with a -m expression or PITH_SLOW=1 (`make test-all`, which CI runs)."""
     if config.option.markexpr or os.environ.get("PITH_SLOW") == "1":
         return
     slow = [item for item in items if item.get_closest_marker("slow")]

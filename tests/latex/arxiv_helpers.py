@@ -5,11 +5,12 @@ an archive back."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
+from conftest import run_in_process
 from pypdf import PdfReader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,16 +32,10 @@ def article(body: str, number: str = NUMBER) -> str:
     return ARTICLE % (number, body)
 
 
-def run_pith(*args: str, home: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """The real `pith` command in a subprocess (usable from module-scoped fixtures)."""
-    env = {**os.environ, "PITH_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "pithauthor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
+def run_pith(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """The `pith` command, run in this process with its own PITH_HOME (usable from
+    module-scoped fixtures, where the `pith` fixture is not)."""
+    return run_in_process(list(args), env={"PITH_HOME": str(home)})
 
 
 def latexmk(folder: Path, main: str, *, sty_installed: bool = False) -> Path:
@@ -70,8 +65,13 @@ def unpack(archive: Path, folder: Path) -> dict[str, tarfile.TarInfo]:
     return members
 
 
+_RERUN = re.compile(r"Rerun to get|Please rerun|Label\(s\) may have changed|Rerun LaTeX", re.I)
+
+
 def pdflatex_alone(folder: Path, main: str) -> Path:
-    """What arXiv does: pdfLaTeX three times, no BibTeX, no Biber, no shell escape."""
+    """What arXiv does: pdfLaTeX again while the log asks for a rerun (three times at most), no
+    BibTeX, no Biber, no shell escape."""
+    log = folder / Path(main).with_suffix(".log")
     for _ in range(3):
         subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", main],
@@ -80,6 +80,8 @@ def pdflatex_alone(folder: Path, main: str) -> Path:
             capture_output=True,
             timeout=300,
         )
+        if not _RERUN.search(log.read_text("latin-1")):
+            break
     return folder / Path(main).with_suffix(".pdf")
 
 

@@ -12,7 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from texbuild import ENGINES, NUMBER, STY, TEX_FLAGS, Build, _run
+from texbuild import (
+    ENGINES,
+    NUMBER,
+    STY,
+    TEX_FLAGS,
+    Build,
+    _run,
+    load_build,
+    save_build,
+    shared_folder,
+)
 
 MANUSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "manuscripts"
 VARIANTS = ("baseline", "title", "margin")
@@ -105,3 +115,24 @@ def build_all(manuscript: Manuscript, engine: str, root: Path) -> dict[str, Buil
     with ThreadPoolExecutor(max_workers=len(VARIANTS)) as pool:
         futures = {v: pool.submit(build_variant, manuscript, engine, v, root / v) for v in VARIANTS}
         return {v: f.result() for v, f in futures.items()}
+
+
+def shared_builds(manuscript: Manuscript, engine: str) -> dict[str, Build]:
+    """`build_all`, done once per test session (all pytest-xdist workers) and shared."""
+    key = "\0".join(
+        (
+            "layout",
+            manuscript.name,
+            engine,
+            STY.read_text("utf-8"),
+            *(source(manuscript, v) for v in VARIANTS),
+        )
+    )
+
+    def fill(root: Path) -> None:
+        for variant, build in build_all(manuscript, engine, root).items():
+            save_build(build, root / variant)
+
+    root = shared_folder(key, fill)
+    stem = Path(manuscript.main).stem
+    return {v: load_build(root / v, stem) for v in VARIANTS}

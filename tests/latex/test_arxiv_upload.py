@@ -2,7 +2,13 @@
 first, then packed; the archive unpacked into an empty folder and built with pdfLaTeX alone
 (no BibTeX, no Biber) must give the author's page count, the badge and the metadata. Then the
 folders that go wrong: stale build files, absolute and `..` inputs, symlinks in and out,
-fontspec, `%` in URLs and verbatim, a proof that fails."""
+fontspec, `%` in URLs and verbatim, a proof that fails.
+
+Two templates are packed by default: revtex4-ijqc (a BibTeX .bbl, parts in subfolders) and
+article (pith.sty found in the author's TeX tree, the packaged one packed); the other six
+(Biber's .bbl, acmart's 00README, elsarticle's title on page 3, ...) are marked slow. Each
+template is built and packed once per session (texbuild.shared_folder) and read by both
+template tests."""
 
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from arxiv_helpers import (
 from conftest import RunPith, assert_one_line_error
 from inject_helpers import MAINS, copy_manuscript, snapshot
 from pdfcheck import info, link_uris, page_text
+from texbuild import STY, shared_folder
 
 from pithauthor import PithNumber
 from pithauthor._core.strict_json import parse_json
@@ -42,6 +49,15 @@ NEEDS_README = {"acmart-sigconf"}
 SINGLE = {"IEEEtran": "IEEEtran.tex", "article": "article.tex"}
 ALL = {**MAINS, **SINGLE}
 FIGURES = {"acmart-sigconf": ("sampleteaser.pdf", "figures/sample-franklin.png")}
+FAST = {"revtex4-ijqc", "article"}
+TEMPLATES = [
+    pytest.param(
+        name,
+        marks=[] if name in FAST else [pytest.mark.slow],
+        id=name,
+    )
+    for name in sorted(ALL)
+]
 DEBRIS = (".aux", ".log", ".fls", ".fdb_latexmk", ".out", ".blg", ".bcf", ".run.xml", ".bib")
 
 
@@ -55,30 +71,44 @@ class Packed:
     stderr: str
 
 
-@pytest.fixture(scope="module", params=sorted(ALL))
-def packed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Packed:
-    """A template with the badge, built by its author in its folder, then packed (once)."""
+@pytest.fixture(params=TEMPLATES)
+def packed(request: pytest.FixtureRequest) -> Packed:
+    """A template with the badge, built by its author in its folder, then packed (once per
+    session, shared by the tests that read it)."""
     name = request.param
-    tmp = tmp_path_factory.mktemp(name)
-    if name in SINGLE:
-        folder = tmp / name
-        folder.mkdir()
-        text = (REPO / "templates" / SINGLE[name]).read_text("utf-8")
-        text = text.replace("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW", NUMBER)
-        (folder / SINGLE[name]).write_text(text, "utf-8")
-    else:
-        folder = copy_manuscript(name, tmp)
-        inject(folder, NUMBER_OBJ)
-    (folder / "stray-notes.txt").write_text("not part of the paper")
-    author_pdf = latexmk(folder, ALL[name], sty_installed=name in SINGLE)
-    archive = tmp / "upload.tar.gz"
-    result = run_pith("latex", "arxiv", str(folder), "-o", str(archive), home=tmp / "home")
-    assert result.returncode == 0, result.stderr
-    return Packed(name, folder, author_pdf, archive, result.stdout, result.stderr)
+
+    def fill(tmp: Path) -> None:
+        if name in SINGLE:
+            folder = tmp / name
+            folder.mkdir()
+            text = (REPO / "templates" / SINGLE[name]).read_text("utf-8")
+            text = text.replace("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW", NUMBER)
+            (folder / SINGLE[name]).write_text(text, "utf-8")
+        else:
+            folder = copy_manuscript(name, tmp)
+            inject(folder, NUMBER_OBJ)
+        (folder / "stray-notes.txt").write_text("not part of the paper")
+        latexmk(folder, ALL[name], sty_installed=name in SINGLE)
+        result = run_pith(
+            "latex", "arxiv", str(folder), "-o", str(tmp / "upload.tar.gz"), home=tmp / "home"
+        )
+        assert result.returncode == 0, result.stderr
+        (tmp / "stdout").write_text(result.stdout, "utf-8")
+        (tmp / "stderr").write_text(result.stderr, "utf-8")
+
+    tmp = shared_folder("\0".join(("arxiv", name, STY.read_text("utf-8"))), fill)
+    folder = tmp / name
+    return Packed(
+        name,
+        folder,
+        folder / Path(ALL[name]).with_suffix(".pdf"),
+        tmp / "upload.tar.gz",
+        (tmp / "stdout").read_text("utf-8"),
+        (tmp / "stderr").read_text("utf-8"),
+    )
 
 
 @TEX
-@pytest.mark.slow
 def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
     packed: Packed,
 ) -> None:
@@ -118,7 +148,6 @@ TITLE_PAGE = {"elsarticle-num": 3}
 
 
 @TEX
-@pytest.mark.slow
 def test_template_archive_builds_alone_to_the_authors_pages_with_badge_and_metadata(
     packed: Packed, tmp_path: Path
 ) -> None:
@@ -299,15 +328,21 @@ APPENDIX = r"""\begin{verbatim}
 """
 
 
-@pytest.fixture(scope="module")
-def commented(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """A paper with comments, `%` in URLs, \\verb and verbatim, packed once (stripped)."""
-    tmp = tmp_path_factory.mktemp("commented")
-    folder = _paper(tmp / "paper", BODY_WITH_COMMENTS, {"appendix.tex": APPENDIX})
-    archive = tmp / "upload.tar.gz"
-    result = run_pith("latex", "arxiv", str(folder), "-o", str(archive), home=tmp / "home")
-    assert result.returncode == 0, result.stderr
-    return folder, archive, result.stderr
+@pytest.fixture
+def commented() -> tuple[Path, Path, str]:
+    """A paper with comments, `%` in URLs, \\verb and verbatim, packed once per session
+    (stripped); the tests read it and never write into it."""
+
+    def fill(tmp: Path) -> None:
+        folder = _paper(tmp / "paper", BODY_WITH_COMMENTS, {"appendix.tex": APPENDIX})
+        result = run_pith(
+            "latex", "arxiv", str(folder), "-o", str(tmp / "upload.tar.gz"), home=tmp / "home"
+        )
+        assert result.returncode == 0, result.stderr
+        (tmp / "stderr").write_text(result.stderr, "utf-8")
+
+    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"))), fill)
+    return tmp / "paper", tmp / "upload.tar.gz", (tmp / "stderr").read_text("utf-8")
 
 
 @TEX
@@ -325,7 +360,7 @@ def test_comments_are_stripped_but_urls_percent_and_verbatim_stay_and_are_counte
     assert "comments removed: 3 (2 whole lines)" in stderr
     # the paper is unchanged: the archive alone gives the same pages, links and text
     pdf = pdflatex_alone(tmp_path / "arxiv", "paper.tex")
-    author = latexmk(folder, "paper.tex")
+    author = latexmk(shutil.copytree(folder, tmp_path / "author"), "paper.tex")
     assert pages(pdf) == pages(author)
     assert {URL, HREF, NUMBER_OBJ.url()} <= set(link_uris(pdf, page=0))
     text = page_text(pdf, page=1)

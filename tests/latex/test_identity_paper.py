@@ -19,7 +19,7 @@ from pithauthor._cli.main import main
 from pithauthor.verify import read_documents
 
 sys.path.insert(0, str(REPO / "tests"))
-from conftest import FIXTURES
+from conftest import FIXTURES, use_fast_kdf
 
 pytestmark = pytest.mark.tex("pdflatex")
 
@@ -40,7 +40,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def author(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
-    monkeypatch.setenv("PITH_TEST_FAST_KDF", "1")
+    use_fast_kdf(monkeypatch)  # in this process: the env var alone reaches only `pith` processes
     monkeypatch.setenv("PITH_PASSPHRASE", "paper proof tests")
     code, out, err = run(
         capsys, "keys", "generate", "--name", "carberry", "--orcid", ORCID, "--backend", "file",

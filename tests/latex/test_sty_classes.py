@@ -1,6 +1,11 @@
 """pith.sty in the classes authors use, on every engine arXiv runs: each build must carry
 /PithNumber and /PithURL in its Info dictionary, link page 1 to the record, show the short form
-on page 1, and log no error or warning that the same paper without the package does not log."""
+on page 1, and log no error or warning that the same paper without the package does not log.
+
+By default every class runs on pdfLaTeX (arXiv's engine) without hyperref, and `article` on
+XeLaTeX and LuaLaTeX; the other cells (hyperref before and after, acmart on XeLaTeX and
+LuaLaTeX, dvips) are marked slow. Builds are shared (texbuild.shared_build): the link tests
+read the same `article` builds as the matrix."""
 
 from __future__ import annotations
 
@@ -17,51 +22,53 @@ from pdfcheck import (
     word_box,
 )
 from pypdf import PdfReader
-from texbuild import NUMBER, SHORT, URL, build, template, without_pith
+from texbuild import NUMBER, SHORT, URL, build, shared_build, template, without_pith
 
 PDFLATEX_CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
+FAST = {(c, "pdflatex", "") for c in PDFLATEX_CLASSES} | {
+    ("article", "xelatex", ""),
+    ("article", "lualatex", ""),
+}
+
+
+def _cell(cls: str, engine: str, hyperref: str, *programs: str) -> object:
+    marks = [pytest.mark.tex(*(programs or (engine,)))]
+    if (cls, engine, hyperref) not in FAST:
+        marks.append(pytest.mark.slow)
+    return pytest.param(
+        cls, engine, hyperref, marks=marks, id=f"{cls}-{engine}-{hyperref or 'nohyperref'}"
+    )
+
+
 # acmart loads hyperref itself, so its "no hyperref" build is the class's own hyperref.
 MATRIX = (
     [
-        pytest.param(
-            c,
-            "pdflatex",
-            h,
-            marks=pytest.mark.tex("pdflatex"),
-            id=f"{c}-pdflatex-{h or 'nohyperref'}",
-        )
+        _cell(c, "pdflatex", h)
         for c in PDFLATEX_CLASSES
         for h in ("", "before", "after")
         if not (c == "acmart" and h == "before")
     ]
     + [
-        pytest.param(c, e, h, marks=pytest.mark.tex(e), id=f"{c}-{e}-{h or 'nohyperref'}")
+        _cell(c, e, h)
         for c in ("article", "acmart")
         for e in ("xelatex", "lualatex")
         for h in ("", "after")
         if not (c == "acmart" and h)
     ]
     + [
-        pytest.param(
-            c,
-            "dvips",
-            h,
-            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
-            id=f"{c}-dvips-{h or 'nohyperref'}",
-        )
+        _cell(c, "dvips", h, "latex", "dvips", "ps2pdf")
         for c in ("article", "revtex4-2")
         for h in ("", "before")
     ]
 )
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("cls", "engine", "hyperref"), MATRIX)
 def test_template_builds_with_number_link_badge_and_no_new_warnings(
-    tmp_path: Path, cls: str, engine: str, hyperref: str
+    cls: str, engine: str, hyperref: str
 ) -> None:
     source = template(cls, hyperref=hyperref)
-    result = build(source, tmp_path / "with", engine)
+    result = shared_build(source, engine)
     assert result.ok, result.output[-3000:]
 
     meta = info(result.pdf)
@@ -71,27 +78,34 @@ def test_template_builds_with_number_link_badge_and_no_new_warnings(
     assert SHORT in page_text(result.pdf, page=1)
     assert metadata_streams(result.pdf) <= 1
 
-    baseline = build(without_pith(source), tmp_path / "without", engine)
+    baseline = shared_build(without_pith(source), engine)
     assert baseline.ok, baseline.output[-3000:]
     assert not any(p.startswith("! ") for p in log_problems(result.log))
     assert log_problems(result.log) - log_problems(baseline.log) == set()
 
 
-ENGINES = [
-    pytest.param(e, marks=pytest.mark.tex(*p), id=e)
-    for e, p in (
-        ("pdflatex", ("pdflatex",)),
-        ("xelatex", ("xelatex",)),
-        ("lualatex", ("lualatex",)),
-        ("dvips", ("latex", "dvips", "ps2pdf")),
+ENGINES = {
+    "pdflatex": ("pdflatex",),
+    "xelatex": ("xelatex",),
+    "lualatex": ("lualatex",),
+    "dvips": ("latex", "dvips", "ps2pdf"),
+}
+# hyperref after pith on XeLaTeX and LuaLaTeX: slow (pdfLaTeX and dvips cover hyperref's links)
+LINK_CELLS = [
+    pytest.param(
+        e,
+        h,
+        marks=[pytest.mark.tex(*p)] + ([pytest.mark.slow] if h and e.endswith("tex") else []),
+        id=f"{e}-{h}",
     )
+    for e, p in ENGINES.items()
+    for h in ("", "after")
 ]
 
 
-@pytest.mark.parametrize("hyperref", ["", "after"])
-@pytest.mark.parametrize("engine", ENGINES)
-def test_link_covers_the_mark_and_the_number(tmp_path: Path, engine: str, hyperref: str) -> None:
-    result = build(template("article", hyperref=hyperref), tmp_path, engine)
+@pytest.mark.parametrize(("engine", "hyperref"), LINK_CELLS)
+def test_link_covers_the_mark_and_the_number(engine: str, hyperref: str) -> None:
+    result = shared_build(template("article", hyperref=hyperref), engine)
     assert result.ok, result.output[-2000:]
     label = word_box(result.pdf, "Pith")  # the badge's label comes first on the page
     number = word_box(result.pdf, SHORT)

@@ -10,26 +10,30 @@ baseline has it, the badge is the only new text, on the title page, clear of the
 and of arXiv's stamp in the left margin. A class's own XMP dc:identifier (acmart's DOI) survives,
 with the Pith Number beside it.
 
-Three cells run by default (pdfLaTeX: IEEEtran conference, elsarticle, article); the other 24
-are marked slow (`pytest -m slow`, run in CI). Each cell's three builds run side by side once
-per session and are shared by the tests of that cell."""
+By default every class runs on pdfLaTeX (arXiv's engine: each manuscript but acmart-biblatex,
+acmart-sigconf's class) and `article` on XeLaTeX and LuaLaTeX (10 cells); the other 17 are
+marked slow (`make test-all`, run in CI). Each cell's three
+builds run side by side once per session (whichever pytest-xdist worker comes first) and are
+shared by the four tests of that cell, as is each PDF's text read back."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from functools import cache
 
+import pdfcheck
 import pytest
-from layout import MANUSCRIPT_LIST, Manuscript, build_all
-from pdfcheck import Box, info, link_rects, link_uris, log_problems, pages_words, xmp_text
+from layout import MANUSCRIPT_LIST, Manuscript, shared_builds
+from pdfcheck import Box, info, link_rects, link_uris, log_problems, xmp_text
 from texbuild import NUMBER, SHORT, URL, Build
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
-DEFAULT_CELLS = {
-    ("ieeetran-conf", "pdflatex"),
-    ("elsarticle-grabs", "pdflatex"),
-    ("article", "pdflatex"),
+# acmart-biblatex is acmart-sigconf's class with another bibliography: slow
+DEFAULT_CELLS = {(m.name, "pdflatex") for m in MANUSCRIPT_LIST if m.name != "acmart-biblatex"} | {
+    ("article", "xelatex"),
+    ("article", "lualatex"),
 }
 STAMP_STRIP = 72.0  # points from the left edge: arXiv's vertical stamp on page 1 lives there
 CELLS = [
@@ -43,28 +47,18 @@ CELLS = [
     for e in ENGINES
 ]
 
-_cache: dict[tuple[str, str], dict[str, Build]] = {}
-
 
 @pytest.fixture
-def builds(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Build]:
-    manuscript, engine = (
-        request.node.callspec.params["manuscript"],
-        request.node.callspec.params["engine"],
-    )
-    key = (manuscript.name, engine)
-    if key not in _cache:
-        root = tmp_path_factory.mktemp(f"layout-{manuscript.name}-{engine}")
-        _cache[key] = build_all(manuscript, engine, root)
-    result = _cache[key]
+def builds(request: pytest.FixtureRequest) -> dict[str, Build]:
+    params = request.node.callspec.params
+    result = shared_builds(params["manuscript"], params["engine"])
     for variant, build in result.items():
         assert build.ok, f"{variant}: {build.output[-2000:]}"
     return result
 
 
 Words = list[tuple[str, Box]]
+pages_words = cache(pdfcheck.pages_words)  # a shared build's PDF is read back once per worker
 
 
 def title_page(pages: list[tuple[tuple[float, float], Words]], manuscript: Manuscript) -> int:

@@ -184,7 +184,7 @@ def test_badge_once_without_kernel_hooks(tmp_path: Path) -> None:
             "xelatex",
             "\\usepackage{hyperxmp}\\usepackage{hyperref}\n",
             "",
-            marks=pytest.mark.tex("xelatex"),
+            marks=[pytest.mark.tex("xelatex"), pytest.mark.slow],  # hyperxmp: also on dvips
             id="hyperxmp-xelatex",
         ),
         pytest.param(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from pdfcheck import render_crop, word_box
-from texbuild import REPO, SHORT, build, template
+from texbuild import REPO, SHORT, shared_build, template
 
 CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -18,7 +18,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 @pytest.mark.tex("pdflatex", "pdftoppm", "pdftotext")
 @pytest.mark.parametrize("cls", CLASSES)
 def test_badge_picture_of_page_one_is_rendered_and_cropped(tmp_path: Path, cls: str) -> None:
-    result = build(template(cls), tmp_path / "build", "pdflatex")
+    result = shared_build(template(cls))  # the same build as test_sty_classes.py's
     assert result.ok, result.output[-2000:]
     box = word_box(result.pdf, SHORT)
     assert box is not None

@@ -1,12 +1,24 @@
 """Compile a LaTeX source for real, in a temporary folder, the way arXiv would: no shell
-escape, nonstop, halting on the first error. pith.sty is copied beside the source."""
+escape, nonstop, halting on the first error. pith.sty is copied beside the source.
+
+`shared_build` builds a (source, engine, runs) once per test session, across pytest-xdist
+workers, and hands the same Build to every test that asks for it; `shared_folder` does the same
+for any folder of builds. Tests read a shared build and never write into its folder."""
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, lru_cache
 from pathlib import Path
+
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[2]
 STY = REPO / "latex" / "pith.sty"
@@ -68,6 +80,61 @@ def build(
     log_path = workdir / "paper.log"
     log = log_path.read_text("latin-1") if log_path.exists() else ""
     return Build(ok=ok, pdf=workdir / "paper.pdf", log=log, output=output)
+
+
+CACHE_ENV = "PITH_TEST_TEX_CACHE"
+"""The folder of this session's shared builds: set by tests/conftest.py before the pytest-xdist
+workers start, so that they all share it; removed when the session ends."""
+
+
+def shared_folder(key: str, fill: Callable[[Path], None]) -> Path:
+    """A folder that `fill` fills once per test session, whichever worker asks first (the others
+    wait on its lock, then read it); keyed by `key`. Readers must never write into it."""
+    root = Path(os.environ.get(CACHE_ENV) or _private_root())
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / ".done").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            fill(folder)
+            (folder / ".done").touch()
+    return folder
+
+
+@lru_cache(maxsize=1)
+def _private_root() -> str:
+    """Outside a pytest session (tests/latex/pictures.py): a folder of this process's own."""
+    root = tempfile.mkdtemp(prefix="pith-tex-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def save_build(result: Build, folder: Path) -> None:
+    """Write beside a build what `load_build` needs besides its PDF and log."""
+    (folder / ".output").write_text(result.output, "utf-8")
+    if result.ok:
+        (folder / ".ok").touch()
+
+
+def load_build(folder: Path, stem: str = "paper") -> Build:
+    """The Build of `save_build` from its folder; `stem`: the main file's name without .tex."""
+    log = folder / f"{stem}.log"
+    return Build(
+        ok=(folder / ".ok").exists(),
+        pdf=folder / f"{stem}.pdf",
+        log=log.read_text("latin-1") if log.exists() else "",
+        output=(folder / ".output").read_text("utf-8"),
+    )
+
+
+@cache
+def shared_build(source: str, engine: str = "pdflatex", runs: int = 1) -> Build:
+    """`build(source, folder, engine, runs)`, done once per test session and shared (keyed by
+    the source, the engine, the runs and pith.sty's bytes)."""
+    key = "\0".join(("build", source, engine, str(runs), STY.read_text("utf-8")))
+    folder = shared_folder(key, lambda f: save_build(build(source, f, engine, runs), f))
+    return load_build(folder)
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
