@@ -449,6 +449,7 @@ TYPED_MODULES = [
     "pithauthor/verify.py",
     "pithauthor/_record_cache.py",
     "pithauthor/submit.py",
+    "pithauthor/_cli/signing.py",
 ]
 SUBMIT_TYPED = {
     "SubmitResult",
