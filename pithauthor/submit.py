@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pithauthor._client import (
@@ -32,6 +32,7 @@ from pithauthor._client import (
     is_loopback,
     origin,
 )
+from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
 from pithauthor._core.subject import Subject
 from pithauthor._core.trust import Trust
@@ -46,6 +47,9 @@ from pithauthor.errors import (
 )
 from pithauthor.trust import TRUST_ENV as TRUST_ENV
 from pithauthor.trust import default_trust
+
+if TYPE_CHECKING:
+    from pithauthor._outbox import Outbox, OutboxEntry
 
 __all__ = [
     "DEFAULT_REGISTRY",
@@ -322,7 +326,8 @@ class SubmitResult:
             f"pending {len(self.pending)} at {self.registry}{other}"
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
+        """The result for `--json` (a report, not a protocol document)."""
         return {
             "ok": self.ok,
             "registry": self.registry,
@@ -335,7 +340,7 @@ class SubmitResult:
         }
 
 
-def store_in_outbox(events: list[dict[str, Any]]) -> None:
+def store_in_outbox(events: Iterable[AuthorEvent]) -> None:
     """Store signed events in the outbox (atomically; an event already there is kept)."""
     from pithauthor._outbox import Outbox
 
@@ -373,7 +378,7 @@ def submit_pending(
 
 def _send_all(
     client: RegistryClient,
-    outbox: Any,
+    outbox: Outbox,
     parallel: int,
     progress: Progress | None,
     lease_seconds: float,
@@ -389,14 +394,14 @@ def _send_all(
     done = 0
     urls: dict[tuple[str, str], str] = {}  # (event type, subject) -> its checked action URL
 
-    def action_url(event: Mapping[str, Any]) -> str:
-        key = (str(event.get("event_type")), str(event.get("subject_pith_number")))
+    def action_url(event: AuthorEvent) -> str:
+        key = (event["event_type"], event["subject_pith_number"])
         url = urls.get(key)
         if url is None:  # once per subject and type, not once per event; failures not kept
             url = urls[key] = client.action_url(event)
         return url
 
-    def send_claimed(entry: Any) -> bool:
+    def send_claimed(entry: OutboxEntry) -> bool:
         """POST one claimed event; True when its answer was recorded (which ends the lease)."""
         posted = False
         try:
@@ -432,7 +437,7 @@ def _send_all(
                 result.duplicates.append(entry.event_id)
         return True
 
-    def send(entry: Any) -> None:
+    def send(entry: OutboxEntry) -> None:
         """Send `entry` if this call can claim it (another process may hold it)."""
         if stop.is_set() or not outbox.claim(entry.event_id, owner, lease_seconds):
             return
@@ -445,7 +450,7 @@ def _send_all(
             if not answered:
                 outbox.release(entry.event_id, owner)
 
-    def send_counted(entry: Any) -> None:
+    def send_counted(entry: OutboxEntry) -> None:
         nonlocal done
         send(entry)
         with lock:
@@ -468,13 +473,13 @@ def _send_all(
 
 
 def _wait_for_others(
-    outbox: Any,
+    outbox: Outbox,
     owner: str,
     others: set[str],
     mine: set[str],
     stop: threading.Event,
     lease_seconds: float,
-    send: Callable[[Any], None],
+    send: Callable[[OutboxEntry], None],
 ) -> None:
     """Wait until the events other processes hold are answered; take over any whose lease
     expired or whose owner died (`send` claims before it sends, and sends each at most once)."""
@@ -492,7 +497,7 @@ def _wait_for_others(
 
 
 def submit_events(
-    events: list[dict[str, Any]], *, registry: str | None = None, parallel: int = 8
+    events: Iterable[AuthorEvent], *, registry: str | None = None, parallel: int = 8
 ) -> SubmitResult:
     """Store `events` in the outbox, then send everything pending (for `--submit`)."""
     store_in_outbox(events)

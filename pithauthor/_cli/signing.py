@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.reference import classify_reference
@@ -18,6 +18,7 @@ from pithauthor.errors import DocumentError, InputError
 if TYPE_CHECKING:
     from pithauthor._core.trust import Trust
     from pithauthor.keys import AuthorKey
+    from pithauthor.sign import AuthorEvent
     from pithauthor.submit import RegistryClient
 
 
@@ -143,7 +144,7 @@ def check_destination(out: str | None) -> None:
 
 
 def deliver(
-    events: Sequence[dict[str, Any]], out: str | None, *, print_events: bool, submit: bool
+    events: Sequence[AuthorEvent], out: str | None, *, print_events: bool, submit: bool
 ) -> str:
     """Put the events where asked: `--out` FILE, stdout (`--json`), and the outbox when
     `--submit` is given or nothing else is; return where they went."""
@@ -201,7 +202,7 @@ class Output:
     def signer(self) -> AuthorKey:
         return load_key(self.key, self.passphrase_file)
 
-    def deliver(self, events: Sequence[dict[str, Any]]) -> str:
+    def deliver(self, events: Sequence[AuthorEvent]) -> str:
         """Write the events where asked; return where they went."""
         self.destination = deliver(
             events, self.out, print_events=self.print_events, submit=self.submit
@@ -219,7 +220,7 @@ class Output:
         elif self.out is not None:
             message(f"next: `pith submit {self.out}` sends them to the registry")
 
-    def one(self, event: dict[str, Any]) -> None:
+    def one(self, event: AuthorEvent) -> None:
         """Deliver one event, say so on stderr, and send it if asked."""
         from pithauthor._cli.output import message
 
@@ -227,7 +228,7 @@ class Output:
         self.send()
 
 
-def append_jsonl(path: Path, events: Sequence[dict[str, Any]]) -> None:
+def append_jsonl(path: Path, events: Sequence[AuthorEvent]) -> None:
     """Append one JSON line per event in a single write, then fsync: whole lines or nothing."""
     lines = "".join(
         json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
@@ -247,7 +248,7 @@ def append_jsonl(path: Path, events: Sequence[dict[str, Any]]) -> None:
         os.close(fd)
 
 
-def summary(event: dict[str, Any], destination: str) -> str:
+def summary(event: AuthorEvent, destination: str) -> str:
     """`signed citation_signature sha256:1da6c9b7… for pith:2023:NFG5PAOX… → out.jsonl`."""
     number = str(event["subject_pith_number"])
     short = number[: len("pith:YYYY:") + 8] + "…"
