@@ -63,6 +63,15 @@ _EXPORTS: dict[str, str] = {
     "verify_document": "pithauthor.verify",
     "verify_file": "pithauthor.verify",
     "pinned_trust": "pithauthor.trust",
+    # protocol documents, as TypedDicts (docs/protocol.md, "Typed documents")
+    "AuthorEvent": "pithauthor._core.documents",
+    "CanonicalRecord": "pithauthor._core.documents",
+    "ComputedRecord": "pithauthor._core.documents",
+    "Receipt": "pithauthor._core.documents",
+    "RecordDocument": "pithauthor._core.documents",
+    "RecordBundle": "pithauthor._core.documents",
+    "MergedState": "pithauthor._core.documents",
+    "MirrorManifest": "pithauthor._core.documents",
     # identity proofs (docs/identity.md)
     "check_identity": "pithauthor.identity",
     "orcid_proof": "pithauthor.identity",

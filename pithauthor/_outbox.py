@@ -27,12 +27,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-from pithauthor._core.author_event import check_author_event
+from pithauthor._core.author_event import checked_author_event, typed_author_event
 from pithauthor._core.canonical import canonical
+from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._paths import private_dir
@@ -66,23 +68,42 @@ _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
 _now = utc_now
 
 
-@dataclass(frozen=True)
-class OutboxEntry:
-    """One stored event and where it stands."""
+class OutboxRow(TypedDict):
+    """One entry without its event (`pith outbox list --json`)."""
 
     event_id: str
     event_type: str
     subject: str
-    event: dict[str, Any]
     state: State
     stored_at: str
     updated_at: str
     attempts: int
     registry: str | None
-    answer: Any
     reason: str | None
 
-    def summary(self) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One stored event and where it stands; `event` is read again (its shape, not its
+    signature: it was checked in full when stored) when it is first used."""
+
+    event_id: str
+    event_type: str
+    subject: str
+    stored: object = field(repr=False)  # the event as stored, parsed
+    state: State
+    stored_at: str
+    updated_at: str
+    attempts: int
+    registry: str | None
+    answer: object  # what the registry answered, as it answered it
+    reason: str | None
+
+    @cached_property
+    def event(self) -> AuthorEvent:
+        return _stored_event(self.stored)
+
+    def summary(self) -> OutboxRow:
         """The entry without the event body (for `pith outbox list --json`)."""
         return {
             "event_id": self.event_id,
@@ -301,17 +322,17 @@ class Outbox:
             self._conn.execute(sql, args)
 
 
-def _row(event: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    report = check_author_event(event)
-    if not report.ok:
+def _row(event: object) -> tuple[str, str, str, str]:
+    report, checked = checked_author_event(event)
+    if checked is None:
         names = ", ".join(c.name for c in report.failed)
         eid = event.get("event_id", "?") if isinstance(event, Mapping) else "?"
         raise EventError(f"event {eid} does not verify ({names}); nothing was stored")
     return (
-        str(event["event_id"]),
-        str(event["event_type"]),
-        str(event["subject_pith_number"]),
-        canonical(event).decode("utf-8"),
+        checked["event_id"],
+        checked["event_type"],
+        checked["subject_pith_number"],
+        canonical(checked).decode("utf-8"),
     )
 
 
@@ -320,7 +341,7 @@ def _entry(row: tuple[Any, ...]) -> OutboxEntry:
         event_id=row[0],
         event_type=row[1],
         subject=row[2],
-        event=_column(row[3]),
+        stored=_column(row[3]),
         state=row[4],
         stored_at=row[5],
         updated_at=row[6],
@@ -329,6 +350,13 @@ def _entry(row: tuple[Any, ...]) -> OutboxEntry:
         answer=_column(row[9]) if row[9] else None,
         reason=row[10],
     )
+
+
+def _stored_event(stored: object) -> AuthorEvent:
+    event = typed_author_event(stored)
+    if event is None:
+        raise EventError("the outbox holds a damaged entry (not a signed event)")
+    return event
 
 
 def _column(text: str) -> Any:

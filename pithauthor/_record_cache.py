@@ -12,9 +12,10 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from pithauthor._core.documents import JSONObject
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._paths import private_dir
 
@@ -46,7 +47,8 @@ class RecordCache:
     def close(self) -> None:
         self._db.close()
 
-    def record(self, registry: str, body: str) -> dict[str, Any] | None:
+    def record(self, registry: str, body: str) -> JSONObject | None:
+        """The record stored for `body`, as stored: unchecked (verify it before use)."""
         with self._lock:
             row = self._db.execute(
                 "SELECT doc FROM records WHERE registry = ? AND body = ?", (registry, body)
@@ -59,7 +61,7 @@ class RecordCache:
             return None  # a damaged cache entry is a miss
         return doc if isinstance(doc, dict) else None
 
-    def put_record(self, registry: str, body: str, doc: dict[str, Any]) -> None:
+    def put_record(self, registry: str, body: str, doc: Mapping[str, object]) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO records VALUES (?, ?, ?)",

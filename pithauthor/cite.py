@@ -12,12 +12,13 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from pithauthor._core.arxiv_id import ArxivId
+from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.registry_checks import check_record
+from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.subject import Subject
 from pithauthor._core.utc import utc_now
 from pithauthor._record_cache import RecordCache
@@ -64,7 +65,7 @@ class CiteReport:
 
     citing: PithNumber
     rows: list[EntryRow]
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[AuthorEvent] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -74,7 +75,8 @@ class CiteReport:
     def counts(self) -> dict[str, int]:
         return status_counts(self.rows)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
+        """The report for `--json` (a report, not a protocol document)."""
         return {
             "ok": self.ok,
             "citing": self.citing.full,
@@ -106,14 +108,15 @@ class RegistryResolver:
             self.cache.put_resolution(base, arxiv.id, number.full)
         return number
 
-    def _record(self, number: PithNumber) -> dict[str, Any]:
+    def _record(self, number: PithNumber) -> Mapping[str, object]:
         base = self.client.base_url
         if self.cache:
             doc = self.cache.record(base, number.body)
             if doc is not None:
                 stated = PithNumber.parse(str(doc.get("pith_number")))
-                if check_record(doc, self.client.trust).ok and stated.same_paper(number):
-                    return doc
+                record = checked_record(doc, self.client.trust)[1]
+                if record is not None and stated.same_paper(number):
+                    return record
                 self.cache.forget_record(base, number.body)
         doc = self.client.record(number)  # verified by the client
         if self.cache:
@@ -201,7 +204,7 @@ def sign_bibliography(
             first_of[outcome.pith_number.body] = entry
             to_sign.append((entry, outcome))
 
-    events: list[dict[str, Any]] = []
+    events: list[AuthorEvent] = []
     if to_sign:
         key = _open(signer)
         created_at = created_at or utc_now()  # one signing time for the whole bibliography

@@ -3,8 +3,8 @@
 Each function takes a `signer` (anything meeting `pithauthor._core.envelope.Signer`, such as the
 key `pithauthor.keys.load_signing_key` returns), the subject paper as a `Subject` (number bound to
 its record's canonical_sha256), and the payload fields; it validates the payload against its
-JSON Schema and returns the signed event as a dict in protocol form (section 5 of the protocol,
-`docs/protocol.md`). A retired key is refused with `KeyRetired`.
+JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol form (section 5
+of the protocol, `docs/protocol.md`). A retired key is refused with `KeyRetired`.
 
     >>> event = sign_citation(key, cited, PithNumber.parse("pith:2023:..."), "extends")
 """
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
 from pithauthor._core.identity import proofs_problem
 from pithauthor._core.orcid import normalize_orcid
@@ -43,6 +44,7 @@ __all__ = [
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
     "Artifact",
+    "AuthorEvent",
     "Subject",
     "attest_authorship",
     "record_replication",
@@ -63,7 +65,7 @@ def attest_authorship(
     statement: str | None = None,
     identity_proofs: Iterable[Mapping[str, Any]] = (),
     created_at: CreatedAt = None,
-) -> dict[str, Any]:
+) -> AuthorEvent:
     """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based).
 
     `identity_proofs` ({kind, locator}: orcid, web, paper; docs/identity.md) are signed with
@@ -97,7 +99,7 @@ def sign_citation(
     citation_key: str | None = None,
     context: str | None = None,
     created_at: CreatedAt = None,
-) -> dict[str, Any]:
+) -> AuthorEvent:
     """A signed `citation_signature`: paper `citing` cites `cited` (the subject) as
     `relationship`, one of RELATIONSHIPS."""
     if citing.year is None:
@@ -122,7 +124,7 @@ def record_replication(
     artifacts: Iterable[Artifact | tuple[str, str]] = (),
     proof_system: str | None = None,
     created_at: CreatedAt = None,
-) -> dict[str, Any]:
+) -> AuthorEvent:
     """A signed `replication_record` of `kind` (replication, falsification, formal_bridge) with
     an `outcome` from OUTCOMES[kind]; `proof_system` (PROOF_SYSTEMS) for a formal bridge only."""
     payload = replication_payload(
@@ -138,11 +140,11 @@ def record_replication(
 
 def _sign(
     signer: Signer,
-    event_type: str,
+    event_type: EventType,
     subject: PithNumber,
-    payload: Mapping[str, Any],
+    payload: AuthorPayload,
     created_at: CreatedAt,
-) -> dict[str, Any]:
+) -> AuthorEvent:
     if getattr(signer, "status", None) == "retired":
         label = getattr(signer, "name", None) or getattr(signer, "key_id", "this key")
         raise KeyRetired(f"the key {label} is retired; it can no longer sign")

@@ -13,15 +13,16 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pithauthor._core.documents import AuthorEvent
 from pithauthor._files import check_output_file
 from pithauthor._http import RegistryAnswerError
-from pithauthor._outbox import STATES, Outbox, new_lease_owner
+from pithauthor._outbox import STATES, Outbox, OutboxEntry, new_lease_owner
 
 # Named in docs/submit.md before `pithauthor.client` existed; still importable from here.
 from pithauthor.client import DEFAULT_REGISTRY as DEFAULT_REGISTRY
@@ -83,7 +84,8 @@ class SubmitResult:
         if self.rejected:
             raise RegistryRejected(f"the registry rejected {len(self.rejected)} event(s)")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
+        """The result for `--json` (a report, not a protocol document)."""
         return {
             "ok": self.ok,
             "registry": self.registry,
@@ -96,7 +98,7 @@ class SubmitResult:
         }
 
 
-def store_in_outbox(events: list[dict[str, Any]]) -> None:
+def store_in_outbox(events: Iterable[AuthorEvent]) -> None:
     """Store signed events in the outbox (atomically; an event already there is kept)."""
     with Outbox() as outbox:
         outbox.store(events)
@@ -130,7 +132,7 @@ def submit_pending(
 
 def _send_all(
     client: RegistryClient,
-    outbox: Any,
+    outbox: Outbox,
     parallel: int,
     progress: Progress | None,
     lease_seconds: float,
@@ -144,14 +146,14 @@ def _send_all(
     done = 0
     urls: dict[tuple[str, str], str] = {}  # (event type, subject) -> its checked action URL
 
-    def action_url(event: Mapping[str, Any]) -> str:
-        key = (str(event.get("event_type")), str(event.get("subject_pith_number")))
+    def action_url(event: AuthorEvent) -> str:
+        key = (event["event_type"], event["subject_pith_number"])
         url = urls.get(key)
         if url is None:  # once per subject and type, not once per event; failures not kept
             url = urls[key] = client.action_url(event)
         return url
 
-    def send_claimed(entry: Any) -> bool:
+    def send_claimed(entry: OutboxEntry) -> bool:
         """POST one claimed event; True when its answer was recorded (which ends the lease)."""
         posted = False
         try:
@@ -187,7 +189,7 @@ def _send_all(
                 result.duplicates.append(entry.event_id)
         return True
 
-    def send(entry: Any) -> None:
+    def send(entry: OutboxEntry) -> None:
         """Send `entry` if this call can claim it (another process may hold it)."""
         if stop.is_set() or not outbox.claim(entry.event_id, owner, lease_seconds):
             return
@@ -200,7 +202,7 @@ def _send_all(
             if not answered:
                 outbox.release(entry.event_id, owner)
 
-    def send_counted(entry: Any) -> None:
+    def send_counted(entry: OutboxEntry) -> None:
         nonlocal done
         send(entry)
         with lock:
@@ -223,13 +225,13 @@ def _send_all(
 
 
 def _wait_for_others(
-    outbox: Any,
+    outbox: Outbox,
     owner: str,
     others: set[str],
     mine: set[str],
     stop: threading.Event,
     lease_seconds: float,
-    send: Callable[[Any], None],
+    send: Callable[[OutboxEntry], None],
 ) -> None:
     """Wait until the events other processes hold are answered; take over any whose lease
     expired or whose owner died (`send` claims before it sends, and sends each at most once)."""
@@ -247,7 +249,7 @@ def _wait_for_others(
 
 
 def submit_events(
-    events: list[dict[str, Any]], *, registry: str | None = None, parallel: int = 8
+    events: Iterable[AuthorEvent], *, registry: str | None = None, parallel: int = 8
 ) -> SubmitResult:
     """Store `events` in the outbox, then send everything pending (for `--submit`)."""
     store_in_outbox(events)
@@ -264,7 +266,7 @@ def check_destination(out: str | None) -> None:
 
 
 def deliver(
-    events: Sequence[dict[str, Any]],
+    events: Sequence[AuthorEvent],
     out: str | None = None,
     *,
     show: Callable[[str], None] | None = None,

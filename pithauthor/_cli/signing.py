@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pithauthor._cli.output import data, message
 
 if TYPE_CHECKING:
     from pithauthor.client import RegistryAccess
     from pithauthor.keys import AuthorKey
+    from pithauthor.sign import AuthorEvent
 
 
 def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
@@ -48,7 +49,7 @@ class Output:
 
         return load_signing_key(self.key, passphrase=passphrase_source(self.passphrase_file))
 
-    def deliver(self, events: Sequence[dict[str, Any]]) -> str:
+    def deliver(self, events: Sequence[AuthorEvent]) -> str:
         """Write the events where asked; return where they went."""
         from pithauthor.submit import deliver
 
@@ -65,13 +66,13 @@ class Output:
         elif self.out is not None:
             message(f"next: `pith submit {self.out}` sends them to the registry")
 
-    def one(self, event: dict[str, Any]) -> None:
+    def one(self, event: AuthorEvent) -> None:
         """Deliver one event, say so on stderr, and send it if asked."""
         message(summary(event, self.deliver([event])))
         self.send()
 
 
-def summary(event: dict[str, Any], destination: str) -> str:
+def summary(event: AuthorEvent, destination: str) -> str:
     """`signed citation_signature sha256:1da6c9b7… for pith:2023:NFG5PAOX… → out.jsonl`."""
     number = str(event["subject_pith_number"])
     short = number[: len("pith:YYYY:") + 8] + "…"

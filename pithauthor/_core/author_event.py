@@ -10,15 +10,19 @@ Payload checks, after the envelope's (see `envelope.check_envelope`):
   is the signer's when the signer is identified by an ORCID iD;
 - `payload_identity_proofs` (attestations that carry them): each locator suits its kind, and an
   ORCID proof names the author's own iD (docs/identity.md). Fetching them is not done here.
+
+Parsed JSON becomes a typed `AuthorEvent` here only: `checked_author_event` (every rule) or
+`typed_author_event` (the shape, for events this package stored after checking them in full).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pithauthor._core.checks import FAILED, Report
-from pithauthor._core.envelope import check_envelope
+from pithauthor._core.documents import AuthorEvent
+from pithauthor._core.envelope import EVENT_TARGETS, check_envelope, shape_faults
 from pithauthor._core.identity import proofs_problem
 from pithauthor._core.orcid import is_orcid
 from pithauthor._core.payload_schema import schema_violation
@@ -62,6 +66,29 @@ def check_author_event(event: Any) -> Report:
                 problem or ", ".join(f"{p['kind']} {p['locator']}" for p in proofs),
             )
     return report
+
+
+def checked_author_event(doc: object) -> tuple[Report, AuthorEvent | None]:
+    """Every rule (`check_author_event`), and `doc` as a typed event when it meets them all."""
+    report = check_author_event(doc)
+    return report, (_typed(doc) if report.ok and isinstance(doc, dict) else None)
+
+
+def typed_author_event(doc: object) -> AuthorEvent | None:
+    """`doc` as a typed event when its shape is an event's (exactly the envelope's fields, a known
+    type and its target, a payload meeting its schema); None otherwise. Signatures and ids are
+    not checked: this is for events stored after `checked_author_event` passed."""
+    if not isinstance(doc, dict) or shape_faults(doc):
+        return None
+    etype = doc["event_type"]
+    if etype not in EVENT_TYPES or doc["target"] != EVENT_TARGETS[etype]:
+        return None
+    return _typed(doc) if schema_violation(etype, doc["payload"]) is None else None
+
+
+def _typed(doc: object) -> AuthorEvent:
+    """The one cast to AuthorEvent, made only once the shape of `doc` is checked."""
+    return cast(AuthorEvent, doc)
 
 
 def _subject_number(report: Report, value: str) -> PithNumber | None:

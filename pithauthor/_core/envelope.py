@@ -16,6 +16,16 @@ from typing import Any, Protocol
 
 from pithauthor._core.canonical import b64decode, b64encode, canonical_sha256
 from pithauthor._core.checks import Report
+from pithauthor._core.documents import (
+    AuthorEvent,
+    AuthorPayload,
+    EventSignature,
+    EventSigner,
+    EventTarget,
+    EventType,
+    UnsignedEvent,
+    fields,
+)
 from pithauthor._core.key_identity import (
     PUBLIC_KEY_LENGTH,
     fingerprint_hex,
@@ -27,15 +37,16 @@ from pithauthor.errors import PithNumberError
 
 # PyNaCl is imported where a signature is checked: commands that check none skip it.
 
-EVENT_TARGETS: dict[str, str] = {
+EVENT_TARGETS: dict[EventType, EventTarget] = {
     "author_attestation": "author",
     "citation_signature": "citation",
     "replication_record": "replication",
 }
-SIGNED_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "signer", "payload")
-SIGNER_FIELDS = ("key_id", "public_key_fingerprint", "public_key_b64", "signer_id", "signer_type")
-SIGNATURE_FIELDS = ("algorithm", "signed_message", "signature_b64")
-EVENT_FIELDS = (*SIGNED_FIELDS, "event_id", "signature")
+# the exact field sets shape_faults enforces: the TypedDicts of `documents`, so they cannot drift
+SIGNED_FIELDS = fields(UnsignedEvent)
+SIGNER_FIELDS = fields(EventSigner)
+SIGNATURE_FIELDS = fields(EventSignature)
+EVENT_FIELDS = fields(AuthorEvent)
 TEXT_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "event_id")
 SIGNED_MESSAGE = "event_id_bytes"
 SIGNATURE_LENGTH = 64
@@ -58,7 +69,7 @@ class Signer(Protocol):
         ...
 
 
-def signer_block(signer: Signer) -> dict[str, str]:
+def signer_block(signer: Signer) -> EventSigner:
     """The `signer` object of an event made by `signer`."""
     pk = signer.public_key
     return {
@@ -71,12 +82,12 @@ def signer_block(signer: Signer) -> dict[str, str]:
 
 
 def unsigned_event(
-    event_type: str,
+    event_type: EventType,
     subject: PithNumber,
     created_at: str,
-    signer: Mapping[str, str],
-    payload: Mapping[str, Any],
-) -> dict[str, Any]:
+    signer: EventSigner,
+    payload: AuthorPayload,
+) -> UnsignedEvent:
     """The fields that event_id covers, in protocol form."""
     if event_type not in EVENT_TARGETS:
         raise ValueError(f"unknown event type {event_type!r}")
@@ -87,17 +98,18 @@ def unsigned_event(
         "target": EVENT_TARGETS[event_type],
         "subject_pith_number": subject.full,
         "created_at": created_at,
-        "signer": dict(signer),
-        "payload": dict(payload),
+        "signer": signer.copy(),
+        "payload": payload.copy(),
     }
 
 
 def compute_event_id(event: Mapping[str, Any]) -> str:
-    """`sha256:` + hex SHA-256 of the canonical signed fields of `event`."""
+    """`sha256:` + hex SHA-256 of the canonical signed fields of `event` (any mapping: the
+    checker recomputes it for events it has not typed yet)."""
     return "sha256:" + canonical_sha256({k: event[k] for k in SIGNED_FIELDS})
 
 
-def seal(unsigned: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
+def seal(unsigned: UnsignedEvent, signer: Signer) -> AuthorEvent:
     """Add event_id and the signature over its 32 raw digest bytes."""
     eid = compute_event_id(unsigned)
     signature = signer.sign_digest(bytes.fromhex(eid.removeprefix("sha256:")))
@@ -119,10 +131,10 @@ def shape_faults(event: Any) -> list[str]:
     if not isinstance(event, Mapping):
         return ["an event is a JSON object"]
     faults = _exact_keys(event, EVENT_FIELDS, "") + _not_text(event, TEXT_FIELDS, "")
-    for name, fields in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
+    for name, names in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
         block = event.get(name)
         if isinstance(block, Mapping):
-            faults += _exact_keys(block, fields, name + ".") + _not_text(block, fields, name + ".")
+            faults += _exact_keys(block, names, name + ".") + _not_text(block, names, name + ".")
         elif name in event:
             faults.append(f"{name} (not an object)")
     if "payload" in event and not isinstance(event["payload"], Mapping):

@@ -88,7 +88,7 @@ def web_document(keys: Sequence[WebKey], orcid: str | None) -> WebDocument:
     doc: WebDocument = {"version": WEB_DOCUMENT_VERSION}
     if orcid is not None:
         doc["orcid"] = orcid
-    doc["keys"] = [dict(k) for k in keys]  # type: ignore[misc]
+    doc["keys"] = [k.copy() for k in keys]
     return doc
 
 

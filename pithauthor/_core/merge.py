@@ -23,13 +23,24 @@ states with it and `pith verify` recomputes them with it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-from pithauthor._core.author_event import check_author_event
+from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.canonical import canonical, canonical_sha256
+from pithauthor._core.documents import (
+    AuthorEvent,
+    CanonicalRecord,
+    Equivocation,
+    InvalidEvent,
+    MergedState,
+    RecordCreated,
+    SourceAlias,
+    StateCurrent,
+)
 
 MERGE_VERSION = "pithauthor-local-merge-v1"
-STATE_TYPE = "pith_open_graph_state"
+STATE_TYPE: Final = "pith_open_graph_state"
 STATE_VERSION = "1.0"
 LISTS = {
     "author_attestation": "author_attestations",
@@ -45,14 +56,14 @@ EMPTY_REGISTRY_LISTS = (
 )
 
 
-def order_key(event: Mapping[str, Any]) -> tuple[str, str]:
+def order_key(event: Mapping[str, object]) -> tuple[str, str]:
     """Merge order: created_at, then event_id (text comparison; missing values sort first)."""
     return (str(event.get("created_at", "")), str(event.get("event_id", "")))
 
 
-def dedup(events: Iterable[Any]) -> list[Mapping[str, Any]]:
+def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
     """One event per event_id (the smallest canonical bytes wins), in merge order."""
-    chosen: dict[str, tuple[bytes, Mapping[str, Any]]] = {}
+    chosen: dict[str, tuple[bytes, Mapping[str, object]]] = {}
     for event in events:
         if not isinstance(event, Mapping):
             continue
@@ -63,105 +74,142 @@ def dedup(events: Iterable[Any]) -> list[Mapping[str, Any]]:
     return sorted((e for _, e in chosen.values()), key=order_key)
 
 
-def validity_failures(event: Any, pith_number: str, record_sha256: str) -> list[str]:
+def validity_failures(event: object, pith_number: str, record_sha256: str) -> list[str]:
     """Names of the rules `event` breaks for this record; empty when it is valid."""
-    report = check_author_event(event)
+    return _validity(event, pith_number, record_sha256)[0]
+
+
+def _validity(
+    event: object, pith_number: str, record_sha256: str
+) -> tuple[list[str], AuthorEvent | None]:
+    """The rules `event` breaks, and the event typed when it breaks none."""
+    report, typed = checked_author_event(event)
     failures = [c.name for c in report.failed]
     if not isinstance(event, Mapping):
-        return failures or ["structure"]
+        return failures or ["structure"], None
     if event.get("subject_pith_number") != pith_number:
         failures.append("subject_matches")
     payload = event.get("payload")
     if not isinstance(payload, Mapping) or payload.get("canonical_sha256") != record_sha256:
         failures.append("payload_canonical_sha256")
-    return failures
+    return failures, (typed if not failures else None)
 
 
-def slot_and_claim(event: Mapping[str, Any]) -> tuple[str, Any]:
-    """The slot an event fills and the claim it makes there (see the module docstring)."""
-    signer = event.get("signer") or {}
-    key = str(signer.get("public_key_fingerprint", "")) if isinstance(signer, Mapping) else ""
-    payload = event.get("payload") or {}
-    etype = event.get("event_type")
-    if etype == "author_attestation":
-        author = payload.get("author") or {}
-        claim: Any = [author.get("name"), author.get("orcid"), author.get("position")]
-        slot: list[Any] = [key, "author"]
-    elif etype == "citation_signature":
-        slot = [key, "citation", payload.get("citing_pith_number")]
-        claim = payload.get("relationship")
-    else:
-        artifacts = payload.get("artifacts") or []
-        shas = sorted(str(a.get("sha256")) for a in artifacts if isinstance(a, Mapping))
-        slot = [key, "replication", payload.get("kind"), shas]
-        claim = payload.get("outcome")
+def slot_and_claim(event: AuthorEvent) -> tuple[str, object]:
+    """The slot a valid event fills and the claim it makes there (see the module docstring).
+
+    The payload's keys say its type: each type's schema admits only its own fields."""
+    key = event["signer"]["public_key_fingerprint"]
+    payload = event["payload"]
+    claim: object
+    slot: list[object]
+    if "author" in payload:  # author_attestation
+        author = payload["author"]
+        claim = [author["name"], author.get("orcid"), author.get("position")]
+        slot = [key, "author"]
+    elif "citing_pith_number" in payload:  # citation_signature
+        slot = [key, "citation", payload["citing_pith_number"]]
+        claim = payload["relationship"]
+    else:  # replication_record
+        shas = sorted(a["sha256"] for a in payload["artifacts"])
+        slot = [key, "replication", payload["kind"], shas]
+        claim = payload["outcome"]
     return canonical(slot).decode("utf-8"), claim
+
+
+@dataclass
+class _Merged:
+    """What the merge decides: the applied events per list, and the rest."""
+
+    lists: dict[str, list[AuthorEvent]] = field(
+        default_factory=lambda: {name: [] for name in LISTS.values()}
+    )
+    equivocations: list[Equivocation] = field(default_factory=list)
+    invalid: list[InvalidEvent] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)
+    valid_count: int = 1  # record_created
+
+
+def _merge(pith_number: str, record_sha: str, created_id: str, events: Iterable[object]) -> _Merged:
+    merged = _Merged(applied=[created_id])
+    held: dict[str, tuple[object, str]] = {}
+    for event in dedup(events):
+        failures, valid = _validity(event, pith_number, record_sha)
+        if valid is None:
+            merged.invalid.append({"event": dict(event), "reasons": failures or ["event_type"]})
+            continue
+        merged.valid_count += 1
+        slot, claim = slot_and_claim(valid)
+        if slot in held and held[slot][0] != claim:
+            merged.equivocations.append(
+                {
+                    "kept_event_id": held[slot][1],
+                    "conflicting_event": valid.copy(),
+                    "event_type": valid["event_type"],
+                    "signer_fingerprint": valid["signer"]["public_key_fingerprint"],
+                }
+            )
+            continue
+        held.setdefault(slot, (claim, valid["event_id"]))
+        merged.lists[LISTS[valid["event_type"]]].append(valid.copy())
+        merged.applied.append(valid["event_id"])
+    return merged
 
 
 def merge_state(
     *,
     pith_number: str,
-    canonical_record: Mapping[str, Any],
-    record_created: Mapping[str, Any],
-    source_aliases: Sequence[Mapping[str, Any]],
-    events: Iterable[Any],
-) -> dict[str, Any]:
+    canonical_record: CanonicalRecord,
+    record_created: RecordCreated,
+    source_aliases: Sequence[SourceAlias],
+    events: Iterable[object],
+) -> MergedState:
     """The merged state of one record, with `state_sha256` by the protocol's rule."""
-    record_sha = canonical_sha256(canonical_record)
-    current: dict[str, Any] = {
-        "canonical_record": dict(canonical_record),
-        "source_aliases": [dict(a) for a in source_aliases],
-        "record_created": dict(record_created),
-        **{name: [] for name in LISTS.values()},
-        **{name: [] for name in EMPTY_REGISTRY_LISTS},
+    merged = _merge(
+        pith_number, canonical_sha256(canonical_record), record_created["event_id"], events
+    )
+    lists = merged.lists
+    current: StateCurrent = {
+        "canonical_record": canonical_record.copy(),
+        "source_aliases": [a.copy() for a in source_aliases],
+        "record_created": record_created.copy(),
+        "author_attestations": lists["author_attestations"],
+        "citation_signatures": lists["citation_signatures"],
+        "replication_records": lists["replication_records"],
+        "timestamp_anchors": [],
+        "storage_attestations": [],
+        "corrections": [],
+        "mirror_hints": [],
+        "graph_snapshots": [],
     }
-    applied = [str(record_created.get("event_id", ""))]
-    invalid: list[dict[str, Any]] = []
-    equivocations: list[dict[str, Any]] = []
-    held: dict[str, tuple[Any, str]] = {}
-    valid_count = 1
-    for event in dedup(events):
-        failures = validity_failures(event, pith_number, record_sha)
-        if failures or event.get("event_type") not in LISTS:
-            invalid.append({"event": dict(event), "reasons": failures or ["event_type"]})
-            continue
-        valid_count += 1
-        slot, claim = slot_and_claim(event)
-        if slot in held and held[slot][0] != claim:
-            equivocations.append(
-                {
-                    "kept_event_id": held[slot][1],
-                    "conflicting_event": dict(event),
-                    "event_type": event["event_type"],
-                    "signer_fingerprint": event["signer"]["public_key_fingerprint"],
-                }
-            )
-            continue
-        held.setdefault(slot, (claim, str(event["event_id"])))
-        current[LISTS[event["event_type"]]].append(dict(event))
-        applied.append(str(event["event_id"]))
-    state: dict[str, Any] = {
+    state: MergedState = {
         "state_type": STATE_TYPE,
         "state_version": STATE_VERSION,
         "pith_number": pith_number,
         "merge_version": MERGE_VERSION,
-        "event_count": valid_count + len(invalid),
-        "valid_event_count": valid_count,
-        "invalid_event_count": len(invalid),
-        "equivocation_count": len(equivocations),
+        "event_count": merged.valid_count + len(merged.invalid),
+        "valid_event_count": merged.valid_count,
+        "invalid_event_count": len(merged.invalid),
+        "equivocation_count": len(merged.equivocations),
         "current": current,
-        "equivocations": equivocations,
-        "invalid_events": invalid,
-        "applied_event_ids": applied,
+        "equivocations": merged.equivocations,
+        "invalid_events": merged.invalid,
+        "applied_event_ids": merged.applied,
+        "state_sha256": "",
     }
-    state["state_sha256"] = canonical_sha256(state)
+    state["state_sha256"] = state_hash(state)
     return state
 
 
-def state_inputs(state: Mapping[str, Any]) -> list[Any]:
+def state_hash(state: Mapping[str, object]) -> str:
+    """`state_sha256`: sha256 of the canonical state without its `state_sha256` key."""
+    return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+
+
+def state_inputs(state: Mapping[str, Any]) -> list[object]:
     """Every author event a local state was merged from (applied, equivocating, invalid)."""
     current = state.get("current") or {}
-    events: list[Any] = []
+    events: list[object] = []
     for name in LISTS.values():
         items = current.get(name) if isinstance(current, Mapping) else None
         events.extend(items if isinstance(items, list) else [])
@@ -174,15 +222,42 @@ def state_inputs(state: Mapping[str, Any]) -> list[Any]:
     return events
 
 
-def remerge(state: Mapping[str, Any]) -> dict[str, Any]:
-    """Recompute a local state from the events it lists; equal to `state` when it is honest."""
+def remerge(state: Mapping[str, Any]) -> dict[str, object]:
+    """Recompute a local state from the events it lists; equal to `state` when it is honest.
+
+    The state is not trusted yet, so its record parts are copied as they are (untyped); the
+    document is the one `merge_state` builds, field for field."""
     current = state.get("current")
     if not isinstance(current, Mapping):
         raise ValueError("the state has no current object")
-    return merge_state(
-        pith_number=str(state.get("pith_number")),
-        canonical_record=current.get("canonical_record") or {},
-        record_created=current.get("record_created") or {},
-        source_aliases=current.get("source_aliases") or [],
-        events=state_inputs(state),
+    canon = current.get("canonical_record") or {}
+    created = current.get("record_created") or {}
+    pith_number = str(state.get("pith_number"))
+    merged = _merge(
+        pith_number,
+        canonical_sha256(canon),
+        str(created.get("event_id", "")),
+        state_inputs(state),
     )
+    again: dict[str, object] = {
+        "state_type": STATE_TYPE,
+        "state_version": STATE_VERSION,
+        "pith_number": pith_number,
+        "merge_version": MERGE_VERSION,
+        "event_count": merged.valid_count + len(merged.invalid),
+        "valid_event_count": merged.valid_count,
+        "invalid_event_count": len(merged.invalid),
+        "equivocation_count": len(merged.equivocations),
+        "current": {
+            "canonical_record": dict(canon),
+            "source_aliases": [dict(a) for a in current.get("source_aliases") or []],
+            "record_created": dict(created),
+            **merged.lists,
+            **{name: [] for name in EMPTY_REGISTRY_LISTS},
+        },
+        "equivocations": merged.equivocations,
+        "invalid_events": merged.invalid,
+        "applied_event_ids": merged.applied,
+    }
+    again["state_sha256"] = state_hash(again)
+    return again

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from pithauthor._core.documents import (
+    ArtifactRef,
+    AttestationAuthor,
+    AttestationPayload,
+    CitationPayload,
+    EventType,
+    ReplicationPayload,
+)
+from pithauthor._core.identity import IdentityProof
 from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
 from pithauthor._core.relationships import RELATIONSHIPS
 
-ATTESTATION = "author_attestation"
-CITATION = "citation_signature"
-REPLICATION = "replication_record"
-EVENT_TYPES = (ATTESTATION, CITATION, REPLICATION)
+ATTESTATION: Final = "author_attestation"
+CITATION: Final = "citation_signature"
+REPLICATION: Final = "replication_record"
+EVENT_TYPES: tuple[EventType, ...] = (ATTESTATION, CITATION, REPLICATION)
 
 PAYLOAD_SCHEMAS: dict[str, str] = {t: f"pithauthor.{t}.v1" for t in EVENT_TYPES}
 
@@ -51,7 +60,7 @@ class Artifact:
     uri: str
     sha256: str
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> ArtifactRef:
         return {"uri": self.uri, "sha256": self.sha256}
 
 
@@ -63,21 +72,23 @@ def attestation_payload(
     position: int | None = None,
     statement: str | None = None,
     identity_proofs: Iterable[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+) -> AttestationPayload:
     """`author_attestation` payload; `statement` defaults to DEFAULT_STATEMENT;
     `identity_proofs` ({kind, locator}, docs/identity.md) omitted when there are none."""
-    author: dict[str, Any] = {"name": name}
+    author: AttestationAuthor = {"name": name}
     if orcid is not None:
         author["orcid"] = orcid
     if position is not None:
         author["position"] = position
-    payload: dict[str, Any] = {
+    payload: AttestationPayload = {
         "payload_schema": PAYLOAD_SCHEMAS[ATTESTATION],
         "canonical_sha256": canonical_sha256,
         "author": author,
         "statement": DEFAULT_STATEMENT if statement is None else statement,
     }
-    proofs = [{"kind": p["kind"], "locator": p["locator"]} for p in identity_proofs]
+    proofs: list[IdentityProof] = [
+        {"kind": p["kind"], "locator": p["locator"]} for p in identity_proofs
+    ]
     if proofs:
         payload["identity_proofs"] = proofs
     return payload
@@ -90,9 +101,9 @@ def citation_payload(
     relationship: str,
     citation_key: str | None = None,
     context: str | None = None,
-) -> dict[str, Any]:
+) -> CitationPayload:
     """`citation_signature` payload; `canonical_sha256` is the CITED paper's."""
-    payload: dict[str, Any] = {
+    payload: CitationPayload = {
         "payload_schema": PAYLOAD_SCHEMAS[CITATION],
         "canonical_sha256": canonical_sha256,
         "citing_pith_number": citing,
@@ -113,19 +124,28 @@ def replication_payload(
     summary: str,
     artifacts: Iterable[Artifact] = (),
     proof_system: str | None = None,
-) -> dict[str, Any]:
+) -> ReplicationPayload:
     """`replication_record` payload; `proof_system` only for a formal bridge."""
-    payload: dict[str, Any] = {
-        "payload_schema": PAYLOAD_SCHEMAS[REPLICATION],
+    listed = [a.as_dict() for a in artifacts]
+    schema = PAYLOAD_SCHEMAS[REPLICATION]
+    if proof_system is None:
+        return {
+            "payload_schema": schema,
+            "canonical_sha256": canonical_sha256,
+            "kind": kind,
+            "outcome": outcome,
+            "artifacts": listed,
+            "summary": summary,
+        }
+    return {  # the same, with proof_system in its place (the order a reader sees)
+        "payload_schema": schema,
         "canonical_sha256": canonical_sha256,
         "kind": kind,
         "outcome": outcome,
+        "proof_system": proof_system,
+        "artifacts": listed,
+        "summary": summary,
     }
-    if proof_system is not None:
-        payload["proof_system"] = proof_system
-    payload["artifacts"] = [a.as_dict() for a in artifacts]
-    payload["summary"] = summary
-    return payload
 
 
 # base32 alphabet (RFC 4648) -> the digits Python's int(..., 32) reads, to compare in C speed.

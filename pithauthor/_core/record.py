@@ -17,6 +17,7 @@ from typing import Any
 
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.canonical import canonical_sha256, sha256_hex
+from pithauthor._core.documents import CanonicalRecord, ComputedRecord
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.utc import utc_stamp
 from pithauthor.errors import ArxivIdError, MetadataError
@@ -139,7 +140,7 @@ def next_version_metadata(
     )
 
 
-def build_canonical_record(meta: ArxivMetadata) -> dict[str, Any]:
+def build_canonical_record(meta: ArxivMetadata) -> CanonicalRecord:
     """The canonical record of `meta`, in protocol form."""
     return {
         "metadata": {
@@ -168,10 +169,10 @@ def pith_number_of(record: Mapping[str, Any]) -> PithNumber:
     return PithNumber.from_digest(canonical_sha256(record), record_year(record))
 
 
-def summarise(record: Mapping[str, Any]) -> dict[str, Any]:
+def summarise(record: CanonicalRecord) -> ComputedRecord:
     """`{"pith_number", "canonical_sha256", "canonical_record"}` for a canonical record."""
     return {
         "pith_number": pith_number_of(record).full,
         "canonical_sha256": canonical_sha256(record),
-        "canonical_record": dict(record),
+        "canonical_record": record.copy(),
     }

@@ -11,13 +11,22 @@ signed by the registry whose preimage is unpublished (a registry `event_id`, the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
 from pithauthor._core.checks import NOT_SIGNED, Check, Report
 from pithauthor._core.coverage import Segments, segments, uncovered, under
+from pithauthor._core.documents import (
+    EventSignature,
+    MergedState,
+    Receipt,
+    RecordBundle,
+    RecordDocument,
+    fields,
+    required_fields,
+)
 from pithauthor._core.envelope import SIGNED_FIELDS
 from pithauthor._core.merge import remerge
 from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
@@ -59,13 +68,7 @@ RECEIPT_CHECKED = (
     "public_key_fingerprint",
 )
 RECEIPT_ROW_CHECKED = ("pith_body", *RECEIPT_CHECKED)
-EVENT_CHECKED = (
-    *SIGNED_FIELDS,
-    "event_id",
-    "signature.algorithm",
-    "signature.signed_message",
-    "signature.signature_b64",
-)
+EVENT_CHECKED = (*SIGNED_FIELDS, "event_id", *under("signature", fields(EventSignature)))
 ALIAS_CHECKED = ("[*].alias_kind", "[*].alias_value")
 RECORD_CHECKED = (
     "record_type",
@@ -80,16 +83,7 @@ RECORD_CHECKED = (
     *under("paper", PAPER_FIELDS),
     *under("upstream_receipt", RECEIPT_CHECKED),
 )
-RECORD_REQUIRED = (
-    "pith_number",
-    "short_pith_number",
-    "canonical_record",
-    "canonical_sha256",
-    "source",
-    "receipt",
-    "aliases",
-    "agent_actions",
-)
+RECORD_REQUIRED = required_fields(RecordDocument)
 # record_created: its payload (hashed record, receipt) and its signer (the receipt's key)
 CREATED_CHECKED = (
     "signer.key_id",
@@ -131,10 +125,11 @@ BUNDLE_CHECKED = (
     "source",
     *under("source_aliases", ALIAS_CHECKED),
 )
-BUNDLE_REQUIRED = ("pith_number", "canonical_record", "canonical_sha256", "source", "events")
+BUNDLE_REQUIRED = required_fields(RecordBundle)
+STATE_REQUIRED = required_fields(MergedState)
 # Fields checked when present, whose absence takes away nothing the verdict speaks for
 # (a record without `paper` shows no title to contradict). Anything else checked is required.
-RECEIPT_OPTIONAL = ("signed_message", "algorithm", "kind", "public_key_fingerprint")
+RECEIPT_OPTIONAL = tuple(f for f in RECEIPT_CHECKED if f not in required_fields(Receipt))
 OPTIONAL = {
     "record": (
         "record_type",
@@ -386,7 +381,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
 def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     """A merged state: its hash, its record and receipt, every event, and the merge."""
     report = Report(kind="state")
-    _required(report, state, ("state_type", "pith_number", "current", "state_sha256"))
+    _required(report, state, STATE_REQUIRED)
     body = {k: v for k, v in state.items() if k != "state_sha256"}
     computed = canonical_sha256(body)
     report.add(
@@ -486,6 +481,29 @@ def _check_local_merge(report: Report, state: Mapping[str, Any]) -> None:
         f"recomputed {LOCAL_MERGE_VERSION}: "
         + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
     )
+
+
+# --- typed documents -----------------------------------------------------------------------------
+# Parsed JSON becomes a RecordDocument, RecordBundle or MergedState here only, once its check
+# passed (the check reads every field the type names; what it cannot check is reported).
+
+
+def checked_record(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, RecordDocument | None]:
+    """`check_record`, and `doc` typed when it passes."""
+    report = check_record(doc, trust)
+    return report, (cast(RecordDocument, doc) if report.ok and isinstance(doc, dict) else None)
+
+
+def checked_bundle(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, RecordBundle | None]:
+    """`check_bundle`, and `doc` typed when it passes."""
+    report = check_bundle(doc, trust)
+    return report, (cast(RecordBundle, doc) if report.ok and isinstance(doc, dict) else None)
+
+
+def checked_state(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, MergedState | None]:
+    """`check_state`, and `doc` typed when it passes."""
+    report = check_state(doc, trust)
+    return report, (cast(MergedState, doc) if report.ok and isinstance(doc, dict) else None)
 
 
 # --- parts ---------------------------------------------------------------------------------------
@@ -800,4 +818,7 @@ __all__ = [
     "check_receipt_row",
     "check_record",
     "check_state",
+    "checked_bundle",
+    "checked_record",
+    "checked_state",
 ]

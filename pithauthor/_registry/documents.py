@@ -6,9 +6,17 @@ links that point back at this registry, and receipts signed by its own key.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pithauthor._core.canonical import canonical_sha256
+from pithauthor._core.documents import (
+    AliasKind,
+    AuthorEvent,
+    MergedState,
+    RecordBundle,
+    RecordCreated,
+    RecordDocument,
+    ResolveAnswer,
+    SourceAlias,
+)
 from pithauthor._core.merge import merge_state, order_key
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._registry.keys import LocalKey
@@ -22,11 +30,11 @@ ACTIONS = {
 }
 
 
-def source_aliases(rec: StoredRecord) -> list[dict[str, str]]:
+def source_aliases(rec: StoredRecord) -> list[SourceAlias]:
     """The aliases of a record, as the registry lists them (sorted by kind)."""
     number = PithNumber.parse(rec.pith_number)
     src = rec.canonical_record["source"]
-    pairs = [
+    pairs: list[tuple[AliasKind, str]] = [
         ("arxiv", src["id"]),
         ("arxiv_version", f"{src['id']}v{src['version']}"),
         ("doi", f"10.48550/arxiv.{src['id']}".lower()),
@@ -37,11 +45,11 @@ def source_aliases(rec: StoredRecord) -> list[dict[str, str]]:
     return [{"alias_kind": k, "alias_value": v, "created_at": rec.created_at} for k, v in pairs]
 
 
-def record_document(rec: StoredRecord, base: str) -> dict[str, Any]:
+def record_document(rec: StoredRecord, base: str) -> RecordDocument:
     """`GET /pith/{body}`: the record, its local receipt, and agent_actions naming this server."""
     page = f"{base}/pith/{rec.body}"
     src = rec.canonical_record["source"]
-    doc: dict[str, Any] = {
+    doc: RecordDocument = {
         "record_type": "pith_number_record",
         "pith_number": rec.pith_number,
         "short_pith_number": PithNumber.parse(rec.pith_number).short,
@@ -73,10 +81,11 @@ def record_document(rec: StoredRecord, base: str) -> dict[str, Any]:
     return doc
 
 
-def record_created(rec: StoredRecord, key: LocalKey) -> dict[str, Any]:
+def record_created(rec: StoredRecord, key: LocalKey) -> RecordCreated:
     """The registry event that opens a record's history (event_id: sha256 of the other fields)."""
     src = rec.canonical_record["source"]
-    event: dict[str, Any] = {
+    event: RecordCreated = {
+        "event_id": "",
         "target": "record",
         "created_at": rec.created_at,
         "signer": key.signer_block(),
@@ -90,10 +99,12 @@ def record_created(rec: StoredRecord, key: LocalKey) -> dict[str, Any]:
             "source_version": src["version"],
         },
     }
-    return {"event_id": "sha256:" + canonical_sha256(event), **event}
+    rest = {k: v for k, v in event.items() if k != "event_id"}  # the hash covers the rest
+    event["event_id"] = "sha256:" + canonical_sha256(rest)
+    return event
 
 
-def state_document(rec: StoredRecord, key: LocalKey, events: list[dict[str, Any]]) -> Any:
+def state_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent]) -> MergedState:
     """`GET /pith/{body}/state.json`: the merged state (pithauthor-local-merge-v1)."""
     return merge_state(
         pith_number=rec.pith_number,
@@ -104,7 +115,7 @@ def state_document(rec: StoredRecord, key: LocalKey, events: list[dict[str, Any]
     )
 
 
-def bundle_document(rec: StoredRecord, key: LocalKey, events: list[dict[str, Any]]) -> Any:
+def bundle_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent]) -> RecordBundle:
     """`GET /pith/{body}/bundle.json`: the record and every event received, in merge order."""
     return {
         "bundle_type": "pith_open_graph_bundle",
@@ -119,7 +130,7 @@ def bundle_document(rec: StoredRecord, key: LocalKey, events: list[dict[str, Any
     }
 
 
-def resolve_document(rec: StoredRecord, base: str) -> dict[str, Any]:
+def resolve_document(rec: StoredRecord, base: str) -> ResolveAnswer:
     """`GET /api/pith-number/resolve?arxiv=ID`."""
     src = rec.canonical_record["source"]
     return {

@@ -15,6 +15,7 @@ from typing import Any
 
 from pithauthor._atomic import create_file
 from pithauthor._core.canonical import b64encode, hex_digest_bytes
+from pithauthor._core.documents import MirrorManifest, Receipt, RegistrySigner
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
 from pithauthor._core.utc import utc_now
@@ -65,7 +66,7 @@ class LocalKey:
     def sign(self, message: bytes) -> str:
         return b64encode(self._signing_key.sign(message).signature)
 
-    def receipt(self, canonical_sha256: str, signed_at: str) -> dict[str, Any]:
+    def receipt(self, canonical_sha256: str, signed_at: str) -> Receipt:
         """A receipt in the real registry's format, under this key."""
         return {
             "kind": "pith_receipt",
@@ -83,7 +84,7 @@ class LocalKey:
             "public_key_fingerprint": fingerprint_hex(self.public_key),
         }
 
-    def signer_block(self) -> dict[str, str]:
+    def signer_block(self) -> RegistrySigner:
         """The `signer` of registry events (record_created)."""
         return {
             "key_id": self.key_id,
@@ -92,7 +93,7 @@ class LocalKey:
             "signer_type": "pith_registry",
         }
 
-    def manifest(self, base_url: str) -> dict[str, Any]:
+    def manifest(self, base_url: str) -> MirrorManifest:
         """This registry's `/pith-mirrors.json`: its key, labelled as a local registry."""
         pk = self.public_key
         base = base_url.rstrip("/")

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor._core.canonical import canonical_sha256
+from pithauthor._core.documents import CanonicalRecord, Receipt, RecordDocument
 from pithauthor._core.record import pith_number_of
-from pithauthor._core.registry_checks import check_record
+from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor._core.utc import utc_now
@@ -27,7 +28,9 @@ from pithauthor.records import build_canonical_record, parse_arxiv_metadata
 from pithauthor.trust import pinned_trust
 
 
-def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, Any], Any]:
+def record_from_file(
+    path: Path, trust: Trust | None = None
+) -> tuple[CanonicalRecord, Receipt | None]:
     """(canonical record, upstream receipt or None) from a metadata or record file."""
     data = read_user_file(
         path, DocumentError, "a metadata or record file", limit=MAX_METADATA_BYTES
@@ -39,18 +42,19 @@ def record_from_file(path: Path, trust: Trust | None = None) -> tuple[dict[str, 
         except JSONFault as exc:
             raise DocumentError(f"{path} is not valid JSON: {exc}") from None
         if isinstance(doc, Mapping) and "canonical_record" in doc and "receipt" in doc:
-            return _from_record(doc, path, trust), doc["receipt"]
+            record = _from_record(doc, path, trust)
+            return record["canonical_record"].copy(), record["receipt"].copy()
     return build_canonical_record(parse_arxiv_metadata(data)), None
 
 
-def _from_record(doc: Mapping[str, Any], path: Path, trust: Trust | None) -> dict[str, Any]:
+def _from_record(doc: Mapping[str, Any], path: Path, trust: Trust | None) -> RecordDocument:
     if trust is None:
         trust = pinned_trust()
-    report = check_record(doc, trust)
-    if not report.ok:
+    report, record = checked_record(doc, trust)
+    if record is None:
         names = ", ".join(c.name for c in report.failed)
         raise VerificationError(f"{path}: the record does not verify ({names}); not added")
-    return dict(doc["canonical_record"])
+    return record
 
 
 def add_paper(
@@ -68,7 +72,7 @@ def add_paper(
         canonical_sha256=digest,
         canonical_record=canon,
         receipt=key.receipt(digest, now),
-        upstream_receipt=dict(upstream) if isinstance(upstream, Mapping) else None,
+        upstream_receipt=upstream,
         created_at=now,
     )
     new = store.add_record(rec)

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from pithauthor._core.author_event import check_author_event
+from pithauthor._core.author_event import checked_author_event
+from pithauthor._core.documents import ActionAnswer, ErrorAnswer
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents
@@ -74,7 +75,7 @@ class HTTPFailure(Exception):
     def __init__(self, status: int, error: str, failed_checks: list[str] | None = None) -> None:
         super().__init__(error)
         self.status = status
-        self.body: dict[str, Any] = {"error": error}
+        self.body: ErrorAnswer = {"error": error}
         if failed_checks is not None:
             self.body["failed_checks"] = failed_checks
 
@@ -320,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()
         self._send(status, answer)
 
-    def _post(self, raw: bytes) -> tuple[int, dict[str, Any]]:
+    def _post(self, raw: bytes) -> tuple[int, ActionAnswer]:
         parts = [p for p in urlsplit(self.path).path.split("/") if p]
         if len(parts) != 4 or parts[0] != "pith" or parts[2] != "action":
             raise HTTPFailure(404, "POST to /pith/{body}/action/{event_type}")
@@ -338,7 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
         key = self.headers.get("Idempotency-Key")
         if key is None or key != event.get("event_id"):
             raise HTTPFailure(400, "the Idempotency-Key header must equal the event's event_id")
-        report = check_author_event(event)
+        report, checked = checked_author_event(event)
         failed = [c.name for c in report.failed]
         if event.get("event_type") != kind:
             failed.append("action_kind")
@@ -349,11 +350,11 @@ class _Handler(BaseHTTPRequestHandler):
             rec.canonical_sha256
         ):
             failed.append("payload_canonical_sha256")
-        if failed:
+        if failed or checked is None:
             raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
         received = utc_now()
-        outcome = self.server.store.insert_event(rec.body, event, received)
-        eid = str(event["event_id"])
+        outcome = self.server.store.insert_event(rec.body, checked, received)
+        eid = checked["event_id"]
         return (201 if outcome == "new" else 200), {
             "status": "accepted",
             "duplicate": outcome == "repeat",

@@ -6,12 +6,13 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pithauthor._core.author_event import typed_author_event
 from pithauthor._core.canonical import canonical
+from pithauthor._core.documents import AuthorEvent, CanonicalRecord, Receipt
 from pithauthor._core.reference import classify_reference
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._registry.keys import ensure_private_dir
@@ -49,9 +50,9 @@ class StoredRecord:
     pith_number: str
     arxiv_id: str
     canonical_sha256: str
-    canonical_record: dict[str, Any]
-    receipt: dict[str, Any]
-    upstream_receipt: dict[str, Any] | None
+    canonical_record: CanonicalRecord
+    receipt: Receipt
+    upstream_receipt: Receipt | None
     created_at: str
 
 
@@ -63,10 +64,10 @@ class _Pending:
 
     __slots__ = ("body", "done", "error", "event_id", "event_type", "raw", "received", "result")
 
-    def __init__(self, body: str, event: Mapping[str, Any], received: str) -> None:
+    def __init__(self, body: str, event: AuthorEvent, received: str) -> None:
         self.body = body
-        self.event_id = str(event["event_id"])
-        self.event_type = str(event["event_type"])
+        self.event_id = event["event_id"]
+        self.event_type = event["event_type"]
         self.raw = canonical(event).decode("utf-8")
         self.received = received
         self.result: Insert = "repeat"
@@ -170,9 +171,9 @@ class RegistryStore:
         rows = self._conn().execute("SELECT * FROM records ORDER BY body").fetchall()
         return [_record(r) for r in rows]
 
-    def insert_event(self, body: str, event: Mapping[str, Any], received_at: str) -> Insert:
+    def insert_event(self, body: str, event: AuthorEvent, received_at: str) -> Insert:
         """Store a checked event once, in canonical form: `new`, or `repeat` when its event_id is
-        already stored (the stored copy stays). Call only with an event `check_author_event`
+        already stored (the stored copy stays). Call only with an event `checked_author_event`
         passed: then one event_id is one signed content (the id is its hash, and no unknown field
         rides along), and a second copy can differ only by another valid signature of the same
         key, which only the author can make.
@@ -225,13 +226,15 @@ class RegistryStore:
             conn.execute("ROLLBACK")
             raise
 
-    def events(self, body: str) -> list[dict[str, Any]]:
+    def events(self, body: str) -> list[AuthorEvent]:
+        """The events of a record (each checked in full when it was stored: its shape is read
+        again, not its signature)."""
         rows = (
             self._conn()
             .execute("SELECT raw FROM events WHERE body = ? ORDER BY event_id", (body,))
             .fetchall()
         )
-        return [_stored_json(r[0]) for r in rows]
+        return [_stored_event(r[0]) for r in rows]
 
     def event_count(self) -> int:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
@@ -254,6 +257,13 @@ def _record(row: tuple[Any, ...]) -> StoredRecord:
         upstream_receipt=_stored_json(row[6]) if row[6] else None,
         created_at=row[7],
     )
+
+
+def _stored_event(text: str) -> AuthorEvent:
+    event = typed_author_event(_stored_json(text))
+    if event is None:
+        raise DocumentError("the registry database holds an event that is not a signed event")
+    return event
 
 
 def _stored_json(text: str) -> Any:
