@@ -18,8 +18,10 @@ from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.subject import Subject
 from pithauthor._core.utc import utc_now
+from pithauthor._record_cache import RecordCache
 from pithauthor.bibliography import (
     BibEntry,
     BibReading,
@@ -31,12 +33,12 @@ from pithauthor.errors import InputError, RegistryRejected, VerificationError
 from pithauthor.sign import sign_citation
 
 if TYPE_CHECKING:
-    from pithauthor._record_cache import RecordCache
-    from pithauthor.submit import RegistryClient
+    from pithauthor.client import RegistryClient
 
 __all__ = [
     "FAILED_STATUSES",
     "CiteReport",
+    "RecordCache",
     "RegistryResolver",
     "Resolver",
     "resolve_identifiers",
@@ -107,8 +109,6 @@ class RegistryResolver:
         return number
 
     def _record(self, number: PithNumber) -> Mapping[str, object]:
-        from pithauthor._core.registry_checks import checked_record
-
         base = self.client.base_url
         if self.cache:
             doc = self.cache.record(base, number.body)
