@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
 from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.documents import AuthorEvent
+from pithauthor._core.documents import AuthorEvent, RecordDocument
 from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.registry_checks import checked_record
@@ -108,20 +108,20 @@ class RegistryResolver:
             self.cache.put_resolution(base, arxiv.id, number.full)
         return number
 
-    def _record(self, number: PithNumber) -> Mapping[str, object]:
+    def _record(self, number: PithNumber) -> RecordDocument:
         base = self.client.base_url
         if self.cache:
-            doc = self.cache.record(base, number.body)
-            if doc is not None:
-                stated = PithNumber.parse(str(doc.get("pith_number")))
-                record = checked_record(doc, self.client.trust)[1]
+            cached = self.cache.record(base, number.body)
+            if cached is not None:
+                stated = PithNumber.parse(str(cached.get("pith_number")))
+                record = checked_record(cached, self.client.trust)[1]
                 if record is not None and stated.same_paper(number):
                     return record
                 self.cache.forget_record(base, number.body)
-        doc = self.client.record(number)  # verified by the client
+        record = self.client.record(number)  # verified by the client
         if self.cache:
-            self.cache.put_record(base, number.body, doc)
-        return doc
+            self.cache.put_record(base, number.body, record)
+        return record
 
 
 def resolve_identifiers(

@@ -14,13 +14,15 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from pithauthor._core.arxiv_id import ArxivId
+from pithauthor._core.checks import Report
+from pithauthor._core.documents import AuthorEvent, MergedState, RecordBundle, RecordDocument
 from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
 from pithauthor._core.reference import classify_reference
-from pithauthor._core.registry_checks import check_bundle, check_record, check_state
+from pithauthor._core.registry_checks import checked_bundle, checked_record, checked_state
 from pithauthor._core.subject import Subject
 from pithauthor._core.trust import Trust
 from pithauthor._core.web_url import is_loopback
@@ -48,6 +50,8 @@ from pithauthor.errors import (
 from pithauthor.trust import TRUST_ENV as TRUST_ENV
 from pithauthor.trust import default_trust
 from pithauthor.verify import detect_kind, read_documents, verify_document
+
+Document = TypeVar("Document")
 
 __all__ = [
     "DEFAULT_REGISTRY",
@@ -125,7 +129,7 @@ class RegistryClient:
             max_connections=max_connections,
         )
         self.trust = trust if trust is not None else default_trust()
-        self._records: dict[str, dict[str, Any]] = {}
+        self._records: dict[str, RecordDocument] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -166,7 +170,7 @@ class RegistryClient:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def record(self, ref: str | PithNumber) -> dict[str, Any]:
+    def record(self, ref: str | PithNumber) -> RecordDocument:
         """The record of `ref` (number, body, alias or arXiv id), verified; else an error."""
         number = self._reference(ref)
         body = number.body if isinstance(number, PithNumber) else number.prefix
@@ -181,10 +185,10 @@ class RegistryClient:
             self._records[PithNumber.parse(record["pith_number"]).body] = record
         return record
 
-    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> dict[str, Any]:
+    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> RecordDocument:
         if not isinstance(doc, dict) or "canonical_record" not in doc:
             raise RegistryResponseError("the registry's answer is not a record")
-        report = check_record(doc, self.trust)
+        report, record = checked_record(doc, self.trust)
         if [c.name for c in report.failed] == ["receipt_key"]:
             receipt = doc.get("receipt")
             kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
@@ -193,11 +197,11 @@ class RegistryClient:
                 "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
                 "(a local registry: --trust-local-registry)"
             )
-        if not report.ok:
+        if record is None:
             raise VerificationError(
                 f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
             )
-        got = PithNumber.parse(str(doc.get("pith_number")))
+        got = PithNumber.parse(record["pith_number"])
         ok = (
             got.same_paper(wanted)
             if isinstance(wanted, PithNumber)
@@ -205,7 +209,7 @@ class RegistryClient:
         )
         if not ok:
             raise VerificationError(f"asked for {wanted}, the registry sent {got.full}")
-        return doc
+        return record
 
     def resolve(self, arxiv_id: str) -> PithNumber:
         """The Pith Number of an arXiv paper, via the resolver; the record is verified."""
@@ -221,31 +225,35 @@ class RegistryClient:
             raise RegistryResponseError("the resolver's answer names no pith_number")
         number = PithNumber.parse(number_text)
         record = self.record(number)
-        source = record["canonical_record"].get("source", {})
-        if source.get("id") != aid.id:
+        source = record["canonical_record"].get("source")
+        if source is None or source.get("id") != aid.id:
             raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
         return number
 
-    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
+    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> RecordBundle:
         """The bundle of `ref`, verified (record_created receipt, every event); `strict`
         also refuses parts nobody can verify (registry event ids)."""
-        return self._document("bundle", ref, check_bundle, strict)
+        return self._document("bundle", ref, checked_bundle, strict)
 
-    def state(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
+    def state(self, ref: str | PithNumber, *, strict: bool = True) -> MergedState:
         """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
         also refuses parts nobody can verify (registry event ids, the registry's merge)."""
-        return self._document("state", ref, check_state, strict)
+        return self._document("state", ref, checked_state, strict)
 
     def _document(
-        self, what: str, ref: str | PithNumber, check: Callable[..., Any], strict: bool
-    ) -> dict[str, Any]:
+        self,
+        what: str,
+        ref: str | PithNumber,
+        check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
+        strict: bool,
+    ) -> Document:
         record = self.record(ref)
         body = PithNumber.parse(record["pith_number"]).body
         doc = self.http.get_json(f"/pith/{body}/{what}.json")
         if not isinstance(doc, dict):
             raise RegistryResponseError(f"the {what} is not a JSON object")
-        report = check(doc, self.trust)
-        if not report.ok or doc.get("pith_number") != record["pith_number"]:
+        report, typed = check(doc, self.trust)
+        if typed is None or doc.get("pith_number") != record["pith_number"]:
             raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
         if strict and not report.strict_ok:
             parts = ", ".join(
@@ -256,7 +264,7 @@ class RegistryClient:
                 f"the {what} has parts nobody outside the registry can verify: {parts}; "
                 "pass --allow-unverifiable to take it with them marked as such"
             )
-        return doc
+        return typed
 
     def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
         if isinstance(ref, PithNumber):
@@ -268,23 +276,22 @@ class RegistryClient:
 
     # --- writing -----------------------------------------------------------------------------
 
-    def action_url(self, event: Mapping[str, Any]) -> str:
+    def action_url(self, event: AuthorEvent) -> str:
         """Where `event` goes: the action link of its subject's verified record."""
-        name = ACTION_NAMES.get(str(event.get("event_type")))
+        name = ACTION_NAMES.get(event["event_type"])
         if name is None:
-            raise InputError(f"no action endpoint for event type {event.get('event_type')!r}")
-        record = self.record(PithNumber.parse(str(event.get("subject_pith_number"))))
-        actions = (record.get("agent_actions") or {}).get("actions") or {}
-        url = actions.get(name)
+            raise InputError(f"no action endpoint for event type {event['event_type']!r}")
+        record = self.record(PithNumber.parse(event["subject_pith_number"]))
+        url = record["agent_actions"]["actions"].get(name)
         if not isinstance(url, str):
             raise RegistryResponseError(f"the record names no {name} action")
         if origin(check_url(url)) != origin(self.base_url):
             raise RegistryResponseError(f"the record's {name} link leaves {self.base_url}: {url}")
         return url
 
-    def submit(self, event: Mapping[str, Any], url: str | None = None) -> tuple[int, Any]:
+    def submit(self, event: AuthorEvent, url: str | None = None) -> tuple[int, Any]:
         """POST one signed event to its action endpoint; (status, answer) on 200/201."""
-        eid = str(event["event_id"])
+        eid = event["event_id"]
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )

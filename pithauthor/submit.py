@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._files import check_output_file
@@ -290,11 +289,11 @@ def deliver(
     return " and ".join(places)
 
 
-def _jsonl(event: Mapping[str, Any]) -> str:
+def _jsonl(event: Mapping[str, object]) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
 
-def append_jsonl(path: Path, events: Sequence[Mapping[str, Any]]) -> None:
+def append_jsonl(path: Path, events: Sequence[Mapping[str, object]]) -> None:
     """Append one JSON line per event in a single write, then fsync: whole lines or nothing."""
     lines = "".join(_jsonl(e) + "\n" for e in events).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
