@@ -272,9 +272,11 @@ def prove_orcid_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the researcher URL to add to your public ORCID record for this key."""
-    from pithauthor.identity import orcid_proof
+    from pithauthor.identity import orcid_api_base, orcid_proof
     from pithauthor.keys import show
 
+    if check or orcid_api is not None:
+        orcid_api_base(orcid_api)  # a bad --orcid-api is one line, before the instructions
     record = show(key)
     if record.orcid is None:
         raise InputError(

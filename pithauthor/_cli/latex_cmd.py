@@ -160,7 +160,8 @@ def arxiv_cmd(
         )
     message(
         f"{result.archive}: {len(result.files)} files, {result.size / 1000:.0f} kB; "
-        f"proven: builds alone with {result.engine} to {result.pages} pages, "
+        f"proven: builds alone with {result.engine} to {result.pages} "
+        f"{'page' if result.pages == 1 else 'pages'}, "
         f"with {result.number} and its link"
     )
 
