@@ -18,7 +18,9 @@ def fetch(
         "record", "--what", help="What to fetch."
     ),
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
-    trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
+    trust_manifest: list[str] = typer.Option(
+        [], "--trust-manifest", metavar="FILE", help=TRUST_HELP
+    ),
     trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),

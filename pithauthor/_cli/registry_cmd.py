@@ -65,7 +65,10 @@ def add(
     data: str | None = typer.Option(None, "--data", help=DATA_HELP),
     examples: bool = typer.Option(False, "--examples", help="Add the shipped example papers."),
     trust_manifest: list[str] = typer.Option(
-        [], "--trust-manifest", help="Also trust this manifest's keys for record files."
+        [],
+        "--trust-manifest",
+        metavar="FILE",
+        help="Also trust this manifest's keys for record files.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print what was added as JSON."),
 ) -> None:

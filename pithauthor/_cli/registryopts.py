@@ -16,7 +16,7 @@ TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); 
 LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
 
 REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
-TRUST_MANIFEST_OPTION = typer.Option([], "--trust-manifest", help=TRUST_HELP)
+TRUST_MANIFEST_OPTION = typer.Option([], "--trust-manifest", metavar="FILE", help=TRUST_HELP)
 TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP)
 SUBMIT_OPTION = typer.Option(
     False, "--submit", help="Also send the signed events to the registry (through the outbox)."

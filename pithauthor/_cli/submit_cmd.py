@@ -15,7 +15,9 @@ def submit(
     file: str | None = typer.Argument(None, help="Signed events (JSON or JSONL) to add first."),
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
     parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Requests in flight."),
-    trust_manifest: list[str] = typer.Option([], "--trust-manifest", help=TRUST_HELP),
+    trust_manifest: list[str] = typer.Option(
+        [], "--trust-manifest", metavar="FILE", help=TRUST_HELP
+    ),
     trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),

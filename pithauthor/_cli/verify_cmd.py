@@ -15,6 +15,7 @@ def verify(
     trust_manifest: list[str] = typer.Option(
         [],
         "--trust-manifest",
+        metavar="FILE",
         help="Also trust the keys of this mirror manifest (e.g. a local registry's); "
         "also read from $PITH_TRUST. A manifest naming a trusted key id with another key is "
         "refused (exit 2).",
