@@ -443,10 +443,16 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
     number = subject.pith_number
     named = classify_reference(ref)
     if named.arxiv is not None:
-        if subject.source_id is None or named.arxiv.id != subject.source_id:
+        version = named.arxiv.version
+        if (
+            subject.source_id is None
+            or named.arxiv.id != subject.source_id
+            or (version is not None and version != subject.source_version)
+        ):
+            held = f"{subject.source_id}v{subject.source_version}" if version else None
             raise InputError(
-                f"{where} is the record of arXiv {subject.source_id or '(none)'} "
-                f"({number.full}), not of {named.arxiv.id}"
+                f"{where} is the record of arXiv {held or subject.source_id or '(none)'} "
+                f"({number.full}), not of {ref.strip()}"
             )
         return
     same = (
