@@ -210,6 +210,11 @@ class RegistryHttp:
                 last = _transport_reason(exc)
             else:
                 status = response.status_code
+                if 300 <= status < 400:  # no redirect is followed, nor taken for an answer
+                    raise RegistryResponseError(
+                        f"the registry at {where} answered {status} (a redirect, not followed); "
+                        "nothing was lost"
+                    )
                 if status < 400:
                     return response
                 if status == 401 and mine and not authorize and _asks_for_token(response):

@@ -295,7 +295,12 @@ class RegistryClient:
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
-        if isinstance(answer, Mapping) and answer.get("event_id", eid) != eid:
+        if status not in (200, 201) or not isinstance(answer, Mapping):
+            raise RegistryResponseError(
+                f"the registry answered {status} for {eid} without accepting it (200 or 201 "
+                "with a JSON object); it stays pending"
+            )
+        if answer.get("event_id", eid) != eid:
             raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
         return status, answer
 
