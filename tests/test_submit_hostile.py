@@ -4,8 +4,10 @@ event marks it accepted; nothing is lost; the token never leaves the registry's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -15,11 +17,12 @@ import httpx
 import pytest
 from registry_helpers import citations, start_server
 
-from pithauthor._http import RetryPolicy
+import pithauthor._http
+from pithauthor._http import RegistryHttp, RetryPolicy
 from pithauthor._outbox import Outbox
 from pithauthor._registry.server import RegistryServer
 from pithauthor.client import RegistryClient
-from pithauthor.errors import RegistryResponseError
+from pithauthor.errors import NetworkError, RegistryResponseError
 from pithauthor.submit import store_in_outbox, submit_pending
 from pithauthor.trust import pinned_trust
 
@@ -118,3 +121,58 @@ def test_an_answer_that_is_not_the_events_acceptance_leaves_it_pending(
     with Outbox() as outbox:
         assert outbox.counts() == {"pending": 2, "accepted": 0, "rejected": 0}
     assert Recorder.seen == []  # nothing, and so no token, went to the other origin
+
+
+class Trickle(BaseHTTPRequestHandler):
+    """A slow-loris answer: valid JSON, one byte every 0.1 s, for about 6 s."""
+
+    def do_GET(self) -> None:
+        body = b'{"x": "' + b"a" * 50 + b'"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for byte in body:
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(0.1)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class Flood(BaseHTTPRequestHandler):
+    """A gigantic answer: 2 MiB of JSON, then more."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client hangs up, as it should
+            self.wfile.write(b'{"x": "' + b"a" * 2**21 + b'"}')
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_trickling_answer_is_a_time_out_not_a_hang() -> None:
+    httpd, url = _serve(Trickle)
+    http = RegistryHttp(url, timeout=1.0, retry=RetryPolicy(max_attempts=1))
+    try:
+        with pytest.raises(NetworkError, match="timed out"):
+            http.get_json("/record")
+    finally:
+        http.close()
+        httpd.shutdown()
+
+
+def test_an_answer_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pithauthor._http, "MAX_ANSWER_BYTES", 2**20)
+    httpd, url = _serve(Flood)
+    http = RegistryHttp(url, retry=RetryPolicy(max_attempts=1))
+    try:
+        with pytest.raises(RegistryResponseError, match="more than 1 MiB"):
+            http.get_json("/record")
+    finally:
+        http.close()
+        httpd.shutdown()
