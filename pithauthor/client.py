@@ -212,7 +212,8 @@ class RegistryClient:
         return record
 
     def resolve(self, arxiv_id: str) -> PithNumber:
-        """The Pith Number of an arXiv paper, via the resolver; the record is verified."""
+        """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
+        of the version named, when one is)."""
         aid = ArxivId.parse(arxiv_id)
         answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
         number_text = None
@@ -228,6 +229,11 @@ class RegistryClient:
         source = record["canonical_record"].get("source")
         if source is None or source.get("id") != aid.id:
             raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
+        if aid.version is not None and source.get("version") != aid.version:
+            raise VerificationError(
+                f"the registry resolves {aid.id} to v{source.get('version')} ({number.full}), "
+                f"not to v{aid.version}"
+            )
         return number
 
     def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> RecordBundle:
