@@ -111,7 +111,8 @@ def _submit(
 ) -> tuple[float, float, float]:
     """(seconds, client CPU seconds, server CPU seconds) of sending `events` from an outbox."""
     from pithauthor._outbox import Outbox
-    from pithauthor.submit import RegistryClient, submit_pending
+    from pithauthor.client import RegistryClient
+    from pithauthor.submit import submit_pending
     from pithauthor.trust import pinned_trust
 
     with Outbox(outbox_path) as outbox:

@@ -48,14 +48,17 @@ _EXPORTS: dict[str, str] = {
     "sign_citation": "pithauthor.sign",
     "record_replication": "pithauthor.sign",
     "Artifact": "pithauthor.sign",
-    # registries: fetch, verify, submit
-    "RegistryClient": "pithauthor.submit",
+    # a registry: fetch and verify (pithauthor.client)
+    "RegistryClient": "pithauthor.client",
+    "RetryPolicy": "pithauthor.client",
+    "registry_url": "pithauthor.client",
+    "fetch_subject": "pithauthor.client",
+    "resolve_arxiv": "pithauthor.client",
+    # submission: the outbox and batches (pithauthor.submit)
     "SubmitResult": "pithauthor.submit",
     "submit_events": "pithauthor.submit",
     "submit_pending": "pithauthor.submit",
     "store_in_outbox": "pithauthor.submit",
-    "fetch_subject": "pithauthor.submit",
-    "resolve_arxiv": "pithauthor.submit",
     # verification and trust
     "verify_document": "pithauthor.verify",
     "verify_file": "pithauthor.verify",

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from pithauthor._core.strict_json import parse_json
 
+# httpx is imported by the job that needs it (the demo's own process).
+
 PAPER_A = "2101.99901"  # synthetic example paper A
 PAPER_B = "2101.99902"  # synthetic example paper B: "our" paper, citing A and DeAR
 DEAR = "2302.12445"  # a real paper (DeAR), from the protocol's test vector

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import PithError
 
 _MIB = 1024 * 1024
@@ -176,8 +177,6 @@ def read_user_json(
     stdin: bool = False,
 ) -> Any:
     """One strict JSON document (`parse_json`) from `path`; an empty file is refused."""
-    from pithauthor._core.strict_json import JSONFault, parse_json
-
     text = read_user_text(path, error, what, limit=limit, stdin=stdin)
     name = _shown(path, stdin)
     if not text.strip():

@@ -21,6 +21,7 @@ which only re-sends an event the registry already has (it answers 200, never a s
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import sqlite3
 import threading
@@ -36,6 +37,7 @@ from pithauthor._core.canonical import canonical
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._core.utc import utc_now
+from pithauthor._paths import private_dir
 from pithauthor.errors import EventError
 
 State = Literal["pending", "accepted", "rejected"]
@@ -118,8 +120,6 @@ class OutboxEntry:
 
 def new_lease_owner() -> str:
     """A lease owner name for this process: `host:pid:random`."""
-    import secrets
-
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
@@ -138,8 +138,6 @@ def _owner_is_dead(owner: str) -> bool:
 
 
 def default_path() -> Path:
-    from pithauthor._paths import private_dir
-
     return private_dir("outbox") / DB_NAME
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pithauthor.errors import UnsafePermissions
 
+# platformdirs is imported only when PITH_HOME is unset.
+
 APP_NAME = "pithauthor"
 HOME_ENV = "PITH_HOME"
 POSIX_MODES = os.name == "posix"

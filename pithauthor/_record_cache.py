@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pithauthor._core.documents import JSONObject
 from pithauthor._core.strict_json import JSONFault, parse_json
+from pithauthor._paths import private_dir
 
 DB_NAME = "records.sqlite3"
 DEFAULT_TTL = 24 * 3600
@@ -35,8 +36,6 @@ class RecordCache:
 
     def __init__(self, path: Path | None = None, *, ttl: float = DEFAULT_TTL) -> None:
         if path is None:
-            from pithauthor._paths import private_dir
-
             path = private_dir("cache") / DB_NAME
         self.ttl = ttl
         self._lock = threading.Lock()

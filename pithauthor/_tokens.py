@@ -6,7 +6,7 @@
   `<PITH_HOME>/auth/tokens.json` (folder 0700, file 0600). That file always lists which origins
   have a token and where it is; it holds a token's value only when no keyring was usable.
 - The client sends a token only to its own origin, and on reads only when that registry asked
-  (see `pithauthor._client.RegistryHttp`).
+  (see `pithauthor._http.RegistryHttp`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pithauthor._atomic import replace_file
+from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
+from pithauthor._http import DEFAULT_REGISTRY, check_url, origin
+from pithauthor._keystore import keyring_store
+from pithauthor._paths import check_private, private_dir
 from pithauthor.errors import AuthError, InputError
+
+# filelock is imported when the token file is written (it loads asyncio).
 
 TOKEN_ENV = "PITH_TOKEN"
 FILE_VERSION = 2
@@ -26,14 +33,10 @@ _KEYRING_PREFIX = "token:"
 
 
 def _path() -> Path:
-    from pithauthor._paths import private_dir
-
     return private_dir("auth") / "tokens.json"
 
 
 def _origin(registry: str) -> str:
-    from pithauthor._client import check_url, origin
-
     return origin(check_url(registry))
 
 
@@ -50,11 +53,7 @@ def _read(path: Path) -> dict[str, dict[str, str]]:
     """origin -> {"store": "keyring"} or {"store": "file", "token": ...}."""
     if not path.exists():
         return {}
-    from pithauthor._paths import check_private
-
     check_private(path, is_dir=False)
-    from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
-
     try:
         doc: Any = read_user_json(path, InputError, "a token store", limit=MAX_KEY_FILE_BYTES)
     except InputError as exc:
@@ -74,16 +73,12 @@ def _read(path: Path) -> dict[str, dict[str, str]]:
 
 
 def _write(path: Path, entries: dict[str, dict[str, str]]) -> None:
-    from pithauthor._atomic import replace_file
-
     doc = {"version": FILE_VERSION, "tokens": entries}
     replace_file(path, json.dumps(doc, indent=2, sort_keys=True) + "\n", mode=0o600)
 
 
 def env_token_origin() -> str:
     """The origin `PITH_TOKEN` belongs to: that of `PITH_REGISTRY`, else of the default."""
-    from pithauthor._client import DEFAULT_REGISTRY
-
     return _origin(os.environ.get("PITH_REGISTRY") or DEFAULT_REGISTRY)
 
 
@@ -98,8 +93,6 @@ def token_for(registry: str) -> str | None:
     if entry is None:
         return None
     if entry.get("store") == "keyring":
-        from pithauthor._keystore import keyring_store
-
         try:
             return keyring_store.load(_KEYRING_PREFIX + where)
         except keyring_store.KeyringUnavailable as exc:
@@ -111,8 +104,6 @@ def token_for(registry: str) -> str | None:
 
 def store_token(registry: str, token: str) -> str:
     """Store `token` for `registry`'s origin; returns where it went ("keyring" or the file)."""
-    from pithauthor._keystore import keyring_store
-
     token = token.strip()
     if not token or any(c.isspace() for c in token):
         raise InputError("a token is one non-empty word (no spaces or line breaks)")
@@ -146,8 +137,6 @@ def forget_token(registry: str) -> bool:
         if entry is None:
             return False
         if entry.get("store") == "keyring":
-            from pithauthor._keystore import keyring_store
-
             keyring_store.delete(_KEYRING_PREFIX + where)
         _write(path, entries)
     return True

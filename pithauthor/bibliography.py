@@ -42,6 +42,7 @@ __all__ = [
     "BibReading",
     "EntryRow",
     "cited_keys",
+    "normalize_relationship",
     "parse_relationship_map",
     "read_bibliographies",
     "render_table",

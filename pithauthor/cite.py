@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
 from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.documents import AuthorEvent
+from pithauthor._core.documents import AuthorEvent, RecordDocument
 from pithauthor._core.envelope import Signer
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.subject import Subject
 from pithauthor._core.utc import utc_now
+from pithauthor._record_cache import RecordCache
 from pithauthor.bibliography import (
     BibEntry,
     BibReading,
@@ -31,12 +33,12 @@ from pithauthor.errors import InputError, RegistryRejected, VerificationError
 from pithauthor.sign import sign_citation
 
 if TYPE_CHECKING:
-    from pithauthor._record_cache import RecordCache
-    from pithauthor.submit import RegistryClient
+    from pithauthor.client import RegistryClient
 
 __all__ = [
     "FAILED_STATUSES",
     "CiteReport",
+    "RecordCache",
     "RegistryResolver",
     "Resolver",
     "resolve_identifiers",
@@ -106,22 +108,20 @@ class RegistryResolver:
             self.cache.put_resolution(base, arxiv.id, number.full)
         return number
 
-    def _record(self, number: PithNumber) -> Mapping[str, object]:
-        from pithauthor._core.registry_checks import checked_record
-
+    def _record(self, number: PithNumber) -> RecordDocument:
         base = self.client.base_url
         if self.cache:
-            doc = self.cache.record(base, number.body)
-            if doc is not None:
-                stated = PithNumber.parse(str(doc.get("pith_number")))
-                record = checked_record(doc, self.client.trust)[1]
+            cached = self.cache.record(base, number.body)
+            if cached is not None:
+                stated = PithNumber.parse(str(cached.get("pith_number")))
+                record = checked_record(cached, self.client.trust)[1]
                 if record is not None and stated.same_paper(number):
                     return record
                 self.cache.forget_record(base, number.body)
-        doc = self.client.record(number)  # verified by the client
+        record = self.client.record(number)  # verified by the client
         if self.cache:
-            self.cache.put_record(base, number.body, doc)
-        return doc
+            self.cache.put_record(base, number.body, record)
+        return record
 
 
 def resolve_identifiers(

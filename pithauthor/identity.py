@@ -12,6 +12,7 @@ from https down to http. See docs/identity.md.
 from __future__ import annotations
 
 import io
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,12 +27,14 @@ from pithauthor._core.identity import (
     IdentityProof,
     WebDocument,
     WebKey,
+    arxiv_pdf_url,
     key_url,
     match_orcid_record,
     match_pdf_keys,
     match_web_document,
     orcid_url_name,
     web_document,
+    web_origin,
     well_known_url,
 )
 from pithauthor._core.identity_verdict import (
@@ -44,9 +47,13 @@ from pithauthor._core.identity_verdict import (
 )
 from pithauthor._core.key_identity import parse_key_id
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.strict_json import parse_json
+from pithauthor._core.subject import Subject
 from pithauthor._core.web_url import checked_url
 from pithauthor._files import MAX_PDF_BYTES, read_user_file
 from pithauthor.errors import InputError
+
+# httpx and pypdf are imported where a proof is fetched or a PDF read: --offline skips both.
 
 if TYPE_CHECKING:
     import httpx
@@ -62,8 +69,10 @@ __all__ = [
     "identity_network_failure",
     "orcid_api_base",
     "orcid_proof",
+    "proofs_from_specs",
     "read_pdf_author_keys",
     "web_proof_document",
+    "well_known_url",
 ]
 
 DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
@@ -101,6 +110,39 @@ def web_proof_document(records: Iterable[KeyRecord], orcid: str | None) -> WebDo
             entry["retired_at"] = r.retired_at
         keys.append(entry)
     return web_document(keys, orcid)
+
+
+def proofs_from_specs(
+    specs: Sequence[str], orcid: str | None, subject: Subject
+) -> list[IdentityProof]:
+    """The identity proofs an author names (`pith claim --proof`): `orcid` (the author's iD),
+    `web:URL` (the site's origin), `paper` (the subject's arXiv PDF) or `paper:URL`;
+    InputError for anything else, or for the same proof twice."""
+    proofs: list[IdentityProof] = []
+    for spec in specs:
+        kind, _, rest = spec.partition(":")
+        kind = kind.strip().lower()
+        if kind == "orcid" and not rest:
+            if orcid is None:
+                raise InputError("--proof orcid needs an ORCID iD (--orcid, or a key that has one)")
+            proofs.append({"kind": "orcid", "locator": orcid})
+        elif kind == "web" and rest:
+            proofs.append({"kind": "web", "locator": web_origin(rest)})
+        elif kind == "paper" and rest:
+            web_origin(rest)  # refuses what is not an https address
+            proofs.append({"kind": "paper", "locator": rest.strip()})
+        elif kind == "paper":
+            if subject.source_id is None:
+                raise InputError("--proof paper: the record names no arXiv id; give paper:URL")
+            url = arxiv_pdf_url(subject.source_id, subject.source_version)
+            proofs.append({"kind": "paper", "locator": url})
+        else:
+            raise InputError(
+                f"--proof {spec!r}: use orcid, web:https://your.site or paper[:https://...pdf]"
+            )
+    if len({(p["kind"], p["locator"]) for p in proofs}) != len(proofs):
+        raise InputError("--proof: the same proof is given twice")
+    return proofs
 
 
 def orcid_api_base(given: str | None = None) -> str:
@@ -239,8 +281,6 @@ def _read_capped(answer: httpx.Response, limit: int) -> bytes:
 
 
 def _json(data: bytes) -> Any:
-    from pithauthor._core.strict_json import parse_json
-
     try:
         return parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -280,8 +320,6 @@ def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> 
 def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
     """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
     bytes are not a readable PDF."""
-    import logging
-
     from pypdf import PdfReader
 
     logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr

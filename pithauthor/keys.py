@@ -11,6 +11,7 @@ The 32-byte secret seed lives in the OS keyring or in an argon2id/SecretBox-encr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.utc import utc_now
 from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
 from pithauthor._keystore import container
+from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
 from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
@@ -42,6 +44,8 @@ from pithauthor._keystore.secrets_io import (
 )
 from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
 
+# PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
+
 __all__ = [
     "AuthorKey",
     "KeyRecord",
@@ -49,6 +53,7 @@ __all__ = [
     "backup",
     "backup_passphrase_source",
     "delete",
+    "diagnose",
     "export_public",
     "generate",
     "import_backup",
@@ -122,8 +127,6 @@ class AuthorKey:
 
     def self_test(self) -> None:
         """Sign and verify a fixed message (any status); KeyFileTampered if that fails."""
-        import hashlib
-
         from nacl.exceptions import BadSignatureError
         from nacl.signing import VerifyKey
 

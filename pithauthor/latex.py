@@ -1,7 +1,7 @@
 """The LaTeX badge: add `\\usepackage{pith}` + `\\pithnumber{...}` to a manuscript without
 touching anything else, check that it compiles, and pack an arXiv-ready archive.
 
-Public API: `inject`, `find_main_file`, `check_pdf`, `build_arxiv_archive`.
+Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pithauthor._atomic import publishing, replace_file
+from pithauthor._core.identity import pdf_key_ids
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.reference import classify_reference
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
 from pithauthor._manuscript.authorkeys import add_author_keys
@@ -37,6 +40,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
     write_target,
 )
+from pithauthor._resources import pith_ltxml_path, pith_sty_path, pith_sty_version
 from pithauthor.errors import (
     BuildError,
     InputError,
@@ -44,10 +48,15 @@ from pithauthor.errors import (
     PithNumberError,
     VerificationError,
 )
+from pithauthor.identity import read_pdf_author_keys
+
+if TYPE_CHECKING:
+    from pithauthor.client import RegistryAccess
 
 __all__ = [
     "ArchiveResult",
     "InjectResult",
+    "badge_number",
     "build_arxiv_archive",
     "check_pdf",
     "copy_sty",
@@ -198,8 +207,6 @@ def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
 
 def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
     """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
-    from pithauthor._resources import pith_sty_path, pith_sty_version
-
     ours = pith_sty_path().read_bytes()
     dest = main.parent / STY_NAME
     if not dest.exists() and not dest.is_symlink():
@@ -217,16 +224,12 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
 
 
 def _sty_version(data: bytes) -> str:
-    import re
-
     match = re.search(rb"\\ProvidesPackage\{pith\}\[([^\]]*)\]", data)
     return match.group(1).decode("latin-1").strip() if match else "no version line"
 
 
 def _ltxml_action(main: Path) -> tuple[str, bytes]:
     """pith.sty.ltxml follows pith.sty (whose other versions `_sty_plan` already refused)."""
-    from pithauthor._resources import pith_ltxml_path
-
     ours = pith_ltxml_path().read_bytes()
     dest = main.parent / LTXML_NAME
     if not dest.exists():
@@ -252,13 +255,33 @@ def _compile_and_check(
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
-    from pithauthor._core.identity import pdf_key_ids
-    from pithauthor.identity import read_pdf_author_keys
-
     found, _ = read_pdf_author_keys(pdf.read_bytes())
     missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
     if missing:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
+
+
+def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
+    """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
+    `registry` (record verified), with a note naming the arXiv version the number belongs to.
+    A short alias or a number without its year is refused (InputError)."""
+    kind = classify_reference(text)
+    if kind.alias is not None:
+        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
+    if kind.number is not None:
+        if kind.number.year is None:
+            raise InputError(
+                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
+            )
+        return kind.number, None
+    assert kind.arxiv is not None
+    number = registry.client.resolve(kind.arxiv.id)
+    source = registry.client.record(number)["canonical_record"]["source"]
+    note = (
+        f"{number.full} is the record of arXiv:{source['id']}v{source['version']} "
+        "(the latest version when the registry built it)"
+    )
+    return number, note
 
 
 def inject(
@@ -390,8 +413,6 @@ def build_arxiv_archive(
 
 def _packaged(name: str) -> bytes:
     """The bytes of the packaged pith.sty or pith.sty.ltxml (never a link: its content)."""
-    from pithauthor._resources import pith_ltxml_path, pith_sty_path
-
     return (pith_sty_path() if name == STY_NAME else pith_ltxml_path()).read_bytes()
 
 

@@ -24,7 +24,15 @@ from pithauthor._bib.arxiv_atom import (
     search_query,
 )
 from pithauthor._bib.lookup_cache import LookupCache
-from pithauthor._bib.matching import YEARS_AFTER, YEARS_BEFORE, Candidate, Query, concerns, decide
+from pithauthor._bib.matching import (
+    YEARS_AFTER,
+    YEARS_BEFORE,
+    Candidate,
+    Query,
+    concerns,
+    decide,
+    query_for,
+)
 from pithauthor._bib.writeback import WriteBack, write_eprints
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor.bibliography import BibEntry, BibReading
@@ -39,6 +47,7 @@ __all__ = [
     "LookupCache",
     "LookupResult",
     "WriteBack",
+    "lookup_bibliography",
     "lookup_identifiers",
     "write_back",
 ]
@@ -57,6 +66,23 @@ class LookupResult:
     looked_up: int  # entries that had no identifier and could be looked up
     requests: int  # HTTP requests sent (0 when every answer was cached)
     cached: int  # queries answered from the cache
+
+    def stats(self) -> dict[str, int]:
+        """What the lookup cost (the `lookup` part of `--json`)."""
+        return {"looked_up": self.looked_up, "requests": self.requests, "cached": self.cached}
+
+    def summary(self, offline: bool = False) -> str:
+        """`arXiv lookup: 3 entries looked up (2 request(s) to arXiv, ...): 2 found, ...`."""
+        looked = [e for e in self.reading.entries if e.lookup_status or e.lookup_detail]
+        found = sum(e.identifier_source == "lookup" for e in looked)
+        ambiguous = sum(e.status == "ambiguous" for e in looked)
+        missing = sum(e.status == "not_found" for e in looked)
+        asked = "offline" if offline else f"{self.requests} request(s) to arXiv"
+        return (
+            f"arXiv lookup: {self.looked_up} entr{'y' if self.looked_up == 1 else 'ies'} "
+            f"looked up ({asked}, {self.cached} cached answer(s)): {found} found, "
+            f"{ambiguous} ambiguous, {missing} not found"
+        )
 
 
 @dataclass
@@ -78,8 +104,6 @@ def lookup_identifiers(
     """Look up every `no_identifier` entry of `reading` on arXiv (only in the cache when
     `offline`: nothing is sent). ArxivApiError (exit 3) when arXiv cannot be asked; the answers
     received before are cached."""
-    from pithauthor._bib.matching import query_for
-
     cache = cache or LookupCache()
     api_url = api.url
     targets: list[tuple[BibEntry, Query | str]] = [
@@ -107,6 +131,18 @@ def lookup_identifiers(
         requests=plan.requests,
         cached=cached,
     )
+
+
+def lookup_bibliography(
+    reading: BibReading,
+    api_url: str | None = None,
+    *,
+    offline: bool = False,
+    progress: Progress | None = None,
+) -> LookupResult:
+    """`lookup_identifiers` through arXiv's API at `api_url` (default: DEFAULT_API)."""
+    with ArxivApi(api_url or DEFAULT_API) as api:
+        return lookup_identifiers(reading, api, offline=offline, progress=progress)
 
 
 def _ask(

@@ -14,6 +14,7 @@ from pithauthor._core.record import (
     summarise,
 )
 from pithauthor._core.strict_json import JSONFault, parse_json
+from pithauthor._files import MAX_METADATA_BYTES, read_user_file
 from pithauthor.errors import MetadataError
 
 __all__ = [
@@ -47,8 +48,6 @@ def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
 
 def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
     """Read metadata from a file, or from stdin when `path` is `-`."""
-    from pithauthor._files import MAX_METADATA_BYTES, read_user_file
-
     data = read_user_file(
         path, MetadataError, "arXiv metadata", limit=MAX_METADATA_BYTES, stdin=True
     )

@@ -1,304 +1,53 @@
-"""Talk to a registry: resolve, fetch and verify records, bundles and states; submit events.
-
-Every record is verified against the trusted registry keys before anything uses it: the key
-pinned in the package, plus the manifests named in `PITH_TRUST` (paths separated by the OS path
-separator) or passed explicitly. Events go to the action endpoint the record's `agent_actions`
-names (same origin as the registry only), with `Idempotency-Key: <event_id>`.
+"""Submit signed events: store them in the outbox, then send each exactly once.
 
 Every event is stored in the outbox before any network I/O; `submit_pending` sends what is
 pending, in parallel, and records each answer, so a batch arrives exactly once whatever fails.
 Concurrent `pith submit` processes share the work: each event is sent by the one process that
 holds its lease in the outbox (see `pithauthor._outbox`); the others wait for its answer.
+Talking to one registry (fetch, verify, POST one event) is `pithauthor.client`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from pithauthor._client import (
-    DEFAULT_REGISTRY,
-    RegistryAnswerError,
-    RegistryHttp,
-    RetryPolicy,
-    check_url,
-    is_loopback,
-    origin,
-)
 from pithauthor._core.documents import AuthorEvent
-from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
-from pithauthor._core.subject import Subject
-from pithauthor._core.trust import Trust
-from pithauthor.errors import (
-    AuthError,
-    DocumentError,
-    InputError,
-    NetworkError,
-    PithError,
-    RegistryResponseError,
-    VerificationError,
-)
-from pithauthor.trust import TRUST_ENV as TRUST_ENV
-from pithauthor.trust import default_trust
+from pithauthor._files import check_output_file
+from pithauthor._http import RegistryAnswerError
+from pithauthor._outbox import STATES, Outbox, OutboxEntry, new_lease_owner
 
-if TYPE_CHECKING:
-    from pithauthor._outbox import Outbox, OutboxEntry
+# Named in docs/submit.md before `pithauthor.client` existed; still importable from here.
+from pithauthor.client import DEFAULT_REGISTRY as DEFAULT_REGISTRY
+from pithauthor.client import RegistryClient
+from pithauthor.client import RetryPolicy as RetryPolicy
+from pithauthor.client import default_trust as default_trust
+from pithauthor.client import fetch_subject as fetch_subject
+from pithauthor.client import registry_url as registry_url
+from pithauthor.client import resolve_arxiv as resolve_arxiv
+from pithauthor.errors import AuthError, InputError, NetworkError, PithError, RegistryRejected
 
 __all__ = [
-    "DEFAULT_REGISTRY",
-    "RegistryClient",
-    "RetryPolicy",
+    "STATES",
+    "Outbox",
     "SubmitResult",
-    "default_trust",
-    "fetch_subject",
-    "registry_url",
-    "resolve_arxiv",
+    "append_jsonl",
+    "check_destination",
+    "deliver",
     "store_in_outbox",
     "submit_events",
     "submit_pending",
 ]
 
-REGISTRY_ENV = "PITH_REGISTRY"
-ACTION_NAMES = {
-    "author_attestation": "attest_author",
-    "citation_signature": "sign_citation",
-    "replication_record": "submit_replication",
-}
 Progress = Callable[[int, int], None]
 LEASE_SECONDS = 600.0  # longer than one event's POST with every retry; then another may send it
 WAIT_POLL = 0.2
-
-
-def registry_url(registry: str | None = None) -> str:
-    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
-
-    A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
-    if registry is not None and not registry.strip():
-        raise InputError("the registry URL is empty")
-    url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
-    parts = urlsplit(url)
-    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
-        raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
-    return url
-
-
-def _failed(report: Any) -> str:
-    return ", ".join(c.name for c in report.failed)
-
-
-class RegistryClient:
-    """A registry and the keys trusted for it: fetch verified documents, submit events."""
-
-    def __init__(
-        self,
-        registry: str | None = None,
-        *,
-        trust: Trust | None = None,
-        token: str | None = None,
-        timeout: float = 20.0,
-        retry: RetryPolicy | None = None,
-        max_connections: int = 16,
-    ) -> None:
-        self.base_url = registry_url(registry)
-        if token is None:
-            from pithauthor._tokens import token_for
-
-            token = token_for(self.base_url)
-        self.http = RegistryHttp(
-            self.base_url,
-            token=token,
-            timeout=timeout,
-            connect_timeout=min(timeout, 5.0),
-            retry=retry,
-            max_connections=max_connections,
-        )
-        self.trust = trust if trust is not None else default_trust()
-        self._records: dict[str, dict[str, Any]] = {}
-        self._lock = threading.Lock()
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> RegistryClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # --- trust -------------------------------------------------------------------------------
-
-    def trust_local_registry(self) -> Trust:
-        """Add the key this (loopback, local) registry publishes; returns the new trust.
-
-        Only for a registry on this machine whose manifest calls itself local: that key
-        proves nothing about pith.science, and the caller should say so to the user.
-        """
-        from urllib.parse import urlsplit
-
-        if not is_loopback(urlsplit(self.base_url).hostname or ""):
-            raise InputError("--trust-local-registry works only for a registry on loopback")
-        manifest = self.http.get_json("/pith-mirrors.json")
-        mirrors = manifest.get("mirrors") if isinstance(manifest, Mapping) else None
-        if (
-            not isinstance(mirrors, list)
-            or not mirrors
-            or any(not isinstance(m, Mapping) or m.get("mirror_type") != "local" for m in mirrors)
-        ):
-            raise VerificationError("the registry's manifest does not call itself local")
-        try:
-            keys = Trust.from_manifest(
-                manifest, local=True, source=f"local registry {self.base_url}"
-            ).keys.values()
-        except DocumentError as exc:
-            raise RegistryResponseError(f"the local registry's manifest is broken: {exc}") from None
-        self.trust = self.trust.with_keys(keys)
-        return self.trust
-
-    # --- reading -----------------------------------------------------------------------------
-
-    def record(self, ref: str | PithNumber) -> dict[str, Any]:
-        """The record of `ref` (number, body, alias or arXiv id), verified; else an error."""
-        number = self._reference(ref)
-        body = number.body if isinstance(number, PithNumber) else number.prefix
-        with self._lock:
-            cached = self._records.get(body)
-        if cached is not None:
-            return cached
-        doc = self.http.get_json(f"/pith/{body}")
-        record = self._verified_record(doc, number)
-        with self._lock:
-            self._records[body] = record
-            self._records[PithNumber.parse(record["pith_number"]).body] = record
-        return record
-
-    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> dict[str, Any]:
-        from pithauthor._core.registry_checks import check_record
-
-        if not isinstance(doc, dict) or "canonical_record" not in doc:
-            raise RegistryResponseError("the registry's answer is not a record")
-        report = check_record(doc, self.trust)
-        if [c.name for c in report.failed] == ["receipt_key"]:
-            receipt = doc.get("receipt")
-            kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
-            raise VerificationError(
-                f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
-                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
-                "(a local registry: --trust-local-registry)"
-            )
-        if not report.ok:
-            raise VerificationError(
-                f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
-            )
-        got = PithNumber.parse(str(doc.get("pith_number")))
-        ok = (
-            got.same_paper(wanted)
-            if isinstance(wanted, PithNumber)
-            else got.body.startswith(wanted.prefix)
-        )
-        if not ok:
-            raise VerificationError(f"asked for {wanted}, the registry sent {got.full}")
-        return doc
-
-    def resolve(self, arxiv_id: str) -> PithNumber:
-        """The Pith Number of an arXiv paper, via the resolver; the record is verified."""
-        from pithauthor._core.arxiv_id import ArxivId
-
-        aid = ArxivId.parse(arxiv_id)
-        answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
-        number_text = None
-        if isinstance(answer, Mapping):
-            number_text = answer.get("pith_number")
-            nested = answer.get("record")
-            if number_text is None and isinstance(nested, Mapping):
-                number_text = nested.get("pith_number")
-        if not isinstance(number_text, str):
-            raise RegistryResponseError("the resolver's answer names no pith_number")
-        number = PithNumber.parse(number_text)
-        record = self.record(number)
-        source = record["canonical_record"].get("source", {})
-        if source.get("id") != aid.id:
-            raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
-        return number
-
-    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
-        """The bundle of `ref`, verified (record_created receipt, every event); `strict`
-        also refuses parts nobody can verify (registry event ids)."""
-        from pithauthor._core.registry_checks import check_bundle
-
-        return self._document("bundle", ref, check_bundle, strict)
-
-    def state(self, ref: str | PithNumber, *, strict: bool = True) -> dict[str, Any]:
-        """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
-        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
-        from pithauthor._core.registry_checks import check_state
-
-        return self._document("state", ref, check_state, strict)
-
-    def _document(
-        self, what: str, ref: str | PithNumber, check: Callable[..., Any], strict: bool
-    ) -> dict[str, Any]:
-        record = self.record(ref)
-        body = PithNumber.parse(record["pith_number"]).body
-        doc = self.http.get_json(f"/pith/{body}/{what}.json")
-        if not isinstance(doc, dict):
-            raise RegistryResponseError(f"the {what} is not a JSON object")
-        report = check(doc, self.trust)
-        if not report.ok or doc.get("pith_number") != record["pith_number"]:
-            raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
-        if strict and not report.strict_ok:
-            parts = ", ".join(
-                f"{c.name} ({', '.join(c.paths[:3]) or c.detail})"
-                for c in report.with_status("unverifiable")
-            )
-            raise VerificationError(
-                f"the {what} has parts nobody outside the registry can verify: {parts}; "
-                "pass --allow-unverifiable to take it with them marked as such"
-            )
-        return doc
-
-    def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
-        if isinstance(ref, PithNumber):
-            return ref
-        text = ref.strip()
-        if not text.lower().startswith("pith") and ("." in text or "/" in text):
-            return self.resolve(text)
-        return parse_reference(text)
-
-    # --- writing -----------------------------------------------------------------------------
-
-    def action_url(self, event: Mapping[str, Any]) -> str:
-        """Where `event` goes: the action link of its subject's verified record."""
-        name = ACTION_NAMES.get(str(event.get("event_type")))
-        if name is None:
-            raise InputError(f"no action endpoint for event type {event.get('event_type')!r}")
-        record = self.record(PithNumber.parse(str(event.get("subject_pith_number"))))
-        actions = (record.get("agent_actions") or {}).get("actions") or {}
-        url = actions.get(name)
-        if not isinstance(url, str):
-            raise RegistryResponseError(f"the record names no {name} action")
-        if origin(check_url(url)) != origin(self.base_url):
-            raise RegistryResponseError(f"the record's {name} link leaves {self.base_url}: {url}")
-        return url
-
-    def submit(self, event: Mapping[str, Any], url: str | None = None) -> tuple[int, Any]:
-        """POST one signed event to its action endpoint; (status, answer) on 200/201."""
-        eid = str(event["event_id"])
-        status, answer = self.http.post_json(
-            url or self.action_url(event), event, headers={"Idempotency-Key": eid}
-        )
-        if isinstance(answer, Mapping) and answer.get("event_id", eid) != eid:
-            raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
-        return status, answer
-
-
-# --- outbox and batches ------------------------------------------------------------------------
 
 
 @dataclass
@@ -326,6 +75,14 @@ class SubmitResult:
             f"pending {len(self.pending)} at {self.registry}{other}"
         )
 
+    def raise_for_failure(self) -> None:
+        """Raise the problem that stopped the batch, else RegistryRejected (exit 1) when the
+        registry refused some events."""
+        if self.error is not None:
+            raise self.error
+        if self.rejected:
+            raise RegistryRejected(f"the registry rejected {len(self.rejected)} event(s)")
+
     def as_dict(self) -> dict[str, object]:
         """The result for `--json` (a report, not a protocol document)."""
         return {
@@ -342,8 +99,6 @@ class SubmitResult:
 
 def store_in_outbox(events: Iterable[AuthorEvent]) -> None:
     """Store signed events in the outbox (atomically; an event already there is kept)."""
-    from pithauthor._outbox import Outbox
-
     with Outbox() as outbox:
         outbox.store(events)
 
@@ -362,8 +117,6 @@ def submit_pending(
     An event another live process is sending is left to it: this call waits (at most
     `lease_seconds`) for its answer and lists it in `elsewhere`.
     """
-    from pithauthor._outbox import Outbox
-
     if parallel < 1:
         raise InputError("--parallel must be at least 1")
     own = client is None
@@ -383,8 +136,6 @@ def _send_all(
     progress: Progress | None,
     lease_seconds: float,
 ) -> SubmitResult:
-    from pithauthor._outbox import new_lease_owner
-
     owner = new_lease_owner()
     entries = outbox.entries("pending")
     result = SubmitResult(registry=client.base_url)
@@ -504,16 +255,56 @@ def submit_events(
     return submit_pending(registry=registry, parallel=parallel)
 
 
-# --- seams for other commands --------------------------------------------------------------------
+# --- where freshly signed events go ------------------------------------------------------------
 
 
-def fetch_subject(ref: str) -> Subject:
-    """The verified subject (number and hash) of a Pith Number, alias or arXiv id."""
-    with RegistryClient() as client:
-        return Subject.from_document(client.record(ref))
+def check_destination(out: str | None) -> None:
+    """Refuse, before any key is opened, a file that cannot take the events."""
+    if out is not None:
+        check_output_file(out, InputError, "a file to append events to")
 
 
-def resolve_arxiv(arxiv_id: str) -> PithNumber:
-    """The Pith Number of an arXiv paper, from the registry's resolver (record verified)."""
-    with RegistryClient() as client:
-        return client.resolve(arxiv_id)
+def deliver(
+    events: Sequence[AuthorEvent],
+    out: str | None = None,
+    *,
+    show: Callable[[str], None] | None = None,
+    submit: bool = False,
+) -> str:
+    """Put signed events where asked: appended to `out` (JSONL), one line each to `show`
+    ("stdout"), and into the outbox when `submit` is set or nowhere else was named.
+    Returns where they went, e.g. `out.jsonl and the outbox`."""
+    check_destination(out)
+    places = []
+    if out is not None:
+        append_jsonl(Path(out), events)
+        places.append(out)
+    if show is not None:
+        for event in events:
+            show(_jsonl(event))
+        places.append("stdout")
+    if submit or not places:
+        store_in_outbox(list(events))
+        places.append("the outbox")
+    return " and ".join(places)
+
+
+def _jsonl(event: Mapping[str, object]) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
+def append_jsonl(path: Path, events: Sequence[Mapping[str, object]]) -> None:
+    """Append one JSON line per event in a single write, then fsync: whole lines or nothing."""
+    lines = "".join(_jsonl(e) + "\n" for e in events).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            with open(path, "rb") as existing:
+                existing.seek(size - 1)
+                if existing.read(1) != b"\n":
+                    lines = b"\n" + lines  # never glue our first line to a partial one
+        os.write(fd, lines)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pithauthor._core.strict_json import parse_json
 from pithauthor._core.trust import RegistryKey, Trust
+from pithauthor._files import MAX_MANIFEST_BYTES, read_user_json
 from pithauthor.errors import DocumentError
 
 __all__ = ["RegistryKey", "Trust", "default_trust", "load_manifest_file", "pinned_trust"]
@@ -28,8 +29,6 @@ def pinned_trust() -> Trust:
 def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:
     """Keys from a manifest file the user chose to trust (e.g. a local registry's), each
     labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`)."""
-    from pithauthor._files import MAX_MANIFEST_BYTES, read_user_json
-
     doc = read_user_json(path, DocumentError, "a mirror manifest", limit=MAX_MANIFEST_BYTES)
     mirrors = doc.get("mirrors", []) if isinstance(doc, dict) else None
     if not isinstance(mirrors, list) or not all(

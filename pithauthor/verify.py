@@ -24,7 +24,9 @@ from pithauthor._core.registry_checks import (
 )
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
+from pithauthor._files import MAX_JSON_BYTES, read_user_text
 from pithauthor.errors import DocumentError
+from pithauthor.trust import pinned_trust
 
 COMPUTED_FIELDS = {"canonical_record", "canonical_sha256", "pith_number"}
 """All that `pith number from-arxiv --json` prints; more fields make it another kind."""
@@ -56,8 +58,6 @@ def detect_kind(doc: Any) -> str:
 def verify_document(doc: Any, trust: Trust | None = None) -> Report:
     """Check one document of any known kind."""
     if trust is None:
-        from pithauthor.trust import pinned_trust
-
         trust = pinned_trust()
     kind = detect_kind(doc)
     if kind == "state":
@@ -77,8 +77,6 @@ def verify_document(doc: Any, trust: Trust | None = None) -> Report:
 
 def read_documents(path: Path | str) -> list[Any]:
     """The JSON document(s) of a file: one JSON value, or one per line (JSONL); `-` is stdin."""
-    from pithauthor._files import MAX_JSON_BYTES, read_user_text
-
     text = read_user_text(path, DocumentError, "JSON", limit=MAX_JSON_BYTES, stdin=True)
     if not text.strip():
         raise DocumentError(f"{path} is empty")

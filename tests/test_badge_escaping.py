@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pithauthor._badge import badge
 from pithauthor._core.pith_number import PithNumber
+from pithauthor.badge import badge
 from pithauthor.errors import InputError
 
 NUMBER = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")

@@ -203,7 +203,7 @@ def test_the_on_disk_cache_resolves_again_with_the_registry_gone(
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries without the waits between them (0.5-8 s each): the same six attempts, at once.
     The in-process `pith` reads it; what is tested is the outcome, not the back-off."""
-    from pithauthor._client import RetryPolicy
+    from pithauthor.client import RetryPolicy
 
     monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
 

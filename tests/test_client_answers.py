@@ -13,9 +13,10 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import REAL_NUMBER, citations, manifest_file, start_server
 
-from pithauthor._client import RegistryHttp, RetryPolicy, check_url, parse_retry_after
+from pithauthor._http import RegistryHttp, RetryPolicy, check_url, parse_retry_after
 from pithauthor._outbox import Outbox
 from pithauthor._registry.server import RegistryServer
+from pithauthor.client import RegistryClient
 from pithauthor.errors import (
     AuthError,
     InputError,
@@ -23,7 +24,7 @@ from pithauthor.errors import (
     RegistryResponseError,
     VerificationError,
 )
-from pithauthor.submit import RegistryClient, store_in_outbox, submit_pending
+from pithauthor.submit import store_in_outbox, submit_pending
 from pithauthor.trust import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]

@@ -29,7 +29,8 @@ from tamper_counts import count
 from pithauthor._core.canonical import canonical
 from pithauthor._core.strict_json import parse_json
 from pithauthor._registry.server import RegistryServer
-from pithauthor.submit import RegistryClient, RetryPolicy, store_in_outbox, submit_pending
+from pithauthor.client import RegistryClient, RetryPolicy
+from pithauthor.submit import store_in_outbox, submit_pending
 from pithauthor.trust import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]

@@ -369,6 +369,16 @@ def test_keys_prove_orcid_check_asks_the_record(
     assert code == 0 and "researcher URL 'Pith author key'" in err
 
 
+def test_keys_prove_orcid_with_a_bad_orcid_api_is_one_line_before_any_instruction(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    make_author(capsys, monkeypatch, tmp_path / "a", "carberry", VICTIM)
+    for bad in ("http://orcid.example.org", "https://user:pw@pub.orcid.org", ""):
+        code, out, err = run(capsys, "keys", "prove", "orcid", "--check", "--orcid-api", bad)
+        assert code == 2 and out == "", (bad, out)
+        assert len(err.strip().splitlines()) == 1 and "--orcid-api" in err, (bad, err)
+
+
 def test_a_malformed_orcid_is_bad_input(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

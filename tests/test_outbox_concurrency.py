@@ -18,7 +18,8 @@ from registry_helpers import TestSigner, citations, manifest_file, start_server
 
 from pithauthor._outbox import Outbox
 from pithauthor._registry.server import FaultPlan, RegistryServer
-from pithauthor.submit import RegistryClient, default_trust, store_in_outbox, submit_pending
+from pithauthor.client import RegistryClient, default_trust
+from pithauthor.submit import store_in_outbox, submit_pending
 
 EVENTS = 24
 PROCESSES = 3

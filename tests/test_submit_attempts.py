@@ -10,7 +10,8 @@ from registry_helpers import REAL_NUMBER, citations, start_server
 
 from pithauthor._outbox import Outbox
 from pithauthor._registry.keys import load_or_create_key
-from pithauthor.submit import RegistryClient, RetryPolicy, store_in_outbox, submit_pending
+from pithauthor.client import RegistryClient, RetryPolicy
+from pithauthor.submit import store_in_outbox, submit_pending
 from pithauthor.trust import pinned_trust
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)

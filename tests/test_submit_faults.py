@@ -28,7 +28,8 @@ from registry_helpers import (
 from pithauthor._core.trust import Trust
 from pithauthor._outbox import Outbox
 from pithauthor._registry.server import FaultPlan
-from pithauthor.submit import RegistryClient, RetryPolicy, store_in_outbox, submit_pending
+from pithauthor.client import RegistryClient, RetryPolicy
+from pithauthor.submit import store_in_outbox, submit_pending
 from pithauthor.trust import pinned_trust
 
 FAST = RetryPolicy(max_attempts=12, base_delay=0.01, max_delay=0.2)

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from pithauthor._bib.arxiv_atom import ArxivApiError, ArxivQueryRefused, Feed, parse_feed
-from pithauthor._client import origin, parse_retry_after
 from pithauthor._core.web_url import checked_url, is_loopback
+from pithauthor._http import origin, parse_retry_after
 from pithauthor._version import __version__
+
+# httpx is imported where requests are sent: it takes longer to load than Typer.
 
 if TYPE_CHECKING:
     import httpx

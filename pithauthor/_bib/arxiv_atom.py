@@ -11,9 +11,13 @@ The XML is parsed by defusedxml: no DTD, no entities, so no entity expansion bom
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
 
 from pithauthor._bib.matching import Candidate, Query, query_surname
 from pithauthor._core.arxiv_id import ArxivId
@@ -96,10 +100,6 @@ def parse_feed(data: bytes, where: str) -> Feed:
     """The papers of one Atom answer; ArxivApiError for an error feed or something unreadable.
 
     Entries that are not well-formed papers (no parsable id or year) are left out."""
-    import xml.etree.ElementTree as ET
-
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import fromstring
 
     try:
         root = fromstring(data, forbid_dtd=True)

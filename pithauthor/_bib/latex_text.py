@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+# pylatexenc is imported on the first conversion: most entries need none.
+
 _NEEDS_LATEX = frozenset("\\$~")
 #: Macros common in bibliographies that pylatexenc would otherwise drop.
 _EXTRA_MACROS = {

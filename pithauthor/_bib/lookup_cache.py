@@ -19,6 +19,7 @@ from typing import Any, Final
 from pithauthor._atomic import replace_file
 from pithauthor._bib.matching import Candidate
 from pithauthor._core.strict_json import parse_json
+from pithauthor._paths import private_dir
 
 MAX_AGE: Final = 30 * 24 * 3600.0
 _VERSION = 1
@@ -29,8 +30,6 @@ class LookupCache:
 
     def __init__(self, folder: Path | None = None) -> None:
         if folder is None:
-            from pithauthor._paths import private_dir
-
             folder = private_dir("cache", "arxiv-lookup")
         self.folder = folder
 

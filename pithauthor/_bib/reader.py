@@ -20,6 +20,8 @@ from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
 from pithauthor._files import MAX_BIB_BYTES, read_user_file
 from pithauthor.errors import BibliographyError
 
+# bibtexparser is imported where files are parsed: it takes longer to load than Typer.
+
 #: BibTeX's predefined month macros.
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august")
 MONTHS = {m[:3]: m.title() for m in (*_MONTH_NAMES, "september", "october", "november", "december")}

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pithauthor._atomic import replace_file
+from pithauthor._bib.identifiers import find_identifier
+from pithauthor._bib.reader import _evaluate
+from pithauthor._files import MAX_BIB_BYTES, read_user_file
+from pithauthor._manuscript.textfile import backup_path
 from pithauthor.errors import BibliographyError
+
+# bibtexparser is imported where files are parsed: it takes longer to load than Typer.
 
 _FIELD_LINE = re.compile(r"\n([ \t]*)[A-Za-z][\w:.+-]*([ \t]*=[ \t]*)")
 _INLINE_SEP = re.compile(r",([ \t]*)[A-Za-z][\w:.+-]*([ \t]*=[ \t]*)")
@@ -105,10 +112,6 @@ def _new_fields(raw: str, kept: str, arxiv_id: str) -> str:
 
 def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
     """Add the eprint fields of `ids` (key -> arXiv id) to the .bib file at `path`."""
-    from pithauthor._atomic import replace_file
-    from pithauthor._files import MAX_BIB_BYTES, read_user_file
-    from pithauthor._manuscript.textfile import backup_path
-
     data = read_user_file(path, BibliographyError, "a .bib file", limit=MAX_BIB_BYTES)
     target = Path(path).resolve()  # written through a symbolic link: the link stays
     text, codec, bom = _decode(data)
@@ -135,9 +138,6 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
 def _check(new: bytes, target: Path, codec: str, bom: int, ids: Mapping[str, str]) -> None:
     """Parse the edited text: every written entry must now carry its id, and only those."""
     from bibtexparser.entrypoint import parse_string
-
-    from pithauthor._bib.identifiers import find_identifier
-    from pithauthor._bib.reader import _evaluate
 
     library = parse_string(new[bom:].decode(codec), parse_stack=[])
     got: dict[str, str] = {}

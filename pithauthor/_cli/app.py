@@ -10,6 +10,7 @@ import inspect
 from typing import Any
 
 import typer
+from typer.core import TyperArgument
 from typer.models import ArgumentInfo, OptionInfo
 
 # what an option's value is called in help when its declaration names nothing better
@@ -32,8 +33,6 @@ def new_app(help: str, **kwargs: Any) -> typer.Typer:
 def name_values(app: typer.Typer) -> None:
     """Give every option and argument of `app` (and its groups) a metavar such as `NAME` or
     `N` where its declaration has none, so help never shows Python types (`<str>`)."""
-    from typer.core import TyperArgument
-
     # Typer prints `NAME <str>` for arguments even with a metavar: the name says it all.
     TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
     for command in app.registered_commands:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from pithauthor._cli import lookupopts
 from pithauthor._cli.app import new_app
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
@@ -13,6 +14,7 @@ from pithauthor._cli.lookupopts import (
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
 )
+from pithauthor._cli.output import data, emit_json, warn
 
 _FAILING = ("parse_error", "invalid_identifier", "invalid_relationship")
 
@@ -49,8 +51,6 @@ def register(app: typer.Typer) -> None:
         relationship; 1 when some are; 2 when a file cannot be read or an option is wrong;
         3 when --lookup cannot reach arXiv's API.
         """
-        from pithauthor._cli import lookupopts
-        from pithauthor._cli.output import data, emit_json, warn
         from pithauthor.bibliography import (
             cited_keys,
             parse_relationship_map,
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         lookup_stats = None
         if lookup:
             result = lookupopts.run_lookup(reading, arxiv_api, offline)
-            lookup_stats = lookupopts.stats(result)
+            lookup_stats = result.stats()
             reading = result.reading
             if write_back:
                 lookupopts.write_back(result)

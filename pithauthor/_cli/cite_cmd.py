@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from pathlib import Path
+from typing import NamedTuple
 
 import typer
 
+from pithauthor._cli import lookupopts
 from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
+    check_lookup_options,
 )
+from pithauthor._cli.output import emit_json, message, warn
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    registry_access,
 )
-
-if TYPE_CHECKING:
-    from pithauthor._cli.signing import Output
+from pithauthor._cli.signing import Output
+from pithauthor.errors import InputError
 
 
 def cite(
@@ -84,9 +88,7 @@ def cite(
     """Sign a citation of one paper (--to) by yours (--from), or of every paper your
     bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
     signed, 1 when some were not (unresolved, invalid, unparsable)."""
-    from pithauthor._cli.lookupopts import check_lookup_options
-    from pithauthor._cli.signing import Output, RegistryAccess, check_destination
-    from pithauthor.errors import InputError
+    from pithauthor.submit import check_destination
 
     if bibfiles and cited is not None:
         raise InputError("give bibliography files or --to CITED, not both")
@@ -100,7 +102,7 @@ def cite(
         raise InputError("--lookup goes with bibliography files")
     check_lookup_options(lookup, offline, write_back)
     check_destination(out)
-    with RegistryAccess(registry, trust_manifest, trust_local) as access:
+    with registry_access(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json and not bibfiles, submit, access)
         if bibfiles:
             lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back)
@@ -125,8 +127,8 @@ def _cite_one(
     context: str | None,
     output: Output,
 ) -> None:
-    from pithauthor._cli.signing import citing_number, subject_for
-    from pithauthor._core.relationships import normalize_relationship
+    from pithauthor.bibliography import normalize_relationship
+    from pithauthor.client import citing_number, subject_for
     from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
@@ -162,21 +164,15 @@ def _cite_bibliographies(
     output: Output,
     lookup: _LookupWith,
 ) -> bool:
-    from pathlib import Path
-
-    from pithauthor._cli import lookupopts
-    from pithauthor._cli.output import emit_json, message, warn
-    from pithauthor._cli.signing import citing_number
-    from pithauthor._core.relationships import normalize_relationship
-    from pithauthor._core.subject import Subject
-    from pithauthor._record_cache import RecordCache
     from pithauthor.bibliography import (
         cited_keys,
+        normalize_relationship,
         parse_relationship_map,
         read_bibliographies,
         render_table,
     )
-    from pithauthor.cite import RegistryResolver, Resolver, sign_bibliography
+    from pithauthor.cite import RecordCache, RegistryResolver, Resolver, sign_bibliography
+    from pithauthor.client import Subject, citing_number
 
     reading = read_bibliographies(
         [Path(f) for f in bibfiles],
@@ -204,7 +200,7 @@ def _cite_bibliographies(
     where = f" -> {destination}" if destination else ""
     message(f"{len(report.events)} citation(s) signed for {citing_paper.full}{where} ({counts})")
     if as_json:
-        extra = {"lookup": lookupopts.stats(found)} if found is not None else {}
+        extra = {"lookup": found.stats()} if found is not None else {}
         emit_json({**report.as_dict(), "destination": destination, **extra})
     if report.events:
         output.send()

@@ -16,7 +16,10 @@ from pithauthor._cli.registryopts import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    registry_access,
 )
+from pithauthor._cli.signing import Output
+from pithauthor.errors import InputError
 
 
 def claim(
@@ -49,14 +52,14 @@ def claim(
 ) -> None:
     """Sign an author attestation of SUBJECT with your key."""
     from pithauthor import normalize_orcid
-    from pithauthor._cli.proofopts import proofs_from_options
-    from pithauthor._cli.signing import Output, RegistryAccess, check_destination, subject_for
-    from pithauthor.errors import InputError
+    from pithauthor.client import subject_for
+    from pithauthor.identity import proofs_from_specs
     from pithauthor.sign import attest_authorship
+    from pithauthor.submit import check_destination
 
     check_destination(out)
     orcid = normalize_orcid(orcid) if orcid else None
-    with RegistryAccess(registry, trust_manifest, trust_local) as access:
+    with registry_access(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json, submit, access)
         paper = subject_for(subject, record, access)
         signer = output.signer()
@@ -68,7 +71,7 @@ def claim(
         author = name or signer.name
         if not author:
             raise InputError("give --name: the key has no author name")
-        proofs = proofs_from_options(proof, orcid or key_orcid, paper)
+        proofs = proofs_from_specs(proof, orcid or key_orcid, paper)
         output.one(
             attest_authorship(
                 signer,

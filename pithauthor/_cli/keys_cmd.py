@@ -1,8 +1,9 @@
-"""`pith keys ...` (author keys) and `pith doctor` (is the key store safe?)."""
+"""`pith keys ...`: create, list, export, back up, rotate and delete author keys; prove them."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import typer
@@ -15,9 +16,11 @@ from pithauthor._cli.keyopts import (
     JSON_OPTION,
     PASSPHRASE_FILE_OPTION,
 )
+from pithauthor._cli.output import data, emit_json, message
+from pithauthor.errors import InputError, NetworkError
 
 if TYPE_CHECKING:
-    from pithauthor._keystore.metadata import KeyRecord
+    from pithauthor.keys import KeyRecord
 
 keys_app = new_app(
     "Create, list, export, back up, rotate and delete your author keys.", name="keys"
@@ -40,7 +43,6 @@ _FIELDS = (
 
 
 def _print_record(record: KeyRecord, as_json: bool, extra: dict[str, Any] | None = None) -> None:
-    from pithauthor._cli.output import data, emit_json
 
     doc = {**record.to_json(), **(extra or {})}
     if as_json:
@@ -54,7 +56,6 @@ def _print_record(record: KeyRecord, as_json: bool, extra: dict[str, Any] | None
 
 
 def _sources(passphrase_file: str | None, backup_file: str | None = None) -> Any:
-    from pithauthor.errors import InputError
     from pithauthor.keys import backup_passphrase_source, passphrase_source
 
     if passphrase_file == "-" and backup_file == "-":
@@ -89,7 +90,6 @@ def generate_cmd(
 @keys_app.command("list")
 def list_cmd(as_json: bool = JSON_OPTION) -> None:
     """List every key, active and retired."""
-    from pithauthor._cli.output import data, emit_json, message
     from pithauthor.keys import list_keys
 
     records = list_keys()
@@ -129,8 +129,6 @@ def export_cmd(
     fmt: Literal["json", "raw"] = typer.Option("json", "--format", help="raw = base64 only."),
 ) -> None:
     """Print the public key: JSON (with key id, fingerprint, signer id) or raw base64."""
-    from pithauthor._cli.output import data, emit_json
-    from pithauthor.errors import InputError
     from pithauthor.keys import export_public
 
     doc = export_public(name)
@@ -150,11 +148,7 @@ def backup_cmd(
     backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
 ) -> None:
     """Write one key to a passphrase-encrypted backup file (restore with `pith keys import`)."""
-    from pathlib import Path
-
-    from pithauthor._cli.output import message
-    from pithauthor._files import check_output_file
-    from pithauthor.errors import InputError
+    from pithauthor.files import check_output_file
     from pithauthor.keys import backup
 
     check_output_file(out, InputError, "a backup file to write")
@@ -173,8 +167,6 @@ def import_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Restore a key from a backup file made by `pith keys backup`."""
-    from pathlib import Path
-
     from pithauthor.keys import import_backup
 
     key_source, backup_source = _sources(passphrase_file, backup_passphrase_file)
@@ -197,7 +189,6 @@ def rotate_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Make a new active key; the old one is kept as retired so its signatures still verify."""
-    from pithauthor._cli.output import emit_json, message
     from pithauthor.keys import rotate
 
     key_source, _ = _sources(passphrase_file)
@@ -215,7 +206,6 @@ def rotate_cmd(
 
 def _rotation_steps(old: KeyRecord, new: KeyRecord) -> None:
     """Tell the author which identity proofs to update (docs/identity.md)."""
-    from pithauthor._cli.output import message
     from pithauthor.identity import orcid_proof
 
     retired, active = orcid_proof(old), orcid_proof(new)
@@ -240,8 +230,6 @@ def delete_cmd(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a key for good (secret and record). Asks first unless --yes."""
-    from pithauthor._cli.output import message
-    from pithauthor.errors import InputError
     from pithauthor.keys import delete, show
 
     record = show(name)
@@ -284,11 +272,11 @@ def prove_orcid_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the researcher URL to add to your public ORCID record for this key."""
-    from pithauthor._cli.output import data, emit_json, message
-    from pithauthor.errors import InputError
-    from pithauthor.identity import orcid_proof
+    from pithauthor.identity import orcid_api_base, orcid_proof
     from pithauthor.keys import show
 
+    if check or orcid_api is not None:
+        orcid_api_base(orcid_api)  # a bad --orcid-api is one line, before the instructions
     record = show(key)
     if record.orcid is None:
         raise InputError(
@@ -318,13 +306,10 @@ def prove_orcid_cmd(
 
 
 def _check_orcid_now(record: KeyRecord, orcid_api: str | None) -> None:
-    from pithauthor._cli.output import message
     from pithauthor.identity import check_key_on_orcid
 
     proof = check_key_on_orcid(record, orcid_api)
     if proof.finding is None:
-        from pithauthor.errors import NetworkError
-
         raise NetworkError(f"{proof.where}: {proof.problem}")
     message(f"{proof.where}: {proof.finding.detail}")
     if proof.finding.standing == "absent":
@@ -337,9 +322,7 @@ def prove_web_cmd(
     key: str | None = PROVE_KEY_OPTION,
 ) -> None:
     """Print the /.well-known/pith-keys.json to publish on your site (keys and ORCID iD)."""
-    from pithauthor._cli.output import emit_json, message
-    from pithauthor._core.identity import well_known_url
-    from pithauthor.identity import web_proof_document
+    from pithauthor.identity import web_proof_document, well_known_url
     from pithauthor.keys import list_keys, show
 
     where = well_known_url(url)
@@ -353,22 +336,6 @@ def prove_web_cmd(
     message(f"publish this at {where} (served as application/json, over https)")
 
 
-def doctor_cmd(as_json: bool = JSON_OPTION) -> None:
-    """Check where keys are stored and whether that is safe (exit 1 if something is unsafe)."""
-    from pithauthor._cli.output import data, emit_json
-    from pithauthor._keystore.doctor import diagnose
-
-    findings = diagnose()
-    if as_json:
-        emit_json([f.as_dict() for f in findings])
-    else:
-        for f in findings:
-            data(f"{f.level:<7}{f.check}: {f.detail}")
-    if any(f.level == "unsafe" for f in findings):
-        raise typer.Exit(1)
-
-
 def register(app: typer.Typer) -> None:
-    """Add `pith keys ...` and `pith doctor`."""
+    """Add `pith keys ...`."""
     app.add_typer(keys_app, name="keys")
-    app.command("doctor")(doctor_cmd)

@@ -1,52 +1,22 @@
-"""`pith latex inject|arxiv` and `pith badge`."""
+"""`pith latex inject|arxiv|sty`: the badge in a manuscript, the arXiv upload, pith.sty."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from pathlib import Path
 
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    registry_access,
 )
-
-if TYPE_CHECKING:
-    from pithauthor._core.pith_number import PithNumber
+from pithauthor.errors import InputError
 
 latex_app = new_app("Add the Pith badge to a LaTeX manuscript and pack it for arXiv.", name="latex")
-
-
-def _number(
-    text: str, registry: str | None, trust_manifest: list[str], trust_local: bool
-) -> tuple[PithNumber, str | None]:
-    """A full Pith Number, or an arXiv id resolved through the registry (record verified),
-    with a note naming the arXiv version the number belongs to."""
-    from pithauthor import classify_reference
-    from pithauthor._cli.registryopts import check_registry_options, make_client
-    from pithauthor.errors import InputError
-
-    check_registry_options(registry, trust_manifest)
-    kind = classify_reference(text)
-    if kind.alias is not None:
-        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
-    if kind.number is not None:
-        if kind.number.year is None:
-            raise InputError(
-                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
-            )
-        return kind.number, None
-    assert kind.arxiv is not None
-    with make_client(registry, trust_manifest, trust_local) as client:
-        number = client.resolve(kind.arxiv.id)
-        source = client.record(number)["canonical_record"]["source"]
-    note = (
-        f"{number.full} is the record of arXiv:{source['id']}v{source['version']} "
-        "(the latest version when the registry built it)"
-    )
-    return number, note
 
 
 @latex_app.command("inject")
@@ -82,10 +52,8 @@ def inject_cmd(
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
-    from pithauthor._cli.output import data, emit_json, message
-    from pithauthor.errors import InputError
     from pithauthor.keys import show
-    from pithauthor.latex import inject
+    from pithauthor.latex import badge_number, inject
 
     if pith is None and not author_key:
         raise InputError("give --pith NUMBER, --author-key, or both")
@@ -94,7 +62,8 @@ def inject_cmd(
     keys = [show(k).key_id for k in key] or ([show(None).key_id] if author_key else [])
     number = None
     if pith is not None:
-        number, which = _number(pith, registry, trust_manifest, trust_local)
+        with registry_access(registry, trust_manifest, trust_local) as access:
+            number, which = badge_number(pith, access)
         if which:
             message(which)
     result = inject(
@@ -156,9 +125,7 @@ def arxiv_cmd(
 ) -> None:
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX."""
-    from pithauthor._cli.output import data, emit_json, message
-    from pithauthor._files import check_output_file
-    from pithauthor.errors import InputError
+    from pithauthor.files import check_output_file
     from pithauthor.latex import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
@@ -193,7 +160,8 @@ def arxiv_cmd(
         )
     message(
         f"{result.archive}: {len(result.files)} files, {result.size / 1000:.0f} kB; "
-        f"proven: builds alone with {result.engine} to {result.pages} pages, "
+        f"proven: builds alone with {result.engine} to {result.pages} "
+        f"{'page' if result.pages == 1 else 'pages'}, "
         f"with {result.number} and its link"
     )
 
@@ -211,10 +179,6 @@ def sty_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
-    from pathlib import Path
-
-    from pithauthor._cli.output import data, emit_json, message, warn
-    from pithauthor.errors import InputError
     from pithauthor.latex import copy_sty, install_sty, pith_sty_files, sty_found_by_tex
 
     if sum((path, copy is not None, install)) > 1:
@@ -242,24 +206,6 @@ def sty_cmd(
             message("\\usepackage{pith} now works in every project on this machine")
 
 
-def badge_cmd(
-    number: str = typer.Argument(..., help="The Pith Number (pith:YYYY:BODY or the body)."),
-    fmt: Literal["markdown", "html", "svg", "latex"] = typer.Option(
-        "markdown", "--format", "-f", help="The snippet's format."
-    ),
-    image: str = typer.Option(
-        "pith-badge.svg", "--image", help="Image path or URL for the markdown snippet."
-    ),
-) -> None:
-    """Print a badge snippet for a README or web page (the SVG is made locally)."""
-    from pithauthor._badge import badge
-    from pithauthor._cli.output import data
-    from pithauthor._core.pith_number import PithNumber
-
-    data(badge(PithNumber.parse(number), fmt, image=image))
-
-
 def register(app: typer.Typer) -> None:
-    """Add `latex` and `badge` to `app`."""
+    """Add `pith latex ...`."""
     app.add_typer(latex_app)
-    app.command("badge")(badge_cmd)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import typer
+
+from pithauthor._cli.output import message
+from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
     from pithauthor.bibliography import BibReading
@@ -36,47 +40,22 @@ WRITE_BACK_OPTION = typer.Option(
 
 
 def check_lookup_options(lookup: bool, offline: bool, write_back: bool) -> None:
-    from pithauthor.errors import InputError
-
     if not lookup and (offline or write_back):
         raise InputError("--offline and --write-back go with --lookup")
 
 
 def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> LookupResult:
     """Look the entries up, with a progress bar on a terminal and a summary on stderr."""
-    from contextlib import ExitStack
+    from pithauthor.lookup import lookup_bibliography
 
-    from pithauthor._cli.output import message
-    from pithauthor.lookup import DEFAULT_API, ArxivApi, lookup_identifiers
-
-    with ExitStack() as stack:
-        api = stack.enter_context(ArxivApi(api_url or DEFAULT_API))
-        progress = stack.enter_context(_ProgressBar()) if sys.stderr.isatty() else None
-        result = lookup_identifiers(reading, api, offline=offline, progress=progress)
-    looked = [e for e in result.reading.entries if e.lookup_status or e.lookup_detail]
-    found = sum(e.identifier_source == "lookup" for e in looked)
-    ambiguous = sum(e.status == "ambiguous" for e in looked)
-    missing = sum(e.status == "not_found" for e in looked)
-    asked = "offline" if offline else f"{result.requests} request(s) to arXiv"
-    message(
-        f"arXiv lookup: {result.looked_up} entr{'y' if result.looked_up == 1 else 'ies'} "
-        f"looked up ({asked}, {result.cached} cached answer(s)): {found} found, "
-        f"{ambiguous} ambiguous, {missing} not found"
-    )
+    with _ProgressBar() if sys.stderr.isatty() else nullcontext() as progress:
+        result = lookup_bibliography(reading, api_url, offline=offline, progress=progress)
+    message(result.summary(offline))
     return result
 
 
-def stats(result: LookupResult) -> dict[str, int]:
-    """What the lookup cost, for `--json`."""
-    return {
-        "looked_up": result.looked_up,
-        "requests": result.requests,
-        "cached": result.cached,
-    }
-
-
 def write_back(result: LookupResult) -> None:
-    from pithauthor._cli.output import message
+    """Add the identifiers found to the .bib files, saying what was done to each."""
     from pithauthor.lookup import write_back as write
 
     done = write(result.reading)
@@ -96,6 +75,7 @@ class _ProgressBar:
     """rich's progress bar on stderr: requests done of planned, with the time left."""
 
     def __enter__(self) -> _ProgressBar:
+        # rich is imported only when a bar is shown: `pith --help` must not load it
         from rich.console import Console
         from rich.progress import (
             BarColumn,

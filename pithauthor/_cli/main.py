@@ -5,13 +5,33 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Literal, NoReturn
+from typing import NoReturn
 
 import typer
 
+from pithauthor._cli import (
+    auth_cmd,
+    badge_cmd,
+    bib_cmd,
+    cite_cmd,
+    claim_cmd,
+    completion_cmd,
+    doctor_cmd,
+    fetch_cmd,
+    keys_cmd,
+    latex_cmd,
+    number_cmd,
+    outbox_cmd,
+    registry_cmd,
+    replicate_cmd,
+    submit_cmd,
+    verify_cmd,
+)
 from pithauthor._cli.app import name_values, new_app
 from pithauthor._cli.examples import add_examples
+from pithauthor._cli.output import error_line
 from pithauthor._version import __version__
+from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
 app = new_app(
     "The author's side of the Pith open graph: keys, claims, citations, replications, "
@@ -36,46 +56,30 @@ def _root(
     """pith: sign, submit and verify Pith events, and badge your manuscript."""
 
 
-@app.command("completion")
-def completion_cmd(
-    shell: Literal["bash", "zsh", "fish", "powershell", "pwsh"] = typer.Argument(
-        ..., help="The shell to complete in."
-    ),
-) -> None:
-    """Print the shell completion script for SHELL (or: pith --install-completion)."""
-    from typer.completion import get_completion_script  # type: ignore[attr-defined]
+COMMANDS = (
+    completion_cmd,
+    keys_cmd,
+    doctor_cmd,
+    number_cmd,
+    verify_cmd,
+    bib_cmd,
+    latex_cmd,
+    badge_cmd,
+    claim_cmd,
+    cite_cmd,
+    replicate_cmd,
+    submit_cmd,
+    fetch_cmd,
+    outbox_cmd,
+    auth_cmd,
+    registry_cmd,
+)
+"""Every command module (`_cli/*_cmd.py`, one per command or group): each adds itself with
+`register(app)`, the one way a command joins `pith`. Help lists commands, then groups, each in
+this order."""
 
-    script = get_completion_script(prog_name="pith", complete_var="_PITH_COMPLETE", shell=shell)
-    sys.stdout.write(script.rstrip("\n") + "\n")
-
-
-def _register() -> None:
-    from pithauthor._cli import (
-        bib_cmd,
-        cite_cmd,
-        claim_cmd,
-        keys_cmd,
-        latex_cmd,
-        number_cmd,
-        registry_cmd,
-        replicate_cmd,
-        submit_cmd,
-        verify_cmd,
-    )
-
-    keys_cmd.register(app)
-    number_cmd.register(app)
-    verify_cmd.register(app)
-    bib_cmd.register(app)
-    latex_cmd.register(app)
-    claim_cmd.register(app)
-    cite_cmd.register(app)
-    replicate_cmd.register(app)
-    submit_cmd.register(app)
-    registry_cmd.register(app)
-
-
-_register()
+for command in COMMANDS:
+    command.register(app)
 name_values(app)
 add_examples(app)
 
@@ -95,8 +99,6 @@ def main(argv: list[str] | None = None) -> None:
     except typer.TyperException as exc:  # click's usage errors and the like
         _usage_error(exc)
     except Exception as exc:
-        from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
-
         if isinstance(exc, PithError):
             _fail(str(exc), exc.exit_code)
         if isinstance(exc, OSError):
@@ -129,8 +131,6 @@ def _usage_error(exc: typer.TyperException) -> NoReturn:
 
 def _fail(text: str, code: int) -> NoReturn:
     """Print the one error line (and, with PITH_DEBUG=1, the traceback first), then exit."""
-    from pithauthor._cli.output import error_line
-
     if os.environ.get("PITH_DEBUG") == "1" and sys.exc_info()[0] is not None:
         traceback.print_exc(file=sys.stderr)
     error_line(text)

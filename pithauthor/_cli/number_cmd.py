@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.output import data, emit_json, message
+from pithauthor.errors import InputError
 
 number_app = new_app("Compute and inspect Pith Numbers.")
 
@@ -28,9 +30,7 @@ def from_arxiv(
     ),
 ) -> None:
     """Compute the Pith Number of a paper from its arXiv metadata, offline."""
-    from pithauthor._cli.output import data, emit_json, message
-    from pithauthor._files import MAX_METADATA_BYTES, read_user_text
-    from pithauthor.errors import InputError
+    from pithauthor.files import MAX_METADATA_BYTES, read_user_text
     from pithauthor.records import (
         build_canonical_record,
         next_version_metadata,
@@ -75,7 +75,6 @@ def parse(
 ) -> None:
     """Say what an identifier is and print its normal forms."""
     from pithauthor import classify_reference
-    from pithauthor._cli.output import data, emit_json
 
     info: dict[str, object]
     named = classify_reference(ref)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -14,6 +13,8 @@ def data(text: str) -> None:
 
 def emit_json(obj: Any) -> None:
     """A JSON document on stdout (stable key order, UTF-8 kept)."""
+    import json  # not at start-up: `pith --help` prints no JSON
+
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 

@@ -16,7 +16,10 @@ from pithauthor._cli.registryopts import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    registry_access,
 )
+from pithauthor._cli.signing import Output
+from pithauthor.errors import InputError
 
 
 def replicate(
@@ -50,9 +53,9 @@ def replicate(
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign a replication record of SUBJECT."""
-    from pithauthor._cli.signing import Output, RegistryAccess, check_destination, subject_for
-    from pithauthor.errors import InputError
+    from pithauthor.client import subject_for
     from pithauthor.sign import Artifact, record_replication
+    from pithauthor.submit import check_destination
 
     if len(artifact) != len(sha256):
         raise InputError(
@@ -62,7 +65,7 @@ def replicate(
         Artifact(uri, digest.lower()) for uri, digest in zip(artifact, sha256, strict=True)
     ]
     check_destination(out)
-    with RegistryAccess(registry, trust_manifest, trust_local) as access:
+    with registry_access(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json, submit, access)
         paper = subject_for(subject, record, access)
         output.one(

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.output import data, emit_json, message
+from pithauthor.errors import NetworkError
+
 
 def verify(
     file: str = typer.Argument(..., help="A JSON or JSONL file; '-' for stdin."),
@@ -12,6 +15,7 @@ def verify(
     trust_manifest: list[str] = typer.Option(
         [],
         "--trust-manifest",
+        metavar="FILE",
         help="Also trust the keys of this mirror manifest (e.g. a local registry's); "
         "also read from $PITH_TRUST. A manifest naming a trusted key id with another key is "
         "refused (exit 2).",
@@ -53,15 +57,12 @@ def verify(
     no signature covers are listed as not signed; --strict also fails on unverifiable parts.
 
     With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1."""
-    from pithauthor._cli.output import data, emit_json, message
-    from pithauthor.errors import NetworkError
+    from pithauthor import normalize_orcid
     from pithauthor.identity import identity_network_failure, verify_identity
     from pithauthor.trust import default_trust
     from pithauthor.verify import read_documents, verify_documents
 
     if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
-        from pithauthor._core.orcid import normalize_orcid
-
         orcid = normalize_orcid(orcid)
     trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
     docs = read_documents(file)

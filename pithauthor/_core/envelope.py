@@ -35,6 +35,8 @@ from pithauthor._core.orcid import is_orcid
 from pithauthor._core.pith_number import FIRST_YEAR, PithNumber
 from pithauthor.errors import PithNumberError
 
+# PyNaCl is imported where a signature is checked: commands that check none skip it.
+
 EVENT_TARGETS: dict[EventType, EventTarget] = {
     "author_attestation": "author",
     "citation_signature": "citation",

@@ -13,6 +13,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import fastjsonschema
+
 from pithauthor._core.payloads import EVENT_TYPES
 from pithauthor._core.strict_json import parse_json
 
@@ -38,7 +40,6 @@ def load_schema(event_type: str) -> dict[str, Any]:
 
 @cache
 def _validator(event_type: str) -> Validate:
-    import fastjsonschema
 
     validate: Validate = fastjsonschema.compile(load_schema(event_type))
     return validate
@@ -47,7 +48,6 @@ def _validator(event_type: str) -> Validate:
 def schema_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
     """None when `payload` meets its schema; else the first failure, naming its JSON path
     (`payload.relationship must be one of [...]`)."""
-    import fastjsonschema
 
     try:
         _validator(event_type)(payload)

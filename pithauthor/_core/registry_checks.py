@@ -15,7 +15,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from pithauthor._core.author_event import check_author_event
-from pithauthor._core.canonical import b64decode, canonical_sha256, hex_digest_bytes
+from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
 from pithauthor._core.checks import NOT_SIGNED, Check, Report
 from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.documents import (
@@ -28,7 +28,8 @@ from pithauthor._core.documents import (
     required_fields,
 )
 from pithauthor._core.envelope import SIGNED_FIELDS
-from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.merge import remerge
+from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
 from pithauthor._core.record import pith_number_of, text_canon_sha256
 from pithauthor._core.trust import RegistryKey, Trust
 from pithauthor.errors import PithError
@@ -213,9 +214,6 @@ def check_receipt(receipt: Any, canonical_sha256_hex: str, trust: Trust) -> Repo
 def check_receipt_row(row: Mapping[str, Any], trust: Trust) -> Report:
     """A bare receipt row (receipts.jsonl): `{pith_body, canonical_sha256, key_id,
     signature_b64}`."""
-    from pithauthor._core.canonical import base32_nopad
-    from pithauthor._core.pith_number import BODY_LENGTH
-
     report = Report(kind="receipt")
     digest = row.get("canonical_sha256")
     try:
@@ -471,8 +469,6 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
 
 def _check_local_merge(report: Report, state: Mapping[str, Any]) -> None:
     """A local registry's state: recompute our published merge and compare, key by key."""
-    from pithauthor._core.merge import remerge
-
     try:
         again = remerge(state)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:

@@ -10,6 +10,8 @@ from pithauthor._core.canonical import b64decode
 from pithauthor._core.key_identity import PUBLIC_KEY_LENGTH, fingerprint_b32, fingerprint_hex
 from pithauthor.errors import DocumentError
 
+# PyNaCl is imported where a signature is checked: commands that check none skip it.
+
 PINNED_SOURCE = "pinned manifest"
 PINNED_KEY_ID = "pith-v1-2026-05"
 """The key id of the key shipped with the package: no manifest can name it with another key."""

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pithauthor._core.canonical import b64decode, b64encode, canonical
-from pithauthor.errors import KeyFileTampered
+from pithauthor.errors import KeyFileTampered, WrongPassphrase
+
+# PyNaCl is imported where a container is sealed or opened: `pith keys list` skips it.
 
 FORMAT = "pithauthor-secret"
 VERSION = 1
@@ -101,8 +103,6 @@ def open_seed(doc: Any, passphrase: str, where: str) -> bytes:
     """The seed inside `doc`; WrongPassphrase, KeyFileTampered as described in the module doc."""
     import nacl.exceptions
     import nacl.secret
-
-    from pithauthor.errors import WrongPassphrase
 
     parsed = _parse(doc, where)
     box_key, check_key = _derive(passphrase, parsed.salt, parsed.limits)

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from pithauthor.errors import KeyStoreError
 
+# keyring is imported when the keyring is used: it is the slowest library to load.
+
 SERVICE = "pithauthor"
 PROBE_USER = "pithauthor-probe"
 TIMEOUT_ENV = "PITH_KEYRING_TIMEOUT"

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pithauthor._keystore.metadata import keys_dir
 from pithauthor.errors import KeyStoreError
 
+# filelock is imported when the lock is taken (it loads asyncio).
+
 LOCK_FILE = ".keys.lock"
 LOCK_TIMEOUT_ENV = "PITH_KEYS_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 60.0

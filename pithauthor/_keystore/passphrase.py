@@ -6,12 +6,15 @@ prompt when standard input is a terminal; otherwise PassphraseUnavailable.
 
 from __future__ import annotations
 
+import getpass
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pithauthor.errors import PassphraseUnavailable
+from pithauthor._files import MAX_SECRET_BYTES, decode_utf8, read_user_text
+from pithauthor._paths import loose_bits
+from pithauthor.errors import InputError, PassphraseUnavailable
 
 PASSPHRASE_ENV = "PITH_PASSPHRASE"
 BACKUP_PASSPHRASE_ENV = "PITH_BACKUP_PASSPHRASE"
@@ -59,8 +62,6 @@ class PassphraseSource:
         if self.file is not None:
             text = _read_file(self.file)
             if not text:
-                from pithauthor.errors import InputError
-
                 raise InputError(f"the passphrase from {self.describe()} is empty")
             return text
         from_env = os.environ.get(self.env_var)
@@ -103,9 +104,6 @@ def _stdin_is_tty() -> bool:
 
 def _read_file(name: str) -> str:
     """The first line of a passphrase file (or of stdin); file faults are bad input (exit 2)."""
-    from pithauthor._files import MAX_SECRET_BYTES, decode_utf8, read_user_text
-    from pithauthor.errors import InputError
-
     what = "a passphrase file"
     if name == STDIN:
         stream = getattr(sys.stdin, "buffer", None)
@@ -123,8 +121,6 @@ def _read_file(name: str) -> str:
 
 
 def _warn_if_loose(path: Path) -> None:
-    from pithauthor._paths import loose_bits
-
     if loose_bits(path):
         sys.stderr.write(
             f"pith: warning: passphrase file {path} is readable by others; chmod 600 {path}\n"
@@ -132,8 +128,6 @@ def _warn_if_loose(path: Path) -> None:
 
 
 def _prompt(prompt: str, confirm: bool) -> str:
-    import getpass
-
     first = _nonempty(getpass.getpass(prompt), "the passphrase")
     if confirm and getpass.getpass("Repeat passphrase: ") != first:
         raise PassphraseUnavailable("the two passphrases differ")

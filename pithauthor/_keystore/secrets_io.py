@@ -18,6 +18,8 @@ from pithauthor._keystore.metadata import KeyRecord, keys_dir
 from pithauthor._keystore.passphrase import PassphraseSource
 from pithauthor.errors import InputError, KeyFileTampered, KeyNotFound
 
+# PyNaCl is imported where a key is derived: listing keys skips it.
+
 PLAINTEXT_FORMAT = "pithauthor-plaintext-secret"
 BACKEND_CHOICES = ("auto", "keyring", "file")
 Note = Callable[[str], None]

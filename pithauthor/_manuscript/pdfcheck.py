@@ -7,6 +7,8 @@ from pathlib import Path
 from pithauthor._core.pith_number import PithNumber
 from pithauthor.errors import VerificationError
 
+# pypdf is imported where a PDF is read: only --check and `latex arxiv` do.
+
 
 def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     """The /PithNumber Info value and every link URI in `pdf`."""

@@ -16,6 +16,8 @@ from typing import Any
 from pithauthor._core.tex_verbatim import VERBATIM_ENVIRONMENTS
 from pithauthor.errors import ManuscriptError
 
+# pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
+
 _BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 _CONDITIONALS = frozenset(
     {

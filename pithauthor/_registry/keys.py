@@ -19,7 +19,10 @@ from pithauthor._core.documents import MirrorManifest, Receipt, RegistrySigner
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
 from pithauthor._core.utc import utc_now
+from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
 from pithauthor.errors import DocumentError, UnsafePermissions
+
+# PyNaCl is imported where the registry signs: reading its key file skips it.
 
 KEY_FILE = "registry-key.json"
 REGISTRY_NAME = "pithauthor local registry"
@@ -129,8 +132,6 @@ class LocalKey:
 
 def _read_key(path: Path) -> LocalKey:
     """The key file pith wrote, or DocumentError (exit 2) saying it is not."""
-    from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
-
     doc = read_user_json(path, DocumentError, "a registry key file", limit=MAX_KEY_FILE_BYTES)
     seed_hex = doc.get("seed_hex") if isinstance(doc, dict) else None
     created = doc.get("created_at") if isinstance(doc, dict) else None

@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pithauthor._core.canonical import canonical_sha256
 from pithauthor._core.documents import CanonicalRecord, Receipt, RecordDocument
 from pithauthor._core.record import pith_number_of
+from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.trust import Trust
 from pithauthor._core.utc import utc_now
@@ -22,6 +24,8 @@ from pithauthor._files import MAX_METADATA_BYTES, read_user_file
 from pithauthor._registry.keys import LocalKey
 from pithauthor._registry.store import RegistryStore, StoredRecord
 from pithauthor.errors import DocumentError, VerificationError
+from pithauthor.records import build_canonical_record, parse_arxiv_metadata
+from pithauthor.trust import pinned_trust
 
 
 def record_from_file(
@@ -40,17 +44,11 @@ def record_from_file(
         if isinstance(doc, Mapping) and "canonical_record" in doc and "receipt" in doc:
             record = _from_record(doc, path, trust)
             return record["canonical_record"].copy(), record["receipt"].copy()
-    from pithauthor.records import build_canonical_record, parse_arxiv_metadata
-
     return build_canonical_record(parse_arxiv_metadata(data)), None
 
 
 def _from_record(doc: Mapping[str, Any], path: Path, trust: Trust | None) -> RecordDocument:
-    from pithauthor._core.registry_checks import checked_record
-
     if trust is None:
-        from pithauthor.trust import pinned_trust
-
         trust = pinned_trust()
     report, record = checked_record(doc, trust)
     if record is None:
@@ -85,7 +83,5 @@ def add_paper(
 
 def example_papers() -> list[Path]:
     """The example arXivRaw documents shipped for the demo (`pithauthor/data/examples`)."""
-    from importlib import resources
-
     folder = resources.files("pithauthor").joinpath("data", "examples")
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith((".xml", ".json")))

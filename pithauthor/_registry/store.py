@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import sqlite3
 import threading
@@ -14,6 +15,7 @@ from pithauthor._core.canonical import canonical
 from pithauthor._core.documents import AuthorEvent, CanonicalRecord, Receipt
 from pithauthor._core.reference import classify_reference
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
+from pithauthor._registry.keys import ensure_private_dir
 from pithauthor.errors import ArxivIdError, DocumentError, PithNumberError
 
 DB_FILE = "registry.sqlite3"
@@ -76,10 +78,6 @@ class _Pending:
 def _private_db(data_dir: Path) -> Path:
     """The database path, its folder 0700 and its files (with SQLite's -wal/-shm, which take
     the database's mode) 0600."""
-    import os
-
-    from pithauthor._registry.keys import ensure_private_dir
-
     path = ensure_private_dir(data_dir) / DB_FILE
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     if os.name == "posix":

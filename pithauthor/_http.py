@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import random
 import time
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pithauthor._core.strict_json import JSONFault, parse_json
+from pithauthor._core.web_url import is_loopback
 from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
@@ -35,6 +35,8 @@ from pithauthor.errors import (
     RegistryRejected,
     RegistryResponseError,
 )
+
+# httpx is imported on the first request: it takes longer to load than Typer.
 
 if TYPE_CHECKING:
     import httpx
@@ -52,15 +54,6 @@ class RegistryAnswerError(RegistryRejected):
         self.status = status
         self.answer = answer
         self.from_post = False
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)

@@ -1,0 +1,467 @@
+"""Talk to a registry: resolve, fetch and verify records, bundles and states; send events.
+
+Every record is verified against the trusted registry keys before anything uses it: the key
+pinned in the package, plus the manifests named in `PITH_TRUST` (paths separated by the OS path
+separator) or passed explicitly. Events go to the action endpoint the record's `agent_actions`
+names (same origin as the registry only), with `Idempotency-Key: <event_id>`. The HTTP rules
+(URL policy, retries, error mapping) live in `pithauthor._http`; batches and the outbox in
+`pithauthor.submit`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from pithauthor._core.arxiv_id import ArxivId
+from pithauthor._core.checks import Report
+from pithauthor._core.documents import AuthorEvent, MergedState, RecordBundle, RecordDocument
+from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
+from pithauthor._core.reference import classify_reference
+from pithauthor._core.registry_checks import checked_bundle, checked_record, checked_state
+from pithauthor._core.subject import Subject
+from pithauthor._core.trust import Trust
+from pithauthor._core.web_url import is_loopback
+from pithauthor._http import (
+    DEFAULT_REGISTRY,
+    RegistryHttp,
+    RetryPolicy,
+    check_url,
+    origin,
+)
+from pithauthor._tokens import (
+    TOKEN_ENV,
+    env_token_origin,
+    forget_token,
+    store_token,
+    stored_registries,
+    token_for,
+)
+from pithauthor.errors import (
+    DocumentError,
+    InputError,
+    RegistryResponseError,
+    VerificationError,
+)
+from pithauthor.trust import TRUST_ENV as TRUST_ENV
+from pithauthor.trust import default_trust
+from pithauthor.verify import detect_kind, read_documents, verify_document
+
+Document = TypeVar("Document")
+
+__all__ = [
+    "DEFAULT_REGISTRY",
+    "MAX_TIMEOUT",
+    "TOKEN_ENV",
+    "RegistryAccess",
+    "RegistryClient",
+    "RetryPolicy",
+    "Subject",
+    "check_registry_options",
+    "citing_number",
+    "connect",
+    "default_trust",
+    "env_token_origin",
+    "fetch_subject",
+    "forget_token",
+    "read_subject",
+    "registry_url",
+    "resolve_arxiv",
+    "store_token",
+    "stored_registries",
+    "subject_for",
+]
+
+REGISTRY_ENV = "PITH_REGISTRY"
+ACTION_NAMES = {
+    "author_attestation": "attest_author",
+    "citation_signature": "sign_citation",
+    "replication_record": "submit_replication",
+}
+MAX_TIMEOUT = 3600.0
+"""The longest timeout accepted (seconds per attempt)."""
+Say = Callable[[str], None]
+
+
+def registry_url(registry: str | None = None) -> str:
+    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
+
+    A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
+    if registry is not None and not registry.strip():
+        raise InputError("the registry URL is empty")
+    url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
+    return url
+
+
+def _failed(report: Any) -> str:
+    return ", ".join(c.name for c in report.failed)
+
+
+class RegistryClient:
+    """A registry and the keys trusted for it: fetch verified documents, submit events."""
+
+    def __init__(
+        self,
+        registry: str | None = None,
+        *,
+        trust: Trust | None = None,
+        token: str | None = None,
+        timeout: float = 20.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 16,
+    ) -> None:
+        self.base_url = registry_url(registry)
+        if token is None:
+            token = token_for(self.base_url)
+        self.http = RegistryHttp(
+            self.base_url,
+            token=token,
+            timeout=timeout,
+            connect_timeout=min(timeout, 5.0),
+            retry=retry,
+            max_connections=max_connections,
+        )
+        self.trust = trust if trust is not None else default_trust()
+        self._records: dict[str, RecordDocument] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- trust -------------------------------------------------------------------------------
+
+    def trust_local_registry(self) -> Trust:
+        """Add the key this (loopback, local) registry publishes; returns the new trust.
+
+        Only for a registry on this machine whose manifest calls itself local: that key
+        proves nothing about pith.science, and the caller should say so to the user.
+        """
+        if not is_loopback(urlsplit(self.base_url).hostname or ""):
+            raise InputError("--trust-local-registry works only for a registry on loopback")
+        manifest = self.http.get_json("/pith-mirrors.json")
+        mirrors = manifest.get("mirrors") if isinstance(manifest, Mapping) else None
+        if (
+            not isinstance(mirrors, list)
+            or not mirrors
+            or any(not isinstance(m, Mapping) or m.get("mirror_type") != "local" for m in mirrors)
+        ):
+            raise VerificationError("the registry's manifest does not call itself local")
+        try:
+            keys = Trust.from_manifest(
+                manifest, local=True, source=f"local registry {self.base_url}"
+            ).keys.values()
+        except DocumentError as exc:
+            raise RegistryResponseError(f"the local registry's manifest is broken: {exc}") from None
+        self.trust = self.trust.with_keys(keys)
+        return self.trust
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def record(self, ref: str | PithNumber) -> RecordDocument:
+        """The record of `ref` (number, body, alias or arXiv id), verified; else an error."""
+        number = self._reference(ref)
+        body = number.body if isinstance(number, PithNumber) else number.prefix
+        with self._lock:
+            cached = self._records.get(body)
+        if cached is not None:
+            return cached
+        doc = self.http.get_json(f"/pith/{body}")
+        record = self._verified_record(doc, number)
+        with self._lock:
+            self._records[body] = record
+            self._records[PithNumber.parse(record["pith_number"]).body] = record
+        return record
+
+    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> RecordDocument:
+        if not isinstance(doc, dict) or "canonical_record" not in doc:
+            raise RegistryResponseError("the registry's answer is not a record")
+        report, record = checked_record(doc, self.trust)
+        if [c.name for c in report.failed] == ["receipt_key"]:
+            receipt = doc.get("receipt")
+            kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
+            raise VerificationError(
+                f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
+                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
+                "(a local registry: --trust-local-registry)"
+            )
+        if record is None:
+            raise VerificationError(
+                f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
+            )
+        got = PithNumber.parse(record["pith_number"])
+        ok = (
+            got.same_paper(wanted)
+            if isinstance(wanted, PithNumber)
+            else got.body.startswith(wanted.prefix)
+        )
+        if not ok:
+            raise VerificationError(f"asked for {wanted}, the registry sent {got.full}")
+        return record
+
+    def resolve(self, arxiv_id: str) -> PithNumber:
+        """The Pith Number of an arXiv paper, via the resolver; the record is verified."""
+        aid = ArxivId.parse(arxiv_id)
+        answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
+        number_text = None
+        if isinstance(answer, Mapping):
+            number_text = answer.get("pith_number")
+            nested = answer.get("record")
+            if number_text is None and isinstance(nested, Mapping):
+                number_text = nested.get("pith_number")
+        if not isinstance(number_text, str):
+            raise RegistryResponseError("the resolver's answer names no pith_number")
+        number = PithNumber.parse(number_text)
+        record = self.record(number)
+        source = record["canonical_record"].get("source")
+        if source is None or source.get("id") != aid.id:
+            raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
+        return number
+
+    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> RecordBundle:
+        """The bundle of `ref`, verified (record_created receipt, every event); `strict`
+        also refuses parts nobody can verify (registry event ids)."""
+        return self._document("bundle", ref, checked_bundle, strict)
+
+    def state(self, ref: str | PithNumber, *, strict: bool = True) -> MergedState:
+        """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
+        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
+        return self._document("state", ref, checked_state, strict)
+
+    def _document(
+        self,
+        what: str,
+        ref: str | PithNumber,
+        check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
+        strict: bool,
+    ) -> Document:
+        record = self.record(ref)
+        body = PithNumber.parse(record["pith_number"]).body
+        doc = self.http.get_json(f"/pith/{body}/{what}.json")
+        if not isinstance(doc, dict):
+            raise RegistryResponseError(f"the {what} is not a JSON object")
+        report, typed = check(doc, self.trust)
+        if typed is None or doc.get("pith_number") != record["pith_number"]:
+            raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
+        if strict and not report.strict_ok:
+            parts = ", ".join(
+                f"{c.name} ({', '.join(c.paths[:3]) or c.detail})"
+                for c in report.with_status("unverifiable")
+            )
+            raise VerificationError(
+                f"the {what} has parts nobody outside the registry can verify: {parts}; "
+                "pass --allow-unverifiable to take it with them marked as such"
+            )
+        return typed
+
+    def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
+        if isinstance(ref, PithNumber):
+            return ref
+        text = ref.strip()
+        if not text.lower().startswith("pith") and ("." in text or "/" in text):
+            return self.resolve(text)
+        return parse_reference(text)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def action_url(self, event: AuthorEvent) -> str:
+        """Where `event` goes: the action link of its subject's verified record."""
+        name = ACTION_NAMES.get(event["event_type"])
+        if name is None:
+            raise InputError(f"no action endpoint for event type {event['event_type']!r}")
+        record = self.record(PithNumber.parse(event["subject_pith_number"]))
+        url = record["agent_actions"]["actions"].get(name)
+        if not isinstance(url, str):
+            raise RegistryResponseError(f"the record names no {name} action")
+        if origin(check_url(url)) != origin(self.base_url):
+            raise RegistryResponseError(f"the record's {name} link leaves {self.base_url}: {url}")
+        return url
+
+    def submit(self, event: AuthorEvent, url: str | None = None) -> tuple[int, Any]:
+        """POST one signed event to its action endpoint; (status, answer) on 200/201."""
+        eid = event["event_id"]
+        status, answer = self.http.post_json(
+            url or self.action_url(event), event, headers={"Idempotency-Key": eid}
+        )
+        if isinstance(answer, Mapping) and answer.get("event_id", eid) != eid:
+            raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
+        return status, answer
+
+
+def fetch_subject(ref: str) -> Subject:
+    """The verified subject (number and hash) of a Pith Number, alias or arXiv id."""
+    with RegistryClient() as client:
+        return Subject.from_document(client.record(ref))
+
+
+def resolve_arxiv(arxiv_id: str) -> PithNumber:
+    """The Pith Number of an arXiv paper, from the registry's resolver (record verified)."""
+    with RegistryClient() as client:
+        return client.resolve(arxiv_id)
+
+
+# --- the options every command that talks to a registry shares -------------------------------
+
+
+def check_registry_options(registry: str | None, trust_manifests: list[str]) -> None:
+    """Refuse a bad registry URL or trust manifest even when no registry is needed: bad input
+    is said, not silently ignored."""
+    registry_url(registry)
+    default_trust(trust_manifests)
+
+
+def connect(
+    registry: str | None = None,
+    trust_manifests: list[str] | tuple[str, ...] = (),
+    trust_local: bool = False,
+    *,
+    parallel: int = 8,
+    retries: int = 6,
+    timeout: float = 20.0,
+    warn: Say | None = None,
+) -> RegistryClient:
+    """A client with the trust asked for: the pinned key, `PITH_TRUST`, `trust_manifests` and,
+    with `trust_local`, the key a loopback registry publishes (`warn` is told so)."""
+    if not math.isfinite(timeout) or not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError(f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
+    client = RegistryClient(
+        registry,
+        trust=default_trust(trust_manifests),
+        max_connections=max(parallel, 4),
+        retry=RetryPolicy(max_attempts=retries),
+        timeout=timeout,
+    )
+    if trust_local:
+        try:
+            client.trust_local_registry()
+        except BaseException:
+            client.close()
+            raise
+        if warn is not None:
+            warn(f"trusting the local registry at {client.base_url}: its key is not pith.science's")
+    return client
+
+
+class RegistryAccess:
+    """The registry a signing command may need (to fetch records, or to submit), opened on
+    first use only: a command given every record by file never touches the network.
+
+    `note` hears what the user should know (a record without a receipt); `warn` the warning
+    that a local registry's key is trusted."""
+
+    def __init__(
+        self,
+        registry: str | None = None,
+        trust_manifests: list[str] | tuple[str, ...] = (),
+        trust_local: bool = False,
+        *,
+        note: Say | None = None,
+        warn: Say | None = None,
+    ) -> None:
+        check_registry_options(registry, list(trust_manifests))
+        self.options = (registry, list(trust_manifests), trust_local)
+        self.note = note
+        self.warn = warn
+        self._client: RegistryClient | None = None
+
+    @property
+    def client(self) -> RegistryClient:
+        if self._client is None:
+            self._client = connect(*self.options, warn=self.warn)
+        return self._client
+
+    def trust(self) -> Trust:
+        """The keys record files are checked against: the pinned key, `PITH_TRUST`, the
+        manifests and (only with `trust_local`) the local registry's."""
+        if self.options[2]:
+            return self.client.trust
+        return default_trust(self.options[1])
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> RegistryAccess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- the paper an event is about -----------------------------------------------------------------
+
+
+def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subject:
+    """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
+    that paper, or else from the registry (its record verified)."""
+    if record is None:
+        return Subject.from_document(registry.client.record(ref))
+    subject = read_subject(record, registry.trust(), note=registry.note)
+    check_names(ref, subject, record)
+    return subject
+
+
+def read_subject(path: str, trust: Trust | None = None, *, note: Say | None = None) -> Subject:
+    """The subject of a record JSON file (registry record, `pith number from-arxiv --json`,
+    bundle or state); `-` reads stdin. A document that carries a registry receipt is verified
+    whole and refused (VerificationError, exit 1) when any check fails; one without a receipt
+    (computed locally) is taken, and `note` is told so."""
+    docs = read_documents(path)
+    if len(docs) != 1:
+        raise DocumentError(f"{path} holds {len(docs)} documents; give one record")
+    doc = docs[0]
+    subject = Subject.from_document(doc)
+    kind = detect_kind(doc)
+    if kind == "computed_record" or (kind == "record" and "receipt" not in doc):
+        if note is not None:
+            note(
+                f"note: {path} has no registry receipt: its Pith Number was computed, not "
+                "vouched for by a registry"
+            )
+        return subject
+    report = verify_document(doc, trust)
+    if not report.ok:
+        failed = ", ".join(c.name for c in report.failed[:6])
+        raise VerificationError(f"{path} does not verify ({failed}); not signing for it")
+    return subject
+
+
+def check_names(ref: str, subject: Subject, where: str) -> None:
+    """Refuse a record that is not the paper the user named."""
+    number = subject.pith_number
+    named = classify_reference(ref)
+    if named.arxiv is not None:
+        if subject.source_id is None or named.arxiv.id != subject.source_id:
+            raise InputError(
+                f"{where} is the record of arXiv {subject.source_id or '(none)'} "
+                f"({number.full}), not of {named.arxiv.id}"
+            )
+        return
+    same = (
+        named.alias.matches(number)
+        if named.alias
+        else bool(named.number and named.number.same_paper(number))
+    )
+    if not same:
+        raise InputError(f"{where} is the record of {number.full}, not of {ref}")
+
+
+def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> PithNumber:
+    """The citing paper's full Pith Number: given as such, from its record, or by look-up."""
+    if record is None:
+        named = classify_reference(ref)
+        if named.number is not None and named.number.year is not None:
+            return named.number
+    return subject_for(ref, record, registry).pith_number

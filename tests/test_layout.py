@@ -1,0 +1,160 @@
+"""The package's layout rules (README "Layout"): the command line imports only the public API,
+every command joins `pith` one way, and the registry client lives apart from batch submission."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import typer
+
+import pithauthor
+
+PACKAGE = Path(pithauthor.__file__).parent
+CLI = PACKAGE / "_cli"
+# what `_cli/` may import besides public modules: itself, and the version string
+CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version")
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Every import in `path` (at the top, in functions, under TYPE_CHECKING) of a private
+    pithauthor module or name, as `line: module`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative imports hide what they reach
+                found.append(f"{node.lineno}: relative import")
+                continue
+            module = node.module or ""
+            targets = [module]
+            if module == "pithauthor":
+                targets += [f"pithauthor.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            if parts[0] != "pithauthor" or target.startswith(CLI_MAY_IMPORT):
+                continue
+            if any(part.startswith("_") for part in parts[1:]):
+                found.append(f"{node.lineno}: {target}")
+    return sorted(found, key=lambda line: int(line.split(":")[0]))
+
+
+def test_the_command_line_imports_no_private_pithauthor_module() -> None:
+    offences = {
+        path.name: found for path in sorted(CLI.glob("*.py")) if (found := _private_imports(path))
+    }
+    assert offences == {}
+
+
+def test_the_private_import_check_sees_every_form(tmp_path: Path) -> None:
+    """Proves the check above can fail: each way of reaching a private module is caught."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "from pithauthor._files import read_user_text\n"
+        "import pithauthor._outbox\n"
+        "from pithauthor import _atomic\n"
+        "def f():\n"
+        "    from pithauthor._core.subject import Subject\n"
+        "from . import sibling\n"
+        "from pithauthor._cli.output import data\n"
+        "from pithauthor.client import RegistryClient\n",
+        encoding="utf-8",
+    )
+    assert _private_imports(source) == [
+        "1: pithauthor._files",
+        "2: pithauthor._outbox",
+        "3: pithauthor._atomic",
+        "5: pithauthor._core.subject",
+        "6: relative import",
+    ]
+
+
+def _names(app: typer.Typer) -> list[str]:
+    commands = [c.name or "" for c in app.registered_commands]
+    groups = [
+        g.name or (g.typer_instance.info.name if g.typer_instance else "")
+        for g in app.registered_groups
+    ]
+    return [str(name) for name in commands + groups]
+
+
+def test_every_command_module_joins_pith_through_the_one_table() -> None:
+    from pithauthor._cli import main
+
+    files = {f"pithauthor._cli.{path.stem}" for path in CLI.glob("*_cmd.py")}
+    assert {module.__name__ for module in main.COMMANDS} == files
+    rebuilt = typer.Typer()
+    for module in main.COMMANDS:
+        module.register(rebuilt)
+    # nothing joins `pith` any other way (a decorator in main.py, an add_typer elsewhere)
+    assert _names(main.app) == _names(rebuilt)
+    assert len(set(_names(main.app))) == len(_names(main.app))
+
+
+def test_the_registry_client_and_batch_submission_live_in_their_own_modules() -> None:
+    import pithauthor.client
+    import pithauthor.submit
+
+    for name in ("RegistryClient", "RetryPolicy", "registry_url", "fetch_subject", "resolve_arxiv"):
+        assert getattr(pithauthor, name) is getattr(pithauthor.client, name)
+    assert pithauthor.RegistryClient.__module__ == "pithauthor.client"
+    assert pithauthor.fetch_subject.__module__ == "pithauthor.client"
+    for name in ("SubmitResult", "submit_pending", "submit_events", "store_in_outbox"):
+        assert getattr(pithauthor, name).__module__ == "pithauthor.submit"
+    submit_defs = {
+        node.name
+        for node in ast.parse(Path(pithauthor.submit.__file__).read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef)
+    }
+    assert submit_defs.isdisjoint({"RegistryClient", "registry_url", "fetch_subject"})
+
+
+# Third-party libraries that load slower than Typer (or that only some calls need): library
+# modules import them inside the functions that use them, with a note saying why.
+DEFERRED = {
+    "httpx",
+    "nacl",
+    "keyring",
+    "bibtexparser",
+    "pylatexenc",
+    "pypdf",
+    "filelock",
+    "platformdirs",
+}
+
+
+def _imports_in_functions(path: Path) -> list[str]:
+    found: list[str] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import | ast.ImportFrom) and in_function:
+                names = (
+                    [a.name for a in child.names]
+                    if isinstance(child, ast.Import)
+                    else [child.module or "."]
+                )
+                found.extend(f"{child.lineno}: {name}" for name in names)
+            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+def test_library_modules_defer_only_slow_third_party_imports() -> None:
+    """Everything else a library module needs is imported at its top (no cycles to dodge)."""
+    offences = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if CLI in path.parents:
+            continue  # the command line defers library modules for start-up (_cli/__init__.py)
+        found = [
+            line
+            for line in _imports_in_functions(path)
+            if line.split(": ")[1].split(".")[0] not in DEFERRED
+        ]
+        if found:
+            offences[str(path.relative_to(PACKAGE))] = found
+    assert offences == {}
