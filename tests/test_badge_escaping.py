@@ -6,6 +6,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote
 
 import pytest
+from examples_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -60,7 +61,7 @@ def test_hostile_image_values_stay_inside_one_markdown_image(image: str) -> None
     _assert_one_link_one_image(image)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1))
 def test_any_printable_image_value_renders_as_exactly_one_image(image: str) -> None:
     if image.lower().lstrip().startswith(("javascript:", "data:", "vbscript:")):
