@@ -301,10 +301,15 @@ class RegistryClient:
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
-        if status not in (200, 201) or not isinstance(answer, Mapping):
+        if (
+            status not in (200, 201)
+            or not isinstance(answer, Mapping)
+            or answer.get("status", "accepted") != "accepted"
+            or "error" in answer
+        ):
             raise RegistryResponseError(
                 f"the registry answered {status} for {eid} without accepting it (200 or 201 "
-                "with a JSON object); it stays pending"
+                "with a JSON object, no error, status accepted when given); it stays pending"
             )
         if answer.get("event_id", eid) != eid:
             raise RegistryResponseError(f"the registry acknowledged another event for {eid}")

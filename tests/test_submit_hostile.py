@@ -96,6 +96,8 @@ ANSWERS: dict[str, Answer] = {
     "202 queued": lambda eid, _: _json(202, {"event_id": eid}),
     "200 with a list": lambda eid, _: _json(200, [eid]),
     "200 with a string": lambda eid, _: _json(200, "accepted"),
+    "200 saying rejected": lambda eid, _: _json(200, {"event_id": eid, "status": "rejected"}),
+    "200 with an error": lambda eid, _: _json(200, {"event_id": eid, "error": "moderation"}),
 }
 
 
