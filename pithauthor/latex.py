@@ -30,7 +30,7 @@ from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
 from pithauthor._manuscript.preamble import Preamble, locate
-from pithauthor._manuscript.sty_files import copy_sty, install_sty
+from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
 from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
 from pithauthor._manuscript.sty_files import shipped_files as pith_sty_files
 from pithauthor._manuscript.textfile import (
@@ -40,7 +40,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
     write_target,
 )
-from pithauthor._resources import pith_ltxml_path, pith_sty_path, pith_sty_version
+from pithauthor._resources import pith_ltxml_path, pith_sty_path
 from pithauthor.errors import (
     BuildError,
     InputError,
@@ -216,16 +216,8 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
     if theirs == ours:
         return "unchanged", ours
     if not force:
-        raise ManuscriptError(
-            f"{dest} is another version ({_sty_version(theirs)}) than this pithauthor's "
-            f"({pith_sty_version()}); use --force to replace it"
-        )
+        raise another_version(dest, theirs)
     return "replaced", ours
-
-
-def _sty_version(data: bytes) -> str:
-    match = re.search(rb"\\ProvidesPackage\{pith\}\[([^\]]*)\]", data)
-    return match.group(1).decode("latin-1").strip() if match else "no version line"
 
 
 def _ltxml_action(main: Path) -> tuple[str, bytes]:
