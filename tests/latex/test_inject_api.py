@@ -196,3 +196,15 @@ def test_a_number_without_year_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n")
     with pytest.raises(InputError, match="pith:YYYY:"):
         inject(path, PithNumber.parse(NUMBER.split(":")[2]))
+
+
+def test_a_standalone_figure_beside_the_paper_is_not_a_main_file_candidate(
+    tmp_path: Path,
+) -> None:
+    body = "\\begin{document}\nx\n\\end{document}\n"
+    write(tmp_path, "\\documentclass[border=2pt,\n  varwidth]{standalone}\n" + body, "fig.tex")
+    paper = write(tmp_path, "\\documentclass[twocolumn]{article}\n" + body, "paper.tex")
+    assert find_main_file(tmp_path) == paper
+    write(tmp_path, "\\documentclass{amsart}\n" + body, "other.tex")  # two papers: ambiguous
+    with pytest.raises(ManuscriptError, match="several main-file candidates"):
+        find_main_file(tmp_path)
