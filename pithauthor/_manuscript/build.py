@@ -29,6 +29,12 @@ ENGINE_FLAGS = {
 _TIMEOUT = 600
 _FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
 _NEEDS_UNICODE_ENGINE = re.compile(r"XeTeX|LuaTeX|XeLaTeX|LuaLaTeX|fontspec|unicode-math", re.I)
+_LATEXMK_NOT_FOUND = re.compile(
+    r"^Latexmk: I WON'T RUN '([^']+)' because I don't find the following files:\n"
+    r"((?:[ \t]+\S.*\n?)+)",
+    re.MULTILINE,
+)
+_LATEXMK_FAILURE = re.compile(r"^Latexmk: (Failure in processing file .*)\n[ \t]+(\S.*)$", re.M)
 _MISSING = re.compile(r"(?:File `([^']+)' not found|I can't find file `([^']+)')")
 # the TeX installation's trees; TEXMFHOME and TEXMFLOCAL hold the user's or the site's own
 # additions, which arXiv does not have (warned about, not packed)
@@ -180,6 +186,14 @@ def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
     for line in lines:
         if line.startswith("!") or _FILE_LINE_ERROR.match(line):
             return line.strip()
+    said = f"{completed.stdout}\n{completed.stderr}"
+    missing = _LATEXMK_NOT_FOUND.search(said)
+    if missing:
+        names = ", ".join(missing.group(2).split())
+        return f"{names} not found, so '{missing.group(1)}' cannot run (and the folder has no .bbl)"
+    failure = _LATEXMK_FAILURE.search(said)
+    if failure:
+        return f"{failure.group(1)} {failure.group(2)}"
     tail = [line for line in completed.stdout.splitlines() + completed.stderr.splitlines() if line]
     return tail[-1].strip() if tail else f"{completed.args[0]} exited with {completed.returncode}"
 

@@ -313,6 +313,19 @@ def test_paper_without_a_pith_number_is_refused(tmp_path: Path, pith: RunPith) -
     assert "no Pith Number" in result.stderr and "pith latex inject" in result.stderr
 
 
+@TEX
+def test_a_bib_file_missing_with_no_bbl_is_named_not_latexmks_last_line(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _paper(
+        tmp_path / "paper", "See \\cite{knuth}.\n\\bibliographystyle{plain}\n\\bibliography{refs}"
+    )
+    result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
+    assert_one_line_error(result, 1)
+    assert "refs.bib not found" in result.stderr and "bibtex" in result.stderr
+    assert not (tmp_path / "upload.tar.gz").exists()
+
+
 URL = "https://example.org/a%20b"
 HREF = "https://example.org/%7Euser/"
 BODY_WITH_COMMENTS = rf"""% SECRET whole-line remark
