@@ -34,6 +34,10 @@ _LATEXMK_NOT_FOUND = re.compile(
     r"((?:[ \t]+\S.*\n?)+)",
     re.MULTILINE,
 )
+_LATEXMK_SUMMARY = re.compile(
+    r"^Collected error summary.*\n[ \t]+(\S[^:\n]*): .*?(?:See file '([^']+\.blg)')?$", re.M
+)
+_BLG_ERROR = re.compile(r"^(?:.*---line \d+ of file .*|.*> ERROR - .*|I couldn't open .*)$", re.M)
 _LATEXMK_FAILURE = re.compile(r"^Latexmk: (Failure in processing file .*)\n[ \t]+(\S.*)$", re.M)
 _MISSING = re.compile(r"(?:File `([^']+)' not found|I can't find file `([^']+)')")
 # the TeX installation's trees; TEXMFHOME and TEXMFLOCAL hold the user's or the site's own
@@ -191,11 +195,25 @@ def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
     if missing:
         names = ", ".join(missing.group(2).split())
         return f"{names} not found, so '{missing.group(1)}' cannot run (and the folder has no .bbl)"
+    summary = _LATEXMK_SUMMARY.search(said)
+    if summary:
+        return _bibliography_error(log.parent, summary.group(1), summary.group(2))
     failure = _LATEXMK_FAILURE.search(said)
     if failure:
         return f"{failure.group(1)} {failure.group(2)}"
     tail = [line for line in completed.stdout.splitlines() + completed.stderr.splitlines() if line]
     return tail[-1].strip() if tail else f"{completed.args[0]} exited with {completed.returncode}"
+
+
+def _bibliography_error(folder: Path, rule: str, blg_name: str | None) -> str:
+    """The first error of a failed BibTeX or Biber run, from its .blg."""
+    blg = folder / blg_name if blg_name else None
+    text = blg.read_text("utf-8", errors="replace") if blg and blg.is_file() else ""
+    error = _BLG_ERROR.search(text)
+    if error is None:
+        return f"'{rule}' failed" + (f" (see {blg_name})" if blg_name else "")
+    line = re.sub(r"^\[\d+\] \S+> ERROR - ", "", error.group(0).strip())
+    return f"'{rule}' failed: {line}"
 
 
 def _kpse_paths(names: tuple[str, ...]) -> list[Path]:

@@ -326,6 +326,16 @@ def test_a_bib_file_missing_with_no_bbl_is_named_not_latexmks_last_line(
     assert not (tmp_path / "upload.tar.gz").exists()
 
 
+@TEX
+def test_a_broken_bib_is_named_with_bibtexs_first_error(tmp_path: Path, pith: RunPith) -> None:
+    cites = "See \\cite{knuth}.\n\\bibliographystyle{plain}\n\\bibliography{refs}"
+    folder = _paper(tmp_path / "paper", cites, {"refs.bib": "@book{knuth, title={x\n"})
+    result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
+    assert_one_line_error(result, 1)
+    assert "'bibtex paper' failed" in result.stderr and "of file refs.bib" in result.stderr
+    assert not (tmp_path / "upload.tar.gz").exists()
+
+
 URL = "https://example.org/a%20b"
 HREF = "https://example.org/%7Euser/"
 BODY_WITH_COMMENTS = rf"""% SECRET whole-line remark
