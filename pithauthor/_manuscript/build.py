@@ -6,6 +6,7 @@ Used by `pith latex inject --check` and `pith latex arxiv` alike, so that both f
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -29,6 +30,7 @@ ENGINE_FLAGS = {
 _TIMEOUT = 600
 _FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
 _NEEDS_UNICODE_ENGINE = re.compile(r"XeTeX|LuaTeX|XeLaTeX|LuaLaTeX|fontspec|unicode-math", re.I)
+_CONTINUED = re.compile(r"^\([A-Za-z0-9@_.-]+\)\s+")  # a package error's next line
 _LATEXMK_NOT_FOUND = re.compile(
     r"^Latexmk: I WON'T RUN '([^']+)' because I don't find the following files:\n"
     r"((?:[ \t]+\S.*\n?)+)",
@@ -148,7 +150,8 @@ def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
 
 
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "openout_any": "p", "shell_escape": "f"}
+    # max_print_line: TeX writes each log line whole (not wrapped at 79), so errors read whole
+    env = {**os.environ, "openout_any": "p", "shell_escape": "f", "max_print_line": "10000"}
     try:
         return subprocess.run(
             command,
@@ -187,9 +190,10 @@ def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
     lines: list[str] = []
     if log.is_file():
         lines = log.read_text("utf-8", errors="replace").splitlines()
-    for line in lines:
+    for at, line in enumerate(lines):
         if line.startswith("!") or _FILE_LINE_ERROR.match(line):
-            return line.strip()
+            more = itertools.takewhile(_CONTINUED.match, lines[at + 1 :])  # \MessageBreak lines
+            return " ".join([line.strip(), *(_CONTINUED.sub("", m).strip() for m in more)])
     said = f"{completed.stdout}\n{completed.stderr}"
     missing = _LATEXMK_NOT_FOUND.search(said)
     if missing:

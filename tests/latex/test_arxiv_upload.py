@@ -336,6 +336,18 @@ def test_a_broken_bib_is_named_with_bibtexs_first_error(tmp_path: Path, pith: Ru
     assert not (tmp_path / "upload.tar.gz").exists()
 
 
+@TEX
+def test_a_long_tex_error_is_reported_whole_not_cut_at_the_logs_79_columns(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _paper(tmp_path / "paper", "Text.")
+    main = folder / "paper.tex"
+    main.write_text(main.read_text().replace(NUMBER, "2302.12445"))  # an arXiv id, by hand
+    result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
+    assert_one_line_error(result, 1)
+    assert "is not a Pith Number (the body may hold only A-Z and 2-7)." in result.stderr
+
+
 URL = "https://example.org/a%20b"
 HREF = "https://example.org/%7Euser/"
 BODY_WITH_COMMENTS = rf"""% SECRET whole-line remark
