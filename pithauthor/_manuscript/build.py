@@ -198,7 +198,8 @@ def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
     missing = _LATEXMK_NOT_FOUND.search(said)
     if missing:
         names = ", ".join(missing.group(2).split())
-        return f"{names} not found, so '{missing.group(1)}' cannot run (and the folder has no .bbl)"
+        rule = missing.group(1)
+        return f"{names} not found, so '{rule}' cannot run, and the folder has no {log.stem}.bbl"
     summary = _LATEXMK_SUMMARY.search(said)
     if summary:
         return _bibliography_error(log.parent, summary.group(1), summary.group(2))

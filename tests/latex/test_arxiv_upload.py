@@ -322,7 +322,7 @@ def test_a_bib_file_missing_with_no_bbl_is_named_not_latexmks_last_line(
     )
     result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
     assert_one_line_error(result, 1)
-    assert "refs.bib not found" in result.stderr and "bibtex" in result.stderr
+    assert "refs.bib not found" in result.stderr and "no paper.bbl" in result.stderr
     assert not (tmp_path / "upload.tar.gz").exists()
 
 
