@@ -69,6 +69,7 @@ __all__ = [
 
 STY_NAME = "pith.sty"
 PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
+_RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
 _PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
 LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
 
@@ -257,6 +258,12 @@ def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str |
     """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
     `registry` (record verified), with a note naming the arXiv version the number belongs to.
     A short alias or a number without its year is refused (InputError)."""
+    address = _RECORD_URL.match(text.strip())
+    if address is not None:  # copied from the record page: it holds the body, not the year
+        raise InputError(
+            f"{text} is a record's address; give its full Pith Number, "
+            f"pith:YYYY:{address.group(1).upper()}"
+        )
     kind = classify_reference(text)
     if kind.alias is not None:
         raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
