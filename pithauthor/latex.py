@@ -28,6 +28,7 @@ from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.build import build_like_arxiv, build_sources
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
+from pithauthor._manuscript.inputs import number_in_inputs
 from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
 from pithauthor._manuscript.preamble import Preamble, locate
 from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
@@ -254,6 +255,11 @@ def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
+def _number_elsewhere(source: TextFile, preamble: Preamble) -> tuple[Path, str] | None:
+    """A `\\pithnumber` in a file the preamble inputs (then the main file needs none)."""
+    return number_in_inputs(source.text[: preamble.begin_document], source.path.parent)
+
+
 def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
     """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
     `registry` (record verified), with a note naming the arXiv version the number belongs to.
@@ -311,7 +317,15 @@ def inject(
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
     new_text, notes = source.text, []
-    if number is not None:
+    elsewhere = None if preamble.pith_numbers else _number_elsewhere(source, preamble)
+    if number is not None and elsewhere is not None:
+        if not _same_number(elsewhere[1], number):
+            raise ManuscriptError(
+                f"{elsewhere[0].name} (read by {main.name}) already has "
+                f"\\pithnumber{{{elsewhere[1]}}}; change the number there"
+            )
+        notes.append(f"{elsewhere[0].name} already has this \\pithnumber; {main.name} unchanged")
+    elif number is not None:
         new_text, *notes = _edits(source, preamble, number, force, placement)
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
