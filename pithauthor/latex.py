@@ -382,7 +382,9 @@ def build_arxiv_archive(
     into an empty folder and built as arXiv does (pdfLaTeX alone), and must give the same page
     count, the /PithNumber and the link. Raises BuildError or VerificationError otherwise."""
     main = find_main_file(Path(target))
-    asked = engine_of(read_text_file(main).text)
+    text = read_text_file(main).text
+    locate(text, main.name)  # a section given by mistake: one line, exit 2, before any build
+    asked = engine_of(text)
     warnings: list[str] = []
     engine = "latex" if asked == "latex" else "pdflatex"
     if asked != engine:

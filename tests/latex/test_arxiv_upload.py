@@ -348,6 +348,17 @@ def test_a_long_tex_error_is_reported_whole_not_cut_at_the_logs_79_columns(
     assert "is not a Pith Number (the body may hold only A-Z and 2-7)." in result.stderr
 
 
+def test_a_section_file_given_as_main_is_bad_input_before_any_build(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _paper(
+        tmp_path / "paper", "\\input{intro}", {"intro.tex": "\\section{Intro}\nText.\n"}
+    )
+    result = pith("latex", "arxiv", str(folder / "intro.tex"), "-o", str(tmp_path / "up.tar.gz"))
+    assert_one_line_error(result, 2)
+    assert "intro.tex: no \\begin{document}; is this the main file?" in result.stderr
+
+
 URL = "https://example.org/a%20b"
 HREF = "https://example.org/%7Euser/"
 BODY_WITH_COMMENTS = rf"""% SECRET whole-line remark
