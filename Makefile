@@ -34,8 +34,9 @@ test-all: $(STAMP)
 	PITH_SLOW=1 $(PYTEST)
 
 # The edit loop: everything but the TeX and slow tests.
+# `-p no:anyio`: no test uses anyio's plugin, and loading it costs each pytest process ~0.2 s.
 check: $(STAMP)
-	$(PYTEST) -q -m "not tex and not slow"
+	$(PYTEST) -q -m "not tex and not slow" -p no:anyio
 
 # Time `make check`, `make test` and `make test-all`: their section of benchmarks/RESULTS.md.
 test-durations: $(STAMP)

@@ -6,6 +6,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote
 
 import pytest
+from examples_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -50,7 +51,8 @@ def _assert_one_link_one_image(image: str) -> None:
     assert [t[0] for t in tags] == ["a", "img"], (snippet, tags)
     (_, link), (_, img) = tags
     assert link["href"] == NUMBER.url()
-    assert unquote(img["src"] or "") == image  # the same image, only percent-encoded
+    # the same image, only percent-encoded (an author's own %XX escapes are kept, not doubled)
+    assert unquote(img["src"] or "") == unquote(image)
     assert img["alt"] == NUMBER.short
 
 
@@ -59,7 +61,7 @@ def test_hostile_image_values_stay_inside_one_markdown_image(image: str) -> None
     _assert_one_link_one_image(image)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1))
 def test_any_printable_image_value_renders_as_exactly_one_image(image: str) -> None:
     if image.lower().lstrip().startswith(("javascript:", "data:", "vbscript:")):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from examples_budget import examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tamper_counts import count
@@ -223,7 +224,9 @@ def _containers(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 TREES = st.recursive(SCALARS, _containers, max_leaves=12)
 EVENT_NAMES = st.sampled_from(sorted(GENUINE))
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _finite(tree: Any) -> bool:
@@ -350,7 +353,7 @@ def _reader_outcome(suite: str, data: str | bytes) -> None:
     count(suite, tried=1, accepted_and_round_tripped=1)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text() | st.binary())
 def test_strict_reader_raises_only_jsonfault_and_round_trips_what_it_accepts(
     data: str | bytes,
@@ -358,7 +361,7 @@ def test_strict_reader_raises_only_jsonfault_and_round_trips_what_it_accepts(
     _reader_outcome("parse_json on arbitrary text/bytes (Hypothesis)", data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     tree=TREES,
     at=st.integers(min_value=0),
@@ -397,7 +400,7 @@ def test_strict_reader_on_json_with_hostile_pieces_inserted(
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tree=TREES)
 def test_strict_reader_reads_every_strict_tree_exactly(tree: Any) -> None:
     assume(_finite(tree))

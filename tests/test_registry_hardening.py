@@ -23,7 +23,7 @@ from pithauthor._registry.pool import Limits
 from pithauthor._registry.server import RegistryServer
 
 FAST = Limits(
-    workers=4, max_connections=400, header_timeout=1.0, body_timeout=1.0, idle_timeout=1.0
+    workers=4, max_connections=400, header_timeout=0.6, body_timeout=0.6, idle_timeout=0.6
 )
 ACTION = f"/pith/{SUBJECT.pith_number.body}/action/citation_signature"
 
@@ -200,7 +200,7 @@ def test_keep_alive_connections_are_served_again_after_waiting(server: RegistryS
     with httpx.Client(base_url=server.url) as client:
         for _ in range(3):
             assert client.get("/pith-mirrors.json").status_code == 200
-            time.sleep(0.3)  # back in the waiting room between requests
+            time.sleep(0.15)  # back in the waiting room between requests
         assert server.pool.open_connections == 1  # one connection, reused
 
 

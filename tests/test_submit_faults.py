@@ -57,19 +57,19 @@ def assert_exactly_once(url: str, trust: Trust, events: list[dict[str, Any]]) ->
 
 @pytest.mark.parametrize("kind", ["500", "reset", "stall"])
 def test_every_event_accepted_once_when_a_third_of_requests_fail(tmp_path: Path, kind: str) -> None:
-    faults = FaultPlan(every=3, kinds=(kind,), stall_seconds=0.8)
+    faults = FaultPlan(every=3, kinds=(kind,), stall_seconds=0.4)
     server = start_server(tmp_path / "reg", faults=faults)
     try:
         events = citations(30)
         store_in_outbox(events)
-        with client_for(server.url, timeout=0.3) as client:
+        with client_for(server.url, timeout=0.15) as client:
             result = submit_pending(client=client, parallel=4)
             trust = client.trust
         assert result.ok, result.as_dict()
         assert faults._count > 30  # faults were injected and retried
         if kind == "reset":  # stored, then the answer was lost: the retry found it there
             assert result.duplicates
-        time.sleep(0.9 if kind == "stall" else 0)  # let stalled handlers finish
+        time.sleep(0.45 if kind == "stall" else 0)  # let stalled handlers finish
         assert_exactly_once(server.url, trust, events)
     finally:
         server.stop()
@@ -95,16 +95,16 @@ def test_a_501_is_not_retried_and_leaves_every_event_pending(tmp_path: Path) -> 
 
 
 def test_all_fault_kinds_mixed_with_parallel_submission(tmp_path: Path) -> None:
-    faults = FaultPlan(every=3, stall_seconds=0.6)
+    faults = FaultPlan(every=3, stall_seconds=0.35)
     server = start_server(tmp_path / "reg", faults=faults)
     try:
         events = citations(45)
         store_in_outbox(events)
-        with client_for(server.url, timeout=0.25) as client:
+        with client_for(server.url, timeout=0.15) as client:
             result = submit_pending(client=client, parallel=8)
             trust = client.trust
         assert result.ok, result.as_dict()
-        time.sleep(0.7)
+        time.sleep(0.4)
         assert_exactly_once(server.url, trust, events)
     finally:
         server.stop()

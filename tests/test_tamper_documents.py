@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import FIXTURES, load_fixture
+from examples_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from registry_helpers import REAL_NUMBER, TestSigner, attestation, citation, replication
@@ -365,7 +366,7 @@ DOCS = {
 }
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), which=st.sampled_from(sorted(DOCS)))
 def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, which: str) -> None:
     """Up to four edits anywhere in one document (resealed): refused, or every touched field is
