@@ -28,9 +28,10 @@ from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.build import build_like_arxiv, build_sources
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
+from pithauthor._manuscript.inputs import number_in_inputs
 from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
 from pithauthor._manuscript.preamble import Preamble, locate
-from pithauthor._manuscript.sty_files import copy_sty, install_sty
+from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
 from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
 from pithauthor._manuscript.sty_files import shipped_files as pith_sty_files
 from pithauthor._manuscript.textfile import (
@@ -40,7 +41,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
     write_target,
 )
-from pithauthor._resources import pith_ltxml_path, pith_sty_path, pith_sty_version
+from pithauthor._resources import pith_ltxml_path, pith_sty_path
 from pithauthor.errors import (
     BuildError,
     InputError,
@@ -69,6 +70,7 @@ __all__ = [
 
 STY_NAME = "pith.sty"
 PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
+_RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
 _PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
 LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
 
@@ -216,16 +218,8 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
     if theirs == ours:
         return "unchanged", ours
     if not force:
-        raise ManuscriptError(
-            f"{dest} is another version ({_sty_version(theirs)}) than this pithauthor's "
-            f"({pith_sty_version()}); use --force to replace it"
-        )
+        raise another_version(dest, theirs)
     return "replaced", ours
-
-
-def _sty_version(data: bytes) -> str:
-    match = re.search(rb"\\ProvidesPackage\{pith\}\[([^\]]*)\]", data)
-    return match.group(1).decode("latin-1").strip() if match else "no version line"
 
 
 def _ltxml_action(main: Path) -> tuple[str, bytes]:
@@ -261,10 +255,21 @@ def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
+def _number_elsewhere(source: TextFile, preamble: Preamble) -> tuple[Path, str] | None:
+    """A `\\pithnumber` in a file the preamble inputs (then the main file needs none)."""
+    return number_in_inputs(source.text[: preamble.begin_document], source.path.parent)
+
+
 def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
     """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
     `registry` (record verified), with a note naming the arXiv version the number belongs to.
     A short alias or a number without its year is refused (InputError)."""
+    address = _RECORD_URL.match(text.strip())
+    if address is not None:  # copied from the record page: it holds the body, not the year
+        raise InputError(
+            f"{text} is a record's address; give its full Pith Number, "
+            f"pith:YYYY:{address.group(1).upper()}"
+        )
     kind = classify_reference(text)
     if kind.alias is not None:
         raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
@@ -312,7 +317,15 @@ def inject(
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
     new_text, notes = source.text, []
-    if number is not None:
+    elsewhere = None if preamble.pith_numbers else _number_elsewhere(source, preamble)
+    if number is not None and elsewhere is not None:
+        if not _same_number(elsewhere[1], number):
+            raise ManuscriptError(
+                f"{elsewhere[0].name} (read by {main.name}) already has "
+                f"\\pithnumber{{{elsewhere[1]}}}; change the number there"
+            )
+        notes.append(f"{elsewhere[0].name} already has this \\pithnumber; {main.name} unchanged")
+    elif number is not None:
         new_text, *notes = _edits(source, preamble, number, force, placement)
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
@@ -369,7 +382,9 @@ def build_arxiv_archive(
     into an empty folder and built as arXiv does (pdfLaTeX alone), and must give the same page
     count, the /PithNumber and the link. Raises BuildError or VerificationError otherwise."""
     main = find_main_file(Path(target))
-    asked = engine_of(read_text_file(main).text)
+    text = read_text_file(main).text
+    locate(text, main.name)  # a section given by mistake: one line, exit 2, before any build
+    asked = engine_of(text)
     warnings: list[str] = []
     engine = "latex" if asked == "latex" else "pdflatex"
     if asked != engine:

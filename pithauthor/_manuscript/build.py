@@ -6,6 +6,7 @@ Used by `pith latex inject --check` and `pith latex arxiv` alike, so that both f
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -29,6 +30,17 @@ ENGINE_FLAGS = {
 _TIMEOUT = 600
 _FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
 _NEEDS_UNICODE_ENGINE = re.compile(r"XeTeX|LuaTeX|XeLaTeX|LuaLaTeX|fontspec|unicode-math", re.I)
+_CONTINUED = re.compile(r"^\([A-Za-z0-9@_.-]+\)\s+")  # a package error's next line
+_LATEXMK_NOT_FOUND = re.compile(
+    r"^Latexmk: I WON'T RUN '([^']+)' because I don't find the following files:\n"
+    r"((?:[ \t]+\S.*\n?)+)",
+    re.MULTILINE,
+)
+_LATEXMK_SUMMARY = re.compile(
+    r"^Collected error summary.*\n[ \t]+(\S[^:\n]*): .*?(?:See file '([^']+\.blg)')?$", re.M
+)
+_BLG_ERROR = re.compile(r"^(?:.*---line \d+ of file .*|.*> ERROR - .*|I couldn't open .*)$", re.M)
+_LATEXMK_FAILURE = re.compile(r"^Latexmk: (Failure in processing file .*)\n[ \t]+(\S.*)$", re.M)
 _MISSING = re.compile(r"(?:File `([^']+)' not found|I can't find file `([^']+)')")
 # the TeX installation's trees; TEXMFHOME and TEXMFLOCAL hold the user's or the site's own
 # additions, which arXiv does not have (warned about, not packed)
@@ -138,7 +150,8 @@ def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
 
 
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "openout_any": "p", "shell_escape": "f"}
+    # max_print_line: TeX writes each log line whole (not wrapped at 79), so errors read whole
+    env = {**os.environ, "openout_any": "p", "shell_escape": "f", "max_print_line": "10000"}
     try:
         return subprocess.run(
             command,
@@ -177,11 +190,35 @@ def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
     lines: list[str] = []
     if log.is_file():
         lines = log.read_text("utf-8", errors="replace").splitlines()
-    for line in lines:
+    for at, line in enumerate(lines):
         if line.startswith("!") or _FILE_LINE_ERROR.match(line):
-            return line.strip()
+            more = itertools.takewhile(_CONTINUED.match, lines[at + 1 :])  # \MessageBreak lines
+            return " ".join([line.strip(), *(_CONTINUED.sub("", m).strip() for m in more)])
+    said = f"{completed.stdout}\n{completed.stderr}"
+    missing = _LATEXMK_NOT_FOUND.search(said)
+    if missing:
+        names = ", ".join(missing.group(2).split())
+        rule = missing.group(1)
+        return f"{names} not found, so '{rule}' cannot run, and the folder has no {log.stem}.bbl"
+    summary = _LATEXMK_SUMMARY.search(said)
+    if summary:
+        return _bibliography_error(log.parent, summary.group(1), summary.group(2))
+    failure = _LATEXMK_FAILURE.search(said)
+    if failure:
+        return f"{failure.group(1)} {failure.group(2)}"
     tail = [line for line in completed.stdout.splitlines() + completed.stderr.splitlines() if line]
     return tail[-1].strip() if tail else f"{completed.args[0]} exited with {completed.returncode}"
+
+
+def _bibliography_error(folder: Path, rule: str, blg_name: str | None) -> str:
+    """The first error of a failed BibTeX or Biber run, from its .blg."""
+    blg = folder / blg_name if blg_name else None
+    text = blg.read_text("utf-8", errors="replace") if blg and blg.is_file() else ""
+    error = _BLG_ERROR.search(text)
+    if error is None:
+        return f"'{rule}' failed" + (f" (see {blg_name})" if blg_name else "")
+    line = re.sub(r"^\[\d+\] \S+> ERROR - ", "", error.group(0).strip())
+    return f"'{rule}' failed: {line}"
 
 
 def _kpse_paths(names: tuple[str, ...]) -> list[Path]:

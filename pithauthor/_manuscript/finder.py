@@ -16,6 +16,9 @@ _PROGRAM = re.compile(
     r"^\s*%\s*!\s*TEX\s+(?:TS-)?program\s*=\s*([A-Za-z]+)\s*$", re.IGNORECASE | re.MULTILINE
 )
 _DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\b")
+_STANDALONE = re.compile(
+    r"^[^%\n]*\\documentclass\s*(?:\[[^\]]*\]\s*)?\{standalone\}", re.MULTILINE
+)
 ENGINES = ("pdflatex", "xelatex", "lualatex", "latex")
 
 
@@ -67,6 +70,11 @@ def _is_main(path: Path) -> bool:
     return bool(_DOCUMENTCLASS.search(text)) and has_live_begin_document(text)
 
 
+def _is_standalone(path: Path) -> bool:
+    """Whether `path` is a `standalone`-class document: a figure built on its own."""
+    return bool(_STANDALONE.search(read_text_file(path).text))
+
+
 def find_main_file(target: Path) -> Path:
     """The main file of `target` (a .tex file, or a folder searched at its top level)."""
     if not target.exists():
@@ -95,6 +103,9 @@ def find_main_file(target: Path) -> Path:
     preferred = [p for p in candidates if p.resolve() in named]
     if len(preferred) == 1:
         return preferred[0]
+    papers = [p for p in candidates if not _is_standalone(p)]
+    if len(papers) == 1:  # the others are figures (or pieces) built alone: not the paper
+        return papers[0]
     if not candidates:
         raise ManuscriptError(
             f"{target}: no main file (one with \\documentclass and \\begin{{document}})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -9,7 +10,8 @@ from pathlib import Path
 
 from pithauthor._atomic import replace_file
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
-from pithauthor._resources import latex_file
+from pithauthor._manuscript.textfile import ensure_writable_folder
+from pithauthor._resources import latex_file, pith_sty_version
 from pithauthor.errors import ManuscriptError, PithError
 
 SHIPPED = ("pith.sty", "pith.sty.ltxml")
@@ -37,6 +39,16 @@ def shipped_files() -> list[Path]:
     return files
 
 
+def another_version(dest: Path, theirs: bytes) -> ManuscriptError:
+    """The error for a `pith.sty` at `dest` that is not the packaged one: both versions named."""
+    match = re.search(rb"\\ProvidesPackage\{pith\}\[([^\]]*)\]", theirs)
+    version = match.group(1).decode("latin-1").strip() if match else "no version line"
+    return ManuscriptError(
+        f"{dest} is another version ({version}) than this pithauthor's "
+        f"({pith_sty_version()}); use --force to replace it"
+    )
+
+
 def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
     """Copy the shipped files into `folder` (which must exist); another version needs `force`."""
     if not folder.is_dir():
@@ -49,12 +61,18 @@ def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
             raise ManuscriptError(f"{dest} is not a regular file; remove it first")
         if not dest.exists():
             plans.append((dest, ours, "copied"))
-        elif read_user_file(dest, ManuscriptError, "a TeX file", limit=MAX_TEX_BYTES) == ours:
+            continue
+        theirs = read_user_file(dest, ManuscriptError, "a TeX file", limit=MAX_TEX_BYTES)
+        if theirs == ours:
             plans.append((dest, ours, "unchanged"))
+        elif not force and source.name == SHIPPED[0]:
+            raise another_version(dest, theirs)
         elif not force:
             raise ManuscriptError(f"{dest} is another version; use --force to replace it")
         else:
             plans.append((dest, ours, "replaced"))
+    if any(action != "unchanged" for _, _, action in plans):
+        ensure_writable_folder(folder)
     for dest, data, action in plans:
         if action != "unchanged":
             replace_file(dest, data, mode=0o644)
@@ -84,6 +102,9 @@ def install_sty(*, force: bool = False) -> list[StyCopy]:
     """Copy the shipped files into TEXMFHOME/tex/latex/pith, where every local project finds
     them (kpathsea searches TEXMFHOME on disk: no `mktexlsr` needed)."""
     folder = texmf_home() / TEXMF_SUBFOLDER
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if existing != folder:
+        ensure_writable_folder(existing, f"cannot create {folder}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

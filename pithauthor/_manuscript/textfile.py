@@ -75,9 +75,17 @@ def ensure_writable(path: Path) -> None:
         raise ManuscriptError(f"{path}: cannot stat ({exc.strerror})") from None
     if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
         raise ManuscriptError(f"{path} is read-only; make it writable to add the badge")
-    folder = path.parent
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ManuscriptError(f"{folder} is not writable; cannot replace {path.name} safely")
+    ensure_writable_folder(path.parent, f"cannot replace {path.name} safely")
+
+
+def ensure_writable_folder(folder: Path, why: str = "nothing was written") -> None:
+    """Refuse a read-only folder (by its mode bits too, so that root is refused as well)."""
+    try:
+        mode = folder.stat().st_mode
+    except OSError as exc:
+        raise ManuscriptError(f"{folder}: cannot stat ({exc.strerror})") from None
+    if not mode & stat.S_IWUSR or not os.access(folder, os.W_OK | os.X_OK):
+        raise ManuscriptError(f"{folder} is not writable; {why}")
 
 
 def backup_path(path: Path) -> Path:

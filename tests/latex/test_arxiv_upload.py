@@ -313,6 +313,52 @@ def test_paper_without_a_pith_number_is_refused(tmp_path: Path, pith: RunPith) -
     assert "no Pith Number" in result.stderr and "pith latex inject" in result.stderr
 
 
+@TEX
+def test_a_bib_file_missing_with_no_bbl_is_named_not_latexmks_last_line(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _paper(
+        tmp_path / "paper", "See \\cite{knuth}.\n\\bibliographystyle{plain}\n\\bibliography{refs}"
+    )
+    result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
+    assert_one_line_error(result, 1)
+    assert "refs.bib not found" in result.stderr and "no paper.bbl" in result.stderr
+    assert not (tmp_path / "upload.tar.gz").exists()
+
+
+@TEX
+def test_a_broken_bib_is_named_with_bibtexs_first_error(tmp_path: Path, pith: RunPith) -> None:
+    cites = "See \\cite{knuth}.\n\\bibliographystyle{plain}\n\\bibliography{refs}"
+    folder = _paper(tmp_path / "paper", cites, {"refs.bib": "@book{knuth, title={x\n"})
+    result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
+    assert_one_line_error(result, 1)
+    assert "'bibtex paper' failed" in result.stderr and "of file refs.bib" in result.stderr
+    assert not (tmp_path / "upload.tar.gz").exists()
+
+
+@TEX
+def test_a_long_tex_error_is_reported_whole_not_cut_at_the_logs_79_columns(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _paper(tmp_path / "paper", "Text.")
+    main = folder / "paper.tex"
+    main.write_text(main.read_text().replace(NUMBER, "2302.12445"))  # an arXiv id, by hand
+    result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
+    assert_one_line_error(result, 1)
+    assert "is not a Pith Number (the body may hold only A-Z and 2-7)." in result.stderr
+
+
+def test_a_section_file_given_as_main_is_bad_input_before_any_build(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _paper(
+        tmp_path / "paper", "\\input{intro}", {"intro.tex": "\\section{Intro}\nText.\n"}
+    )
+    result = pith("latex", "arxiv", str(folder / "intro.tex"), "-o", str(tmp_path / "up.tar.gz"))
+    assert_one_line_error(result, 2)
+    assert "intro.tex: no \\begin{document}; is this the main file?" in result.stderr
+
+
 URL = "https://example.org/a%20b"
 HREF = "https://example.org/%7Euser/"
 BODY_WITH_COMMENTS = rf"""% SECRET whole-line remark

@@ -196,3 +196,30 @@ def test_a_number_without_year_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n")
     with pytest.raises(InputError, match="pith:YYYY:"):
         inject(path, PithNumber.parse(NUMBER.split(":")[2]))
+
+
+def test_a_standalone_figure_beside_the_paper_is_not_a_main_file_candidate(
+    tmp_path: Path,
+) -> None:
+    body = "\\begin{document}\nx\n\\end{document}\n"
+    write(tmp_path, "\\documentclass[border=2pt,\n  varwidth]{standalone}\n" + body, "fig.tex")
+    paper = write(tmp_path, "\\documentclass[twocolumn]{article}\n" + body, "paper.tex")
+    assert find_main_file(tmp_path) == paper
+    write(tmp_path, "\\documentclass{amsart}\n" + body, "other.tex")  # two papers: ambiguous
+    with pytest.raises(ManuscriptError, match="several main-file candidates"):
+        find_main_file(tmp_path)
+
+
+def test_a_pithnumber_in_an_input_preamble_file_is_seen_not_added_twice(tmp_path: Path) -> None:
+    main = write(
+        tmp_path,
+        "\\documentclass{article}\n\\input{preamble}\n\\begin{document}\nx\n\\end{document}\n",
+        "main.tex",
+    )
+    write(tmp_path, f"\\usepackage{{pith}}\n\\pithnumber{{{NUMBER}}}\n", "preamble.tex")
+    before = main.read_bytes()
+    assert not inject(tmp_path, PithNumber.parse(NUMBER)).changed
+    assert main.read_bytes() == before
+    with pytest.raises(ManuscriptError, match=r"preamble.tex \(read by main.tex\) already has"):
+        inject(tmp_path, PithNumber.parse(OTHER), force=True)
+    assert main.read_bytes() == before

@@ -123,3 +123,28 @@ def test_read_only_is_refused_even_for_root(folder: Path) -> None:
     assert not os.stat(target).st_mode & stat.S_IWUSR
     with pytest.raises(ManuscriptError, match="read-only"):
         inject(target, PithNumber.parse(NUMBER))
+
+
+def test_a_read_only_folder_is_refused_even_for_root(pith: RunPith, folder: Path) -> None:
+    (folder / "main.tex").write_text(GOOD, encoding="utf-8")
+    before = snapshot(folder)
+    folder.chmod(0o555)
+    try:
+        result = pith("latex", "inject", str(folder), "--pith", NUMBER)
+        assert_one_line_error(result, 2)
+        assert "not writable" in result.stderr
+        assert snapshot(folder) == before
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_record_address_given_as_the_number_asks_for_the_full_number(
+    pith: RunPith, folder: Path
+) -> None:
+    (folder / "main.tex").write_text(GOOD, encoding="utf-8")
+    before = snapshot(folder)
+    body = NUMBER.split(":")[2]
+    result = pith("latex", "inject", str(folder), "--pith", f"https://pith.science/pith/{body}")
+    assert_one_line_error(result, 2)
+    assert f"pith:YYYY:{body}" in result.stderr and "arXiv identifier" not in result.stderr
+    assert snapshot(folder) == before

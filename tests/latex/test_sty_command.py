@@ -88,3 +88,34 @@ def test_install_api_returns_the_installed_path(
     (done,) = [c for c in install_sty() if c.path.name == "pith.sty"]
     assert done.path == tmp_path / "t" / "tex" / "latex" / "pith" / "pith.sty"
     assert done.action == "copied"
+
+
+def test_copy_refuses_another_pith_sty_naming_both_versions(pith: RunPith, tmp_path: Path) -> None:
+    theirs = "\\ProvidesPackage{pith}[2020/01/01 v0.1 someone else's]\n"
+    (tmp_path / "pith.sty").write_text(theirs, encoding="utf-8")
+    result = pith("latex", "sty", "--copy", str(tmp_path))
+    assert_one_line_error(result, 2)
+    assert "v0.1 someone else's" in result.stderr and "this pithauthor's (" in result.stderr
+    assert (tmp_path / "pith.sty").read_text("utf-8") == theirs
+    assert not (tmp_path / "pith.sty.ltxml").exists()
+
+
+@pytest.mark.parametrize(
+    "how", ["copy", pytest.param("install", marks=pytest.mark.tex("kpsewhich"))]
+)
+def test_a_read_only_folder_is_refused_by_its_mode_bits_even_for_root(
+    pith: RunPith, tmp_path: Path, how: str
+) -> None:
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        if how == "copy":
+            result = pith("latex", "sty", "--copy", str(folder))
+        else:
+            result = pith("latex", "sty", "--install", env={"TEXMFHOME": str(folder)})
+        assert_one_line_error(result, 2)
+        assert "not writable" in result.stderr
+        assert list(folder.iterdir()) == []
+    finally:
+        folder.chmod(0o755)
