@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.web_url import is_loopback
+from pithauthor._files import MAX_JSON_BYTES
 from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
@@ -35,6 +36,9 @@ from pithauthor.errors import (
     RegistryRejected,
     RegistryResponseError,
 )
+
+MAX_ANSWER_BYTES = MAX_JSON_BYTES
+"""The largest answer read from a registry, decoded (a record, state or bundle is JSON)."""
 
 # httpx is imported on the first request: it takes longer to load than Typer.
 
@@ -136,6 +140,7 @@ class RegistryHttp:
 
         self.base_url = check_url(base_url)
         self.retry = retry or RetryPolicy()
+        self._timeout = timeout
         self._sleep = sleep
         headers = {
             "User-Agent": f"pithauthor/{__version__}",
@@ -205,11 +210,16 @@ class RegistryHttp:
         while attempt < self.retry.max_attempts:
             retry_after: float | None = None
             try:
-                response = self._http.request(method, url, **self._with_token(kwargs, authorize))
+                response = self._send(method, url, self._with_token(kwargs, authorize))
             except httpx.TransportError as exc:
                 last = _transport_reason(exc)
             else:
                 status = response.status_code
+                if 300 <= status < 400:  # no redirect is followed, nor taken for an answer
+                    raise RegistryResponseError(
+                        f"the registry at {where} answered {status} (a redirect, not followed); "
+                        "nothing was lost"
+                    )
                 if status < 400:
                     return response
                 if status == 401 and mine and not authorize and _asks_for_token(response):
@@ -231,6 +241,36 @@ class RegistryHttp:
         raise NetworkError(
             f"the registry at {where} did not answer ({last}) after "
             f"{self.retry.max_attempts} attempts; nothing was lost, try again later"
+        )
+
+    def _send(self, method: str, url: str, kwargs: dict[str, Any]) -> httpx.Response:
+        """One exchange, its answer read whole within `timeout` seconds (a trickle of bytes is a
+        time-out) and MAX_ANSWER_BYTES (decoded; more is RegistryResponseError)."""
+        import httpx
+
+        deadline = time.monotonic() + self._timeout
+        with self._http.stream(method, url, **kwargs) as streamed:
+            body = bytearray()
+            for chunk in streamed.iter_bytes():
+                body += chunk
+                if len(body) > MAX_ANSWER_BYTES:
+                    raise RegistryResponseError(
+                        f"the registry at {origin(url)} answered more than "
+                        f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
+                    )
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(f"no whole answer in {self._timeout:g} s")
+        headers = [
+            (k, v)
+            for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            streamed.status_code,
+            headers=headers,
+            content=bytes(body),
+            request=streamed.request,
+            extensions=streamed.extensions,
         )
 
     def _with_token(self, kwargs: dict[str, Any], authorize: bool) -> dict[str, Any]:

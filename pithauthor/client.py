@@ -212,7 +212,8 @@ class RegistryClient:
         return record
 
     def resolve(self, arxiv_id: str) -> PithNumber:
-        """The Pith Number of an arXiv paper, via the resolver; the record is verified."""
+        """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
+        of the version named, when one is)."""
         aid = ArxivId.parse(arxiv_id)
         answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
         number_text = None
@@ -228,6 +229,11 @@ class RegistryClient:
         source = record["canonical_record"].get("source")
         if source is None or source.get("id") != aid.id:
             raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
+        if aid.version is not None and source.get("version") != aid.version:
+            raise VerificationError(
+                f"the registry resolves {aid.id} to v{source.get('version')} ({number.full}), "
+                f"not to v{aid.version}"
+            )
         return number
 
     def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> RecordBundle:
@@ -295,7 +301,17 @@ class RegistryClient:
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
-        if isinstance(answer, Mapping) and answer.get("event_id", eid) != eid:
+        if (
+            status not in (200, 201)
+            or not isinstance(answer, Mapping)
+            or answer.get("status", "accepted") != "accepted"
+            or "error" in answer
+        ):
+            raise RegistryResponseError(
+                f"the registry answered {status} for {eid} without accepting it (200 or 201 "
+                "with a JSON object, no error, status accepted when given); it stays pending"
+            )
+        if answer.get("event_id", eid) != eid:
             raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
         return status, answer
 
@@ -443,10 +459,16 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
     number = subject.pith_number
     named = classify_reference(ref)
     if named.arxiv is not None:
-        if subject.source_id is None or named.arxiv.id != subject.source_id:
+        version = named.arxiv.version
+        if (
+            subject.source_id is None
+            or named.arxiv.id != subject.source_id
+            or (version is not None and version != subject.source_version)
+        ):
+            held = f"{subject.source_id}v{subject.source_version}" if version else None
             raise InputError(
-                f"{where} is the record of arXiv {subject.source_id or '(none)'} "
-                f"({number.full}), not of {named.arxiv.id}"
+                f"{where} is the record of arXiv {held or subject.source_id or '(none)'} "
+                f"({number.full}), not of {ref.strip()}"
             )
         return
     same = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -252,7 +253,7 @@ class _Fetcher:
                         raise _Unreadable(f"HTTP {answer.status_code}", network=True)
                     if answer.status_code != 200:
                         raise _Unreadable(f"HTTP {answer.status_code}", network=False)
-                    return _read_capped(answer, limit)
+                    return _read_capped(answer, limit, self.timeout)
             except httpx.TimeoutException:
                 raise _Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
             except httpx.HTTPError as exc:
@@ -270,9 +271,13 @@ def _redirect_target(current: str, location: str) -> str:
     return target
 
 
-def _read_capped(answer: httpx.Response, limit: int) -> bytes:
+def _read_capped(answer: httpx.Response, limit: int, timeout: float) -> bytes:
+    """The whole answer within `limit` bytes and `timeout` seconds (a trickle is a time-out)."""
     chunks, size = [], 0
+    deadline = time.monotonic() + timeout
     for chunk in answer.iter_bytes():
+        if time.monotonic() > deadline:
+            raise _Unreadable(f"no whole answer within {timeout:g} s", network=True)
         size += len(chunk)
         if size > limit:
             raise _Unreadable(f"answer larger than {limit} bytes", network=False)

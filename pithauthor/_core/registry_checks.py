@@ -602,7 +602,12 @@ def _check_author_at(
 
 
 def _registry_event(report: Report, event: Any, at: str, trust: Trust, registry: list[str]) -> None:
-    """Not an author event: unverifiable when a trusted registry key signed it, else failed."""
+    """Not an author event: unverifiable when a trusted registry key signed it, else failed.
+    One declaring an author type or `record_created` is failed: those are checked elsewhere."""
+    etype = event.get("event_type") if isinstance(event, Mapping) else None
+    if etype in (*AUTHOR_EVENT_LISTS.values(), "record_created"):
+        report.add(f"{at}.event_type", False, f"a {etype} event outside its own place")
+        return
     signer = event.get("signer") if isinstance(event, Mapping) else None
     kid = signer.get("key_id") if isinstance(signer, Mapping) else None
     key = trust.get(kid) if isinstance(kid, str) else None

@@ -1,0 +1,180 @@
+"""`pith submit` against a hostile registry on a real loopback socket: a proxy that passes reads
+to the project's registry and answers each POST its own way. No answer but an acceptance of the
+event marks it accepted; nothing is lost; the token never leaves the registry's origin."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from registry_helpers import citations, start_server
+
+import pithauthor._http
+from pithauthor._http import RegistryHttp, RetryPolicy
+from pithauthor._outbox import Outbox
+from pithauthor._registry.server import RegistryServer
+from pithauthor.client import RegistryClient
+from pithauthor.errors import NetworkError, RegistryResponseError
+from pithauthor.submit import store_in_outbox, submit_pending
+from pithauthor.trust import pinned_trust
+
+Answer = Callable[[str, str], tuple[int, dict[str, str], bytes]]
+"""(event_id, other server's URL) -> (status, headers, body) for one POST."""
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """Another origin: records every request it gets (a redirect target)."""
+
+    seen: list[tuple[str, str | None]]
+
+    def do_POST(self) -> None:
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        self.send_response(201)
+        self.end_headers()
+
+    do_GET = do_POST
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+@pytest.fixture
+def real(tmp_path: Path) -> Iterator[RegistryServer]:
+    srv = start_server(tmp_path / "reg")
+    yield srv
+    srv.stop()
+
+
+def _hostile(real: RegistryServer, answer: Answer, other: str) -> ThreadingHTTPServer:
+    class Proxy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            host = f"127.0.0.1:{self.server.server_address[1]}"
+            got = httpx.get(real.url + self.path, headers={"Host": host})
+            self._send(got.status_code, {"Content-Type": "application/json"}, got.content)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            status, headers, body = answer(self.headers["Idempotency-Key"], other)
+            self._send(status, headers, body)
+
+        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+            self.send_response(status)
+            for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return _serve(Proxy)[0]
+
+
+def _json(status: int, doc: object, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    return status, {"Content-Type": "application/json", **headers}, json.dumps(doc).encode()
+
+
+ANSWERS: dict[str, Answer] = {
+    "307 to another origin": lambda eid, other: _json(
+        307, {"event_id": eid}, Location=other + "/steal"
+    ),
+    "302 with the event's id": lambda eid, other: _json(302, {"event_id": eid}, Location=other),
+    "202 queued": lambda eid, _: _json(202, {"event_id": eid}),
+    "200 with a list": lambda eid, _: _json(200, [eid]),
+    "200 with a string": lambda eid, _: _json(200, "accepted"),
+    "200 saying rejected": lambda eid, _: _json(200, {"event_id": eid, "status": "rejected"}),
+    "200 with an error": lambda eid, _: _json(200, {"event_id": eid, "error": "moderation"}),
+}
+
+
+@pytest.mark.parametrize("name", list(ANSWERS))
+def test_an_answer_that_is_not_the_events_acceptance_leaves_it_pending(
+    real: RegistryServer, name: str
+) -> None:
+    Recorder.seen = []
+    recorder, other = _serve(Recorder)
+    hostile = _hostile(real, ANSWERS[name], other)
+    url = f"http://127.0.0.1:{hostile.server_address[1]}"
+    try:
+        store_in_outbox(citations(2))
+        with RegistryClient(url, trust=pinned_trust(), token="secret-token") as client:
+            client.http.retry = RetryPolicy(max_attempts=1, base_delay=0.0)
+            client.trust_local_registry()
+            result = submit_pending(client=client)
+    finally:
+        hostile.shutdown()
+        recorder.shutdown()
+    assert isinstance(result.error, RegistryResponseError)
+    assert result.accepted == [] and result.rejected == {}
+    with Outbox() as outbox:
+        assert outbox.counts() == {"pending": 2, "accepted": 0, "rejected": 0}
+    assert Recorder.seen == []  # nothing, and so no token, went to the other origin
+
+
+class Trickle(BaseHTTPRequestHandler):
+    """A slow-loris answer: valid JSON, one byte every 0.1 s, for about 6 s."""
+
+    def do_GET(self) -> None:
+        body = b'{"x": "' + b"a" * 50 + b'"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for byte in body:
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(0.1)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class Flood(BaseHTTPRequestHandler):
+    """A gigantic answer: 2 MiB of JSON, then more."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client hangs up, as it should
+            self.wfile.write(b'{"x": "' + b"a" * 2**21 + b'"}')
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_trickling_answer_is_a_time_out_not_a_hang() -> None:
+    httpd, url = _serve(Trickle)
+    http = RegistryHttp(url, timeout=1.0, retry=RetryPolicy(max_attempts=1))
+    try:
+        with pytest.raises(NetworkError, match="timed out"):
+            http.get_json("/record")
+    finally:
+        http.close()
+        httpd.shutdown()
+
+
+def test_an_answer_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pithauthor._http, "MAX_ANSWER_BYTES", 2**20)
+    httpd, url = _serve(Flood)
+    http = RegistryHttp(url, retry=RetryPolicy(max_attempts=1))
+    try:
+        with pytest.raises(RegistryResponseError, match="more than 1 MiB"):
+            http.get_json("/record")
+    finally:
+        http.close()
+        httpd.shutdown()
