@@ -35,8 +35,11 @@ test-all: $(STAMP)
 
 # The edit loop: everything but the TeX and slow tests.
 # `-p no:anyio`: no test uses anyio's plugin, and loading it costs each pytest process ~0.2 s.
+# One worker more than cores: many of these tests wait on sockets and time-outs, not the CPU
+# (2 idle cores: -n 2 took 37 s, -n 3 31 s; docs/performance.md).
+CHECK_WORKERS := $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 check: $(STAMP)
-	$(PYTEST) -q -m "not tex and not slow" -p no:anyio
+	$(PY) -m pytest -n $(CHECK_WORKERS) --dist worksteal -q -m "not tex and not slow" -p no:anyio
 
 # Time `make check`, `make test` and `make test-all`: their section of benchmarks/RESULTS.md.
 test-durations: $(STAMP)
