@@ -4,10 +4,10 @@ for arXiv is tested in test_arxiv_upload.py."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from arxiv_helpers import latexmk
 from conftest import RunPith, assert_one_line_error
 from inject_helpers import MAINS, NUMBER, copy_manuscript, snapshot
 from pdfcheck import link_uris, page_text
@@ -18,17 +18,6 @@ from pithauthor.latex import build_arxiv_archive, check_pdf, inject
 NUMBER_OBJ = PithNumber.parse(NUMBER)
 SHORT = "pith:" + NUMBER_OBJ.body[:8]
 TEX = pytest.mark.tex("latexmk", "pdflatex", "bibtex", "biber")
-
-
-def latexmk(folder: Path, main: str) -> Path:
-    subprocess.run(
-        ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", main],
-        cwd=folder,
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return folder / Path(main).with_suffix(".pdf")
 
 
 @TEX
