@@ -37,7 +37,7 @@ test-all: $(STAMP)
 # `-p no:anyio`: no test uses anyio's plugin, and loading it costs each pytest process ~0.2 s.
 # One worker more than cores: many of these tests wait on sockets and time-outs, not the CPU
 # (2 idle cores: -n 2 took 37 s, -n 3 31 s; docs/performance.md).
-CHECK_WORKERS := $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
+CHECK_WORKERS = $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 check: $(STAMP)
 	$(PY) -m pytest -n $(CHECK_WORKERS) --dist worksteal -q -m "not tex and not slow" -p no:anyio
 
