@@ -72,8 +72,9 @@ _SYSTEM_TREES = (
 
 
 class CompileFailed(BuildError):
-    """The engine failed on the manuscript (not: latexmk missing, the build stopped, ...);
-    `reason` is the first error, without the words around it."""
+    """The engine failed on the manuscript for a reason not named otherwise (not: latexmk
+    missing, the build stopped, a file outside the folder); `reason` is the first error,
+    without the words around it."""
 
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)
@@ -179,8 +180,7 @@ def compile_project(
         except _Stopped as stopped:
             raise BuildError(_stopped(stem.with_suffix(".log"), stopped, limit, clock)) from None
         if completed.returncode != 0 or not pdf.is_file():
-            message, reason = _failure(stem, completed, engine)
-            raise CompileFailed(message, reason)
+            raise _failure(stem, completed, engine)
     return read_recorder(stem.with_suffix(".fls"), project, pdf)
 
 
@@ -246,25 +246,24 @@ def _signal_group(process: subprocess.Popen[str], sig: int) -> None:
         os.killpg(process.pid, sig)
 
 
-def _failure(
-    stem: Path, completed: subprocess.CompletedProcess[str], engine: str
-) -> tuple[str, str]:
-    """One line saying why the build failed, naming a file outside the folder or the engine;
-    and the first error alone."""
+def _failure(stem: Path, completed: subprocess.CompletedProcess[str], engine: str) -> BuildError:
+    """The error of a failed build, in one line: a file read from outside the folder or the
+    engine the paper needs are named as such (whose fault that is is plain); any other error
+    is a CompileFailed, which the callers look into further."""
     line = first_error(stem.with_suffix(".log"), completed)
     missing = _MISSING.search(line)
     if missing:
         name = missing.group(1) or missing.group(2)
         if name.startswith(("/", "~")) or ".." in Path(name).parts:
-            return (
+            return BuildError(
                 f"the paper reads {name}, outside its folder: arXiv will not have it; "
                 "copy the file into the folder and name it by a relative path"
-            ), line
+            )
     if engine in ("pdflatex", "latex") and _NEEDS_UNICODE_ENGINE.search(line):
-        return (
+        return BuildError(
             f"the paper needs XeLaTeX or LuaLaTeX ({line}); arXiv compiles with pdfLaTeX only"
-        ), line
-    return f"the manuscript does not compile: {line}", line
+        )
+    return CompileFailed(f"the manuscript does not compile: {line}", line)
 
 
 def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
