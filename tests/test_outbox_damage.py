@@ -16,6 +16,7 @@ from registry_helpers import TestSigner, citations
 from pithauthor._outbox import SCHEMA_VERSION, Outbox, OutboxDamaged
 from pithauthor.submit import store_in_outbox
 
+SIDES = ("-wal", "-shm")
 LOCAL = "http://127.0.0.1:9"  # never contacted: these tests end before any request
 
 
