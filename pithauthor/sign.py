@@ -24,8 +24,8 @@ from typing import Any
 from pithauthor._core.corrections import replacing, withdrawing
 from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
-from pithauthor._core.key_identity import fingerprint_hex
 from pithauthor._core.identity import proofs_problem
+from pithauthor._core.key_identity import fingerprint_hex
 from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
@@ -200,8 +200,8 @@ def _sign(
     if settle is not None:
         settled = settle(unsigned)
         if "signature" in settled:  # the same statement, already signed: nothing new is made
-            return settled  # type: ignore[return-value]
-        unsigned = settled  # type: ignore[assignment]
+            return settled  # type: ignore[return-value]  # "signature": signed
+        unsigned = settled
     violation = schema_violation(event_type, unsigned["payload"])
     if violation is not None:
         raise EventError(f"{event_type}: {violation}")

@@ -12,7 +12,7 @@ import pytest
 from registry_helpers import REAL_NUMBER, SUBJECT, TestSigner
 from test_registry_merge import make_state
 
-from pithauthor._core.merge import apply_events, dedup
+from pithauthor._core.merge import apply_events
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.registry_checks import check_state
 from pithauthor._core.subject import Subject
@@ -24,10 +24,10 @@ T0, T1, T2 = "2026-11-29T12:00:00Z", "2026-11-29T12:05:00Z", "2026-11-29T12:10:0
 
 
 def _claim(signer: TestSigner, position: int, when: str = T0, **kw: Any) -> dict[str, Any]:
-    return dict(
-        attest_authorship(signer, SUBJECT, name="Ada Lovelace", position=position,
-                          created_at=when, **kw)  # fmt: skip
+    event = attest_authorship(
+        signer, SUBJECT, name="Ada Lovelace", position=position, created_at=when, **kw
     )
+    return dict(event)
 
 
 def _cite(signer: TestSigner, relationship: str, when: str = T0, **kw: Any) -> dict[str, Any]:
@@ -108,11 +108,7 @@ def test_another_key_cannot_withdraw_or_replace_someone_elses_claim(tmp_path: Pa
     with pytest.raises(EventError, match="only the key that signed"):
         withdraw(mallory, claim)
     forged = dict(sign_citation(mallory, SUBJECT, CITING, "cites", created_at=T1))
-    hostile_withdrawal = _claim(mallory, 2, T1)
-    hostile_withdrawal = dict(
-        attest_authorship(mallory, SUBJECT, name="Ada Lovelace", position=2, created_at=T1,
-                          replaces=claim["event_id"])  # fmt: skip
-    )
+    hostile_withdrawal = _claim(mallory, 2, T1, replaces=claim["event_id"])
     state, trust = make_state(tmp_path, [claim, hostile_withdrawal, forged])
     assert _ids(state["current"]["author_attestations"]) == [claim["event_id"]]
     assert state["invalid_events"] == [
@@ -148,7 +144,7 @@ def test_a_link_to_another_papers_event_or_type_is_invalid() -> None:
     cite = _cite(ada, "cites")
     moved = _claim(ada, 2, T1, replaces=elsewhere["event_id"])
     retyped = _claim(ada, 2, T1, replaces=cite["event_id"])
-    applied = apply_events([dict(e) for e in dedup([elsewhere, cite, moved, retyped])])  # type: ignore[misc]
+    applied = apply_events([elsewhere, cite, moved, retyped])  # type: ignore[list-item]
     assert applied.broken_links[moved["event_id"]] == ["replaces_subject"]
     assert applied.broken_links[retyped["event_id"]] == ["replaces_type"]
 
@@ -192,4 +188,4 @@ def test_verify_fails_a_state_whose_correction_was_tampered_with(tmp_path: Path)
     report = check_state(hidden, trust)
     assert not report.ok
     assert "merge" in {c.name for c in report.failed}
-    assert REAL_NUMBER == state["pith_number"]
+    assert state["pith_number"] == REAL_NUMBER

@@ -230,9 +230,7 @@ def _check_links(
                 changed = True
 
 
-def _links_first(
-    events: Sequence[AuthorEvent], broken: dict[str, list[str]]
-) -> list[AuthorEvent]:
+def _links_first(events: Sequence[AuthorEvent], broken: dict[str, list[str]]) -> list[AuthorEvent]:
     """The unbroken events in merge order, except that an event comes after the one its link
     names (they may share a `created_at`). What is left waiting could only be a cycle, which
     hashing rules out; it is broken (`replaces_order`) rather than trusted."""

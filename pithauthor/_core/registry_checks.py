@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
 from pithauthor._core.checks import NOT_SIGNED, Check, Report
+from pithauthor._core.corrections import link_faults, link_of
 from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.documents import (
     EventSignature,
@@ -28,7 +29,6 @@ from pithauthor._core.documents import (
     required_fields,
 )
 from pithauthor._core.envelope import SIGNED_FIELDS
-from pithauthor._core.corrections import link_faults, link_of
 from pithauthor._core.merge import remerge
 from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
 from pithauthor._core.record import pith_number_of, text_canon_sha256
@@ -529,7 +529,7 @@ def _check_corrections(
             f"{at}.link",
             not faults,
             f"{how} {target_id[:19]}…: "
-            + (", ".join(faults) if faults else "listed here, same key, type and subject, not newer"),
+            + (", ".join(faults) or "listed here, same key, type and subject, not newer"),
         )
 
 
