@@ -5,8 +5,8 @@
 
 The rules (what a proof names, how it is matched) live in `pithauthor._core.identity`; the
 verdict in `pithauthor._core.identity_verdict`. This module fetches: httpx with short timeouts,
-answers capped in size, JSON read strictly, redirects followed only on the same host and never
-from https down to http. See docs/identity.md.
+answers capped in size, JSON read strictly, redirects followed only within the same origin
+(scheme, host and port). See docs/identity.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from pithauthor._core.checks import Report
 from pithauthor._core.identity import (
@@ -50,7 +50,7 @@ from pithauthor._core.key_identity import parse_key_id
 from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.strict_json import parse_json
 from pithauthor._core.subject import Subject
-from pithauthor._core.web_url import checked_url
+from pithauthor._core.web_url import checked_url, same_origin
 from pithauthor._files import MAX_PDF_BYTES, read_user_file
 from pithauthor.errors import InputError
 
@@ -263,11 +263,13 @@ class _Fetcher:
 
 
 def _redirect_target(current: str, location: str) -> str:
-    """Where a redirect leads, if allowed: the same host, and never from https to http."""
+    """Where a redirect leads, if allowed: the same origin (scheme, host and port). Another
+    port of the same host is another server (maybe another user's), so it is refused too."""
     target = urljoin(current, location)
-    old, new = urlsplit(current), urlsplit(target)
-    if new.hostname != old.hostname or (old.scheme == "https" and new.scheme != "https"):
-        raise _Unreadable(f"redirects to {target}, another host or scheme", network=False)
+    if not same_origin(current, target):
+        raise _Unreadable(
+            f"redirects to {target}, another origin (scheme, host or port)", network=False
+        )
     return target
 
 
@@ -305,7 +307,7 @@ def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofChec
         )
     except _Unreadable as exc:
         return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
-    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid))
+    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid, orcid))
 
 
 def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:

@@ -14,6 +14,7 @@ lives in `pithauthor.identity`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -143,12 +144,43 @@ def _names_key(url: str, key_id: str) -> bool:
     return unquote(parts.path).rstrip("/").rsplit("/", 1)[-1] == key_id
 
 
-def match_orcid_record(doc: Any, key_id: str) -> Finding:
-    """Read ORCID's v3.0 `/researcher-urls` answer: is `key_id` named by a researcher URL?
+def _orcid_path_problem(doc: Mapping[str, Any], orcid: str) -> str | None:
+    """None when the answer is the record of `orcid`: its `path` and every entry's `path` are
+    under `/{orcid}/researcher-urls`, and a link's own `source-orcid` (who added it), when
+    given, is `orcid`. Else what the answer is the record of instead.
 
-    The answer has `researcher-url`: a list of objects with `url-name` and `url.value`."""
+    A mirror, a proxy or a same-origin redirect could hand over another iD's record; ORCID
+    itself always writes these paths, so a missing one is not the record asked for either."""
+    base = f"/{orcid}/researcher-urls"
+    paths: list[Any] = [doc.get("path")]
+    sources: list[Any] = []
+    for entry in doc.get("researcher-url", []):
+        if isinstance(entry, Mapping):
+            paths.append(entry.get("path"))
+            source = entry.get("source")
+            who = source.get("source-orcid") if isinstance(source, Mapping) else None
+            if isinstance(who, Mapping):
+                sources.append(who.get("path"))
+    for path in paths:
+        if not isinstance(path, str) or not (path == base or path.startswith(base + "/")):
+            return f"the answer is not the record of {orcid}: it has path {path!r}"
+    for who in sources:
+        if who != orcid:
+            return f"a researcher URL of the answer was added by {who!r}, not {orcid}"
+    return None
+
+
+def match_orcid_record(doc: Any, key_id: str, orcid: str) -> Finding:
+    """Read ORCID's v3.0 `/researcher-urls` answer for `orcid`: is `key_id` named by a
+    researcher URL of that record?
+
+    The answer has `researcher-url`: a list of objects with `url-name` and `url.value`, and
+    `path`s that name the record's iD (`_orcid_path_problem`)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("researcher-url", []), list):
         return Finding("absent", "the answer is not an ORCID researcher-urls document")
+    wrong = _orcid_path_problem(doc, orcid)
+    if wrong is not None:
+        return Finding("absent", wrong)
     entries = [e for e in doc.get("researcher-url", []) if isinstance(e, Mapping)]
     for entry in entries:
         url = entry.get("url")
@@ -185,8 +217,10 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
 
 
 def pdf_key_ids(value: str) -> list[str]:
-    """The key ids in a `/PithAuthorKeys` value (separated by spaces or commas)."""
-    return KEY_ID_RE.findall(value)
+    """The key ids in a `/PithAuthorKeys` value: whole tokens (separated by spaces or
+    commas) that are each exactly a key id. `xed25519:<M>Q` or two ids glued together name
+    no key: a substring match would let a PDF name M without holding it."""
+    return [t for t in re.split(r"[\s,]+", value) if KEY_ID_RE.fullmatch(t)]
 
 
 def match_pdf_keys(value: str | None, key_id: str) -> Finding:
