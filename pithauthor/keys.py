@@ -61,6 +61,7 @@ __all__ = [
     "load_key",
     "load_signing_key",
     "passphrase_source",
+    "retired_here",
     "rotate",
     "show",
 ]
@@ -267,6 +268,26 @@ def list_keys() -> list[KeyRecord]:
 def show(name: str | None = None) -> KeyRecord:
     """The public record of one key (None = the single active key)."""
     return _resolve(load_records(), name)
+
+
+def retired_here(key: str) -> str | None:
+    """When this machine's key store holds `key` (a key id) as retired: its `retired_at`
+    (`""` when it does not say). None when the store does not hold it retired, has no key
+    list yet, or cannot be read: `pith verify` asks, and never creates a key folder to."""
+    from pithauthor._keystore.metadata import METADATA_FILE
+    from pithauthor._paths import pith_home
+    from pithauthor.errors import KeyStoreError
+
+    if not (pith_home() / "keys" / METADATA_FILE).is_file():
+        return None
+    try:
+        records = load_records()
+    except KeyStoreError:  # an unsafe or damaged store is `pith doctor`'s to report
+        return None
+    for r in records:
+        if r.key_id == key and r.status == "retired":
+            return r.retired_at or ""
+    return None
 
 
 def export_public(name: str | None = None) -> dict[str, Any]:

@@ -118,7 +118,9 @@ def test_a_redirect_to_another_port_of_the_same_host_is_not_followed(
     server: IdentityServer, other_port: IdentityServer
 ) -> None:
     other_port.site.records[VECTOR_ORCID] = [("Pith author key", key_url(KEY))]
-    server.site.redirects[RESEARCHER_URLS] = other_port.orcid_api + f"/{VECTOR_ORCID}/researcher-urls"
+    server.site.redirects[RESEARCHER_URLS] = (
+        other_port.orcid_api + f"/{VECTOR_ORCID}/researcher-urls"
+    )
     ok, proof = bound(server)
     assert not ok
     assert proof.finding is None and "another origin" in proof.problem
@@ -127,9 +129,11 @@ def test_a_redirect_to_another_port_of_the_same_host_is_not_followed(
 
 def test_a_same_origin_redirect_is_still_followed(server: IdentityServer) -> None:
     server.site.records[VECTOR_ORCID] = [("Pith author key", key_url(KEY))]
-    server.site.redirects["/v3.0/moved"] = RESEARCHER_URLS
-    report, proofs = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
-    assert report.ok  # the record asked for, at its own address
+    old = f"/old/{VECTOR_ORCID}/researcher-urls"
+    server.site.redirects[old] = RESEARCHER_URLS  # an API that moved, on the same origin
+    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.url + "/old")
+    assert [path for path, _ in server.site.requests] == [old, RESEARCHER_URLS]
+    assert report.ok  # the record asked for, at its new address
 
 
 @pytest.mark.parametrize(
@@ -210,3 +214,122 @@ def test_a_pdf_with_glued_ids_fails_the_paper_proof(tmp_path: Path, value: str) 
     report, (proof,) = check_identity(claim(), signer=KEY, paper_pdf=str(pdf))
     assert proof.finding is not None and proof.finding.standing == "absent"
     assert {c.name: c.status for c in report.checks}["identity_proof.paper"] == "failed"
+
+
+# --- a paper proof binds only as the arXiv PDF of the claimed version ---------------------------
+
+DEAR_RECORD = "record-2302.12445v2.json"
+
+
+@pytest.fixture
+def arxiv(server: IdentityServer, monkeypatch: pytest.MonkeyPatch) -> IdentityServer:
+    """The local server stands in for arxiv.org/pdf (PITH_ARXIV_PDF, a mirror)."""
+    monkeypatch.setenv("PITH_ARXIV_PDF", server.url + "/pdf")
+    return server
+
+
+def _pdf_bytes(keys: str) -> bytes:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=200, height=200)
+    writer.add_metadata({"/PithAuthorKeys": keys})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def dear() -> Subject:
+    from conftest import FIXTURES
+
+    return Subject.from_document(json.loads((FIXTURES / DEAR_RECORD).read_text("utf-8")))
+
+
+def paper_check(locator: str, papers: list[Subject]) -> tuple[str, str]:
+    event = claim(identity_proofs=[{"kind": "paper", "locator": locator}])
+    report, _ = check_identity(event, signer=KEY, papers=papers, timeout=2.0)
+    check = {c.name: c for c in report.checks}["identity_proof.paper"]
+    return check.status, check.detail
+
+
+def test_the_arxiv_pdf_of_the_claimed_version_binds(arxiv: IdentityServer) -> None:
+    arxiv.site.files["/pdf/2302.12445v2"] = ("application/pdf", _pdf_bytes(KEY))
+    status, detail = paper_check("https://arxiv.org/pdf/2302.12445v2", [dear()])
+    assert status == "passed" and detail.startswith(f"current: {arxiv.url}/pdf/2302.12445v2")
+
+
+@pytest.mark.parametrize(
+    ("locator", "papers", "why"),
+    [
+        # the claimant's own host: anyone can put any key in a PDF there
+        ("{url}/x.pdf", True, "not the arXiv PDF of the claimed version"),
+        # another version, or another paper on arXiv (perhaps the claimant's own)
+        ("https://arxiv.org/pdf/2302.12445v1", True, "not the arXiv PDF of the claimed version"),
+        ("https://arxiv.org/pdf/2101.00001v1", True, "not the arXiv PDF of the claimed version"),
+        # the right address, but no record says which version is claimed
+        ("https://arxiv.org/pdf/2302.12445v2", False, "which arXiv version is claimed"),
+    ],
+)
+def test_any_other_pdf_naming_the_key_is_reported_as_naming_it_not_bound(
+    arxiv: IdentityServer, locator: str, papers: bool, why: str
+) -> None:
+    for path in ("/x.pdf", "/pdf/2302.12445v1", "/pdf/2101.00001v1", "/pdf/2302.12445v2"):
+        arxiv.site.files[path] = ("application/pdf", _pdf_bytes(KEY))
+    status, detail = paper_check(locator.format(url=arxiv.url), [dear()] if papers else [])
+    assert status == "unverifiable"
+    assert detail.startswith("named, not bound") and "this file names the key" in detail
+    assert why in detail
+
+
+def test_a_local_copy_of_the_pdf_only_names_the_key(tmp_path: Path) -> None:
+    pdf = _pdf(tmp_path / "copy.pdf", KEY)
+    event = claim(
+        identity_proofs=[{"kind": "paper", "locator": "https://arxiv.org/pdf/2302.12445v2"}]
+    )
+    report, _ = check_identity(event, signer=KEY, paper_pdf=str(pdf), papers=[dear()])
+    check = {c.name: c for c in report.checks}["identity_proof.paper"]
+    assert check.status == "unverifiable" and "a file on this machine" in check.detail
+    assert report.ok  # --signer holds; the paper proof is reported, not required
+
+
+# --- retirement is honoured ---------------------------------------------------------------------
+
+
+def test_a_claim_after_the_orcid_link_says_retired_is_not_bound(server: IdentityServer) -> None:
+    server.site.records[VECTOR_ORCID] = [("Pith author key (retired 2020-01-01)", key_url(KEY))]
+    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    checks = {c.name: c for c in report.checks}
+    assert checks["identity_bound"].status == "failed"
+    assert "per orcid, 2020-01-01" in checks["identity_bound"].detail
+    assert checks["identity.retired"].status == "failed"
+    assert not report.ok
+
+
+def test_a_claim_before_the_retirement_stays_bound(server: IdentityServer) -> None:
+    server.site.records[VECTOR_ORCID] = [("Pith author key (retired 2099-01-01)", key_url(KEY))]
+    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    checks = {c.name: c for c in report.checks}
+    assert report.ok and checks["identity_bound"].detail.endswith("as a retired key")
+    assert "identity.retired" not in checks
+
+
+def test_a_retired_link_without_a_date_does_not_bind(server: IdentityServer) -> None:
+    server.site.records[VECTOR_ORCID] = [("Pith author key (retired)", key_url(KEY))]
+    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    assert "at an unstated date" in {c.name: c for c in report.checks}["identity_bound"].detail
+
+
+def test_a_claim_after_the_web_document_retired_the_key_fails(server: IdentityServer) -> None:
+    doc = {
+        "version": "pith-keys.v1",
+        "keys": [{"key_id": KEY, "status": "retired", "retired_at": "2021-05-01T10:00:00Z"}],
+    }
+    server.site.files["/.well-known/pith-keys.json"] = (
+        "application/json",
+        json.dumps(doc).encode(),
+    )
+    event = claim(identity_proofs=[{"kind": "web", "locator": server.url}])
+    report, _ = check_identity(event, signer=KEY)
+    checks = {c.name: c for c in report.checks}
+    assert checks["identity.retired"].status == "failed"
+    assert "per web, 2021-05-01T10:00:00Z" in checks["identity.retired"].detail

@@ -208,7 +208,8 @@ def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None
     from pithauthor._core.identity_verdict import ProofCheck, identity_report
 
     pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
-    orcid = ProofCheck("orcid", VECTOR_ORCID, "api", Finding("retired", "marks it retired"))
+    retired = Finding("retired", "marks it retired", "2099-01-01")  # after the claim
+    orcid = ProofCheck("orcid", VECTOR_ORCID, "api", retired)
     report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID)
     details = {c.name: c.detail for c in report.checks}
     assert details["identity_proof.paper"].startswith("RETIRED key (per orcid): paper.pdf")

@@ -34,7 +34,12 @@ WEB_DOCUMENT_VERSION = "pith-keys.v1"
 PDF_INFO_KEY = "/PithAuthorKeys"
 MAX_PROOFS = 8
 
-Standing = Literal["current", "retired", "absent"]
+# "named": a file names the key, but nothing shows an author put it there (not the arXiv PDF
+# of the claimed version): reported, never passed.
+Standing = Literal["current", "retired", "absent", "named"]
+_RETIRED_DAY_RE = re.compile(r"\(\s*retired\s+(\d{4}-\d{2}-\d{2})\s*\)", re.IGNORECASE)
+_STAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class IdentityProof(TypedDict):
@@ -67,6 +72,7 @@ class Finding:
 
     standing: Standing
     detail: str
+    retired_at: str | None = None  # when the source says the key was retired (day or stamp)
 
 
 # --- what an author publishes ------------------------------------------------------------------
@@ -189,9 +195,11 @@ def match_orcid_record(doc: Any, key_id: str, orcid: str) -> Finding:
             name = entry.get("url-name")
             name = name if isinstance(name, str) else ""
             retired = ORCID_RETIRED_MARK in name.lower()
+            day = _RETIRED_DAY_RE.search(name)
             return Finding(
                 "retired" if retired else "current",
                 f"researcher URL {name!r} {value}" + (" marks the key retired" if retired else ""),
+                day.group(1) if retired and day else None,
             )
     return Finding("absent", f"none of its {len(entries)} researcher URL(s) names {key_id}")
 
@@ -207,8 +215,11 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
         if isinstance(entry, Mapping) and entry.get("key_id") == key_id:
             if entry.get("status") == "retired":
                 since = entry.get("retired_at")
+                since = since if isinstance(since, str) else None
                 return Finding(
-                    "retired", f"lists {key_id} as retired" + (f" ({since})" if since else "")
+                    "retired",
+                    f"lists {key_id} as retired" + (f" ({since})" if since else ""),
+                    since,
                 )
             return Finding(
                 "current", f"lists {key_id}" + (f" for {site_orcid}" if site_orcid else "")
@@ -243,3 +254,38 @@ def proofs_problem(proofs: Sequence[Mapping[str, Any]], orcid: str | None) -> st
         if proof.get("kind") == "orcid" and proof.get("locator") != orcid:
             return f"[{index}] the ORCID proof names {proof.get('locator')}, not the author's iD"
     return None
+
+
+def after_retirement(created_at: Any, retired_at: str | None) -> bool:
+    """True when an event dated `created_at` is later than the key's retirement, or when that
+    cannot be told (no date, or one that is not a date): a retired key's claims are bound
+    only when they are known to predate it.
+
+    `retired_at` is a stamp (`YYYY-MM-DDTHH:MM:SSZ`, the key store and `pith-keys.json`) or a
+    day (`YYYY-MM-DD`, an ORCID link's name): with a day, a claim made that same day is
+    before it (the link cannot say the hour). Both are UTC, so text order is time order."""
+    if not isinstance(created_at, str) or not _STAMP_RE.fullmatch(created_at):
+        return True
+    if retired_at is None:
+        return True
+    if _STAMP_RE.fullmatch(retired_at):
+        return created_at > retired_at
+    if _DAY_RE.fullmatch(retired_at):
+        return created_at[:10] > retired_at
+    return True
+
+
+def paper_finding(found: Finding, where: str, claimed: str | None) -> Finding:
+    """What a PDF naming the key shows. Only the arXiv PDF of the claimed version (`claimed`:
+    its address, from the paper's record), fetched from there, shows that an author put the
+    key in the paper: only the paper's authors can put a PDF on arXiv under its id. Any other
+    file (a local copy, another host, another version or paper) only names the key."""
+    if found.standing != "current" or (claimed is not None and where == claimed):
+        return found
+    if "://" not in where:
+        why = "it is a file on this machine, not the PDF arXiv serves"
+    elif claimed is None:
+        why = "which arXiv version is claimed is not known (give the paper's record: --record)"
+    else:
+        why = f"it is not the arXiv PDF of the claimed version, {claimed}"
+    return Finding("named", f"this file names the key; {why}: {found.detail}")
