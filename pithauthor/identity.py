@@ -54,6 +54,7 @@ from pithauthor._core.subject import Subject
 from pithauthor._core.web_url import checked_url, same_origin
 from pithauthor._files import MAX_PDF_BYTES, read_user_file
 from pithauthor.errors import InputError, PithError
+from pithauthor.keys import retired_here
 
 # httpx and pypdf are imported where a proof is fetched or a PDF read: --offline skips both.
 
@@ -457,8 +458,6 @@ def _check_identity(
         number = event.get("subject_pith_number")
         paper = next((p for p in papers if p.pith_number.full == number), None)
         proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher, paper)
-        from pithauthor.keys import retired_here
-
         local = retired_here(kid)  # this machine's key store may know the key retired
     report = identity_report(event, proofs, orcid=expected, signer=signer, local_retired=local)
     return report, proofs

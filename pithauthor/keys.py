@@ -27,7 +27,7 @@ from pithauthor._keystore import container
 from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
-from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
+from pithauthor._keystore.metadata import METADATA_FILE, KeyRecord, load_records, save_records
 from pithauthor._keystore.passphrase import (
     PassphraseSource,
     backup_passphrase_source,
@@ -42,7 +42,15 @@ from pithauthor._keystore.secrets_io import (
     remove_seed,
     stderr_note,
 )
-from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
+from pithauthor._paths import pith_home
+from pithauthor.errors import (
+    InputError,
+    KeyExists,
+    KeyFileTampered,
+    KeyNotFound,
+    KeyRetired,
+    KeyStoreError,
+)
 
 # PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
 
@@ -274,10 +282,6 @@ def retired_here(key: str) -> str | None:
     """When this machine's key store holds `key` (a key id) as retired: its `retired_at`
     (`""` when it does not say). None when the store does not hold it retired, has no key
     list yet, or cannot be read: `pith verify` asks, and never creates a key folder to."""
-    from pithauthor._keystore.metadata import METADATA_FILE
-    from pithauthor._paths import pith_home
-    from pithauthor.errors import KeyStoreError
-
     if not (pith_home() / "keys" / METADATA_FILE).is_file():
         return None
     try:
