@@ -262,3 +262,10 @@ def test_loopback_hosts_are_called_so(host: str) -> None:
     from pithauthor.registry import check_host
 
     assert check_host(host) is True
+
+
+@pytest.mark.parametrize("url", ["ftp://mirror.example", "http://", "https://m.example/?a=1", "m"])
+def test_serve_refuses_a_base_url_that_is_not_http(pith: RunPith, tmp_path: Path, url: str) -> None:
+    result = pith("registry", "serve", "--base-url", url, "--port", "0", "--data", str(tmp_path))
+    assert_one_line_error(result, 2)
+    assert "--base-url" in result.stderr
