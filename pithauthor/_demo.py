@@ -7,7 +7,7 @@ Everything goes through the real `pith` command, as an author would type it:
 2. a local registry starts on a free loopback port with example papers (never pith.science);
 3. a throwaway author key is made in a temporary PITH_HOME (an encrypted key file);
 4. the author claims paper B, signs the citations of B's bibliography, records a replication,
-   each with `--submit`; a second `pith submit` finds nothing left to send (exactly once);
+   each with `--submit --yes`; a second `pith submit` finds nothing left to send (exactly once);
 5. the merged states are fetched and verified;
 6. the badge goes into a small manuscript (`pith latex inject`, checked with LaTeX when it is
    installed).
@@ -156,11 +156,11 @@ def _author_job(demo: Demo, url: str) -> None:
     _say(f"   {key['key_id']}  signer orcid:{ORCID}")
 
     _say("\n4. Sign and submit (each command stores its events in the outbox, then sends them)")
-    claim = demo.pith("claim", PAPER_B, "--position", "1", "--submit", *demo.registry)
+    claim = demo.pith("claim", PAPER_B, "--position", "1", "--submit", "--yes", *demo.registry)
     _say("   pith claim: " + _last(claim.stderr, "signed"))
     _say("   " + _last(claim.stderr, "submitted"))
     cite = demo.pith("cite", str(_data("demo", "refs.bib")), "--from", PAPER_B, "--submit",
-                     "--json", *demo.registry)  # fmt: skip
+                     "--yes", "--json", *demo.registry)  # fmt: skip
     for row in parse_json(cite.stdout)["rows"]:
         _say(f"   pith cite: {row['key']:<11} {row['status']:<13} {row['detail']}")
     _say("   " + _last(cite.stderr, "submitted"))
@@ -171,7 +171,7 @@ def _author_job(demo: Demo, url: str) -> None:
         "replicate", DEAR, "--kind", "replication", "--outcome", "reproduced",
         "--summary", "Re-ran the pipelining schedule on a toy model; the speed-up holds.",
         "--artifact", "https://example.org/demo/replication-log.txt", "--sha256", digest,
-        "--submit", *demo.registry,
+        "--submit", "--yes", *demo.registry,
     )  # fmt: skip
     _say("   pith replicate: " + _last(replicate.stderr, "signed"))
     _say("   " + _last(replicate.stderr, "submitted"))

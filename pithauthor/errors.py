@@ -67,6 +67,14 @@ class ManuscriptError(InputError):
     """A LaTeX manuscript cannot be found, read or safely changed."""
 
 
+class ConfirmationNeeded(InputError):
+    """Publishing needs the author's yes, and there is no terminal to ask on (give --yes)."""
+
+
+class Declined(InputError):
+    """The author did not answer yes: nothing was done (as `pith keys delete` answered no)."""
+
+
 # --- 1: a check or an operation failed ----------------------------------------------------------
 
 

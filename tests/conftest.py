@@ -81,6 +81,8 @@ def pith_process() -> RunPith:
         return subprocess.run(
             [sys.executable, LAUNCHER, *args],
             input=input,
+            # no input: no terminal either, even under `pytest -s` at one (`--submit` asks there)
+            stdin=subprocess.DEVNULL if input is None else None,
             capture_output=True,
             text=True,
             env=full_env,

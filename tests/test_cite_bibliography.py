@@ -171,10 +171,11 @@ def test_submit_sends_the_citations_and_the_registry_state_holds_them_once(
     pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
 ) -> None:
     bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
-    first = _cite(pith, registry, str(bib), "--submit")
+    first = _cite(pith, registry, str(bib), "--submit", "--yes")
     assert first.returncode == 0, first.stderr
     assert "accepted 4" in first.stderr
-    again = _cite(pith, registry, str(bib), "--submit")  # signed anew: new created_at, new ids
+    # signed anew: new created_at, new ids
+    again = _cite(pith, registry, str(bib), "--submit", "--yes")
     assert again.returncode == 0, again.stderr
     state = pith("fetch", REAL_NUMBER, "--what", "state", "--registry", registry["url"],
                  "--trust-manifest", registry["manifest"])  # fmt: skip
@@ -249,12 +250,13 @@ def test_claim_and_replicate_with_submit_reach_the_registry_state(
     pith: RunPith, registry: dict[str, Any], author: str
 ) -> None:
     trust = ("--registry", registry["url"], "--trust-manifest", registry["manifest"])
-    claim = pith("claim", "2101.99903", "--position", "1", "--submit", *trust)
+    claim = pith("claim", "2101.99903", "--position", "1", "--submit", "--yes", *trust)
     assert claim.returncode == 0, claim.stderr
     assert "accepted 1, rejected 0, pending 0" in claim.stderr
     replicate = pith(
         "replicate", "2101.99903", "--kind", "formal_bridge", "--outcome", "formalized",
-        "--proof-system", "lean4", "--summary", "Stated and proved in Lean 4.", "--submit", *trust,
+        "--proof-system", "lean4", "--summary", "Stated and proved in Lean 4.",
+        "--submit", "--yes", *trust,
     )  # fmt: skip
     assert replicate.returncode == 0, replicate.stderr
     state = json.loads(pith("fetch", "2101.99903", "--what", "state", *trust).stdout)
@@ -268,7 +270,7 @@ def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
 ) -> None:
     record = str(Path(__file__).parent / "fixtures" / "record-2302.12445v2.json")
     dead = f"http://127.0.0.1:{free_port()}"
-    result = pith("claim", REAL_NUMBER, "--record", record, "--submit", "--registry", dead)
+    result = pith("claim", REAL_NUMBER, "--record", record, "--submit", "--yes", "--registry", dead)
     assert result.returncode == 3
     assert "stay in the outbox" in result.stderr and "Traceback" not in result.stderr
     listed = json.loads(pith("outbox", "list", "--json").stdout)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
@@ -22,10 +22,14 @@ from pithauthor._cli.registryopts import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    YES_OPTION,
     registry_access,
 )
 from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError
+
+if TYPE_CHECKING:
+    from pithauthor.keys import AuthorKey
 
 
 def cite(
@@ -77,6 +81,7 @@ def cite(
         help="Print the signed event (--to), or the report's rows (bibliographies).",
     ),
     submit: bool = SUBMIT_OPTION,
+    yes: bool = YES_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
@@ -103,7 +108,8 @@ def cite(
     check_lookup_options(lookup, offline, write_back)
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
-        output = Output(key, passphrase_file, out, as_json and not bibfiles, submit, access)
+        print_events = as_json and not bibfiles
+        output = Output(key, passphrase_file, out, print_events, submit, access, yes=yes)
         if bibfiles:
             lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back)
             ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
@@ -134,6 +140,7 @@ def _cite_one(
     relationship = normalize_relationship(relationship)
     citing_paper = citing_number(citing, citing_record, output.registry)
     cited_paper = subject_for(cited, record, output.registry)
+    output.confirm(f"a citation of {cited_paper.pith_number.full}")
     event = sign_citation(
         output.signer(),
         cited_paper,
@@ -191,7 +198,12 @@ def _cite_bibliographies(
     resolver: Resolver | dict[str, Subject | str] = {}
     if reading.to_sign():
         resolver = RegistryResolver(output.registry.client, RecordCache())
-    report = sign_bibliography(reading, citing_paper, output.signer, resolver, parallel=parallel)
+
+    def signer() -> AuthorKey:  # asked only when there is something to sign
+        output.confirm(f"the citations of {citing_paper.full}'s bibliography")
+        return output.signer()
+
+    report = sign_bibliography(reading, citing_paper, signer, resolver, parallel=parallel)
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
         lookupopts.write_back(found)

@@ -16,6 +16,7 @@ from pithauthor._cli.registryopts import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    YES_OPTION,
     registry_access,
 )
 from pithauthor._cli.signing import Output
@@ -46,6 +47,7 @@ def claim(
     out: str | None = OUT_OPTION,
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
+    yes: bool = YES_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
@@ -60,8 +62,9 @@ def claim(
     check_destination(out)
     orcid = normalize_orcid(orcid) if orcid else None
     with registry_access(registry, trust_manifest, trust_local) as access:
-        output = Output(key, passphrase_file, out, as_json, submit, access)
+        output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
+        output.confirm(f"an author claim on {paper.pith_number.full}")
         signer = output.signer()
         key_orcid = signer.orcid
         if orcid and key_orcid and orcid != key_orcid:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,7 +15,7 @@ from pithauthor._cli.keyopts import (
     JSON_OPTION,
     PASSPHRASE_FILE_OPTION,
 )
-from pithauthor._cli.output import data, emit_json, message
+from pithauthor._cli.output import ask, at_terminal, data, emit_json, message
 from pithauthor.errors import InputError, NetworkError
 
 if TYPE_CHECKING:
@@ -233,18 +232,14 @@ def delete_cmd(
     from pithauthor.keys import delete, show
 
     record = show(name)
-    if not yes and not (sys.stdin.isatty() and sys.stderr.isatty()):
+    if not yes and not at_terminal():
         raise InputError("not deleted: no terminal to confirm on; pass --yes to delete")
     if not yes:
         question = (
             f"Delete key {record.name!r} ({record.key_id}, {record.status})? "
             "Signatures already made stay valid, but it can never sign again"
         )
-        try:
-            confirmed = typer.confirm(question, default=False, err=True)
-        except typer.Abort:
-            confirmed = False
-        if not confirmed:
+        if not ask(question):
             raise InputError("not deleted (confirm, or pass --yes)")
     delete(record.key_id)
     message(f"deleted key {record.name!r} ({record.key_id})")

@@ -27,6 +27,21 @@ def warn(text: str) -> None:
     sys.stderr.write(f"pith: warning: {text}\n")
 
 
+def at_terminal() -> bool:
+    """Whether someone is there to answer a question: stdin and stderr are both terminals."""
+    return all(getattr(s, "isatty", lambda: False)() for s in (sys.stdin, sys.stderr))
+
+
+def ask(question: str) -> bool:
+    """Ask a yes/no question on stderr (default no); end of input or Ctrl-C answers no."""
+    import typer  # not at start-up: most commands never ask
+
+    try:
+        return bool(typer.confirm(question, default=False, err=True))
+    except typer.Abort:
+        return False
+
+
 def error_line(text: str) -> None:
     """The one line a failing command prints."""
     first = " ".join(str(text).split()) or "unknown error"

@@ -21,6 +21,12 @@ TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HE
 SUBMIT_OPTION = typer.Option(
     False, "--submit", help="Also send the signed events to the registry (through the outbox)."
 )
+YES_OPTION = typer.Option(
+    False,
+    "--yes",
+    "-y",
+    help="Sign and submit without asking. Without a terminal, --submit needs it.",
+)
 
 
 def make_client(

@@ -16,6 +16,7 @@ from pithauthor._cli.registryopts import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    YES_OPTION,
     registry_access,
 )
 from pithauthor._cli.signing import Output
@@ -48,6 +49,7 @@ def replicate(
     out: str | None = OUT_OPTION,
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
+    yes: bool = YES_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
@@ -66,8 +68,9 @@ def replicate(
     ]
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
-        output = Output(key, passphrase_file, out, as_json, submit, access)
+        output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
+        output.confirm(f"a {kind} record of {paper.pith_number.full}")
         output.one(
             record_replication(
                 output.signer(),

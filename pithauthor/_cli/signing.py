@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pithauthor._cli.output import data, message
+from pithauthor._cli.output import ask, at_terminal, data, message
+from pithauthor.errors import ConfirmationNeeded, Declined
 
 if TYPE_CHECKING:
     from pithauthor.client import RegistryAccess
@@ -41,7 +42,25 @@ class Output:
     print_events: bool
     submit: bool
     registry: RegistryAccess
+    yes: bool = False
     destination: str = ""
+
+    def __post_init__(self) -> None:
+        # Refused before any look-up or key is opened: a script that would publish without
+        # anyone seeing what is signed must say so with --yes.
+        if self.submit and not self.yes and not at_terminal():
+            raise ConfirmationNeeded(
+                "--submit publishes for good and there is no terminal to confirm on: "
+                "add --yes (nothing was signed or sent)"
+            )
+
+    def confirm(self, what: str) -> None:
+        """Before signing: with --submit on a terminal, ask whether to sign and submit `what`
+        (a claim, 3 citations...); Declined (exit 2) on anything but yes. --yes skips it."""
+        if not self.submit or self.yes:
+            return
+        if not ask(f"Sign {what} and submit to {self.registry.client.base_url}?"):
+            raise Declined("nothing was signed or sent (answered no)")
 
     def signer(self) -> AuthorKey:
         """The author's active signing key (or the named one), unlocked from the key store."""
