@@ -56,10 +56,16 @@ def check_base_url(url: str) -> str:
     """`url` as links in the registry's documents start with it (`--base-url`): http(s), a
     host, no query or fragment; InputError otherwise."""
     text = url.strip().rstrip("/")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # a broken [IPv6] address, a port beyond 65535
+        parts, port_ok = urlsplit(""), False
     if (
-        parts.scheme not in ("http", "https")
+        not port_ok
+        or parts.scheme not in ("http", "https")
         or not parts.hostname
+        or parts.username is not None
         or parts.query
         or parts.fragment
         or any(c.isspace() or not c.isprintable() for c in text)

@@ -23,7 +23,12 @@ from pithauthor._registry.pool import Limits
 from pithauthor._registry.server import RegistryServer
 
 FAST = Limits(
-    workers=4, max_connections=400, header_timeout=0.6, body_timeout=0.6, idle_timeout=0.6
+    workers=4,
+    max_connections=400,
+    max_per_address=400,  # the stalled clients below all come from 127.0.0.1
+    header_timeout=0.6,
+    body_timeout=0.6,
+    idle_timeout=0.6,
 )
 ACTION = f"/pith/{SUBJECT.pith_number.body}/action/citation_signature"
 
