@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from pithauthor._core.authors import AuthorCheck, check_claimant
 from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
 from pithauthor._core.identity import proofs_problem
@@ -44,9 +45,12 @@ __all__ = [
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
     "Artifact",
+    "AuthorCheck",
     "AuthorEvent",
+    "Signer",
     "Subject",
     "attest_authorship",
+    "check_claimant",
     "record_replication",
     "sign_citation",
     "utc_now",
