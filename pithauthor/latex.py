@@ -28,7 +28,7 @@ from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.build import build_like_arxiv, build_sources
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
-from pithauthor._manuscript.inputs import number_in_inputs
+from pithauthor._manuscript.inputs import InputFacts, preamble_inputs
 from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
 from pithauthor._manuscript.preamble import Preamble, locate
 from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
@@ -133,7 +133,12 @@ def _package_load(placement: str | None) -> str:
 
 
 def _edits(
-    source: TextFile, pre: Preamble, number: PithNumber, force: bool, placement: str | None
+    source: TextFile,
+    pre: Preamble,
+    number: PithNumber,
+    force: bool,
+    placement: str | None,
+    inputs: InputFacts,
 ) -> list[str]:
     """Apply the edits to the text; returns [new_text, note, ...]."""
     text, nl, full = source.text, source.newline, _require_year(number)
@@ -163,7 +168,7 @@ def _edits(
                 )
             edits.append((use.value.start, use.value.end, full))
             notes.append(f"replaced \\pithnumber{{{use.text}}} with {full}")
-        if pre.pith_package is None:
+        if pre.pith_package is None and inputs.package is None:
             at = use.macro.start
             if at not in pre.boundaries:
                 raise ManuscriptError(
@@ -176,6 +181,22 @@ def _edits(
         if after is None:
             raise ManuscriptError(f"{name}: no safe line after \\usepackage{{pith}}")
         edits.append((after, after, number_line))
+    elif inputs.package is not None and inputs.via is not None:
+        # pith is loaded by a file the preamble inputs: loading it again here could clash
+        # with its options, so only the number is added, on the line after that `\input`
+        after = pre.line_start_after(inputs.via.macro.end)
+        if after is None:
+            raise ManuscriptError(
+                f"{name}: no safe line after \\input{{{inputs.via.name}}} "
+                f"(which loads pith, in {inputs.package.name}) for \\pithnumber"
+            )
+        edits.append((after, after, number_line))
+        notes.append(
+            f"{inputs.package.name} loads pith; \\pithnumber goes after "
+            f"\\input{{{inputs.via.name}}} in {name}"
+        )
+        if placement is not None:
+            notes.append(f"set placement={placement} where {inputs.package.name} loads pith")
     else:
         anchor = pre.documentclass
         if pre.hyperref is not None and pre.hyperref.end > anchor.end:
@@ -255,9 +276,12 @@ def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
-def _number_elsewhere(source: TextFile, preamble: Preamble) -> tuple[Path, str] | None:
-    """A `\\pithnumber` in a file the preamble inputs (then the main file needs none)."""
-    return number_in_inputs(source.text[: preamble.begin_document], source.path.parent)
+def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
+    """What the files the preamble inputs hold: a `\\pithnumber` (then the main file needs
+    none), or `\\usepackage{pith}` (then the main file must not load it again)."""
+    if preamble.pith_numbers and preamble.pith_package is not None:
+        return InputFacts()
+    return preamble_inputs(preamble.inputs, source.path.parent)
 
 
 def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
@@ -317,7 +341,8 @@ def inject(
     engine = engine_of(source.text)
     preamble = locate(source.text, main.name)
     new_text, notes = source.text, []
-    elsewhere = None if preamble.pith_numbers else _number_elsewhere(source, preamble)
+    facts = _inputs_of(source, preamble)
+    elsewhere = None if preamble.pith_numbers else facts.number
     if number is not None and elsewhere is not None:
         if not _same_number(elsewhere[1], number):
             raise ManuscriptError(
@@ -326,7 +351,7 @@ def inject(
             )
         notes.append(f"{elsewhere[0].name} already has this \\pithnumber; {main.name} unchanged")
     elif number is not None:
-        new_text, *notes = _edits(source, preamble, number, force, placement)
+        new_text, *notes = _edits(source, preamble, number, force, placement, facts)
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
         if added:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
-from pithauthor._manuscript.preamble import has_live_begin_document
+from pithauthor._manuscript.preamble import has_live_begin_document, locate
 from pithauthor._manuscript.textfile import read_text_file
 from pithauthor.errors import ManuscriptError
 
@@ -70,6 +70,18 @@ def _is_main(path: Path) -> bool:
     return bool(_DOCUMENTCLASS.search(text)) and has_live_begin_document(text)
 
 
+def _why_not_main(files: list[Path]) -> str:
+    """What the preamble reader found in the first file with a `\\documentclass` ('' if none)."""
+    for path in files:
+        try:
+            text = read_text_file(path).text
+            if _DOCUMENTCLASS.search(text):
+                locate(text, path.name)
+        except ManuscriptError as exc:
+            return f"; {exc}"
+    return ""
+
+
 def _is_standalone(path: Path) -> bool:
     """Whether `path` is a `standalone`-class document: a figure built on its own."""
     return bool(_STANDALONE.search(read_text_file(path).text))
@@ -109,6 +121,7 @@ def find_main_file(target: Path) -> Path:
     if not candidates:
         raise ManuscriptError(
             f"{target}: no main file (one with \\documentclass and \\begin{{document}})"
+            + _why_not_main([p for p in files if p.resolve() not in pointing])
         )
     if len(candidates) > 1:
         names = ", ".join(p.name for p in candidates)

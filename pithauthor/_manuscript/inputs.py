@@ -1,31 +1,65 @@
-"""A `\\pithnumber` already in a file the preamble reads (`\\input{preamble}`, Overleaf style)."""
+"""What the files a preamble reads hold (`\\input{preamble}`, Overleaf style, and the files those
+read in turn): a `\\pithnumber`, or the `\\usepackage{pith}` the main file must not repeat."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from pithauthor._manuscript.preamble import InputUse, locate_fragment
 from pithauthor._manuscript.textfile import read_text_file
 from pithauthor.errors import ManuscriptError
 
-_INPUT = re.compile(r"^[^%\n]*?\\(?:input|include)\s*\{([^}]+)\}", re.MULTILINE)
-_NUMBER = re.compile(r"^[^%\n]*?\\pithnumber\s*\{([^}]*)\}", re.MULTILINE)
+_MAX_DEPTH = 8  # \input chains deeper than this are not followed (nor are loops)
 
 
-def number_in_inputs(preamble: str, folder: Path) -> tuple[Path, str] | None:
-    """The first file `\\input` by `preamble` (inside `folder`) with a live `\\pithnumber`,
-    and the number it gives; one level deep, as authors split a preamble."""
-    for match in _INPUT.finditer(preamble):
-        name = match.group(1).strip().strip('"')
-        path = folder / name
-        if not path.is_file():
-            path = folder / f"{name}.tex"
-        if not path.is_file() or folder.resolve() not in path.resolve().parents:
-            continue
-        try:
-            found = _NUMBER.search(read_text_file(path).text)
-        except ManuscriptError:
-            continue
-        if found:
-            return path, found.group(1).strip()
+@dataclass(frozen=True, slots=True)
+class InputFacts:
+    """The first `\\pithnumber` and `\\usepackage{pith}` found along the preamble's inputs."""
+
+    number: tuple[Path, str] | None = None  # the file, and the number it gives
+    package: Path | None = None  # the file that loads pith
+    via: InputUse | None = None  # the main file's `\input` that leads to that load
+
+
+def preamble_inputs(inputs: list[InputUse], folder: Path) -> InputFacts:
+    """Follow the main file's `inputs` (and theirs, depth first, inside `folder`), parsed as
+    TeX reads them: comments and disabled blocks do not count."""
+    number: tuple[Path, str] | None = None
+    package: tuple[Path, InputUse] | None = None
+    seen: set[Path] = set()
+
+    def walk(uses: list[InputUse], depth: int, top: InputUse | None) -> None:
+        nonlocal number, package
+        for use in uses:
+            path = _resolve(folder, use.name)
+            if path is None or path in seen or depth > _MAX_DEPTH:
+                continue
+            seen.add(path)
+            try:
+                found = locate_fragment(read_text_file(path).text, path.name)
+            except ManuscriptError:
+                continue
+            if number is None and found.pith_numbers:
+                number = (path, found.pith_numbers[0].text.strip())
+            if package is None and found.pith_package is not None:
+                package = (path, top or use)
+            walk(found.inputs, depth + 1, top or use)
+
+    walk(inputs, 1, None)
+    return InputFacts(
+        number=number,
+        package=package[0] if package else None,
+        via=package[1] if package else None,
+    )
+
+
+def _resolve(folder: Path, name: str) -> Path | None:
+    """The file `\\input{name}` reads (as TeX: the name, else with .tex), inside `folder`."""
+    name = name.strip().strip('"')
+    if not name:
+        return None
+    for candidate in (folder / name, folder / f"{name}.tex"):
+        if candidate.is_file() and folder.resolve() in candidate.resolve().parents:
+            return candidate.resolve()
     return None

@@ -4,6 +4,17 @@ Only the preamble (up to the first live `\\begin{document}`) is parsed, so the c
 with the length of the body. "Live" means outside comments, `comment`/`verbatim`-like
 environments, groups, and `\\iffalse ... \\fi` branches (pylatexenc knows nothing of TeX
 conditionals; they are tracked here over the top-level nodes).
+
+Two rewrites, each keeping every position, come before the parse, because real preambles hold
+what pylatexenc's LaTeX model does not:
+
+- every `\\begin`/`\\end` but those of verbatim-like environments becomes an unknown macro of the
+  same length. In a preamble an environment is almost only ever opened inside a macro body
+  (`\\newcommand{\\beq}{\\begin{equation}}`, `\\def\\be{...}`, `\\let\\bea\\begin`,
+  `\\newenvironment`, `\\end@float` in a `\\makeatletter` block), and pylatexenc would open it
+  there and never close it, swallowing the rest of the file;
+- the text TeX skips in `\\iffalse ... \\fi` (to its `\\else`) is blanked: TeX does not count
+  braces there, so an unbalanced `{` in a disabled block must not open a group.
 """
 
 from __future__ import annotations
@@ -13,12 +24,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from pithauthor._core.tex_verbatim import VERBATIM_ENVIRONMENTS
+from pithauthor._core.tex_verbatim import VERBATIM_BLOCK, VERBATIM_ENVIRONMENTS
 from pithauthor.errors import ManuscriptError
 
 # pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
 
 _BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
+# `\begin` / `\end` as control words (not `\beginx`), with the environment name when it follows
+_ENVIRONMENT_COMMAND = re.compile(r"\\(begin|end)(?![A-Za-z])(?:\s*\{([^{}\\]*)\})?")
+# same-length stand-ins that pylatexenc does not know (so they take no argument)
+_MASKS = {"begin": "\\pithB", "end": "\\ptE"}
+# a control word (its name in group 1), a control symbol, a comment, or a brace
+_TOKEN = re.compile(r"\\([A-Za-z]+)|\\.|%[^\n]*|[{}]", re.DOTALL)
+_NEWIF = re.compile(r"\\newif\s*\\(if[A-Za-z]+)")
 _CONDITIONALS = frozenset(
     {
         "if",
@@ -59,6 +77,7 @@ _CONDITIONALS = frozenset(
     }
 )
 _PACKAGE_LOADERS = ("usepackage", "RequirePackage")
+_INPUTS = ("input", "include")
 _MAX_CANDIDATES = 1000
 _PLACEHOLDER_NAME = "pithauthorBegin"  # 15 letters: `\\begin{document}` has 16 characters
 
@@ -86,6 +105,26 @@ class PithNumberUse:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class InputUse:
+    """A live `\\input{NAME}` or `\\include{NAME}` of the preamble, at its top level."""
+
+    macro: Span
+    name: str
+
+
+@dataclass(slots=True)
+class Fragment:
+    """What a piece of preamble holds: a whole preamble, or a file it inputs."""
+
+    documentclass: Span | None = None
+    hyperref: Span | None = None
+    pith_package: Span | None = None
+    pith_numbers: list[PithNumberUse] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)  # safe line starts, ascending
+    inputs: list[InputUse] = field(default_factory=list)
+
+
 @dataclass(slots=True)
 class Preamble:
     """What `locate` found in a manuscript's preamble (positions in the decoded text)."""
@@ -96,6 +135,7 @@ class Preamble:
     pith_package: Span | None
     pith_numbers: list[PithNumberUse] = field(default_factory=list)
     boundaries: list[int] = field(default_factory=list)  # safe line starts, ascending
+    inputs: list[InputUse] = field(default_factory=list)
 
     def line_start_after(self, position: int) -> int | None:
         """The first safe line start at or after `position` (None when there is none)."""
@@ -118,55 +158,136 @@ def locate(text: str, name: str) -> Preamble:
     """Parse the preamble of `text` (file `name`, for messages); raise ManuscriptError when
     there is no live `\\documentclass` or `\\begin{document}`."""
     nodes, begin = _parse_to_document(text, name)
-    states = _conditional_states(nodes)
-    documentclass: Span | None = None
-    hyperref: Span | None = None
-    pith_package: Span | None = None
-    numbers: list[PithNumberUse] = []
-    boundaries: list[int] = []
-    for node, (depth, dead) in zip(nodes, states, strict=True):
-        if node.pos >= begin:
+    found = _scan(text, nodes, begin, name)
+    if found.documentclass is None:
+        where = _line(text, begin)
+        raise ManuscriptError(
+            f"{name}: no \\documentclass before \\begin{{document}} (line {where})"
+            + (f"; it inputs {', '.join(u.name for u in found.inputs)}" if found.inputs else "")
+        )
+    return Preamble(
+        begin_document=begin,
+        documentclass=found.documentclass,
+        hyperref=found.hyperref,
+        pith_package=found.pith_package,
+        pith_numbers=found.pith_numbers,
+        boundaries=found.boundaries,
+        inputs=found.inputs,
+    )
+
+
+def locate_fragment(text: str, name: str) -> Fragment:
+    """What a file read by the preamble (`\\input{macros}`) holds, parsed as a whole."""
+    from pylatexenc.latexwalker import LatexWalker
+
+    prepared, _ = _prepare(text)
+    walker = LatexWalker(prepared, latex_context=_context(), tolerant_parsing=True)
+    nodes, _, _ = walker.get_latex_nodes(pos=0)
+    return _scan(text, nodes, len(text), name)
+
+
+def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
+    """The live top-level facts of `nodes` (parsed from `text`) before position `limit`."""
+    found = Fragment()
+    for node, (depth, dead, _) in zip(nodes, _conditional_states(nodes), strict=True):
+        if node.pos >= limit:
             break
         kind = type(node).__name__
         if not dead and depth == 0:
-            boundaries.extend(_line_starts(text, node, begin))
+            found.boundaries.extend(_line_starts(text, node, limit))
         if dead or kind != "LatexMacroNode":
             continue
         span = Span(node.pos, _core_end(node))
-        if node.macroname in ("documentclass", "documentstyle") and documentclass is None:
-            documentclass = span
+        if node.macroname in ("documentclass", "documentstyle") and found.documentclass is None:
+            found.documentclass = span
         elif node.macroname in _PACKAGE_LOADERS:
             packages = _package_names(node)
             if "hyperref" in packages:
-                hyperref = span
-            if "pith" in packages and pith_package is None:
-                pith_package = span
+                found.hyperref = span
+            if "pith" in packages and found.pith_package is None:
+                found.pith_package = span
         elif node.macroname == "pithnumber":
-            numbers.append(_pith_number_use(text, node, span, name))
-    if documentclass is None:
-        raise ManuscriptError(f"{name}: no \\documentclass before \\begin{{document}}")
-    return Preamble(
-        begin_document=begin,
-        documentclass=documentclass,
-        hyperref=hyperref,
-        pith_package=pith_package,
-        pith_numbers=numbers,
-        boundaries=boundaries,
-    )
+            found.pith_numbers.append(_pith_number_use(text, node, span, name))
+        elif node.macroname in _INPUTS:
+            args = node.nodeargd.argnlist if node.nodeargd else []
+            if args and args[-1] is not None and type(args[-1]).__name__ == "LatexGroupNode":
+                found.inputs.append(InputUse(span, _group_chars(args[-1]).strip()))
+    return found
+
+
+def _prepare(text: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """`text` with its `\\iffalse` branches blanked and its environments masked (see the module
+    docstring), and the blanked regions as (start, end, position of their `\\iffalse`)."""
+    blanked, regions = _blank_false_branches(text)
+
+    def mask(match: re.Match[str]) -> str:
+        word, env = match.group(1), match.group(2)
+        env = env.strip() if env is not None else None
+        if env in VERBATIM_ENVIRONMENTS or (word == "begin" and env == "document"):
+            return match.group(0)
+        return _MASKS[word] + match.group(0)[len(word) + 1 :]
+
+    return _ENVIRONMENT_COMMAND.sub(mask, blanked), regions
+
+
+def _blank_false_branches(text: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """Blank what TeX skips after a top-level `\\iffalse`: up to its `\\else` or `\\fi`,
+    nested conditionals counted, braces not (TeX does not count them there either)."""
+    if "\\iffalse" not in text:
+        return text, []
+    conditionals = _CONDITIONALS | set(_NEWIF.findall(text))
+    verbatim = [(m.start(), m.end()) for m in VERBATIM_BLOCK.finditer(text)]
+    regions: list[tuple[int, int, int]] = []
+    depth = 0
+    tokens = _TOKEN.finditer(text)
+    for token in tokens:
+        if any(a <= token.start() < b for a, b in verbatim):
+            continue
+        piece = token.group(0)
+        if piece == "{":
+            depth += 1
+        elif piece == "}":
+            depth = max(depth - 1, 0)
+        elif piece == "\\iffalse" and depth == 0:
+            nested, start, end = 0, token.end(), len(text)
+            for inner in tokens:
+                word = inner.group(1)
+                if word in conditionals:
+                    nested += 1
+                elif word == "fi" or (word == "else" and nested == 0):
+                    if nested == 0:
+                        end = inner.start()
+                        break
+                    nested -= 1
+            regions.append((start, end, token.start()))
+    if not regions:
+        return text, []
+    parts, at = [], 0
+    for start, end, _ in regions:
+        parts.append(text[at:start])
+        parts.append(re.sub(r"[^\r\n]", " ", text[start:end]))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts), regions
 
 
 def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
     """Top-level nodes of the text up to the first live `\\begin{document}`, and its position."""
     from pylatexenc.latexwalker import LatexWalker
 
-    found_any = False
+    prepared, regions = _prepare(text)
+    reasons: list[tuple[int, str, bool]] = []  # (position, why it is not live, structural)
     for count, match in enumerate(_BEGIN_DOCUMENT.finditer(text)):
         if count >= _MAX_CANDIDATES:
             break
-        found_any = True
+        dead_region = next((r for r in regions if r[0] <= match.start() < r[1]), None)
+        if dead_region is not None:
+            why = f"inside the \\iffalse of line {_line(text, dead_region[2])}"
+            reasons.append((match.start(), why, False))
+            continue
         # Every `\begin{document}` becomes a same-length placeholder macro, so that pylatexenc
         # does not open an environment that is never closed (positions stay the same).
-        prefix = _BEGIN_DOCUMENT.sub(_placeholder, text[: match.end()])
+        prefix = _BEGIN_DOCUMENT.sub(_placeholder, prepared[: match.end()])
         walker = LatexWalker(prefix, latex_context=_context(), tolerant_parsing=True)
         nodes, _, _ = walker.get_latex_nodes(pos=0)
         if not nodes:
@@ -177,21 +298,56 @@ def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
             and last.macroname.startswith(_PLACEHOLDER_NAME)
             and last.pos == match.start()
         ):
-            states = _conditional_states(nodes)
-            if not states[-1][1]:
+            _, dead, opener = _conditional_states(nodes)[-1]
+            if not dead:
                 return nodes, match.start()
-    if not found_any:
+            why = f"inside the disabled branch of the conditional of line {_line(text, opener)}"
+            reasons.append((match.start(), why, False))
+            continue
+        reasons.append((match.start(), *_container(text, last)))
+    if not reasons:
         raise ManuscriptError(f"{name}: no \\begin{{document}}; is this the main file?")
+    # the first one swallowed by an open brace or environment names the culprit best
+    at, why, _ = next((r for r in reasons if r[2]), reasons[0])
+    others = f" (and {len(reasons) - 1} more \\begin{{document}})" if len(reasons) > 1 else ""
     raise ManuscriptError(
-        f"{name}: \\begin{{document}} appears only inside comments or disabled blocks"
+        f"{name}: no \\begin{{document}} that TeX reaches: the one at line {_line(text, at)} "
+        f"is {why}{others}"
     )
 
 
-def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool]]:
-    """For each top-level node: (conditional depth, inside a dead branch) after the node."""
+def _container(text: str, node: Any) -> tuple[str, bool]:
+    """Why a `\\begin{document}` inside top-level `node` is not the real one, and whether the
+    cause is structure (an open brace, environment, argument or math) rather than a comment."""
+    kind = type(node).__name__
+    where = _line(text, node.pos)
+    if kind == "LatexCommentNode":
+        return "in a comment", False
+    if kind == "LatexEnvironmentNode":
+        env = node.environmentname
+        return f"inside \\begin{{{env}}} of line {where}, which TeX does not run", False
+    if kind == "LatexGroupNode":
+        return f"inside the {{ opened at line {where}, not closed before it", True
+    if kind == "LatexMacroNode":
+        return (
+            f"inside an argument of \\{node.macroname} (line {where}), not closed before it",
+            True,
+        )
+    if kind == "LatexMathNode":
+        return f"inside math opened at line {where}, not closed before it", True
+    return f"inside what opens at line {where}", True
+
+
+def _line(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
+    """For each top-level node: (conditional depth, inside a dead branch, where the innermost
+    dead conditional starts, or -1) after the node."""
     declared: set[str] = set()
-    stack: list[list[Any]] = []  # [kind, in_else]
-    states: list[tuple[int, bool]] = []
+    stack: list[list[Any]] = []  # [kind, in_else, position]
+    states: list[tuple[int, bool, int]] = []
     for node in nodes:
         if type(node).__name__ == "LatexMacroNode":
             name = node.macroname
@@ -202,16 +358,17 @@ def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool]]:
                         declared.add(arg.macroname)
             elif name in _CONDITIONALS or name in declared:
                 kind = {"iffalse": "false", "iftrue": "true"}.get(name, "other")
-                stack.append([kind, False])
+                stack.append([kind, False, node.pos])
             elif name == "else" and stack:
                 stack[-1][1] = True
             elif name == "fi" and stack:
                 stack.pop()
-        dead = any(
-            (kind == "false" and not in_else) or (kind == "true" and in_else)
-            for kind, in_else in stack
-        )
-        states.append((len(stack), dead))
+        openers = [
+            pos
+            for kind, in_else, pos in stack
+            if (kind == "false" and not in_else) or (kind == "true" and in_else)
+        ]
+        states.append((len(stack), bool(openers), openers[-1] if openers else -1))
     return states
 
 

@@ -66,7 +66,7 @@ CASES: dict[str, Callable[[Path], Path]] = {
 MESSAGES = {
     "no-documentclass": "no \\documentclass",
     "no-begin-document": "no \\begin{document}",
-    "begin-document-in-comment": "only inside comments",
+    "begin-document-in-comment": "the one at line 2 is in a comment",
     "binary": "binary",
     "read-only": "read-only",
     "two-candidates": "a.tex, b.tex",

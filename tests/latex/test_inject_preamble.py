@@ -1,0 +1,181 @@
+"""The preamble reader takes what real preambles hold (issue 23): macros whose bodies open or
+close environments, `\\def`/`\\let` of `\\begin`/`\\end`, `\\makeatletter` blocks, `\\iffalse`
+tricks and `\\input` chains; when it cannot place the lines, it says what it found and where."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from arxiv_helpers import latexmk
+from conftest import RunPith, assert_one_line_error
+from inject_helpers import NUMBER, copy_manuscript, snapshot
+from pdfcheck import link_uris, log_problems
+from pypdf import PdfReader
+
+from pithauthor import PithNumber
+from pithauthor._manuscript.preamble import locate
+from pithauthor.errors import ManuscriptError
+from pithauthor.latex import check_pdf, inject
+
+NUMBER_OBJ = PithNumber.parse(NUMBER)
+TAIL = "\\usepackage{amsmath}\n\\begin{document}\nx\n\\end{document}\n"
+HEAD = "\\documentclass{article}\n"
+TEX = pytest.mark.tex("latexmk", "pdflatex")
+
+# each preamble construct that once hid `\begin{document}` from the reader
+CONSTRUCTS = {
+    "newcommand-opens-environment": "\\newcommand{\\beq}{\\begin{equation}}\n"
+    "\\newcommand{\\eeq}{\\end{equation}}\n",
+    "def-opens-environment": "\\def\\be{\\begin{equation}}\n\\def\\ee{\\end{equation}}\n",
+    "let-of-begin-and-end": "\\let\\bea\\begin\n\\let\\eea\\end\n",
+    "newenvironment-of-environments": "\\newenvironment{kp}{\\begin{quote}}{\\end{quote}}\n",
+    "makeatletter-end-float": "\\makeatletter\n\\let\\old@endfloat\\end@float\n"
+    "\\def\\end@float{\\old@endfloat}\n\\makeatother\n",
+    "renewcommand-of-begin": "\\let\\oldbegin\\begin\n\\renewcommand{\\begin}[1]{\\oldbegin{#1}}\n",
+    "iffalse-with-unbalanced-brace": "\\iffalse\n\\newcommand{\\x}{\n\\begin{document}\n\\fi\n",
+    "iffalse-nested-conditionals": "\\iffalse\n\\ifx\\a\\b\n\\begin{document}\n\\fi\n{\n\\fi\n",
+    "iffalse-else-branch-runs": "\\iffalse\n{\n\\else\n\\newcommand{\\y}{z}\n\\fi\n",
+    "newif-inside-iffalse": "\\newif\\ifdraft\n\\iffalse\n\\ifdraft{\\fi\n"
+    "\\begin{document}\n\\fi\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTS))
+def test_the_real_begin_document_is_found_after_the_construct(name: str) -> None:
+    text = HEAD + CONSTRUCTS[name] + TAIL
+    preamble = locate(text, "paper.tex")
+    assert preamble.begin_document == text.rindex("\\begin{document}")
+    # the line after \documentclass is a safe place for the two pith lines
+    assert len(HEAD) in preamble.boundaries
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTS))
+def test_inject_adds_the_lines_after_documentclass_despite_the_construct(
+    name: str, tmp_path: Path
+) -> None:
+    paper = tmp_path / "paper.tex"
+    paper.write_text(HEAD + CONSTRUCTS[name] + TAIL)
+    inject(tmp_path, NUMBER_OBJ)
+    expected = HEAD + f"\\usepackage{{pith}}\n\\pithnumber{{{NUMBER}}}\n" + CONSTRUCTS[name] + TAIL
+    assert paper.read_text() == expected
+
+
+def test_a_pith_load_inside_iffalse_is_not_taken_for_a_real_one(tmp_path: Path) -> None:
+    paper = tmp_path / "paper.tex"
+    paper.write_text(HEAD + "\\iffalse\n{\\usepackage{pith}\n\\fi\n" + TAIL)
+    preamble = locate(paper.read_text(), paper.name)
+    assert preamble.pith_package is None
+
+
+@pytest.mark.parametrize(
+    ("preamble", "message"),
+    [
+        (
+            "\\newcommand{\\foo}{\\textbf{x}\n",
+            "the one at line 3 is inside an argument of \\newcommand (line 2), not closed",
+        ),
+        ("{\\bfseries\n", "the one at line 3 is inside the { opened at line 2"),
+        ("\\iffalse\n", "the one at line 3 is inside the \\iffalse of line 2"),
+        ("\\iftrue\\else\n", "the one at line 3 is inside the disabled branch of the conditional"),
+        ("\\begin{comment}\n", "inside \\begin{comment} of line 2, which TeX does not run"),
+        ("$x\n", "the one at line 3 is inside math opened at line 2"),
+    ],
+)
+def test_an_unplaceable_preamble_names_what_swallowed_begin_document_and_its_line(
+    preamble: str, message: str
+) -> None:
+    text = HEAD + preamble + "\\begin{document}\nx\n"
+    with pytest.raises(ManuscriptError) as caught:
+        locate(text, "paper.tex")
+    assert str(caught.value).startswith("paper.tex: no \\begin{document} that TeX reaches")
+    assert message in str(caught.value)
+
+
+def test_a_folder_whose_only_paper_has_an_open_brace_says_so_in_one_line(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    (tmp_path / "paper.tex").write_text(HEAD + "\\newcommand{\\foo}{\n\\begin{document}\nx\n")
+    before = snapshot(tmp_path)
+    result = pith("latex", "inject", str(tmp_path), "--pith", NUMBER)
+    assert_one_line_error(result, 2)
+    assert "paper.tex: no \\begin{document} that TeX reaches" in result.stderr
+    assert "argument of \\newcommand (line 2)" in result.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_a_pithnumber_at_the_end_of_an_input_chain_is_seen(tmp_path: Path) -> None:
+    paper = tmp_path / "paper.tex"
+    paper.write_text(HEAD + "\\input{a}\n" + TAIL)
+    (tmp_path / "a.tex").write_text("\\input{b}\n")
+    (tmp_path / "b.tex").write_text(f"\\usepackage{{pith}}\n\\pithnumber{{{NUMBER}}}\n")
+    before = paper.read_bytes()
+    assert not inject(tmp_path, NUMBER_OBJ).changed
+    assert paper.read_bytes() == before
+
+
+def test_an_input_chain_that_loops_is_followed_once(tmp_path: Path) -> None:
+    paper = tmp_path / "paper.tex"
+    paper.write_text(HEAD + "\\input{a}\n" + TAIL)
+    (tmp_path / "a.tex").write_text("\\input{b}\n")
+    (tmp_path / "b.tex").write_text("\\input{a}\n")
+    assert inject(tmp_path, NUMBER_OBJ).changed
+
+
+def test_pith_loaded_down_an_input_chain_gets_only_the_number_after_that_input(
+    tmp_path: Path,
+) -> None:
+    paper = tmp_path / "paper.tex"
+    paper.write_text(HEAD + "\\input{setup/a}\n\\newcommand{\\z}{z}\n" + TAIL)
+    (tmp_path / "setup").mkdir()
+    (tmp_path / "setup" / "a.tex").write_text("% c\n\\input{setup/b}\n")
+    (tmp_path / "setup" / "b.tex").write_text("\\usepackage[placement=margin]{pith}\n")
+    result = inject(tmp_path, NUMBER_OBJ)
+    assert paper.read_text() == (
+        HEAD + f"\\input{{setup/a}}\n\\pithnumber{{{NUMBER}}}\n\\newcommand{{\\z}}{{z}}\n" + TAIL
+    )
+    assert any("b.tex loads pith" in note for note in result.notes)
+
+
+# -- the project's own physics manuscript (tests/fixtures/manuscripts/mnras-physics) ---------
+
+
+@TEX
+def test_physics_preamble_takes_the_badge_and_builds_with_pages_and_warnings_unchanged(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = copy_manuscript("mnras-physics", tmp_path)
+    plain = tmp_path / "plain"
+    shutil.copytree(folder, plain)
+    plain_pdf = latexmk(plain, "paper.tex")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    assert result.returncode == 0, result.stderr
+    text = (folder / "paper.tex").read_text()
+    lines = text.splitlines()
+    assert lines[2:4] == ["\\usepackage{pith}", f"\\pithnumber{{{NUMBER}}}"]
+    built = tmp_path / "built"
+    shutil.copytree(folder, built)
+    pdf = latexmk(built, "paper.tex")
+    check_pdf(pdf, NUMBER_OBJ)
+    assert NUMBER_OBJ.url() in link_uris(pdf, page=0)
+    assert len(PdfReader(pdf).pages) == len(PdfReader(plain_pdf).pages)
+    pith_free = {p for p in log_problems((built / "paper.log").read_text()) if "pith" not in p}
+    assert pith_free == log_problems((plain / "paper.log").read_text())
+
+
+@TEX
+def test_physics_paper_whose_macro_file_loads_pith_builds_without_an_option_clash(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = copy_manuscript("mnras-physics", tmp_path)
+    units = folder / "setup" / "units.tex"
+    units.write_text(units.read_text() + "\\usepackage[placement=margin]{pith}\n")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    assert result.returncode == 0, result.stderr
+    text = (folder / "paper.tex").read_text()
+    assert "\\usepackage{pith}" not in text
+    assert f"\\input{{setup/macros}}\n\\pithnumber{{{NUMBER}}}\n" in text
+    built = tmp_path / "built"
+    shutil.copytree(folder, built)
+    check_pdf(latexmk(built, "paper.tex"), NUMBER_OBJ)
