@@ -61,7 +61,8 @@ def run() -> list[dict[str, Any]]:
     from arxiv_api_server import ArxivServer
 
     from pithauthor._bib.latex_text import to_unicode
-    from pithauthor._bib.matching import normal_title, surname_key, title_words
+    from pithauthor._bib.matching import normal_title, phrase_words, title_words
+    from pithauthor._bib.names import person
     from pithauthor.bibliography import read_bibliographies
     from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers
 
@@ -78,8 +79,8 @@ def run() -> list[dict[str, Any]]:
             fresh: list[LookupCache] = []
 
             def clear() -> None:
-                for cached_function in (to_unicode, normal_title, title_words, surname_key):
-                    cached_function.cache_clear()  # no help from earlier runs
+                for memo in (to_unicode, normal_title, title_words, phrase_words, person):
+                    memo.cache_clear()  # no help from earlier runs
 
             def setup() -> None:
                 clear()

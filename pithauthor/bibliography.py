@@ -205,7 +205,7 @@ def read_bibliographies(
     entries = [_entry(raw, default, mapping, folded_map, cited) for raw in raw_entries]
     entries = _mark_duplicates(entries)
     keys = {entry.key.lower() for entry in entries}
-    keys |= {failure.key.lower() for failure in raw_failures if failure.key}
+    keys |= {f.key.lower() for f in raw_failures if f.key and f.kind != "comment"}
     return BibReading(
         files=tuple(Path(p) for p in paths),
         entries=tuple(entries),

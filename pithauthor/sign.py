@@ -6,18 +6,27 @@ its record's canonical_sha256), and the payload fields; it validates the payload
 JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol form (section 5
 of the protocol, `docs/protocol.md`). A retired key is refused with `KeyRetired`.
 
+Corrections (DESIGN, docs/protocol.md "Corrections"): `replaces=EVENT_ID` signs the statement as
+the correction of an earlier event of the same key, type and subject; `withdraw` takes one
+back. `settle=` lets the caller look at the statement before it is signed: to reuse an event
+that already says the same (nothing is signed), to name the event it corrects, or to refuse
+(`pithauthor.statements.Statements.settle` does this against the outbox).
+
     >>> event = sign_citation(key, cited, PithNumber.parse("pith:2023:..."), "extends")
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType
+from pithauthor._core.authors import AuthorCheck, check_claimant
+from pithauthor._core.corrections import replacing, withdrawing
+from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
 from pithauthor._core.identity import proofs_problem
+from pithauthor._core.key_identity import fingerprint_hex
 from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
@@ -44,15 +53,24 @@ __all__ = [
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
     "Artifact",
+    "AuthorCheck",
     "AuthorEvent",
+    "Settle",
+    "Signer",
     "Subject",
     "attest_authorship",
+    "check_claimant",
     "record_replication",
     "sign_citation",
     "utc_now",
+    "withdraw",
 ]
 
 CreatedAt = str | datetime | None
+#: Decides, before anything is signed, what becomes of a statement (`pithauthor.statements`):
+#: returns a signed event making the same statement (reused: nothing is signed), or the
+#: unsigned event to sign (perhaps now naming the event it `replaces`); or raises to refuse.
+Settle = Callable[[UnsignedEvent], UnsignedEvent | AuthorEvent]
 
 
 def attest_authorship(
@@ -65,11 +83,14 @@ def attest_authorship(
     statement: str | None = None,
     identity_proofs: Iterable[Mapping[str, Any]] = (),
     created_at: CreatedAt = None,
+    replaces: str | None = None,
+    settle: Settle | None = None,
 ) -> AuthorEvent:
     """A signed `author_attestation`: the signer is author `name` (at `position`, 1-based).
 
     `identity_proofs` ({kind, locator}: orcid, web, paper; docs/identity.md) are signed with
-    the rest; an `orcid` proof must name the author's own iD."""
+    the rest; an `orcid` proof must name the author's own iD. `replaces` and `settle`: see
+    the module docstring."""
     if orcid is not None:
         try:  # an orcid.org URL is accepted, as `keys generate` accepts it
             orcid = normalize_orcid(orcid)
@@ -87,7 +108,7 @@ def attest_authorship(
         statement=statement,
         identity_proofs=proofs,
     )
-    return _sign(signer, ATTESTATION, subject.pith_number, payload, created_at)
+    return _sign(signer, ATTESTATION, subject.pith_number, payload, created_at, replaces, settle)
 
 
 def sign_citation(
@@ -99,6 +120,8 @@ def sign_citation(
     citation_key: str | None = None,
     context: str | None = None,
     created_at: CreatedAt = None,
+    replaces: str | None = None,
+    settle: Settle | None = None,
 ) -> AuthorEvent:
     """A signed `citation_signature`: paper `citing` cites `cited` (the subject) as
     `relationship`, one of RELATIONSHIPS."""
@@ -111,7 +134,7 @@ def sign_citation(
         citation_key=citation_key,
         context=context,
     )
-    return _sign(signer, CITATION, cited.pith_number, payload, created_at)
+    return _sign(signer, CITATION, cited.pith_number, payload, created_at, replaces, settle)
 
 
 def record_replication(
@@ -124,6 +147,8 @@ def record_replication(
     artifacts: Iterable[Artifact | tuple[str, str]] = (),
     proof_system: str | None = None,
     created_at: CreatedAt = None,
+    replaces: str | None = None,
+    settle: Settle | None = None,
 ) -> AuthorEvent:
     """A signed `replication_record` of `kind` (replication, falsification, formal_bridge) with
     an `outcome` from OUTCOMES[kind]; `proof_system` (PROOF_SYSTEMS) for a formal bridge only."""
@@ -135,7 +160,29 @@ def record_replication(
         artifacts=[a if isinstance(a, Artifact) else Artifact(*a) for a in artifacts],
         proof_system=proof_system,
     )
-    return _sign(signer, REPLICATION, subject.pith_number, payload, created_at)
+    return _sign(signer, REPLICATION, subject.pith_number, payload, created_at, replaces, settle)
+
+
+def withdraw(signer: Signer, event: AuthorEvent, *, created_at: CreatedAt = None) -> AuthorEvent:
+    """The signed withdrawal of `event`, one of the signer's own: the same type and subject,
+    its payload restated with `withdraws: <its event_id>`. Another key is refused
+    (`EventError`): only the key that made a statement can take it back."""
+    mine = fingerprint_hex(signer.public_key)
+    theirs = event["signer"]["public_key_fingerprint"]
+    if theirs != mine:
+        raise EventError(
+            f"{event['event_id']} was signed by another key (fingerprint {theirs}); "
+            "only the key that signed an event can withdraw it"
+        )
+    return _sign(
+        signer,
+        event["event_type"],
+        PithNumber.parse(event["subject_pith_number"]),
+        withdrawing(event),
+        created_at,
+        None,
+        None,
+    )
 
 
 def _sign(
@@ -144,15 +191,25 @@ def _sign(
     subject: PithNumber,
     payload: AuthorPayload,
     created_at: CreatedAt,
+    replaces: str | None,
+    settle: Settle | None,
 ) -> AuthorEvent:
     if getattr(signer, "status", None) == "retired":
         label = getattr(signer, "name", None) or getattr(signer, "key_id", "this key")
         raise KeyRetired(f"the key {label} is retired; it can no longer sign")
-    violation = schema_violation(event_type, payload)
+    if replaces is not None:
+        payload = replacing(payload, replaces)
+    when = _created_at(created_at)
+    unsigned = unsigned_event(event_type, subject, when, signer_block(signer), payload)
+    if settle is not None:
+        settled = settle(unsigned)
+        if "signature" in settled:  # the same statement, already signed: nothing new is made
+            return settled  # type: ignore[return-value]  # "signature": signed
+        unsigned = settled
+    violation = schema_violation(event_type, unsigned["payload"])
     if violation is not None:
         raise EventError(f"{event_type}: {violation}")
-    when = _created_at(created_at)
-    return seal(unsigned_event(event_type, subject, when, signer_block(signer), payload), signer)
+    return seal(unsigned, signer)
 
 
 def _created_at(value: CreatedAt) -> str:

@@ -18,7 +18,9 @@ from registry_helpers import free_port
 from test_bibliography_lookup import PAPERS, SCHOLAR
 from test_cite_bibliography import CITING, _number, author, registry  # noqa: F401
 
-LOOKED_UP = {"vaswani2017attention", "devlin2019bert", "witten1998anti", "li2018deep"}
+LOOKED_UP = {
+    "vaswani2017attention", "devlin2019bert", "witten1998anti", "li2018deep", "maldacena1999large"
+}  # fmt: skip
 
 
 def _scan(pith: RunPith, url: str, *args: str, bib: Path = SCHOLAR) -> Any:
@@ -37,9 +39,9 @@ def test_scan_with_lookup_reports_each_entry_and_counts_the_sources(pith: RunPit
     assert rows["khan2022transformers"]["status"] == "ambiguous"
     assert "2101.01169" in rows["khan2022transformers"]["detail"]
     assert rows["knuth1984texbook"]["status"] == "not_found"
-    assert doc["sources"] == {"lookup": 4, "journal": 1}
+    assert doc["sources"] == {"lookup": 5, "journal": 1}
     assert doc["lookup"] == {"looked_up": 9, "requests": 1, "cached": 0}
-    assert doc["counts"]["found"] == 5 and doc["counts"]["not_found"] == 3
+    assert doc["counts"]["found"] == 6 and doc["counts"]["not_found"] == 3
     assert "arXiv lookup: 9 entries looked up (1 request(s) to arXiv, 0 cached" in result.stderr
 
 
@@ -53,7 +55,7 @@ def test_second_run_and_offline_run_ask_nothing(pith: RunPith) -> None:
     assert "(0 request(s) to arXiv, 9 cached answer(s))" in second.stderr
     assert "(offline, 9 cached answer(s))" in offline.stderr
     assert first.stdout == second.stdout == offline.stdout
-    assert "identifiers from 4 lookup, 1 journal" in first.stdout
+    assert "identifiers from 5 lookup, 1 journal" in first.stdout
 
 
 def test_write_back_then_plain_scan_reads_the_eprints(pith: RunPith, tmp_path: Path) -> None:
@@ -62,7 +64,7 @@ def test_write_back_then_plain_scan_reads_the_eprints(pith: RunPith, tmp_path: P
     with ArxivServer(PAPERS) as server:
         result = _scan(pith, server.url, "--write-back", bib=bib)
     assert result.returncode == 0, result.stderr
-    assert "eprint added to 4 entries (backup: " in result.stderr
+    assert "eprint added to 5 entries (backup: " in result.stderr
     assert (tmp_path / "refs.bib.pith-backup").read_bytes() == SCHOLAR.read_bytes()
     plain = pith("bib", "scan", str(bib), "--json")
     rows = {row["key"]: row for row in json.loads(plain.stdout)["rows"]}

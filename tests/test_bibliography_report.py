@@ -20,6 +20,7 @@ def test_statuses_are_the_documented_ones() -> None:
     assert set(STATUSES) == {
         "found", "signed", "unresolved", "no_identifier", "invalid_identifier",
         "invalid_relationship", "duplicate", "parse_error", "skipped", "ambiguous", "not_found",
+        "comment",
     }  # fmt: skip
     with pytest.raises(ValueError, match="status"):
         EntryRow("k", "f.bib", 1, "fine")

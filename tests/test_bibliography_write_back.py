@@ -30,7 +30,7 @@ def test_google_scholar_entries_get_eprints_in_their_own_layout(tmp_path: Path) 
         result = lookup_identifiers(read_bibliographies([bib]), api)
     (done,) = write_back(result.reading)
     assert set(done.written) == {"vaswani2017attention", "devlin2019bert", "witten1998anti",
-                                 "li2018deep"}  # fmt: skip
+                                 "li2018deep", "maldacena1999large"}  # fmt: skip
     new = bib.read_bytes()
     assert b"  year={2017},\n  eprint={1706.03762},\n  archivePrefix={arXiv}\n}" in new
     inserted = [
@@ -38,6 +38,7 @@ def test_google_scholar_entries_get_eprints_in_their_own_layout(tmp_path: Path) 
         b",\n  eprint={1810.04805},\n  archivePrefix={arXiv}",
         b",\n  eprint={hep-th/9802150},\n  archivePrefix={arXiv}",
         b",\n  eprint={1810.06339},\n  archivePrefix={arXiv}",
+        b",\n  eprint={hep-th/9711200},\n  archivePrefix={arXiv}",
     ]
     assert _without(new, inserted) == SCHOLAR.read_bytes()
     assert done.backup is not None and done.backup.read_bytes() == SCHOLAR.read_bytes()

@@ -139,6 +139,7 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
         rec = srv.store.find(BODY)
         assert rec is not None
         with_invalid = state_document(rec, srv.key, [*srv.store.events(BODY), bad])
+        corrected = state_document(rec, srv.key, _corrections())
         manifest = httpx.get(srv.url + "/pith-mirrors.json").json()
         yield [
             ("local record", (d.RecordDocument, httpx.get(base).json())),
@@ -146,6 +147,7 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
             ("local state", (d.MergedState, httpx.get(base + "/state.json").json())),
             ("local manifest", (d.MirrorManifest, manifest)),
             ("local state with an invalid event", (d.MergedState, with_invalid)),
+            ("local state with corrections", (d.MergedState, corrected)),
             (
                 "local resolver answer",
                 (
@@ -158,6 +160,39 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
         ]
     finally:
         srv.stop()
+
+
+def _corrections() -> list[d.AuthorEvent]:
+    """Each type replaced, and then withdrawn: every link field of every payload."""
+    from registry_helpers import SUBJECT
+
+    from pithauthor.sign import attest_authorship, record_replication, sign_citation, withdraw
+
+    key = TestSigner(b"\x0b" * 32)
+    times = iter(f"2026-11-29T1{h}:00:00Z" for h in range(10))
+    citing = SUBJECT.pith_number
+    events: list[d.AuthorEvent] = []
+    first = [
+        attest_authorship(key, SUBJECT, name="Ada Lovelace", created_at=next(times)),
+        sign_citation(key, SUBJECT, citing, "cites", created_at=next(times)),
+        record_replication(
+            key, SUBJECT, kind="replication", outcome="reproduced", summary="ran it",
+            created_at=next(times),
+        ),
+    ]  # fmt: skip
+    second = [
+        attest_authorship(key, SUBJECT, name="Ada Lovelace", position=1, created_at=next(times),
+                          replaces=first[0]["event_id"]),
+        sign_citation(key, SUBJECT, citing, "extends", created_at=next(times),
+                      replaces=first[1]["event_id"]),
+        record_replication(
+            key, SUBJECT, kind="replication", outcome="not_reproduced", summary="ran it again",
+            created_at=next(times), replaces=first[2]["event_id"],
+        ),
+    ]  # fmt: skip
+    events = [*first, *second]
+    events += [withdraw(key, e, created_at=next(times)) for e in second]
+    return events
 
 
 def _signed_events() -> list[tuple[str, Any]]:

@@ -63,12 +63,16 @@ EXPECTED: dict[str, set[str]] = {
     "payload.summary": {"event_id"},
     "payload.identity_proofs[].kind": {"payload_schema", "event_id"},
     "payload.identity_proofs[].locator": {"event_id"},
+    # still sha256:<64 hex>: which event it corrects is bound by event_id
+    "payload.replaces": {"event_id"},
+    "payload.withdraws": {"event_id"},
 }
 # Where a vector adds a rule: the attestation's payload ORCID must be the signer's, and a signer
 # without ORCID is named by its key id, which follows the public key.
 EXTRA: dict[tuple[str, str], set[str]] = {
     ("author_attestation.json", "signer.signer_id"): {"payload_orcid"},
     ("author_attestation_identity_proofs.json", "signer.signer_id"): {"payload_orcid"},
+    ("author_attestation_replacement.json", "signer.signer_id"): {"payload_orcid"},
     # the middle characters of the ORCID proof's iD ('-') and of the paper URL ('/') break the
     # locator's pattern; the web origin's stays a valid origin (only the hash covers it)
     ("author_attestation_identity_proofs.json", "payload.identity_proofs[0].locator"): {
@@ -83,6 +87,7 @@ EXTRA: dict[tuple[str, str], set[str]] = {
     ("author_attestation.json", "payload.canonical_sha256"): {"payload_subject"},
     ("replication_record.json", "payload.canonical_sha256"): {"payload_subject"},
     ("author_attestation_identity_proofs.json", "payload.canonical_sha256"): {"payload_subject"},
+    ("author_attestation_replacement.json", "payload.canonical_sha256"): {"payload_subject"},
 }
 
 

@@ -7,6 +7,7 @@ cached, and one converter instance serves every call.
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +25,17 @@ _EXTRA_MACROS = {
     "slash": "/",
 }
 _converter: Any = None
+#: Letters NFKD does not decompose.
+_FOLD = str.maketrans(
+    {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "æ": "ae",
+     "Æ": "AE", "œ": "oe", "Œ": "OE", "\u0131": "i", "þ": "th", "Þ": "Th", "ð": "d"}
+)  # fmt: skip
+
+
+def fold(text: str) -> str:
+    """Unicode text without accents, case folded."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def _latex_to_text(value: str) -> str:

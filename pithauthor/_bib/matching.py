@@ -4,13 +4,16 @@ A candidate is certain when all three hold (docs/cite.md, "Looking identifiers u
 
 - its normalised title equals the entry's: TeX markup turned into Unicode (pylatexenc),
   accents removed (NFKD), case folded, everything but letters and digits dropped;
-- at least one author surname of the entry is the surname of one of its authors;
-- its year (arXiv's first version) is the entry's year or the year before
-  (`YEARS_BEFORE`/`YEARS_AFTER`): a preprint may precede its venue, never follow it.
+- one author of the entry and one of the candidate have the same surname, names split as
+  BibTeX does (`names`: surnames are compared with surnames only, never with a given name);
+- its year (arXiv's first version) is at most `YEARS_BEFORE` years before the entry's year and
+  not after it: a preprint may precede its venue (journals in maths and physics take years),
+  never follow it.
 
 When the entry has a DOI and the candidate names another one, it is not certain. Exactly one
-certain paper resolves the entry; several, or only near misses, make it `ambiguous`; nothing
-makes it `not_found`.
+certain paper resolves the entry. Several, or only near misses, make it `ambiguous`; so does a
+paper that fails the year rule alone (same title, same surname): it may be the entry's own
+preprint, and then another paper that fits is the wrong one. Nothing makes it `not_found`.
 """
 
 from __future__ import annotations
@@ -22,99 +25,79 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from pithauthor._bib.latex_text import to_unicode
+from pithauthor._bib.latex_text import fold, to_unicode
+from pithauthor._bib.names import (
+    Person,
+    collaborations,
+    people,
+    person,
+    same_person_family_first,
+    shared_surname,
+)
 
-#: The arXiv year may be this many years before the entry's year ...
-YEARS_BEFORE: Final = 1
+__all__ = ["fold"]  # re-exported: the comparison form lives with the LaTeX decoding
+
+#: The arXiv year may be this many years before the entry's year (a journal version in maths
+#: or physics often appears two or three years after its preprint) ...
+YEARS_BEFORE: Final = 3
 #: ... and this many after it.
 YEARS_AFTER: Final = 0
-#: Letters NFKD does not decompose.
-_FOLD = str.maketrans(
-    {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "æ": "ae",
-     "Æ": "AE", "œ": "oe", "Œ": "OE", "\u0131": "i", "þ": "th", "Þ": "Th", "ð": "d"}
-)  # fmt: skip
+#: A phrase of fewer plain words than this is not asked for (see `phrase_words`).
+_MIN_PHRASE: Final = 3
 _YEAR = re.compile(r"(?<![0-9])(1[89][0-9]{2}|2[0-9]{3})(?![0-9])")
-_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
+_UNICODE_WORD = re.compile(r"[^\W_]+")
+#: Greek letters spelled out (`Ω` is `omega`): arXiv titles are plain text, and a .bib's
+#: `$\Omega$` becomes `Ω`, while arXiv often writes "Omega".
+_GREEK_NAMES = str.maketrans(
+    {
+        chr(c): unicodedata.name(chr(c)).rsplit(" ", 1)[-1].lower().replace("lamda", "lambda")
+        for c in range(0x3B1, 0x3CA)  # small alpha to omega; Unicode spells lambda "LAMDA"
+    }
+)
 _SURNAME_WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)*")
 _DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
-
-
-def fold(text: str) -> str:
-    """Unicode text without accents, case folded."""
-    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 @lru_cache(maxsize=16384)
 def normal_title(title: str) -> str:
     """The comparison form of a title: letters and digits only, no accents, no case."""
-    return "".join(c for c in fold(to_unicode(title)) if c.isalnum())
+    return "".join(c for c in fold(to_unicode(title)).translate(_GREEK_NAMES) if c.isalnum())
 
 
 @lru_cache(maxsize=16384)
 def title_words(title: str) -> tuple[str, ...]:
     """The title's ASCII words, as arXiv's search splits them (for the query phrase)."""
-    return tuple(_WORD.findall(fold(to_unicode(title))))
-
-
-def _split_names(authors: str) -> list[str]:
-    """BibTeX's `A and B and C`, splitting only outside braces."""
-    names, depth, start = [], 0, 0
-    for i, char in enumerate(authors):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        elif depth == 0 and char in " \t\n" and (m := _AND.match(authors, i)) and i >= start:
-            names.append(authors[start:i])
-            start = m.end()
-    names.append(authors[start:])
-    return [n.strip() for n in names if n.strip()]
-
-
-def bib_surnames(authors: str) -> list[str]:
-    """Each author's surname (display form) from a BibTeX `author` field, in order.
-
-    `Last, First` gives `Last` (with its von part); `First Last` gives the last word; a braced
-    corporate name is kept whole; `others` is dropped."""
-    out = []
-    for name in _split_names(authors):
-        if name.lower() == "others":
-            continue
-        depth, comma = 0, -1
-        for i, char in enumerate(name):
-            depth += char == "{"
-            depth -= char == "}"
-            if char == "," and depth == 0:
-                comma = i
-                break
-        if comma >= 0:
-            surname = name[:comma]
-        elif name.startswith("{") and name.endswith("}"):
-            surname = name
-        else:
-            surname = _last_word(name)
-        text = to_unicode(surname).strip()
-        if text:
-            out.append(text)
-    return out
-
-
-def _last_word(name: str) -> str:
-    depth, start = 0, 0
-    for i, char in enumerate(name):
-        depth += char == "{"
-        depth -= char == "}"
-        if char.isspace() and depth == 0:
-            start = i + 1
-    return name[start:]
+    return tuple(_WORD.findall(fold(to_unicode(title)).translate(_GREEK_NAMES)))
 
 
 @lru_cache(maxsize=16384)
-def surname_key(surname: str) -> str:
-    """A surname's comparison form (`van der Maaten` -> `vandermaaten`)."""
-    return "".join(c for c in fold(surname) if c.isalnum())
+def phrase_words(title: str) -> tuple[str, ...]:
+    """The words of the title phrase sent to arXiv's search.
+
+    arXiv often stores a title as its author typed it, TeX accents included
+    (`Le lemme fondamental pour les alg\\`ebres de Lie`), and its search splits such a word
+    in two: a phrase holding `algebres` would not find it. So the phrase is the longest run of
+    words that are plain ASCII in the entry (spelled the same in every form), when that run has
+    at least `_MIN_PHRASE` words or is the whole title; otherwise all the title's words. The
+    whole normalised title is compared afterwards either way."""
+    runs: list[list[str]] = [[]]
+    for word in _UNICODE_WORD.findall(to_unicode(title)):
+        if word.isascii():
+            runs[-1].extend(_WORD.findall(word.lower()))
+        elif runs[-1]:
+            runs.append([])
+    words = title_words(title)
+    best = max(runs, key=len)
+    if len(best) == len(words) or len(best) < _MIN_PHRASE:
+        return words
+    return tuple(best)
+
+
+def bib_surnames(authors: str) -> list[str]:
+    """Each author's surname (display form: von part and last name) from a BibTeX `author`
+    field, in order; `others` is dropped."""
+    return [p.surname for p in people(authors)]
 
 
 def query_surname(surname: str) -> str | None:
@@ -159,6 +142,7 @@ class Query:
     surnames: tuple[str, ...]  # display forms
     year: int
     doi: str | None = None
+    authors: tuple[Person, ...] = ()
 
     @property
     def key(self) -> str:
@@ -170,8 +154,9 @@ class Query:
 def query_for(fields: Mapping[str, str]) -> Query | str:
     """The query for an entry's fields, or why the entry cannot be looked up."""
     title = fields.get("title", "")
-    words = title_words(title)
-    surnames = bib_surnames(fields.get("author", ""))
+    words = phrase_words(title)
+    authors = collaborations(fields.get("collaboration", "")) + people(fields.get("author", ""))
+    surnames = [p.surname for p in authors]
     year = entry_year(fields)
     missing = [
         name
@@ -182,7 +167,7 @@ def query_for(fields: Mapping[str, str]) -> Query | str:
         return f"not looked up: no {' or '.join(missing)} to confirm a match"
     assert year is not None
     doi = normal_doi(fields.get("doi", ""))
-    return Query(normal_title(title), words, tuple(surnames), year, doi)
+    return Query(normal_title(title), words, tuple(surnames), year, doi, tuple(authors))
 
 
 def concerns(query: Query, candidate: Candidate) -> bool:
@@ -206,16 +191,11 @@ class Outcome:
 
 
 def _shared_surname(query: Query, candidate: Candidate) -> str | None:
-    keys = {surname_key(s): s for s in query.surnames if surname_key(s)}
-    for name in candidate.authors:
-        words = [surname_key(w) for w in to_unicode(name).split()]
-        words = [w for w in words if w]
-        forms = {"".join(words[i:]) for i in range(len(words))}
-        if words:
-            forms.add(words[0])  # family name first
-        for form in forms:
-            if form in keys:
-                return keys[form]
+    """The surname (display form) of an entry author who is one of the candidate's authors."""
+    theirs = [p for p in map(person, candidate.authors) if p is not None]
+    for ours in query.authors:
+        if any(shared_surname(ours, p) or same_person_family_first(ours, p) for p in theirs):
+            return ours.surname
     return None
 
 
@@ -232,13 +212,29 @@ def _problems(query: Query, c: Candidate) -> list[str]:
     return problems
 
 
+def _only_the_year(problems: list[str]) -> bool:
+    return len(problems) == 1 and problems[0].startswith("arXiv year")
+
+
 def decide(query: Query, candidates: Sequence[Candidate], *, complete: bool = True) -> Outcome:
     """Apply the rules to the candidates that concern `query`."""
     seen: dict[str, Candidate] = {}
     for c in candidates:
         if concerns(query, c):
             seen.setdefault(c.arxiv_id, c)
-    certain = [c for c in seen.values() if not _problems(query, c)]
+    problems = {c.arxiv_id: _problems(query, c) for c in seen.values()}
+    certain = [c for c in seen.values() if not problems[c.arxiv_id]]
+    year_only = [c for c in seen.values() if _only_the_year(problems[c.arxiv_id])]
+    if certain and year_only:
+        fits = "; ".join(f"{c.arxiv_id} {c.title!r}" for c in certain[:5])
+        listed = "; ".join(
+            f"{c.arxiv_id} ({problems[c.arxiv_id][0]}) {c.title!r}" for c in year_only[:5]
+        )
+        return Outcome(
+            "ambiguous",
+            f"{fits} fits, but so does {listed} except for its year (the entry's preprint?)",
+            candidates=tuple(c.arxiv_id for c in [*certain, *year_only]),
+        )
     if len(certain) == 1 and not complete:
         c = certain[0]
         return Outcome(

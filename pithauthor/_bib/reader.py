@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pithauthor._bib.bib_comments import blank_comments, commented_entries
 from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
 from pithauthor._files import MAX_BIB_BYTES, read_user_file
 from pithauthor.errors import BibliographyError
@@ -27,6 +28,7 @@ _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", 
 MONTHS = {m[:3]: m.title() for m in (*_MONTH_NAMES, "september", "october", "november", "december")}
 #: Fields a crossref child never takes from its parent: they identify or qualify one citation.
 NOT_INHERITED = IDENTIFIER_FIELDS | {"crossref", "ids", "pith-relationship", "key"}
+COMMENTED_OUT = "commented out with %: ignored, as biber does"
 _KEY_RE = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)\s*,")
 
 
@@ -45,7 +47,8 @@ class RawEntry:
 
 @dataclass(frozen=True, slots=True)
 class RawFailure:
-    """A block that yields no entry: unparsable (`parse_error`) or a repeated key (`duplicate`)."""
+    """A block that yields no entry: unparsable (`parse_error`), a repeated key (`duplicate`),
+    or an entry commented out with `%` (`comment`: ignored, as biber does)."""
 
     kind: str
     file: Path
@@ -94,10 +97,19 @@ def read_files(
     failures: list[RawFailure] = []
     first_seen: dict[str, RawEntry] = {}
     macros: dict[str, str] = {}
-    for path, text in texts:
+    for path, source in texts:
+        # `%` comments blanked (same offsets and lines): bibtexparser would read
+        # `% @article{...` as an entry (bib_comments).
+        text = blank_comments(source)
+        commented = [
+            RawFailure("comment", path, c.line, c.key, COMMENTED_OUT)
+            for c in commented_entries(source)
+        ]
         # An empty parse stack: values are evaluated below, in one pass (see module doc).
         library = parse_string(text, parse_stack=[])
-        _check_is_bibliography(path, text, library.blocks)
+        if not commented:
+            _check_is_bibliography(path, text, library.blocks)
+        failures += commented
         locate = _LineLocator(text)
         for block in library.blocks:
             line = locate(block)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 #: Every status a row can have. `found` is the reading-only outcome (an identifier, nothing
-#: wrong); the signer turns it into `signed` or `unresolved`.
+#: wrong); the signer turns it into `signed` or `unresolved`. `comment`: an entry commented
+#: out with `%`, ignored (as biber does) and only reported.
 STATUSES: Final[tuple[str, ...]] = (
     "found",
     "signed",
@@ -20,6 +21,7 @@ STATUSES: Final[tuple[str, ...]] = (
     "duplicate",
     "parse_error",
     "skipped",
+    "comment",
 )
 _COLUMNS = ("key", "file", "line", "status", "identifier", "source", "detail")
 

@@ -1,5 +1,6 @@
 """`--write-back`: add `eprint = {ID}` and `archivePrefix = {arXiv}` to entries, inserting bytes
-before each entry's closing delimiter and changing no other byte of the file.
+after each entry's last field (a `,` first when that field has none) and changing or removing
+no byte of the file (docs/cite.md lists the bytes inserted).
 
 The new fields follow the entry's own layout (indent, spaces around `=`, trailing comma, line
 ending). The edited text is parsed again and must give each entry its id before anything is
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor._atomic import replace_file
+from pithauthor._bib.bib_comments import blank_comments
 from pithauthor._bib.identifiers import find_identifier
 from pithauthor._bib.reader import _evaluate
 from pithauthor._files import MAX_BIB_BYTES, read_user_file
@@ -55,9 +57,13 @@ def _decode(data: bytes) -> tuple[str, str, int]:
 def insertions(
     text: str, ids: Mapping[str, str]
 ) -> tuple[list[tuple[int, str]], list[tuple[str, str]]]:
-    """(position in `text`, text to insert) per entry of `ids`, and the entries left alone."""
+    """(position in `text`, text to insert) per entry of `ids`, and the entries left alone.
+
+    Entries are found in `text` with its `%` comments blanked, as the reader reads it: a
+    commented-out copy of an entry is not written to (positions are the same in both)."""
     from bibtexparser.entrypoint import parse_string
 
+    text = blank_comments(text)
     library = parse_string(text, parse_stack=[])
     found: list[tuple[int, str]] = []
     skipped: list[tuple[str, str]] = []
@@ -139,7 +145,7 @@ def _check(new: bytes, target: Path, codec: str, bom: int, ids: Mapping[str, str
     """Parse the edited text: every written entry must now carry its id, and only those."""
     from bibtexparser.entrypoint import parse_string
 
-    library = parse_string(new[bom:].decode(codec), parse_stack=[])
+    library = parse_string(blank_comments(new[bom:].decode(codec)), parse_stack=[])
     got: dict[str, str] = {}
     for block in map(_entry, library.blocks):
         if block is not None and block.key in ids and block.key not in got:

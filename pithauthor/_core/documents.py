@@ -58,6 +58,8 @@ class AttestationPayload(TypedDict):
     author: AttestationAuthor
     statement: str
     identity_proofs: NotRequired[list[IdentityProof]]
+    replaces: NotRequired[str]
+    withdraws: NotRequired[str]
 
 
 @final
@@ -70,6 +72,8 @@ class CitationPayload(TypedDict):
     relationship: str
     citation_key: NotRequired[str]
     context: NotRequired[str]
+    replaces: NotRequired[str]
+    withdraws: NotRequired[str]
 
 
 @final
@@ -91,6 +95,8 @@ class ReplicationPayload(TypedDict):
     proof_system: NotRequired[str]
     artifacts: list[ArtifactRef]
     summary: str
+    replaces: NotRequired[str]
+    withdraws: NotRequired[str]
 
 
 AuthorPayload = AttestationPayload | CitationPayload | ReplicationPayload
@@ -333,6 +339,15 @@ class Equivocation(TypedDict):
     signer_fingerprint: str
 
 
+class Superseded(TypedDict):
+    """An event taken out of `current` by a correction signed with its own key: `replaced` by
+    the event `superseded_by` names, or `withdrawn` by it (local merge, DESIGN)."""
+
+    event: AuthorEvent
+    superseded_by: str
+    how: Literal["replaced", "withdrawn"]
+
+
 class InvalidEvent(TypedDict):
     """An event that failed validity, as received, and the rules it broke."""
 
@@ -356,6 +371,8 @@ class MergedState(TypedDict):
     equivocations: NotRequired[list[Equivocation]]
     invalid_events: NotRequired[list[InvalidEvent]]
     applied_event_ids: NotRequired[list[str]]
+    superseded: NotRequired[list[Superseded]]
+    withdrawals: NotRequired[list[AuthorEvent]]
 
 
 # --- what the registry answers besides (the local registry writes these) -------------------------

@@ -16,6 +16,13 @@ states with it and `pith verify` recomputes them with it.
     apply    a valid event is applied unless an earlier applied event holds the same slot with a
              different claim: then it is an equivocation (kept out of `current`, listed with the
              event it contradicts). Same slot, same claim: applied (a repeat, not a conflict).
+    links    an event whose payload `replaces` or `withdraws` another (pithauthor._core.corrections)
+             is invalid when its link breaks a rule there (another key, another subject, a
+             replacement older than what it replaces...); a valid one comes after the event it
+             names, whatever the order says, and takes it (and its repeats) out of `current`
+             into `superseded`; a withdrawal goes to `withdrawals`, a replacement is applied in
+             its place. Naming an event that is no longer current (already corrected, or an
+             equivocation) is an equivocation.
     counters event_count = valid + invalid (record_created counts as valid);
              equivocating events are valid; equivocation_count = len(equivocations)
 """
@@ -28,6 +35,7 @@ from typing import Any, Final
 
 from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.canonical import canonical, canonical_sha256
+from pithauthor._core.corrections import link_faults, link_of
 from pithauthor._core.documents import (
     AuthorEvent,
     CanonicalRecord,
@@ -37,6 +45,7 @@ from pithauthor._core.documents import (
     RecordCreated,
     SourceAlias,
     StateCurrent,
+    Superseded,
 )
 
 MERGE_VERSION = "pithauthor-local-merge-v1"
@@ -118,6 +127,136 @@ def slot_and_claim(event: AuthorEvent) -> tuple[str, object]:
 
 
 @dataclass
+class Applied:
+    """What applying valid events in merge order decides (`apply_events`)."""
+
+    current: list[AuthorEvent] = field(default_factory=list)
+    equivocations: list[Equivocation] = field(default_factory=list)
+    superseded: list[Superseded] = field(default_factory=list)
+    withdrawals: list[AuthorEvent] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)  # every event that took effect, in order
+    broken_links: dict[str, list[str]] = field(default_factory=dict)  # event_id -> faults
+
+    def superseded_by(self, event_id: str) -> str | None:
+        """The correction that took `event_id` out of `current`, if one did."""
+        return next(
+            (s["superseded_by"] for s in self.superseded if s["event"]["event_id"] == event_id),
+            None,
+        )
+
+
+def apply_events(events: Sequence[AuthorEvent]) -> Applied:
+    """Apply valid, deduplicated events given in merge order: slots, claims, equivocations and
+    corrections (module docstring). Also what the CLI runs over an outbox, to know what each
+    slot holds before it signs anything."""
+    result = Applied()
+    by_id = {e["event_id"]: e for e in events}
+    _check_links(events, by_id, result.broken_links)
+    live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
+    slot_of: dict[str, str] = {}
+    holders: dict[str, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
+    kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
+
+    def conflict(event: AuthorEvent, kept: str) -> None:
+        kept_for[event["event_id"]] = kept
+        result.equivocations.append(
+            {
+                "kept_event_id": kept,
+                "conflicting_event": event.copy(),
+                "event_type": event["event_type"],
+                "signer_fingerprint": event["signer"]["public_key_fingerprint"],
+            }
+        )
+
+    def hold(event: AuthorEvent, slot: str, claim: object) -> None:
+        eid = event["event_id"]
+        holders.setdefault(slot, (claim, []))[1].append(eid)
+        live[eid] = event
+        slot_of[eid] = slot
+        result.applied.append(eid)
+
+    for event in _links_first(events, result.broken_links):
+        slot, claim = slot_and_claim(event)
+        link = link_of(event)
+        held = holders.get(slot)
+        if link is None:
+            if held is not None and held[0] != claim:
+                conflict(event, held[1][0])
+            else:
+                hold(event, slot, claim)
+            continue
+        how, target = link
+        if target not in live:  # already corrected, or never applied: a second answer
+            conflict(event, result.superseded_by(target) or kept_for.get(target, target))
+            continue
+        old_slot = slot_of[target]
+        if how == "replaces" and slot != old_slot and held is not None and held[0] != claim:
+            conflict(event, held[1][0])  # it moves into a slot that says something else
+            continue
+        for old in holders.pop(old_slot)[1]:  # the event and its repeats: one statement
+            result.superseded.append(
+                {
+                    "event": live.pop(old).copy(),
+                    "superseded_by": event["event_id"],
+                    "how": "replaced" if how == "replaces" else "withdrawn",
+                }
+            )
+        if how == "withdraws":
+            result.withdrawals.append(event.copy())
+            result.applied.append(event["event_id"])
+        else:
+            hold(event, slot, claim)
+    result.current = [e.copy() for e in live.values()]
+    return result
+
+
+def _check_links(
+    events: Sequence[AuthorEvent], by_id: Mapping[str, AuthorEvent], broken: dict[str, list[str]]
+) -> None:
+    """Mark every event whose link breaks a rule, until none is left: an event whose target
+    was found broken is broken too (`replaces_unknown`)."""
+    changed = True
+    while changed:
+        changed = False
+        for event in events:
+            eid = event["event_id"]
+            link = link_of(event)
+            if eid in broken or link is None:
+                continue
+            target = None if link[1] in broken else by_id.get(link[1])
+            faults = link_faults(event, target)
+            if faults:
+                broken[eid] = faults
+                changed = True
+
+
+def _links_first(events: Sequence[AuthorEvent], broken: dict[str, list[str]]) -> list[AuthorEvent]:
+    """The unbroken events in merge order, except that an event comes after the one its link
+    names (they may share a `created_at`). What is left waiting could only be a cycle, which
+    hashing rules out; it is broken (`replaces_order`) rather than trusted."""
+    done: set[str] = set()
+    waiting: dict[str, list[AuthorEvent]] = {}
+    ordered: list[AuthorEvent] = []
+    for event in events:
+        if event["event_id"] in broken:
+            continue
+        link = link_of(event)
+        if link is not None and link[1] not in done:
+            waiting.setdefault(link[1], []).append(event)
+            continue
+        stack = [event]
+        while stack:
+            ready = stack.pop()
+            ordered.append(ready)
+            done.add(ready["event_id"])
+            stack.extend(reversed(waiting.pop(ready["event_id"], [])))
+    for left in waiting.values():
+        for event in left:
+            broken[event["event_id"]] = ["replaces_order"]
+    return ordered
+
+
+@dataclass
 class _Merged:
     """What the merge decides: the applied events per list, and the rest."""
 
@@ -127,32 +266,46 @@ class _Merged:
     equivocations: list[Equivocation] = field(default_factory=list)
     invalid: list[InvalidEvent] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)
+    superseded: list[Superseded] = field(default_factory=list)
+    withdrawals: list[AuthorEvent] = field(default_factory=list)
     valid_count: int = 1  # record_created
+
+    def corrections(self) -> dict[str, object]:
+        """`superseded` and `withdrawals`, each only when not empty (a state without
+        corrections is the one this merge made before it knew them)."""
+        parts: dict[str, object] = {}
+        if self.superseded:
+            parts["superseded"] = self.superseded
+        if self.withdrawals:
+            parts["withdrawals"] = self.withdrawals
+        return parts
 
 
 def _merge(pith_number: str, record_sha: str, created_id: str, events: Iterable[object]) -> _Merged:
     merged = _Merged(applied=[created_id])
-    held: dict[str, tuple[object, str]] = {}
-    for event in dedup(events):
-        failures, valid = _validity(event, pith_number, record_sha)
-        if valid is None:
-            merged.invalid.append({"event": dict(event), "reasons": failures or ["event_type"]})
-            continue
-        merged.valid_count += 1
-        slot, claim = slot_and_claim(valid)
-        if slot in held and held[slot][0] != claim:
-            merged.equivocations.append(
-                {
-                    "kept_event_id": held[slot][1],
-                    "conflicting_event": valid.copy(),
-                    "event_type": valid["event_type"],
-                    "signer_fingerprint": valid["signer"]["public_key_fingerprint"],
-                }
-            )
-            continue
-        held.setdefault(slot, (claim, valid["event_id"]))
-        merged.lists[LISTS[valid["event_type"]]].append(valid.copy())
-        merged.applied.append(valid["event_id"])
+    received = dedup(events)
+    failures: dict[int, list[str]] = {}
+    valid: list[tuple[int, AuthorEvent]] = []
+    for index, event in enumerate(received):
+        broken, typed = _validity(event, pith_number, record_sha)
+        if typed is None:
+            failures[index] = broken or ["event_type"]
+        else:
+            valid.append((index, typed))
+    applied = apply_events([e for _, e in valid])
+    for index, event in valid:
+        if event["event_id"] in applied.broken_links:
+            failures[index] = applied.broken_links[event["event_id"]]
+    merged.invalid = [
+        {"event": dict(received[i]), "reasons": failures[i]} for i in sorted(failures)
+    ]
+    merged.valid_count += len(valid) - len(applied.broken_links)
+    for event in applied.current:
+        merged.lists[LISTS[event["event_type"]]].append(event)
+    merged.equivocations = applied.equivocations
+    merged.superseded = applied.superseded
+    merged.withdrawals = applied.withdrawals
+    merged.applied += applied.applied
     return merged
 
 
@@ -197,6 +350,10 @@ def merge_state(
         "applied_event_ids": merged.applied,
         "state_sha256": "",
     }
+    if merged.superseded:  # only when there are any: see _Merged.corrections
+        state["superseded"] = merged.superseded
+    if merged.withdrawals:
+        state["withdrawals"] = merged.withdrawals
     state["state_sha256"] = state_hash(state)
     return state
 
@@ -207,7 +364,8 @@ def state_hash(state: Mapping[str, object]) -> str:
 
 
 def state_inputs(state: Mapping[str, Any]) -> list[object]:
-    """Every author event a local state was merged from (applied, equivocating, invalid)."""
+    """Every author event a local state was merged from (applied, equivocating, invalid,
+    superseded, withdrawals)."""
     current = state.get("current") or {}
     events: list[object] = []
     for name in LISTS.values():
@@ -219,6 +377,11 @@ def state_inputs(state: Mapping[str, Any]) -> list[object]:
     for entry in state.get("invalid_events") or []:
         if isinstance(entry, Mapping):
             events.append(entry.get("event"))
+    for entry in state.get("superseded") or []:
+        if isinstance(entry, Mapping):
+            events.append(entry.get("event"))
+    withdrawals = state.get("withdrawals")
+    events.extend(withdrawals if isinstance(withdrawals, list) else [])
     return events
 
 
@@ -258,6 +421,7 @@ def remerge(state: Mapping[str, Any]) -> dict[str, object]:
         "equivocations": merged.equivocations,
         "invalid_events": merged.invalid,
         "applied_event_ids": merged.applied,
+        **merged.corrections(),
     }
     again["state_sha256"] = state_hash(again)
     return again

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
 from pithauthor._core.checks import NOT_SIGNED, Check, Report
+from pithauthor._core.corrections import link_faults, link_of
 from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.documents import (
     EventSignature,
@@ -113,6 +114,8 @@ MERGE_FIELDS = (
     "equivocation_count",
     "equivocations",
     "applied_event_ids",
+    "superseded",
+    "withdrawals",
     *under("current", tuple(AUTHOR_EVENT_LISTS)),
     *under("current", REGISTRY_EVENT_LISTS),
 )
@@ -429,6 +432,9 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
             covered.append(at)  # its own fields are listed by _check_author_at
             _check_author_at(report, event, at, number, digest, etype)
             events.append(event)
+    corrected = _corrected_events(report, state, number, digest)
+    _check_corrections(report, state, [*events, *(e for e, _ in corrected)], local)
+    events += [e for e, _ in corrected]
     for name in REGISTRY_EVENT_LISTS:
         for index, event in enumerate(_list(report, current, name)):
             _registry_event(report, event, f"current.{name}[{index}]", trust, registry)
@@ -465,6 +471,66 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     covered += registry
     report.not_signed("not_signed", uncovered(state, covered))
     return report
+
+
+def _corrected_events(
+    report: Report, state: Mapping[str, Any], number: PithNumber | None, digest: Any
+) -> list[tuple[Any, str]]:
+    """The events a local merge took out of `current` (`superseded[].event`) and the
+    withdrawals that did it (`withdrawals`), each checked in full; with their paths."""
+    found: list[tuple[Any, str]] = []
+    for index, entry in enumerate(_top_list(report, state, "superseded")):
+        found.append((entry.get("event") if isinstance(entry, Mapping) else None,
+                      f"superseded[{index}].event"))  # fmt: skip
+    for index, event in enumerate(_top_list(report, state, "withdrawals")):
+        found.append((event, f"withdrawals[{index}]"))
+    for event, at in found:
+        _check_author_at(report, event, at, number, digest)
+    return found
+
+
+def _top_list(report: Report, state: Mapping[str, Any], name: str) -> list[Any]:
+    value = state.get(name, [])
+    if not isinstance(value, list):
+        report.add(name, False, f"{name} is not a list")
+        return []
+    return value
+
+
+def _check_corrections(
+    report: Report, state: Mapping[str, Any], events: list[Any], local: bool
+) -> None:
+    """Every event in `current` or `withdrawals` that replaces or withdraws another: the event
+    it names is in this state, signed by the same key, of the same type and subject, not
+    newer (pithauthor._core.corrections). For a registry's state whose merge is not ours, a
+    named event it does not list is unverifiable, not failed."""
+    by_id = {e.get("event_id"): e for e in events if isinstance(e, Mapping)}
+    current = state.get("current")
+    places: list[tuple[str, Any]] = []
+    for name in AUTHOR_EVENT_LISTS:
+        items = current.get(name) if isinstance(current, Mapping) else None
+        places += [(f"current.{name}[{i}]", e) for i, e in enumerate(items or [])]
+    withdrawals = state.get("withdrawals")
+    if isinstance(withdrawals, list):
+        places += [(f"withdrawals[{i}]", e) for i, e in enumerate(withdrawals)]
+    for at, event in places:
+        link = link_of(event) if isinstance(event, Mapping) else None
+        if link is None:
+            continue
+        how, target_id = link
+        target = by_id.get(target_id)
+        if target is None and not local:
+            report.unverifiable(
+                f"{at}.link", f"{how} {target_id[:19]}…, which this state does not list"
+            )
+            continue
+        faults = link_faults(event, target)
+        report.add(
+            f"{at}.link",
+            not faults,
+            f"{how} {target_id[:19]}…: "
+            + (", ".join(faults) or "listed here, same key, type and subject, not newer"),
+        )
 
 
 def _check_local_merge(report: Report, state: Mapping[str, Any]) -> None:

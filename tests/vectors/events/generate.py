@@ -26,9 +26,15 @@ from pithauthor._core.canonical import b64encode  # noqa: E402
 from pithauthor._core.envelope import SIGNED_FIELDS, seal  # noqa: E402
 from pithauthor._core.key_identity import fingerprint_hex, key_id  # noqa: E402
 from pithauthor._core.subject import Subject  # noqa: E402
-from pithauthor.sign import attest_authorship, record_replication, sign_citation  # noqa: E402
+from pithauthor.sign import (  # noqa: E402
+    attest_authorship,
+    record_replication,
+    sign_citation,
+    withdraw,
+)
 
 CREATED_AT = "2026-11-29T12:00:00Z"
+LATER = "2026-11-29T13:00:00Z"
 OTHER_SEED = hashlib.sha256(b"pithauthor test vector key 2 -- TEST ONLY").digest()
 SHA_A = hashlib.sha256(b"artifact A: replication scripts").hexdigest()
 SHA_B = hashlib.sha256(b"artifact B: measured results").hexdigest()
@@ -46,6 +52,11 @@ def _subjects() -> tuple[Subject, Subject]:
 
 def valid_events() -> dict[str, Event]:
     """The valid vectors, by file name."""
+    plain = _plain_events()
+    return {**plain, **correction_events(plain)}
+
+
+def _plain_events() -> dict[str, Event]:
     dear, pipeline = _subjects()
     signer = FixedSigner()
     key_signer = FixedSigner(orcid=None)
@@ -103,6 +114,27 @@ def valid_events() -> dict[str, Event]:
             summary="The convergence lemma (Lemma 2) is formalised in Lean 4; Theorem 1 is not.",
             artifacts=[("https://example.org/pipeline-lean/archive.zip", SHA_LEAN)],
             created_at=CREATED_AT,
+        ),
+    }
+
+
+def correction_events(valid: dict[str, Event]) -> dict[str, Event]:
+    """Corrections (docs/protocol.md, Corrections): the first claim replaced an hour later by
+    one naming position 2, and the first citation withdrawn."""
+    dear, _ = _subjects()
+    signer = FixedSigner()
+    return {
+        "author_attestation_replacement.json": attest_authorship(
+            signer,
+            dear,
+            name="Josiah Carberry",
+            orcid=VECTOR_ORCID,
+            position=2,
+            created_at=LATER,
+            replaces=valid["author_attestation.json"]["event_id"],
+        ),
+        "citation_signature_withdrawal.json": withdraw(
+            signer, valid["citation_signature.json"], created_at=LATER
         ),
     }
 
@@ -266,6 +298,19 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
             _edit(cit, setp("payload.note", "extra")),
             ["payload_schema"],
             "payload.note is not in the schema",
+        ),
+        "replaces_and_withdraws.json": (
+            _edit(
+                valid["citation_signature_withdrawal.json"],
+                setp("payload.replaces", att["event_id"]),
+            ),
+            ["payload_schema"],
+            "one event cannot both replace and withdraw (replaces added to a withdrawal)",
+        ),
+        "replaces_not_an_event_id.json": (
+            _edit(att, setp("payload.replaces", att["event_id"][7:])),
+            ["payload_schema"],
+            "payload.replaces is not sha256:<64 hex>",
         ),
         "position_zero.json": (
             _edit(att, setp("payload.author.position", 0)),
