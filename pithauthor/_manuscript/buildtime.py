@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pithauthor._atomic import replace_file
+from pithauthor._paths import private_dir
 from pithauthor.errors import InputError, PithError
 
 DEFAULT_LIMIT = 600.0  # seconds, for a paper never built here before
@@ -86,8 +88,6 @@ def _key(main: Path) -> str:
 
 
 def _path() -> Path:
-    from pithauthor._paths import private_dir
-
     return private_dir("cache") / _FILE
 
 
@@ -104,8 +104,6 @@ def _recorded(main: Path) -> float | None:
 
 
 def _record(main: Path, seconds: float) -> None:
-    from pithauthor._atomic import replace_file
-
     try:
         path = _path()
         try:
