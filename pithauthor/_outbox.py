@@ -365,3 +365,12 @@ def _column(text: str) -> Any:
         return parse_json(text)
     except JSONFault as exc:
         raise EventError(f"the outbox holds a damaged entry ({exc})") from None
+
+
+def held_events(registry: str, path: Path | None = None) -> list[AuthorEvent]:
+    """Every event the outbox holds for `registry`, whatever its state (what was said there,
+    sent or not). Rows not bound to a registry yet count for every registry."""
+    if not (path or default_path()).exists():
+        return []
+    with Outbox(path) as outbox:
+        return [e.event for e in outbox.entries() if e.registry in (None, registry)]

@@ -148,6 +148,7 @@ def _cite_one(
         relationship,
         citation_key=citation_key,
         context=context,
+        settle=output.settle("auto"),  # a changed citation replaces the old one
     )
     output.one(event)
 
@@ -203,7 +204,9 @@ def _cite_bibliographies(
         output.confirm(f"the citations of {citing_paper.full}'s bibliography")
         return output.signer()
 
-    report = sign_bibliography(reading, citing_paper, signer, resolver, parallel=parallel)
+    report = sign_bibliography(
+        reading, citing_paper, signer, resolver, parallel=parallel, held=output.held()
+    )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
         lookupopts.write_back(found)
@@ -214,8 +217,8 @@ def _cite_bibliographies(
     if as_json:
         extra = {"lookup": found.stats()} if found is not None else {}
         emit_json({**report.as_dict(), "destination": destination, **extra})
-    if report.events:
-        output.send()
+    if report.events or (output.submit and "already_signed" in report.counts()):
+        output.send()  # what an earlier run left pending goes now; nothing is signed twice
     return report.ok
 
 

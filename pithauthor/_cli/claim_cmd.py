@@ -13,6 +13,7 @@ from pithauthor._cli.keyopts import (
 )
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
+    REPLACE_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
@@ -48,11 +49,13 @@ def claim(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    replace: bool = REPLACE_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Sign an author attestation of SUBJECT with your key."""
+    """Sign an author attestation of SUBJECT with your key. Claiming again what the outbox
+    holds reuses that event; a different claim on the same paper needs --replace."""
     from pithauthor import normalize_orcid
     from pithauthor.client import subject_for
     from pithauthor.identity import proofs_from_specs
@@ -84,6 +87,7 @@ def claim(
                 position=position,
                 statement=statement,
                 identity_proofs=proofs,
+                settle=output.settle("replace" if replace else "refuse"),
             )
         )
 

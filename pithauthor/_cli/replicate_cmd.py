@@ -13,6 +13,7 @@ from pithauthor._cli.keyopts import (
 )
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
+    REPLACE_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
@@ -50,11 +51,13 @@ def replicate(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    replace: bool = REPLACE_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Sign a replication record of SUBJECT."""
+    """Sign a replication record of SUBJECT. Recording again what the outbox holds reuses
+    that event; a different record with the same kind and artifacts needs --replace."""
     from pithauthor.client import subject_for
     from pithauthor.sign import Artifact, record_replication
     from pithauthor.submit import check_destination
@@ -80,6 +83,7 @@ def replicate(
                 summary=summary_text,
                 artifacts=artifacts,
                 proof_system=proof_system,
+                settle=output.settle("replace" if replace else "refuse"),
             )
         )
 
