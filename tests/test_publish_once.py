@@ -4,6 +4,10 @@ withdrawal takes one back; the registry's merged state shows the newest only, wi
 `equivocation_count` 0, and `pith verify` checks the links. A real local registry over loopback
 and a real key store throughout."""
 
+# The local registry and key fixtures are those of the cite tests, imported by name: their
+# parameters "redefine" the imports (F811), which is how pytest finds them.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import json
@@ -13,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER
-from test_cite_bibliography import (  # noqa: F401  (fixtures)
+from test_cite_bibliography import (  # noqa: F401  (author, registry: fixtures)
     BIB,
     PASSPHRASE,
     _bib,
