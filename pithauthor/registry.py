@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypedDict
+from urllib.parse import urlsplit
 
 from pithauthor._core.web_url import is_loopback
 from pithauthor._files import MAX_SECRET_BYTES, read_user_text
@@ -21,6 +22,7 @@ __all__ = [
     "AddedPaper",
     "RegistryServer",
     "add_papers",
+    "check_base_url",
     "check_host",
     "data_folder",
     "example_papers",
@@ -50,6 +52,28 @@ def check_host(host: str) -> bool:
     return is_loopback(host.strip("[]"))
 
 
+def check_base_url(url: str) -> str:
+    """`url` as links in the registry's documents start with it (`--base-url`): http(s), a
+    host, no query or fragment; InputError otherwise."""
+    text = url.strip().rstrip("/")
+    try:
+        parts = urlsplit(text)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # a broken [IPv6] address, a port beyond 65535
+        parts, port_ok = urlsplit(""), False
+    if (
+        not port_ok
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.query
+        or parts.fragment
+        or any(c.isspace() or not c.isprintable() for c in text)
+    ):
+        raise InputError(f"--base-url {url!r}: give http(s)://HOST[:PORT][/PATH]")
+    return text
+
+
 def read_token_file(path: str) -> str:
     """The bearer token POSTs must carry, from `path`: one word (no spaces or line breaks)."""
     token = read_user_text(path, InputError, "a token file", limit=MAX_SECRET_BYTES).strip()
@@ -61,12 +85,19 @@ def read_token_file(path: str) -> str:
 
 
 def start_server(
-    folder: Path, host: str, port: int, *, token: str | None = None, examples: bool = False
+    folder: Path,
+    host: str,
+    port: int,
+    *,
+    token: str | None = None,
+    examples: bool = False,
+    base_url: str | None = None,
 ) -> RegistryServer:
     """A registry listening on host:port (0: a free port) with its data in `folder`, the
-    shipped example papers added if asked; serve it with `serve_forever()`."""
+    shipped example papers added if asked, links starting with `base_url` (default: the
+    address it listens on); serve it with `serve_forever()`."""
     try:
-        server = RegistryServer(folder, host, port, token=token)
+        server = RegistryServer(folder, host, port, token=token, base_url=base_url)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     if examples:

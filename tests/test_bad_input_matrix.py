@@ -122,6 +122,18 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "sha256": ["xyz", "00" * 31],
     "mapping": ["novalue", "=supports"],  # an unknown relationship is a row, exit 1 (cite.md)
     "proof_timeout": ["-1", "nan", "1000", "x"],
+    "base_url": [  # registry serve --base-url
+        "ftp://mirror.example",
+        "http://",
+        "https://m.example/?a=1",
+        "m",
+        "http://[::1",
+        "https://127.0.0.1:99999",
+        "http://127.0.0.1:0",
+        "https://user:pw@m.example",
+        "https://exa mple.com",
+        "",
+    ],
     "arxiv_api": ["http://[::1", "https://127.0.0.1:99999", "ftp://x", "http://example.com/q"],
     "image": ["x.svg\n[a](b)", "javascript:alert(1)"],
     "shell": ["nope", "", "sh"],  # pith completion SHELL

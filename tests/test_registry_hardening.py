@@ -23,7 +23,12 @@ from pithauthor._registry.pool import Limits
 from pithauthor._registry.server import RegistryServer
 
 FAST = Limits(
-    workers=4, max_connections=400, header_timeout=0.6, body_timeout=0.6, idle_timeout=0.6
+    workers=4,
+    max_connections=400,
+    max_per_address=400,  # the stalled clients below all come from 127.0.0.1
+    header_timeout=0.6,
+    body_timeout=0.6,
+    idle_timeout=0.6,
 )
 ACTION = f"/pith/{SUBJECT.pith_number.body}/action/citation_signature"
 
@@ -262,3 +267,10 @@ def test_loopback_hosts_are_called_so(host: str) -> None:
     from pithauthor.registry import check_host
 
     assert check_host(host) is True
+
+
+@pytest.mark.parametrize("url", ["ftp://mirror.example", "http://", "https://m.example/?a=1", "m"])
+def test_serve_refuses_a_base_url_that_is_not_http(pith: RunPith, tmp_path: Path, url: str) -> None:
+    result = pith("registry", "serve", "--base-url", url, "--port", "0", "--data", str(tmp_path))
+    assert_one_line_error(result, 2)
+    assert "--base-url" in result.stderr

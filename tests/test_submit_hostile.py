@@ -62,9 +62,11 @@ def real(tmp_path: Path) -> Iterator[RegistryServer]:
 def _hostile(real: RegistryServer, answer: Answer, other: str) -> ThreadingHTTPServer:
     class Proxy(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            host = f"127.0.0.1:{self.server.server_address[1]}"
-            got = httpx.get(real.url + self.path, headers={"Host": host})
-            self._send(got.status_code, {"Content-Type": "application/json"}, got.content)
+            # the real registry's links (and manifest) name itself: here they name this proxy
+            mine = f"http://127.0.0.1:{self.server.server_address[1]}"
+            got = httpx.get(real.url + self.path)
+            body = got.content.replace(real.url.encode(), mine.encode())
+            self._send(got.status_code, {"Content-Type": "application/json"}, body)
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
@@ -119,6 +121,7 @@ def test_an_answer_that_is_not_the_events_acceptance_leaves_it_pending(
         hostile.shutdown()
         recorder.shutdown()
     assert isinstance(result.error, RegistryResponseError)
+    assert "link leaves" not in str(result.error)  # the answer was refused, not the link
     assert result.accepted == [] and result.rejected == {}
     with Outbox() as outbox:
         assert outbox.counts() == {"pending": 2, "accepted": 0, "rejected": 0}

@@ -30,9 +30,21 @@ def serve(
         None, "--require-token", help="File holding the bearer token POSTs must carry."
     ),
     examples: bool = typer.Option(False, "--examples", help="Add the shipped example papers."),
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        help="Where clients reach it (a host name, a proxy): links start with this. "
+        "Default: the address it listens on.",
+    ),
 ) -> None:
     """Serve the local registry until interrupted. Prints its URL on stdout."""
-    from pithauthor.registry import check_host, data_folder, read_token_file, start_server
+    from pithauthor.registry import (
+        check_base_url,
+        check_host,
+        data_folder,
+        read_token_file,
+        start_server,
+    )
 
     if not check_host(host):
         warn(
@@ -40,8 +52,9 @@ def serve(
             "registry (reads, and POSTs unless --require-token)"
         )
     token = read_token_file(require_token) if require_token else None
+    links = check_base_url(base_url) if base_url is not None else None
     folder = data_folder(data)
-    server = start_server(folder, host, port, token=token, examples=examples)
+    server = start_server(folder, host, port, token=token, examples=examples, base_url=links)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     out(server.url)
     sys.stdout.flush()

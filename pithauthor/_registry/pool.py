@@ -1,17 +1,27 @@
-"""Connections of the local registry: a waiting room and a bounded pool of workers.
+"""Connections of the local registry: a waiting room that reads every request, and a bounded
+pool of workers that only answer.
 
-An open connection with no request under way costs no thread: it waits in one selector thread
-(the waiting room) and is closed after `idle_timeout`. A worker (at most `workers` of them) is
-given a connection only once bytes of a request have arrived; it must receive the headers within
-`header_timeout` and the body within `body_timeout`, else the connection is dropped. After an
-answer a kept-alive connection goes back to the waiting room. Beyond `max_connections` open
-connections a new one gets `503` and is closed. So stalled clients cannot hold the threads.
+A worker never waits for a client. One selector thread (the waiting room) holds every open
+connection and reads what arrives into that connection's buffer; after each read it asks
+`inspect` (the server's framing rules) whether the buffer starts with a whole request. Only
+then is the request, head and body, handed to one of at most `workers` threads, which parses
+it from memory and answers. So a client that sends its headers or its body one byte a second
+holds a buffer and a connection slot, never a thread: the others keep being answered.
+`inspect` can also say "answer now" after the head (a refused token, a bad length, a body too
+large): the body is then never read.
+
+Time limits, from the waiting room: `idle_timeout` with no request under way, `header_timeout`
+from a request's first byte to the end of its head, `body_timeout` from there to the end of its
+body; past one, the connection is closed. A connection beyond `max_connections` open ones, or
+beyond `max_per_address` from one client address, gets `503` (with `Retry-After: 1`) and is
+closed: one address cannot take every slot. After an answer, a kept-alive connection goes back
+to the waiting room with whatever it sent after its request (a pipelined request is inspected
+like any other).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import queue
 import selectors
@@ -20,72 +30,84 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger("pithauthor.registry")
 
 Address = Any
-Serve = Callable[[socket.socket, Address], bool]  # handles requests; True = keep the connection
 
 _BUSY_BODY = b'{"error":"too many connections; try again soon"}'
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
     b"Content-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s"
 ) % (len(_BUSY_BODY), _BUSY_BODY)
+_READ_SIZE = 65536
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Time limits (seconds) and sizes of the registry's connection handling."""
+    """Sizes and time limits (seconds) of the registry's connection handling."""
 
     workers: int = 16
     max_connections: int = 512
+    max_per_address: int = 128
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     idle_timeout: float = 30.0
 
 
-class TimedReader(io.RawIOBase):
-    """A socket reader that refuses to wait past `deadline` (monotonic seconds); with `probe`
-    set it does not wait at all (None: nothing has arrived)."""
+@dataclass(frozen=True)
+class Ready:
+    """`inspect`'s answer: the first `size` buffered bytes are a request for a worker.
+    `whole=False`: its head is over the size limits (the worker answers 414/431)."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        super().__init__()
-        self.sock = sock
-        self.deadline = time.monotonic()
-        self.probe = False
+    size: int
+    whole: bool = True
 
-    def readable(self) -> bool:
-        return True
 
-    def readinto(self, buffer: Any) -> int | None:
-        if self.probe:
-            self.sock.settimeout(0)
-            try:
-                return self.sock.recv_into(buffer)
-            except (BlockingIOError, InterruptedError):
-                return None
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("the client took too long")
-        self.sock.settimeout(remaining)
-        return self.sock.recv_into(buffer)
+@dataclass(frozen=True)
+class Waiting:
+    """`inspect`'s answer: not yet. `need` (once the head is in): the request's whole size, so
+    nothing is inspected again until that much has arrived; `interim` is sent once then
+    (`100 Continue` to a client that waits for it before sending its body)."""
+
+    need: int | None = None
+    interim: bytes = b""
+
+
+Inspect = Callable[[bytearray], "Ready | Waiting"]
+Serve = Callable[[socket.socket, Address, bytes, bool], bool]
+"""Answers one request (socket, address, its bytes, whole); True = keep the connection."""
+
+
+@dataclass(eq=False)
+class _Connection:
+    sock: socket.socket
+    addr: Address
+    host: str
+    buf: bytearray = field(default_factory=bytearray)
+    deadline: float = 0.0
+    need: int | None = None  # the request's size once its head is in (None: head under way)
+    interim_sent: bool = False
 
 
 class ConnectionPool:
     """The waiting room (one selector thread) and the workers; see the module docstring."""
 
-    def __init__(self, limits: Limits, serve: Serve) -> None:
+    def __init__(self, limits: Limits, inspect: Inspect, serve: Serve) -> None:
         self.limits = limits
+        self._inspect = inspect
         self._serve = serve
         self._workers = ThreadPoolExecutor(limits.workers, thread_name_prefix="pith-registry")
         self._selector = selectors.DefaultSelector()
-        self._incoming: queue.SimpleQueue[tuple[socket.socket, Address]] = queue.SimpleQueue()
+        self._incoming: queue.SimpleQueue[_Connection] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._open = 0
+        self._per_host: dict[str, int] = {}
+        self._waiting: set[_Connection] = set()  # only the waiting-room thread touches it
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._wait_loop, name="pith-registry-wait")
@@ -98,18 +120,25 @@ class ConnectionPool:
             return self._open
 
     def add(self, sock: socket.socket, addr: Address) -> None:
-        """Take a new connection (refused with 503 when too many are open)."""
+        """Take a new connection (refused with 503 when too many are open, in all or from its
+        address)."""
+        host = str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
         with self._lock:
-            full = self._open >= self.limits.max_connections or self._stopping.is_set()
+            full = (
+                self._open >= self.limits.max_connections
+                or self._per_host.get(host, 0) >= self.limits.max_per_address
+                or self._stopping.is_set()
+            )
             if not full:
                 self._open += 1
+                self._per_host[host] = self._per_host.get(host, 0) + 1
         if full:
             with contextlib.suppress(OSError):
-                sock.settimeout(0.5)
+                sock.settimeout(0.5)  # a new connection's send buffer is empty: no wait
                 sock.sendall(_BUSY)
             _close(sock)
             return
-        self._park(sock, addr)
+        self._park(_Connection(sock, addr, host))
 
     def stop(self) -> None:
         """Close every waiting connection and let the workers finish."""
@@ -124,63 +153,120 @@ class ConnectionPool:
 
     # --- inside ------------------------------------------------------------------------------
 
-    def _park(self, sock: socket.socket, addr: Address) -> None:
-        self._incoming.put((sock, addr))
+    def _park(self, conn: _Connection) -> None:
+        self._incoming.put(conn)
         self._wake()
 
     def _wake(self) -> None:
         with contextlib.suppress(OSError):
             self._wake_w.send(b"\0")
 
-    def _drop(self, sock: socket.socket) -> None:
-        _close(sock)
+    def _drop(self, conn: _Connection) -> None:
+        _close(conn.sock)
         with self._lock:
             self._open -= 1
+            left = self._per_host[conn.host] - 1
+            if left:
+                self._per_host[conn.host] = left
+            else:
+                del self._per_host[conn.host]
 
     def _wait_loop(self) -> None:
-        since: dict[socket.socket, tuple[float, Address]] = {}
         while not self._stopping.is_set():
             while True:
                 try:
-                    sock, addr = self._incoming.get_nowait()
+                    conn = self._incoming.get_nowait()
                 except queue.Empty:
                     break
-                since[sock] = (time.monotonic(), addr)
-                self._selector.register(sock, selectors.EVENT_READ, addr)
+                conn.sock.setblocking(False)
+                conn.need, conn.interim_sent = None, False
+                conn.deadline = time.monotonic() + self.limits.idle_timeout
+                self._waiting.add(conn)
+                self._selector.register(conn.sock, selectors.EVENT_READ, conn)
+                if conn.buf:  # sent after its last request: perhaps a whole request already
+                    conn.deadline = time.monotonic() + self.limits.header_timeout
+                    self._advance(conn)
             for key, _ in self._selector.select(timeout=0.1):
                 if key.fileobj is self._wake_r:
                     with contextlib.suppress(OSError):
                         self._wake_r.recv(4096)
                     continue
-                sock = key.fileobj  # type: ignore[assignment]
-                self._selector.unregister(sock)
-                since.pop(sock, None)
-                self._workers.submit(self._run, sock, key.data)
-            cutoff = time.monotonic() - self.limits.idle_timeout
-            for sock in [s for s, (t, _) in since.items() if t < cutoff]:
-                self._selector.unregister(sock)
-                del since[sock]
-                self._drop(sock)
-        for sock in list(since):
-            self._selector.unregister(sock)
-            self._drop(sock)
+                conn = key.data
+                if self._receive(conn):
+                    self._advance(conn)
+            now = time.monotonic()
+            for conn in [c for c in self._waiting if c.deadline < now]:
+                self._leave(conn)
+                self._drop(conn)
+        for conn in list(self._waiting):
+            self._leave(conn)
+            self._drop(conn)
         while True:
             try:
-                sock, _ = self._incoming.get_nowait()
+                conn = self._incoming.get_nowait()
             except queue.Empty:
                 break
-            self._drop(sock)
+            self._drop(conn)
 
-    def _run(self, sock: socket.socket, addr: Address) -> None:
+    def _leave(self, conn: _Connection) -> None:
+        """Out of the waiting room (to a worker, or to be closed)."""
+        self._selector.unregister(conn.sock)
+        self._waiting.discard(conn)
+
+    def _receive(self, conn: _Connection) -> bool:
+        """Read what has arrived into the buffer; False (and closed) when the client left."""
+        try:
+            chunk = conn.sock.recv(_READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._leave(conn)
+            self._drop(conn)
+            return False
+        if not conn.buf:  # a request starts: the head's time limit, not the idle one
+            conn.deadline = time.monotonic() + self.limits.header_timeout
+        conn.buf += chunk
+        return True
+
+    def _advance(self, conn: _Connection) -> None:
+        """Hand the connection to a worker if its buffer starts with a whole request, else
+        note how much is still needed."""
+        if conn.need is not None and len(conn.buf) < conn.need:
+            return  # the body is under way: no need to look at the head again
+        try:
+            verdict = self._inspect(conn.buf)
+        except Exception as exc:  # a bug in the framing rules must not stop the waiting room
+            log.error("inspecting a request from %s failed: %s", conn.addr, type(exc).__name__)
+            self._leave(conn)
+            self._drop(conn)
+            return
+        if isinstance(verdict, Waiting):
+            if verdict.need is not None and conn.need is None:
+                conn.need = verdict.need  # the head is in: now the body's time limit
+                conn.deadline = time.monotonic() + self.limits.body_timeout
+            if verdict.interim and not conn.interim_sent:
+                conn.interim_sent = True
+                with contextlib.suppress(OSError):
+                    conn.sock.send(verdict.interim)
+            return
+        self._leave(conn)
+        data = bytes(conn.buf[: verdict.size])
+        del conn.buf[: verdict.size]
+        self._workers.submit(self._run, conn, data, verdict.whole)
+
+    def _run(self, conn: _Connection, data: bytes, whole: bool) -> None:
         keep = False
         try:
-            keep = self._serve(sock, addr)
+            conn.sock.settimeout(self.limits.body_timeout)  # for writing the answer
+            keep = self._serve(conn.sock, conn.addr, data, whole)
         except Exception as exc:  # the handler answers its own errors; this is a last guard
-            log.error("connection from %s failed: %s", addr, type(exc).__name__)
+            log.error("connection from %s failed: %s", conn.addr, type(exc).__name__)
         if keep and not self._stopping.is_set():
-            self._park(sock, addr)
+            self._park(conn)
         else:
-            self._drop(sock)
+            self._drop(conn)
 
 
 def _close(sock: socket.socket) -> None:

@@ -7,18 +7,23 @@
     POST /pith/{ref}/action/{event_type}           a signed author event (201 new, 200 repeat)
 
 A POST body is read with the strict JSON reader and must be exactly a valid author event; the
-store keeps the canonical bytes of the checked event, never the bytes that were sent.
+store keeps the canonical bytes of the checked event, never the bytes that were sent. What can
+be refused from the head alone (framing, size, route, token: `RegistryServer.refusal`) is
+refused before any byte of the body is read.
 
 `{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Every request gets an
 answer: errors are JSON `{"error": ..., "failed_checks": [...]}` (4xx for bad input, 500 only
-for a bug, logged without the request's content). Connections are served by a bounded pool with
-header/body/idle time limits (`pithauthor._registry.pool`). `FaultPlan` is for tests only: it
+for a bug, logged without the request's content). Connections wait in one selector thread that
+reads whole requests, then a bounded pool of workers answers them (`pithauthor._registry.pool`);
+`pithauthor._registry.framing` says where a request ends. Links in the documents use the
+server's base URL, never the request's `Host`. `FaultPlan` is for tests only: it
 makes some requests fail (500, connection reset after the event was stored, or a stall past the
 client's timeout).
 """
 
 from __future__ import annotations
 
+import email.message
 import hmac
 import io
 import json
@@ -38,9 +43,9 @@ from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.documents import ActionAnswer, ErrorAnswer
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
-from pithauthor._registry import documents
+from pithauthor._registry import documents, framing
 from pithauthor._registry.keys import load_or_create_key
-from pithauthor._registry.pool import ConnectionPool, Limits, TimedReader, log
+from pithauthor._registry.pool import ConnectionPool, Limits, Ready, Waiting, log
 from pithauthor._registry.store import RegistryStore
 
 MAX_BODY = 64 * 1024
@@ -84,9 +89,32 @@ class _Reset(Exception):
     """Drop the connection with a TCP reset (fault injection)."""
 
 
+class _HeadTooLarge(Exception):
+    """The waiting room handed over a head that is over the size limits."""
+
+
+class _Request(io.BytesIO):
+    """A worker's `rfile`: the bytes of one request, all read by the waiting room. Reading past
+    them never waits for the client; past an unfinished head it raises _HeadTooLarge."""
+
+    def __init__(self, data: bytes, whole: bool) -> None:
+        super().__init__(data)
+        self.whole = whole
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if not line and not self.whole:
+            raise _HeadTooLarge
+        return line
+
+
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
 class RegistryServer(HTTPServer):
-    """A local registry bound to (host, port); `port=0` picks a free port. `limits`: workers
-    and time limits of the connections (see `pithauthor._registry.pool`)."""
+    """A local registry bound to (host, port); `port=0` picks a free port. `limits`: workers,
+    connection caps and time limits (see `pithauthor._registry.pool`). `base_url`: what links
+    in its documents start with (default: the address it listens on)."""
 
     allow_reuse_address = True
     request_queue_size = 128  # the listen backlog: bursts of connections are accepted, not lost
@@ -100,21 +128,67 @@ class RegistryServer(HTTPServer):
         token: str | None = None,
         faults: FaultPlan | None = None,
         limits: Limits | None = None,
+        base_url: str | None = None,
     ) -> None:
         self.key = load_or_create_key(data_dir)
         self.store = RegistryStore(data_dir)
         self.token = token
         self.faults = faults
         self.limits = limits or Limits()
-        super().__init__((host, port), _Handler)
-        self.pool = ConnectionPool(self.limits, self._serve_connection)
+        # the class is never called from here: process_request hands connections to the pool
+        super().__init__((host, port), BaseHTTPRequestHandler)
+        self.base_url = (base_url or self.url).rstrip("/")
+        self.pool = ConnectionPool(self.limits, self._inspect, self._serve_connection)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Hand the new connection to the pool (never a thread of its own)."""
         self.pool.add(request, client_address)
 
-    def _serve_connection(self, sock: socket.socket, addr: Any) -> bool:
-        return _Handler(sock, addr, self).keep
+    def _serve_connection(self, sock: socket.socket, addr: Any, data: bytes, whole: bool) -> bool:
+        return _Handler(sock, addr, self, data, whole).keep
+
+    def _inspect(self, buf: bytearray) -> Ready | Waiting:
+        """For the waiting room: does `buf` start with a whole request? A request the head
+        alone refuses is handed over without its body, which is then never read. Empty lines
+        before a request are dropped from `buf` (RFC 9112 section 2.2)."""
+        while buf[:1] == b"\n" or buf[:2] == b"\r\n":
+            del buf[: 1 if buf[:1] == b"\n" else 2]
+        size = framing.head_size(buf)
+        if size is None or not buf:
+            return Waiting()
+        if size == framing.TOO_LARGE:
+            return Ready(len(buf), whole=False)
+        head = framing.parse_head(bytes(buf[:size]))
+        if head.method != "POST":
+            return Ready(size)  # a GET, or an error the worker answers: no body either way
+        try:
+            length = framing.body_length(head.method, head.headers)
+        except framing.FramingError:
+            return Ready(size)
+        if not length or self.refusal(head.path, head.headers, length) is not None:
+            return Ready(size)
+        if len(buf) >= size + length:
+            return Ready(size + length)
+        expect = str(head.headers.get("Expect", "")).lower() == "100-continue"
+        return Waiting(need=size + length, interim=_CONTINUE if expect else b"")
+
+    def refusal(self, path: str, headers: email.message.Message, length: int) -> HTTPFailure | None:
+        """Why a POST with this head is refused before its body is read (None: it is not)."""
+        if length > MAX_BODY:
+            return HTTPFailure(413, f"the body must be at most {MAX_BODY} bytes")
+        parts = [p for p in urlsplit(path).path.split("/") if p]
+        if len(parts) != 4 or parts[0] != "pith" or parts[2] != "action":
+            return HTTPFailure(404, "POST to /pith/{body}/action/{event_type}")
+        if parts[3] not in EVENT_TYPES:
+            return HTTPFailure(404, f"this registry takes no {parts[3]!r} events")
+        if self.token is None:
+            return None
+        got = str(headers.get("Authorization", ""))
+        if not got.startswith("Bearer "):
+            return HTTPFailure(401, "this registry wants sign-in (a bearer token)")
+        if not hmac.compare_digest(got[7:].strip().encode(), self.token.encode()):
+            return HTTPFailure(403, "the token is not accepted")
+        return None
 
     def server_close(self) -> None:
         super().server_close()
@@ -152,44 +226,48 @@ class _Handler(BaseHTTPRequestHandler):
 
     keep = False  # after handle(): give the connection back to the pool's waiting room
     _answered = False
+    _length = 0  # of the body, from the head (framing.body_length)
+
+    def __init__(
+        self, sock: socket.socket, addr: Any, server: RegistryServer, data: bytes, whole: bool
+    ) -> None:
+        self._request_bytes, self._whole = data, whole
+        super().__init__(sock, addr, server)
 
     def setup(self) -> None:
         super().setup()
         self.rfile.close()
-        self.reader = TimedReader(self.connection)
-        self.buffered = io.BufferedReader(self.reader)
-        self.rfile = self.buffered
+        self.rfile = _Request(self._request_bytes, self._whole)
 
     def handle(self) -> None:
-        """Answer the requests that have arrived; then let the connection wait without a
-        thread (the pool's waiting room) if it stays open."""
+        """Answer the one request the waiting room has read whole; the connection goes back
+        there if it stays open (and every byte it was given was used: else the two sides
+        disagree about where requests end, and the connection must not go on)."""
         self.keep = False
         try:
             self.handle_one_request()
-            while not self.close_connection:
-                if not self._more_arrived():
-                    self.keep = True
-                    return
-                self.handle_one_request()
         except (_Reset, ConnectionError, TimeoutError):
             self.close_connection = True
+        rest = len(self._request_bytes) - self.rfile.tell()
+        self.keep = not self.close_connection and rest == 0
 
-    def _more_arrived(self) -> bool:
-        self.reader.probe = True
-        try:
-            return bool(self.buffered.peek(1))
-        finally:
-            self.reader.probe = False
+    def handle_expect_100(self) -> bool:
+        """The waiting room has sent `100 Continue` already (or the body came unasked)."""
+        return True
 
     def handle_one_request(self) -> None:
-        """One request, from its first byte within the header time limit; an unexpected error
-        is answered 500 (JSON) and logged by type and place only."""
-        self.reader.deadline = time.monotonic() + self.server.limits.header_timeout
+        """The request; an unexpected error is answered 500 (JSON) and logged by type and
+        place only."""
         self._answered = False
         try:
             super().handle_one_request()
         except (_Reset, ConnectionError, TimeoutError):
             raise
+        except _HeadTooLarge:
+            self.send_error(
+                HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                f"the request head is larger than {framing.MAX_HEAD} bytes",
+            )
         except Exception as exc:
             self.close_connection = True
             tb = exc.__traceback__
@@ -204,16 +282,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(500, {"error": "internal error in the local registry"})
 
     def parse_request(self) -> bool:
-        ok = super().parse_request()  # the headers are in: now the body's time limit
-        self.reader.deadline = time.monotonic() + self.server.limits.body_timeout
-        if ok and self.request_version == "HTTP/0.9":
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":
             self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 requests are not served")
             return False
-        return ok
+        try:
+            self._length = framing.body_length(str(self.command), self.headers)
+        except framing.FramingError as exc:
+            self.send_error(HTTPStatus.BAD_REQUEST, str(exc))
+            return False
+        return True
 
     def send_response(self, code: int, message: str | None = None) -> None:
         self._answered = True
-        self.connection.settimeout(self.server.limits.body_timeout)
         super().send_response(code, message)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -235,8 +317,7 @@ class _Handler(BaseHTTPRequestHandler):
     # --- plumbing --------------------------------------------------------------------------
 
     def _base(self) -> str:
-        host = self.headers.get("Host")
-        return f"http://{host}" if host else self.server.url
+        return self.server.base_url  # never the request's Host: a client must not pick links
 
     def _send(self, status: int, doc: Any, extra: Mapping[str, str] | None = None) -> None:
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -297,15 +378,16 @@ class _Handler(BaseHTTPRequestHandler):
     # --- POST ------------------------------------------------------------------------------
 
     def do_POST(self) -> None:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0 or length > MAX_BODY:
+        refused = self.server.refusal(self.path, self.headers, self._length)
+        if refused is not None:  # the waiting room read no body: nor does this
             self.close_connection = True
-            self._fail(HTTPFailure(413, f"the body must be at most {MAX_BODY} bytes"))
+            self._fail(refused)
             return
-        raw = self.rfile.read(length)
+        raw = self.rfile.read(self._length)
+        if len(raw) < self._length:  # cannot happen while both sides use framing.py
+            self.close_connection = True
+            self._fail(HTTPFailure(400, "the body is shorter than its Content-Length"))
+            return
         fault = self.server.faults.next_fault() if self.server.faults else None
         if fault in ("500", "501"):
             self._fail(HTTPFailure(int(fault), "injected fault"))
@@ -323,12 +405,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _post(self, raw: bytes) -> tuple[int, ActionAnswer]:
         parts = [p for p in urlsplit(self.path).path.split("/") if p]
-        if len(parts) != 4 or parts[0] != "pith" or parts[2] != "action":
-            raise HTTPFailure(404, "POST to /pith/{body}/action/{event_type}")
-        self._check_token()
-        kind = parts[3]
-        if kind not in EVENT_TYPES:
-            raise HTTPFailure(404, f"this registry takes no {kind!r} events")
+        kind = parts[3]  # the route was checked by `refusal`
         rec = self._find(parts[1])
         try:
             event = parse_json(raw)
@@ -367,13 +444,3 @@ class _Handler(BaseHTTPRequestHandler):
                 "signature_b64": self.server.key.sign(bytes.fromhex(eid[7:])),
             },
         }
-
-    def _check_token(self) -> None:
-        want = self.server.token
-        if want is None:
-            return
-        got = self.headers.get("Authorization", "")
-        if not got.startswith("Bearer "):
-            raise HTTPFailure(401, "this registry wants sign-in (a bearer token)")
-        if not hmac.compare_digest(got[7:].strip().encode(), want.encode()):
-            raise HTTPFailure(403, "the token is not accepted")

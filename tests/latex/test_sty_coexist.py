@@ -1,0 +1,92 @@
+"""pith.sty beside the packages theory papers load with hyperref: thmtools and thm-restate
+(which patch kvsetkeys' default processor), cleveref and autonum (which patch \\label and
+hyperref's anchors), hyperxmp (which rewrites hyperref's metadata), xkeyval (which replaces
+keyval's \\setkeys). pith is loaded before them, as `pith latex inject` does it (after
+hyperref), in both placements. Each build must succeed, carry /PithNumber, /PithURL and the link
+on page 1, print the badge, and add no warning to the same paper without pith."""
+
+from __future__ import annotations
+
+import pytest
+from pdfcheck import info, link_uris, log_problems, page_text, xmp_text
+from texbuild import NUMBER, SHORT, URL, shared_build
+
+pytestmark = pytest.mark.tex("pdflatex")
+
+# the package line(s) and a use of each, so that what it patches is exercised
+PACKAGES = {
+    "thmtools": (
+        "\\usepackage{amsthm}\\usepackage{thmtools}\n\\declaretheorem{theorem}\n",
+        "\\begin{theorem}[Name]\\label{t}A theorem.\\end{theorem}\n",
+    ),
+    "thm-restate": (
+        "\\usepackage{amsthm}\\usepackage{thm-restate}\n\\declaretheorem{theorem}\n",
+        "\\begin{restatable}{theorem}{first}\\label{t}A theorem.\\end{restatable}\n\\first*\n",
+    ),
+    "cleveref": (
+        "\\usepackage{amsmath}\\usepackage{cleveref}\n",
+        "\\begin{equation}\\label{e}x=1\\end{equation}See \\cref{e}.\n",
+    ),
+    "autonum": (
+        "\\usepackage{amsmath}\\usepackage{autonum}\n",
+        "\\begin{equation}\\label{e}x=1\\end{equation}See \\eqref{e}.\n",
+    ),
+    "hyperxmp": (
+        "\\usepackage{hyperxmp}\n\\hypersetup{pdfauthor={A. Author},pdfcopyright={CC-BY}}\n",
+        "",
+    ),
+    "xkeyval": (
+        "\\usepackage{xkeyval}\n\\hypersetup{pdftitle={A title}}\n",
+        "",
+    ),
+}
+
+
+def paper(package: str, placement: str | None) -> str:
+    """A small titled paper with hyperref, pith (unless `placement` is None) and `package`."""
+    preamble, body = PACKAGES[package]
+    pith = ""
+    if placement is not None:
+        option = "" if placement == "title" else f"[placement={placement}]"
+        pith = f"\\usepackage{option}{{pith}}\n\\pithnumber{{{NUMBER}}}\n"
+    return (
+        "\\documentclass{article}\n\\usepackage{hyperref}\n"
+        + pith
+        + preamble
+        + "\\title{Coexistence}\\author{A. Author}\n\\begin{document}\n\\maketitle\n"
+        + body
+        + "Text.\n\\end{document}\n"
+    )
+
+
+def test_the_four_line_thmtools_repro_builds() -> None:
+    source = (
+        "\\documentclass{article}\n\\usepackage{hyperref}\\usepackage{pith}"
+        f"\\pithnumber{{{NUMBER}}}\\usepackage{{thmtools}}\n\\begin{{document}}x\\end{{document}}\n"
+    )
+    result = shared_build(source)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+
+
+@pytest.mark.parametrize("placement", ["title", "margin"])
+@pytest.mark.parametrize("package", list(PACKAGES))
+def test_pith_builds_with_a_package_that_patches_keyval_or_hyperref(
+    package: str, placement: str
+) -> None:
+    result = shared_build(paper(package, placement), runs=2)
+    assert result.ok, result.output[-2000:]
+    meta = info(result.pdf)
+    assert meta["/PithNumber"] == NUMBER
+    assert meta["/PithURL"] == URL
+    assert URL in link_uris(result.pdf)
+    assert SHORT in page_text(result.pdf)
+    baseline = shared_build(paper(package, None), runs=2)
+    assert baseline.ok, baseline.output[-2000:]
+    assert log_problems(result.log) - log_problems(baseline.log) == set()
+    if package == "hyperxmp":  # hyperxmp's packet is still written, with the number in it
+        xmp = xmp_text(result.pdf)
+        assert "CC-BY" in xmp
+        assert f"<rdf:li>{NUMBER}</rdf:li>" in xmp
+    if package == "xkeyval":
+        assert meta["/Title"] == "A title"
