@@ -106,12 +106,12 @@ class Output:
         settled = self._held.last if self._held is not None else None
         if settled is not None and settled.decision == "reused":
             message(reused_line(event))
-            if self.print_events:  # on stdout, as asked; not stored again
+            if self.out is not None or self.print_events:  # where asked; the outbox has it
                 from pithauthor.submit import deliver
 
-                deliver([event], show=data)
-            if self.submit:
-                submit_now(self.registry)
+                show = data if self.print_events else None
+                self.destination = deliver([event], self.out, show=show)
+            self.send()
             return
         if settled is not None and settled.replaced is not None:
             message(f"replaces {settled.replaced[:19]}… (the merge shows this one instead)")

@@ -54,7 +54,7 @@ def withdraw(
     wanted = event_id.strip().lower()
     if not _EVENT_ID.fullmatch(wanted):
         raise InputError(
-            f"{event_id!r} is not an event id: give sha256: and at least 8 hex digits "
+            f"{event_id[:80]!r} is not an event id: give sha256: and at least 8 hex digits "
             "(`pith outbox list` shows them)"
         )
     check_destination(out)
