@@ -232,7 +232,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
             "event_id": "sha256:" + "0" * 64,
             "passphrase_file": passphrase,
             "registry": DEAD_REGISTRY,
-        },  # fmt: skip
+        },
         "submit": {**network},
         "fetch": {"ref": NUMBER, **network},
         "keys generate": {"name": "second", "backend": "file", "passphrase_file": passphrase},
