@@ -27,7 +27,7 @@ from pithauthor._keystore import container
 from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
-from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
+from pithauthor._keystore.metadata import METADATA_FILE, KeyRecord, load_records, save_records
 from pithauthor._keystore.passphrase import (
     PassphraseSource,
     backup_passphrase_source,
@@ -42,7 +42,15 @@ from pithauthor._keystore.secrets_io import (
     remove_seed,
     stderr_note,
 )
-from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
+from pithauthor._paths import pith_home
+from pithauthor.errors import (
+    InputError,
+    KeyExists,
+    KeyFileTampered,
+    KeyNotFound,
+    KeyRetired,
+    KeyStoreError,
+)
 
 # PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
 
@@ -61,6 +69,7 @@ __all__ = [
     "load_key",
     "load_signing_key",
     "passphrase_source",
+    "retired_here",
     "rotate",
     "show",
 ]
@@ -267,6 +276,22 @@ def list_keys() -> list[KeyRecord]:
 def show(name: str | None = None) -> KeyRecord:
     """The public record of one key (None = the single active key)."""
     return _resolve(load_records(), name)
+
+
+def retired_here(key: str) -> str | None:
+    """When this machine's key store holds `key` (a key id) as retired: its `retired_at`
+    (`""` when it does not say). None when the store does not hold it retired, has no key
+    list yet, or cannot be read: `pith verify` asks, and never creates a key folder to."""
+    if not (pith_home() / "keys" / METADATA_FILE).is_file():
+        return None
+    try:
+        records = load_records()
+    except KeyStoreError:  # an unsafe or damaged store is `pith doctor`'s to report
+        return None
+    for r in records:
+        if r.key_id == key and r.status == "retired":
+            return r.retired_at or ""
+    return None
 
 
 def export_public(name: str | None = None) -> dict[str, Any]:
