@@ -9,7 +9,7 @@ record, and sign one citation per cited paper, reporting what happened to every 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
@@ -169,6 +169,7 @@ def sign_bibliography(
     parallel: int = 8,
     created_at: str | None = None,
     held: Statements | None = None,
+    confirm: Callable[[Signer, Sequence[tuple[BibEntry, Subject]]], None] | None = None,
 ) -> CiteReport:
     """One signed citation per distinct cited paper of `reading`, and a row per entry.
 
@@ -176,6 +177,8 @@ def sign_bibliography(
     callable, called only when there is something to sign (so no key is opened for nothing).
     With `held` (what the outbox holds, `pithauthor.statements`), a citation already signed
     is reused (row `already_signed`, not in `events`) and a changed one replaces the old one.
+    `confirm`, when given, sees the key and every (entry, cited paper) about to be signed,
+    before the first signature: it shows them, and raises to sign nothing.
     """
     entries = reading.to_sign()
     resolved = (
@@ -211,6 +214,8 @@ def sign_bibliography(
     events: list[AuthorEvent] = []
     if to_sign:
         key = _open(signer)
+        if confirm is not None:
+            confirm(key, to_sign)
         created_at = created_at or utc_now()  # one signing time for the whole bibliography
         settle = held.settle("auto") if held is not None else None
         for entry, subject in to_sign:

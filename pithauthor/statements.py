@@ -34,7 +34,7 @@ from pithauthor._core.merge import Applied, apply_events, order_key, slot_and_cl
 from pithauthor._outbox import held_events
 from pithauthor.errors import InputError
 
-__all__ = ["OnChange", "Settled", "Standing", "Statements"]
+__all__ = ["OnChange", "Settled", "Standing", "Statements", "gist"]
 
 #: What to do when the slot holds a different statement (see the module docstring).
 OnChange = Literal["refuse", "replace", "auto"]
@@ -152,7 +152,7 @@ class _Settle:
         if self.on_change == "refuse":
             raise InputError(
                 f"you already signed {_NOUNS[etype]} {head['event_id'][:19]}… on {subject} "
-                f"({_gist(head)}); give --replace to correct it, or `pith withdraw "
+                f"({gist(head)}); give --replace to correct it, or `pith withdraw "
                 f"{head['event_id'][:19]}` to take it back"
             )
         log.append(Settled("replaces", subject, etype, replaced=head["event_id"]))
@@ -180,7 +180,7 @@ def _same_family(current: Iterable[AuthorEvent], unsigned: UnsignedEvent) -> lis
     return family if len(family) == 1 else []
 
 
-def _gist(event: AuthorEvent) -> str:
+def gist(event: AuthorEvent) -> str:
     """What a stored statement says, in a few words, for a refusal."""
     payload = event["payload"]
     if "author" in payload:

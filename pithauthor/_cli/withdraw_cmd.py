@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -23,6 +24,10 @@ from pithauthor._cli.registryopts import (
 )
 from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
+
+if TYPE_CHECKING:
+    from pithauthor.keys import AuthorKey
+    from pithauthor.sign import AuthorEvent
 
 # `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
 _EVENT_ID = re.compile(r"sha256:[0-9a-f]{8,64}")
@@ -89,10 +94,26 @@ def withdraw(
                 "invalid": "its link to the event it corrects does not hold",
             }[standing.status]
             raise InputError(f"{shown} cannot be withdrawn: {why}")
-        output.confirm(f"the withdrawal of {shown} on {target['subject_pith_number']}")
-        event = sign_withdrawal(output.signer(), target)
+        signer = output.signer()
+        event = sign_withdrawal(signer, target)
+        # Signed in memory only: until the author says yes, nothing is stored or sent.
+        output.confirm("this withdrawal", _preview(target, signer))
         message(f"withdraws {shown} (the merge shows it no more)")
         output.one(event)
+
+
+def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
+    """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
+    from pithauthor._cli.preview import HEADER, shown, signer_line
+    from pithauthor.statements import gist
+
+    return [
+        HEADER.format(what="A withdrawal"),
+        f"  {'withdraws':<10} {target['event_type']} {target['event_id']}",
+        f"  {'paper':<10} {target['subject_pith_number']}",
+        f"  {'it said':<10} {shown(gist(target))}",
+        signer_line(key),
+    ]
 
 
 def register(app: typer.Typer) -> None:
