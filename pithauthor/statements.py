@@ -1,7 +1,7 @@
 """What you have already said: the statements your outbox holds for one registry, so that
 signing the same thing twice publishes it once, and changing it is an explicit correction.
 
-    held = Statements.from_outbox(client.base_url)
+    held = Statements.from_outbox("http://127.0.0.1:8787")  # the registry the events are for
     event = attest_authorship(key, paper, name="Ada Lovelace", settle=held.settle("refuse"))
     held.last  # Settled("reused" | "new" | "replaces", ...)
 
@@ -23,7 +23,7 @@ is not seen (the registry's merged state shows it: `pith fetch REF --what state`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -76,8 +76,16 @@ class Statements:
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_outbox(cls, registry: str, path: Path | None = None) -> Statements:
-        return cls(held_events(registry, path))
+    def from_outbox(
+        cls,
+        registry: str | None = None,
+        path: Path | None = None,
+        *,
+        note: Callable[[str], None] | None = None,
+    ) -> Statements:
+        """What the outbox holds for `registry` (default: the default registry); `note` hears
+        what opening the outbox says (a migration, for one)."""
+        return cls(held_events(registry, path, note=note))
 
     @property
     def last(self) -> Settled | None:

@@ -211,3 +211,34 @@ def test_withdraw_of_an_unknown_or_malformed_event_is_one_line(
     malformed = pith("withdraw", "1234", *_trust(registry))
     assert_one_line_error(malformed, 2)
     assert "is not an event id" in malformed.stderr
+
+
+def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_after(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    """Reuse is per registry: what pith.science (or another local registry) was sent does not
+    count as said to this one."""
+    from registry_helpers import manifest_file, start_server
+    from test_cite_bibliography import _metadata
+
+    from pithauthor._registry.papers import add_paper
+
+    other = start_server(tmp_path / "other")
+    try:
+        meta = tmp_path / "paper.json"
+        meta.write_text(json.dumps(_metadata(PAPER)), "utf-8")
+        add_paper(other.store, other.key, meta)
+        manifest = manifest_file(other.url, tmp_path / "other", tmp_path / "other.json")
+        there = ("--registry", other.url, "--trust-manifest", str(manifest))
+        assert _claim(pith, registry, "--position", "1").returncode == 0
+        first = pith("claim", PAPER, "--position", "1", "--submit", "--yes", *there)
+        assert first.returncode == 0, first.stderr
+        assert "signed author_attestation" in first.stderr
+        assert "already signed" not in first.stderr
+        again = pith("claim", PAPER, "--position", "1", "--submit", "--yes", *there)
+        assert "already signed" in again.stderr
+        with Outbox() as outbox:
+            assert len(outbox.entries(registry=other.url)) == 1
+            assert len(outbox.entries(registry=registry["url"])) == 1
+    finally:
+        other.stop()

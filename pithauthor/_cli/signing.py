@@ -84,7 +84,7 @@ class Output:
         from pithauthor.statements import Statements
 
         if self._held is None:
-            self._held = Statements.from_outbox(self.registry.client.base_url)
+            self._held = Statements.from_outbox(self.registry.options[0], note=message)
         return self._held
 
     def settle(self, on_change: OnChange) -> Settle:

@@ -53,6 +53,7 @@ def withdraw(
     """Sign the withdrawal of EVENT_ID, one of your events in the outbox: the registry's merge
     then shows it no more. Only the key that signed an event can withdraw it; the event and
     its withdrawal both stay public (docs/publishing.md)."""
+    from pithauthor.client import registry_binding
     from pithauthor.sign import withdraw as sign_withdrawal
     from pithauthor.submit import check_destination
 
@@ -66,7 +67,7 @@ def withdraw(
     with registry_access(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         held = output.held()
-        where = access.client.base_url
+        where = registry_binding(registry)
         matches = {e["event_id"]: e for e in held.events if e["event_id"].startswith(wanted)}
         if not matches:
             raise InputError(f"the outbox holds no event {wanted} for {where}")
