@@ -19,6 +19,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "badge": (f"pith badge {NUMBER}", f"pith badge {NUMBER} -f html"),
     "claim": (
         "pith claim 2302.12445 --position 2",
+        "pith claim 2302.12445 --position 2 --submit --yes",
         "pith claim 2302.12445 --record record.json -o claim.jsonl",
     ),
     "cite": (
@@ -32,10 +33,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
     "keys generate": (
-        "pith keys generate --name ada --orcid 0000-0002-1825-0097",
+        "pith keys generate --name ada --public-name 'Ada Lovelace' --orcid 0000-0002-1825-0097",
         "pith keys generate --name ci --backend file --passphrase-file pw.txt",
     ),
     "keys list": ("pith keys list", "pith keys list --json"),
+    "keys set": (
+        "pith keys set --public-name 'Ada Lovelace'",
+        "pith keys set ada --public-name 'A. Lovelace'",
+    ),
     "keys show": ("pith keys show ada", "pith keys show ada --check"),
     "keys export": ("pith keys export ada", "pith keys export ada --format raw"),
     "keys backup": ("pith keys backup ada -o ada.backup",),
@@ -60,9 +65,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "latex arxiv": ("pith latex arxiv paper/ -o paper.tar.gz",),
     "latex sty": ("pith latex sty --copy paper/", "pith latex sty --install"),
-    "outbox list": ("pith outbox list", "pith outbox list --state rejected --json"),
+    "outbox list": (
+        "pith outbox list",
+        "pith outbox list --state rejected --json",
+        "pith outbox list --registry http://127.0.0.1:8787",
+    ),
     "outbox retry": ("pith outbox retry", "pith outbox retry sha256:1da6..."),
     "outbox drop": ("pith outbox drop --accepted",),
+    "outbox recover": ("pith outbox recover",),
     "auth login": ("pith auth login --registry https://pith.science --token-file token.txt",),
     "auth logout": ("pith auth logout --registry https://pith.science",),
     "auth status": ("pith auth status",),

@@ -21,7 +21,7 @@ def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
     """Send what is pending in the outbox; events that cannot go now stay there."""
     from pithauthor.submit import submit_pending
 
-    result = submit_pending(client=registry.client)
+    result = submit_pending(client=registry.client, note=message)
     if not quiet:
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
@@ -54,13 +54,22 @@ class Output:
                 "add --yes (nothing was signed or sent)"
             )
 
-    def confirm(self, what: str) -> None:
-        """Before signing: with --submit on a terminal, ask whether to sign and submit `what`
-        (a claim, 3 citations...); Declined (exit 2) on anything but yes. --yes skips it."""
-        if not self.submit or self.yes:
+    def confirm(self, what: str, preview: Sequence[str]) -> None:
+        """Before signing: show `preview` (stderr); on a terminal ask whether to sign `what`
+        (this claim, these 3 citations...), and submit it with --submit. Anything but yes
+        raises Declined (exit 2). --yes skips the question, never the preview."""
+        for line in preview:
+            message(line)
+        if self.yes or not at_terminal():  # no terminal: __post_init__ refused a bare --submit
             return
-        if not ask(f"Sign {what} and submit to {self.registry.client.base_url}?"):
-            raise Declined("nothing was signed or sent (answered no)")
+        if self.submit:
+            question = f"Sign {what} and submit to {self.registry.client.base_url}?"
+        elif self.out is not None or self.print_events:
+            question = f"Sign {what}?"
+        else:
+            question = f"Sign {what} into the outbox (`pith submit` publishes it)?"
+        if not ask(question):
+            raise Declined("nothing was stored or sent (answered no)")
 
     def signer(self) -> AuthorKey:
         """The author's active signing key (or the named one), unlocked from the key store."""
@@ -73,7 +82,14 @@ class Output:
         from pithauthor.submit import deliver
 
         show = data if self.print_events else None
-        self.destination = deliver(events, self.out, show=show, submit=self.submit)
+        self.destination = deliver(
+            events,
+            self.out,
+            show=show,
+            submit=self.submit,
+            registry=self.registry.options[0],
+            note=message,
+        )
         return self.destination
 
     def send(self) -> None:
@@ -81,7 +97,10 @@ class Output:
         if self.submit:
             submit_now(self.registry)
         elif "the outbox" in self.destination:
-            message("next: `pith submit` sends the outbox to the registry")
+            from pithauthor.client import registry_binding
+
+            where = registry_binding(self.registry.options[0])
+            message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
         elif self.out is not None:
             message(f"next: `pith submit {self.out}` sends them to the registry")
 
