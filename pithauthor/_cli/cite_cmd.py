@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
-from pithauthor._cli import lookupopts
+from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
@@ -151,11 +151,13 @@ def _cite_one(
         relationship,
         citation_key=citation_key,
         context=context,
+        settle=output.settle("auto"),  # a changed citation replaces the old one
     )
     # Signed in memory only: until the author says yes, nothing is stored or sent.
-    output.confirm(
-        "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
-    )
+    if not output.reused(event):  # nothing new to publish: nothing to ask
+        output.confirm(
+            "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
+        )
     output.one(event)
 
 
@@ -181,7 +183,6 @@ def _cite_bibliographies(
     from pithauthor._cli.preview import bibliography_preview
     from pithauthor.bibliography import (
         BibEntry,
-        cited_keys,
         normalize_relationship,
         parse_relationship_map,
         read_bibliographies,
@@ -195,7 +196,7 @@ def _cite_bibliographies(
         [Path(f) for f in bibfiles],
         default_relationship=normalize_relationship(relationship),
         relationship_map=parse_relationship_map(mapping),
-        only_cited=cited_keys(Path(only_cited)) if only_cited else None,
+        only_cited=citedopts.cited(Path(only_cited)) if only_cited else None,
     )
     for note in reading.warnings:
         warn(note)
@@ -217,7 +218,13 @@ def _cite_bibliographies(
         )
 
     report = sign_bibliography(
-        reading, citing_paper, output.signer, resolver, parallel=parallel, confirm=confirm
+        reading,
+        citing_paper,
+        output.signer,
+        resolver,
+        parallel=parallel,
+        confirm=confirm,
+        held=output.held(),
     )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
@@ -229,8 +236,8 @@ def _cite_bibliographies(
     if as_json:
         extra = {"lookup": found.stats()} if found is not None else {}
         emit_json({**report.as_dict(), "destination": destination, **extra})
-    if report.events:
-        output.send()
+    if report.events or (output.submit and "already_signed" in report.counts()):
+        output.send()  # what an earlier run left pending goes now; nothing is signed twice
     return report.ok
 
 
