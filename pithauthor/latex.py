@@ -43,6 +43,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
     write_target,
 )
+from pithauthor._manuscript.visibility import check_badge_visible
 from pithauthor._resources import pith_ltxml_path, pith_sty_path
 from pithauthor.errors import (
     BuildError,
@@ -264,6 +265,7 @@ def _compile_and_check(
     author_keys: Sequence[str] = (),
     link: bool = True,
     timeout: float | None = None,
+    placement: str | None = None,
 ) -> None:
     """Build the sources with the new main file, as `arxiv` does, and check the PDF. When that
     build fails, the untouched sources are built too, to say whose fault it is."""
@@ -272,6 +274,8 @@ def _compile_and_check(
         with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}, clock) as built:
             if number is not None:
                 check_pdf(built.result.pdf, number, require_link=link)
+                if link:
+                    check_badge_visible(built.result.pdf, number.url(), placement)
             if author_keys:
                 _check_pdf_keys(built.result.pdf, author_keys)
     except CompileFailed as failed:
@@ -389,6 +393,7 @@ def inject(
             author_keys,
             link=placement != "none",
             timeout=timeout,
+            placement=placement,
         )
     backup: Path | None = None
     if not dry_run:
