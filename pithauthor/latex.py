@@ -29,7 +29,7 @@ from pithauthor._manuscript.build import build_like_arxiv, build_sources
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.inputs import InputFacts, preamble_inputs
-from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
+from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts, placement_notes
 from pithauthor._manuscript.preamble import Preamble, locate
 from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
 from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
@@ -260,13 +260,15 @@ def _compile_and_check(
     number: PithNumber | None,
     author_keys: Sequence[str] = (),
     link: bool = True,
-) -> None:
-    """Build the sources with the new main file, as `arxiv` does, and check the PDF."""
+) -> list[str]:
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF; return
+    notes on where the badge went (pith.sty's own word in the log)."""
     with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}) as built:
         if number is not None:
             check_pdf(built.result.pdf, number, require_link=link)
         if author_keys:
             _check_pdf_keys(built.result.pdf, author_keys)
+        return placement_notes(built.result.log)
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
@@ -366,7 +368,7 @@ def inject(
     if changed and not dry_run:
         ensure_writable(written)
     if check:
-        _compile_and_check(
+        notes += _compile_and_check(
             main, new_bytes, sty, engine, number, author_keys, link=placement != "none"
         )
     backup: Path | None = None

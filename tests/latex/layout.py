@@ -88,8 +88,7 @@ MANUSCRIPT_LIST = [
         "Teasers",
         edits=(
             (
-                "\\twocolumn[{%\n\\renewcommand\\twocolumn[1][]{#1}%\n\\maketitle\n"
-                "\\begin{center}",
+                "\\twocolumn[{%\n\\renewcommand\\twocolumn[1][]{#1}%\n\\maketitle\n\\begin{center}",
                 "\\maketitle\n\\begin{strip}\n\\centering",
             ),
             ("\\end{center}\n}]\n", "\\end{strip}\n"),

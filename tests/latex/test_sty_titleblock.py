@@ -155,4 +155,3 @@ def test_a_teaser_after_the_authors_starts_below_the_badge(name: str) -> None:
             b for w, b in pages_words(builds["baseline"].pdf)[index][1] if "secondauthor" in w
         ]
         assert base_teaser[1] < base_authors[0][3] + 1
-
