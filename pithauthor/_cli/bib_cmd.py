@@ -6,10 +6,11 @@ from pathlib import Path
 
 import typer
 
-from pithauthor._cli import lookupopts
+from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.app import new_app
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
+    CHOOSE_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
@@ -44,6 +45,7 @@ def register(app: typer.Typer) -> None:
         offline: bool = OFFLINE_OPTION,
         arxiv_api: str | None = ARXIV_API_OPTION,
         write_back: bool = WRITE_BACK_OPTION,
+        choose: bool = CHOOSE_OPTION,
     ) -> None:
         """One row per entry: its identifier ('found') or why it has none.
 
@@ -52,7 +54,6 @@ def register(app: typer.Typer) -> None:
         3 when --lookup cannot reach arXiv's API.
         """
         from pithauthor.bibliography import (
-            cited_keys,
             parse_relationship_map,
             read_bibliographies,
             render_table,
@@ -61,12 +62,12 @@ def register(app: typer.Typer) -> None:
             status_counts,
         )
 
-        lookupopts.check_lookup_options(lookup, offline, write_back)
+        lookupopts.check_lookup_options(lookup, offline, write_back, choose)
         reading = read_bibliographies(
             files,
             default_relationship=relationship,
             relationship_map=parse_relationship_map(mapping),
-            only_cited=None if only_cited is None else cited_keys(only_cited),
+            only_cited=None if only_cited is None else citedopts.cited(only_cited),
         )
         for text in reading.warnings:
             warn(text)
@@ -77,6 +78,7 @@ def register(app: typer.Typer) -> None:
         lookup_stats = None
         if lookup:
             result = lookupopts.run_lookup(reading, arxiv_api, offline)
+            result = lookupopts.settle_ambiguous(result, choose)
             lookup_stats = result.stats()
             reading = result.reading
             if write_back:
