@@ -157,7 +157,7 @@ def test_a_backup_restored_beside_the_key_that_replaced_it_stays_retired(
     # machine B: the new key first, then (by mistake) the old backup, without asking ORCID
     at_home(monkeypatch, tmp_path / "b")
     ok(capsys, "keys", "import", str(new_backup), "--offline", "--backend", "file")
-    out, err = ok(capsys, "keys", "import", str(old_backup), "--offline", "--backend", "file")
+    _out, err = ok(capsys, "keys", "import", str(old_backup), "--offline", "--backend", "file")
     assert f"per the key store (replaced by {new})" in err
     shown = status_of(capsys, old)
     assert shown["status"] == "retired" and shown["retired_at"] == "2026-06-01T12:00:00Z"
@@ -182,7 +182,7 @@ def test_a_retired_keys_later_claim_fails_and_verify_says_why(
     late = tmp_path / "late.jsonl"
     ok(capsys, "claim", DEAR, "--record", DEAR_RECORD, "--out", str(late))
     # checked against the ORCID link, anywhere
-    code, out, err = run(
+    code, out, _err = run(
         capsys, "verify", str(late), "--orcid", VICTIM, "--orcid-api", server.orcid_api
     )
     assert code == 1
