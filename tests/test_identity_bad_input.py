@@ -28,8 +28,9 @@ def claim(pith: RunPith, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tup
     monkeypatch.setenv("PITH_PASSPHRASE", "identity bad input")
     monkeypatch.setenv("PITH_ORCID_API", DEAD)  # never the real ORCID
     made = pith(
-        "keys", "generate", "--name", "ada", "--orcid", ORCID, "--backend", "file", "--json"
-    )
+        "keys", "generate", "--name", "ada", "--orcid", ORCID, "--backend", "file", "--json",
+        "--public-name", "Chengjian Liu",  # author 2 of RECORD's paper
+    )  # fmt: skip
     assert made.returncode == 0, made.stderr
     out = tmp_path / "claim.jsonl"
     signed = pith("claim", NUMBER, "--record", RECORD, "-o", str(out))

@@ -50,8 +50,9 @@ def make_author(
     """A key store at `home` with one key for `orcid`; returns the key id."""
     monkeypatch.setenv("PITH_HOME", str(home))
     code, out, err = run(
-        capsys, "keys", "generate", "--name", name, "--orcid", orcid, "--backend", "file", "--json"
-    )
+        capsys, "keys", "generate", "--name", name, "--orcid", orcid, "--backend", "file", "--json",
+        "--public-name", "Chengjian Liu",  # author 2 of DEAR_RECORD's paper
+    )  # fmt: skip
     assert code == 0, err
     return str(json.loads(out)["key_id"])
 
