@@ -63,6 +63,7 @@ def author_with_backup(
     out, _ = ok(
         capsys, "keys", "generate", "--name", "carberry", "--orcid", VICTIM,
         "--backend", "file", "--json",
+        "--public-name", "Chengjian Liu",  # author 2 of DEAR_RECORD's paper
     )  # fmt: skip
     backup = tmp_path / "carberry.pithkey"
     ok(capsys, "keys", "backup", "--out", str(backup))
