@@ -28,6 +28,7 @@ from pithauthor._core.trust import Trust
 from pithauthor._core.web_url import is_loopback
 from pithauthor._http import (
     DEFAULT_REGISTRY,
+    RegistryAnswerError,
     RegistryHttp,
     RetryPolicy,
     check_url,
@@ -68,7 +69,9 @@ __all__ = [
     "env_token_origin",
     "fetch_subject",
     "forget_token",
+    "is_local_registry",
     "read_subject",
+    "registry_binding",
     "registry_url",
     "resolve_arxiv",
     "store_token",
@@ -98,6 +101,20 @@ def registry_url(registry: str | None = None) -> str:
     if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
         raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
     return url
+
+
+def registry_binding(registry: str | None = None) -> str:
+    """The registry an outbox row is bound to, in one spelling: `registry_url(registry)` with
+    its scheme and host lowercased (`HTTP://LocalHost:8787/` and `http://localhost:8787` are one
+    registry; a path, if any, is kept: two registries may share a host)."""
+    url = registry_url(registry)
+    parts = urlsplit(url)
+    return origin(url) + parts.path
+
+
+def is_local_registry(registry: str) -> bool:
+    """True when the registry URL's host is loopback (a local registry, for dry runs)."""
+    return is_loopback(urlsplit(registry_url(registry)).hostname or "")
 
 
 def _failed(report: Any) -> str:
@@ -215,7 +232,14 @@ class RegistryClient:
         """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
         of the version named, when one is)."""
         aid = ArxivId.parse(arxiv_id)
-        answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
+        try:  # a version named is asked for: a registry keeping every version answers it
+            answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid}&json=true")
+        except RegistryAnswerError as exc:
+            if exc.status != 404 or aid.version is None:
+                raise
+            # a resolver that knows no versioned id: the latest, then checked below (which
+            # names the version it resolves to when it is not the one asked for)
+            answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
         number_text = None
         if isinstance(answer, Mapping):
             number_text = answer.get("pith_number")
