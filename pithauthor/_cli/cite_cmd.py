@@ -151,11 +151,13 @@ def _cite_one(
         relationship,
         citation_key=citation_key,
         context=context,
+        settle=output.settle("auto"),  # a changed citation replaces the old one
     )
     # Signed in memory only: until the author says yes, nothing is stored or sent.
-    output.confirm(
-        "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
-    )
+    if not output.reused(event):  # nothing new to publish: nothing to ask
+        output.confirm(
+            "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
+        )
     output.one(event)
 
 
@@ -216,7 +218,13 @@ def _cite_bibliographies(
         )
 
     report = sign_bibliography(
-        reading, citing_paper, output.signer, resolver, parallel=parallel, confirm=confirm
+        reading,
+        citing_paper,
+        output.signer,
+        resolver,
+        parallel=parallel,
+        confirm=confirm,
+        held=output.held(),
     )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
@@ -228,8 +236,8 @@ def _cite_bibliographies(
     if as_json:
         extra = {"lookup": found.stats()} if found is not None else {}
         emit_json({**report.as_dict(), "destination": destination, **extra})
-    if report.events:
-        output.send()
+    if report.events or (output.submit and "already_signed" in report.counts()):
+        output.send()  # what an earlier run left pending goes now; nothing is signed twice
     return report.ok
 
 
