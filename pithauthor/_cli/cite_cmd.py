@@ -11,6 +11,7 @@ from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
+    CHOOSE_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
@@ -91,6 +92,7 @@ def cite(
     offline: bool = OFFLINE_OPTION,
     arxiv_api: str | None = ARXIV_API_OPTION,
     write_back: bool = WRITE_BACK_OPTION,
+    choose: bool = CHOOSE_OPTION,
 ) -> None:
     """Sign a citation of one paper (--to) by yours (--from), or of every paper your
     bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
@@ -107,13 +109,13 @@ def cite(
         raise InputError("--record, --citation-key and --context go with --to")
     if not bibfiles and lookup:
         raise InputError("--lookup goes with bibliography files")
-    check_lookup_options(lookup, offline, write_back)
+    check_lookup_options(lookup, offline, write_back, choose)
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
         print_events = as_json and not bibfiles
         output = Output(key, passphrase_file, out, print_events, submit, access, yes=yes)
         if bibfiles:
-            lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back)
+            lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back, choose)
             ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
                                       only_cited, parallel, as_json, output,
                                       lookup_with)  # fmt: skip
@@ -166,6 +168,7 @@ class _LookupWith(NamedTuple):
     offline: bool
     api: str | None
     write_back: bool
+    choose: bool
 
 
 def _cite_bibliographies(
@@ -204,6 +207,7 @@ def _cite_bibliographies(
         warn(f"--map {name}: no entry has this key")
     found = lookupopts.run_lookup(reading, lookup.api, lookup.offline) if lookup.on else None
     if found is not None:
+        found = lookupopts.settle_ambiguous(found, lookup.choose)
         reading = found.reading
     citing_paper = citing_number(citing, citing_record, output.registry)
     resolver: Resolver | dict[str, Subject | str] = {}
