@@ -31,7 +31,7 @@ from pithauthor._manuscript.buildtime import BuildClock, check_timeout
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.inputs import InputFacts, preamble_inputs
-from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
+from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts, placement_notes
 from pithauthor._manuscript.preamble import Preamble, locate
 from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
 from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
@@ -45,6 +45,7 @@ from pithauthor._manuscript.textfile import (
 )
 from pithauthor._manuscript.visibility import check_badge_visible
 from pithauthor._resources import pith_ltxml_path, pith_sty_path
+from pithauthor.client import check_number
 from pithauthor.errors import (
     BuildError,
     InputError,
@@ -266,9 +267,10 @@ def _compile_and_check(
     link: bool = True,
     timeout: float | None = None,
     placement: str | None = None,
-) -> None:
-    """Build the sources with the new main file, as `arxiv` does, and check the PDF. When that
-    build fails, the untouched sources are built too, to say whose fault it is."""
+) -> list[str]:
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF (the badge
+    visible on its page, too); return notes on where the badge went (pith.sty's own word in the
+    log). When that build fails, the untouched sources are built too, to say whose fault it is."""
     clock = BuildClock(main, timeout)
     try:
         with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}, clock) as built:
@@ -278,6 +280,7 @@ def _compile_and_check(
                     check_badge_visible(built.result.pdf, number.url(), placement)
             if author_keys:
                 _check_pdf_keys(built.result.pdf, author_keys)
+            return placement_notes(built.result.log)
     except CompileFailed as failed:
         raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
 
@@ -297,10 +300,14 @@ def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
     return preamble_inputs(preamble.inputs, source.path.parent)
 
 
-def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
-    """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
-    `registry` (record verified), with a note naming the arXiv version the number belongs to.
-    A short alias or a number without its year is refused (InputError)."""
+def badge_number(
+    text: str, registry: RegistryAccess, *, offline: bool = False
+) -> tuple[PithNumber, str | None]:
+    """The number a badge prints: a full Pith Number, checked with its record when one is at
+    hand (`client.check_number`: a wrong year is refused naming the right number), or an arXiv
+    id resolved through `registry` (record verified); with a note naming the arXiv version the
+    number belongs to, or saying the year could not be checked. A short alias or a number
+    without its year is refused (InputError); so is an arXiv id `offline`."""
     address = _RECORD_URL.match(text.strip())
     if address is not None:  # copied from the record page: it holds the body, not the year
         raise InputError(
@@ -315,8 +322,10 @@ def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str |
             raise InputError(
                 f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
             )
-        return kind.number, None
+        return kind.number, check_number(kind.number, registry, offline=offline)
     assert kind.arxiv is not None
+    if offline:
+        raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
     number = registry.client.resolve(kind.arxiv.id)
     source = registry.client.record(number)["canonical_record"]["source"]
     note = (
@@ -383,7 +392,7 @@ def inject(
     if changed and not dry_run:
         ensure_writable(written)
     if check:
-        _compile_and_check(
+        notes += _compile_and_check(
             main,
             source,
             new_bytes,
