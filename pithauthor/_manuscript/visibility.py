@@ -4,9 +4,9 @@ placement) in the upper half of its page, where title blocks are (not at the pag
 Text extraction finds the badge's words even under a figure (issue 23: a CVPR teaser drawn over
 it), so the page's content stream is read as a PDF viewer paints it: in order, each text run,
 path, image and form (an included figure) with the box it covers on the page. The badge is the
-link to its record page; what it draws are the paintings inside that link's rectangle. Whatever
-is painted after the last of them, across the rectangle's middle line and over a fifth of it at
-least, hides it.
+link to its record page; what it draws is the first run of paintings inside that link's
+rectangle. Whatever is painted after the last of them, across the rectangle's middle line and
+over a fifth of it at least, hides it.
 
 Boxes are conservative estimates, not glyph outlines: a text run's width is taken from its
 characters (half an em each, with the kerning of TJ arrays), and a path's box from its points.
@@ -79,6 +79,15 @@ def _overlap(a: Box, b: Box) -> float:
     if w <= 0 or h <= 0 or area <= 0:
         return 0.0
     return w * h / area
+
+
+def _inside(box: Box, rect: Box) -> bool:
+    """Whether `box` lies mostly inside `rect` (a stroked line has no area: its middle counts)."""
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    if not (rect[0] <= x <= rect[2] and rect[1] <= y <= rect[3]):
+        return False
+    flat = box[2] - box[0] <= 0 or box[3] - box[1] <= 0
+    return flat or _overlap(box, rect) > 0.5
 
 
 class _Painter:
@@ -209,9 +218,12 @@ def _link_rect(page: Any, url: str) -> Box | None:
 
 
 def _view(number: int, rect: Box, paintings: list[Painting], height: float) -> BadgeView:
-    # the badge's own paintings: those mostly inside its rectangle
-    own = [i for i, p in enumerate(paintings) if _overlap(p.box, rect) > 0.5]
-    last = own[-1] if own else -1
+    # the badge's own paintings: the first run of consecutive ones mostly inside its rectangle
+    # (it is one box, painted at once; a cover of its very size painted later is not its own)
+    inside = [_inside(p.box, rect) for p in paintings]
+    last = inside.index(True) if any(inside) else -1
+    while 0 <= last < len(paintings) - 1 and inside[last + 1]:
+        last += 1
     middle = (rect[1] + rect[3]) / 2
     # a line of text just above or below touches the edge of the box, never its middle line
     covering = next(
