@@ -37,6 +37,7 @@ from pithauthor._keystore.secrets_io import (
     Note,
     PreparedSecret,
     load_seed,
+    new_seed,
     prepare_seed,
     public_key_of,
     remove_seed,
@@ -236,12 +237,10 @@ def generate(
     note: Note = stderr_note,
 ) -> KeyRecord:
     """Create and store a new active Ed25519 key; returns its public record."""
-    import nacl.utils
-
     _check_name(name)
     clean_orcid = normalize_orcid(orcid) if orcid else None
     _ensure_name_free(load_records(), name)  # early answer; checked again under the lock
-    seed = nacl.utils.random(container.SEED_LENGTH)
+    seed = new_seed()
     record = _new_record(seed, name, clean_orcid)
     prepared = prepare_seed(
         seed,
@@ -388,7 +387,6 @@ def rotate(
 
     Returns (retired, new). The retired key's public record stays, so its signatures verify.
     """
-    import nacl.utils
 
     def current(records: list[KeyRecord]) -> KeyRecord:
         old = _resolve(records, name)
@@ -397,7 +395,7 @@ def rotate(
         return old
 
     first = current(load_records())  # early answer; the key to retire is found again below
-    seed = nacl.utils.random(container.SEED_LENGTH)
+    seed = new_seed()
     new = _new_record(seed, first.name, first.orcid)
     prepared = prepare_seed(
         seed,
