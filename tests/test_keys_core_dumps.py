@@ -119,3 +119,23 @@ def test_a_crash_with_a_key_unlocked_writes_no_core_file(tmp_path: Path, stored_
     _, code = _child("load", unlocked, crash=True)
     assert code < 0
     assert _core_files(unlocked) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="needs /proc (Linux)")
+def test_a_serving_registry_holds_its_key_with_core_dumps_off(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0"]
+    proc = subprocess.Popen(
+        [*cmd, "--data", str(tmp_path / "reg")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_allow_core_files,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("http://")
+        limits = Path(f"/proc/{proc.pid}/limits").read_text()
+        (line,) = [x for x in limits.splitlines() if x.startswith("Max core file size")]
+        assert line.split()[4] == "0", line  # the soft limit
+    finally:
+        proc.terminate()
+        proc.wait(10)
