@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     # author events
     "Subject": "pithauthor._core.subject",
     "attest_authorship": "pithauthor.sign",
+    "check_claimant": "pithauthor.sign",
     "sign_citation": "pithauthor.sign",
     "record_replication": "pithauthor.sign",
     "Artifact": "pithauthor.sign",

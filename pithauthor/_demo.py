@@ -146,6 +146,8 @@ def _author_job(demo: Demo, url: str) -> None:
             "generate",
             "--name",
             "demo-author",
+            "--public-name",
+            "Example Author",  # author 1 of paper B: the name its claim signs
             "--orcid",
             ORCID,
             "--backend",
@@ -153,7 +155,7 @@ def _author_job(demo: Demo, url: str) -> None:
             "--json",
         ).stdout
     )
-    _say(f"   {key['key_id']}  signer orcid:{ORCID}")
+    _say(f"   {key['key_id']}  signer orcid:{ORCID}, public name {key['public_name']!r}")
 
     _say("\n4. Sign and submit (each command stores its events in the outbox, then sends them)")
     claim = demo.pith("claim", PAPER_B, "--position", "1", "--submit", "--yes", *demo.registry)

@@ -9,7 +9,7 @@ record, and sign one citation per cited paper, reporting what happened to every 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
@@ -167,11 +167,14 @@ def sign_bibliography(
     *,
     parallel: int = 8,
     created_at: str | None = None,
+    confirm: Callable[[Signer, Sequence[tuple[BibEntry, Subject]]], None] | None = None,
 ) -> CiteReport:
     """One signed citation per distinct cited paper of `reading`, and a row per entry.
 
     `resolver` may be a Resolver or the result of `resolve_identifiers`. `signer` may be a
     callable, called only when there is something to sign (so no key is opened for nothing).
+    `confirm`, when given, sees the key and every (entry, cited paper) about to be signed,
+    before the first signature: it shows them, and raises to sign nothing.
     """
     entries = reading.to_sign()
     resolved = (
@@ -207,6 +210,8 @@ def sign_bibliography(
     events: list[AuthorEvent] = []
     if to_sign:
         key = _open(signer)
+        if confirm is not None:
+            confirm(key, to_sign)
         created_at = created_at or utc_now()  # one signing time for the whole bibliography
         for entry, subject in to_sign:
             assert entry.relationship is not None  # `found` entries have one

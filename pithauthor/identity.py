@@ -5,8 +5,8 @@
 
 The rules (what a proof names, how it is matched) live in `pithauthor._core.identity`; the
 verdict in `pithauthor._core.identity_verdict`. This module fetches: httpx with short timeouts,
-answers capped in size, JSON read strictly, redirects followed only on the same host and never
-from https down to http. See docs/identity.md.
+answers capped in size, JSON read strictly, redirects followed only within the same origin
+(scheme, host and port). See docs/identity.md.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from pithauthor._core.checks import Report
 from pithauthor._core.identity import (
@@ -34,6 +34,7 @@ from pithauthor._core.identity import (
     match_pdf_keys,
     match_web_document,
     orcid_url_name,
+    paper_finding,
     web_document,
     web_origin,
     well_known_url,
@@ -50,9 +51,10 @@ from pithauthor._core.key_identity import parse_key_id
 from pithauthor._core.orcid import normalize_orcid
 from pithauthor._core.strict_json import parse_json
 from pithauthor._core.subject import Subject
-from pithauthor._core.web_url import checked_url
+from pithauthor._core.web_url import checked_url, same_origin
 from pithauthor._files import MAX_PDF_BYTES, read_user_file
-from pithauthor.errors import InputError
+from pithauthor.errors import InputError, PithError
+from pithauthor.keys import retired_here
 
 # httpx and pypdf are imported where a proof is fetched or a PDF read: --offline skips both.
 
@@ -78,6 +80,8 @@ __all__ = [
 
 DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
 ORCID_API_ENV = "PITH_ORCID_API"
+ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arxiv_pdf_url)
+ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
 DEFAULT_TIMEOUT = 5.0
 JSON_LIMIT = 1 << 20  # 1 MiB: an ORCID researcher-urls answer or a pith-keys.json is small
 PDF_LIMIT = MAX_PDF_BYTES  # a PDF fetched or read: the one limit, in `_files`
@@ -263,11 +267,13 @@ class _Fetcher:
 
 
 def _redirect_target(current: str, location: str) -> str:
-    """Where a redirect leads, if allowed: the same host, and never from https to http."""
+    """Where a redirect leads, if allowed: the same origin (scheme, host and port). Another
+    port of the same host is another server (maybe another user's), so it is refused too."""
     target = urljoin(current, location)
-    old, new = urlsplit(current), urlsplit(target)
-    if new.hostname != old.hostname or (old.scheme == "https" and new.scheme != "https"):
-        raise _Unreadable(f"redirects to {target}, another host or scheme", network=False)
+    if not same_origin(current, target):
+        raise _Unreadable(
+            f"redirects to {target}, another origin (scheme, host or port)", network=False
+        )
     return target
 
 
@@ -305,7 +311,7 @@ def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofChec
         )
     except _Unreadable as exc:
         return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
-    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid))
+    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid, orcid))
 
 
 def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
@@ -340,11 +346,38 @@ def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
     return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
+def arxiv_pdf_base() -> str:
+    """Where arXiv PDFs are fetched from: `$PITH_ARXIV_PDF` (a mirror), else arxiv.org."""
+    base = os.environ.get(ARXIV_PDF_ENV) or ARXIV_PDF
+    checked_url(base, ARXIV_PDF_ENV)
+    return base.strip().rstrip("/")
+
+
+def _pdf_address(locator: str, base: str) -> str:
+    """Where the PDF a paper locator names is fetched: an arXiv PDF from `base`."""
+    prefix = ARXIV_PDF + "/"
+    return base + "/" + locator[len(prefix) :] if locator.startswith(prefix) else locator
+
+
+def claimed_pdf(paper: Subject | None, base: str) -> str | None:
+    """Where the arXiv PDF of the claimed version is fetched (None when the record, or its
+    version, is not known): the one PDF whose keys an author of that paper put there."""
+    if paper is None or paper.source_id is None or paper.source_version is None:
+        return None
+    return _pdf_address(arxiv_pdf_url(paper.source_id, paper.source_version), base)
+
+
 def _check_paper(
-    fetcher: _Fetcher, source: str, locator: str, kid: str, subject: str | None
+    fetcher: _Fetcher,
+    source: str,
+    locator: str,
+    kid: str,
+    subject: str | None,
+    claimed: str | None = None,
 ) -> ProofCheck:
     """The paper proof from the PDF at `source`: a URL, or the file `--paper-pdf` named (read
-    beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input)."""
+    beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input). It binds the
+    key to the paper's authors only when `source` is `claimed` (`paper_finding`)."""
     try:
         keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, PDF_LIMIT))
     except _NotFound as exc:
@@ -357,7 +390,8 @@ def _check_paper(
         return ProofCheck(
             "paper", locator, source, Finding("absent", f"the PDF is of {number}, not {subject}")
         )
-    return ProofCheck("paper", locator, source, match_pdf_keys(keys, kid))
+    found = paper_finding(match_pdf_keys(keys, kid), source, claimed)
+    return ProofCheck("paper", locator, source, found)
 
 
 # --- the verdict ------------------------------------------------------------------------------
@@ -372,13 +406,16 @@ def check_identity(
     offline: bool = False,
     orcid_api: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    papers: Sequence[Subject] = (),
 ) -> tuple[Report, list[ProofCheck]]:
     """Check the event's identity proofs (and, for `orcid`, the ORCID record itself).
 
     Proofs are fetched only when asked for: an identity (`orcid`, `signer`) or `paper_pdf`.
-    Returns the report and every proof as checked (where it was fetched, what was found)."""
+    `papers` are records the verifier holds (`pith verify --record`): the claimed paper's
+    tells which arXiv PDF is its own. Returns the report and every proof as checked (where it
+    was fetched, what was found)."""
     with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
-        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher)
+        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher, papers)
 
 
 @contextmanager
@@ -391,6 +428,7 @@ def _asked(
     key = parse_key_id(signer) if signer is not None else None
     if api is not None:
         orcid_api_base(api)
+    arxiv_pdf_base()  # a bad $PITH_ARXIV_PDF is bad input too
     fetcher = _Fetcher(timeout, offline)
     try:
         if paper_pdf is not None and "://" in paper_pdf:
@@ -409,14 +447,20 @@ def _check_identity(
     paper_pdf: str | None,
     orcid_api: str | None,
     fetcher: _Fetcher,
+    papers: Sequence[Subject] = (),
 ) -> tuple[Report, list[ProofCheck]]:
     expected = normalize_orcid(orcid) if orcid is not None else None
     kid = event_key_id(event)
     asked = expected is not None or signer is not None or paper_pdf is not None
     proofs: list[ProofCheck] = []
+    local = None
     if asked and kid is not None:
-        proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher)
-    return identity_report(event, proofs, orcid=expected, signer=signer), proofs
+        number = event.get("subject_pith_number")
+        paper = next((p for p in papers if p.pith_number.full == number), None)
+        proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher, paper)
+        local = retired_here(kid)  # this machine's key store may know the key retired
+    report = identity_report(event, proofs, orcid=expected, signer=signer, local_retired=local)
+    return report, proofs
 
 
 def _fetch_all(
@@ -426,6 +470,7 @@ def _fetch_all(
     paper_pdf: str | None,
     orcid_api: str | None,
     fetcher: _Fetcher,
+    paper: Subject | None,
 ) -> list[ProofCheck]:
     named = event_orcid(event)
     listed = event_proofs(event)
@@ -441,12 +486,16 @@ def _fetch_all(
     for p in listed:
         if p.get("kind") == "web":
             out.append(_check_web(fetcher, str(p["locator"]), kid, named))
+    base = arxiv_pdf_base() if papers or paper_pdf is not None else ARXIV_PDF
+    claimed = claimed_pdf(paper, base)
     if paper_pdf is not None:
-        out.append(
-            _check_paper(fetcher, paper_pdf, papers[0] if papers else paper_pdf, kid, subject)
-        )
+        locator = papers[0] if papers else paper_pdf
+        out.append(_check_paper(fetcher, paper_pdf, locator, kid, subject, claimed))
     else:
-        out += [_check_paper(fetcher, p, p, kid, subject) for p in _unique(papers)]
+        out += [
+            _check_paper(fetcher, _pdf_address(p, base), p, kid, subject, claimed)
+            for p in _unique(papers)
+        ]
     return out
 
 
@@ -469,13 +518,17 @@ def verify_identity(
     offline: bool = False,
     orcid_api: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    papers: Sequence[Subject] = (),
 ) -> list[ProofCheck]:
     """Add the identity checks of every signed event in `docs` to `report` (prefixed `[n].`
     when there are several, as `verify_documents` does); return every proof as checked.
+    `papers` (records the verifier holds) and the records among `docs` tell a paper proof
+    which arXiv PDF is the claimed version's.
 
     When an identity is asked for, a document that is not a signed event fails it."""
     asked = orcid is not None or signer is not None
     checked: list[ProofCheck] = []
+    papers = [*papers, *_records_among(docs)]
     with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
         for number, doc in enumerate(docs, start=1):
             prefix = f"[{number}]." if len(docs) > 1 else ""
@@ -486,10 +539,25 @@ def verify_identity(
                 continue
             if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
                 continue
-            found, proofs = _check_identity(doc, orcid, signer, paper_pdf, orcid_api, fetcher)
+            found, proofs = _check_identity(
+                doc, orcid, signer, paper_pdf, orcid_api, fetcher, papers
+            )
             report.extend(found, prefix=prefix)
             checked += proofs
     return checked
+
+
+def _records_among(docs: Sequence[Any]) -> list[Subject]:
+    """The papers of the records (or bundles, states) in a verified file; `verify_documents`
+    has checked them, and their report fails when they do not verify."""
+    found: list[Subject] = []
+    for doc in docs:
+        if isinstance(doc, Mapping) and "event_type" not in doc:
+            try:
+                found.append(Subject.from_document(doc))
+            except PithError:
+                continue
+    return found
 
 
 def check_key_on_orcid(

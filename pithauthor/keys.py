@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from pithauthor._keystore import container
 from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
-from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
+from pithauthor._keystore.metadata import METADATA_FILE, KeyRecord, load_records, save_records
 from pithauthor._keystore.passphrase import (
     PassphraseSource,
     backup_passphrase_source,
@@ -43,7 +44,15 @@ from pithauthor._keystore.secrets_io import (
     remove_seed,
     stderr_note,
 )
-from pithauthor.errors import InputError, KeyExists, KeyFileTampered, KeyNotFound, KeyRetired
+from pithauthor._paths import pith_home
+from pithauthor.errors import (
+    InputError,
+    KeyExists,
+    KeyFileTampered,
+    KeyNotFound,
+    KeyRetired,
+    KeyStoreError,
+)
 
 # PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
 
@@ -62,7 +71,9 @@ __all__ = [
     "load_key",
     "load_signing_key",
     "passphrase_source",
+    "retired_here",
     "rotate",
+    "set_public_name",
     "show",
 ]
 
@@ -114,6 +125,11 @@ class AuthorKey:
         return self._record.orcid
 
     @property
+    def public_name(self) -> str | None:
+        """The author's name as on their papers (signed into claims); None until set."""
+        return self._record.public_name
+
+    @property
     def status(self) -> str:
         return self._record.status
 
@@ -162,7 +178,25 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _new_record(seed: bytes, name: str, orcid: str | None, status: str = "active") -> KeyRecord:
+def check_public_name(public_name: str) -> str:
+    """The public name, white space folded; InputError when empty, too long or not text."""
+    clean = " ".join(public_name.split())
+    if not clean:
+        raise InputError("the public name is empty; give the name you publish under")
+    if len(clean) > 200:
+        raise InputError("the public name is longer than 200 characters")
+    if any(unicodedata.category(c)[0] == "C" for c in clean):
+        raise InputError("the public name holds control or invisible characters")
+    return clean
+
+
+def _new_record(
+    seed: bytes,
+    name: str,
+    orcid: str | None,
+    status: str = "active",
+    public_name: str | None = None,
+) -> KeyRecord:
     pk = public_key_of(seed)
     return KeyRecord(
         name=name,
@@ -173,6 +207,7 @@ def _new_record(seed: bytes, name: str, orcid: str | None, status: str = "active
         backend="file",
         status=status,
         orcid=orcid,
+        public_name=public_name,
     )
 
 
@@ -231,17 +266,20 @@ def generate(
     name: str,
     *,
     orcid: str | None = None,
+    public_name: str | None = None,
     backend: str = "auto",
     passphrase: PassphraseSource | None = None,
     insecure_plaintext: bool = False,
     note: Note = stderr_note,
 ) -> KeyRecord:
-    """Create and store a new active Ed25519 key; returns its public record."""
+    """Create and store a new active Ed25519 key; returns its public record. `name` labels the
+    key on this machine; `public_name` is the name claims sign (the one on your papers)."""
     _check_name(name)
     clean_orcid = normalize_orcid(orcid) if orcid else None
+    clean_public = check_public_name(public_name) if public_name is not None else None
     _ensure_name_free(load_records(), name)  # early answer; checked again under the lock
     seed = new_seed()
-    record = _new_record(seed, name, clean_orcid)
+    record = _new_record(seed, name, clean_orcid, public_name=clean_public)
     prepared = prepare_seed(
         seed,
         record,
@@ -268,6 +306,22 @@ def show(name: str | None = None) -> KeyRecord:
     return _resolve(load_records(), name)
 
 
+def retired_here(key: str) -> str | None:
+    """When this machine's key store holds `key` (a key id) as retired: its `retired_at`
+    (`""` when it does not say). None when the store does not hold it retired, has no key
+    list yet, or cannot be read: `pith verify` asks, and never creates a key folder to."""
+    if not (pith_home() / "keys" / METADATA_FILE).is_file():
+        return None
+    try:
+        records = load_records()
+    except KeyStoreError:  # an unsafe or damaged store is `pith doctor`'s to report
+        return None
+    for r in records:
+        if r.key_id == key and r.status == "retired":
+            return r.retired_at or ""
+    return None
+
+
 def export_public(name: str | None = None) -> dict[str, Any]:
     """The public key and its names, as a verifier needs them."""
     record = show(name)
@@ -279,6 +333,7 @@ def export_public(name: str | None = None) -> dict[str, Any]:
         "public_key_b64": record.public_key_b64,
         "signer_id": signer_id(pk, record.orcid),
         "name": record.name,
+        "public_name": record.public_name,
         "orcid": record.orcid,
         "status": record.status,
         "created_at": record.created_at,
@@ -396,7 +451,7 @@ def rotate(
 
     first = current(load_records())  # early answer; the key to retire is found again below
     seed = new_seed()
-    new = _new_record(seed, first.name, first.orcid)
+    new = _new_record(seed, first.name, first.orcid, public_name=first.public_name)
     prepared = prepare_seed(
         seed,
         new,
@@ -417,6 +472,18 @@ def rotate(
 
     _commit(prepared, retire, note)
     return retired[0], new
+
+
+def set_public_name(name: str | None, public_name: str) -> KeyRecord:
+    """Set the public name of a key (the named one, or the single active key); returns its
+    record. Claims signed before keep the name they were signed with."""
+    clean = check_public_name(public_name)
+    with keystore_lock():
+        records = load_records()
+        record = _resolve(records, name)
+        record.public_name = clean
+        save_records(records)
+    return record
 
 
 def delete(name: str) -> KeyRecord:

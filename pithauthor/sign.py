@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from pithauthor._core.authors import AuthorCheck, check_claimant
 from pithauthor._core.corrections import replacing, withdrawing
 from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
@@ -52,10 +53,13 @@ __all__ = [
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
     "Artifact",
+    "AuthorCheck",
     "AuthorEvent",
     "Settle",
+    "Signer",
     "Subject",
     "attest_authorship",
+    "check_claimant",
     "record_replication",
     "sign_citation",
     "utc_now",

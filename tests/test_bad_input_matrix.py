@@ -104,6 +104,7 @@ VALUE_PARAMS: dict[str, list[str]] = {
         "",
     ],
     "position": ["0", "-1", "x", "99999999999999999999999"],
+    "public_name": ["", "  ", "Ada\x1b[2JLovelace", "A" * 300],  # keys generate, keys set
     "orcid": ["0000-0002-1825-0098", "x"],  # a wrong check digit
     "subject": REFERENCE,
     "number": REFERENCE,
@@ -210,7 +211,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
     bases: dict[str, dict[str, Any]] = {
         "verify": {"file": record},
         "badge": {"number": NUMBER, "fmt": "markdown"},
-        "claim": {"subject": NUMBER, "name": "Ada", **signing},
+        "claim": {"subject": NUMBER, "name": "Chengjian Liu", **signing},
         "cite": {"citing": CITING, "cited": NUMBER, **signing},
         "replicate": {
             "subject": NUMBER,
@@ -223,6 +224,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         "fetch": {"ref": NUMBER, **network},
         "keys generate": {"name": "second", "backend": "file", "passphrase_file": passphrase},
         "keys show": {"name": "ada", "check": True, "passphrase_file": passphrase},
+        "keys set": {"name": "ada", "public_name": "Chengjian Liu"},
         "keys export": {"name": "ada"},
         "keys backup": {
             "name": "ada",
@@ -566,7 +568,14 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         generate("bob", backend="file", passphrase=source, note=lambda _: None)
         backup("bob", backup_file, passphrase=source, backup_passphrase=source, note=lambda _: None)
         monkeypatch.setenv("PITH_HOME", str(root / "home"))
-        generate("ada", orcid=ORCID, backend="file", passphrase=source, note=lambda _: None)
+        generate(
+            "ada",
+            orcid=ORCID,
+            public_name="Chengjian Liu",  # author 2 of the record's paper
+            backend="file",
+            passphrase=source,
+            note=lambda _: None,
+        )
         claim = _claim_by_ada(good, str(passphrase))
     (good / "paper").mkdir()
     (good / "paper" / "main.tex").write_text(

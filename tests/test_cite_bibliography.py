@@ -64,7 +64,8 @@ def author(monkeypatch: pytest.MonkeyPatch) -> str:
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
-    return generate("ada", backend="file", note=lambda _: None).key_id
+    # author 2 of the DeAR record; the local registry's records list no authors
+    return generate("ada", public_name="Chengjian Liu", backend="file", note=lambda _: None).key_id
 
 
 CITING = "2101.99901"  # an example paper of the local registry

@@ -109,7 +109,7 @@ def test_signing_without_submit_names_the_next_step(
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")
-    generate("ada", backend="file", note=lambda _: None)
+    generate("ada", public_name="Chengjian Liu", backend="file", note=lambda _: None)
     record = str(REPO / "tests" / "fixtures" / "record-2302.12445v2.json")
     to_outbox = pith("claim", "2302.12445", "--record", record)
     assert to_outbox.returncode == 0, to_outbox.stderr

@@ -33,7 +33,13 @@ class RealKeys:
     def __init__(self) -> None:
         from pithauthor.keys import generate
 
-        self.record = generate("carberry", orcid=VECTOR_ORCID, backend="file", note=lambda _: None)
+        self.record = generate(
+            "carberry",
+            orcid=VECTOR_ORCID,
+            public_name="Chengjian Liu",  # author 2 of DEAR_RECORD's paper
+            backend="file",
+            note=lambda _: None,
+        )
 
 
 @pytest.fixture
@@ -66,7 +72,7 @@ def test_claim_by_arxiv_id_writes_a_verifying_event(
     assert verify_file(out).ok
     assert event["subject_pith_number"] == DEAR
     assert event["payload"]["author"] == {
-        "name": "carberry",
+        "name": "Chengjian Liu",  # the public name, not the key label
         "orcid": VECTOR_ORCID,
         "position": 2,
     }
@@ -78,12 +84,12 @@ def test_claim_json_prints_jsonl_and_out_appends(
     out = tmp_path / "events.jsonl"
     for _ in range(2):
         code, stdout, _ = run(
-            capsys, "claim", DEAR, "--record", DEAR_RECORD, "--name", "J. C.", "--json",
+            capsys, "claim", DEAR, "--record", DEAR_RECORD, "--name", "C. Liu", "--json",
             "--out", str(out),
         )  # fmt: skip
         assert code == 0
     printed = json.loads(stdout)
-    assert printed["payload"]["author"]["name"] == "J. C."
+    assert printed["payload"]["author"]["name"] == "C. Liu"
     lines = out.read_text("utf-8").splitlines()
     assert len(lines) == 2
     assert json.loads(lines[1]) == printed
@@ -113,7 +119,11 @@ def test_claim_signs_with_the_named_key_unlocked_by_the_passphrase_file(
     secret = tmp_path / "pass.txt"
     secret.write_text("correct horse\n", "utf-8")
     work = generate(
-        "work", backend="file", passphrase=passphrase_source(str(secret)), note=lambda _: None
+        "work",
+        public_name="Chengjian Liu",
+        backend="file",
+        passphrase=passphrase_source(str(secret)),
+        note=lambda _: None,
     )
     monkeypatch.delenv("PITH_PASSPHRASE")
     code, stdout, stderr = run(
@@ -123,7 +133,7 @@ def test_claim_signs_with_the_named_key_unlocked_by_the_passphrase_file(
     assert code == 0, stderr
     event = json.loads(stdout)
     assert event["signer"]["key_id"] == work.key_id != keys.record.key_id
-    assert event["payload"]["author"]["name"] == "work"
+    assert event["payload"]["author"]["name"] == "Chengjian Liu"  # not the label "work"
 
 
 def test_a_wrong_passphrase_file_fails_with_exit_4_and_writes_nothing(

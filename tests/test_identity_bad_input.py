@@ -28,8 +28,9 @@ def claim(pith: RunPith, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tup
     monkeypatch.setenv("PITH_PASSPHRASE", "identity bad input")
     monkeypatch.setenv("PITH_ORCID_API", DEAD)  # never the real ORCID
     made = pith(
-        "keys", "generate", "--name", "ada", "--orcid", ORCID, "--backend", "file", "--json"
-    )
+        "keys", "generate", "--name", "ada", "--orcid", ORCID, "--backend", "file", "--json",
+        "--public-name", "Chengjian Liu",  # author 2 of RECORD's paper
+    )  # fmt: skip
     assert made.returncode == 0, made.stderr
     out = tmp_path / "claim.jsonl"
     signed = pith("claim", NUMBER, "--record", RECORD, "-o", str(out))
@@ -57,9 +58,10 @@ def test_the_matrix_baselines_pass_with_good_values(
     lower = "ed25519:" + kid.split(":")[1].lower()  # typed by hand: the same key id
     assert pith("verify", str(event), "--signer", lower).returncode == 0
     good = _pdf(tmp_path / "paper.pdf", kid)
-    checked = pith("verify", str(event), "--paper-pdf", str(good), "--strict")
+    checked = pith("verify", str(event), "--paper-pdf", str(good))
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "passed       identity_proof.paper" in checked.stdout
+    # a local file names the key; only the arXiv PDF of the claimed version binds it
+    assert "unverifiable identity_proof.paper    named, not bound" in checked.stdout
     assert pith("keys", "prove", "web", "https://lab.example.org", "--key", "ada").returncode == 0
     proof = pith("claim", NUMBER, "--record", RECORD, "--json", "--proof", "web:https://x.org")
     assert proof.returncode == 0, proof.stderr

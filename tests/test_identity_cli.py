@@ -50,8 +50,9 @@ def make_author(
     """A key store at `home` with one key for `orcid`; returns the key id."""
     monkeypatch.setenv("PITH_HOME", str(home))
     code, out, err = run(
-        capsys, "keys", "generate", "--name", name, "--orcid", orcid, "--backend", "file", "--json"
-    )
+        capsys, "keys", "generate", "--name", name, "--orcid", orcid, "--backend", "file", "--json",
+        "--public-name", "Chengjian Liu",  # author 2 of DEAR_RECORD's paper
+    )  # fmt: skip
     assert code == 0, err
     return str(json.loads(out)["key_id"])
 
@@ -297,7 +298,7 @@ def test_web_proof_redirect_to_another_host_is_not_followed(
     elsewhere = server.url.replace("127.0.0.1", "localhost") + "/keys.json"
     server.site.redirects["/.well-known/pith-keys.json"] = elsewhere
     code, out, _ = verify(capsys, server, event, "--signer", kid)
-    assert "unverifiable identity_proof.web" in out and "another host" in out
+    assert "unverifiable identity_proof.web" in out and "another origin" in out
     assert all(path != "/keys.json" for path, _ in server.site.requests)
     assert code == 0  # --signer holds; the web proof is reported, not required
 

@@ -49,9 +49,9 @@ def event(**kwargs: Any) -> dict[str, Any]:
 
 def test_orcid_researcher_url_naming_the_key_is_found_and_others_are_not() -> None:
     doc = researcher_urls(VECTOR_ORCID, [("Home", "https://example.org"), ("x", key_url(KEY))])
-    assert match_orcid_record(doc, KEY).standing == "current"
-    assert match_orcid_record(doc, OTHER_KEY).standing == "absent"
-    assert match_orcid_record(doc, KEY[:-1]).standing == "absent"
+    assert match_orcid_record(doc, KEY, VECTOR_ORCID).standing == "current"
+    assert match_orcid_record(doc, OTHER_KEY, VECTOR_ORCID).standing == "absent"
+    assert match_orcid_record(doc, KEY[:-1], VECTOR_ORCID).standing == "absent"
 
 
 @pytest.mark.parametrize(
@@ -65,30 +65,30 @@ def test_orcid_researcher_url_naming_the_key_is_found_and_others_are_not() -> No
 )
 def test_a_url_that_only_contains_the_key_id_is_not_a_proof(url: str) -> None:
     doc = researcher_urls(VECTOR_ORCID, [("Pith author key", url)])
-    assert match_orcid_record(doc, KEY).standing == "absent"
+    assert match_orcid_record(doc, KEY, VECTOR_ORCID).standing == "absent"
 
 
 def test_a_trailing_slash_or_another_host_still_names_the_key() -> None:
     for url in (key_url(KEY) + "/", f"https://carberry.example.org/keys/{KEY}"):
         doc = researcher_urls(VECTOR_ORCID, [("Pith author key", url)])
-        assert match_orcid_record(doc, KEY).standing == "current"
+        assert match_orcid_record(doc, KEY, VECTOR_ORCID).standing == "current"
 
 
 def test_a_retired_name_marks_the_key_retired() -> None:
     name = orcid_url_name("2026-11-30T10:00:00Z")
     assert name == "Pith author key (retired 2026-11-30)"
     doc = researcher_urls(VECTOR_ORCID, [(name, key_url(KEY))])
-    assert match_orcid_record(doc, KEY).standing == "retired"
+    assert match_orcid_record(doc, KEY, VECTOR_ORCID).standing == "retired"
 
 
 def test_a_keyword_naming_the_key_is_not_the_orcid_proof() -> None:
     # the proof is a researcher URL (docs/identity.md says why); keywords are not read
-    assert match_orcid_record(keywords(VECTOR_ORCID, [KEY]), KEY).standing == "absent"
+    assert match_orcid_record(keywords(VECTOR_ORCID, [KEY]), KEY, VECTOR_ORCID).standing == "absent"
 
 
 @pytest.mark.parametrize("doc", [[], "x", {"researcher-url": "x"}, {"researcher-url": [1, None]}])
 def test_malformed_orcid_answers_are_no_proof(doc: Any) -> None:
-    assert match_orcid_record(doc, KEY).standing == "absent"
+    assert match_orcid_record(doc, KEY, VECTOR_ORCID).standing == "absent"
 
 
 def test_web_document_rules() -> None:
@@ -182,7 +182,7 @@ def test_a_redirect_from_orcid_to_another_host_is_not_followed(server: IdentityS
     path = f"/v3.0/{VECTOR_ORCID}/researcher-urls"
     server.site.redirects[path] = "http://localhost:1/elsewhere"
     _, proof = orcid_check(server)
-    assert proof.finding is None and "another host" in proof.problem
+    assert proof.finding is None and "another origin" in proof.problem
 
 
 def test_a_refused_connection_is_unverifiable_as_network() -> None:
@@ -208,7 +208,8 @@ def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None
     from pithauthor._core.identity_verdict import ProofCheck, identity_report
 
     pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
-    orcid = ProofCheck("orcid", VECTOR_ORCID, "api", Finding("retired", "marks it retired"))
+    retired = Finding("retired", "marks it retired", "2099-01-01")  # after the claim
+    orcid = ProofCheck("orcid", VECTOR_ORCID, "api", retired)
     report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID)
     details = {c.name: c.detail for c in report.checks}
     assert details["identity_proof.paper"].startswith("RETIRED key (per orcid): paper.pdf")

@@ -241,3 +241,34 @@ def test_tex_accents_in_either_title_are_decoded_before_comparing(arxiv_title: s
                    "2010")  # fmt: skip
     candidate = Candidate("0801.0446", arxiv_title, ("Bao Chau Ngo",), 2008)
     assert decide(entry, [candidate]).arxiv_id == "0801.0446"
+
+
+@pytest.mark.parametrize(
+    ("fields", "arxiv_author", "same"),
+    [
+        ({"author": "Aad, Georges and others", "collaboration": "ATLAS"},
+         "The ATLAS Collaboration", True),
+        ({"author": "{ATLAS Collaboration}"}, "ATLAS Collaboration", True),
+        ({"author": "Aad, Georges and others", "collaboration": "ATLAS"},
+         "The CMS Collaboration", False),
+        ({"author": "family=Driessche, given=George, prefix=van den, useprefix=true"},
+         "George van den Driessche", True),
+        ({"author": "family=Driessche, given=George, prefix=van den, useprefix=true"},
+         "George Driessche", True),
+        ({"author": "family=Driessche, given=George, prefix=van den, useprefix=true"},
+         "Driessche Smith", False),
+    ],
+)  # fmt: skip
+def test_collaborations_and_biblatex_extended_names(
+    fields: dict[str, str], arxiv_author: str, same: bool
+) -> None:
+    query = query_for({"title": "A title", "year": "2012", **fields})
+    assert isinstance(query, Query)
+    candidate = Candidate("1207.00001", "A title", (arxiv_author,), 2012)
+    assert (decide(query, [candidate]).status == "resolved") is same
+
+
+def test_greek_letters_equal_their_spelled_names() -> None:
+    ads = r"{Measurements of {\ensuremath{\Omega}} and {\ensuremath{\Lambda}} from 42 Supernovae}"
+    assert normal_title(ads) == normal_title("Measurements of Omega and Lambda from 42 Supernovae")
+    assert normal_title(r"$\alpha$-stable") == normal_title("alpha-Stable")

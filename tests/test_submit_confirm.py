@@ -30,7 +30,8 @@ def author(monkeypatch: pytest.MonkeyPatch) -> str:
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "confirm tests passphrase")
-    return generate("ada", backend="file", note=lambda _: None).key_id
+    # author 2 of the DeAR record; the local registry's records list no authors
+    return generate("ada", public_name="Chengjian Liu", backend="file", note=lambda _: None).key_id
 
 
 @pytest.fixture
@@ -120,13 +121,25 @@ def _on_terminal(argv: list[str], answer: bytes | None) -> tuple[int, str]:
     return code, seen.decode("utf-8", "replace")
 
 
-def test_submit_on_a_terminal_asks_and_no_signs_nothing_yes_publishes(
+DEAR_TITLE = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
+DEAR_AUTHORS = "Bo Li, Chengjian Liu, Lin Zhang, Shaohuai Shi, Wei Wang, Xiaowen Chu"
+
+
+def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
     pith: RunPith, author: str, registry: list[str]
 ) -> None:
-    argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--position", "1", "--submit", *registry]
+    argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2",
+            "--submit", *registry]  # fmt: skip
     code, shown = _on_terminal(argv, b"n")
     assert code == 2, shown
-    assert "nothing was signed or sent" in shown and "Traceback" not in shown
+    question = shown.index("[y/N]")
+    preview = shown[:question]
+    for expected in (REAL_NUMBER, "arXiv 2302.12445v2", DEAR_TITLE, DEAR_AUTHORS,
+                     f"signer     Chengjian Liu · no ORCID iD · key {author}",
+                     "position   2 of 6 (Chengjian Liu)",
+                     f"submit to {registry[1]}"):  # fmt: skip
+        assert expected in preview, (expected, shown)
+    assert "nothing was stored or sent (answered no)" in shown and "Traceback" not in shown
     assert _outbox(pith) == []
 
     code, shown = _on_terminal(argv, b"y")
@@ -135,11 +148,51 @@ def test_submit_on_a_terminal_asks_and_no_signs_nothing_yes_publishes(
     assert [row["state"] for row in _outbox(pith)] == ["accepted"]
 
 
-def test_yes_on_a_terminal_submits_without_asking(
+def test_signing_into_the_outbox_on_a_terminal_asks_too(pith: RunPith, author: str) -> None:
+    argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2"]
+    code, shown = _on_terminal(argv, b"")  # Enter: the default answer is no
+    assert code == 2, shown
+    assert "into the outbox" in shown and DEAR_TITLE in shown
+    assert _outbox(pith) == []
+
+
+def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_preview(
     pith: RunPith, author: str, registry: list[str]
 ) -> None:
     argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--position", "1", "--submit", "--yes",
             *registry]  # fmt: skip
     code, shown = _on_terminal(argv, None)
     assert code == 0, shown
+    assert "An author claim to sign" in shown
+    assert "(the record lists no authors)" in shown  # the local registry serves none
     assert "accepted 1, rejected 0, pending 0" in shown
+
+
+def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_first(
+    pith: RunPith, author: str, registry: list[str], tmp_path: Path
+) -> None:
+    from pithauthor.client import RegistryAccess
+
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@misc{first, title = {A}, eprint = {2101.99901}, archivePrefix = {arXiv}}\n"
+        "@misc{second, title = {B}, eprint = {2101.99902}, archivePrefix = {arXiv},\n"
+        "  pith-relationship = {extends}}\n",
+        "utf-8",
+    )
+    with RegistryAccess(registry[1], [registry[3]]) as access:
+        numbers = [access.client.resolve(aid) for aid in ("2101.99901", "2101.99902")]
+    out = tmp_path / "events.jsonl"
+    result = pith("cite", str(bib), "--from", REAL_NUMBER, "-o", str(out), *registry)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    header = lines.index("2 citation(s) by " + REAL_NUMBER + " to sign (public and permanent "
+                         "once submitted):")  # fmt: skip
+    table = lines[header + 1 : header + 4]
+    assert table[0].split() == ["reference", "cited", "paper", "relationship"]
+    assert table[1].split()[0] == "first" and table[1].split()[-1] == "cites"
+    assert f"{numbers[0].alias(8)}…" in table[1]
+    assert table[2].split()[0] == "second" and table[2].split()[-1] == "extends"
+    assert f"{numbers[1].alias(8)}…" in table[2]
+    assert lines[header + 4].startswith("  signer     Chengjian Liu")
+    assert len(out.read_text("utf-8").splitlines()) == 2  # the table came before the signing

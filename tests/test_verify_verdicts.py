@@ -361,7 +361,7 @@ def author(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "test passphrase for verdicts")
-    generate("carberry", backend="file", note=lambda _: None)
+    generate("carberry", public_name="Chengjian Liu", backend="file", note=lambda _: None)
     return {}
 
 

@@ -19,13 +19,21 @@ preprint, and then another paper that fits is the wrong one. Nothing makes it `n
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
 from pithauthor._bib.latex_text import fold, to_unicode
-from pithauthor._bib.names import Person, people, person, same_person_family_first, shared_surname
+from pithauthor._bib.names import (
+    Person,
+    collaborations,
+    people,
+    person,
+    same_person_family_first,
+    shared_surname,
+)
 
 __all__ = ["fold"]  # re-exported: the comparison form lives with the LaTeX decoding
 
@@ -39,6 +47,14 @@ _MIN_PHRASE: Final = 3
 _YEAR = re.compile(r"(?<![0-9])(1[89][0-9]{2}|2[0-9]{3})(?![0-9])")
 _WORD = re.compile(r"[a-z0-9]+")
 _UNICODE_WORD = re.compile(r"[^\W_]+")
+#: Greek letters spelled out (`Ω` is `omega`): arXiv titles are plain text, and a .bib's
+#: `$\Omega$` becomes `Ω`, while arXiv often writes "Omega".
+_GREEK_NAMES = str.maketrans(
+    {
+        chr(c): unicodedata.name(chr(c)).rsplit(" ", 1)[-1].lower().replace("lamda", "lambda")
+        for c in range(0x3B1, 0x3CA)  # small alpha to omega; Unicode spells lambda "LAMDA"
+    }
+)
 _SURNAME_WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)*")
 _DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
 
@@ -46,13 +62,13 @@ _DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
 @lru_cache(maxsize=16384)
 def normal_title(title: str) -> str:
     """The comparison form of a title: letters and digits only, no accents, no case."""
-    return "".join(c for c in fold(to_unicode(title)) if c.isalnum())
+    return "".join(c for c in fold(to_unicode(title)).translate(_GREEK_NAMES) if c.isalnum())
 
 
 @lru_cache(maxsize=16384)
 def title_words(title: str) -> tuple[str, ...]:
     """The title's ASCII words, as arXiv's search splits them (for the query phrase)."""
-    return tuple(_WORD.findall(fold(to_unicode(title))))
+    return tuple(_WORD.findall(fold(to_unicode(title)).translate(_GREEK_NAMES)))
 
 
 @lru_cache(maxsize=16384)
@@ -139,7 +155,7 @@ def query_for(fields: Mapping[str, str]) -> Query | str:
     """The query for an entry's fields, or why the entry cannot be looked up."""
     title = fields.get("title", "")
     words = phrase_words(title)
-    authors = people(fields.get("author", ""))
+    authors = collaborations(fields.get("collaboration", "")) + people(fields.get("author", ""))
     surnames = [p.surname for p in authors]
     year = entry_year(fields)
     missing = [

@@ -8,6 +8,8 @@ the two sources write that BibTeX does not know:
 - DBLP's homonym numbers (`Wei Wang 0001`) are not part of the name;
 - a generational suffix written after the name in `First Last` form (`John Smith Jr.`, how arXiv
   lists it) is the `jr` part, not the surname;
+- biblatex's extended name format, as Better BibTeX writes names with particles
+  (`family=Driessche, given=George, prefix=van den, useprefix=true`), is read by its keys;
 - LaTeX in a name (`{\\L}ukasz`, `Schr{\\"o}dinger`) is decoded with pylatexenc (latex_text),
   so that `Schr{\\"o}dinger` and arXiv's `Schrödinger` or `Schrodinger` compare equal.
 
@@ -29,6 +31,8 @@ from pithauthor._bib.latex_text import fold, to_unicode
 _DBLP_NUMBER = re.compile(r"\s+[0-9]{4}$")
 #: Suffixes that are a `jr` part when written after the name (`John Smith Jr.`).
 _JR = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "junior", "senior"})
+#: biblatex's extended name format: `family=..., given=..., prefix=..., suffix=...`.
+_EXTENDED = re.compile(r"^\s*(?:family|given|prefix|suffix|useprefix)\s*=", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,7 @@ class Person:
     family_first: str = ""  # the first word's key, when the name was written `First Last`
     after_first: str = ""  # ... and the key of the words after it
     whole: str = ""  # the key of the whole name (a corporate name, a mononym)
+    corporate: str = ""  # ... without a leading `The` and a trailing `Collaboration`
 
 
 def key(text: str) -> str:
@@ -64,12 +69,33 @@ def person(name: str) -> Person | None:
     name = " ".join(_DBLP_NUMBER.sub("", name.strip()).split())
     if not name or name.lower() == "others":
         return None
+    if _EXTENDED.match(name):
+        return _extended(name)
     try:
         parts = parse_single_name_into_parts(name, strict=False)
     except InvalidNameError:
         return None
     first, von, last = list(parts.first), list(parts.von), list(parts.last)
-    if "," not in name and not parts.jr and len(last) == 1 and last[0].lower() in _JR and first:
+    return _person("," in name, first, von, last, bool(parts.jr))
+
+
+def _extended(name: str) -> Person | None:
+    """`family=Driessche, given=George, prefix=van den, useprefix=true` (biblatex)."""
+    parts: dict[str, list[str]] = {}
+    for item in name.split(","):
+        field, _, value = item.partition("=")
+        parts[field.strip().lower()] = value.strip().strip("{}").split()
+    if not parts.get("family"):
+        return None
+    given, prefix, family = parts.get("given", []), parts.get("prefix", []), parts["family"]
+    return _person(True, given, prefix, family, bool(parts.get("suffix")))
+
+
+def _person(
+    comma_form: bool, first: list[str], von: list[str], last: list[str], jr: bool
+) -> Person | None:
+    """The Person of split parts; `comma_form`: written `Last, First` (the order is known)."""
+    if not comma_form and not jr and len(last) == 1 and last[0].lower() in _JR and first:
         last = [first.pop()]  # `John Smith Jr.`: BibTeX would take `Jr.` for the surname
     if not last:
         return None
@@ -79,10 +105,10 @@ def person(name: str) -> Person | None:
     # BibTeX takes all but its last word for given names: the trailing words after the first
     # given name are also surname forms. The first word never is (it is a given name).
     words = [*first, *von, *last]
-    if "," not in name and len(words) > 2:
+    if not comma_form and len(words) > 2:
         keys |= {key(" ".join(words[i:])) for i in range(1, len(words) - 1)}
     given = tuple(k for k in (key(word) for word in first) if k)
-    written_first = "," not in name and len(words) > 1
+    written_first = not comma_form and len(words) > 1
     return Person(
         display,
         frozenset(k for k in keys if k),
@@ -90,7 +116,31 @@ def person(name: str) -> Person | None:
         key(words[0]) if written_first else "",
         key(" ".join(words[1:])) if written_first else "",
         key(" ".join(words)),
+        _corporate(words),
     )
+
+
+def _corporate(words: list[str]) -> str:
+    """`The ATLAS Collaboration` and `{ATLAS Collaboration}` and `ATLAS` -> `atlas`."""
+    keys = [k for k in (key(w) for w in " ".join(words).split()) if k]
+    if keys[:1] == ["the"]:
+        keys = keys[1:]
+    if keys[-1:] in (["collaboration"], ["collaborations"]):
+        keys = keys[:-1]
+    return "".join(keys)
+
+
+def collaborations(field: str) -> list[Person]:
+    """INSPIRE's `collaboration = "ATLAS"` (or `"ATLAS, CMS"`) as corporate authors."""
+    names = [name.strip() for name in field.replace(" and ", ",").split(",")]
+    out = []
+    for name in names:
+        words = to_unicode(name).split()
+        corporate = _corporate(words) if words else ""
+        if corporate:
+            surname = " ".join(words)
+            out.append(Person(surname, frozenset({corporate}), (), "", "", corporate, corporate))
+    return out
 
 
 def people(authors: str) -> list[Person]:
@@ -100,8 +150,9 @@ def people(authors: str) -> list[Person]:
 
 def shared_surname(ours: Person, theirs: Person) -> bool:
     """Whether two names have the same surname (compared with surnames only). A name of ours
-    without given names (`{Google DeepMind}`, `{ATLAS Collaboration}`) is compared whole."""
-    if not ours.given and ours.whole == theirs.whole:
+    without given names (`{Google DeepMind}`, `{ATLAS Collaboration}`) is compared whole, and a
+    collaboration's name with or without `The` and `Collaboration`."""
+    if not ours.given and (ours.whole == theirs.whole or ours.corporate == theirs.corporate):
         return True
     return not ours.surname_keys.isdisjoint(theirs.surname_keys)
 

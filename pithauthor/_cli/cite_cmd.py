@@ -29,7 +29,9 @@ from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.keys import AuthorKey
+    from collections.abc import Sequence
+
+    from pithauthor.sign import Signer
 
 
 def cite(
@@ -133,6 +135,7 @@ def _cite_one(
     context: str | None,
     output: Output,
 ) -> None:
+    from pithauthor._cli.preview import citation_preview
     from pithauthor.bibliography import normalize_relationship
     from pithauthor.client import citing_number, subject_for
     from pithauthor.sign import sign_citation
@@ -140,14 +143,18 @@ def _cite_one(
     relationship = normalize_relationship(relationship)
     citing_paper = citing_number(citing, citing_record, output.registry)
     cited_paper = subject_for(cited, record, output.registry)
-    output.confirm(f"a citation of {cited_paper.pith_number.full}")
+    signer = output.signer()
     event = sign_citation(
-        output.signer(),
+        signer,
         cited_paper,
         citing_paper,
         relationship,
         citation_key=citation_key,
         context=context,
+    )
+    # Signed in memory only: until the author says yes, nothing is stored or sent.
+    output.confirm(
+        "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
     )
     output.one(event)
 
@@ -171,7 +178,9 @@ def _cite_bibliographies(
     output: Output,
     lookup: _LookupWith,
 ) -> bool:
+    from pithauthor._cli.preview import bibliography_preview
     from pithauthor.bibliography import (
+        BibEntry,
         cited_keys,
         normalize_relationship,
         parse_relationship_map,
@@ -180,6 +189,7 @@ def _cite_bibliographies(
     )
     from pithauthor.cite import RecordCache, RegistryResolver, Resolver, sign_bibliography
     from pithauthor.client import Subject, citing_number
+    from pithauthor.keys import AuthorKey
 
     reading = read_bibliographies(
         [Path(f) for f in bibfiles],
@@ -199,11 +209,16 @@ def _cite_bibliographies(
     if reading.to_sign():
         resolver = RegistryResolver(output.registry.client, RecordCache())
 
-    def signer() -> AuthorKey:  # asked only when there is something to sign
-        output.confirm(f"the citations of {citing_paper.full}'s bibliography")
-        return output.signer()
+    def confirm(key: Signer, to_sign: Sequence[tuple[BibEntry, Subject]]) -> None:
+        assert isinstance(key, AuthorKey)
+        rows = [(e.key, subject, str(e.relationship)) for e, subject in to_sign]
+        output.confirm(
+            f"these {len(rows)} citation(s)", bibliography_preview(citing_paper, rows, key)
+        )
 
-    report = sign_bibliography(reading, citing_paper, signer, resolver, parallel=parallel)
+    report = sign_bibliography(
+        reading, citing_paper, output.signer, resolver, parallel=parallel, confirm=confirm
+    )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
         lookupopts.write_back(found)

@@ -26,10 +26,19 @@ from pithauthor.errors import InputError
 def claim(
     subject: str = typer.Argument(..., help="The paper: a Pith Number or an arXiv id."),
     record: str | None = RECORD_OPTION,
-    name: str | None = typer.Option(None, "--name", help="Your name (default: the key's)."),
+    name: str | None = typer.Option(
+        None,
+        "--name",
+        help="Your name as on the paper (default: the key's public name, `pith keys set`).",
+    ),
     orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (default: the key's)."),
     position: int | None = typer.Option(
         None, "--position", min=1, help="Your 1-based position in the author list."
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Sign although the name (or --position) does not match the paper's author list.",
     ),
     statement: str | None = typer.Option(
         None, "--statement", help="The statement (default: 'I am an author of this paper.')."
@@ -54,9 +63,10 @@ def claim(
 ) -> None:
     """Sign an author attestation of SUBJECT with your key."""
     from pithauthor import normalize_orcid
+    from pithauthor._cli.preview import claim_preview
     from pithauthor.client import subject_for
     from pithauthor.identity import proofs_from_specs
-    from pithauthor.sign import attest_authorship
+    from pithauthor.sign import attest_authorship, check_claimant
     from pithauthor.submit import check_destination
 
     check_destination(out)
@@ -64,28 +74,33 @@ def claim(
     with registry_access(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
-        output.confirm(f"an author claim on {paper.pith_number.full}")
         signer = output.signer()
         key_orcid = signer.orcid
         if orcid and key_orcid and orcid != key_orcid:
             raise InputError(
                 f"--orcid {orcid} is not the key's ORCID iD ({key_orcid}); claim with your own key"
             )
-        author = name or signer.name
+        # The name signed is the author's public name, never the key's label ("ada").
+        author = name or signer.public_name
         if not author:
-            raise InputError("give --name: the key has no author name")
-        proofs = proofs_from_specs(proof, orcid or key_orcid, paper)
-        output.one(
-            attest_authorship(
-                signer,
-                paper,
-                name=author,
-                orcid=orcid or key_orcid,
-                position=position,
-                statement=statement,
-                identity_proofs=proofs,
+            raise InputError(
+                'the key has no public name: give --name "Your Name", or set it once with '
+                'pith keys set --public-name "Your Name"'
             )
+        checked = check_claimant(paper.authors, author, position, force=force)
+        proofs = proofs_from_specs(proof, orcid or key_orcid, paper)
+        event = attest_authorship(
+            signer,
+            paper,
+            name=author,
+            orcid=orcid or key_orcid,
+            position=position,
+            statement=statement,
+            identity_proofs=proofs,
         )
+        # Signed in memory only: until the author says yes, nothing is stored or sent.
+        output.confirm("this claim", claim_preview(paper, signer, author, checked.note, statement))
+        output.one(event)
 
 
 def register(app: typer.Typer) -> None:

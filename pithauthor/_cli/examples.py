@@ -19,6 +19,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "badge": (f"pith badge {NUMBER}", f"pith badge {NUMBER} -f html"),
     "claim": (
         "pith claim 2302.12445 --position 2",
+        "pith claim 2302.12445 --position 2 --submit --yes",
         "pith claim 2302.12445 --record record.json -o claim.jsonl",
     ),
     "cite": (
@@ -32,10 +33,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
     "keys generate": (
-        "pith keys generate --name ada --orcid 0000-0002-1825-0097",
+        "pith keys generate --name ada --public-name 'Ada Lovelace' --orcid 0000-0002-1825-0097",
         "pith keys generate --name ci --backend file --passphrase-file pw.txt",
     ),
     "keys list": ("pith keys list", "pith keys list --json"),
+    "keys set": (
+        "pith keys set --public-name 'Ada Lovelace'",
+        "pith keys set ada --public-name 'A. Lovelace'",
+    ),
     "keys show": ("pith keys show ada", "pith keys show ada --check"),
     "keys export": ("pith keys export ada", "pith keys export ada --format raw"),
     "keys backup": ("pith keys backup ada -o ada.backup",),

@@ -25,9 +25,15 @@ keys_app = new_app(
     "Create, list, export, back up, rotate and delete your author keys.", name="keys"
 )
 
+PUBLIC_NAME_HELP = (
+    'Your name as on your papers, e.g. "Ada Lovelace": signed into your claims and compared '
+    "with the paper's author list (the key's --name is only its label on this machine)."
+)
+PUBLIC_NAME_OPTION = typer.Option(None, "--public-name", help=PUBLIC_NAME_HELP)
 NAME_ARG = typer.Argument(None, metavar="[NAME|KEY_ID]", help="Default: the single active key.")
 _FIELDS = (
     ("name", "name"),
+    ("public_name", "public_name"),
     ("orcid", "orcid"),
     ("key_id", "key_id"),
     ("fingerprint", "public_key_fingerprint"),
@@ -66,6 +72,7 @@ def _sources(passphrase_file: str | None, backup_file: str | None = None) -> Any
 @keys_app.command("generate")
 def generate_cmd(
     name: str = typer.Option(..., "--name", help="A short name for the key, e.g. your login."),
+    public_name: str | None = PUBLIC_NAME_OPTION,
     orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (checked)."),
     backend: str = BACKEND_OPTION,
     insecure_plaintext: bool = INSECURE_PLAINTEXT_OPTION,
@@ -73,17 +80,46 @@ def generate_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Create a new Ed25519 author key and print its key id and fingerprint."""
-    from pithauthor.keys import generate
+    from pithauthor.keys import check_public_name, generate
 
+    if public_name is None and at_terminal():
+        asked = typer.prompt(
+            "Your name as on your papers (signed into your claims; empty: set it later with "
+            "`pith keys set --public-name`)",
+            default="",
+            show_default=False,
+            err=True,
+        )
+        public_name = asked if asked.strip() else None
+    if public_name is not None:
+        public_name = check_public_name(public_name)  # before a passphrase is asked for
     key_source, _ = _sources(passphrase_file)
     record = generate(
         name,
+        public_name=public_name,
         orcid=orcid,
         backend=backend,
         passphrase=key_source,
         insecure_plaintext=insecure_plaintext,
     )
     _print_record(record, as_json)
+    if record.public_name is None:
+        message(
+            "note: no public name: claims need --name until you run "
+            'pith keys set --public-name "Your Name"'
+        )
+
+
+@keys_app.command("set")
+def set_cmd(
+    name: str | None = NAME_ARG,
+    public_name: str = typer.Option(..., "--public-name", help=PUBLIC_NAME_HELP),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Change a key's public name: the name future claims sign (those made stay as signed)."""
+    from pithauthor.keys import set_public_name
+
+    _print_record(set_public_name(name, public_name), as_json)
 
 
 @keys_app.command("list")

@@ -55,6 +55,7 @@ def replicate(
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
     """Sign a replication record of SUBJECT."""
+    from pithauthor._cli.preview import replication_preview
     from pithauthor.client import subject_for
     from pithauthor.sign import Artifact, record_replication
     from pithauthor.submit import check_destination
@@ -70,18 +71,21 @@ def replicate(
     with registry_access(registry, trust_manifest, trust_local) as access:
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
-        output.confirm(f"a {kind} record of {paper.pith_number.full}")
-        output.one(
-            record_replication(
-                output.signer(),
-                paper,
-                kind=kind,
-                outcome=outcome,
-                summary=summary_text,
-                artifacts=artifacts,
-                proof_system=proof_system,
-            )
+        signer = output.signer()
+        event = record_replication(
+            signer,
+            paper,
+            kind=kind,
+            outcome=outcome,
+            summary=summary_text,
+            artifacts=artifacts,
+            proof_system=proof_system,
         )
+        # Signed in memory only: until the author says yes, nothing is stored or sent.
+        pairs = [(a.uri, a.sha256) for a in artifacts]
+        preview = replication_preview(paper, signer, kind, outcome, summary_text, pairs)
+        output.confirm(f"this {kind.replace('_', ' ')} record", preview)
+        output.one(event)
 
 
 def register(app: typer.Typer) -> None:

@@ -54,13 +54,22 @@ class Output:
                 "add --yes (nothing was signed or sent)"
             )
 
-    def confirm(self, what: str) -> None:
-        """Before signing: with --submit on a terminal, ask whether to sign and submit `what`
-        (a claim, 3 citations...); Declined (exit 2) on anything but yes. --yes skips it."""
-        if not self.submit or self.yes:
+    def confirm(self, what: str, preview: Sequence[str]) -> None:
+        """Before signing: show `preview` (stderr); on a terminal ask whether to sign `what`
+        (this claim, these 3 citations...), and submit it with --submit. Anything but yes
+        raises Declined (exit 2). --yes skips the question, never the preview."""
+        for line in preview:
+            message(line)
+        if self.yes or not at_terminal():  # no terminal: __post_init__ refused a bare --submit
             return
-        if not ask(f"Sign {what} and submit to {self.registry.client.base_url}?"):
-            raise Declined("nothing was signed or sent (answered no)")
+        if self.submit:
+            question = f"Sign {what} and submit to {self.registry.client.base_url}?"
+        elif self.out is not None or self.print_events:
+            question = f"Sign {what}?"
+        else:
+            question = f"Sign {what} into the outbox (`pith submit` publishes it)?"
+        if not ask(question):
+            raise Declined("nothing was stored or sent (answered no)")
 
     def signer(self) -> AuthorKey:
         """The author's active signing key (or the named one), unlocked from the key store."""

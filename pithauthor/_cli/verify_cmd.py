@@ -40,6 +40,13 @@ def verify(
         metavar="FILE|URL",
         help="Check the paper proof against this PDF (its /PithAuthorKeys).",
     ),
+    record: list[str] = typer.Option(
+        [],
+        "--record",
+        metavar="FILE",
+        help="The claimed paper's record (registry record or `pith number from-arxiv --json`): "
+        "tells which arXiv PDF is the claimed version's, the one paper proof that binds.",
+    ),
     offline: bool = typer.Option(
         False, "--offline", help="Fetch no proof: they are reported unverifiable."
     ),
@@ -65,6 +72,11 @@ def verify(
     if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
         orcid = normalize_orcid(orcid)
     trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
+    papers = []
+    if record:  # bad input (exit 2) before anything is fetched
+        from pithauthor.client import read_subject
+
+        papers = [read_subject(path, trust) for path in record]
     docs = read_documents(file)
     report = verify_documents(docs, trust)
     proofs = verify_identity(
@@ -76,6 +88,7 @@ def verify(
         offline=offline,
         orcid_api=orcid_api,
         timeout=proof_timeout,
+        papers=papers,
     )
     if as_json:
         emit_json(report.as_dict())

@@ -14,6 +14,7 @@ lives in `pithauthor.identity`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -33,7 +34,12 @@ WEB_DOCUMENT_VERSION = "pith-keys.v1"
 PDF_INFO_KEY = "/PithAuthorKeys"
 MAX_PROOFS = 8
 
-Standing = Literal["current", "retired", "absent"]
+# "named": a file names the key, but nothing shows an author put it there (not the arXiv PDF
+# of the claimed version): reported, never passed.
+Standing = Literal["current", "retired", "absent", "named"]
+_RETIRED_DAY_RE = re.compile(r"\(\s*retired\s+(\d{4}-\d{2}-\d{2})\s*\)", re.IGNORECASE)
+_STAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class IdentityProof(TypedDict):
@@ -66,6 +72,7 @@ class Finding:
 
     standing: Standing
     detail: str
+    retired_at: str | None = None  # when the source says the key was retired (day or stamp)
 
 
 # --- what an author publishes ------------------------------------------------------------------
@@ -143,12 +150,43 @@ def _names_key(url: str, key_id: str) -> bool:
     return unquote(parts.path).rstrip("/").rsplit("/", 1)[-1] == key_id
 
 
-def match_orcid_record(doc: Any, key_id: str) -> Finding:
-    """Read ORCID's v3.0 `/researcher-urls` answer: is `key_id` named by a researcher URL?
+def _orcid_path_problem(doc: Mapping[str, Any], orcid: str) -> str | None:
+    """None when the answer is the record of `orcid`: its `path` and every entry's `path` are
+    under `/{orcid}/researcher-urls`, and a link's own `source-orcid` (who added it), when
+    given, is `orcid`. Else what the answer is the record of instead.
 
-    The answer has `researcher-url`: a list of objects with `url-name` and `url.value`."""
+    A mirror, a proxy or a same-origin redirect could hand over another iD's record; ORCID
+    itself always writes these paths, so a missing one is not the record asked for either."""
+    base = f"/{orcid}/researcher-urls"
+    paths: list[Any] = [doc.get("path")]
+    sources: list[Any] = []
+    for entry in doc.get("researcher-url", []):
+        if isinstance(entry, Mapping):
+            paths.append(entry.get("path"))
+            source = entry.get("source")
+            who = source.get("source-orcid") if isinstance(source, Mapping) else None
+            if isinstance(who, Mapping):
+                sources.append(who.get("path"))
+    for path in paths:
+        if not isinstance(path, str) or not (path == base or path.startswith(base + "/")):
+            return f"the answer is not the record of {orcid}: it has path {path!r}"
+    for who in sources:
+        if who != orcid:
+            return f"a researcher URL of the answer was added by {who!r}, not {orcid}"
+    return None
+
+
+def match_orcid_record(doc: Any, key_id: str, orcid: str) -> Finding:
+    """Read ORCID's v3.0 `/researcher-urls` answer for `orcid`: is `key_id` named by a
+    researcher URL of that record?
+
+    The answer has `researcher-url`: a list of objects with `url-name` and `url.value`, and
+    `path`s that name the record's iD (`_orcid_path_problem`)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("researcher-url", []), list):
         return Finding("absent", "the answer is not an ORCID researcher-urls document")
+    wrong = _orcid_path_problem(doc, orcid)
+    if wrong is not None:
+        return Finding("absent", wrong)
     entries = [e for e in doc.get("researcher-url", []) if isinstance(e, Mapping)]
     for entry in entries:
         url = entry.get("url")
@@ -157,9 +195,11 @@ def match_orcid_record(doc: Any, key_id: str) -> Finding:
             name = entry.get("url-name")
             name = name if isinstance(name, str) else ""
             retired = ORCID_RETIRED_MARK in name.lower()
+            day = _RETIRED_DAY_RE.search(name)
             return Finding(
                 "retired" if retired else "current",
                 f"researcher URL {name!r} {value}" + (" marks the key retired" if retired else ""),
+                day.group(1) if retired and day else None,
             )
     return Finding("absent", f"none of its {len(entries)} researcher URL(s) names {key_id}")
 
@@ -175,8 +215,11 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
         if isinstance(entry, Mapping) and entry.get("key_id") == key_id:
             if entry.get("status") == "retired":
                 since = entry.get("retired_at")
+                since = since if isinstance(since, str) else None
                 return Finding(
-                    "retired", f"lists {key_id} as retired" + (f" ({since})" if since else "")
+                    "retired",
+                    f"lists {key_id} as retired" + (f" ({since})" if since else ""),
+                    since,
                 )
             return Finding(
                 "current", f"lists {key_id}" + (f" for {site_orcid}" if site_orcid else "")
@@ -185,8 +228,10 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
 
 
 def pdf_key_ids(value: str) -> list[str]:
-    """The key ids in a `/PithAuthorKeys` value (separated by spaces or commas)."""
-    return KEY_ID_RE.findall(value)
+    """The key ids in a `/PithAuthorKeys` value: whole tokens (separated by spaces or
+    commas) that are each exactly a key id. `xed25519:<M>Q` or two ids glued together name
+    no key: a substring match would let a PDF name M without holding it."""
+    return [t for t in re.split(r"[\s,]+", value) if KEY_ID_RE.fullmatch(t)]
 
 
 def match_pdf_keys(value: str | None, key_id: str) -> Finding:
@@ -209,3 +254,38 @@ def proofs_problem(proofs: Sequence[Mapping[str, Any]], orcid: str | None) -> st
         if proof.get("kind") == "orcid" and proof.get("locator") != orcid:
             return f"[{index}] the ORCID proof names {proof.get('locator')}, not the author's iD"
     return None
+
+
+def after_retirement(created_at: Any, retired_at: str | None) -> bool:
+    """True when an event dated `created_at` is later than the key's retirement, or when that
+    cannot be told (no date, or one that is not a date): a retired key's claims are bound
+    only when they are known to predate it.
+
+    `retired_at` is a stamp (`YYYY-MM-DDTHH:MM:SSZ`, the key store and `pith-keys.json`) or a
+    day (`YYYY-MM-DD`, an ORCID link's name): with a day, a claim made that same day is
+    before it (the link cannot say the hour). Both are UTC, so text order is time order."""
+    if not isinstance(created_at, str) or not _STAMP_RE.fullmatch(created_at):
+        return True
+    if retired_at is None:
+        return True
+    if _STAMP_RE.fullmatch(retired_at):
+        return created_at > retired_at
+    if _DAY_RE.fullmatch(retired_at):
+        return created_at[:10] > retired_at
+    return True
+
+
+def paper_finding(found: Finding, where: str, claimed: str | None) -> Finding:
+    """What a PDF naming the key shows. Only the arXiv PDF of the claimed version (`claimed`:
+    its address, from the paper's record), fetched from there, shows that an author put the
+    key in the paper: only the paper's authors can put a PDF on arXiv under its id. Any other
+    file (a local copy, another host, another version or paper) only names the key."""
+    if found.standing != "current" or (claimed is not None and where == claimed):
+        return found
+    if "://" not in where:
+        why = "it is a file on this machine, not the PDF arXiv serves"
+    elif claimed is None:
+        why = "which arXiv version is claimed is not known (give the paper's record: --record)"
+    else:
+        why = f"it is not the arXiv PDF of the claimed version, {claimed}"
+    return Finding("named", f"this file names the key; {why}: {found.detail}")

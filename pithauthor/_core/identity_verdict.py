@@ -11,8 +11,11 @@ Checks, in order:
 - `identity_proof.<kind>`: one per proof checked: passed when the source names the key (as
   current or as retired, said in the detail), failed when it does not, unverifiable when it
   could not be fetched;
-- `identity_bound` (`--orcid`): an ORCID proof for that iD names the key. Unverifiable proofs
-  do not count: an identity was asked for, so not knowing fails;
+- `identity.retired`: failed when a source (the ORCID link, the web document, the local key
+  store) says the key was retired before the event's `created_at`, or does not say when;
+- `identity_bound` (`--orcid`): an ORCID proof for that iD names the key, and the key was not
+  retired before the event. Unverifiable proofs do not count: an identity was asked for, so
+  not knowing fails;
 - `identity` (nothing asked): "not identity-bound" when the claim carries no proofs
   (unverifiable, which does not fail the event).
 """
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pithauthor._core.checks import FAILED, PASSED, UNVERIFIABLE, Check, Report
-from pithauthor._core.identity import Finding
+from pithauthor._core.identity import Finding, after_retirement
 from pithauthor._core.payloads import payload_orcid
 
 
@@ -49,6 +52,10 @@ class ProofCheck:
         if self.finding is None:
             return Check(name, UNVERIFIABLE, f"{self.where}: {self.problem}")
         standing = self.finding.standing
+        if standing == "named":  # shows only that the file names the key: reported, not passed
+            return Check(
+                name, UNVERIFIABLE, f"named, not bound: {self.where}: {self.finding.detail}"
+            )
         status = FAILED if standing == "absent" else PASSED
         label = {"current": "current", "retired": "RETIRED key", "absent": "no proof"}[standing]
         if standing == "current" and retired_by:
@@ -79,14 +86,41 @@ def event_key_id(event: Mapping[str, Any]) -> str | None:
     return kid if isinstance(kid, str) else None
 
 
+def late_retirements(
+    event: Mapping[str, Any], proofs: Sequence[ProofCheck], local_retired: str | None = None
+) -> list[tuple[str, str | None]]:
+    """(source, retired_at) of every source saying the key was retired before the event was
+    made (or not saying when): the ORCID link, the web document, the local key store."""
+    said: list[tuple[str, str | None]] = [
+        (p.kind, p.finding.retired_at)
+        for p in proofs
+        if p.finding is not None and p.finding.standing == "retired"
+    ]
+    if local_retired is not None:
+        said.append(("the local key store", local_retired))
+    created = event.get("created_at")
+    return [(who, when) for who, when in dict.fromkeys(said) if after_retirement(created, when)]
+
+
+def _retired_detail(event: Mapping[str, Any], late: Sequence[tuple[str, str | None]]) -> str:
+    sources = "; ".join(f"per {who}, {when or 'at an unstated date'}" for who, when in late)
+    return (
+        f"the key was retired ({sources}) and this event is dated {event.get('created_at')}, "
+        "after it (or not known to be before): a retired key's later events are not "
+        "identity-bound"
+    )
+
+
 def identity_report(
     event: Mapping[str, Any],
     proofs: Sequence[ProofCheck],
     *,
     orcid: str | None = None,
     signer: str | None = None,
+    local_retired: str | None = None,
 ) -> Report:
-    """The identity checks of one event, given the proofs already fetched."""
+    """The identity checks of one event, given the proofs already fetched and, when the local
+    key store holds the key as retired, its `retired_at`."""
     report = Report(kind="identity")
     kid = event_key_id(event)
     if signer is not None:
@@ -106,8 +140,11 @@ def identity_report(
     )
     for proof in proofs:
         report.checks.append(proof.as_check(retired_by))
+    late = late_retirements(event, proofs, local_retired)
+    if late:
+        report.add("identity.retired", False, _retired_detail(event, late))
     if orcid is not None:
-        report.checks.append(_bound(proofs, orcid))
+        report.checks.append(_bound(proofs, orcid, _retired_detail(event, late) if late else None))
     elif signer is None and not proofs:
         listed = event_proofs(event)
         if listed:
@@ -122,9 +159,14 @@ def identity_report(
     return report
 
 
-def _bound(proofs: Sequence[ProofCheck], orcid: str) -> Check:
+def _bound(proofs: Sequence[ProofCheck], orcid: str, late: str | None) -> Check:
+    """`late`: why the key's retirement predates the event, when it does."""
     mine = [p for p in proofs if p.kind == "orcid" and p.locator == orcid]
-    held = [p for p in mine if p.finding is not None and p.finding.standing != "absent"]
+    held = [
+        p for p in mine if p.finding is not None and p.finding.standing in ("current", "retired")
+    ]
+    if held and late is not None:
+        return Check("identity_bound", FAILED, f"not bound to ORCID iD {orcid}: {late}")
     if held:
         retired = any(p.finding is not None and p.finding.standing == "retired" for p in held)
         how = "as a retired key" if retired else "as a current key"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from pithauthor._core.authors import split_authors
 from pithauthor._core.canonical import canonical_sha256
 from pithauthor._core.payloads import digest_matches_number
 from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.record import pith_number_of
+from pithauthor._core.record import pith_number_of, text_canon_sha256
 from pithauthor.errors import DocumentError, PithError
 
 
@@ -18,13 +19,18 @@ class Subject:
     """A paper, bound to its exact record: the number must be cut from the digest.
 
     `source_id` is the arXiv id of the record (without version) when known, and
-    `source_version` its version number.
+    `source_version` its version number. `title` is the record's displayed title when its hash
+    is the canonical record's `title_canon_sha256` (else None); `authors` the record's author
+    list as displayed (no signature covers it: shown to the author, compared with a claim's
+    name, never trusted further). Neither takes part in equality.
     """
 
     pith_number: PithNumber
     canonical_sha256: str
     source_id: str | None = None
     source_version: int | None = None
+    title: str | None = field(default=None, compare=False)
+    authors: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if self.pith_number.year is None:
@@ -60,12 +66,32 @@ class Subject:
         source = record.get("source")
         source_id = source.get("id") if isinstance(source, Mapping) else None
         version = source.get("version") if isinstance(source, Mapping) else None
+        title, authors = _displayed_paper(doc, record)
         return cls(
             number,
             computed,
             source_id if isinstance(source_id, str) else None,
             version if isinstance(version, int) and not isinstance(version, bool) else None,
+            title,
+            authors,
         )
+
+
+def _displayed_paper(
+    doc: Mapping[str, Any], record: Mapping[str, Any]
+) -> tuple[str | None, tuple[str, ...]]:
+    """(title, authors) of a record document's `paper`: the title only when the canonical
+    record's hash vouches for it."""
+    paper = doc.get("paper")
+    if not isinstance(paper, Mapping):
+        return None, ()
+    title = paper.get("title")
+    metadata = record.get("metadata")
+    stated = metadata.get("title_canon_sha256") if isinstance(metadata, Mapping) else None
+    if not isinstance(title, str) or text_canon_sha256(title) != stated:
+        title = None
+    authors = paper.get("authors_text")
+    return title, split_authors(authors) if isinstance(authors, str) else ()
 
 
 def _canonical_of(doc: Mapping[str, Any]) -> tuple[Any, Any]:

@@ -42,3 +42,27 @@ def checked_url(url: str, what: str) -> SplitResult:
     if parts.scheme == "http" and not is_loopback(host):
         raise InputError(f"{what}: refusing plain http to {host} (https, or http only to loopback)")
     return parts
+
+
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def origin_of(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) address, the port made explicit (443, 80); None for
+    anything else. Two addresses share an origin when these are equal: another port of the
+    same host is another server, and may be another person's."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = (parts.hostname or "").lower().rstrip("."), parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    return scheme, host, port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def same_origin(a: str, b: str) -> bool:
+    """True when `a` and `b` are http(s) addresses of one origin (scheme, host and port)."""
+    first = origin_of(a)
+    return first is not None and first == origin_of(b)

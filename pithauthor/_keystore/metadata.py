@@ -34,6 +34,7 @@ class KeyRecord:
     retired_at: str | None = None
     replaces: str | None = None
     replaced_by: str | None = None
+    public_name: str | None = None  # the name signed into claims, e.g. "Ada Lovelace"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

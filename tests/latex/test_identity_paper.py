@@ -70,7 +70,11 @@ def server() -> Iterator[IdentityServer]:
 
 
 def test_inject_author_key_then_verify_the_built_pdf(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, author: str, server: IdentityServer
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    author: str,
+    server: IdentityServer,
 ) -> None:
     paper = tmp_path / "paper"
     paper.mkdir()
@@ -101,18 +105,22 @@ def test_inject_author_key_then_verify_the_built_pdf(
     assert claim["payload"]["identity_proofs"] == [
         {"kind": "paper", "locator": "https://arxiv.org/pdf/2302.12445v2"}
     ]
-    # a local copy of the PDF
+    # a local copy of the PDF names the key, but shows nothing of who put it there
     code, out, err = run(capsys, "verify", str(event), "--signer", author, "--paper-pdf", str(pdf))
     assert code == 0, out + err
     line = next(ln for ln in out.splitlines() if "identity_proof.paper" in ln)
-    assert line.startswith("passed ")
-    assert line.endswith(f"current: {pdf}: /PithAuthorKeys names {author}")
-    # the same PDF served over HTTP
+    assert line.startswith("unverifiable ")
+    assert f"named, not bound: {pdf}: this file names the key" in line
+    assert line.endswith(f"/PithAuthorKeys names {author}")
+    # the same PDF as arXiv serves it for the claimed version (the local server as mirror)
     server.site.files["/pdf/2302.12445v2"] = ("application/pdf", pdf.read_bytes())
+    monkeypatch.setenv("PITH_ARXIV_PDF", f"{server.url}/pdf")
     url = f"{server.url}/pdf/2302.12445v2"
-    code, out, err = run(capsys, "verify", str(event), "--signer", author, "--paper-pdf", url)
+    code, out, err = run(capsys, "verify", str(event), "--signer", author, "--record", RECORD)
     assert code == 0, out + err
-    assert f"current: {url}: /PithAuthorKeys names {author}" in out
+    line = next(ln for ln in out.splitlines() if "identity_proof.paper" in ln)
+    assert line.startswith("passed ")
+    assert line.endswith(f"current: {url}: /PithAuthorKeys names {author}")
 
 
 def test_a_pdf_without_the_key_fails_the_paper_proof(

@@ -1,0 +1,119 @@
+"""What a signing command shows before it signs (on stderr): the paper as the verified record
+gives it (Pith Number, arXiv version, title, authors), who signs (public name, ORCID iD, key id)
+and what the statement says. Text from a record is shown with control characters escaped, so a
+hostile title cannot rewrite the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pithauthor import PithNumber, Subject
+    from pithauthor.keys import AuthorKey
+
+HEADER = "{what} to sign (public and permanent once submitted):"
+_TITLE_WIDTH = 56
+
+
+def shown(text: str) -> str:
+    """`text` safe for a terminal: control and format characters as \\x.. / \\u.... escapes."""
+    import unicodedata
+
+    out = []
+    for char in text:
+        if unicodedata.category(char)[0] == "C":
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _row(label: str, value: str) -> str:
+    return f"  {label:<10} {value}"
+
+
+def paper_lines(paper: Subject, label: str = "paper") -> list[str]:
+    """Number and arXiv version, title and authors of `paper`, as its record gives them."""
+    version = f"v{paper.source_version}" if paper.source_version is not None else ""
+    source = f" (arXiv {shown(paper.source_id)}{version})" if paper.source_id else ""
+    title = shown(paper.title) if paper.title else "(the record gives no title)"
+    authors = ", ".join(shown(a) for a in paper.authors) or "(the record lists no authors)"
+    return [
+        _row(label, f"{paper.pith_number.full}{source}"),
+        _row("title", title),
+        _row("authors", authors),
+    ]
+
+
+def signer_line(key: AuthorKey, name: str | None = None) -> str:
+    """`signer     Ada Lovelace · ORCID 0000-… · key ed25519:…`."""
+    who = name or key.public_name or f"(no public name; key {key.name!r})"
+    orcid = f"ORCID {key.orcid}" if key.orcid else "no ORCID iD"
+    return _row("signer", f"{shown(who)} · {orcid} · key {key.key_id}")
+
+
+def claim_preview(
+    paper: Subject, key: AuthorKey, name: str, position_note: str, statement: str | None
+) -> list[str]:
+    from pithauthor.sign import DEFAULT_STATEMENT
+
+    return [
+        HEADER.format(what="An author claim"),
+        *paper_lines(paper),
+        signer_line(key, name),
+        _row("position", shown(position_note)),
+        _row("statement", shown(statement or DEFAULT_STATEMENT)),
+    ]
+
+
+def citation_preview(
+    citing: PithNumber, cited: Subject, relationship: str, key: AuthorKey
+) -> list[str]:
+    return [
+        HEADER.format(what="A citation"),
+        _row("citing", f"{citing.full} (your paper)"),
+        *paper_lines(cited, "cited"),
+        _row("relation", relationship),
+        signer_line(key),
+    ]
+
+
+def replication_preview(
+    paper: Subject,
+    key: AuthorKey,
+    kind: str,
+    outcome: str,
+    summary: str,
+    artifacts: Sequence[tuple[str, str]],
+) -> list[str]:
+    lines = [
+        HEADER.format(what=f"A {kind.replace('_', ' ')} record"),
+        *paper_lines(paper),
+        signer_line(key),
+        _row("outcome", shown(outcome)),
+        _row("summary", shown(summary)),
+    ]
+    for uri, digest in artifacts:
+        lines.append(_row("artifact", f"{shown(uri)} (sha256 {digest[:12]}…)"))
+    return lines
+
+
+def bibliography_preview(
+    citing: PithNumber, rows: Sequence[tuple[str, Subject, str]], key: AuthorKey
+) -> list[str]:
+    """A table: reference (BibTeX key), cited paper (title and number), relationship."""
+    width = max([len("reference"), *(len(shown(ref)) for ref, _, _ in rows)])
+    lines = [
+        HEADER.format(what=f"{len(rows)} citation(s) by {citing.full}"),
+        f"  {'reference':<{width}}  {'cited paper':<{_TITLE_WIDTH}}  relationship",
+    ]
+    for ref, paper, relationship in rows:
+        title = shown(paper.title) if paper.title else "(no title)"
+        if len(title) > _TITLE_WIDTH - 20:
+            title = title[: _TITLE_WIDTH - 21] + "…"
+        cited = f"{title} ({paper.pith_number.alias(8)}…)"
+        lines.append(f"  {shown(ref):<{width}}  {cited:<{_TITLE_WIDTH}}  {relationship}")
+    lines.append(signer_line(key))
+    return lines
