@@ -19,8 +19,16 @@ Where neither exists (Windows) nothing is done: there is nothing the process can
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import sys
 import threading
+from types import ModuleType
+
+resource: ModuleType | None
+try:
+    import resource
+except ImportError:  # not POSIX (Windows): no core-dump limit to set
+    resource = None
 
 PR_SET_DUMPABLE = 4  # <linux/prctl.h>
 
@@ -35,16 +43,12 @@ def forbid_core_dumps() -> None:
         if _done:
             return
         _done = True
-        try:
-            import resource
-        except ImportError:  # not POSIX
+        if resource is None:
             return
         _, hard = resource.getrlimit(resource.RLIMIT_CORE)
         with contextlib.suppress(ValueError, OSError):  # lowering is always allowed
             resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
         if sys.platform.startswith("linux"):
-            import ctypes  # here: most commands never unlock a key
-
             # no libc prctl (a static or unusual build): the core limit above still holds
             with contextlib.suppress(OSError, AttributeError):
                 ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
