@@ -116,7 +116,7 @@ def _submit(
     from pithauthor.trust import pinned_trust
 
     with Outbox(outbox_path) as outbox:
-        outbox.store(events)
+        outbox.store(events, url)
     with RegistryClient(url, trust=pinned_trust(), max_connections=parallel) as client:
         client.trust_local_registry()
         client.record(events[0]["subject_pith_number"])  # warm: not part of the timing

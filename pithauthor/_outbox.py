@@ -1,12 +1,15 @@
 """The outbox: every signed event, stored durably before any network I/O (SQLite, WAL).
 
-One row per event_id (UNIQUE), in one of three states:
+One row per (event_id, registry): an event is bound, when it is stored, to the registry it is
+for (`registry_binding`: the `--registry` given, else the default), and only that registry's
+answer changes the row. The same event stored for two registries is two rows. A row is in one
+of three states:
 
-    pending   stored, not yet accepted by a registry
-    accepted  a registry answered 200/201; its answer and URL are kept
-    rejected  a registry answered 4xx about the event itself; the reason is kept
+    pending   stored, not yet accepted by its registry
+    accepted  its registry answered 200/201; the answer is kept
+    rejected  its registry answered 4xx about the event itself; the reason is kept
 
-Several `pith submit` processes may share one outbox: a process sends an event only after it has
+Several `pith submit` processes may share one outbox: a process sends a row only after it has
 *claimed* it, one atomic `UPDATE ... WHERE state='pending' AND (no lease OR lease expired)` that
 writes its owner (`host:pid:random`) and an expiry. Recording an answer ends the lease; so does
 `release`. A lease that expired, or whose owner is a dead process on this machine, can be taken
@@ -16,36 +19,66 @@ The file is `<PITH_HOME>/outbox/outbox.sqlite3` (folder 0700, file 0600). Storin
 fully synced transaction (synchronous=FULL); state changes are synced lazily (WAL, NORMAL): a
 process crash loses nothing, and a power cut can at worst turn an `accepted` back into `pending`,
 which only re-sends an event the registry already has (it answers 200, never a second copy).
+
+The outbox checks itself when it is opened (SQLite's `quick_check`, its schema version in
+`PRAGMA user_version`, its table): a damaged file is `OutboxDamaged` (exit 2, one line naming
+the file), never an empty outbox in place of lost rows. Every stored row (and every drop) is
+also appended to a journal beside it, `outbox.journal.jsonl` (0600), from which `recover`
+rebuilds a damaged outbox. Schema versions: 0 is an outbox of pithauthor before rows named
+their registry (migrated once, on open: its pending rows are bound to the default registry);
+2 is this one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import secrets
 import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from pithauthor._atomic import TEMP_PREFIX, replace_file
 from pithauthor._core.author_event import checked_author_event, typed_author_event
 from pithauthor._core.canonical import canonical
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._paths import private_dir
-from pithauthor.errors import EventError
+from pithauthor.client import registry_binding
+from pithauthor.errors import EventError, InputError
 
 State = Literal["pending", "accepted", "rejected"]
 STATES: tuple[State, ...] = ("pending", "accepted", "rejected")
 DB_NAME = "outbox.sqlite3"
+JOURNAL_NAME = "outbox.journal.jsonl"
+SCHEMA_VERSION = 2
+COLUMNS = (
+    "event_id",
+    "registry",
+    "event_type",
+    "subject",
+    "body",
+    "state",
+    "stored_at",
+    "updated_at",
+    "attempts",
+    "answer",
+    "reason",
+    "lease_owner",
+    "lease_expires",
+)
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS outbox (
-    event_id TEXT PRIMARY KEY,
+CREATE TABLE outbox (
+    event_id TEXT NOT NULL,
+    registry TEXT NOT NULL,
     event_type TEXT NOT NULL,
     subject TEXT NOT NULL,
     body TEXT NOT NULL,
@@ -53,19 +86,24 @@ CREATE TABLE IF NOT EXISTS outbox (
     stored_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
-    registry TEXT,
     answer TEXT,
     reason TEXT,
     lease_owner TEXT,
-    lease_expires REAL
+    lease_expires REAL,
+    PRIMARY KEY (event_id, registry)
 );
-CREATE INDEX IF NOT EXISTS outbox_state ON outbox(state);
+CREATE INDEX outbox_state ON outbox(state, registry);
 """
-LEASE_COLUMNS = (("lease_owner", "TEXT"), ("lease_expires", "REAL"))
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM outbox"
 
+Note = Callable[[str], None]
 
 _now = utc_now
+
+
+class OutboxDamaged(InputError):
+    """The outbox file is not a healthy outbox (exit 2): say which file, and how to recover."""
 
 
 class OutboxRow(TypedDict):
@@ -78,14 +116,14 @@ class OutboxRow(TypedDict):
     stored_at: str
     updated_at: str
     attempts: int
-    registry: str | None
+    registry: str
     reason: str | None
 
 
 @dataclass(frozen=True)
 class OutboxEntry:
-    """One stored event and where it stands; `event` is read again (its shape, not its
-    signature: it was checked in full when stored) when it is first used."""
+    """One stored event, the registry it is for, and where it stands there; `event` is read
+    again (its shape, not its signature: it was checked in full when stored) when first used."""
 
     event_id: str
     event_type: str
@@ -95,7 +133,7 @@ class OutboxEntry:
     stored_at: str
     updated_at: str
     attempts: int
-    registry: str | None
+    registry: str
     answer: object  # what the registry answered, as it answered it
     reason: str | None
 
@@ -141,26 +179,33 @@ def default_path() -> Path:
     return private_dir("outbox") / DB_NAME
 
 
-class Outbox:
-    """The outbox database; safe to share between threads and between processes."""
+def journal_path(db: Path) -> Path:
+    """The journal beside the outbox file `db`."""
+    return db.with_name(JOURNAL_NAME) if db.name == DB_NAME else db.with_name(db.name + ".jsonl")
 
-    def __init__(self, path: Path | None = None) -> None:
+
+class Outbox:
+    """The outbox database; safe to share between threads and between processes.
+
+    `note` hears the one line a migration of an older outbox says."""
+
+    def __init__(self, path: Path | None = None, *, note: Note | None = None) -> None:
         self.path = path or default_path()
+        self.journal = journal_path(self.path)
         self._lock = threading.Lock()
-        if not self.path.exists():
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
-            os.close(fd)
-        self._conn = sqlite3.connect(
-            self.path, timeout=30, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.executescript(SCHEMA)
-        have = {row[1] for row in self._conn.execute("PRAGMA table_info(outbox)")}
-        for name, kind in LEASE_COLUMNS:  # an outbox made by an older pithauthor
-            if name not in have:
-                self._conn.execute(f"ALTER TABLE outbox ADD COLUMN {name} {kind}")
+        self._conn = _open_checked(self.path, self.journal)
+        try:
+            migrated = _migrate(self._conn, self.path)
+            _export_journal_if_missing(self._conn, self.journal)
+        except BaseException:
+            self._conn.close()
+            raise
+        if migrated and note is not None:
+            n, where = migrated
+            note(
+                f"outbox: {n} pending event(s) stored before events named their registry "
+                f"are now bound to {where}"
+            )
 
     def close(self) -> None:
         with self._lock:
@@ -172,154 +217,471 @@ class Outbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def store(self, events: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
-        """Store events atomically (all or none); returns (new, already there)."""
+    def store(
+        self, events: Iterable[Mapping[str, Any]], registry: str | None = None
+    ) -> tuple[int, int]:
+        """Store events for `registry` (default: the default registry) atomically, all or
+        none, each also appended to the journal; returns (new, already there for it)."""
         rows = [_row(e) for e in events]
+        where = registry_binding(registry)
         now = _now()
-        new = 0
+        fresh: list[dict[str, object]] = []
         with self._lock:
             self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 for eid, etype, subject, body in rows:
                     cur = self._conn.execute(
-                        "INSERT INTO outbox (event_id, event_type, subject, body, state, "
-                        "stored_at, updated_at) VALUES (?,?,?,?,'pending',?,?) "
-                        "ON CONFLICT(event_id) DO NOTHING",
-                        (eid, etype, subject, body, now, now),
+                        "INSERT INTO outbox (event_id, registry, event_type, subject, body, "
+                        "state, stored_at, updated_at) VALUES (?,?,?,?,?,'pending',?,?) "
+                        "ON CONFLICT(event_id, registry) DO NOTHING",
+                        (eid, where, etype, subject, body, now, now),
                     )
-                    new += cur.rowcount
+                    if cur.rowcount:
+                        fresh.append(_stored_line(where, now, body))
+                # the journal before the commit: a row the outbox has is always in it
+                _append_journal(self.journal, fresh)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             finally:
                 self._conn.execute("PRAGMA synchronous=NORMAL")
-        return new, len(rows) - new
+        return len(fresh), len(rows) - len(fresh)
 
-    def entries(self, state: State | None = None) -> list[OutboxEntry]:
-        sql = "SELECT * FROM outbox"
-        args: tuple[str, ...] = ()
-        if state is not None:
-            sql += " WHERE state = ?"
-            args = (state,)
+    def entries(self, state: State | None = None, registry: str | None = None) -> list[OutboxEntry]:
+        """The rows (in one `state`, for one `registry` when given), oldest first."""
+        where, args = _where(state=state, registry=registry)
         with self._lock:
-            rows = self._conn.execute(sql + " ORDER BY stored_at, event_id", args).fetchall()
+            rows = self._conn.execute(
+                f"{_SELECT}{where} ORDER BY stored_at, event_id, registry", args
+            ).fetchall()
         return [_entry(r) for r in rows]
 
-    def get(self, event_id: str) -> OutboxEntry | None:
+    def registries(self, state: State | None = None) -> list[str]:
+        """The registries rows are bound to (those with a row in `state`), sorted."""
+        where, args = _where(state=state)
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT DISTINCT registry FROM outbox{where} ORDER BY registry", args
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def get(self, event_id: str, registry: str | None = None) -> OutboxEntry | None:
+        """The row of `event_id` for `registry`; without one, its first row for any."""
+        where, args = _where(event_id=event_id, registry=registry)
         with self._lock:
             row = self._conn.execute(
-                "SELECT * FROM outbox WHERE event_id = ?", (event_id,)
+                f"{_SELECT}{where} ORDER BY stored_at, registry", args
             ).fetchone()
         return _entry(row) if row else None
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, registry: str | None = None) -> dict[str, int]:
+        where, args = _where(registry=registry)
         with self._lock:
-            rows = self._conn.execute("SELECT state, count(*) FROM outbox GROUP BY state")
+            sql = f"SELECT state, count(*) FROM outbox{where} GROUP BY state"
+            rows = self._conn.execute(sql, args)
             found = dict(rows.fetchall())
         return {s: int(found.get(s, 0)) for s in STATES}
 
-    def claim(self, event_id: str, owner: str, seconds: float) -> bool:
-        """Take the lease on a pending event for `seconds`; False if it is not pending or
+    def claim(self, event_id: str, owner: str, seconds: float, *, registry: str) -> bool:
+        """Take the lease on a pending row for `seconds`; False if it is not pending or
         another live owner holds it."""
         now = time.time()
+        registry = registry_binding(registry)
         with self._lock:
             cur = self._conn.execute(
                 "UPDATE outbox SET lease_owner=?, lease_expires=? WHERE event_id=? AND "
-                "state='pending' AND (lease_owner IS NULL OR lease_owner=? OR lease_expires<?)",
-                (owner, now + seconds, event_id, owner, now),
+                "registry=? AND state='pending' AND "
+                "(lease_owner IS NULL OR lease_owner=? OR lease_expires<?)",
+                (owner, now + seconds, event_id, registry, owner, now),
             )
             if cur.rowcount == 1:
                 return True
             row = self._conn.execute(
-                "SELECT lease_owner FROM outbox WHERE event_id=? AND state='pending'", (event_id,)
+                "SELECT lease_owner FROM outbox WHERE event_id=? AND registry=? AND "
+                "state='pending'",
+                (event_id, registry),
             ).fetchone()
             if row is None or row[0] is None or not _owner_is_dead(row[0]):
                 return False
             cur = self._conn.execute(  # its owner died: take over, unless someone just did
                 "UPDATE outbox SET lease_owner=?, lease_expires=? WHERE event_id=? AND "
-                "state='pending' AND lease_owner=?",
-                (owner, now + seconds, event_id, row[0]),
+                "registry=? AND state='pending' AND lease_owner=?",
+                (owner, now + seconds, event_id, registry, row[0]),
             )
             return cur.rowcount == 1
 
-    def release(self, event_id: str, owner: str) -> None:
-        """End `owner`'s lease on `event_id` (no-op if it holds none)."""
+    def release(self, event_id: str, owner: str, *, registry: str) -> None:
+        """End `owner`'s lease on the row (no-op if it holds none)."""
         self._update(
-            f"UPDATE outbox SET {_END_LEASE} WHERE event_id=? AND lease_owner=?", (event_id, owner)
+            f"UPDATE outbox SET {_END_LEASE} WHERE event_id=? AND registry=? AND lease_owner=?",
+            (event_id, registry_binding(registry), owner),
         )
 
-    def leased_elsewhere(self, owner: str) -> list[str]:
-        """Pending events another owner holds a live lease on."""
+    def leased_elsewhere(self, owner: str, registry: str | None = None) -> list[str]:
+        """Pending events (for `registry`) another owner holds a live lease on."""
+        where, args = _where(state="pending", registry=registry)
         with self._lock:
             rows = self._conn.execute(
-                "SELECT event_id FROM outbox WHERE state='pending' AND lease_owner IS NOT NULL "
+                f"SELECT event_id FROM outbox{where} AND lease_owner IS NOT NULL "
                 "AND lease_owner<>? AND lease_expires>=? ORDER BY event_id",
-                (owner, time.time()),
+                (*args, owner, time.time()),
             ).fetchall()
         return [r[0] for r in rows]
 
-    def attempt(self, event_id: str) -> None:
-        self._update("UPDATE outbox SET attempts = attempts + 1 WHERE event_id = ?", (event_id,))
+    def attempt(self, event_id: str, registry: str) -> None:
+        self._update(
+            "UPDATE outbox SET attempts = attempts + 1 WHERE event_id=? AND registry=?",
+            (event_id, registry_binding(registry)),
+        )
 
     def mark_accepted(
         self, event_id: str, registry: str, answer: Any, *, attempted: bool = False
-    ) -> None:
-        """Record the registry's acceptance (`attempted`: and count the attempt, in the same
-        statement: one write per event instead of two)."""
-        self._update(
-            f"UPDATE outbox SET state='accepted', registry=?, answer=?, reason=NULL, {_END_LEASE}, "
-            "updated_at=?, attempts = attempts + ? WHERE event_id=?",
-            (registry, dump_json(answer), _now(), int(attempted), event_id),
+    ) -> bool:
+        """Record `registry`'s acceptance of the row bound to it (`attempted`: and count the
+        attempt, in the same statement). A row for another registry is never touched: returns
+        False when there is no pending row of `event_id` for `registry`."""
+        return self._changed(
+            f"UPDATE outbox SET state='accepted', answer=?, reason=NULL, {_END_LEASE}, "
+            "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
+            "AND state='pending'",
+            (dump_json(answer), _now(), int(attempted), event_id, registry_binding(registry)),
         )
 
     def mark_rejected(
         self, event_id: str, registry: str, reason: str, answer: Any, *, attempted: bool = False
-    ) -> None:
-        self._update(
-            "UPDATE outbox SET state='rejected', registry=?, answer=?, reason=?, updated_at=?, "
-            f"{_END_LEASE}, attempts = attempts + ? WHERE event_id=? AND state='pending'",
-            (registry, dump_json(answer), reason, _now(), int(attempted), event_id),
+    ) -> bool:
+        """Record `registry`'s refusal of the row bound to it (as `mark_accepted`)."""
+        registry = registry_binding(registry)
+        return self._changed(
+            "UPDATE outbox SET state='rejected', answer=?, reason=?, updated_at=?, "
+            f"{_END_LEASE}, attempts = attempts + ? WHERE event_id=? AND registry=? "
+            "AND state='pending'",
+            (dump_json(answer), reason, _now(), int(attempted), event_id, registry),
         )
 
-    def retry(self, event_ids: Iterable[str] | None = None) -> int:
-        """Rejected events back to pending (all of them, or those named)."""
-        return self._set_pending("rejected", event_ids)
-
-    def drop(self, event_ids: Iterable[str]) -> int:
-        """Delete the named events; returns how many were there."""
-        ids = list(event_ids)
+    def retry(self, event_ids: Iterable[str] | None = None, registry: str | None = None) -> int:
+        """Rejected rows back to pending (all of them, or those named; for one registry)."""
+        now = _now()
+        ids: list[str | None] = list(event_ids) if event_ids is not None else [None]
+        n = 0
         with self._lock:
-            n = 0
             for eid in ids:
-                n += self._conn.execute("DELETE FROM outbox WHERE event_id = ?", (eid,)).rowcount
+                where, args = _where(state="rejected", event_id=eid, registry=registry)
+                n += self._conn.execute(
+                    f"UPDATE outbox SET state='pending', reason=NULL, updated_at=?{where}",
+                    (now, *args),
+                ).rowcount
         return n
 
-    def drop_state(self, state: State) -> int:
-        with self._lock:
-            return self._conn.execute("DELETE FROM outbox WHERE state = ?", (state,)).rowcount
+    def drop(self, event_ids: Iterable[str], registry: str | None = None) -> int:
+        """Delete the named events' rows (for one registry, or all); returns how many."""
+        return self._delete([(eid, None) for eid in event_ids], registry)
 
-    def _set_pending(self, from_state: str, event_ids: Iterable[str] | None) -> int:
-        now = _now()
+    def drop_state(self, state: State, registry: str | None = None) -> int:
+        """Delete every row in `state` (for one registry, or all); returns how many."""
+        return self._delete([(None, state)], registry)
+
+    def _delete(self, which: list[tuple[str | None, State | None]], registry: str | None) -> int:
+        """Delete rows, journalling each first (so a recovery never brings one back)."""
+        n = 0
         with self._lock:
-            if event_ids is None:
-                return self._conn.execute(
-                    "UPDATE outbox SET state='pending', reason=NULL, updated_at=? WHERE state=?",
-                    (now, from_state),
-                ).rowcount
-            n = 0
-            for eid in event_ids:
-                n += self._conn.execute(
-                    "UPDATE outbox SET state='pending', reason=NULL, updated_at=? "
-                    "WHERE state=? AND event_id=?",
-                    (now, from_state, eid),
-                ).rowcount
-            return n
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                gone: list[tuple[str, str]] = []
+                for eid, state in which:
+                    where, args = _where(state=state, event_id=eid, registry=registry)
+                    gone += self._conn.execute(
+                        f"SELECT event_id, registry FROM outbox{where}", args
+                    ).fetchall()
+                    n += self._conn.execute(f"DELETE FROM outbox{where}", args).rowcount
+                _append_journal(
+                    self.journal, [{"op": "drop", "event_id": e, "registry": r} for e, r in gone]
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return n
 
     def _update(self, sql: str, args: tuple[Any, ...]) -> None:
+        self._changed(sql, args)
+
+    def _changed(self, sql: str, args: tuple[Any, ...]) -> bool:
         with self._lock:
-            self._conn.execute(sql, args)
+            return self._conn.execute(sql, args).rowcount > 0
+
+
+def _where(
+    *, state: str | None = None, event_id: str | None = None, registry: str | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """` WHERE a=? AND b=?` for the conditions given (an empty string for none)."""
+    conds = [(c, v) for c, v in (("state", state), ("event_id", event_id)) if v is not None]
+    if registry is not None:
+        conds.append(("registry", registry_binding(registry)))
+    if not conds:
+        return "", ()
+    return " WHERE " + " AND ".join(f"{c}=?" for c, _ in conds), tuple(v for _, v in conds)
+
+
+# --- opening: the checks, the schema, the migration -------------------------------------------
+
+
+def _damaged(path: Path, why: str) -> OutboxDamaged:
+    journal = journal_path(path)
+    how = (
+        f"rebuild it from its journal with: pith outbox recover ({journal})"
+        if journal.is_file()
+        else f"move it aside; its journal {journal} is missing too"
+    )
+    return OutboxDamaged(f"the outbox {path} is damaged ({why}); {how}")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+
+
+def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
+    """The connection to a healthy outbox file (created when there is none and nothing was
+    ever journalled); else OutboxDamaged."""
+    if path.is_dir():
+        raise _damaged(path, "a folder is in its place")
+    if not path.exists() and not path.is_symlink():
+        if journal.is_file() and journal.stat().st_size > 0:
+            raise _damaged(path, "the file is missing, but its journal holds events")
+        _create(path)
+    elif not path.is_file():
+        raise _damaged(path, "not a regular file")
+    elif path.stat().st_size == 0:  # never left empty: it is created whole, then linked
+        raise _damaged(path, "the file is empty")
+    conn = _connect(path)
+    try:
+        _check(conn, path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _damaged(path, str(exc)) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check(conn: sqlite3.Connection, path: Path) -> None:
+    """SQLite's quick_check, the schema version and the table (raises OutboxDamaged)."""
+    conn.execute("PRAGMA busy_timeout=30000")
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    if problems != ["ok"]:
+        raise _damaged(path, "; ".join(str(p) for p in problems))
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise OutboxDamaged(
+            f"the outbox {path} has schema version {version}, made by a newer pithauthor "
+            f"(this one reads up to {SCHEMA_VERSION}); upgrade pithauthor"
+        )
+    have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
+    if not have:
+        raise _damaged(path, "it holds no outbox table")
+    want = set(COLUMNS) if version == SCHEMA_VERSION else {"event_id", "subject", "body", "state"}
+    if not want <= have:
+        raise _damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
+
+
+def _create(path: Path) -> None:
+    """A new, empty outbox: built whole in a temp file, then linked into place, so that an
+    outbox file that exists always holds the schema (an empty file is damage)."""
+    tmp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    try:
+        conn = _connect(tmp)
+        try:
+            conn.executescript(SCHEMA)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        finally:
+            conn.close()
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made it first: use that
+            os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
+    """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
+    registry) to this schema, once: returns (rows bound, the registry) when it did."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        return None
+    default = registry_binding(None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            conn.execute("ROLLBACK")  # another process migrated it meanwhile
+            return None
+        have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
+        unbound = conn.execute("SELECT count(*) FROM outbox WHERE registry IS NULL").fetchone()[0]
+        conn.execute("ALTER TABLE outbox RENAME TO outbox_v0")
+        conn.execute("DROP INDEX IF EXISTS outbox_state")
+        # executescript would COMMIT first: the new table is made inside this transaction
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        old = [c if c in have else "NULL" for c in COLUMNS]
+        old[COLUMNS.index("registry")] = "COALESCE(registry, ?)"
+        old[COLUMNS.index("attempts")] = "COALESCE(attempts, 0)" if "attempts" in have else "0"
+        conn.execute(
+            f"INSERT INTO outbox ({', '.join(COLUMNS)}) SELECT {', '.join(old)} FROM outbox_v0",
+            (default,),
+        )
+        conn.execute("DROP TABLE outbox_v0")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        conn.execute("ROLLBACK")
+        raise _damaged(path, f"it could not be migrated: {exc}") from None
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return (unbound, default) if unbound else None
+
+
+# --- the journal and recovery -----------------------------------------------------------------
+
+
+def _stored_line(registry: str, stored_at: str, body: str) -> dict[str, object]:
+    return {"op": "store", "registry": registry, "stored_at": stored_at, "event": parse_json(body)}
+
+
+def _append_journal(journal: Path, lines: list[dict[str, object]]) -> None:
+    """Append whole lines in one write, then fsync (a torn last line is skipped on recovery)."""
+    if not lines:
+        return
+    data = "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
+    fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_size:  # never glue a line to a torn one
+            with open(journal, "rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                if existing.read(1) != b"\n":
+                    data = "\n" + data
+        os.write(fd, data.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
+    """Write the journal of a healthy outbox that has none (an older outbox, or a journal
+    deleted): every row, in one atomic file, while no other process can store."""
+    if journal.exists():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not journal.exists():
+            rows = conn.execute(
+                "SELECT registry, stored_at, body FROM outbox ORDER BY stored_at, event_id"
+            ).fetchall()
+            lines = [_stored_line(r, t, b) for r, t, b in rows]
+            text = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines)
+            replace_file(journal, text, mode=0o600)
+    finally:
+        conn.execute("COMMIT")
+
+
+@dataclass
+class Recovered:
+    """What `recover` did."""
+
+    events: int  # rows rebuilt (all pending)
+    registries: dict[str, int]  # rows per registry
+    skipped: int  # journal lines that could not be read or do not verify
+    moved_to: Path | None  # where the damaged file was put (None: there was none)
+
+
+def recover(path: Path | None = None) -> Recovered:
+    """Rebuild a damaged (or missing) outbox from its journal: the damaged file is moved
+    aside (never deleted), and every journalled row not dropped since is stored again as
+    pending. Sending them again is safe: a registry answers 200 for what it already has."""
+    path = path or default_path()
+    journal = journal_path(path)
+    if path.is_file() and path.stat().st_size:
+        try:
+            Outbox(path).close()
+        except OutboxDamaged:
+            pass
+        else:
+            raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
+    if not journal.is_file():
+        raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
+    rows, skipped = _replay(journal)
+    moved = None
+    if path.exists() or path.is_symlink():
+        stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
+        moved = path.with_name(f"{path.name}.damaged-{stamp}")
+        os.replace(path, moved)
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                os.replace(side, moved.with_name(moved.name + suffix))
+    # the new journal is written from the rows, so build the outbox beside the old journal
+    old_journal = journal.with_name(f"{journal.name}.before-recovery-{secrets.token_hex(4)}")
+    os.replace(journal, old_journal)
+    counts: dict[str, int] = {}
+    try:
+        with Outbox(path) as outbox:
+            for registry, events in _by_registry(rows).items():
+                new, _ = outbox.store(events, registry)
+                counts[registry] = new
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.replace(old_journal, journal)
+        raise
+    old_journal.unlink()
+    return Recovered(sum(counts.values()), counts, skipped, moved)
+
+
+def _replay(journal: Path) -> tuple[dict[tuple[str, str], dict[str, object]], int]:
+    """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry)."""
+    rows: dict[tuple[str, str], dict[str, object]] = {}
+    skipped = 0
+    with open(journal, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                op, registry = item["op"], item["registry"]
+                if op == "store":
+                    event = item["event"]
+                    rows[(event["event_id"], registry)] = event
+                elif op == "drop":
+                    rows.pop((item["event_id"], registry), None)
+                else:
+                    skipped += 1
+            except (ValueError, KeyError, TypeError):
+                skipped += 1
+    good = {}
+    for key, event in rows.items():
+        if checked_author_event(event)[1] is None:
+            skipped += 1
+        else:
+            good[key] = event
+    return good, skipped
+
+
+def _by_registry(rows: Mapping[tuple[str, str], dict[str, object]]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for (_, registry), event in rows.items():
+        out.setdefault(registry, []).append(event)
+    return out
+
+
+# --- rows -------------------------------------------------------------------------------------
 
 
 def _row(event: object) -> tuple[str, str, str, str]:
@@ -337,18 +699,19 @@ def _row(event: object) -> tuple[str, str, str, str]:
 
 
 def _entry(row: tuple[Any, ...]) -> OutboxEntry:
+    r = dict(zip(COLUMNS, row, strict=True))
     return OutboxEntry(
-        event_id=row[0],
-        event_type=row[1],
-        subject=row[2],
-        stored=_column(row[3]),
-        state=row[4],
-        stored_at=row[5],
-        updated_at=row[6],
-        attempts=row[7],
-        registry=row[8],
-        answer=_column(row[9]) if row[9] else None,
-        reason=row[10],
+        event_id=r["event_id"],
+        event_type=r["event_type"],
+        subject=r["subject"],
+        stored=_column(r["body"]),
+        state=r["state"],
+        stored_at=r["stored_at"],
+        updated_at=r["updated_at"],
+        attempts=r["attempts"],
+        registry=r["registry"],
+        answer=_column(r["answer"]) if r["answer"] else None,
+        reason=r["reason"],
     )
 
 

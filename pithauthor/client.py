@@ -68,7 +68,9 @@ __all__ = [
     "env_token_origin",
     "fetch_subject",
     "forget_token",
+    "is_local_registry",
     "read_subject",
+    "registry_binding",
     "registry_url",
     "resolve_arxiv",
     "store_token",
@@ -98,6 +100,20 @@ def registry_url(registry: str | None = None) -> str:
     if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
         raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
     return url
+
+
+def registry_binding(registry: str | None = None) -> str:
+    """The registry an outbox row is bound to, in one spelling: `registry_url(registry)` with
+    its scheme and host lowercased (`HTTP://LocalHost:8787/` and `http://localhost:8787` are one
+    registry; a path, if any, is kept: two registries may share a host)."""
+    url = registry_url(registry)
+    parts = urlsplit(url)
+    return origin(url) + parts.path
+
+
+def is_local_registry(registry: str) -> bool:
+    """True when the registry URL's host is loopback (a local registry, for dry runs)."""
+    return is_loopback(urlsplit(registry_url(registry)).hostname or "")
 
 
 def _failed(report: Any) -> str:

@@ -1,7 +1,9 @@
 """Submit signed events: store them in the outbox, then send each exactly once.
 
-Every event is stored in the outbox before any network I/O; `submit_pending` sends what is
-pending, in parallel, and records each answer, so a batch arrives exactly once whatever fails.
+Every event is stored in the outbox before any network I/O, bound to the registry it is for;
+`submit_pending` sends what is pending for one registry, in parallel, and records each answer
+(only that registry's answer counts for its rows), so a batch arrives exactly once whatever
+fails; `submit_everywhere` does so for every registry the outbox holds rows for.
 Concurrent `pith submit` processes share the work: each event is sent by the one process that
 holds its lease in the outbox (see `pithauthor._outbox`); the others wait for its answer.
 Talking to one registry (fetch, verify, POST one event) is `pithauthor.client`.
@@ -21,11 +23,23 @@ from pathlib import Path
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._files import check_output_file
 from pithauthor._http import RegistryAnswerError
-from pithauthor._outbox import STATES, Outbox, OutboxEntry, new_lease_owner
+from pithauthor._outbox import (
+    STATES,
+    Note,
+    Outbox,
+    OutboxDamaged,
+    OutboxEntry,
+    Recovered,
+    new_lease_owner,
+    recover,
+)
+from pithauthor._paths import pith_home
+from pithauthor._record_cache import DB_NAME as CACHE_NAME
+from pithauthor._record_cache import RecordCache
 
 # Named in docs/submit.md before `pithauthor.client` existed; still importable from here.
 from pithauthor.client import DEFAULT_REGISTRY as DEFAULT_REGISTRY
-from pithauthor.client import RegistryClient
+from pithauthor.client import RegistryClient, registry_binding
 from pithauthor.client import RetryPolicy as RetryPolicy
 from pithauthor.client import default_trust as default_trust
 from pithauthor.client import fetch_subject as fetch_subject
@@ -36,12 +50,20 @@ from pithauthor.errors import AuthError, InputError, NetworkError, PithError, Re
 __all__ = [
     "STATES",
     "Outbox",
+    "OutboxDamaged",
+    "OutboxEntry",
+    "Recovered",
     "SubmitResult",
     "append_jsonl",
     "check_destination",
+    "combined",
     "deliver",
+    "paper_titles",
+    "pending_by_registry",
+    "recover",
     "store_in_outbox",
     "submit_events",
+    "submit_everywhere",
     "submit_pending",
 ]
 
@@ -97,10 +119,29 @@ class SubmitResult:
         }
 
 
-def store_in_outbox(events: Iterable[AuthorEvent]) -> None:
-    """Store signed events in the outbox (atomically; an event already there is kept)."""
-    with Outbox() as outbox:
-        outbox.store(events)
+def combined(results: Sequence[SubmitResult]) -> dict[str, object]:
+    """Several registries' results as one `--json` report: the lists joined, `ok` when every
+    one is, `registry` when there was one, and each registry's own result in `registries`."""
+    joined: dict[str, object] = {
+        "ok": all(r.ok for r in results),
+        "registry": results[0].registry if len(results) == 1 else None,
+    }
+    for name in ("accepted", "duplicates", "pending", "elsewhere"):
+        joined[name] = [eid for r in results for eid in getattr(r, name)]
+    joined["rejected"] = {k: v for r in results for k, v in r.rejected.items()}
+    errors = [str(r.error) for r in results if r.error is not None]
+    joined["error"] = errors[0] if errors else None
+    joined["registries"] = [r.as_dict() for r in results]
+    return joined
+
+
+def store_in_outbox(
+    events: Iterable[AuthorEvent], registry: str | None = None, *, note: Note | None = None
+) -> tuple[int, int]:
+    """Store signed events in the outbox for `registry` (default: the default registry),
+    atomically; an event already there for it is kept. Returns (new, already there)."""
+    with Outbox(note=note) as outbox:
+        return outbox.store(events, registry)
 
 
 def submit_pending(
@@ -111,8 +152,11 @@ def submit_pending(
     progress: Progress | None = None,
     outbox_path: Path | None = None,
     lease_seconds: float = LEASE_SECONDS,
+    note: Note | None = None,
 ) -> SubmitResult:
-    """Send every pending event of the outbox; each answer is recorded as it comes.
+    """Send the pending events bound to one registry (`client`'s, else `registry`, else the
+    default); each answer is recorded as it comes. Rows bound to other registries are not
+    touched (`submit_everywhere` sends those).
 
     An event another live process is sending is left to it: this call waits (at most
     `lease_seconds`) for its answer and lists it in `elsewhere`.
@@ -122,11 +166,53 @@ def submit_pending(
     own = client is None
     client = client or RegistryClient(registry, max_connections=max(parallel, 4))
     try:
-        with Outbox(outbox_path) as outbox:
+        with Outbox(outbox_path, note=note) as outbox:
             return _send_all(client, outbox, parallel, progress, lease_seconds)
     finally:
         if own:
             client.close()
+
+
+def pending_by_registry(
+    outbox_path: Path | None = None, *, note: Note | None = None
+) -> dict[str, int]:
+    """How many pending events are bound to each registry."""
+    with Outbox(outbox_path, note=note) as outbox:
+        return {r: outbox.counts(r)["pending"] for r in outbox.registries("pending")}
+
+
+def submit_everywhere(
+    connect: Callable[[str], RegistryClient],
+    *,
+    parallel: int = 8,
+    progress: Callable[[str], Progress | None] | None = None,
+    outbox_path: Path | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+    note: Note | None = None,
+) -> list[SubmitResult]:
+    """Send every pending event to the registry it is bound to: one `submit_pending` per
+    registry, with the client `connect(registry)` builds. A registry that fails (cannot be
+    reached, refuses the token) does not stop the others: its result carries the error."""
+    results = []
+    for where in pending_by_registry(outbox_path, note=note):
+        try:
+            client = connect(where)
+        except PithError as exc:
+            with Outbox(outbox_path) as outbox:
+                left = [e.event_id for e in outbox.entries("pending", where)]
+            results.append(SubmitResult(registry=where, pending=left, error=exc))
+            continue
+        with client:
+            results.append(
+                submit_pending(
+                    client=client,
+                    parallel=parallel,
+                    progress=progress(where) if progress else None,
+                    outbox_path=outbox_path,
+                    lease_seconds=lease_seconds,
+                )
+            )
+    return results
 
 
 def _send_all(
@@ -137,7 +223,8 @@ def _send_all(
     lease_seconds: float,
 ) -> SubmitResult:
     owner = new_lease_owner()
-    entries = outbox.entries("pending")
+    where = registry_binding(client.base_url)  # the rows this client may answer for
+    entries = outbox.entries("pending", where)
     result = SubmitResult(registry=client.base_url)
     mine: set[str] = set()  # events this call claimed (and so sent, or tried to)
     stop = threading.Event()
@@ -162,11 +249,9 @@ def _send_all(
             status, answer = client.submit(entry.event, url)
         except RegistryAnswerError as exc:
             if exc.from_post:
-                outbox.mark_rejected(
-                    entry.event_id, client.base_url, str(exc), exc.answer, attempted=True
-                )
+                outbox.mark_rejected(entry.event_id, where, str(exc), exc.answer, attempted=True)
             elif posted:
-                outbox.attempt(entry.event_id)
+                outbox.attempt(entry.event_id, where)
             with lock:
                 if exc.from_post:
                     result.rejected[entry.event_id] = str(exc)
@@ -175,13 +260,13 @@ def _send_all(
             return exc.from_post
         except PithError as exc:
             if posted:
-                outbox.attempt(entry.event_id)
+                outbox.attempt(entry.event_id, where)
             if isinstance(exc, AuthError | NetworkError):
                 stop.set()  # every other request would fail the same way
             with lock:
                 result.error = result.error or exc
             return False
-        outbox.mark_accepted(entry.event_id, client.base_url, answer, attempted=True)
+        outbox.mark_accepted(entry.event_id, where, answer, attempted=True)
         with lock:
             result.accepted.append(entry.event_id)
             if status == 200:
@@ -190,7 +275,7 @@ def _send_all(
 
     def send(entry: OutboxEntry) -> None:
         """Send `entry` if this call can claim it (another process may hold it)."""
-        if stop.is_set() or not outbox.claim(entry.event_id, owner, lease_seconds):
+        if stop.is_set() or not outbox.claim(entry.event_id, owner, lease_seconds, registry=where):
             return
         with lock:
             mine.add(entry.event_id)
@@ -199,7 +284,7 @@ def _send_all(
             answered = send_claimed(entry)
         finally:
             if not answered:
-                outbox.release(entry.event_id, owner)
+                outbox.release(entry.event_id, owner, registry=where)
 
     def send_counted(entry: OutboxEntry) -> None:
         nonlocal done
@@ -217,8 +302,8 @@ def _send_all(
             list(pool.map(send_counted, entries))
     others = {e.event_id for e in entries} - mine
     if others:
-        _wait_for_others(outbox, owner, others, mine, stop, lease_seconds, send)
-    result.pending = [e.event_id for e in outbox.entries("pending")]
+        _wait_for_others(outbox, owner, where, others, mine, stop, lease_seconds, send)
+    result.pending = [e.event_id for e in outbox.entries("pending", where)]
     result.elsewhere = sorted({e.event_id for e in entries} - mine - set(result.pending))
     return result
 
@@ -226,6 +311,7 @@ def _send_all(
 def _wait_for_others(
     outbox: Outbox,
     owner: str,
+    where: str,
     others: set[str],
     mine: set[str],
     stop: threading.Event,
@@ -236,12 +322,12 @@ def _wait_for_others(
     expired or whose owner died (`send` claims before it sends, and sends each at most once)."""
     deadline = time.monotonic() + lease_seconds
     while not stop.is_set():
-        waiting = [e for e in outbox.entries("pending") if e.event_id in others - mine]
+        waiting = [e for e in outbox.entries("pending", where) if e.event_id in others - mine]
         if not waiting:
             return
         for entry in waiting:
             send(entry)
-        held = set(outbox.leased_elsewhere(owner)) & others
+        held = set(outbox.leased_elsewhere(owner, where)) & others
         if not held or time.monotonic() > deadline:
             return
         time.sleep(WAIT_POLL)
@@ -250,9 +336,37 @@ def _wait_for_others(
 def submit_events(
     events: Iterable[AuthorEvent], *, registry: str | None = None, parallel: int = 8
 ) -> SubmitResult:
-    """Store `events` in the outbox, then send everything pending (for `--submit`)."""
-    store_in_outbox(events)
+    """Store `events` in the outbox for `registry`, then send what is pending for it."""
+    store_in_outbox(events, registry)
     return submit_pending(registry=registry, parallel=parallel)
+
+
+def paper_titles(entries: Iterable[OutboxEntry]) -> dict[str, str]:
+    """The titles of the papers entries are about (by Pith Number), where a record of the
+    entry's registry is cached locally (`pith cite` keeps the records it fetched): a label for
+    `pith outbox list`, never a check."""
+    titles: dict[str, str] = {}
+    wanted = list(entries)
+    if not wanted or not (pith_home() / "cache" / CACHE_NAME).is_file():
+        return titles  # no cache: none is made just to list the outbox
+    cache = RecordCache()
+    try:
+        for e in wanted:
+            if e.subject not in titles:
+                doc = cache.record(e.registry, e.subject.rsplit(":", 1)[-1])
+                title = _title(doc) if doc is not None else None
+                if title:
+                    titles[e.subject] = title
+    finally:
+        cache.close()
+    return titles
+
+
+def _title(doc: Mapping[str, object]) -> str | None:
+    canon = doc.get("canonical_record")
+    meta = canon.get("metadata") if isinstance(canon, dict) else None
+    title = meta.get("title") if isinstance(meta, dict) else None
+    return " ".join(title.split()) if isinstance(title, str) and title.strip() else None
 
 
 # --- where freshly signed events go ------------------------------------------------------------
@@ -270,10 +384,13 @@ def deliver(
     *,
     show: Callable[[str], None] | None = None,
     submit: bool = False,
+    registry: str | None = None,
+    note: Note | None = None,
 ) -> str:
     """Put signed events where asked: appended to `out` (JSONL), one line each to `show`
-    ("stdout"), and into the outbox when `submit` is set or nowhere else was named.
-    Returns where they went, e.g. `out.jsonl and the outbox`."""
+    ("stdout"), and into the outbox (bound to `registry`, default the default registry) when
+    `submit` is set or nowhere else was named. Returns where they went, e.g. `out.jsonl and
+    the outbox`."""
     check_destination(out)
     places = []
     if out is not None:
@@ -284,7 +401,7 @@ def deliver(
             show(_jsonl(event))
         places.append("stdout")
     if submit or not places:
-        store_in_outbox(list(events))
+        store_in_outbox(list(events), registry, note=note)
         places.append("the outbox")
     return " and ".join(places)
 

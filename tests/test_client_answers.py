@@ -131,7 +131,7 @@ def test_unknown_registry_key_is_refused(server: RegistryServer) -> None:
 def test_401_stops_the_batch_and_keeps_the_outbox(tmp_path: Path) -> None:
     srv = start_server(tmp_path / "reg", token="t0ken")
     try:
-        store_in_outbox(citations(3))
+        store_in_outbox(citations(3), srv.url)
         with RegistryClient(srv.url, trust=pinned_trust(), token="") as client:
             client.trust_local_registry()
             result = submit_pending(client=client)
@@ -216,7 +216,7 @@ def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryS
     from pithauthor._core.subject import Subject
 
     unknown = Subject(PithNumber.from_digest("22" * 32, 2022), "22" * 32)
-    store_in_outbox([citation(TestSigner(), 1, subject=unknown)])
+    store_in_outbox([citation(TestSigner(), 1, subject=unknown)], server.url)
     with RegistryClient(server.url, trust=pinned_trust()) as client:
         client.trust_local_registry()
         result = submit_pending(client=client)
@@ -227,7 +227,7 @@ def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryS
 
 
 def test_answer_that_is_not_json_keeps_the_events_pending(server: RegistryServer) -> None:
-    store_in_outbox(citations(2))
+    store_in_outbox(citations(2), server.url)
     with RegistryClient(server.url, trust=pinned_trust()) as client:
         client.trust_local_registry()
         client.record(REAL_NUMBER)  # cached: verified from the real server
@@ -244,7 +244,7 @@ def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServ
     from registry_helpers import TestSigner, citation
 
     event = citation(TestSigner(), 1)
-    store_in_outbox([event])
+    store_in_outbox([event], server.url)
     # the stored copy is altered behind pith's back: its event_id no longer matches, so the
     # registry's own checks refuse it with 422
     with Outbox() as outbox:

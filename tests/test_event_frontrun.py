@@ -192,7 +192,7 @@ def test_submit_of_the_genuine_event_succeeds_after_every_variant(
     event = attestation(TestSigner())
     for body in variants(event).values():
         assert post(server, event["event_id"], event["event_type"], body).is_client_error
-    store_in_outbox([event])
+    store_in_outbox([event], server.url)
     policy = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.05)
     with RegistryClient(server.url, trust=pinned_trust(), retry=policy) as client:
         client.trust_local_registry()

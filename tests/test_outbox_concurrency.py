@@ -59,7 +59,7 @@ def test_concurrent_submit_processes_send_each_event_exactly_once(tmp_path: Path
     counts = _count_posts(server)
     try:
         events = citations(EVENTS, TestSigner())
-        store_in_outbox(events)
+        store_in_outbox(events, server.url)
         manifest = manifest_file(server.url, tmp_path / "reg", tmp_path / "m.json")
         env = {**os.environ, "PITH_REGISTRY": server.url, "PITH_TRUST": str(manifest)}
         procs = [_submit_process(env) for _ in range(PROCESSES)]
@@ -99,13 +99,14 @@ def test_leases_of_a_dead_or_expired_sender_are_taken_over_a_live_one_is_left(
     counts = _count_posts(server)
     try:
         dead, expired, live = citations(3, TestSigner())
-        store_in_outbox([dead, expired, live])
+        store_in_outbox([dead, expired, live], server.url)
         host = socket.gethostname()
         with Outbox() as outbox:
-            assert outbox.claim(dead["event_id"], f"{host}:{_dead_pid()}:aa", 600)
-            assert outbox.claim(expired["event_id"], "elsewhere:1:bb", -1)
-            assert outbox.claim(live["event_id"], f"{host}:{os.getpid()}:cc", 600)
-            assert not outbox.claim(live["event_id"], f"{host}:{os.getpid()}:dd", 600)
+            url = server.url
+            assert outbox.claim(dead["event_id"], f"{host}:{_dead_pid()}:aa", 600, registry=url)
+            assert outbox.claim(expired["event_id"], "elsewhere:1:bb", -1, registry=url)
+            assert outbox.claim(live["event_id"], f"{host}:{os.getpid()}:cc", 600, registry=url)
+            assert not outbox.claim(live["event_id"], f"{host}:{os.getpid()}:dd", 600, registry=url)
         manifest = manifest_file(server.url, tmp_path / "reg", tmp_path / "m.json")
         trust = default_trust([manifest])
         with RegistryClient(server.url, trust=trust) as client:
@@ -117,7 +118,8 @@ def test_leases_of_a_dead_or_expired_sender_are_taken_over_a_live_one_is_left(
     assert counts[live["event_id"]] == 0
     assert counts[dead["event_id"]] == counts[expired["event_id"]] == 1
     with Outbox() as outbox:
-        assert outbox.claim(live["event_id"], f"{host}:{os.getpid()}:cc", 600)  # still its own
+        # still its own
+        assert outbox.claim(live["event_id"], f"{host}:{os.getpid()}:cc", 600, registry=url)
 
 
 def test_an_outbox_made_before_leases_is_upgraded_in_place(tmp_path: Path) -> None:
@@ -133,11 +135,12 @@ def test_an_outbox_made_before_leases_is_upgraded_in_place(tmp_path: Path) -> No
         )
     (event,) = citations(1, TestSigner())
     with Outbox(path) as outbox:
-        outbox.store([event])
-        assert outbox.claim(event["event_id"], "a:1:x", 60)
-        assert not outbox.claim(event["event_id"], "b:2:y", 60)
-        outbox.release(event["event_id"], "a:1:x")
-        assert outbox.claim(event["event_id"], "b:2:y", 60)
+        url = "http://127.0.0.1:1"
+        outbox.store([event], url)
+        assert outbox.claim(event["event_id"], "a:1:x", 60, registry=url)
+        assert not outbox.claim(event["event_id"], "b:2:y", 60, registry=url)
+        outbox.release(event["event_id"], "a:1:x", registry=url)
+        assert outbox.claim(event["event_id"], "b:2:y", 60, registry=url)
         assert [e.event_id for e in outbox.entries("pending")] == [event["event_id"]]
 
 
@@ -154,7 +157,7 @@ def test_a_killed_submit_loses_nothing_and_its_leases_are_taken_over_at_once(
     counts = _count_posts(server)
     try:
         events = citations(4, TestSigner())
-        store_in_outbox(events)
+        store_in_outbox(events, server.url)
         manifest = manifest_file(server.url, tmp_path / "reg", tmp_path / "m.json")
         env = {**os.environ, "PITH_REGISTRY": server.url, "PITH_TRUST": str(manifest)}
         proc = _submit_process(env)

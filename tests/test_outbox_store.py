@@ -42,10 +42,10 @@ def test_outbox_file_and_folder_are_private(isolated_home: Path) -> None:
 
 def test_states_retry_and_drop(isolated_home: Path) -> None:
     a, b, c = citations(3, TestSigner())
-    store_in_outbox([a, b, c])
+    store_in_outbox([a, b, c], "http://127.0.0.1:1")
     with Outbox() as outbox:
-        outbox.mark_accepted(a["event_id"], "http://127.0.0.1:1", {"status": "accepted"})
-        outbox.mark_rejected(b["event_id"], "http://127.0.0.1:1", "bad", {"error": "bad"})
+        assert outbox.mark_accepted(a["event_id"], "http://127.0.0.1:1", {"status": "accepted"})
+        assert outbox.mark_rejected(b["event_id"], "http://127.0.0.1:1", "bad", {"error": "x"})
         assert outbox.counts() == {"pending": 1, "accepted": 1, "rejected": 1}
         assert outbox.get(b["event_id"]).reason == "bad"  # type: ignore[union-attr]
         assert outbox.retry() == 1
@@ -55,9 +55,9 @@ def test_states_retry_and_drop(isolated_home: Path) -> None:
 
 def test_outbox_cli_lists_retries_and_drops(isolated_home: Path, pith: RunPith) -> None:
     events = citations(2)
-    store_in_outbox(events)
+    store_in_outbox(events, "http://127.0.0.1:1")
     with Outbox() as outbox:
-        outbox.mark_rejected(events[0]["event_id"], "x", "no", None)
+        outbox.mark_rejected(events[0]["event_id"], "http://127.0.0.1:1", "no", None)
     listed = pith("outbox", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     states = {e["event_id"]: e["state"] for e in json.loads(listed.stdout)}

@@ -25,8 +25,8 @@ def _submit(url: str, parallel: int = 4) -> object:
 
 def test_every_accepted_event_counts_exactly_one_attempt(tmp_path: Path) -> None:
     events = citations(12)
-    store_in_outbox(events)
     server = start_server(tmp_path / "reg")
+    store_in_outbox(events, server.url)
     try:
         result = _submit(server.url)
     finally:
@@ -41,7 +41,8 @@ def test_every_accepted_event_counts_exactly_one_attempt(tmp_path: Path) -> None
 
 def test_an_event_the_registry_refuses_is_rejected_after_one_attempt(tmp_path: Path) -> None:
     bad, good = citations(2)
-    store_in_outbox([bad, good])
+    server = start_server(tmp_path / "reg")
+    store_in_outbox([bad, good], server.url)
     # the stored copy of `bad` is altered behind pith's back, so only the registry, which
     # verifies every event it is sent, can tell: it must refuse it and store only `good`
     with Outbox() as outbox:
@@ -49,7 +50,6 @@ def test_an_event_the_registry_refuses_is_rejected_after_one_attempt(tmp_path: P
             "UPDATE outbox SET body = ? WHERE event_id = ?",
             (json.dumps({**bad, "created_at": "2026-11-29T12:00:01Z"}), bad["event_id"]),
         )
-    server = start_server(tmp_path / "reg")
     try:
         _submit(server.url, parallel=2)
         record = server.store.find(REAL_NUMBER.rsplit(":", 1)[1])

@@ -61,7 +61,7 @@ def test_every_event_accepted_once_when_a_third_of_requests_fail(tmp_path: Path,
     server = start_server(tmp_path / "reg", faults=faults)
     try:
         events = citations(30)
-        store_in_outbox(events)
+        store_in_outbox(events, server.url)
         with client_for(server.url, timeout=0.15) as client:
             result = submit_pending(client=client, parallel=4)
             trust = client.trust
@@ -82,7 +82,7 @@ def test_a_501_is_not_retried_and_leaves_every_event_pending(tmp_path: Path) -> 
     server = start_server(tmp_path / "reg", faults=faults)
     try:
         events = citations(3)
-        store_in_outbox(events)
+        store_in_outbox(events, server.url)
         with client_for(server.url) as client:
             result = submit_pending(client=client, parallel=1)
     finally:
@@ -99,7 +99,7 @@ def test_all_fault_kinds_mixed_with_parallel_submission(tmp_path: Path) -> None:
     server = start_server(tmp_path / "reg", faults=faults)
     try:
         events = citations(45)
-        store_in_outbox(events)
+        store_in_outbox(events, server.url)
         with client_for(server.url, timeout=0.15) as client:
             result = submit_pending(client=client, parallel=8)
             trust = client.trust
@@ -117,7 +117,7 @@ def test_registry_killed_in_mid_batch_and_restarted(tmp_path: Path) -> None:
     proc = spawn_server(data, port, delay=0.02)
     url = f"http://127.0.0.1:{port}"
     events = citations(120)
-    store_in_outbox(events)
+    store_in_outbox(events, url)
     patient = RetryPolicy(max_attempts=40, base_delay=0.05, max_delay=0.4)
     client = client_for(url, retry=patient)
     outcome: dict[str, Any] = {}
@@ -193,8 +193,8 @@ def _wait_for_accepted(n: int, timeout: float = 30) -> None:
 
 def test_dead_network_is_one_error_and_the_outbox_stays_pending(tmp_path: Path) -> None:
     events = citations(3)
-    store_in_outbox(events)
     url = f"http://127.0.0.1:{free_port()}"
+    store_in_outbox(events, url)
     with RegistryClient(url, retry=RetryPolicy(max_attempts=2, base_delay=0.01)) as client:
         result = submit_pending(client=client)
     assert result.error is not None and "did not answer" in str(result.error)

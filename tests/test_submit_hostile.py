@@ -112,7 +112,7 @@ def test_an_answer_that_is_not_the_events_acceptance_leaves_it_pending(
     hostile = _hostile(real, ANSWERS[name], other)
     url = f"http://127.0.0.1:{hostile.server_address[1]}"
     try:
-        store_in_outbox(citations(2))
+        store_in_outbox(citations(2), url)
         with RegistryClient(url, trust=pinned_trust(), token="secret-token") as client:
             client.http.retry = RetryPolicy(max_attempts=1, base_delay=0.0)
             client.trust_local_registry()

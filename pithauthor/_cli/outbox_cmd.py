@@ -1,4 +1,5 @@
-"""`pith outbox list|retry|drop`: the events waiting for, accepted by, or rejected by a registry."""
+"""`pith outbox list|retry|drop|recover`: the events waiting for, accepted by, or rejected by
+the registry each is bound to."""
 
 from __future__ import annotations
 
@@ -8,40 +9,50 @@ from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
 
-outbox_app = new_app("The events waiting for, accepted by, or rejected by a registry.")
+outbox_app = new_app("The events waiting for, accepted by, or rejected by their registry.")
+REGISTRY_ONLY = typer.Option(
+    None, "--registry", help="Only the events bound to this registry (default: all)."
+)
 
 
 @outbox_app.command("list")
 def outbox_list(
     state: str | None = typer.Option(None, "--state", help="pending, accepted or rejected."),
+    registry: str | None = REGISTRY_ONLY,
     as_json: bool = typer.Option(False, "--json", help="Print entries as JSON."),
 ) -> None:
-    """List the outbox (newest last)."""
-    from pithauthor.submit import STATES, Outbox
+    """List the outbox (oldest first): state, date stored, registry, event, paper."""
+    from pithauthor.submit import STATES, Outbox, paper_titles
 
     if state is not None and state not in STATES:
         raise InputError(f"--state must be one of {', '.join(STATES)}")
-    with Outbox() as outbox:
-        entries = outbox.entries(state)
-        counts = outbox.counts()
+    with Outbox(note=message) as outbox:
+        entries = outbox.entries(state, registry)
+        counts = outbox.counts(registry)
+    titles = paper_titles(entries)
     if as_json:
-        emit_json([e.summary() for e in entries])
+        emit_json([{**e.summary(), "title": titles.get(e.subject)} for e in entries])
         return
     for e in entries:
         extra = f"  {e.reason}" if e.reason else ""
-        data(f"{e.state:<9} {e.event_id}  {e.event_type:<19} {e.subject}{extra}")
+        paper = titles.get(e.subject) or e.subject
+        data(
+            f"{e.state:<9} {e.stored_at[:10]}  {e.registry}  {e.event_id[:19]}…  "
+            f"{e.event_type:<19} {paper}{extra}"
+        )
     message(", ".join(f"{n} {s}" for s, n in counts.items()))
 
 
 @outbox_app.command("retry")
 def outbox_retry(
     event_ids: list[str] = typer.Argument(None, help="Events to retry (default: all rejected)."),
+    registry: str | None = REGISTRY_ONLY,
 ) -> None:
     """Put rejected events back to pending (then run `pith submit`)."""
     from pithauthor.submit import Outbox
 
-    with Outbox() as outbox:
-        n = outbox.retry(event_ids or None)
+    with Outbox(note=message) as outbox:
+        n = outbox.retry(event_ids or None, registry)
     message(f"{n} event(s) pending again; send them with: pith submit")
 
 
@@ -50,17 +61,37 @@ def outbox_drop(
     event_ids: list[str] = typer.Argument(None, help="Events to delete from the outbox."),
     rejected: bool = typer.Option(False, "--rejected", help="Drop every rejected event."),
     accepted: bool = typer.Option(False, "--accepted", help="Drop every accepted event."),
+    registry: str | None = REGISTRY_ONLY,
 ) -> None:
     """Delete events from the outbox (they are not withdrawn from any registry)."""
     from pithauthor.submit import Outbox
 
     if not (event_ids or rejected or accepted):
         raise InputError("name event ids, or pass --rejected / --accepted")
-    with Outbox() as outbox:
-        n = outbox.drop(event_ids or [])
-        n += outbox.drop_state("rejected") if rejected else 0
-        n += outbox.drop_state("accepted") if accepted else 0
+    with Outbox(note=message) as outbox:
+        n = outbox.drop(event_ids or [], registry)
+        n += outbox.drop_state("rejected", registry) if rejected else 0
+        n += outbox.drop_state("accepted", registry) if accepted else 0
     message(f"dropped {n} event(s)")
+
+
+@outbox_app.command("recover")
+def outbox_recover() -> None:
+    """Rebuild a damaged outbox from its journal (outbox.journal.jsonl beside it): the damaged
+    file is kept aside, every event not dropped is pending again for its own registry."""
+    from pithauthor.submit import recover
+
+    done = recover()
+    if done.moved_to is not None:
+        message(f"the damaged outbox is kept as {done.moved_to}")
+    for where, n in done.registries.items():
+        message(f"recovered {n} event(s) for {where}")
+    if done.skipped:
+        message(f"skipped {done.skipped} journal line(s) that could not be read or verified")
+    message(
+        f"{done.events} event(s) pending; `pith submit` sends them (a registry that has one "
+        "already answers 'already there')"
+    )
 
 
 def register(app: typer.Typer) -> None:

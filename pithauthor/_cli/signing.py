@@ -21,7 +21,7 @@ def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
     """Send what is pending in the outbox; events that cannot go now stay there."""
     from pithauthor.submit import submit_pending
 
-    result = submit_pending(client=registry.client)
+    result = submit_pending(client=registry.client, note=message)
     if not quiet:
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
@@ -82,7 +82,14 @@ class Output:
         from pithauthor.submit import deliver
 
         show = data if self.print_events else None
-        self.destination = deliver(events, self.out, show=show, submit=self.submit)
+        self.destination = deliver(
+            events,
+            self.out,
+            show=show,
+            submit=self.submit,
+            registry=self.registry.options[0],
+            note=message,
+        )
         return self.destination
 
     def send(self) -> None:
@@ -90,7 +97,10 @@ class Output:
         if self.submit:
             submit_now(self.registry)
         elif "the outbox" in self.destination:
-            message("next: `pith submit` sends the outbox to the registry")
+            from pithauthor.client import registry_binding
+
+            where = registry_binding(self.registry.options[0])
+            message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
         elif self.out is not None:
             message(f"next: `pith submit {self.out}` sends them to the registry")
 

@@ -1,19 +1,29 @@
-"""`pith submit`: send the outbox (and a file's events) to a registry."""
+"""`pith submit`: send the outbox (and a file's events) to the registries they are for."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from pithauthor._cli.output import data, emit_json, message
-from pithauthor._cli.registryopts import LOCAL_HELP, REGISTRY_HELP, TRUST_HELP, make_client
+from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, make_client
+
+if TYPE_CHECKING:
+    from pithauthor.client import RegistryClient
+    from pithauthor.submit import SubmitResult
 
 
 def submit(
     file: str | None = typer.Argument(None, help="Signed events (JSON or JSONL) to add first."),
-    registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
+    registry: str | None = typer.Option(
+        None,
+        "--registry",
+        help="Send only the events bound to this registry (FILE's events are bound to it); "
+        "default: every pending event to its own registry ($PITH_REGISTRY or "
+        "https://pith.science for FILE's).",
+    ),
     parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Requests in flight."),
     trust_manifest: list[str] = typer.Option(
         [], "--trust-manifest", metavar="FILE", help=TRUST_HELP
@@ -23,28 +33,73 @@ def submit(
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Send every pending event of the outbox (after storing FILE's events, if given)."""
-    from pithauthor.submit import Outbox, submit_pending
+    """Send every pending event of the outbox to the registry it was signed for (after
+    storing FILE's events for --registry or the default, if given)."""
+    from pithauthor.client import is_local_registry, registry_binding
+    from pithauthor.submit import (
+        Outbox,
+        combined,
+        pending_by_registry,
+        submit_everywhere,
+        submit_pending,
+    )
     from pithauthor.verify import read_documents
 
+    bound = registry_binding(registry) if registry is not None else None
     if file is not None:
         docs = read_documents(file)
-        with Outbox() as outbox:
-            new, old = outbox.store(docs)
-        message(f"stored {new} new event(s) in the outbox ({old} already there)")
-    client = make_client(registry, trust_manifest, trust_local, parallel, retries, timeout)
-    with client, _progress(not as_json) as progress:
-        result = submit_pending(client=client, parallel=parallel, progress=progress)
+        with Outbox(note=message) as outbox:
+            new, old = outbox.store(docs, registry)
+        where = bound or registry_binding(None)
+        message(f"stored {new} new event(s) in the outbox for {where} ({old} already there)")
+    pending = pending_by_registry(note=message)
+
+    def connect(where: str) -> RegistryClient:
+        # a local registry's key is trusted for the local registries only
+        local = trust_local and is_local_registry(where)
+        return make_client(where, trust_manifest, local, parallel, retries, timeout)
+
+    with _progress(not as_json) as progress:
+        results: list[SubmitResult]
+        if bound is not None:
+            _announce({bound: pending.get(bound, 0)})
+            others = {r: n for r, n in pending.items() if r != bound}
+            if others:
+                message(
+                    f"not sent now: {_counted(others)} (they go only to their own registry; "
+                    "`pith submit` sends them)"
+                )
+            with connect(bound) as client:
+                results = [submit_pending(client=client, parallel=parallel, progress=progress)]
+        else:
+            _announce(pending)
+            results = submit_everywhere(connect, parallel=parallel, progress=lambda _r: progress)
     if as_json:
-        emit_json(result.as_dict())
+        emit_json(combined(results))
     else:
-        data(result.summary())
-        for eid, reason in result.rejected.items():
-            message(f"rejected {eid}: {reason}")
-    if result.error is not None:
-        raise result.error
-    if result.rejected:
+        for result in results:
+            data(result.summary())
+            for eid, reason in result.rejected.items():
+                message(f"rejected {eid}: {reason}")
+        if not results:
+            data("nothing pending in the outbox")
+    for result in results:
+        if result.error is not None:
+            raise result.error
+    if any(r.rejected for r in results):
         raise typer.Exit(1)
+
+
+def _counted(pending: dict[str, int]) -> str:
+    """`3 event(s) to https://pith.science, 1 to http://127.0.0.1:8787`."""
+    items = enumerate(pending.items())
+    return ", ".join(f"{n} {'event(s) ' if i == 0 else ''}to {r}" for i, (r, n) in items)
+
+
+def _announce(pending: dict[str, int]) -> None:
+    """Say, before any request, how many events go to which registry."""
+    if any(pending.values()):
+        message(f"sending {_counted(pending)}")
 
 
 class _progress:

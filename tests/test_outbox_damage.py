@@ -1,0 +1,181 @@
+"""A damaged outbox is said (one line naming the file, exit 2), never read as an empty one, and
+`pith outbox recover` rebuilds it from its journal without bringing back what was dropped."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import RunPith, assert_one_line_error
+from registry_helpers import TestSigner, citations
+
+from pithauthor._outbox import SCHEMA_VERSION, Outbox, OutboxDamaged
+from pithauthor.submit import store_in_outbox
+
+SIDES = ("-wal", "-shm")
+LOCAL = "http://127.0.0.1:9"  # never contacted: these tests end before any request
+
+
+def _db(home: Path) -> Path:
+    return home / "outbox" / "outbox.sqlite3"
+
+
+def _random_bytes(db: Path) -> None:
+    db.write_bytes(os.urandom(db.stat().st_size))
+
+
+def _truncated(db: Path) -> None:
+    with open(db, "r+b") as handle:
+        handle.truncate(db.stat().st_size // 2)
+
+
+def _folder(db: Path) -> None:
+    db.unlink()
+    db.mkdir()
+
+
+def _tables_dropped(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE outbox")
+
+
+def _emptied(db: Path) -> None:
+    db.write_bytes(b"")
+
+
+def _deleted(db: Path) -> None:
+    db.unlink()
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "random bytes": _random_bytes,
+    "truncated": _truncated,
+    "a folder in its place": _folder,
+    "tables dropped": _tables_dropped,
+    "emptied": _emptied,
+    "deleted, journal kept": _deleted,
+}
+
+
+def _fill(home: Path) -> list[str]:
+    """Five pending rows for two registries, one accepted; the file checkpointed (no WAL)."""
+    a, b = citations(3, TestSigner()), citations(2, TestSigner())
+    store_in_outbox(a, LOCAL)
+    store_in_outbox(b)
+    with Outbox() as outbox:
+        assert outbox.mark_accepted(a[0]["event_id"], LOCAL, {"status": "accepted"})
+        outbox._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sorted(e["event_id"] for e in a + b)
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_outbox_is_one_line_exit_2_naming_the_file(
+    isolated_home: Path, pith: RunPith, damage: str
+) -> None:
+    _fill(isolated_home)
+    db = _db(isolated_home)
+    DAMAGE[damage](db)
+    for command in (["submit"], ["outbox", "list"], ["outbox", "drop", "--accepted"]):
+        result = pith(*command)
+        assert_one_line_error(result, 2)
+        assert str(db) in result.stderr and "pith outbox recover" in result.stderr
+        assert "0 pending" not in result.stdout + result.stderr  # never an empty outbox
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
+    isolated_home: Path, pith: RunPith, damage: str
+) -> None:
+    ids = _fill(isolated_home)
+    db = _db(isolated_home)
+    DAMAGE[damage](db)
+    result = pith("outbox", "recover")
+    assert result.returncode == 0, result.stderr
+    assert "5 event(s) pending" in result.stderr
+    listed = json.loads(pith("outbox", "list", "--json").stdout)
+    assert sorted(r["event_id"] for r in listed) == ids
+    assert {r["registry"] for r in listed} == {LOCAL, "https://pith.science"}
+    assert {r["state"] for r in listed} == {"pending"}  # re-sending is answered "already there"
+    kept = [
+        p
+        for p in db.parent.glob("outbox.sqlite3.damaged-*")
+        if not p.name.endswith(("-wal", "-shm"))
+    ]
+    assert len(kept) == (0 if damage == "deleted, journal kept" else 1)
+
+
+def test_a_dropped_event_is_not_brought_back_by_recovery(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    ids = _fill(isolated_home)
+    assert pith("outbox", "drop", ids[0]).returncode == 0
+    _random_bytes(_db(isolated_home))
+    assert pith("outbox", "recover").returncode == 0
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids[1:]
+
+
+def test_a_torn_last_journal_line_is_skipped_and_said(isolated_home: Path, pith: RunPith) -> None:
+    ids = _fill(isolated_home)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    with open(journal, "a", encoding="utf-8") as handle:
+        handle.write('{"op":"store","registry":"http://127.0.0.1:9","ev')  # a crash mid-write
+    _emptied(_db(isolated_home))
+    result = pith("outbox", "recover")
+    assert result.returncode == 0, result.stderr
+    assert "skipped 1 journal line(s)" in result.stderr
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
+    store_in_outbox(citations(1, TestSigner()), LOCAL)  # the journal takes new lines again
+    with Outbox() as outbox:
+        assert outbox.counts()["pending"] == 6
+
+
+def test_recover_refuses_a_healthy_outbox_and_a_missing_journal(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    _fill(isolated_home)
+    healthy = pith("outbox", "recover")
+    assert_one_line_error(healthy, 2)
+    assert "healthy" in healthy.stderr
+    (isolated_home / "outbox" / "outbox.journal.jsonl").unlink()
+    _emptied(_db(isolated_home))
+    lost = pith("outbox", "recover")
+    assert_one_line_error(lost, 2)
+    assert "journal" in lost.stderr and "missing" in lost.stderr
+
+
+def test_an_outbox_of_a_newer_schema_is_refused_not_rewritten(isolated_home: Path) -> None:
+    _fill(isolated_home)
+    db = _db(isolated_home)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    before = db.read_bytes()
+    with pytest.raises(OutboxDamaged, match="newer pithauthor"):
+        Outbox()
+    assert db.read_bytes() == before
+
+
+def test_a_healthy_outbox_without_a_journal_gets_one_with_every_row(isolated_home: Path) -> None:
+    ids = _fill(isolated_home)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    journal.unlink()
+    Outbox().close()
+    assert journal.stat().st_mode & 0o777 == 0o600
+    lines = [json.loads(x) for x in journal.read_text("utf-8").splitlines()]
+    assert sorted(x["event"]["event_id"] for x in lines) == ids
+
+
+def test_a_new_outbox_is_never_an_empty_file(isolated_home: Path) -> None:
+    # the schema is written into a temp file that is then linked in: an empty outbox file is
+    # always damage, so "emptied" can be told apart from "new"
+    Outbox().close()
+    db = _db(isolated_home)
+    assert db.stat().st_size > 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert [p.name for p in db.parent.iterdir() if p.name.startswith(".tmp-")] == []
