@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pithauthor._bib.citations import ALL, cited_keys
+from pithauthor._bib.citations import ALL, Citations, cited_keys, read_citations
 from pithauthor._bib.identifiers import Identifier, find_identifier
 from pithauthor._bib.latex_text import to_unicode
 from pithauthor._bib.reader import RawEntry, RawFailure, read_files
@@ -40,11 +40,13 @@ __all__ = [
     "STATUSES",
     "BibEntry",
     "BibReading",
+    "Citations",
     "EntryRow",
     "cited_keys",
     "normalize_relationship",
     "parse_relationship_map",
     "read_bibliographies",
+    "read_citations",
     "render_table",
     "rows_as_json",
     "source_counts",

@@ -28,6 +28,7 @@ from pithauthor._core.trust import Trust
 from pithauthor._core.web_url import is_loopback
 from pithauthor._http import (
     DEFAULT_REGISTRY,
+    RegistryAnswerError,
     RegistryHttp,
     RetryPolicy,
     check_url,
@@ -231,7 +232,14 @@ class RegistryClient:
         """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
         of the version named, when one is)."""
         aid = ArxivId.parse(arxiv_id)
-        answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
+        try:  # a version named is asked for: a registry keeping every version answers it
+            answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid}&json=true")
+        except RegistryAnswerError as exc:
+            if exc.status != 404 or aid.version is None:
+                raise
+            # a resolver that knows no versioned id: the latest, then checked below (which
+            # names the version it resolves to when it is not the one asked for)
+            answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
         number_text = None
         if isinstance(answer, Mapping):
             number_text = answer.get("pith_number")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pithauthor._core.documents import AuthorEvent
+from pithauthor._core.subject import Subject
 from pithauthor._files import check_output_file
 from pithauthor._http import RegistryAnswerError
 from pithauthor._outbox import (
@@ -363,10 +364,12 @@ def paper_titles(entries: Iterable[OutboxEntry]) -> dict[str, str]:
 
 
 def _title(doc: Mapping[str, object]) -> str | None:
-    canon = doc.get("canonical_record")
-    meta = canon.get("metadata") if isinstance(canon, dict) else None
-    title = meta.get("title") if isinstance(meta, dict) else None
-    return " ".join(title.split()) if isinstance(title, str) and title.strip() else None
+    """The record's displayed title when its hash is the canonical record's (`Subject`)."""
+    try:
+        title = Subject.from_document(doc).title
+    except PithError:
+        return None
+    return " ".join(title.split()) if title and title.strip() else None
 
 
 # --- where freshly signed events go ------------------------------------------------------------

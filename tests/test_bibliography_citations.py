@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import RunPith
 
-from pithauthor.bibliography import cited_keys
+from pithauthor.bibliography import cited_keys, read_citations
 from pithauthor.errors import ManuscriptError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bib"
@@ -122,3 +124,87 @@ def test_aux_written_by_real_latex_matches_the_source(tmp_path: Path) -> None:
     expected = {"he2022rethinking", "witten1998anti", "schrodinger1926"}
     assert cited_keys(tmp_path / "main.aux") == expected
     assert cited_keys(tex) == expected
+
+
+MACROS = r"""\documentclass{article}
+\usepackage{natbib}
+\usepackage{xparse}
+\newcommand{\refref}[1]{\cite{#1}}
+\newcommand\seeref[2][see]{\citep[#1]{#2}}
+\newcommand*{\twocite}[2]{\citet{#1} and \citet{#2}}
+\providecommand{\seep}[2]{\citep[p.~#1]{#2}}
+\newcommand{\mycite}[2]{\cite[#1]{#2}}
+\newcommand{\knuth}{\cite{fixed}}
+\newcommand{\rr}[1]{\refref{#1}}
+\def\pair#1#2{\cite{#1,#2}}
+\let\kcite\cite
+\NewDocumentCommand{\pcite}{s O{} m}{\citep[#2]{#3}}
+\begin{document}
+\refref{ref1} \seeref{ref2} \seeref[cf.]{ref3, ref4} \twocite{ref5}{ref6}
+\seep{12}{ref7} \mycite{p.~3}{ref8} \knuth{} \rr{ref9} \pair{ref10}{ref11}
+\kcite{ref12} \pcite*[p.~1]{ref13} \pcite{ref14}
+\bibliographystyle{plainnat}
+\end{document}
+"""
+MACRO_KEYS = {f"ref{i}" for i in range(1, 15)} | {"fixed"}
+
+
+def test_citation_macros_defined_in_the_preamble_are_followed(tmp_path: Path) -> None:
+    tex = _write(tmp_path / "main.tex", MACROS)
+    found = read_citations(tex)
+    assert found.keys == MACRO_KEYS  # "p.~3" is \mycite's page, not a key; no "#1"
+    assert found.unfollowed == {}
+
+
+@pytest.mark.tex("pdflatex")
+def test_the_macros_cite_what_real_latex_writes_in_the_aux(tmp_path: Path) -> None:
+    tex = _write(tmp_path / "main.tex", MACROS)
+    subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "main.tex"],
+        cwd=tmp_path, capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert cited_keys(tmp_path / "main.aux") == MACRO_KEYS
+    assert cited_keys(tex) == MACRO_KEYS
+
+
+def test_macros_that_build_keys_are_named_not_guessed(tmp_path: Path) -> None:
+    tex = _write(
+        tmp_path / "main.tex",
+        "\\newcommand{\\secref}[1]{\\cite{sec:#1}}\n"
+        "\\def\\delimited#1;{\\cite{#1}}\n"
+        "\\NewDocumentCommand{\\odd}{r<>}{\\cite{#1}}\n"
+        "\\newcommand{\\refref}[1]{\\cite{#1}}\n"
+        "\\secref{intro} \\delimited key; \\odd<k> \\refref{followed} \\cite{plain}\n",
+    )
+    found = read_citations(tex)
+    assert found.keys == {"followed", "plain"}
+    assert set(found.unfollowed) == {"secref", "delimited", "odd"}
+    assert "builds keys from its arguments" in found.unfollowed["secref"]
+
+
+def test_macros_defined_in_an_input_file_are_followed_in_another(tmp_path: Path) -> None:
+    _write(tmp_path / "macros.tex", "\\newcommand{\\refref}[1]{\\cite{#1}}\n")
+    _write(tmp_path / "body.tex", "\\refref{inbody}\n")
+    tex = _write(tmp_path / "main.tex", "\\input{macros}\n\\begin{document}\\input{body}\n")
+    assert cited_keys(tex) == {"inbody"}
+
+
+def test_scan_warns_about_the_macros_it_could_not_follow(pith: RunPith, tmp_path: Path) -> None:
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "".join(f"@misc{{{k}, title={{T}}, eprint={{2302.1244{i}}}}}\n"
+                for i, k in enumerate(["followed", "sec:intro", "other"])),
+        encoding="utf-8",
+    )  # fmt: skip
+    tex = _write(
+        tmp_path / "main.tex",
+        "\\newcommand{\\refref}[1]{\\cite{#1}}\\newcommand{\\secref}[1]{\\cite{sec:#1}}\n"
+        "\\refref{followed} \\secref{intro}\n",
+    )
+    result = pith("bib", "scan", str(bib), "--only-cited", str(tex), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["key"]: row["status"] for row in json.loads(result.stdout)["rows"]}
+    assert rows == {"followed": "found", "sec:intro": "skipped", "other": "skipped"}
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("pith: warning: --only-cited ") and "\\secref: " in line
+    assert "give the .aux" in line

@@ -180,16 +180,34 @@ def test_an_older_outbox_is_migrated_once_and_says_so(isolated_home: Path, pith:
 def test_outbox_list_shows_the_title_of_a_locally_known_record(
     isolated_home: Path, pith: RunPith
 ) -> None:
+    from conftest import load_fixture
+
     from pithauthor._record_cache import RecordCache
 
     store_in_outbox(citations(1, TestSigner()), "http://127.0.0.1:8787")
+    title = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
+    assert pith("outbox", "list").stdout.count(title) == 0  # nothing cached: the number
     cache = RecordCache()
-    title = "Attention Is Not All\n  You Need"
-    cache.put_record(
-        "http://127.0.0.1:8787", BODY, {"canonical_record": {"metadata": {"title": title}}}
-    )
+    cache.put_record("http://127.0.0.1:8787", BODY, load_fixture("record-2302.12445v2.json"))
     cache.close()
     listed = pith("outbox", "list")
-    assert "Attention Is Not All You Need" in listed.stdout, listed.stdout
+    assert title in listed.stdout, listed.stdout
     as_json = json.loads(pith("outbox", "list", "--json").stdout)
-    assert as_json[0]["title"] == "Attention Is Not All You Need"
+    assert as_json[0]["title"] == title
+
+
+def test_a_cached_title_that_is_not_the_records_own_is_not_shown(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    from conftest import load_fixture
+
+    from pithauthor._record_cache import RecordCache
+
+    store_in_outbox(citations(1, TestSigner()), "http://127.0.0.1:8787")
+    doc = load_fixture("record-2302.12445v2.json")
+    doc["paper"]["title"] = "A title the canonical record does not hash to"
+    cache = RecordCache()
+    cache.put_record("http://127.0.0.1:8787", BODY, doc)
+    cache.close()
+    listed = pith("outbox", "list")
+    assert "A title the canonical" not in listed.stdout and REAL_NUMBER in listed.stdout

@@ -3,14 +3,24 @@
 From LaTeX: every `\\cite`-like command (natbib, biblatex, apacite, starred, with optional
 arguments, biblatex's multicite `\\cites[..]{a}[..]{b}`) and `\\nocite`, outside comments and
 verbatim-like environments, in the main file and the files it `\\input`s or `\\include`s inside
-its own folder tree. `*` in the result means `\\nocite{*}`: every entry is cited.
+its own folder tree, and the citation macros the manuscript defines (`cite_macros`). `*` in the
+result means `\\nocite{*}`: every entry is cited.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from pithauthor._bib.cite_macros import (
+    COMMAND,
+    Definitions,
+    definitions,
+    is_citation,
+    read_use,
+    split_keys,
+)
 from pithauthor._core.tex_verbatim import VERBATIM_BLOCK
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor.errors import ManuscriptError
@@ -19,10 +29,6 @@ ALL = "*"
 
 _VERBATIM = VERBATIM_BLOCK
 _VERB = re.compile(r"\\verb\*?([^a-zA-Z\s*])(?:(?!\1).)*\1")
-_CITE = re.compile(r"\\([A-Za-z]*[Cc]ite[A-Za-z]*|nocite)(?![A-Za-z@])\*?")
-_NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup")
-_OPTIONAL = re.compile(r"\s*(?:\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]|<[^<>]*>|\([^()]*\))")
-_MANDATORY = re.compile(r"\s*\{([^{}]*)\}")
 _INPUT = re.compile(
     r"\\(?:input|include|subfile|InputIfFileExists)\s*(?:\{([^{}]+)\}|([^\s{}\\%]+))"
 )
@@ -31,23 +37,42 @@ _AUX_BIBLATEX = re.compile(r"\\abx@aux@cite(?:\{[^{}]*\})?\{([^{}]*)\}")
 _AUX_INPUT = re.compile(r"\\@input\{([^{}]+)\}")
 
 
+@dataclass(frozen=True, slots=True)
+class Citations:
+    """What a manuscript cites: its keys, and the citation macros it defines that could not be
+    followed (name -> why; their uses may cite keys that are not in `keys`)."""
+
+    keys: frozenset[str]
+    unfollowed: dict[str, str] = field(default_factory=dict)
+
+
 def cited_keys(path: Path) -> set[str]:
     """The citation keys of a `.tex` manuscript (with its inputs) or a `.aux` file."""
+    return set(read_citations(path).keys)
+
+
+def read_citations(path: Path) -> Citations:
+    """`cited_keys`, with the citation macros that could not be followed (LaTeX source only:
+    an `.aux` lists every key exactly)."""
     path = Path(path)
     try:
         root = path.resolve().parent
     except (OSError, RuntimeError):  # RuntimeError: a link loop, before Python 3.13
         raise ManuscriptError(f"{path}: a loop of symbolic links (or too many of them)") from None
+    unfollowed: dict[str, str] = {}
     if path.suffix.lower() == ".aux":
         keys = _aux_keys(path, root=root, seen=set())
     else:
-        keys = _tex_keys(path, root=root, seen=set())
+        source = "\n".join(_tex_sources(path, root=root, seen=set()))
+        defs = definitions(source)
+        keys = keys_in_source(source, defs)
+        unfollowed = defs.unfollowed
     if not keys:
         raise ManuscriptError(
             f"{path}: no citation found in it (no \\cite, \\citation or \\bibcite); "
             "give the manuscript's main .tex or its .aux"
         )
-    return keys
+    return Citations(frozenset(keys), unfollowed)
 
 
 def _read(path: Path) -> str:
@@ -104,24 +129,21 @@ def clean_source(text: str) -> str:
     return strip_comments(text)
 
 
-def keys_in_source(text: str) -> set[str]:
-    """Citation keys in one piece of already cleaned LaTeX."""
+def keys_in_source(text: str, defs: Definitions | None = None) -> set[str]:
+    """Citation keys in already cleaned LaTeX: every citation command, and every use of a
+    citation macro (`defs`, by default the ones `text` defines). The definitions themselves
+    are not uses."""
+    if defs is None:
+        defs = definitions(text)
+    for start, end in defs.spans:
+        text = text[:start] + " " * (end - start) + text[end:]
     keys: set[str] = set()
-    for match in _CITE.finditer(text):
+    for match in COMMAND.finditer(text):
         name = match.group(1)
-        if name.startswith(_NOT_CITATIONS):
-            continue
-        position = match.end()
-        while True:
-            while optional := _OPTIONAL.match(text, position):
-                position = optional.end()
-            mandatory = _MANDATORY.match(text, position)
-            if mandatory is None:
-                break
-            keys |= _split_keys(mandatory.group(1))
-            position = mandatory.end()
-            if not name.endswith("cites"):
-                break  # only biblatex's multicite commands take several key groups
+        if is_citation(name, defs):
+            arguments, _ = read_use(text, match.end(), defs.macros.get(name), name)
+            for raw in arguments:
+                keys |= split_keys(raw)
     return keys
 
 
@@ -133,16 +155,17 @@ def _inside(root: Path, candidate: Path) -> Path | None:
     return resolved if resolved.is_relative_to(root) else None
 
 
-def _tex_keys(path: Path, *, root: Path, seen: set[Path]) -> set[str]:
+def _tex_sources(path: Path, *, root: Path, seen: set[Path]) -> list[str]:
+    """The cleaned text of `path` and of the files it inputs, in reading order."""
     seen.add(path.resolve())
     text = clean_source(_read(path))
-    keys = keys_in_source(text)
+    texts = [text]
     for match in _INPUT.finditer(text):
         name = (match.group(1) or match.group(2)).strip()
         for candidate in (root / f"{name}.tex", root / name):
             child = _inside(root, candidate)
             if child is not None and child.is_file():
                 if child not in seen:
-                    keys |= _tex_keys(child, root=root, seen=seen)
+                    texts += _tex_sources(child, root=root, seen=seen)
                 break
-    return keys
+    return texts

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pithauthor._cli import lookupopts
+from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.app import new_app
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
@@ -52,7 +52,6 @@ def register(app: typer.Typer) -> None:
         3 when --lookup cannot reach arXiv's API.
         """
         from pithauthor.bibliography import (
-            cited_keys,
             parse_relationship_map,
             read_bibliographies,
             render_table,
@@ -66,7 +65,7 @@ def register(app: typer.Typer) -> None:
             files,
             default_relationship=relationship,
             relationship_map=parse_relationship_map(mapping),
-            only_cited=None if only_cited is None else cited_keys(only_cited),
+            only_cited=None if only_cited is None else citedopts.cited(only_cited),
         )
         for text in reading.warnings:
             warn(text)

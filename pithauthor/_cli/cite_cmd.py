@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
-from pithauthor._cli import lookupopts
+from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
@@ -181,7 +181,6 @@ def _cite_bibliographies(
     from pithauthor._cli.preview import bibliography_preview
     from pithauthor.bibliography import (
         BibEntry,
-        cited_keys,
         normalize_relationship,
         parse_relationship_map,
         read_bibliographies,
@@ -195,7 +194,7 @@ def _cite_bibliographies(
         [Path(f) for f in bibfiles],
         default_relationship=normalize_relationship(relationship),
         relationship_map=parse_relationship_map(mapping),
-        only_cited=cited_keys(Path(only_cited)) if only_cited else None,
+        only_cited=citedopts.cited(Path(only_cited)) if only_cited else None,
     )
     for note in reading.warnings:
         warn(note)

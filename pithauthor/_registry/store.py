@@ -136,8 +136,9 @@ class RegistryStore:
         return cur.rowcount == 1
 
     def find(self, ref: str) -> StoredRecord | None:
-        """A record by body or number, unique alias prefix (8/12/16), or arXiv id (with or
-        without vN): whatever `classify_reference` (the one rule) makes of `ref`."""
+        """A record by body or number, unique alias prefix (8/12/16), or arXiv id: whatever
+        `classify_reference` (the one rule) makes of `ref`. Records of several versions of one
+        arXiv id coexist: `IDvN` is that version's, a bare `ID` the latest version's."""
         cached = self._by_body.get(ref.strip().upper())
         if cached is not None:  # every POST names its record by body
             return cached
@@ -156,6 +157,7 @@ class RegistryStore:
         else:
             assert found.arxiv is not None
             rows = conn.execute("SELECT * FROM records WHERE arxiv_id = ?", (found.arxiv.id,))
+            return _version_of([_record(r) for r in rows.fetchall()], found.arxiv.version)
         matches = rows.fetchall()
         if len(matches) != 1:
             return None
@@ -244,6 +246,26 @@ class RegistryStore:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+def record_version(rec: StoredRecord) -> int | None:
+    """The arXiv version a record is of (its canonical `source.version`)."""
+    version = rec.canonical_record["source"].get("version")
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def _version_of(records: list[StoredRecord], version: int | None) -> StoredRecord | None:
+    """Of the records of one arXiv id (each version is its own record, and they coexist): the
+    one of `version`, or without one the latest, as pith.science resolves an unversioned id.
+    None when there is none, or when two records claim that version (ambiguous)."""
+    versions = [(record_version(r), r) for r in records]
+    if version is None:
+        known = [v for v, _ in versions if v is not None]
+        if not known:
+            return records[0] if len(records) == 1 else None
+        version = max(known)
+    chosen = [r for v, r in versions if v == version]
+    return chosen[0] if len(chosen) == 1 else None
 
 
 def _record(row: tuple[Any, ...]) -> StoredRecord:
