@@ -728,3 +728,14 @@ def _column(text: str) -> Any:
         return parse_json(text)
     except JSONFault as exc:
         raise EventError(f"the outbox holds a damaged entry ({exc})") from None
+
+
+def held_events(
+    registry: str | None, path: Path | None = None, *, note: Note | None = None
+) -> list[AuthorEvent]:
+    """Every event the outbox holds for `registry` (default: the default registry), whatever
+    its state: what was said there, sent or not (`pithauthor.statements` reads it)."""
+    if not (path or default_path()).exists():
+        return []
+    with Outbox(path, note=note) as outbox:
+        return [e.event for e in outbox.entries(registry=registry_binding(registry))]

@@ -18,6 +18,7 @@ from pathlib import Path
 from pithauthor._bib.citations import ALL, Citations, cited_keys, read_citations
 from pithauthor._bib.identifiers import Identifier, find_identifier
 from pithauthor._bib.latex_text import to_unicode
+from pithauthor._bib.matching import Choice
 from pithauthor._bib.reader import RawEntry, RawFailure, read_files
 from pithauthor._bib.report import (
     STATUSES,
@@ -78,6 +79,7 @@ class BibEntry:
     notes: tuple[str, ...] = ()
     lookup_status: str | None = None  # after `--lookup`: resolved, ambiguous or not_found
     lookup_detail: str | None = None  # its evidence, candidates, or why it was not looked up
+    lookup_choices: tuple[Choice, ...] = ()  # `ambiguous`: the candidates, to settle it
 
     @property
     def status(self) -> str:

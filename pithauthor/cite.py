@@ -34,6 +34,7 @@ from pithauthor.sign import sign_citation
 
 if TYPE_CHECKING:
     from pithauthor.client import RegistryClient
+    from pithauthor.statements import Statements
 
 __all__ = [
     "FAILED_STATUSES",
@@ -167,12 +168,15 @@ def sign_bibliography(
     *,
     parallel: int = 8,
     created_at: str | None = None,
+    held: Statements | None = None,
     confirm: Callable[[Signer, Sequence[tuple[BibEntry, Subject]]], None] | None = None,
 ) -> CiteReport:
     """One signed citation per distinct cited paper of `reading`, and a row per entry.
 
     `resolver` may be a Resolver or the result of `resolve_identifiers`. `signer` may be a
     callable, called only when there is something to sign (so no key is opened for nothing).
+    With `held` (what the outbox holds, `pithauthor.statements`), a citation already signed
+    is reused (row `already_signed`, not in `events`) and a changed one replaces the old one.
     `confirm`, when given, sees the key and every (entry, cited paper) about to be signed,
     before the first signature: it shows them, and raises to sign nothing.
     """
@@ -213,6 +217,7 @@ def sign_bibliography(
         if confirm is not None:
             confirm(key, to_sign)
         created_at = created_at or utc_now()  # one signing time for the whole bibliography
+        settle = held.settle("auto") if held is not None else None
         for entry, subject in to_sign:
             assert entry.relationship is not None  # `found` entries have one
             event = sign_citation(
@@ -222,13 +227,21 @@ def sign_bibliography(
                 entry.relationship,
                 citation_key=entry.key[:200],
                 created_at=created_at,
+                settle=settle,
             )
-            events.append(event)
+            settled = held.last if held is not None else None
+            status, note = "signed", ""
+            if settled is not None and settled.decision == "reused":
+                status, note = "already_signed", " (in the outbox already)"
+            else:
+                events.append(event)
+                if settled is not None and settled.replaced is not None:
+                    note = f", replaces {settled.replaced[:19]}…"
             rows[id(entry)] = dataclasses.replace(
                 rows[id(entry)],
-                status="signed",
+                status=status,
                 identifier=subject.pith_number.full,
-                detail=f"{entry.relationship}; {event['event_id'][:19]}…",
+                detail=f"{entry.relationship}; {event['event_id'][:19]}…{note}",
             )
 
     by_entry = [rows[id(e)] for e in reading.entries]

@@ -36,6 +36,7 @@ from pithauthor._bib.matching import (
 from pithauthor._bib.writeback import WriteBack, write_eprints
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor.bibliography import BibEntry, BibReading
+from pithauthor.errors import InputError
 
 __all__ = [
     "ARXIV_INTERVAL",
@@ -49,6 +50,8 @@ __all__ = [
     "WriteBack",
     "lookup_bibliography",
     "lookup_identifiers",
+    "paste_line",
+    "settle",
     "write_back",
 ]
 
@@ -198,7 +201,12 @@ def _apply(entry: BibEntry, query: Query | str, plan: _Plan) -> BibEntry:
         return replace(entry, lookup_detail="not looked up: no cached answer (--offline)")
     outcome = decide(query, answer[0], complete=answer[1])
     if outcome.status != "resolved":
-        return replace(entry, lookup_status=outcome.status, lookup_detail=outcome.detail)
+        return replace(
+            entry,
+            lookup_status=outcome.status,
+            lookup_detail=outcome.detail,
+            lookup_choices=outcome.choices,
+        )
     assert outcome.arxiv_id is not None
     return replace(
         entry,
@@ -208,6 +216,30 @@ def _apply(entry: BibEntry, query: Query | str, plan: _Plan) -> BibEntry:
         lookup_status="resolved",
         lookup_detail=outcome.detail,
     )
+
+
+def settle(reading: BibReading, entry: BibEntry, arxiv_id: str) -> BibReading:
+    """`reading` with the `ambiguous` `entry` settled by its author as the candidate
+    `arxiv_id` (one of `entry.lookup_choices`): it is then `found`, source `lookup`, like a
+    certain match (signed by `pith cite`, written by `write_back`). InputError otherwise."""
+    choice = next((c for c in entry.lookup_choices if c.arxiv_id == arxiv_id), None)
+    if entry.status != "ambiguous" or choice is None:
+        raise InputError(f"{entry.key}: {arxiv_id} is not one of its lookup candidates")
+    chosen = replace(
+        entry,
+        identifier=ArxivId.parse(arxiv_id),
+        identifier_source="lookup",
+        identifier_hint=None,
+        lookup_status="resolved",
+        lookup_detail=f"arXiv lookup: chosen by the author among {len(entry.lookup_choices)}",
+        lookup_choices=(),
+    )
+    return reading.with_entries(chosen if e is entry else e for e in reading.entries)
+
+
+def paste_line(arxiv_id: str) -> str:
+    """The fields that settle an entry by hand: `eprint = {ID}, archivePrefix = {arXiv},`."""
+    return f"eprint = {{{ArxivId.parse(arxiv_id).id}}}, archivePrefix = {{arXiv}},"
 
 
 def write_back(reading: BibReading | Iterable[BibEntry]) -> list[WriteBack]:

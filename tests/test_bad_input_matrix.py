@@ -121,7 +121,16 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "kind": ["nope"],
     "outcome": ["nope"],
     "sha256": ["xyz", "00" * 31],
-    "mapping": ["novalue", "=supports"],  # an unknown relationship is a row, exit 1 (cite.md)
+    "mapping": ["novalue", "=supports"],
+    # withdraw EVENT_ID: not an id, too short, and one the outbox does not hold
+    "event_id": [
+        "1234",
+        "sha256:xyz",
+        "sha256:abc",
+        "",
+        "sha256:" + "0" * 64,
+        "sha256:" + "a" * 5000,
+    ],  # an unknown relationship is a row, exit 1 (cite.md)
     "proof_timeout": ["-1", "nan", "1000", "x"],
     "base_url": [  # registry serve --base-url
         "ftp://mirror.example",
@@ -219,6 +228,11 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
             "outcome": "reproduced",
             "summary_text": "ok",
             **signing,
+        },
+        "withdraw": {
+            "event_id": "sha256:" + "0" * 64,
+            "passphrase_file": passphrase,
+            "registry": DEAD_REGISTRY,
         },
         "submit": {**network},
         "fetch": {"ref": NUMBER, **network},

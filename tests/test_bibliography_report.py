@@ -18,7 +18,7 @@ ROWS = [
 
 def test_statuses_are_the_documented_ones() -> None:
     assert set(STATUSES) == {
-        "found", "signed", "unresolved", "no_identifier", "invalid_identifier",
+        "found", "signed", "already_signed", "unresolved", "no_identifier", "invalid_identifier",
         "invalid_relationship", "duplicate", "parse_error", "skipped", "ambiguous", "not_found",
         "comment",
     }  # fmt: skip

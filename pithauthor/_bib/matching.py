@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Final
 
@@ -181,6 +181,17 @@ def concerns(query: Query, candidate: Candidate) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """One candidate of an `ambiguous` entry, for the author to settle it."""
+
+    arxiv_id: str
+    title: str
+    authors: tuple[str, ...]  # the first three
+    year: int
+    problem: str  # what keeps it from being certain ("" when it fits every rule)
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """The verdict for one entry: `resolved` (with `arxiv_id`), `ambiguous` or `not_found`."""
 
@@ -188,6 +199,7 @@ class Outcome:
     detail: str
     arxiv_id: str | None = None
     candidates: tuple[str, ...] = ()  # the arXiv ids considered, for `ambiguous`
+    choices: tuple[Choice, ...] = ()  # ... with what the author needs to choose among them
 
 
 def _shared_surname(query: Query, candidate: Candidate) -> str | None:
@@ -218,6 +230,18 @@ def _only_the_year(problems: list[str]) -> bool:
 
 def decide(query: Query, candidates: Sequence[Candidate], *, complete: bool = True) -> Outcome:
     """Apply the rules to the candidates that concern `query`."""
+    outcome = _decide(query, candidates, complete)
+    if outcome.status != "ambiguous":
+        return outcome
+    by_id = {c.arxiv_id: c for c in candidates}
+    choices = tuple(
+        Choice(c.arxiv_id, c.title, c.authors[:3], c.year, ", ".join(_problems(query, c)))
+        for c in (by_id[i] for i in outcome.candidates)
+    )
+    return replace(outcome, choices=choices)
+
+
+def _decide(query: Query, candidates: Sequence[Candidate], complete: bool) -> Outcome:
     seen: dict[str, Candidate] = {}
     for c in candidates:
         if concerns(query, c):

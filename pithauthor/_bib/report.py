@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 #: Every status a row can have. `found` is the reading-only outcome (an identifier, nothing
-#: wrong); the signer turns it into `signed` or `unresolved`. `comment`: an entry commented
+#: wrong); the signer turns it into `signed`, `already_signed` (the outbox holds that very
+#: citation: nothing is signed) or `unresolved`. `comment`: an entry commented
 #: out with `%`, ignored (as biber does) and only reported.
 STATUSES: Final[tuple[str, ...]] = (
     "found",
     "signed",
+    "already_signed",
     "unresolved",
     "no_identifier",
     "ambiguous",

@@ -10,6 +10,7 @@ from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.app import new_app
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
+    CHOOSE_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
@@ -44,6 +45,7 @@ def register(app: typer.Typer) -> None:
         offline: bool = OFFLINE_OPTION,
         arxiv_api: str | None = ARXIV_API_OPTION,
         write_back: bool = WRITE_BACK_OPTION,
+        choose: bool = CHOOSE_OPTION,
     ) -> None:
         """One row per entry: its identifier ('found') or why it has none.
 
@@ -60,7 +62,7 @@ def register(app: typer.Typer) -> None:
             status_counts,
         )
 
-        lookupopts.check_lookup_options(lookup, offline, write_back)
+        lookupopts.check_lookup_options(lookup, offline, write_back, choose)
         reading = read_bibliographies(
             files,
             default_relationship=relationship,
@@ -76,6 +78,7 @@ def register(app: typer.Typer) -> None:
         lookup_stats = None
         if lookup:
             result = lookupopts.run_lookup(reading, arxiv_api, offline)
+            result = lookupopts.settle_ambiguous(result, choose)
             lookup_stats = result.stats()
             reading = result.reading
             if write_back:

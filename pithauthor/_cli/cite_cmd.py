@@ -11,6 +11,7 @@ from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
+    CHOOSE_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
@@ -91,6 +92,7 @@ def cite(
     offline: bool = OFFLINE_OPTION,
     arxiv_api: str | None = ARXIV_API_OPTION,
     write_back: bool = WRITE_BACK_OPTION,
+    choose: bool = CHOOSE_OPTION,
 ) -> None:
     """Sign a citation of one paper (--to) by yours (--from), or of every paper your
     bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
@@ -107,13 +109,13 @@ def cite(
         raise InputError("--record, --citation-key and --context go with --to")
     if not bibfiles and lookup:
         raise InputError("--lookup goes with bibliography files")
-    check_lookup_options(lookup, offline, write_back)
+    check_lookup_options(lookup, offline, write_back, choose)
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
         print_events = as_json and not bibfiles
         output = Output(key, passphrase_file, out, print_events, submit, access, yes=yes)
         if bibfiles:
-            lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back)
+            lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back, choose)
             ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
                                       only_cited, parallel, as_json, output,
                                       lookup_with)  # fmt: skip
@@ -151,11 +153,13 @@ def _cite_one(
         relationship,
         citation_key=citation_key,
         context=context,
+        settle=output.settle("auto"),  # a changed citation replaces the old one
     )
     # Signed in memory only: until the author says yes, nothing is stored or sent.
-    output.confirm(
-        "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
-    )
+    if not output.reused(event):  # nothing new to publish: nothing to ask
+        output.confirm(
+            "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
+        )
     output.one(event)
 
 
@@ -164,6 +168,7 @@ class _LookupWith(NamedTuple):
     offline: bool
     api: str | None
     write_back: bool
+    choose: bool
 
 
 def _cite_bibliographies(
@@ -202,6 +207,7 @@ def _cite_bibliographies(
         warn(f"--map {name}: no entry has this key")
     found = lookupopts.run_lookup(reading, lookup.api, lookup.offline) if lookup.on else None
     if found is not None:
+        found = lookupopts.settle_ambiguous(found, lookup.choose)
         reading = found.reading
     citing_paper = citing_number(citing, citing_record, output.registry)
     resolver: Resolver | dict[str, Subject | str] = {}
@@ -216,7 +222,13 @@ def _cite_bibliographies(
         )
 
     report = sign_bibliography(
-        reading, citing_paper, output.signer, resolver, parallel=parallel, confirm=confirm
+        reading,
+        citing_paper,
+        output.signer,
+        resolver,
+        parallel=parallel,
+        confirm=confirm,
+        held=output.held(),
     )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
@@ -228,8 +240,8 @@ def _cite_bibliographies(
     if as_json:
         extra = {"lookup": found.stats()} if found is not None else {}
         emit_json({**report.as_dict(), "destination": destination, **extra})
-    if report.events:
-        output.send()
+    if report.events or (output.submit and "already_signed" in report.counts()):
+        output.send()  # what an earlier run left pending goes now; nothing is signed twice
     return report.ok
 
 

@@ -13,6 +13,7 @@ from pithauthor._cli.keyopts import (
 )
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
+    REPLACE_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
@@ -57,11 +58,13 @@ def claim(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    replace: bool = REPLACE_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Sign an author attestation of SUBJECT with your key."""
+    """Sign an author attestation of SUBJECT with your key. Claiming again what the outbox
+    holds reuses that event; a different claim on the same paper needs --replace."""
     from pithauthor import normalize_orcid
     from pithauthor._cli.preview import claim_preview
     from pithauthor.client import subject_for
@@ -97,9 +100,13 @@ def claim(
             position=position,
             statement=statement,
             identity_proofs=proofs,
+            settle=output.settle("replace" if replace else "refuse"),
         )
         # Signed in memory only: until the author says yes, nothing is stored or sent.
-        output.confirm("this claim", claim_preview(paper, signer, author, checked.note, statement))
+        if not output.reused(event):  # nothing new to publish: nothing to ask
+            output.confirm(
+                "this claim", claim_preview(paper, signer, author, checked.note, statement)
+            )
         output.one(event)
 
 

@@ -21,6 +21,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "pith claim 2302.12445 --position 2",
         "pith claim 2302.12445 --position 2 --submit --yes",
         "pith claim 2302.12445 --record record.json -o claim.jsonl",
+        "pith claim 2302.12445 --position 3 --replace",
     ),
     "cite": (
         "pith cite refs.bib --from 2302.12445 --only-cited main.tex --lookup",
@@ -30,6 +31,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "pith replicate 2302.12445 --kind replication --outcome reproduced --summary 'Re-ran it'"
         " --artifact https://example.org/log.txt --sha256 HEX",
     ),
+    "withdraw": ("pith withdraw sha256:1da6c9b7", "pith withdraw sha256:1da6c9b7 --submit"),
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
     "keys generate": (

@@ -1,18 +1,21 @@
-"""`--lookup`, `--offline`, `--arxiv-api`, `--write-back`, for `pith cite` and `pith bib scan`."""
+"""`--lookup`, `--offline`, `--arxiv-api`, `--write-back`, `--choose`, for `pith cite` and
+`pith bib scan`."""
 
 from __future__ import annotations
 
 import sys
+import unicodedata
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import typer
 
-from pithauthor._cli.output import message
+from pithauthor._cli.output import at_terminal, message, warn
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.bibliography import BibReading
+    from pithauthor.bibliography import BibEntry, BibReading
     from pithauthor.lookup import LookupResult
 
 LOOKUP_OPTION = typer.Option(
@@ -39,9 +42,21 @@ WRITE_BACK_OPTION = typer.Option(
 )
 
 
-def check_lookup_options(lookup: bool, offline: bool, write_back: bool) -> None:
-    if not lookup and (offline or write_back):
-        raise InputError("--offline and --write-back go with --lookup")
+CHOOSE_OPTION = typer.Option(
+    False,
+    "--choose",
+    help="With --lookup, on a terminal: ask which candidate each ambiguous entry is (the one "
+    "chosen is then used like a certain match).",
+)
+#: Answers asked for before an entry is left as it is.
+_ATTEMPTS = 3
+
+
+def check_lookup_options(
+    lookup: bool, offline: bool, write_back: bool, choose: bool = False
+) -> None:
+    if not lookup and (offline or write_back or choose):
+        raise InputError("--offline, --write-back and --choose go with --lookup")
 
 
 def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> LookupResult:
@@ -52,6 +67,67 @@ def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> Looku
         result = lookup_bibliography(reading, api_url, offline=offline, progress=progress)
     message(result.summary(offline))
     return result
+
+
+def settle_ambiguous(result: LookupResult, choose: bool) -> LookupResult:
+    """For each `ambiguous` entry with candidates: with `choose` on a terminal, ask the author
+    which one it is; otherwise print, for each candidate, the line that settles it by hand."""
+    from pithauthor.lookup import paste_line, settle
+
+    open_entries = [e for e in result.reading.entries if e.status == "ambiguous"]
+    open_entries = [e for e in open_entries if e.lookup_choices]
+    if not open_entries:
+        return result
+    asking = choose and at_terminal()
+    if choose and not asking:
+        warn("--choose needs a terminal to ask on; the lines to paste are printed instead")
+    reading = result.reading
+    for entry in open_entries:
+        message(f'{entry.key} ({entry.source_file}:{entry.line}) is ambiguous: '
+                f'"{_shown(entry.title_unicode)}"')  # fmt: skip
+        for number, choice in enumerate(entry.lookup_choices, 1):
+            authors = ", ".join(_shown(a) for a in choice.authors)
+            why = choice.problem or "fits the title, author and year rules"
+            message(f'  {number}) {choice.arxiv_id}  "{_shown(choice.title)}" ({authors}; '
+                    f"arXiv {choice.year}): {why}")  # fmt: skip
+            if not asking:
+                message(f"       {paste_line(choice.arxiv_id)}")
+        if asking:
+            picked = _ask(entry)
+            if picked is not None:
+                reading = settle(reading, _same(reading, entry), picked)
+        else:
+            message("  if it is one of them, paste that line into the entry")
+    return replace(result, reading=reading)
+
+
+def _ask(entry: BibEntry) -> str | None:
+    """The arXiv id the author picks for `entry`, or None (Enter, or no valid answer)."""
+    count = len(entry.lookup_choices)
+    for _ in range(_ATTEMPTS):
+        sys.stderr.write(f"Which paper is {entry.key}? [1-{count}, Enter: none of them] ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip()
+        if not answer:
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= count:
+            return entry.lookup_choices[int(answer) - 1].arxiv_id
+        message(f"  answer a number from 1 to {count}, or Enter")
+    return None
+
+
+def _same(reading: BibReading, entry: BibEntry) -> BibEntry:
+    """`entry` as it is in `reading` (settling one entry rebuilds the others)."""
+    where = (entry.key, entry.source_file)
+    return next(e for e in reading.entries if (e.key, e.source_file) == where)
+
+
+def _shown(text: str) -> str:
+    """Text pith did not write (arXiv's), safe on a terminal: control and bidirectional
+    formatting characters are shown as `\\uXXXX`."""
+    return "".join(
+        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text
+    )
 
 
 def write_back(result: LookupResult) -> None:

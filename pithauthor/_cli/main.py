@@ -26,6 +26,7 @@ from pithauthor._cli import (
     replicate_cmd,
     submit_cmd,
     verify_cmd,
+    withdraw_cmd,
 )
 from pithauthor._cli.app import name_values, new_app
 from pithauthor._cli.examples import add_examples
@@ -68,6 +69,7 @@ COMMANDS = (
     claim_cmd,
     cite_cmd,
     replicate_cmd,
+    withdraw_cmd,
     submit_cmd,
     fetch_cmd,
     outbox_cmd,

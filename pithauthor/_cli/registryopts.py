@@ -21,6 +21,12 @@ TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HE
 SUBMIT_OPTION = typer.Option(
     False, "--submit", help="Also send the signed events to the registry (through the outbox)."
 )
+REPLACE_OPTION = typer.Option(
+    False,
+    "--replace",
+    help="Correct the statement of yours the outbox holds for this paper: the new event names "
+    "the one it replaces, and the registry shows it instead (docs/publishing.md).",
+)
 YES_OPTION = typer.Option(
     False,
     "--yes",

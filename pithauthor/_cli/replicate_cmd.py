@@ -13,6 +13,7 @@ from pithauthor._cli.keyopts import (
 )
 from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
+    REPLACE_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
@@ -50,11 +51,13 @@ def replicate(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    replace: bool = REPLACE_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Sign a replication record of SUBJECT."""
+    """Sign a replication record of SUBJECT. Recording again what the outbox holds reuses
+    that event; a different record with the same kind and artifacts needs --replace."""
     from pithauthor._cli.preview import replication_preview
     from pithauthor.client import subject_for
     from pithauthor.sign import Artifact, record_replication
@@ -80,11 +83,13 @@ def replicate(
             summary=summary_text,
             artifacts=artifacts,
             proof_system=proof_system,
+            settle=output.settle("replace" if replace else "refuse"),
         )
         # Signed in memory only: until the author says yes, nothing is stored or sent.
-        pairs = [(a.uri, a.sha256) for a in artifacts]
-        preview = replication_preview(paper, signer, kind, outcome, summary_text, pairs)
-        output.confirm(f"this {kind.replace('_', ' ')} record", preview)
+        if not output.reused(event):  # nothing new to publish: nothing to ask
+            pairs = [(a.uri, a.sha256) for a in artifacts]
+            preview = replication_preview(paper, signer, kind, outcome, summary_text, pairs)
+            output.confirm(f"this {kind.replace('_', ' ')} record", preview)
         output.one(event)
 
 

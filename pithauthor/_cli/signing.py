@@ -14,7 +14,8 @@ from pithauthor.errors import ConfirmationNeeded, Declined
 if TYPE_CHECKING:
     from pithauthor.client import RegistryAccess
     from pithauthor.keys import AuthorKey
-    from pithauthor.sign import AuthorEvent
+    from pithauthor.sign import AuthorEvent, Settle
+    from pithauthor.statements import OnChange, Statements
 
 
 def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
@@ -44,6 +45,7 @@ class Output:
     registry: RegistryAccess
     yes: bool = False
     destination: str = ""
+    _held: Statements | None = None
 
     def __post_init__(self) -> None:
         # Refused before any look-up or key is opened: a script that would publish without
@@ -77,6 +79,19 @@ class Output:
 
         return load_signing_key(self.key, passphrase=passphrase_source(self.passphrase_file))
 
+    def held(self) -> Statements:
+        """What the outbox already holds for this registry (read once)."""
+        from pithauthor.statements import Statements
+
+        if self._held is None:
+            self._held = Statements.from_outbox(self.registry.options[0], note=message)
+        return self._held
+
+    def settle(self, on_change: OnChange) -> Settle:
+        """The `settle=` that reuses a statement already made and names what a change
+        replaces (pithauthor.statements)."""
+        return self.held().settle(on_change)
+
     def deliver(self, events: Sequence[AuthorEvent]) -> str:
         """Write the events where asked; return where they went."""
         from pithauthor.submit import deliver
@@ -104,14 +119,48 @@ class Output:
         elif self.out is not None:
             message(f"next: `pith submit {self.out}` sends them to the registry")
 
+    def reused(self, event: AuthorEvent) -> bool:
+        """True when `event` is one the outbox held (the same statement, signed before)."""
+        settled = self._held.last if self._held is not None else None
+        return (
+            settled is not None
+            and settled.decision == "reused"
+            and (settled.event_id == event["event_id"])
+        )
+
     def one(self, event: AuthorEvent) -> None:
-        """Deliver one event, say so on stderr, and send it if asked."""
+        """Deliver one event, say so on stderr, and send it if asked. An event the outbox
+        already held (the same statement, signed before) is reused: it is not written again."""
+        settled = self._held.last if self._held is not None else None
+        if self.reused(event):
+            message(reused_line(event))
+            if self.out is not None or self.print_events:  # where asked; the outbox has it
+                from pithauthor.submit import deliver
+
+                show = data if self.print_events else None
+                self.destination = deliver([event], self.out, show=show)
+            self.send()
+            return
+        if settled is not None and settled.replaced is not None:
+            message(f"replaces {settled.replaced[:19]}… (the merge shows this one instead)")
         message(summary(event, self.deliver([event])))
         self.send()
 
 
+def reused_line(event: AuthorEvent) -> str:
+    """`already signed: author_attestation sha256:1da6c9b7… for pith:2023:NFG5PAOX…, …`."""
+    return (
+        f"already signed: {event['event_type']} {event['event_id'][:15]}… for "
+        f"{_short(event)} is in the outbox; nothing new was signed"
+    )
+
+
+def _short(event: AuthorEvent) -> str:
+    number = str(event["subject_pith_number"])
+    return number[: len("pith:YYYY:") + 8] + "…"
+
+
 def summary(event: AuthorEvent, destination: str) -> str:
     """`signed citation_signature sha256:1da6c9b7… for pith:2023:NFG5PAOX… → out.jsonl`."""
-    number = str(event["subject_pith_number"])
-    short = number[: len("pith:YYYY:") + 8] + "…"
-    return f"signed {event['event_type']} {event['event_id'][:15]}… for {short} → {destination}"
+    what = f"{event['event_type']} {event['event_id'][:15]}…"
+    return f"signed {what} for {_short(event)} → {destination}"

@@ -1,0 +1,121 @@
+"""`pith withdraw`: take back a claim, citation or replication record you signed."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import typer
+
+from pithauthor._cli.keyopts import (
+    EVENT_JSON_OPTION,
+    KEY_OPTION,
+    OUT_OPTION,
+    PASSPHRASE_FILE_OPTION,
+)
+from pithauthor._cli.output import message
+from pithauthor._cli.registryopts import (
+    REGISTRY_OPTION,
+    SUBMIT_OPTION,
+    TRUST_LOCAL_OPTION,
+    TRUST_MANIFEST_OPTION,
+    YES_OPTION,
+    registry_access,
+)
+from pithauthor._cli.signing import Output, reused_line
+from pithauthor.errors import InputError
+
+if TYPE_CHECKING:
+    from pithauthor.keys import AuthorKey
+    from pithauthor.sign import AuthorEvent
+
+# `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
+_EVENT_ID = re.compile(r"sha256:[0-9a-f]{8,64}")
+
+
+def withdraw(
+    event_id: str = typer.Argument(
+        ...,
+        metavar="EVENT_ID",
+        help="The event to withdraw, as `pith outbox list` shows it (sha256:… or its first "
+        "characters, at least sha256: and 8 hex digits).",
+    ),
+    key: str | None = KEY_OPTION,
+    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+    out: str | None = OUT_OPTION,
+    as_json: bool = EVENT_JSON_OPTION,
+    submit: bool = SUBMIT_OPTION,
+    yes: bool = YES_OPTION,
+    registry: str | None = REGISTRY_OPTION,
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
+) -> None:
+    """Sign the withdrawal of EVENT_ID, one of your events in the outbox: the registry's merge
+    then shows it no more. Only the key that signed an event can withdraw it; the event and
+    its withdrawal both stay public (docs/publishing.md)."""
+    from pithauthor.client import registry_binding
+    from pithauthor.sign import withdraw as sign_withdrawal
+    from pithauthor.submit import check_destination
+
+    wanted = event_id.strip().lower()
+    if not _EVENT_ID.fullmatch(wanted):
+        raise InputError(
+            f"{event_id[:80]!r} is not an event id: give sha256: and at least 8 hex digits "
+            "(`pith outbox list` shows them)"
+        )
+    check_destination(out)
+    with registry_access(registry, trust_manifest, trust_local) as access:
+        output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
+        held = output.held()
+        where = registry_binding(registry)
+        matches = {e["event_id"]: e for e in held.events if e["event_id"].startswith(wanted)}
+        if not matches:
+            raise InputError(f"the outbox holds no event {wanted} for {where}")
+        if len(matches) > 1:
+            raise InputError(
+                f"{wanted} names {len(matches)} events in the outbox: give more digits"
+            )
+        (target,) = matches.values()
+        standing = held.standing(target["event_id"])
+        assert standing is not None
+        shown = f"{target['event_type']} {target['event_id'][:19]}…"
+        if standing.status == "withdrawn" and standing.by is not None:
+            withdrawal = next(e for e in held.events if e["event_id"] == standing.by)
+            message(f"{shown} is withdrawn already")
+            message(reused_line(withdrawal))
+            if submit:
+                output.send()
+            return
+        if standing.status == "replaced":
+            raise InputError(f"{shown} was replaced by {standing.by}: withdraw that one")
+        if standing.status != "current":
+            why = {
+                "withdrawal": "it is a withdrawal, which is final",
+                "equivocation": f"the registry keeps {standing.by} instead of it",
+                "invalid": "its link to the event it corrects does not hold",
+            }[standing.status]
+            raise InputError(f"{shown} cannot be withdrawn: {why}")
+        signer = output.signer()
+        event = sign_withdrawal(signer, target)
+        # Signed in memory only: until the author says yes, nothing is stored or sent.
+        output.confirm("this withdrawal", _preview(target, signer))
+        message(f"withdraws {shown} (the merge shows it no more)")
+        output.one(event)
+
+
+def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
+    """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
+    from pithauthor._cli.preview import HEADER, shown, signer_line
+    from pithauthor.statements import gist
+
+    return [
+        HEADER.format(what="A withdrawal"),
+        f"  {'withdraws':<10} {target['event_type']} {target['event_id']}",
+        f"  {'paper':<10} {target['subject_pith_number']}",
+        f"  {'it said':<10} {shown(gist(target))}",
+        signer_line(key),
+    ]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("withdraw")(withdraw)

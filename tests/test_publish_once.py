@@ -1,0 +1,244 @@
+"""Published once, and correctable: each signing command run twice signs and sends nothing the
+second time; a changed claim needs --replace, a changed citation replaces the old one, a
+withdrawal takes one back; the registry's merged state shows the newest only, with
+`equivocation_count` 0, and `pith verify` checks the links. A real local registry over loopback
+and a real key store throughout."""
+
+# The local registry and key fixtures are those of the cite tests, imported by name: their
+# parameters "redefine" the imports (F811), which is how pytest finds them.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import RunPith, assert_one_line_error, use_fast_kdf
+from registry_helpers import REAL_NUMBER
+from test_cite_bibliography import (  # noqa: F401  (author, registry: fixtures)
+    BIB,
+    PASSPHRASE,
+    _bib,
+    _cite,
+    author,
+    registry,
+)
+
+from pithauthor._outbox import Outbox
+
+PAPER = "2101.99903"
+
+
+def _trust(registry: dict[str, Any]) -> tuple[str, ...]:
+    return ("--registry", registry["url"], "--trust-manifest", registry["manifest"])
+
+
+def _state(pith: RunPith, registry: dict[str, Any], ref: str, out: Path) -> dict[str, Any]:
+    fetched = pith("fetch", ref, "--what", "state", "-o", str(out), *_trust(registry))
+    assert fetched.returncode == 0, fetched.stderr
+    state: dict[str, Any] = json.loads(out.read_text("utf-8"))
+    return state
+
+
+def _outbox_ids() -> list[str]:
+    with Outbox() as outbox:
+        return [e.event_id for e in outbox.entries()]
+
+
+def _claim(pith: RunPith, registry: dict[str, Any], *args: str) -> Any:
+    return pith("claim", PAPER, *args, "--submit", "--yes", *_trust(registry))
+
+
+def test_claim_twice_signs_and_sends_nothing_the_second_time(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    first = _claim(pith, registry, "--position", "1")
+    assert first.returncode == 0, first.stderr
+    assert "accepted 1," in first.stderr
+    stored = _outbox_ids()
+    again = _claim(pith, registry, "--position", "1")
+    assert again.returncode == 0, again.stderr
+    assert "already signed: author_attestation" in again.stderr
+    assert "nothing new was signed" in again.stderr
+    assert "signed author_attestation" not in again.stderr
+    assert "accepted 0," in again.stderr  # nothing was pending: nothing was sent
+    assert _outbox_ids() == stored
+    state = _state(pith, registry, PAPER, tmp_path / "state.json")
+    assert len(state["current"]["author_attestations"]) == 1
+    assert state["equivocation_count"] == 0
+
+
+def test_a_changed_claim_is_refused_without_replace_and_replaces_with_it(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    assert _claim(pith, registry, "--position", "1").returncode == 0
+    stored = _outbox_ids()
+    changed = _claim(pith, registry, "--position", "2")
+    assert_one_line_error(changed, 2)
+    assert "you already signed author claim" in changed.stderr
+    assert "--replace" in changed.stderr
+    assert _outbox_ids() == stored  # nothing signed
+    replaced = _claim(pith, registry, "--position", "2", "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    assert f"replaces {stored[0][:19]}…" in replaced.stderr
+    state_file = tmp_path / "state.json"
+    state = _state(pith, registry, PAPER, state_file)
+    (current,) = state["current"]["author_attestations"]
+    assert current["payload"]["author"]["position"] == 2
+    assert current["payload"]["replaces"] == stored[0]
+    assert [s["event"]["event_id"] for s in state["superseded"]] == stored
+    assert state["equivocation_count"] == 0
+    verified = pith("verify", str(state_file), "--trust-manifest", registry["manifest"])
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "current.author_attestations[0].link" in verified.stdout
+    # and again: the correction itself is not signed twice
+    twice = _claim(pith, registry, "--position", "2", "--replace")
+    assert twice.returncode == 0, twice.stderr
+    assert "already signed" in twice.stderr
+    assert len(_outbox_ids()) == 2
+
+
+def test_replace_with_nothing_to_replace_is_refused(
+    pith: RunPith, registry: dict[str, Any], author: str
+) -> None:
+    refused = _claim(pith, registry, "--position", "1", "--replace")
+    assert_one_line_error(refused, 2)
+    assert "holds no author claim of yours" in refused.stderr
+    assert _outbox_ids() == []
+
+
+def test_replicate_twice_signs_nothing_the_second_time(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    args = (
+        "replicate", PAPER, "--kind", "replication", "--outcome", "reproduced",
+        "--summary", "Re-ran it.", "--artifact", "https://example.org/log.txt",
+        "--sha256", "ab" * 32, "--submit", "--yes", *_trust(registry),
+    )  # fmt: skip
+    assert pith(*args).returncode == 0
+    again = pith(*args)
+    assert again.returncode == 0, again.stderr
+    assert "already signed: replication_record" in again.stderr
+    assert len(_outbox_ids()) == 1
+    other = [a if a != "reproduced" else "not_reproduced" for a in args]
+    assert_one_line_error(pith(*other), 2)
+    state = _state(pith, registry, PAPER, tmp_path / "s.json")
+    assert len(state["current"]["replication_records"]) == 1
+
+
+def test_cite_twice_signs_only_what_is_new_or_changed(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
+    first = _cite(pith, registry, str(bib), "--submit", "--yes")
+    assert first.returncode == 0, first.stderr
+    assert "accepted 4" in first.stderr
+    stored = set(_outbox_ids())
+    again = _cite(pith, registry, str(bib), "--submit", "--yes", "--json")
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["events"] == 0
+    assert report["counts"]["already_signed"] == 4
+    assert set(_outbox_ids()) == stored
+    # one relationship changed: that citation alone is signed, as the replacement
+    changed = _cite(pith, registry, str(bib), "--map", "byurl=extends", "--submit", "--yes",
+                    "--json")  # fmt: skip
+    assert changed.returncode == 0, changed.stderr
+    rows = {r["key"]: r for r in json.loads(changed.stdout)["rows"]}
+    assert rows["byurl"]["status"] == "signed" and "replaces sha256:" in rows["byurl"]["detail"]
+    assert rows["real"]["status"] == "already_signed"
+    assert len(set(_outbox_ids()) - stored) == 1
+    state = _state(pith, registry, PAPER, tmp_path / "state.json")  # byurl cites 2101.99903
+    (citation,) = state["current"]["citation_signatures"]
+    assert citation["payload"]["relationship"] == "extends"
+    assert state["superseded"][0]["how"] == "replaced"
+    assert state["equivocation_count"] == 0
+
+
+def test_withdraw_removes_a_citation_once_and_only_its_key_may(
+    pith: RunPith,
+    registry: dict[str, Any],
+    author: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trust = _trust(registry)
+    cited = pith("cite", "--to", "2302.12445", "--from", "2101.99901", "--relationship",
+                 "extends", "--submit", "--yes", *trust)  # fmt: skip
+    assert cited.returncode == 0, cited.stderr
+    (citation_id,) = _outbox_ids()
+    gone = pith("withdraw", citation_id[:19], "--submit", "--yes", *trust)
+    assert gone.returncode == 0, gone.stderr
+    assert f"withdraws citation_signature {citation_id[:19]}…" in gone.stderr
+    state_file = tmp_path / "state.json"
+    state = _state(pith, registry, REAL_NUMBER, state_file)
+    assert state["current"]["citation_signatures"] == []
+    assert state["superseded"][0]["how"] == "withdrawn"
+    assert len(state["withdrawals"]) == 1
+    assert state["equivocation_count"] == 0
+    verified = pith("verify", str(state_file), "--trust-manifest", registry["manifest"])
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "withdrawals[0].link" in verified.stdout
+    twice = pith("withdraw", citation_id, "--submit", "--yes", *trust)
+    assert twice.returncode == 0, twice.stderr
+    assert "withdrawn already" in twice.stderr
+    assert len(_outbox_ids()) == 2
+    # another author's key, same outbox: refused before anything is signed
+    from pithauthor.keys import generate
+
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
+    generate("mallory", backend="file", note=lambda _: None)
+    ada_claim = pith("claim", PAPER, "--key", "ada", "--submit", "--yes", *trust)
+    assert ada_claim.returncode == 0, ada_claim.stderr
+    with Outbox() as outbox:
+        (claim_id,) = [e.event_id for e in outbox.entries() if e.event_type == "author_attestation"]
+    ids = set(_outbox_ids())
+    hostile = pith("withdraw", claim_id, "--key", "mallory", "--submit", "--yes", *trust)
+    assert_one_line_error(hostile, 2)
+    assert "only the key that signed an event can withdraw it" in hostile.stderr
+    assert set(_outbox_ids()) == ids
+
+
+def test_withdraw_of_an_unknown_or_malformed_event_is_one_line(
+    pith: RunPith, registry: dict[str, Any], author: str
+) -> None:
+    unknown = pith("withdraw", "sha256:" + "0" * 64, *_trust(registry))
+    assert_one_line_error(unknown, 2)
+    assert "the outbox holds no event" in unknown.stderr
+    malformed = pith("withdraw", "1234", *_trust(registry))
+    assert_one_line_error(malformed, 2)
+    assert "is not an event id" in malformed.stderr
+
+
+def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_after(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    """Reuse is per registry: what pith.science (or another local registry) was sent does not
+    count as said to this one."""
+    from registry_helpers import manifest_file, start_server
+    from test_cite_bibliography import _metadata
+
+    from pithauthor._registry.papers import add_paper
+
+    other = start_server(tmp_path / "other")
+    try:
+        meta = tmp_path / "paper.json"
+        meta.write_text(json.dumps(_metadata(PAPER)), "utf-8")
+        add_paper(other.store, other.key, meta)
+        manifest = manifest_file(other.url, tmp_path / "other", tmp_path / "other.json")
+        there = ("--registry", other.url, "--trust-manifest", str(manifest))
+        assert _claim(pith, registry, "--position", "1").returncode == 0
+        first = pith("claim", PAPER, "--position", "1", "--submit", "--yes", *there)
+        assert first.returncode == 0, first.stderr
+        assert "signed author_attestation" in first.stderr
+        assert "already signed" not in first.stderr
+        again = pith("claim", PAPER, "--position", "1", "--submit", "--yes", *there)
+        assert "already signed" in again.stderr
+        with Outbox() as outbox:
+            assert len(outbox.entries(registry=other.url)) == 1
+            assert len(outbox.entries(registry=registry["url"])) == 1
+    finally:
+        other.stop()
