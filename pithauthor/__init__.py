@@ -48,7 +48,9 @@ _EXPORTS: dict[str, str] = {
     "check_claimant": "pithauthor.sign",
     "sign_citation": "pithauthor.sign",
     "record_replication": "pithauthor.sign",
+    "withdraw": "pithauthor.sign",
     "Artifact": "pithauthor.sign",
+    "Statements": "pithauthor.statements",
     # a registry: fetch and verify (pithauthor.client)
     "RegistryClient": "pithauthor.client",
     "RetryPolicy": "pithauthor.client",

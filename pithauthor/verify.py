@@ -13,6 +13,7 @@ from typing import Any
 
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.checks import Report
+from pithauthor._core.corrections import link_verdict
 from pithauthor._core.coverage import uncovered
 from pithauthor._core.registry_checks import (
     EVENT_CHECKED,
@@ -104,9 +105,29 @@ def verify_file(path: Path | str, trust: Trust | None = None) -> Report:
 def verify_documents(docs: list[Any], trust: Trust | None = None) -> Report:
     """Verify documents already read (`read_documents`); several get a `[n].` prefix."""
     if len(docs) == 1:
-        return verify_document(docs[0], trust)
-    kinds = {detect_kind(d) for d in docs}
-    report = Report(kind=kinds.pop() + "s" if len(kinds) == 1 else "mixed")
-    for number, doc in enumerate(docs, start=1):
-        report.extend(verify_document(doc, trust), prefix=f"[{number}].")
+        report = verify_document(docs[0], trust)
+    else:
+        kinds = {detect_kind(d) for d in docs}
+        report = Report(kind=kinds.pop() + "s" if len(kinds) == 1 else "mixed")
+        for number, doc in enumerate(docs, start=1):
+            report.extend(verify_document(doc, trust), prefix=f"[{number}].")
+    _check_links(report, docs)
     return report
+
+
+def _check_links(report: Report, docs: list[Any]) -> None:
+    """An event that replaces or withdraws another (docs/protocol.md, Corrections) is checked
+    against the one it names when the same file holds it; when it does not, the link cannot be
+    checked here (unverifiable: the registry's state can tell)."""
+    events = [d if detect_kind(d) == "event" else None for d in docs]
+    known = {e["event_id"]: e for e in events if isinstance(e, dict) and "event_id" in e}
+    for number, event in enumerate(events, start=1):
+        verdict = link_verdict(event, known) if isinstance(event, dict) else None
+        if verdict is None:
+            continue
+        holds, detail = verdict
+        name = f"[{number}].link" if len(docs) > 1 else "link"
+        if holds is None:
+            report.unverifiable(name, detail)
+        else:
+            report.add(name, holds, detail)

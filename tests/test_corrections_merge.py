@@ -189,3 +189,22 @@ def test_verify_fails_a_state_whose_correction_was_tampered_with(tmp_path: Path)
     assert not report.ok
     assert "merge" in {c.name for c in report.failed}
     assert state["pith_number"] == REAL_NUMBER
+
+
+def test_verify_checks_a_link_in_a_jsonl_file_and_says_when_it_cannot(tmp_path: Path) -> None:
+    from pithauthor.verify import verify_documents
+
+    ada, mallory = TestSigner(), TestSigner()
+    old = _claim(ada, 2)
+    new = _claim(ada, 3, T1, replaces=old["event_id"])
+    both = verify_documents([old, new])
+    assert both.ok
+    assert next(c for c in both.checks if c.name == "[2].link").status == "passed"
+    alone = verify_documents([new])
+    link = next(c for c in alone.checks if c.name == "link")
+    assert link.status == "unverifiable" and "not at hand" in link.detail
+    hostile = _claim(mallory, 3, T1, replaces=old["event_id"])
+    report = verify_documents([old, hostile])
+    assert not report.ok
+    assert {c.name for c in report.failed} == {"[2].link"}
+    assert "replaces_signer" in next(c.detail for c in report.failed)

@@ -211,3 +211,37 @@ def test_a_cached_title_that_is_not_the_records_own_is_not_shown(
     cache.close()
     listed = pith("outbox", "list")
     assert "A title the canonical" not in listed.stdout and REAL_NUMBER in listed.stdout
+
+
+def test_a_claim_signed_for_a_registry_is_sent_there_only(
+    two: tuple[RegistryServer, RegistryServer], pith: RunPith, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import use_fast_kdf
+
+    from pithauthor.keys import generate
+
+    a, b = two
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", "registries test passphrase")
+    generate("ex", backend="file", public_name="Example Author", note=lambda _: None)
+    for server, paper in ((a, "2101.99901"), (b, "2101.99902")):
+        opts = ["--registry", server.url, "--trust-local-registry"]
+        signed = pith("claim", paper, "--position", "1", *opts)  # into the outbox, for it
+        assert signed.returncode == 0, signed.stderr
+        assert f"`pith submit` sends it to {server.url}" in signed.stderr
+    with Outbox() as outbox:
+        ids = {e.registry: e.event_id for e in outbox.entries("pending")}
+    assert _rows() == {(ids[a.url], a.url): "pending", (ids[b.url], b.url): "pending"}
+    sent = pith("submit", "--trust-local-registry")
+    assert sent.returncode == 0, sent.stderr
+
+    def claims(server: RegistryServer) -> set[str]:
+        return {
+            e["event_id"]
+            for r in server.store.records()
+            for e in server.store.events(r.body)
+            if e["event_type"] == "author_attestation"
+        }
+
+    assert claims(a) == {ids[a.url]} and claims(b) == {ids[b.url]}
+    assert set(_rows().values()) == {"accepted"}

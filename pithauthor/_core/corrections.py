@@ -51,6 +51,7 @@ __all__ = [
     "LINK_FIELDS",
     "link_faults",
     "link_of",
+    "link_verdict",
     "replacing",
     "statement_key",
     "unlinked",
@@ -131,6 +132,26 @@ def link_faults(event: Mapping[str, Any], target: Mapping[str, Any] | None) -> l
         ):
             faults.append("withdraws_payload")
     return faults
+
+
+def link_verdict(
+    event: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]]
+) -> tuple[bool | None, str] | None:
+    """How `event`'s link fares against the events at hand (`known`, by event_id): None
+    without a link; (True, detail) when it holds, (False, the broken rules) when it breaks,
+    (None, detail) when the event it names is not at hand (so it cannot be checked here)."""
+    link = link_of(event)
+    if link is None:
+        return None
+    how, target_id = link
+    named = f"{how} {target_id[:19]}…"
+    target = known.get(target_id)
+    if target is None:
+        return None, f"{named}, which is not at hand here: compare with the registry's state"
+    faults = link_faults(event, target)
+    if faults:
+        return False, f"{named}: {', '.join(faults)}"
+    return True, f"{named}: at hand, same key, type and subject, not newer"
 
 
 def _without_links(payload: Mapping[str, object]) -> dict[str, object]:

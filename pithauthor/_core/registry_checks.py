@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
 from pithauthor._core.checks import NOT_SIGNED, Check, Report
-from pithauthor._core.corrections import link_faults, link_of
+from pithauthor._core.corrections import link_verdict
 from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.documents import (
     EventSignature,
@@ -504,7 +504,7 @@ def _check_corrections(
     it names is in this state, signed by the same key, of the same type and subject, not
     newer (pithauthor._core.corrections). For a registry's state whose merge is not ours, a
     named event it does not list is unverifiable, not failed."""
-    by_id = {e.get("event_id"): e for e in events if isinstance(e, Mapping)}
+    by_id = {str(e.get("event_id")): e for e in events if isinstance(e, Mapping)}
     current = state.get("current")
     places: list[tuple[str, Any]] = []
     for name in AUTHOR_EVENT_LISTS:
@@ -514,23 +514,14 @@ def _check_corrections(
     if isinstance(withdrawals, list):
         places += [(f"withdrawals[{i}]", e) for i, e in enumerate(withdrawals)]
     for at, event in places:
-        link = link_of(event) if isinstance(event, Mapping) else None
-        if link is None:
+        verdict = link_verdict(event, by_id) if isinstance(event, Mapping) else None
+        if verdict is None:
             continue
-        how, target_id = link
-        target = by_id.get(target_id)
-        if target is None and not local:
-            report.unverifiable(
-                f"{at}.link", f"{how} {target_id[:19]}…, which this state does not list"
-            )
-            continue
-        faults = link_faults(event, target)
-        report.add(
-            f"{at}.link",
-            not faults,
-            f"{how} {target_id[:19]}…: "
-            + (", ".join(faults) or "listed here, same key, type and subject, not newer"),
-        )
+        holds, detail = verdict
+        if holds is None and not local:
+            report.unverifiable(f"{at}.link", detail)
+        else:
+            report.add(f"{at}.link", bool(holds), detail)
 
 
 def _check_local_merge(report: Report, state: Mapping[str, Any]) -> None:
