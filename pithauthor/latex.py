@@ -25,7 +25,9 @@ from pithauthor._core.reference import classify_reference
 from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
 from pithauthor._manuscript.authorkeys import add_author_keys
-from pithauthor._manuscript.build import build_like_arxiv, build_sources
+from pithauthor._manuscript.blame import whose_fault
+from pithauthor._manuscript.build import CompileFailed, build_like_arxiv, build_sources
+from pithauthor._manuscript.buildtime import BuildClock, check_timeout
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.inputs import InputFacts, preamble_inputs
@@ -254,19 +256,26 @@ def _ltxml_action(main: Path) -> tuple[str, bytes]:
 
 def _compile_and_check(
     main: Path,
+    source: TextFile,
     new_bytes: bytes,
     sty: bytes,
     engine: str,
     number: PithNumber | None,
     author_keys: Sequence[str] = (),
     link: bool = True,
+    timeout: float | None = None,
 ) -> None:
-    """Build the sources with the new main file, as `arxiv` does, and check the PDF."""
-    with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}) as built:
-        if number is not None:
-            check_pdf(built.result.pdf, number, require_link=link)
-        if author_keys:
-            _check_pdf_keys(built.result.pdf, author_keys)
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF. When that
+    build fails, the untouched sources are built too, to say whose fault it is."""
+    clock = BuildClock(main, timeout)
+    try:
+        with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}, clock) as built:
+            if number is not None:
+                check_pdf(built.result.pdf, number, require_link=link)
+            if author_keys:
+                _check_pdf_keys(built.result.pdf, author_keys)
+    except CompileFailed as failed:
+        raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
@@ -322,6 +331,7 @@ def inject(
     check: bool = False,
     force: bool = False,
     placement: str | None = None,
+    timeout: float | None = None,
 ) -> InjectResult:
     """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
     `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
@@ -330,7 +340,10 @@ def inject(
     `placement` (title, margin or none) sets pith.sty's option; None leaves an existing
     `\\usepackage{pith}` as it is and adds a plain one (the default, title).
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
+    `timeout` (seconds) bounds the `check` build; without it the limit comes from the paper's
+    own builds (docs/latex.md).
     """
+    check_timeout(timeout)
     if number is None and not author_keys:
         raise InputError("give a Pith Number, author keys, or both")
     if number is not None:
@@ -367,7 +380,15 @@ def inject(
         ensure_writable(written)
     if check:
         _compile_and_check(
-            main, new_bytes, sty, engine, number, author_keys, link=placement != "none"
+            main,
+            source,
+            new_bytes,
+            sty,
+            engine,
+            number,
+            author_keys,
+            link=placement != "none",
+            timeout=timeout,
         )
     backup: Path | None = None
     if not dry_run:
@@ -399,16 +420,23 @@ def build_arxiv_archive(
     output: str | os.PathLike[str],
     *,
     keep_comments: bool = False,
+    timeout: float | None = None,
 ) -> ArchiveResult:
     """Pack the arXiv upload of the manuscript at `target` into `output` (a .tar.gz), and prove
     it before writing: the sources are built in a private copy (latexmk, fresh); exactly the
     files that build read inside the folder are packed (real files, comments stripped unless
     `keep_comments`), with the .bbl, `pith.sty` and `pith.sty.ltxml`; the archive is unpacked
     into an empty folder and built as arXiv does (pdfLaTeX alone), and must give the same page
-    count, the /PithNumber and the link. Raises BuildError or VerificationError otherwise."""
+    count, the /PithNumber and the link. Raises BuildError or VerificationError otherwise.
+    `timeout` (seconds) bounds each of the two builds; without it the first build's limit comes
+    from the paper's earlier builds and the proof build's from the first (docs/latex.md)."""
+    check_timeout(timeout)  # refused before anything else
     main = find_main_file(Path(target))
-    text = read_text_file(main).text
-    locate(text, main.name)  # a section given by mistake: one line, exit 2, before any build
+    clock = BuildClock(main, timeout)
+    source = read_text_file(main)
+    text = source.text
+    # a section given by mistake: one line, exit 2, before any build
+    preamble = locate(text, main.name)
     asked = engine_of(text)
     warnings: list[str] = []
     engine = "latex" if asked == "latex" else "pdflatex"
@@ -421,20 +449,26 @@ def build_arxiv_archive(
     if not output.parent.is_dir():
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
     overrides = {} if (main.parent / STY_NAME).is_file() else {STY_NAME: _packaged(STY_NAME)}
-    with build_sources(main, engine, overrides) as built:
-        number = _number_of(built.result.pdf)
-        pages = page_count(built.result.pdf)
-        warnings += built.warnings
-        members, removed, whole = _members(built.result.project, built.result.inputs, keep_comments)
-        ltxml = main.parent / LTXML_NAME
-        members[LTXML_NAME] = ltxml.read_bytes() if ltxml.is_file() else _packaged(LTXML_NAME)
-        texts = {n: d.decode("latin-1") for n, d in members.items() if n.endswith(".tex")}
-        readme = bool(upload.other_main_files(main.name, texts)) or engine == "latex"
-        if readme:
-            members[upload.README_NAME] = upload.readme(main.name, engine)
-        warnings += _preflight(members, main, built.result.subfolder_outputs)
+    try:
+        with build_sources(main, engine, overrides, clock) as built:
+            number = _number_of(built.result.pdf)
+            pages = page_count(built.result.pdf)
+            warnings += built.warnings
+            project, inputs = built.result.project, built.result.inputs
+            members, removed, whole = _members(project, inputs, keep_comments)
+            ltxml = main.parent / LTXML_NAME
+            members[LTXML_NAME] = ltxml.read_bytes() if ltxml.is_file() else _packaged(LTXML_NAME)
+            texts = {n: d.decode("latin-1") for n, d in members.items() if n.endswith(".tex")}
+            readme = bool(upload.other_main_files(main.name, texts)) or engine == "latex"
+            if readme:
+                members[upload.README_NAME] = upload.readme(main.name, engine)
+            warnings += _preflight(members, main, built.result.subfolder_outputs)
+    except CompileFailed as failed:
+        if preamble.pith_package is None and _inputs_of(source, preamble).package is None:
+            raise  # no badge to blame: the paper's own error as it is
+        raise whose_fault(failed, main, engine, {}, clock) from None
     files = sorted(members)
-    size = _write_proven(output, members, main.name, engine, number, pages)
+    size = _write_proven(output, members, main.name, engine, number, pages, clock)
     warnings += upload.size_warning(size)
     return ArchiveResult(
         archive=output,
@@ -506,6 +540,7 @@ def _write_proven(
     engine: str,
     number: PithNumber,
     pages: int,
+    clock: BuildClock,
 ) -> int:
     """Write the archive beside `output`, build it in an empty folder as arXiv would, and move
     it into place only when that build matches the author's. Returns its size."""
@@ -515,7 +550,7 @@ def _write_proven(
             folder = Path(proof)
             with tarfile.open(tmp, "r:gz") as archive:
                 archive.extractall(folder, filter="data")
-            pdf = build_like_arxiv(folder, main_name, engine)
+            pdf = build_like_arxiv(folder, main_name, engine, clock)
             proven_pages = page_count(pdf)
             if proven_pages != pages:
                 raise VerificationError(

@@ -12,7 +12,7 @@ import pytest
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import DocumentError
-from pithauthor.verify import verify_file
+from pithauthor.verify import verify_documents, verify_file
 
 VECTORS = Path(__file__).parent / "vectors" / "events"
 VALID = sorted((VECTORS / "valid").glob("*.json"))
@@ -46,6 +46,15 @@ def test_valid_vector_verifies_with_every_check_passed(path: Path) -> None:
     assert report.ok, [c for c in report.checks if c.status != "passed"]
     names = {c.name for c in report.checks}
     assert {"event_id", "signature", "payload_schema", "payload_subject"} <= names
+    if "link" in names:  # a correction: its link is checked beside the vector it names
+        assert next(c for c in report.checks if c.name == "link").status == "unverifiable"
+        event = json.loads(path.read_text("utf-8"))
+        named = event["payload"].get("replaces") or event["payload"]["withdraws"]
+        (original,) = [
+            d for p in VALID if (d := json.loads(p.read_text("utf-8")))["event_id"] == named
+        ]
+        report = verify_documents([original, event])
+        assert "[2].link" in {c.name for c in report.checks}
     assert all(c.status == "passed" for c in report.checks)
 
 

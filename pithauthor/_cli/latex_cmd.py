@@ -46,6 +46,13 @@ def inject_cmd(
         "--placement",
         help="title (after the title block, the default), margin (moves no line) or none.",
     ),
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Stop a build that takes longer (default: from the paper's own last build, "
+        "else 600 s).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -74,6 +81,7 @@ def inject_cmd(
         check=check,
         force=force,
         placement=placement,
+        timeout=timeout,
     )
     if as_json:
         emit_json(
@@ -121,6 +129,13 @@ def arxiv_cmd(
     keep_comments: bool = typer.Option(
         False, "--keep-comments", help="Keep the comments in the .tex files (arXiv publishes them)."
     ),
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Stop a build that takes longer (default: from the paper's own last build, "
+        "else 600 s).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
@@ -129,7 +144,7 @@ def arxiv_cmd(
     from pithauthor.latex import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
-    result = build_arxiv_archive(target, output, keep_comments=keep_comments)
+    result = build_arxiv_archive(target, output, keep_comments=keep_comments, timeout=timeout)
     if as_json:
         emit_json(
             {

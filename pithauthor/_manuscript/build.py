@@ -10,14 +10,17 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from pithauthor._manuscript.buildtime import DEFAULT_LIMIT, BuildClock
 from pithauthor._manuscript.sources import copy_sources
 from pithauthor.errors import BuildError
 
@@ -27,7 +30,9 @@ ENGINE_FLAGS = {
     "lualatex": ["-pdflua"],
     "latex": ["-pdfps"],
 }
-_TIMEOUT = 600
+_GRACE = 10.0  # seconds TeX has, once interrupted, to write where it was into its log
+# TeX's answer to SIGINT (with -file-line-error), then the line it was reading: `l.5 \x`
+_INTERRUPTED = re.compile(r"^(.+?):(\d+): Interruption\.$\n(?:l\.\d+ (.*))?", re.M)
 _FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
 _NEEDS_UNICODE_ENGINE = re.compile(r"XeTeX|LuaTeX|XeLaTeX|LuaLaTeX|fontspec|unicode-math", re.I)
 _CONTINUED = re.compile(r"^\([A-Za-z0-9@_.-]+\)\s+")  # a package error's next line
@@ -66,6 +71,24 @@ _SYSTEM_TREES = (
 )
 
 
+class CompileFailed(BuildError):
+    """The engine failed on the manuscript for a reason not named otherwise (not: latexmk
+    missing, the build stopped, a file outside the folder); `reason` is the first error,
+    without the words around it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class _Stopped(Exception):
+    """A program was stopped at its time limit (its output so far attached)."""
+
+    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
+        super().__init__(completed.args[0])
+        self.completed = completed
+
+
 @dataclass(frozen=True, slots=True)
 class BuildResult:
     """A successful build: the PDF, and the files it read, sorted by where they lie."""
@@ -90,10 +113,14 @@ class SourceBuild:
 
 @contextmanager
 def build_sources(
-    main: Path, engine: str, overrides: dict[str, bytes] | None = None
+    main: Path,
+    engine: str,
+    overrides: dict[str, bytes] | None = None,
+    clock: BuildClock | None = None,
 ) -> Iterator[SourceBuild]:
     """Copy the sources of `main`'s folder (with `overrides`: name -> bytes) to a private
-    folder and build there; refuse files read from outside the folder."""
+    folder and build there, within `clock`'s limit; refuse files read from outside the
+    folder."""
     folder = main.parent.resolve()
     with tempfile.TemporaryDirectory(prefix="pith-build-") as tmp:
         project = Path(tmp) / "paper"
@@ -102,7 +129,7 @@ def build_sources(
         for name, data in (overrides or {}).items():
             (project / name).write_bytes(data)
             origins.pop(name, None)
-        result = compile_project(project, project / main.name, engine)
+        result = compile_project(project, project / main.name, engine, clock)
         _refuse_outside(result, origins, folder)
         warnings = [
             f"{path} is read from your own TeX tree, which arXiv does not have; "
@@ -127,8 +154,11 @@ def _refuse_outside(result: BuildResult, origins: dict[str, Path], folder: Path)
             )
 
 
-def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
-    """Run latexmk on `main` (inside `project`); raise BuildError with the first error line."""
+def compile_project(
+    project: Path, main: Path, engine: str, clock: BuildClock | None = None
+) -> BuildResult:
+    """Run latexmk on `main` (inside `project`) within `clock`'s limit; raise BuildError with
+    the first error line (CompileFailed when the engine failed on the manuscript)."""
     if shutil.which("latexmk") is None:
         raise BuildError("latexmk is not installed; it is needed to compile the manuscript")
     command = [
@@ -141,48 +171,99 @@ def compile_project(project: Path, main: Path, engine: str) -> BuildResult:
         "-norc",
         str(main.relative_to(project)),
     ]
-    completed = _run(command, project)
     stem = main.with_suffix("")
     pdf = stem.with_suffix(".pdf")
-    if completed.returncode != 0 or not pdf.is_file():
-        raise BuildError(_failure(stem, completed, engine))
+    limit = clock.limit() if clock else DEFAULT_LIMIT
+    with clock.timed() if clock else _untimed():
+        try:
+            completed = _run(command, project, limit)
+        except _Stopped as stopped:
+            raise BuildError(_stopped(stem.with_suffix(".log"), stopped, limit, clock)) from None
+        if completed.returncode != 0 or not pdf.is_file():
+            raise _failure(stem, completed, engine)
     return read_recorder(stem.with_suffix(".fls"), project, pdf)
 
 
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+@contextmanager
+def _untimed() -> Iterator[None]:
+    yield
+
+
+def _stopped(log: Path, stopped: _Stopped, limit: float, clock: BuildClock | None) -> str:
+    """One line for a build stopped at its limit, naming the file and line TeX was at."""
+    why = clock.why() if clock else "the default limit"
+    text = log.read_text("utf-8", errors="replace") if log.is_file() else ""
+    found = _INTERRUPTED.search(text)
+    head = f"the build did not finish within {limit:g} s ({why}) and was stopped"
+    if found is None:
+        return f"{head} while {stopped.completed.args[0]} ran; TeX did not say where it was"
+    name = found.group(1).removeprefix("./")
+    context = (found.group(3) or "").strip()
+    at = f"; TeX was at {name} line {found.group(2)}"
+    return head + at + (f": {context}" if context else "") + " (a macro that never ends?)"
+
+
+def _run(command: list[str], cwd: Path, limit: float) -> subprocess.CompletedProcess[str]:
+    """Run `command` in its own process group; at `limit` seconds, interrupt the whole group
+    (TeX then writes where it was into its log), and kill what is left. Killing latexmk alone
+    would leave its pdflatex running, holding a core, with nobody waiting for it."""
     # max_print_line: TeX writes each log line whole (not wrapped at 79), so errors read whole
     env = {**os.environ, "openout_any": "p", "shell_escape": "f", "max_print_line": "10000"}
     try:
-        return subprocess.run(
+        process = subprocess.Popen(
             command,
             cwd=cwd,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            timeout=_TIMEOUT,
             env=env,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        raise BuildError(f"{command[0]} took longer than {_TIMEOUT} s and was stopped") from None
     except OSError as exc:
         raise BuildError(f"{command[0]} cannot be run ({exc.strerror})") from None
+    try:
+        out, err = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        _signal_group(process, signal.SIGINT)
+        try:
+            out, err = process.communicate(timeout=_GRACE)
+        except subprocess.TimeoutExpired:
+            _signal_group(process, signal.SIGKILL)
+            out, err = process.communicate()
+        _signal_group(process, signal.SIGKILL)  # whatever of the group is still there
+        raise _Stopped(subprocess.CompletedProcess(command, process.returncode, out, err)) from None
+    except BaseException:  # Ctrl-C in pith itself: the build goes with it
+        _signal_group(process, signal.SIGKILL)
+        process.wait()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
-def _failure(stem: Path, completed: subprocess.CompletedProcess[str], engine: str) -> str:
-    """One line saying why the build failed, naming a file outside the folder or the engine."""
+def _signal_group(process: subprocess.Popen[str], sig: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):  # the group is gone already
+        os.killpg(process.pid, sig)
+
+
+def _failure(stem: Path, completed: subprocess.CompletedProcess[str], engine: str) -> BuildError:
+    """The error of a failed build, in one line: a file read from outside the folder or the
+    engine the paper needs are named as such (whose fault that is is plain); any other error
+    is a CompileFailed, which the callers look into further."""
     line = first_error(stem.with_suffix(".log"), completed)
     missing = _MISSING.search(line)
     if missing:
         name = missing.group(1) or missing.group(2)
         if name.startswith(("/", "~")) or ".." in Path(name).parts:
-            return (
+            return BuildError(
                 f"the paper reads {name}, outside its folder: arXiv will not have it; "
                 "copy the file into the folder and name it by a relative path"
             )
     if engine in ("pdflatex", "latex") and _NEEDS_UNICODE_ENGINE.search(line):
-        return f"the paper needs XeLaTeX or LuaLaTeX ({line}); arXiv compiles with pdfLaTeX only"
-    return f"the manuscript does not compile: {line}"
+        return BuildError(
+            f"the paper needs XeLaTeX or LuaLaTeX ({line}); arXiv compiles with pdfLaTeX only"
+        )
+    return CompileFailed(f"the manuscript does not compile: {line}", line)
 
 
 def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
@@ -305,16 +386,28 @@ _RERUN_BIBER = re.compile(r"Please \(re\)run (Biber|BibTeX)")
 _MAX_RUNS = 5
 
 
-def build_like_arxiv(folder: Path, main_name: str, engine: str) -> Path:
+def build_like_arxiv(
+    folder: Path, main_name: str, engine: str, clock: BuildClock | None = None
+) -> Path:
     """Build `main_name` in `folder` the way arXiv does: the engine alone, run until the labels
     settle (no BibTeX, no Biber: the packed .bbl must do); then dvips and ps2pdf for `latex`.
-    Returns the PDF; raises BuildError with the first error."""
+    All of it within `clock`'s limit. Returns the PDF; raises BuildError with the first error."""
     program = "latex" if engine == "latex" else engine
     stem = Path(main_name).with_suffix("").as_posix()
     log = folder / f"{stem}.log"
     flags = ["-interaction=nonstopmode", "-halt-on-error", "-file-line-error", "-no-shell-escape"]
+    limit = clock.limit() if clock else DEFAULT_LIMIT
+    deadline = time.monotonic() + limit
+
+    def run(command: list[str]) -> subprocess.CompletedProcess[str]:
+        try:
+            return _run(command, folder, max(deadline - time.monotonic(), 1.0))
+        except _Stopped as stopped:
+            message = _stopped(log, stopped, limit, clock)
+            raise BuildError(f"the archive's build: {message}") from None
+
     for _ in range(_MAX_RUNS):
-        completed = _run([program, *flags, main_name], folder)
+        completed = run([program, *flags, main_name])
         if completed.returncode != 0:
             raise BuildError(f"the archive does not compile: {first_error(log, completed)}")
         text = log.read_text("utf-8", errors="replace") if log.is_file() else ""
@@ -329,7 +422,7 @@ def build_like_arxiv(folder: Path, main_name: str, engine: str) -> Path:
     if engine == "latex":
         dvips = ["dvips", "-q", f"{stem}.dvi", "-o", f"{stem}.ps"]
         for command in (dvips, ["ps2pdf", f"{stem}.ps"]):
-            completed = _run(command, folder)
+            completed = run(command)
             if completed.returncode != 0:
                 error = first_error(log, completed)
                 raise BuildError(f"{command[0]} failed on the archive: {error}")
