@@ -31,7 +31,7 @@ from pithauthor._manuscript.buildtime import BuildClock, check_timeout
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
 from pithauthor._manuscript.inputs import InputFacts, preamble_inputs
-from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts
+from pithauthor._manuscript.pdfcheck import check_pdf, page_count, pdf_facts, placement_notes
 from pithauthor._manuscript.preamble import Preamble, locate
 from pithauthor._manuscript.sty_files import another_version, copy_sty, install_sty
 from pithauthor._manuscript.sty_files import found_by_tex as sty_found_by_tex
@@ -264,9 +264,10 @@ def _compile_and_check(
     author_keys: Sequence[str] = (),
     link: bool = True,
     timeout: float | None = None,
-) -> None:
-    """Build the sources with the new main file, as `arxiv` does, and check the PDF. When that
-    build fails, the untouched sources are built too, to say whose fault it is."""
+) -> list[str]:
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF; return
+    notes on where the badge went (pith.sty's own word in the log). When that build fails,
+    the untouched sources are built too, to say whose fault it is."""
     clock = BuildClock(main, timeout)
     try:
         with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}, clock) as built:
@@ -274,6 +275,7 @@ def _compile_and_check(
                 check_pdf(built.result.pdf, number, require_link=link)
             if author_keys:
                 _check_pdf_keys(built.result.pdf, author_keys)
+            return placement_notes(built.result.log)
     except CompileFailed as failed:
         raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
 
@@ -379,7 +381,7 @@ def inject(
     if changed and not dry_run:
         ensure_writable(written)
     if check:
-        _compile_and_check(
+        notes += _compile_and_check(
             main,
             source,
             new_bytes,

@@ -44,6 +44,26 @@ def check_pdf(pdf: Path, number: PithNumber, *, require_link: bool = True) -> No
         raise VerificationError(f"{pdf.name}: no link to {number.url()}")
 
 
+NO_TITLE_BLOCK = "Package pith Warning: No title block found"
+"""The start of the warning pith.sty writes when the title page went out without a title block
+it could add the badge to (then the badge is in the page's top margin)."""
+
+
+def placement_notes(log: Path) -> list[str]:
+    """What the author should hear about where pith.sty put the badge, read from a build's log:
+    one line when no title block was found."""
+    try:
+        text = log.read_text("latin-1")
+    except OSError:
+        return []
+    if NO_TITLE_BLOCK in text:
+        return [
+            "pith.sty found no title block on the title page: the badge is in the page's top "
+            "margin (add \\maketitle, or pass --placement margin to choose it)"
+        ]
+    return []
+
+
 def page_count(pdf: Path) -> int:
     """How many pages `pdf` has."""
     from pypdf import PdfReader

@@ -76,6 +76,26 @@ MANUSCRIPT_LIST = [
         edits=(("\\author{Michael Downes}\n", "\\author{Michael Downes}\n\\maketitle\n"),),
     ),
     Manuscript("article", "article-sample2e", "sample2e.tex", "Lamport", "Example"),
+    # the project's own manuscripts (issue 23), each with a minimal style file of its own
+    Manuscript("icml", "icml-twocolumn", "paper.tex", "Abstract", "Headers"),
+    Manuscript("cvpr-teaser", "cvpr-teaser", "paper.tex", "Abstract", "Teasers"),
+    # the same paper with its teaser in cuted's strip, right after \maketitle
+    Manuscript(
+        "cvpr-strip",
+        "cvpr-teaser",
+        "paper.tex",
+        "Abstract",
+        "Teasers",
+        edits=(
+            (
+                "\\twocolumn[{%\n\\renewcommand\\twocolumn[1][]{#1}%\n\\maketitle\n\\begin{center}",
+                "\\maketitle\n\\begin{strip}\n\\centering",
+            ),
+            ("\\end{center}\n}]\n", "\\end{strip}\n"),
+        ),
+    ),
+    Manuscript("acl-review", "acl-review", "paper.tex", "Abstract", "Review-Mode"),
+    Manuscript("thmtools", "thmtools-theorems", "paper.tex", "Abstract", "Restated"),
 ]
 BY_NAME = {m.name: m for m in MANUSCRIPT_LIST}
 _BEGIN = re.compile(r"^\\begin\{document\}", re.M)

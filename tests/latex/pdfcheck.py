@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from pypdf import PdfReader
-from pypdf.generic import DictionaryObject, IndirectObject
+from pypdf.generic import ContentStream, DictionaryObject, IndirectObject
 
 
 def info(pdf: Path) -> dict[str, str]:
@@ -148,3 +148,51 @@ def pages_words(pdf: Path) -> list[tuple[tuple[float, float], list[tuple[str, Bo
         ]
         pages.append(((float(page.group(1)), float(page.group(2))), words))
     return pages
+
+
+def drawn_rects(pdf: Path, page: int = 0) -> list[Box]:
+    """The rectangles (x0, y0 from the top, x1, y1; points) of the images and form XObjects
+    (an included PDF figure) painted on one page (0-based), as the content stream places them."""
+    reader = PdfReader(pdf)
+    pdf_page = reader.pages[page]
+    height = float(pdf_page.mediabox.height)
+    resources = pdf_page.get("/Resources")
+    xobjects = resources.get_object().get("/XObject") if resources is not None else None
+    xobjects = xobjects.get_object() if xobjects is not None else {}
+    rects: list[Box] = []
+    stack: list[list[float]] = []
+    ctm = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    for operands, operator in ContentStream(pdf_page.get_contents(), reader).operations:
+        if operator == b"q":
+            stack.append(ctm)
+        elif operator == b"Q" and stack:
+            ctm = stack.pop()
+        elif operator == b"cm":
+            a, b, c, d, e, f = (float(v) for v in operands)
+            m = ctm
+            ctm = [
+                a * m[0] + b * m[2],
+                a * m[1] + b * m[3],
+                c * m[0] + d * m[2],
+                c * m[1] + d * m[3],
+                e * m[0] + f * m[2] + m[4],
+                e * m[1] + f * m[3] + m[5],
+            ]
+        elif operator == b"Do" and str(operands[0]) in xobjects:
+            xobject = xobjects[str(operands[0])].get_object()
+            if xobject.get("/Subtype") == "/Form":
+                x0, y0, x1, y1 = (float(v) for v in xobject["/BBox"])
+                matrix = [float(v) for v in xobject.get("/Matrix", [1, 0, 0, 1, 0, 0])]
+            else:
+                x0, y0, x1, y1 = 0.0, 0.0, 1.0, 1.0
+                matrix = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+            xs, ys = [], []
+            for x, y in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)):
+                x, y = (
+                    matrix[0] * x + matrix[2] * y + matrix[4],
+                    matrix[1] * x + matrix[3] * y + matrix[5],
+                )
+                xs.append(ctm[0] * x + ctm[2] * y + ctm[4])
+                ys.append(ctm[1] * x + ctm[3] * y + ctm[5])
+            rects.append((min(xs), height - max(ys), max(xs), height - min(ys)))
+    return rects

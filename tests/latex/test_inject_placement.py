@@ -83,3 +83,27 @@ def test_check_accepts_placement_none_whose_pdf_has_no_badge_link(tmp_path: Path
     result = inject(path, PithNumber.parse(NUMBER), placement="none", check=True)
     assert result.checked and result.changed
     assert "\\usepackage[placement=none]{pith}" in path.read_text("utf-8")
+
+
+@pytest.mark.tex("pdflatex", "latexmk")
+def test_check_says_in_one_line_when_no_title_block_was_found(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    """BODY has no \\maketitle: pith.sty puts the badge in the top margin and warns; --check
+    repeats that as one line on stderr. With a title block there is no such line."""
+    (tmp_path / "bare").mkdir()
+    write(tmp_path / "bare", "")
+    bare = pith("latex", "inject", str(tmp_path / "bare"), "--pith", NUMBER, "--check")
+    assert bare.returncode == 0, bare.stderr
+    lines = [line for line in bare.stderr.splitlines() if "no title block" in line]
+    assert len(lines) == 1 and "top margin" in lines[0]
+    titled = tmp_path / "titled"
+    titled.mkdir()
+    (titled / "paper.tex").write_text(
+        "\\documentclass{article}\n\\title{T}\\author{A}\n"
+        "\\begin{document}\n\\maketitle\nx\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    result = pith("latex", "inject", str(titled), "--pith", NUMBER, "--check")
+    assert result.returncode == 0, result.stderr
+    assert "no title block" not in result.stderr

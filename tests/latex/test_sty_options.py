@@ -259,7 +259,7 @@ def test_parentheses_in_the_base_url_are_escaped_in_pdf_strings(
 
 
 @pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
-def test_a_paper_without_maketitle_gets_the_badge_at_the_foot_of_page_one(
+def test_a_paper_without_a_title_block_gets_the_badge_in_the_top_margin_and_a_warning(
     tmp_path: Path, hyperref: str
 ) -> None:
     source = paper(NUMBER, preamble=hyperref).replace("\\maketitle\n", "")
@@ -267,15 +267,20 @@ def test_a_paper_without_maketitle_gets_the_badge_at_the_foot_of_page_one(
     assert result.ok, result.output[-2000:]
     assert SHORT in page_text(result.pdf)
     assert link_uris(result.pdf) == [URL]
-    from pdfcheck import link_rects
+    from pdfcheck import link_rects, word_box
 
     (rect,) = link_rects(result.pdf)
-    assert rect[3] < 150  # in the bottom margin, not in the text block
+    height = 792  # US letter, article's default
+    assert rect[1] > height - 72, "in the top margin (above 1in from the top), not at the foot"
+    text_top = word_box(result.pdf, "Text.")
+    assert text_top is not None and height - rect[1] < text_top[1]
+    assert "Package pith Warning: No title block found on the title page" in result.log
 
 
-def test_a_badge_placed_by_hand_is_not_repeated_at_the_foot(tmp_path: Path) -> None:
+def test_a_badge_placed_by_hand_is_not_repeated_in_the_margin(tmp_path: Path) -> None:
     source = paper(NUMBER).replace("\\maketitle\n", "").replace("Text.", "See \\pithbadge{}.")
     result = build(source, tmp_path)
     assert result.ok, result.output[-2000:]
     assert link_uris(result.pdf) == [URL]
     assert page_text(result.pdf).count(SHORT) == 1
+    assert "No title block found" not in result.log
