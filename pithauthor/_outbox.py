@@ -45,7 +45,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from pithauthor._atomic import TEMP_PREFIX, replace_file
+from pithauthor._atomic import TEMP_PREFIX, append_lines, replace_file
 from pithauthor._core.author_event import checked_author_event, typed_author_event
 from pithauthor._core.canonical import canonical
 from pithauthor._core.documents import AuthorEvent
@@ -218,13 +218,18 @@ class Outbox:
         self.close()
 
     def store(
-        self, events: Iterable[Mapping[str, Any]], registry: str | None = None
+        self,
+        events: Iterable[Mapping[str, Any]],
+        registry: str | None = None,
+        *,
+        stored_at: str | None = None,
     ) -> tuple[int, int]:
         """Store events for `registry` (default: the default registry) atomically, all or
-        none, each also appended to the journal; returns (new, already there for it)."""
+        none, each also appended to the journal; returns (new, already there for it).
+        `stored_at` (default: now) is for `recover`, which keeps the date first stored."""
         rows = [_row(e) for e in events]
         where = registry_binding(registry)
-        now = _now()
+        now = stored_at or _now()
         fresh: list[dict[str, object]] = []
         with self._lock:
             self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
@@ -559,20 +564,13 @@ def _stored_line(registry: str, stored_at: str, body: str) -> dict[str, object]:
 
 def _append_journal(journal: Path, lines: list[dict[str, object]]) -> None:
     """Append whole lines in one write, then fsync (a torn last line is skipped on recovery)."""
-    if not lines:
-        return
-    data = "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
-    fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        if os.fstat(fd).st_size:  # never glue a line to a torn one
-            with open(journal, "rb") as existing:
-                existing.seek(-1, os.SEEK_END)
-                if existing.read(1) != b"\n":
-                    data = "\n" + data
-        os.write(fd, data.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    if lines:
+        append_lines(journal, _journal_text(lines).encode("utf-8"))
+
+
+def _journal_text(lines: list[dict[str, object]]) -> str:
+    """One compact JSON line per entry."""
+    return "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
 
 
 def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
@@ -586,8 +584,7 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
             rows = conn.execute(
                 "SELECT registry, stored_at, body FROM outbox ORDER BY stored_at, event_id"
             ).fetchall()
-            lines = [_stored_line(r, t, b) for r, t, b in rows]
-            text = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines)
+            text = _journal_text([_stored_line(r, t, b) for r, t, b in rows])
             replace_file(journal, text, mode=0o600)
     finally:
         conn.execute("COMMIT")
@@ -634,9 +631,9 @@ def recover(path: Path | None = None) -> Recovered:
     counts: dict[str, int] = {}
     try:
         with Outbox(path) as outbox:
-            for registry, events in _by_registry(rows).items():
-                new, _ = outbox.store(events, registry)
-                counts[registry] = new
+            for (registry, stored_at), events in _batches(rows).items():
+                new, _ = outbox.store(events, registry, stored_at=stored_at)
+                counts[registry] = counts.get(registry, 0) + new
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
@@ -645,9 +642,13 @@ def recover(path: Path | None = None) -> Recovered:
     return Recovered(sum(counts.values()), counts, skipped, moved)
 
 
-def _replay(journal: Path) -> tuple[dict[tuple[str, str], dict[str, object]], int]:
-    """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry)."""
-    rows: dict[tuple[str, str], dict[str, object]] = {}
+Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
+
+
+def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], int]:
+    """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
+    and how many lines were skipped (torn, unreadable, or not a verifying event)."""
+    rows: dict[tuple[str, str], Row] = {}
     skipped = 0
     with open(journal, encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -655,29 +656,30 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], dict[str, object]], in
                 continue
             try:
                 item = json.loads(line)
-                op, registry = item["op"], item["registry"]
+                op, registry = item["op"], registry_binding(item["registry"])
                 if op == "store":
                     event = item["event"]
-                    rows[(event["event_id"], registry)] = event
+                    rows[(event["event_id"], registry)] = (event, str(item["stored_at"]))
                 elif op == "drop":
                     rows.pop((item["event_id"], registry), None)
                 else:
                     skipped += 1
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError, InputError):
                 skipped += 1
     good = {}
-    for key, event in rows.items():
-        if checked_author_event(event)[1] is None:
+    for key, row in rows.items():
+        if checked_author_event(row[0])[1] is None:
             skipped += 1
         else:
-            good[key] = event
+            good[key] = row
     return good, skipped
 
 
-def _by_registry(rows: Mapping[tuple[str, str], dict[str, object]]) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for (_, registry), event in rows.items():
-        out.setdefault(registry, []).append(event)
+def _batches(rows: Mapping[tuple[str, str], Row]) -> dict[tuple[str, str], list[Any]]:
+    """The events by (registry, date stored): one `store` each."""
+    out: dict[tuple[str, str], list[Any]] = {}
+    for (_, registry), (event, stored_at) in rows.items():
+        out.setdefault((registry, stored_at), []).append(event)
     return out
 
 

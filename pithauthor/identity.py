@@ -53,8 +53,8 @@ from pithauthor._core.strict_json import parse_json
 from pithauthor._core.subject import Subject
 from pithauthor._core.web_url import checked_url, same_origin
 from pithauthor._files import MAX_PDF_BYTES, read_user_file
-from pithauthor.errors import InputError, PithError
-from pithauthor.keys import retired_here
+from pithauthor._keystore.metadata import retired_here
+from pithauthor.errors import InputError, NetworkError, PithError
 
 # httpx and pypdf are imported where a proof is fetched or a PDF read: --offline skips both.
 
@@ -72,6 +72,7 @@ __all__ = [
     "identity_network_failure",
     "orcid_api_base",
     "orcid_proof",
+    "orcid_retirement",
     "proofs_from_specs",
     "read_pdf_author_keys",
     "web_proof_document",
@@ -571,3 +572,21 @@ def check_key_on_orcid(
         return _check_orcid(fetcher, orcid_api_base(orcid_api), record.orcid, record.key_id)
     finally:
         fetcher.close()
+
+
+def orcid_retirement(
+    record: KeyRecord, orcid_api: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> str | None:
+    """What the ORCID record of `record.orcid` says of the key's retirement: its `retired_at`
+    (the end of the link's `retired YYYY-MM-DD` day, the last moment a claim counts as before
+    it; `""` when the link does not say when), or None when the record names the key as current
+    or not at all. NetworkError when the record could not be read: then nobody can tell."""
+    proof = check_key_on_orcid(record, orcid_api, timeout)
+    if proof.finding is None:
+        raise NetworkError(
+            f"cannot tell whether key {record.key_id} was retired: {proof.where}: {proof.problem}"
+        )
+    if proof.finding.standing != "retired":
+        return None
+    day = proof.finding.retired_at
+    return f"{day}T23:59:59Z" if day else ""

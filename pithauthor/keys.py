@@ -28,7 +28,7 @@ from pithauthor._keystore import container
 from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
-from pithauthor._keystore.metadata import METADATA_FILE, KeyRecord, load_records, save_records
+from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
 from pithauthor._keystore.passphrase import (
     PassphraseSource,
     backup_passphrase_source,
@@ -43,15 +43,15 @@ from pithauthor._keystore.secrets_io import (
     remove_seed,
     stderr_note,
 )
-from pithauthor._paths import pith_home
 from pithauthor.errors import (
     InputError,
     KeyExists,
     KeyFileTampered,
     KeyNotFound,
     KeyRetired,
-    KeyStoreError,
+    NetworkError,
 )
+from pithauthor.identity import orcid_retirement
 
 # PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
 
@@ -70,7 +70,6 @@ __all__ = [
     "load_key",
     "load_signing_key",
     "passphrase_source",
-    "retired_here",
     "rotate",
     "set_public_name",
     "show",
@@ -307,22 +306,6 @@ def show(name: str | None = None) -> KeyRecord:
     return _resolve(load_records(), name)
 
 
-def retired_here(key: str) -> str | None:
-    """When this machine's key store holds `key` (a key id) as retired: its `retired_at`
-    (`""` when it does not say). None when the store does not hold it retired, has no key
-    list yet, or cannot be read: `pith verify` asks, and never creates a key folder to."""
-    if not (pith_home() / "keys" / METADATA_FILE).is_file():
-        return None
-    try:
-        records = load_records()
-    except KeyStoreError:  # an unsafe or damaged store is `pith doctor`'s to report
-        return None
-    for r in records:
-        if r.key_id == key and r.status == "retired":
-            return r.retired_at or ""
-    return None
-
-
 def export_public(name: str | None = None) -> dict[str, Any]:
     """The public key and its names, as a verifier needs them."""
     record = show(name)
@@ -383,6 +366,17 @@ def backup(
     return record
 
 
+def _retired_by_successor(record: KeyRecord, records: list[KeyRecord]) -> str | None:
+    """The key in the store that replaced `record` (its `replaces`), marking it retired."""
+    if record.status != "active":
+        return None
+    for r in records:
+        if r.replaces == record.key_id:
+            record.status, record.retired_at, record.replaced_by = "retired", r.created_at, r.key_id
+            return f"the key store (replaced by {r.key_id})"
+    return None
+
+
 def import_backup(
     path: Path,
     *,
@@ -390,9 +384,16 @@ def import_backup(
     backend: str = "auto",
     passphrase: PassphraseSource | None = None,
     insecure_plaintext: bool = False,
+    check_orcid: bool = True,
+    orcid_api: str | None = None,
     note: Note = stderr_note,
 ) -> KeyRecord:
-    """Restore a key from a backup file into this PITH_HOME."""
+    """Restore a key from a backup file into this PITH_HOME.
+
+    A backup made before a rotation says the key is active; it comes back retired when the
+    store holds the key that replaced it, or (`check_orcid`, for a key with an ORCID iD) when
+    the ORCID link marks it retired. NetworkError when ORCID cannot be asked: pass
+    `check_orcid=False` (`pith keys import --offline`) to restore it as the backup says."""
     key_source = passphrase or passphrase_source()
     where = f"backup {path}"
     doc = read_user_json(path, InputError, "a pithauthor key backup", limit=MAX_KEY_FILE_BYTES)
@@ -411,15 +412,30 @@ def import_backup(
         raise KeyFileTampered(f"{where}: the secret does not match the public key in the backup")
     record.public_key_fingerprint = fingerprint_hex(pk)
     _check_name(record.name)
+    why: list[str] = []
 
     def add(records: list[KeyRecord]) -> list[KeyRecord]:
         if any(r.key_id == record.key_id for r in records):
             raise KeyExists(f"key {record.key_id} is already in this key store")
+        successor = _retired_by_successor(record, records)
+        if successor is not None:
+            why.append(successor)
         if record.status == "active":
             _ensure_name_free(records, record.name)
         return [*records, record]
 
     add(load_records())  # early answer, before any secret is stored; again under the lock
+    if record.status == "active" and record.orcid is not None and check_orcid:
+        try:  # before the lock: no network wait is held under it
+            when = orcid_retirement(record, orcid_api)
+        except NetworkError as exc:
+            raise NetworkError(
+                f"{exc}; retry, or restore it as the backup says (active) with: "
+                "pith keys import --offline"
+            ) from None
+        if when is not None:
+            record.status, record.retired_at = "retired", when or None
+            why.append(f"its ORCID link ({record.orcid})")
     prepared = prepare_seed(
         seed,
         record,
@@ -428,6 +444,12 @@ def import_backup(
         insecure_plaintext=insecure_plaintext,
     )
     _commit(prepared, add, note)
+    if why:
+        note(
+            f"key {record.key_id} restored as retired (per {why[0]}, "
+            f"{record.retired_at or 'at an unstated date'}): its signatures verify; it cannot "
+            "sign"
+        )
     return record
 
 

@@ -12,7 +12,6 @@ Talking to one registry (fetch, verify, POST one event) is `pithauthor.client`.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pithauthor._atomic import append_lines
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.subject import Subject
 from pithauthor._files import check_output_file
@@ -415,16 +415,4 @@ def _jsonl(event: Mapping[str, object]) -> str:
 
 def append_jsonl(path: Path, events: Sequence[Mapping[str, object]]) -> None:
     """Append one JSON line per event in a single write, then fsync: whole lines or nothing."""
-    lines = "".join(_jsonl(e) + "\n" for e in events).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            with open(path, "rb") as existing:
-                existing.seek(size - 1)
-                if existing.read(1) != b"\n":
-                    lines = b"\n" + lines  # never glue our first line to a partial one
-        os.write(fd, lines)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_lines(path, "".join(_jsonl(e) + "\n" for e in events).encode("utf-8"), mode=0o644)

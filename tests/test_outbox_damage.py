@@ -91,6 +91,11 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
     isolated_home: Path, pith: RunPith, damage: str
 ) -> None:
     ids = _fill(isolated_home)
+    with Outbox() as outbox:  # as if stored an hour ago
+        outbox._conn.execute("UPDATE outbox SET stored_at='2026-11-30T09:00:00Z'")
+    dates = {"2026-11-30T09:00:00Z"}
+    (isolated_home / "outbox" / "outbox.journal.jsonl").unlink()  # rewritten with that date
+    Outbox().close()
     db = _db(isolated_home)
     DAMAGE[damage](db)
     result = pith("outbox", "recover")
@@ -100,6 +105,7 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
     assert sorted(r["event_id"] for r in listed) == ids
     assert {r["registry"] for r in listed} == {LOCAL, "https://pith.science"}
     assert {r["state"] for r in listed} == {"pending"}  # re-sending is answered "already there"
+    assert {r["stored_at"] for r in listed} == dates  # the dates first stored are kept
     kept = [
         p
         for p in db.parent.glob("outbox.sqlite3.damaged-*")

@@ -245,3 +245,31 @@ def test_a_claim_signed_for_a_registry_is_sent_there_only(
 
     assert claims(a) == {ids[a.url]} and claims(b) == {ids[b.url]}
     assert set(_rows().values()) == {"accepted"}
+    # --submit sends what was just signed to its registry, and leaves another's pending rows
+    other = citations(1, TestSigner())
+    store_in_outbox(other, b.url)
+    optsa = ["--registry", a.url, "--trust-local-registry", "--submit", "--yes"]
+    again = pith("claim", "2101.99902", "--position", "1", *optsa)
+    assert again.returncode == 0, again.stderr
+    assert len(claims(a)) == 2 and claims(b) == {ids[b.url]}
+    assert _rows()[(other[0]["event_id"], b.url)] == "pending"
+    assert other[0]["event_id"] not in _held(a) | _held(b)
+
+
+def test_a_registry_that_is_down_does_not_stop_the_others(
+    two: tuple[RegistryServer, RegistryServer], pith: RunPith
+) -> None:
+    from registry_helpers import free_port
+
+    a, _ = two
+    dead = f"http://127.0.0.1:{free_port()}"
+    for_dead, for_a = citations(2, TestSigner()), citations(2, TestSigner())
+    store_in_outbox(for_dead, dead)
+    store_in_outbox(for_a, a.url)
+    result = pith("submit", "--trust-local-registry", "--retries", "1", "--timeout", "2")
+    assert result.returncode == 3  # the network error, said once
+    assert result.stderr.count("pith: error:") == 1 and dead in result.stderr
+    assert _held(a) == _ids(for_a)  # A was served all the same
+    rows = _rows()
+    assert {rows[(i, dead)] for i in _ids(for_dead)} == {"pending"}  # nothing lost
+    assert {rows[(i, a.url)] for i in _ids(for_a)} == {"accepted"}

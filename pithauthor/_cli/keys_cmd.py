@@ -199,11 +199,23 @@ def import_cmd(
     insecure_plaintext: bool = INSECURE_PLAINTEXT_OPTION,
     passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
     backup_passphrase_file: str | None = BACKUP_PASSPHRASE_FILE_OPTION,
+    offline: bool = typer.Option(
+        False,
+        "--offline",
+        help="Do not ask ORCID whether the key was retired: restore it as the backup says.",
+    ),
+    orcid_api: str | None = typer.Option(
+        None, "--orcid-api", metavar="URL", help="Default: $PITH_ORCID_API or pub.orcid.org."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Restore a key from a backup file made by `pith keys backup`."""
+    """Restore a key from a backup file made by `pith keys backup`. A key that this store or
+    its ORCID link marks retired is restored retired."""
+    from pithauthor.identity import orcid_api_base
     from pithauthor.keys import import_backup
 
+    if orcid_api is not None:
+        orcid_api_base(orcid_api)  # a bad --orcid-api is one line, before any passphrase
     key_source, backup_source = _sources(passphrase_file, backup_passphrase_file)
     record = import_backup(
         Path(backup_file),
@@ -211,6 +223,8 @@ def import_cmd(
         backend=backend,
         passphrase=key_source,
         insecure_plaintext=insecure_plaintext,
+        check_orcid=not offline,
+        orcid_api=orcid_api,
     )
     _print_record(record, as_json)
 
@@ -256,6 +270,10 @@ def _rotation_steps(old: KeyRecord, new: KeyRecord) -> None:
         f"  papers: new manuscripts carry \\pithauthorkey{{{new.key_id}}} "
         "(pith latex inject --author-key); PDFs already on arXiv keep the old key, "
         "which verify reports as retired once your ORCID link or site says so"
+    )
+    message(
+        f"make a new backup now: pith keys backup {new.name} --out FILE (your old backups "
+        "hold the retired key, not this one)"
     )
 
 

@@ -33,11 +33,12 @@ def outbox_list(
     if as_json:
         emit_json([{**e.summary(), "title": titles.get(e.subject)} for e in entries])
         return
+    width = max((len(e.registry) for e in entries), default=0)  # one column per field
     for e in entries:
         extra = f"  {e.reason}" if e.reason else ""
         paper = titles.get(e.subject) or e.subject
         data(
-            f"{e.state:<9} {e.stored_at[:10]}  {e.registry}  {e.event_id[:19]}…  "
+            f"{e.state:<9} {e.stored_at[:10]}  {e.registry:<{width}}  {e.event_id[:19]}…  "
             f"{e.event_type:<19} {paper}{extra}"
         )
     message(", ".join(f"{n} {s}" for s, n in counts.items()))

@@ -9,8 +9,8 @@ from typing import Any
 
 from pithauthor._core.strict_json import parse_json
 from pithauthor._keystore.files import read_private, replace_private
-from pithauthor._paths import private_dir
-from pithauthor.errors import KeyFileTampered
+from pithauthor._paths import pith_home, private_dir
+from pithauthor.errors import KeyFileTampered, KeyStoreError
 
 METADATA_FILE = "keys.json"
 METADATA_VERSION = 1
@@ -81,3 +81,19 @@ def save_records(records: list[KeyRecord]) -> None:
     """Write the key list atomically."""
     doc = {"version": METADATA_VERSION, "keys": [r.to_json() for r in records]}
     replace_private(metadata_path(), json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def retired_here(key_id: str) -> str | None:
+    """When this machine's key store holds `key_id` as retired: its `retired_at` (`""` when
+    it does not say). None when the store does not hold it retired, has no key list yet, or
+    cannot be read: `pith verify` asks, and never creates a key folder to."""
+    if not (pith_home() / "keys" / METADATA_FILE).is_file():
+        return None
+    try:
+        records = load_records()
+    except KeyStoreError:  # an unsafe or damaged store is `pith doctor`'s to report
+        return None
+    for r in records:
+        if r.key_id == key_id and r.status == "retired":
+            return r.retired_at or ""
+    return None
