@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import sys
-import unicodedata
 from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from pithauthor._cli.output import at_terminal, message, warn
+from pithauthor._core.text import escaped
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
@@ -124,10 +124,8 @@ def _same(reading: BibReading, entry: BibEntry) -> BibEntry:
 
 def _shown(text: str) -> str:
     """Text pith did not write (arXiv's), safe on a terminal: control and bidirectional
-    formatting characters are shown as `\\uXXXX`."""
-    return "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text
-    )
+    formatting characters are shown as escapes (`pithauthor._core.text.escaped`)."""
+    return escaped(text)
 
 
 def write_back(result: LookupResult) -> None:
