@@ -42,7 +42,7 @@ REFUSED = [
 ALLOWED = [
     "Ada Lovelace",
     "Sofía Müller-Łukasiewicz",
-    "محمد\u200cرضا",  # ZERO WIDTH NON-JOINER: Persian names need it
+    "\u0645\u062d\u0645\u062f\u200c\u0631\u0636\u0627",  # ZWNJ: Persian names need it
     "山田 太郎",
     "שרה כהן",  # right-to-left script itself is fine: only the invisible controls are refused
     "O'Brien, J. R. R.",
