@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pithauthor._core.documents import JSONObject
 from pithauthor._core.strict_json import JSONFault, parse_json
-from pithauthor._paths import private_dir
+from pithauthor._paths import pith_home, private_dir
 
 DB_NAME = "records.sqlite3"
 DEFAULT_TTL = 24 * 3600
@@ -43,6 +43,12 @@ class RecordCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
         path.chmod(0o600)
+
+    @classmethod
+    def existing(cls) -> RecordCache | None:
+        """The cache of this PITH_HOME if it was ever written; None (and nothing made) if not."""
+        path = pith_home() / "cache" / DB_NAME
+        return cls(private_dir("cache") / DB_NAME) if path.is_file() else None
 
     def close(self) -> None:
         self._db.close()

@@ -34,6 +34,7 @@ from pithauthor._http import (
     check_url,
     origin,
 )
+from pithauthor._record_cache import RecordCache
 from pithauthor._tokens import (
     TOKEN_ENV,
     env_token_origin,
@@ -45,6 +46,8 @@ from pithauthor._tokens import (
 from pithauthor.errors import (
     DocumentError,
     InputError,
+    NetworkError,
+    RegistryRejected,
     RegistryResponseError,
     VerificationError,
 )
@@ -62,6 +65,7 @@ __all__ = [
     "RegistryClient",
     "RetryPolicy",
     "Subject",
+    "check_number",
     "check_registry_options",
     "citing_number",
     "connect",
@@ -219,6 +223,17 @@ class RegistryClient:
                 f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
             )
         got = PithNumber.parse(record["pith_number"])
+        if (
+            isinstance(wanted, PithNumber)
+            and wanted.body == got.body
+            and not got.same_paper(wanted)
+        ):
+            # the user's typo, not the registry's fault: name the number to use instead
+            source = record["canonical_record"]["source"]
+            raise InputError(
+                f"{wanted.full} has the wrong year: the record of arXiv "
+                f"{source['id']}v{source['version']} is {got.full}"
+            )
         ok = (
             got.same_paper(wanted)
             if isinstance(wanted, PithNumber)
@@ -409,17 +424,27 @@ class RegistryAccess:
         *,
         note: Say | None = None,
         warn: Say | None = None,
+        retries: int = 6,
+        timeout: float = 20.0,
     ) -> None:
         check_registry_options(registry, list(trust_manifests))
         self.options = (registry, list(trust_manifests), trust_local)
         self.note = note
         self.warn = warn
+        self._retries, self._timeout = retries, timeout
         self._client: RegistryClient | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The registry's base URL, without connecting."""
+        return registry_url(self.options[0])
 
     @property
     def client(self) -> RegistryClient:
         if self._client is None:
-            self._client = connect(*self.options, warn=self.warn)
+            self._client = connect(
+                *self.options, retries=self._retries, timeout=self._timeout, warn=self.warn
+            )
         return self._client
 
     def trust(self) -> Trust:
@@ -504,10 +529,67 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
         raise InputError(f"{where} is the record of {number.full}, not of {ref}")
 
 
-def citing_number(ref: str, record: str | None, registry: RegistryAccess) -> PithNumber:
-    """The citing paper's full Pith Number: given as such, from its record, or by look-up."""
+def citing_number(
+    ref: str, record: str | None, registry: RegistryAccess
+) -> tuple[PithNumber, str | None]:
+    """The citing paper's full Pith Number: given as such (checked with its record when one is
+    at hand: the note says how, see `check_number`), from its record, or by look-up."""
     if record is None:
         named = classify_reference(ref)
         if named.number is not None and named.number.year is not None:
-            return named.number
-    return subject_for(ref, record, registry).pith_number
+            return named.number, check_number(named.number, registry)
+    return subject_for(ref, record, registry).pith_number, None
+
+
+def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool = False) -> str:
+    """Compare a full Pith Number with its paper's record: the one in the record cache
+    (`<PITH_HOME>/cache`, verified again now), or else the registry's (one look-up, then kept
+    in the cache). InputError naming the right number when the year is wrong. Returns a note:
+    what the number was checked against, or why it could not be (offline, unreachable, no
+    record). Nothing is written when nothing was fetched."""
+    if number.year is None:
+        raise InputError(f"{number}: give the full Pith Number, pith:YYYY:{number.body}")
+    base = registry.base_url
+    record = _cached_record(base, number, registry)
+    where = f"{base}, cached"
+    if record is None and offline:
+        return f"note: offline and no record of {number.full} at hand: its year is unchecked"
+    if record is None:
+        try:
+            record = registry.client.record(number.body)
+        except NetworkError:
+            return f"note: {base} could not be reached: the year of {number.full} is unchecked"
+        except RegistryRejected:
+            return f"note: {base} has no record of {number.full}: its year is unchecked"
+        cache = RecordCache()
+        try:
+            cache.put_record(base, number.body, record)
+        finally:
+            cache.close()
+        where = base
+    right = PithNumber.parse(record["pith_number"])
+    source = record["canonical_record"]["source"]
+    paper = f"arXiv {source['id']}v{source['version']}"
+    if right.full != number.full:
+        raise InputError(f"{number.full} has the wrong year: the record of {paper} is {right.full}")
+    return f"{number.full} is the record of {paper} (checked with {where})"
+
+
+def _cached_record(
+    base: str, number: PithNumber, registry: RegistryAccess
+) -> RecordDocument | None:
+    """The cached record of `number`'s body, if there is a cache and the record still verifies
+    under today's trust."""
+    cache = RecordCache.existing()
+    if cache is None:
+        return None
+    try:
+        cached = cache.record(base, number.body)
+        if cached is None:
+            return None
+        record = checked_record(cached, registry.trust())[1]
+        if record is None or PithNumber.parse(str(record["pith_number"])).body != number.body:
+            return None
+        return record
+    finally:
+        cache.close()

@@ -44,6 +44,7 @@ from pithauthor._manuscript.textfile import (
     write_target,
 )
 from pithauthor._resources import pith_ltxml_path, pith_sty_path
+from pithauthor.client import check_number
 from pithauthor.errors import (
     BuildError,
     InputError,
@@ -295,10 +296,14 @@ def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
     return preamble_inputs(preamble.inputs, source.path.parent)
 
 
-def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str | None]:
-    """The number a badge prints: a full Pith Number as given, or an arXiv id resolved through
-    `registry` (record verified), with a note naming the arXiv version the number belongs to.
-    A short alias or a number without its year is refused (InputError)."""
+def badge_number(
+    text: str, registry: RegistryAccess, *, offline: bool = False
+) -> tuple[PithNumber, str | None]:
+    """The number a badge prints: a full Pith Number, checked with its record when one is at
+    hand (`client.check_number`: a wrong year is refused naming the right number), or an arXiv
+    id resolved through `registry` (record verified); with a note naming the arXiv version the
+    number belongs to, or saying the year could not be checked. A short alias or a number
+    without its year is refused (InputError); so is an arXiv id `offline`."""
     address = _RECORD_URL.match(text.strip())
     if address is not None:  # copied from the record page: it holds the body, not the year
         raise InputError(
@@ -313,8 +318,10 @@ def badge_number(text: str, registry: RegistryAccess) -> tuple[PithNumber, str |
             raise InputError(
                 f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
             )
-        return kind.number, None
+        return kind.number, check_number(kind.number, registry, offline=offline)
     assert kind.arxiv is not None
+    if offline:
+        raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
     number = registry.client.resolve(kind.arxiv.id)
     source = registry.client.record(number)["canonical_record"]["source"]
     note = (

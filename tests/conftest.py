@@ -33,14 +33,25 @@ REQUIRE_TEX = os.environ.get("PITH_REQUIRE_TEX") == "1"
 _CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", "PITH_TRUST")
 
 
+NO_REGISTRY = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Every test gets its own PITH_HOME and no keyring unless it registers one itself."""
+def isolated_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    """Every test gets its own PITH_HOME and no keyring unless it registers one itself.
+
+    The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
+    check a full Pith Number with its record, asking the registry when none is cached, and no
+    test may reach pith.science (tests/test_number_checks.py checks with a local registry)."""
     home = tmp_path / "pith-home"
     monkeypatch.setenv("PITH_HOME", str(home))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
+    if "latex" in request.path.parent.parts[-1:]:
+        monkeypatch.setenv("PITH_REGISTRY", NO_REGISTRY)
     yield home
 
 

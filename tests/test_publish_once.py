@@ -121,11 +121,22 @@ def test_replicate_twice_signs_nothing_the_second_time(
     again = pith(*args)
     assert again.returncode == 0, again.stderr
     assert "already signed: replication_record" in again.stderr
+    assert "accepted 0," in again.stderr
     assert len(_outbox_ids()) == 1
     other = [a if a != "reproduced" else "not_reproduced" for a in args]
     assert_one_line_error(pith(*other), 2)
+    corrected = pith(*other, "--replace")
+    assert corrected.returncode == 0, corrected.stderr
+    assert "replaces sha256:" in corrected.stderr
     state = _state(pith, registry, PAPER, tmp_path / "s.json")
-    assert len(state["current"]["replication_records"]) == 1
+    (record,) = state["current"]["replication_records"]
+    assert record["payload"]["outcome"] == "not_reproduced"
+    assert state["equivocation_count"] == 0
+    # the replaced record cannot be withdrawn: its replacement is what stands
+    (old_id,) = [s["event"]["event_id"] for s in state["superseded"]]
+    refused = pith("withdraw", old_id, "--submit", "--yes", *_trust(registry))
+    assert_one_line_error(refused, 2)
+    assert f"was replaced by {record['event_id']}" in refused.stderr
 
 
 def test_cite_twice_signs_only_what_is_new_or_changed(
@@ -139,6 +150,7 @@ def test_cite_twice_signs_only_what_is_new_or_changed(
     again = _cite(pith, registry, str(bib), "--submit", "--yes", "--json")
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
+    assert "accepted 0," in again.stderr  # nothing sent again
     assert report["events"] == 0
     assert report["counts"]["already_signed"] == 4
     assert set(_outbox_ids()) == stored

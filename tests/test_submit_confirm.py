@@ -188,11 +188,13 @@ def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_
     lines = result.stderr.splitlines()
     header = lines.index("2 citation(s) by " + REAL_NUMBER + " to sign (public and permanent "
                          "once submitted):")  # fmt: skip
-    table = lines[header + 1 : header + 4]
+    checked = f"  {REAL_NUMBER} is the record of arXiv 2302.12445v2 (checked with {registry[1]})"
+    assert lines[header + 1] == checked  # --from as a full number: checked with its record
+    table = lines[header + 2 : header + 5]
     assert table[0].split() == ["reference", "cited", "paper", "relationship"]
     assert table[1].split()[0] == "first" and table[1].split()[-1] == "cites"
     assert f"{numbers[0].alias(8)}…" in table[1]
     assert table[2].split()[0] == "second" and table[2].split()[-1] == "extends"
     assert f"{numbers[1].alias(8)}…" in table[2]
-    assert lines[header + 4].startswith("  signer     Chengjian Liu")
+    assert lines[header + 5].startswith("  signer     Chengjian Liu")
     assert len(out.read_text("utf-8").splitlines()) == 2  # the table came before the signing

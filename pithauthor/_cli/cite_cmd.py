@@ -143,7 +143,7 @@ def _cite_one(
     from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
-    citing_paper = citing_number(citing, citing_record, output.registry)
+    citing_paper, citing_note = citing_number(citing, citing_record, output.registry)
     cited_paper = subject_for(cited, record, output.registry)
     signer = output.signer()
     event = sign_citation(
@@ -157,9 +157,8 @@ def _cite_one(
     )
     # Signed in memory only: until the author says yes, nothing is stored or sent.
     if not output.reused(event):  # nothing new to publish: nothing to ask
-        output.confirm(
-            "this citation", citation_preview(citing_paper, cited_paper, relationship, signer)
-        )
+        preview = citation_preview(citing_paper, citing_note, cited_paper, relationship, signer)
+        output.confirm("this citation", preview)
     output.one(event)
 
 
@@ -209,7 +208,7 @@ def _cite_bibliographies(
     if found is not None:
         found = lookupopts.settle_ambiguous(found, lookup.choose)
         reading = found.reading
-    citing_paper = citing_number(citing, citing_record, output.registry)
+    citing_paper, citing_note = citing_number(citing, citing_record, output.registry)
     resolver: Resolver | dict[str, Subject | str] = {}
     if reading.to_sign():
         resolver = RegistryResolver(output.registry.client, RecordCache())
@@ -218,7 +217,8 @@ def _cite_bibliographies(
         assert isinstance(key, AuthorKey)
         rows = [(e.key, subject, str(e.relationship)) for e, subject in to_sign]
         output.confirm(
-            f"these {len(rows)} citation(s)", bibliography_preview(citing_paper, rows, key)
+            f"these {len(rows)} citation(s)",
+            bibliography_preview(citing_paper, citing_note, rows, key),
         )
 
     report = sign_bibliography(

@@ -9,10 +9,11 @@ import typer
 from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor._cli.registryopts import (
+    OFFLINE_NUMBER_OPTION,
     REGISTRY_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
-    registry_access,
+    number_access,
 )
 from pithauthor.errors import InputError
 
@@ -57,6 +58,7 @@ def inject_cmd(
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
+    offline: bool = OFFLINE_NUMBER_OPTION,
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
     from pithauthor.keys import show
@@ -67,12 +69,10 @@ def inject_cmd(
     if key and not author_key:
         raise InputError("--key chooses the key of --author-key; give --author-key too")
     keys = [show(k).key_id for k in key] or ([show(None).key_id] if author_key else [])
-    number = None
+    number, which = None, None
     if pith is not None:
-        with registry_access(registry, trust_manifest, trust_local) as access:
-            number, which = badge_number(pith, access)
-        if which:
-            message(which)
+        with number_access(registry, trust_manifest, trust_local) as access:
+            number, which = badge_number(pith, access, offline=offline)
     result = inject(
         target,
         number,
@@ -83,6 +83,8 @@ def inject_cmd(
         placement=placement,
         timeout=timeout,
     )
+    if which:  # after inject: a manuscript it refuses is the one error line
+        message(which)
     if as_json:
         emit_json(
             {

@@ -62,12 +62,17 @@ def claim_preview(
     ]
 
 
+def _citing(citing: PithNumber, note: str | None) -> list[str]:
+    """Your paper's row, and how its number was checked (when it was given in full)."""
+    return [_row("citing", f"{citing.full} (your paper)"), *([_row("", note)] if note else [])]
+
+
 def citation_preview(
-    citing: PithNumber, cited: Subject, relationship: str, key: AuthorKey
+    citing: PithNumber, citing_note: str | None, cited: Subject, relationship: str, key: AuthorKey
 ) -> list[str]:
     return [
         HEADER.format(what="A citation"),
-        _row("citing", f"{citing.full} (your paper)"),
+        *_citing(citing, citing_note),
         *paper_lines(cited, "cited"),
         _row("relation", relationship),
         signer_line(key),
@@ -95,12 +100,16 @@ def replication_preview(
 
 
 def bibliography_preview(
-    citing: PithNumber, rows: Sequence[tuple[str, Subject, str]], key: AuthorKey
+    citing: PithNumber,
+    citing_note: str | None,
+    rows: Sequence[tuple[str, Subject, str]],
+    key: AuthorKey,
 ) -> list[str]:
     """A table: reference (BibTeX key), cited paper (title and number), relationship."""
     width = max([len("reference"), *(len(shown(ref)) for ref, _, _ in rows)])
     lines = [
         HEADER.format(what=f"{len(rows)} citation(s) by {citing.full}"),
+        *([f"  {citing_note}"] if citing_note else []),
         f"  {'reference':<{width}}  {'cited paper':<{_TITLE_WIDTH}}  relationship",
     ]
     for ref, paper, relationship in rows:

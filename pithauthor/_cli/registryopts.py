@@ -57,10 +57,38 @@ def make_client(
     )
 
 
-def registry_access(
+OFFLINE_NUMBER_OPTION = typer.Option(
+    False,
+    "--offline",
+    help="Ask no registry: a full Pith Number is checked with a cached record only.",
+)
+
+
+def number_access(
     registry: str | None, trust_manifest: list[str], trust_local: bool
+) -> RegistryAccess:
+    """The registry a badge's number is checked with: two tries, 10 s each. A registry that
+    does not answer only leaves the year unchecked (and says so); a badge never waits long."""
+    return registry_access(registry, trust_manifest, trust_local, retries=2, timeout=10.0)
+
+
+def registry_access(
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    *,
+    retries: int = 6,
+    timeout: float = 20.0,
 ) -> RegistryAccess:
     """The options as a registry opened on first use; its notes and warnings go to stderr."""
     from pithauthor.client import RegistryAccess
 
-    return RegistryAccess(registry, trust_manifest, trust_local, note=message, warn=warn)
+    return RegistryAccess(
+        registry,
+        trust_manifest,
+        trust_local,
+        note=message,
+        warn=warn,
+        retries=retries,
+        timeout=timeout,
+    )
