@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from pithauthor._cli.output import at_terminal, message, warn
-from pithauthor._core.text import escaped
 from pithauthor.errors import InputError
+from pithauthor.text import escaped
 
 if TYPE_CHECKING:
     from pithauthor.bibliography import BibEntry, BibReading

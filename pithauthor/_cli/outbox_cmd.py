@@ -7,8 +7,8 @@ import typer
 
 from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message
-from pithauthor._core.text import escaped
 from pithauthor.errors import InputError
+from pithauthor.text import escaped
 
 outbox_app = new_app("The events waiting for, accepted by, or rejected by their registry.")
 REGISTRY_ONLY = typer.Option(

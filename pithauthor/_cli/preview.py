@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pithauthor._core.text import escaped
+from pithauthor.text import escaped
 
 if TYPE_CHECKING:
     from pithauthor import PithNumber, Subject

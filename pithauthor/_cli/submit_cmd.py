@@ -9,7 +9,7 @@ import typer
 
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, make_client
-from pithauthor._core.text import escaped
+from pithauthor.text import escaped
 
 if TYPE_CHECKING:
     from pithauthor.client import RegistryClient

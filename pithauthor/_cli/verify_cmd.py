@@ -6,8 +6,8 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.output import data, emit_json, message
-from pithauthor._core.text import escaped
 from pithauthor.errors import NetworkError
+from pithauthor.text import escaped
 
 
 def verify(
