@@ -208,3 +208,36 @@ def test_verify_checks_a_link_in_a_jsonl_file_and_says_when_it_cannot(tmp_path: 
     assert not report.ok
     assert {c.name for c in report.failed} == {"[2].link"}
     assert "replaces_signer" in next(c.detail for c in report.failed)
+
+
+def test_the_local_registry_refuses_a_correction_of_another_keys_event_over_http(
+    tmp_path: Path,
+) -> None:
+    """At the door: a withdrawal or replacement naming a stored event it may not correct is 422
+    with the rule; one naming an event not stored yet is taken (it may come later)."""
+    import httpx
+    from registry_helpers import start_server
+
+    server = start_server(tmp_path / "reg")
+    try:
+        ada, mallory = TestSigner(), TestSigner()
+        claim = _claim(ada, 2)
+        hostile = _claim(mallory, 2, T1, replaces=claim["event_id"])
+        early = _claim(ada, 3, T1, replaces=_claim(ada, 4)["event_id"])  # target never sent
+
+        def post(event: dict[str, Any]) -> httpx.Response:
+            url = f"{server.url}/pith/{SUBJECT.pith_number.body}/action/author_attestation"
+            return httpx.post(url, json=event, headers={"Idempotency-Key": event["event_id"]})
+
+        assert post(claim).status_code == 201
+        refused = post(hostile)
+        assert refused.status_code == 422
+        assert refused.json()["failed_checks"] == ["replaces_signer"]
+        assert post(early).status_code == 201
+        state = httpx.get(f"{server.url}/pith/{SUBJECT.pith_number.body}/state.json").json()
+        assert [e["event_id"] for e in state["current"]["author_attestations"]] == [
+            claim["event_id"]
+        ]
+        assert state["invalid_events"][0]["reasons"] == ["replaces_unknown"]
+    finally:
+        server.stop()

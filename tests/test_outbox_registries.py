@@ -245,6 +245,15 @@ def test_a_claim_signed_for_a_registry_is_sent_there_only(
 
     assert claims(a) == {ids[a.url]} and claims(b) == {ids[b.url]}
     assert set(_rows().values()) == {"accepted"}
+    # --submit sends what was just signed to its registry, and leaves another's pending rows
+    other = citations(1, TestSigner())
+    store_in_outbox(other, b.url)
+    optsa = ["--registry", a.url, "--trust-local-registry", "--submit", "--yes"]
+    again = pith("claim", "2101.99902", "--position", "1", *optsa)
+    assert again.returncode == 0, again.stderr
+    assert len(claims(a)) == 2 and claims(b) == {ids[b.url]}
+    assert _rows()[(other[0]["event_id"], b.url)] == "pending"
+    assert other[0]["event_id"] not in _held(a) | _held(b)
 
 
 def test_a_registry_that_is_down_does_not_stop_the_others(

@@ -40,7 +40,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pithauthor._core.author_event import checked_author_event
-from pithauthor._core.documents import ActionAnswer, ErrorAnswer
+from pithauthor._core.corrections import link_faults, link_of
+from pithauthor._core.documents import ActionAnswer, AuthorEvent, ErrorAnswer
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents, framing
@@ -403,6 +404,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()
         self._send(status, answer)
 
+    def _broken_link(self, event: AuthorEvent) -> list[str]:
+        """The correction rules (docs/protocol.md, Corrections) a new event's `replaces` or
+        `withdraws` breaks against the stored event it names: another key, type or subject, a
+        later date, a withdrawal. Each is for good (a stored event never changes), so it is
+        refused now. A link to an event not stored yet is accepted: it may come later, and the
+        merge leaves the event out until it does."""
+        link = link_of(event)
+        if link is None or self.server.store.event(event["event_id"]) is not None:
+            return []
+        target = self.server.store.event(link[1])
+        return link_faults(event, target) if target is not None else []
+
     def _post(self, raw: bytes) -> tuple[int, ActionAnswer]:
         parts = [p for p in urlsplit(self.path).path.split("/") if p]
         kind = parts[3]  # the route was checked by `refusal`
@@ -429,6 +442,10 @@ class _Handler(BaseHTTPRequestHandler):
             failed.append("payload_canonical_sha256")
         if failed or checked is None:
             raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
+        broken = self._broken_link(checked)
+        if broken:
+            raise HTTPFailure(422, "the event it corrects does not allow it: " + ", ".join(broken),
+                              broken)  # fmt: skip
         received = utc_now()
         outcome = self.server.store.insert_event(rec.body, checked, received)
         eid = checked["event_id"]

@@ -238,6 +238,15 @@ class RegistryStore:
         )
         return [_stored_event(r[0]) for r in rows]
 
+    def event(self, event_id: str) -> AuthorEvent | None:
+        """The stored event with this id, of any record; None when there is none."""
+        row = (
+            self._conn()
+            .execute("SELECT raw FROM events WHERE event_id = ?", (event_id,))
+            .fetchone()
+        )
+        return _stored_event(row[0]) if row else None
+
     def event_count(self) -> int:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
 
