@@ -62,7 +62,7 @@ def run() -> list[dict[str, Any]]:
 
     from pithauthor._bib.latex_text import to_unicode
     from pithauthor._bib.matching import normal_title, phrase_words, title_words
-    from pithauthor._bib.names import person
+    from pithauthor._bib.names import name_key, person
     from pithauthor.bibliography import read_bibliographies
     from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers
 
@@ -79,7 +79,8 @@ def run() -> list[dict[str, Any]]:
             fresh: list[LookupCache] = []
 
             def clear() -> None:
-                for memo in (to_unicode, normal_title, title_words, phrase_words, person):
+                for memo in (to_unicode, normal_title, title_words, phrase_words, person,
+                             name_key):  # fmt: skip
                     memo.cache_clear()  # no help from earlier runs
 
             def setup() -> None:

@@ -38,6 +38,7 @@ from pithauthor._keystore.secrets_io import (
     Note,
     PreparedSecret,
     load_seed,
+    new_seed,
     prepare_seed,
     public_key_of,
     remove_seed,
@@ -272,13 +273,11 @@ def generate(
 ) -> KeyRecord:
     """Create and store a new active Ed25519 key; returns its public record. `name` labels the
     key on this machine; `public_name` is the name claims sign (the one on your papers)."""
-    import nacl.utils
-
     _check_name(name)
     clean_orcid = normalize_orcid(orcid) if orcid else None
     clean_public = check_public_name(public_name) if public_name is not None else None
     _ensure_name_free(load_records(), name)  # early answer; checked again under the lock
-    seed = nacl.utils.random(container.SEED_LENGTH)
+    seed = new_seed()
     record = _new_record(seed, name, clean_orcid, public_name=clean_public)
     prepared = prepare_seed(
         seed,
@@ -465,7 +464,6 @@ def rotate(
 
     Returns (retired, new). The retired key's public record stays, so its signatures verify.
     """
-    import nacl.utils
 
     def current(records: list[KeyRecord]) -> KeyRecord:
         old = _resolve(records, name)
@@ -474,7 +472,7 @@ def rotate(
         return old
 
     first = current(load_records())  # early answer; the key to retire is found again below
-    seed = nacl.utils.random(container.SEED_LENGTH)
+    seed = new_seed()
     new = _new_record(seed, first.name, first.orcid, public_name=first.public_name)
     prepared = prepare_seed(
         seed,

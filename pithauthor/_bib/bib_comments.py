@@ -35,21 +35,38 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
     own level (between fields, `@type(...)` too) is one; inside a `{...}` or `"..."` value, and
     in an `@comment{...}`, it is text (`url = {http://x/a%20b}`). As in BibTeX, a backslash
     escapes nothing: braces count wherever they are."""
-    spans: list[tuple[int, int]] = []
     if "%" not in text:
-        return spans
+        return []
+    # The text is read in pieces, each from a line starting with `@` (an entry: BibTeX
+    # resynchronises there) to the next; only the pieces holding a `%` are scanned, so that a
+    # large file with few comments costs little. (A value with a line starting with `@` would
+    # start a piece too early: none of the real files seen has one with a `%` after it.)
+    spans: list[tuple[int, int]] = []
+    percent = text.find("%")
+    while percent >= 0:
+        start = text.rfind("\n@", 0, percent) + 1  # 0 when there is none
+        end = text.find("\n@", percent)
+        end = len(text) if end < 0 else end + 1
+        spans += _scan(text, start, end)
+        percent = text.find("%", end)
+    return spans
+
+
+def _scan(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The comments of `text[start:end]`, read from outside any entry."""
+    spans: list[tuple[int, int]] = []
     depth = 0  # braces inside the entry; its body is depth 1 (0 for `@type(...)`)
     in_entry = parens = quoted = literal = False  # literal: an @comment's body, all text
     skip_to = 0  # characters before this were consumed (a comment, an entry's head)
-    for found in _SPECIAL.finditer(text):  # only these characters change the state
+    for found in _SPECIAL.finditer(text, start, end):  # only these characters change the state
         i, char = found.start(), found.group()
         if i < skip_to:
             continue
         at_body = not in_entry or depth == (0 if parens else 1)
         if char == "%" and at_body and not quoted and not literal:
-            end = text.find("\n", i)
-            skip_to = end = len(text) if end < 0 else end
-            spans.append((i, end))
+            stop = text.find("\n", i, end)
+            skip_to = stop = end if stop < 0 else stop
+            spans.append((i, stop))
         elif not in_entry:
             match = _ENTRY_START.match(text, i) if char == "@" else None
             if match is not None:
@@ -64,17 +81,19 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
         elif char == "}":
             depth -= 1
             in_entry = depth > 0 or parens
+            literal = literal and in_entry
             depth = max(depth, 0)
         elif char == ")" and parens and depth == 0:
-            in_entry = False
+            in_entry = literal = False
         elif char == '"' and at_body:
             quoted = True
     return spans
 
 
-def blank_comments(text: str) -> str:
-    """`text` with every comment's characters turned into spaces (same length, same lines)."""
-    spans = comment_spans(text)
+def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str:
+    """`text` with every comment's characters turned into spaces (same length, same lines);
+    `spans`: its `comment_spans`, when already known."""
+    spans = comment_spans(text) if spans is None else spans
     if not spans:
         return text
     out, last = [], 0
@@ -85,11 +104,13 @@ def blank_comments(text: str) -> str:
     return "".join(out)
 
 
-def commented_entries(text: str) -> list[CommentedEntry]:
+def commented_entries(
+    text: str, spans: list[tuple[int, int]] | None = None
+) -> list[CommentedEntry]:
     """The entries commented out in `text` (`% @article{key,`), in order."""
     found = []
     line, counted = 1, 0
-    for start, end in comment_spans(text):
+    for start, end in comment_spans(text) if spans is None else spans:
         match = _COMMENTED_ENTRY.match(text, start, end)
         if match is not None and match.group(1).lower() not in _NOT_ENTRIES:
             line += text.count("\n", counted, start)

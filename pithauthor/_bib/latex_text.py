@@ -34,6 +34,8 @@ _FOLD = str.maketrans(
 
 def fold(text: str) -> str:
     """Unicode text without accents, case folded."""
+    if text.isascii():  # most names and titles: nothing to decompose
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

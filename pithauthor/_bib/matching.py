@@ -29,6 +29,8 @@ from pithauthor._bib.latex_text import fold, to_unicode
 from pithauthor._bib.names import (
     Person,
     collaborations,
+    may_share,
+    name_key,
     people,
     person,
     same_person_family_first,
@@ -204,10 +206,16 @@ class Outcome:
 
 def _shared_surname(query: Query, candidate: Candidate) -> str | None:
     """The surname (display form) of an entry author who is one of the candidate's authors."""
-    theirs = [p for p in map(person, candidate.authors) if p is not None]
+    wholes = [(name, name_key(name)) for name in candidate.authors]
     for ours in query.authors:
-        if any(shared_surname(ours, p) or same_person_family_first(ours, p) for p in theirs):
-            return ours.surname
+        for name, whole in wholes:
+            if not may_share(ours, whole):  # most names: not even split
+                continue
+            theirs = person(name)
+            if theirs is not None and (
+                shared_surname(ours, theirs) or same_person_family_first(ours, theirs)
+            ):
+                return ours.surname
     return None
 
 

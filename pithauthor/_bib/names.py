@@ -148,6 +148,21 @@ def people(authors: str) -> list[Person]:
     return [p for p in (person(name) for name in split_names(authors)) if p is not None]
 
 
+@lru_cache(maxsize=65536)
+def name_key(name: str) -> str:
+    """The comparison form of a whole written name: every key a `person(name)` has (surname,
+    family name first, whole, corporate) is a substring of it."""
+    return key(_DBLP_NUMBER.sub("", name))
+
+
+def may_share(ours: Person, whole: str) -> bool:
+    """False when `ours` certainly shares nothing with the name whose `name_key` is `whole`:
+    a cheap test before that name is split (`shared_surname`, `same_person_family_first`)."""
+    if any(k in whole for k in ours.surname_keys):
+        return True
+    return not ours.given and (ours.whole in whole or ours.corporate in whole)
+
+
 def shared_surname(ours: Person, theirs: Person) -> bool:
     """Whether two names have the same surname (compared with surnames only). A name of ours
     without given names (`{Google DeepMind}`, `{ATLAS Collaboration}`) is compared whole, and a

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pithauthor._bib.bib_comments import blank_comments, commented_entries
+from pithauthor._bib.bib_comments import blank_comments, comment_spans, commented_entries
 from pithauthor._bib.identifiers import IDENTIFIER_FIELDS
 from pithauthor._files import MAX_BIB_BYTES, read_user_file
 from pithauthor.errors import BibliographyError
@@ -100,10 +100,11 @@ def read_files(
     for path, source in texts:
         # `%` comments blanked (same offsets and lines): bibtexparser would read
         # `% @article{...` as an entry (bib_comments).
-        text = blank_comments(source)
+        spans = comment_spans(source)
+        text = blank_comments(source, spans)
         commented = [
             RawFailure("comment", path, c.line, c.key, COMMENTED_OUT)
-            for c in commented_entries(source)
+            for c in commented_entries(source, spans)
         ]
         # An empty parse stack: values are evaluated below, in one pass (see module doc).
         library = parse_string(text, parse_stack=[])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pithauthor._core.canonical import b64decode, b64encode, canonical
+from pithauthor._keystore.nodump import forbid_core_dumps
 from pithauthor.errors import KeyFileTampered, WrongPassphrase
 
 # PyNaCl is imported where a container is sealed or opened: `pith keys list` skips it.
@@ -100,9 +101,12 @@ def seal(seed: bytes, passphrase: str, header: dict[str, Any]) -> dict[str, Any]
 
 
 def open_seed(doc: Any, passphrase: str, where: str) -> bytes:
-    """The seed inside `doc`; WrongPassphrase, KeyFileTampered as described in the module doc."""
+    """The seed inside `doc`; WrongPassphrase, KeyFileTampered as described in the module doc.
+    From now on this process makes no core dump (see nodump)."""
     import nacl.exceptions
     import nacl.secret
+
+    forbid_core_dumps()
 
     parsed = _parse(doc, where)
     box_key, check_key = _derive(passphrase, parsed.salt, parsed.limits)

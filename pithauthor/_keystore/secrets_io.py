@@ -15,6 +15,7 @@ from pithauthor._core.strict_json import parse_json
 from pithauthor._keystore import container, keyring_store
 from pithauthor._keystore.files import create_private, read_private
 from pithauthor._keystore.metadata import KeyRecord, keys_dir
+from pithauthor._keystore.nodump import forbid_core_dumps
 from pithauthor._keystore.passphrase import PassphraseSource
 from pithauthor.errors import InputError, KeyFileTampered, KeyNotFound
 
@@ -34,6 +35,14 @@ def public_key_of(seed: bytes) -> bytes:
     from nacl.signing import SigningKey
 
     return bytes(SigningKey(seed).verify_key)
+
+
+def new_seed() -> bytes:
+    """A new random seed; from now on this process makes no core dump (see nodump)."""
+    import nacl.utils
+
+    forbid_core_dumps()
+    return bytes(nacl.utils.random(container.SEED_LENGTH))
 
 
 def file_name(record: KeyRecord) -> str:
@@ -147,7 +156,9 @@ def _plaintext(seed: bytes, record: KeyRecord) -> PreparedSecret:
 
 
 def load_seed(record: KeyRecord, passphrase: PassphraseSource, note: Note) -> bytes:
-    """The seed of `record`, checked against its public key."""
+    """The seed of `record`, checked against its public key; from now on this process makes
+    no core dump (see nodump)."""
+    forbid_core_dumps()
     where = f"key {record.name!r} ({record.key_id})"
     if record.backend == "keyring":
         text = keyring_store.load(record.key_id)

@@ -20,6 +20,7 @@ from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.merge import MERGE_VERSION
 from pithauthor._core.utc import utc_now
 from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
+from pithauthor._keystore.nodump import forbid_core_dumps
 from pithauthor.errors import DocumentError, UnsafePermissions
 
 # PyNaCl is imported where the registry signs: reading its key file skips it.
@@ -147,7 +148,9 @@ def _read_key(path: Path) -> LocalKey:
 
 
 def load_or_create_key(data_dir: Path) -> LocalKey:
-    """The key in `data_dir`, made (0600) on first use."""
+    """The key in `data_dir`, made (0600) on first use; from now on this process makes no
+    core dump (the seed is in memory: see pithauthor._keystore.nodump)."""
+    forbid_core_dumps()
     ensure_private_dir(data_dir)
     path = data_dir / KEY_FILE
     if path.exists() or path.is_symlink():  # a dangling link or a loop is read, and refused
