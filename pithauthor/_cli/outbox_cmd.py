@@ -8,6 +8,7 @@ import typer
 from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
+from pithauthor.text import escaped
 
 outbox_app = new_app("The events waiting for, accepted by, or rejected by their registry.")
 REGISTRY_ONLY = typer.Option(
@@ -35,8 +36,8 @@ def outbox_list(
         return
     width = max((len(e.registry) for e in entries), default=0)  # one column per field
     for e in entries:
-        extra = f"  {e.reason}" if e.reason else ""
-        paper = titles.get(e.subject) or e.subject
+        extra = f"  {escaped(e.reason)}" if e.reason else ""  # the registry's words
+        paper = escaped(titles.get(e.subject) or e.subject)  # the record's title
         data(
             f"{e.state:<9} {e.stored_at[:10]}  {e.registry:<{width}}  {e.event_id[:19]}…  "
             f"{e.event_type:<19} {paper}{extra}"
