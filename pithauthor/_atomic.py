@@ -131,10 +131,10 @@ def publishing(path: Path, *, mode: int = 0o600) -> Iterator[Path]:
     _fsync_dir(path.parent)
 
 
-def append_lines(path: Path, lines: bytes, *, mode: int = 0o600) -> None:
-    """Append whole lines (`lines` ends with a newline) to `path` in one write, then fsync: a
-    crash leaves whole lines or a torn last one, and a torn line left by an earlier crash is
-    never glued to the first new one. A new file gets `mode`."""
+def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool = True) -> None:
+    """Append whole lines (`lines` ends with a newline) to `path` in one write, then fsync
+    (unless not `durable`): a crash leaves whole lines or a torn last one, and a torn line left
+    by an earlier crash is never glued to the first new one. A new file gets `mode`."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
     try:
         size = os.fstat(fd).st_size
@@ -144,6 +144,7 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600) -> None:
                 if existing.read(1) != b"\n":
                     lines = b"\n" + lines
         os.write(fd, lines)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)

@@ -346,13 +346,21 @@ class Outbox:
     ) -> bool:
         """Record `registry`'s acceptance of the row bound to it (`attempted`: and count the
         attempt, in the same statement). A row for another registry is never touched: returns
-        False when there is no pending row of `event_id` for `registry`."""
-        return self._changed(
+        False when there is no pending row of `event_id` for `registry`.
+
+        The journal hears of it too, not synced (like the database's state changes): a
+        recovery then keeps it accepted, and at worst, after a power cut, sends it again."""
+        registry = registry_binding(registry)
+        changed = self._changed(
             f"UPDATE outbox SET state='accepted', answer=?, reason=NULL, {_END_LEASE}, "
             "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
             "AND state='pending'",
-            (dump_json(answer), _now(), int(attempted), event_id, registry_binding(registry)),
+            (dump_json(answer), _now(), int(attempted), event_id, registry),
         )
+        if changed:
+            line: dict[str, object] = {"op": "accepted", "event_id": event_id, "registry": registry}
+            _append_journal(self.journal, [line], durable=False)
+        return changed
 
     def mark_rejected(
         self, event_id: str, registry: str, reason: str, answer: Any, *, attempted: bool = False
@@ -562,10 +570,10 @@ def _stored_line(registry: str, stored_at: str, body: str) -> dict[str, object]:
     return {"op": "store", "registry": registry, "stored_at": stored_at, "event": parse_json(body)}
 
 
-def _append_journal(journal: Path, lines: list[dict[str, object]]) -> None:
+def _append_journal(journal: Path, lines: list[dict[str, object]], *, durable: bool = True) -> None:
     """Append whole lines in one write, then fsync (a torn last line is skipped on recovery)."""
     if lines:
-        append_lines(journal, _journal_text(lines).encode("utf-8"))
+        append_lines(journal, _journal_text(lines).encode("utf-8"), durable=durable)
 
 
 def _journal_text(lines: list[dict[str, object]]) -> str:
@@ -582,9 +590,16 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
     try:
         if not journal.exists():
             rows = conn.execute(
-                "SELECT registry, stored_at, body FROM outbox ORDER BY stored_at, event_id"
+                "SELECT registry, stored_at, body, event_id, state FROM outbox "
+                "ORDER BY stored_at, event_id"
             ).fetchall()
-            text = _journal_text([_stored_line(r, t, b) for r, t, b in rows])
+            lines = [_stored_line(r, t, b) for r, t, b, _, _ in rows]
+            lines += [
+                {"op": "accepted", "event_id": e, "registry": r}
+                for r, _, _, e, state in rows
+                if state == "accepted"
+            ]
+            text = _journal_text(lines)
             replace_file(journal, text, mode=0o600)
     finally:
         conn.execute("COMMIT")
@@ -594,8 +609,9 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
 class Recovered:
     """What `recover` did."""
 
-    events: int  # rows rebuilt (all pending)
+    events: int  # rows rebuilt
     registries: dict[str, int]  # rows per registry
+    accepted: int  # of them, rows the journal says their registry accepted (kept so)
     skipped: int  # journal lines that could not be read or do not verify
     moved_to: Path | None  # where the damaged file was put (None: there was none)
 
@@ -615,7 +631,7 @@ def recover(path: Path | None = None) -> Recovered:
             raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
     if not journal.is_file():
         raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
-    rows, skipped = _replay(journal)
+    rows, accepted, skipped = _replay(journal)
     moved = None
     if path.exists() or path.is_symlink():
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
@@ -634,21 +650,25 @@ def recover(path: Path | None = None) -> Recovered:
             for (registry, stored_at), events in _batches(rows).items():
                 new, _ = outbox.store(events, registry, stored_at=stored_at)
                 counts[registry] = counts.get(registry, 0) + new
+            for event_id, registry in accepted:  # its answer is not journalled: null
+                outbox.mark_accepted(event_id, registry, None)
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
         raise
     old_journal.unlink()
-    return Recovered(sum(counts.values()), counts, skipped, moved)
+    return Recovered(sum(counts.values()), counts, len(accepted), skipped, moved)
 
 
 Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
 
 
-def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], int]:
+def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, str]], int]:
     """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
-    and how many lines were skipped (torn, unreadable, or not a verifying event)."""
+    those of them accepted; and how many lines were skipped (torn, unreadable, or not a
+    verifying event)."""
     rows: dict[tuple[str, str], Row] = {}
+    accepted: set[tuple[str, str]] = set()
     skipped = 0
     with open(journal, encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -662,6 +682,9 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], int]:
                     rows[(event["event_id"], registry)] = (event, str(item["stored_at"]))
                 elif op == "drop":
                     rows.pop((item["event_id"], registry), None)
+                    accepted.discard((item["event_id"], registry))
+                elif op == "accepted":
+                    accepted.add((str(item["event_id"]), registry))
                 else:
                     skipped += 1
             except (ValueError, KeyError, TypeError, AttributeError, InputError):
@@ -672,7 +695,7 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], int]:
             skipped += 1
         else:
             good[key] = row
-    return good, skipped
+    return good, accepted & set(good), skipped
 
 
 def _batches(rows: Mapping[tuple[str, str], Row]) -> dict[tuple[str, str], list[Any]]:

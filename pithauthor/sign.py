@@ -41,9 +41,11 @@ from pithauthor._core.payloads import (
     attestation_payload,
     citation_payload,
     replication_payload,
+    self_citation_problem,
 )
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
+from pithauthor._core.text import payload_text_problem
 from pithauthor._core.utc import utc_now, utc_stamp
 from pithauthor.errors import EventError, KeyRetired, OrcidError
 
@@ -127,6 +129,9 @@ def sign_citation(
     `relationship`, one of RELATIONSHIPS."""
     if citing.year is None:
         raise EventError(f"the citing paper's number needs its year: pith:YYYY:{citing.body}")
+    problem = self_citation_problem(citing.full, cited.pith_number.full)
+    if problem is not None:
+        raise EventError(problem)
     payload = citation_payload(
         cited.canonical_sha256,
         citing=citing.full,
@@ -199,6 +204,9 @@ def _sign(
         raise KeyRetired(f"the key {label} is retired; it can no longer sign")
     if replaces is not None:
         payload = replacing(payload, replaces)
+    problem = payload_text_problem(payload)  # one rule for every signed text field
+    if problem is not None:
+        raise EventError(f"{event_type}: {problem}; not signed (docs/events.md)")
     when = _created_at(created_at)
     unsigned = unsigned_event(event_type, subject, when, signer_block(signer), payload)
     if settle is not None:

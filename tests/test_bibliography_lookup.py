@@ -316,3 +316,27 @@ def test_entries_that_are_not_papers_are_left_out() -> None:
     assert [c.arxiv_id for c in feed.candidates] == ["1706.03762"]
     assert feed.candidates[0].title == "Attention Is All You Need"
     assert feed.total == 2 and feed.complete
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [r"Sur la rationalit\'e des vari\'et\'es de Fano", "Sur la rationalité des variétés de Fano"],
+)
+def test_a_tex_accented_title_is_found_however_arxiv_stores_it(stored: str, tmp_path: Path) -> None:
+    """arXiv keeps many titles as typed, TeX accents and all; its search splits `rationalit\'e`
+    in two. (A made-up paper.)"""
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@article{dupont2020,\n  title = {Sur la rationalit\\'e des vari\\'et\\'es de {F}ano},\n"
+        "  author = {Dupont, Marie},\n  journal = {C. R. Math.},\n  year = {2020}\n}\n",
+        encoding="utf-8",
+    )
+    paper = Paper(
+        "2003.01234", stored, ["Marie Dupont"], "2020-03-03T10:00:00Z", category="math.AG"
+    )
+    cache = LookupCache(tmp_path / "cache")
+    cache.folder.mkdir()
+    with ArxivServer([paper]) as running, ArxivApi(running.url) as api:
+        result = lookup_identifiers(read_bibliographies([bib]), api, cache=cache)
+    (entry,) = result.reading.entries
+    assert (entry.status, str(entry.identifier)) == ("found", "2003.01234"), entry.lookup_detail

@@ -33,6 +33,7 @@ from pithauthor._core.author_event import (
 )
 from pithauthor._core.identity import IdentityProof
 from pithauthor._core.payload_schema import load_schema
+from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.registry_checks import check_bundle, check_record, check_state
 from pithauthor._core.trust import Trust
 from pithauthor._registry.documents import state_document
@@ -170,7 +171,7 @@ def _corrections() -> list[d.AuthorEvent]:
 
     key = TestSigner(b"\x0b" * 32)
     times = iter(f"2026-11-29T1{h}:00:00Z" for h in range(10))
-    citing = SUBJECT.pith_number
+    citing = PithNumber.parse("pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # another paper (not itself)
     events: list[d.AuthorEvent] = []
     first = [
         attest_authorship(key, SUBJECT, name="Ada Lovelace", created_at=next(times)),
@@ -201,7 +202,7 @@ def _signed_events() -> list[tuple[str, Any]]:
     from pithauthor.sign import attest_authorship, record_replication, sign_citation
 
     key = TestSigner(b"\x09" * 32)
-    citing = SUBJECT.pith_number
+    citing = PithNumber.parse("pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # another paper (not itself)
     events = [
         attest_authorship(key, SUBJECT, name="Ada Lovelace"),
         attest_authorship(

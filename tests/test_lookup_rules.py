@@ -223,7 +223,8 @@ def test_names_agree_only_by_their_surnames(author: str, arxiv_author: str, same
     ("bib_title", "phrase"),
     [
         (r"Le lemme fondamental pour les alg\`ebres de {L}ie", "le lemme fondamental pour les"),
-        (r"Sur la rationalit\'e", "sur la rationalite"),  # too few plain words: all of them
+        (r"Sur la rationalit\'e", "sur la"),  # two plain words will do beside a surname
+        (r"\'Etude", "etude"),  # no plain word: all of them
         ("Attention is all you need", "attention is all you need"),
     ],
 )

@@ -62,7 +62,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 
 
 def _fill(home: Path) -> list[str]:
-    """Five pending rows for two registries, one accepted; the file checkpointed (no WAL)."""
+    """Five rows for two registries, one of them accepted; the file checkpointed (no WAL)."""
     a, b = citations(3, TestSigner()), citations(2, TestSigner())
     store_in_outbox(a, LOCAL)
     store_in_outbox(b)
@@ -100,11 +100,12 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
     DAMAGE[damage](db)
     result = pith("outbox", "recover")
     assert result.returncode == 0, result.stderr
-    assert "5 event(s) pending" in result.stderr
+    assert "1 event(s) accepted as before, 4 pending" in result.stderr
     listed = json.loads(pith("outbox", "list", "--json").stdout)
     assert sorted(r["event_id"] for r in listed) == ids
     assert {r["registry"] for r in listed} == {LOCAL, "https://pith.science"}
-    assert {r["state"] for r in listed} == {"pending"}  # re-sending is answered "already there"
+    states = {r["event_id"]: r["state"] for r in listed}
+    assert sorted(states.values()) == ["accepted"] + ["pending"] * 4  # as they were
     assert {r["stored_at"] for r in listed} == dates  # the dates first stored are kept
     kept = [
         p
@@ -138,7 +139,7 @@ def test_a_torn_last_journal_line_is_skipped_and_said(isolated_home: Path, pith:
         assert sorted(e.event_id for e in outbox.entries()) == ids
     store_in_outbox(citations(1, TestSigner()), LOCAL)  # the journal takes new lines again
     with Outbox() as outbox:
-        assert outbox.counts()["pending"] == 6
+        assert outbox.counts() == {"pending": 5, "accepted": 1, "rejected": 0}
 
 
 def test_recover_refuses_a_healthy_outbox_and_a_missing_journal(
@@ -173,7 +174,8 @@ def test_a_healthy_outbox_without_a_journal_gets_one_with_every_row(isolated_hom
     Outbox().close()
     assert journal.stat().st_mode & 0o777 == 0o600
     lines = [json.loads(x) for x in journal.read_text("utf-8").splitlines()]
-    assert sorted(x["event"]["event_id"] for x in lines) == ids
+    assert sorted(x["event"]["event_id"] for x in lines if x["op"] == "store") == ids
+    assert len([x for x in lines if x["op"] == "accepted"]) == 1  # its state too
 
 
 def test_a_new_outbox_is_never_an_empty_file(isolated_home: Path) -> None:

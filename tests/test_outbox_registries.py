@@ -273,3 +273,13 @@ def test_a_registry_that_is_down_does_not_stop_the_others(
     rows = _rows()
     assert {rows[(i, dead)] for i in _ids(for_dead)} == {"pending"}  # nothing lost
     assert {rows[(i, a.url)] for i in _ids(for_a)} == {"accepted"}
+
+
+def test_the_pending_events_of_a_registry_given_up_can_be_dropped(pith: RunPith) -> None:
+    gone, kept = citations(2, TestSigner()), citations(1, TestSigner())
+    store_in_outbox(gone, "http://127.0.0.1:8787")
+    store_in_outbox(kept)
+    dropped = pith("outbox", "drop", "--pending", "--registry", "http://127.0.0.1:8787")
+    assert dropped.returncode == 0, dropped.stderr
+    assert "dropped 2 event(s)" in dropped.stderr
+    assert set(_rows()) == {(kept[0]["event_id"], "https://pith.science")}

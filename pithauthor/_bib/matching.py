@@ -44,8 +44,10 @@ __all__ = ["fold"]  # re-exported: the comparison form lives with the LaTeX deco
 YEARS_BEFORE: Final = 3
 #: ... and this many after it.
 YEARS_AFTER: Final = 0
-#: A phrase of fewer plain words than this is not asked for (see `phrase_words`).
+#: A phrase of fewer plain words than this is not asked for alone (see `phrase_words`); with
+#: the entry's surnames in the query, `_MIN_PHRASE_WITH_AUTHORS` will do.
 _MIN_PHRASE: Final = 3
+_MIN_PHRASE_WITH_AUTHORS: Final = 2
 _YEAR = re.compile(r"(?<![0-9])(1[89][0-9]{2}|2[0-9]{3})(?![0-9])")
 _WORD = re.compile(r"[a-z0-9]+")
 _UNICODE_WORD = re.compile(r"[^\W_]+")
@@ -74,15 +76,16 @@ def title_words(title: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16384)
-def phrase_words(title: str) -> tuple[str, ...]:
+def phrase_words(title: str, *, with_authors: bool = False) -> tuple[str, ...]:
     """The words of the title phrase sent to arXiv's search.
 
     arXiv often stores a title as its author typed it, TeX accents included
     (`Le lemme fondamental pour les alg\\`ebres de Lie`), and its search splits such a word
     in two: a phrase holding `algebres` would not find it. So the phrase is the longest run of
     words that are plain ASCII in the entry (spelled the same in every form), when that run has
-    at least `_MIN_PHRASE` words or is the whole title; otherwise all the title's words. The
-    whole normalised title is compared afterwards either way."""
+    at least `_MIN_PHRASE` words (two when the query also names authors, `with_authors`) or
+    is the whole title; otherwise all the title's words. The whole normalised title is
+    compared afterwards either way."""
     runs: list[list[str]] = [[]]
     for word in _UNICODE_WORD.findall(to_unicode(title)):
         if word.isascii():
@@ -91,7 +94,8 @@ def phrase_words(title: str) -> tuple[str, ...]:
             runs.append([])
     words = title_words(title)
     best = max(runs, key=len)
-    if len(best) == len(words) or len(best) < _MIN_PHRASE:
+    least = _MIN_PHRASE_WITH_AUTHORS if with_authors else _MIN_PHRASE
+    if len(best) == len(words) or len(best) < least:
         return words
     return tuple(best)
 
@@ -156,9 +160,10 @@ class Query:
 def query_for(fields: Mapping[str, str]) -> Query | str:
     """The query for an entry's fields, or why the entry cannot be looked up."""
     title = fields.get("title", "")
-    words = phrase_words(title)
     authors = collaborations(fields.get("collaboration", "")) + people(fields.get("author", ""))
     surnames = [p.surname for p in authors]
+    asked = any(query_surname(s) for s in surnames[:3])  # the query names authors too
+    words = phrase_words(title, with_authors=asked)
     year = entry_year(fields)
     missing = [
         name

@@ -73,7 +73,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "pith outbox list --registry http://127.0.0.1:8787",
     ),
     "outbox retry": ("pith outbox retry", "pith outbox retry sha256:1da6..."),
-    "outbox drop": ("pith outbox drop --accepted",),
+    "outbox drop": (
+        "pith outbox drop --accepted",
+        "pith outbox drop --pending --registry http://127.0.0.1:8787",
+    ),
     "outbox recover": ("pith outbox recover",),
     "auth login": ("pith auth login --registry https://pith.science --token-file token.txt",),
     "auth logout": ("pith auth logout --registry https://pith.science",),

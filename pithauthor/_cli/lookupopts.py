@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import sys
-import unicodedata
 from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ import typer
 
 from pithauthor._cli.output import at_terminal, message, warn
 from pithauthor.errors import InputError
+from pithauthor.text import escaped
 
 if TYPE_CHECKING:
     from pithauthor.bibliography import BibEntry, BibReading
@@ -124,10 +124,8 @@ def _same(reading: BibReading, entry: BibEntry) -> BibEntry:
 
 def _shown(text: str) -> str:
     """Text pith did not write (arXiv's), safe on a terminal: control and bidirectional
-    formatting characters are shown as `\\uXXXX`."""
-    return "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text
-    )
+    formatting characters are shown as escapes (`pithauthor._core.text.escaped`)."""
+    return escaped(text)
 
 
 def write_back(result: LookupResult) -> None:

@@ -8,6 +8,7 @@ import typer
 from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
+from pithauthor.text import escaped
 
 outbox_app = new_app("The events waiting for, accepted by, or rejected by their registry.")
 REGISTRY_ONLY = typer.Option(
@@ -35,8 +36,8 @@ def outbox_list(
         return
     width = max((len(e.registry) for e in entries), default=0)  # one column per field
     for e in entries:
-        extra = f"  {e.reason}" if e.reason else ""
-        paper = titles.get(e.subject) or e.subject
+        extra = f"  {escaped(e.reason)}" if e.reason else ""  # the registry's words
+        paper = escaped(titles.get(e.subject) or e.subject)  # the record's title
         data(
             f"{e.state:<9} {e.stored_at[:10]}  {e.registry:<{width}}  {e.event_id[:19]}…  "
             f"{e.event_type:<19} {paper}{extra}"
@@ -62,17 +63,24 @@ def outbox_drop(
     event_ids: list[str] = typer.Argument(None, help="Events to delete from the outbox."),
     rejected: bool = typer.Option(False, "--rejected", help="Drop every rejected event."),
     accepted: bool = typer.Option(False, "--accepted", help="Drop every accepted event."),
+    pending: bool = typer.Option(
+        False,
+        "--pending",
+        help="Drop every pending event (with --registry: of a registry you gave up, e.g. a "
+        "local one for dry runs); they will never be sent.",
+    ),
     registry: str | None = REGISTRY_ONLY,
 ) -> None:
     """Delete events from the outbox (they are not withdrawn from any registry)."""
     from pithauthor.submit import Outbox
 
-    if not (event_ids or rejected or accepted):
-        raise InputError("name event ids, or pass --rejected / --accepted")
+    if not (event_ids or rejected or accepted or pending):
+        raise InputError("name event ids, or pass --rejected / --accepted / --pending")
     with Outbox(note=message) as outbox:
         n = outbox.drop(event_ids or [], registry)
         n += outbox.drop_state("rejected", registry) if rejected else 0
         n += outbox.drop_state("accepted", registry) if accepted else 0
+        n += outbox.drop_state("pending", registry) if pending else 0
     message(f"dropped {n} event(s)")
 
 
@@ -90,8 +98,8 @@ def outbox_recover() -> None:
     if done.skipped:
         message(f"skipped {done.skipped} journal line(s) that could not be read or verified")
     message(
-        f"{done.events} event(s) pending; `pith submit` sends them (a registry that has one "
-        "already answers 'already there')"
+        f"{done.accepted} event(s) accepted as before, {done.events - done.accepted} pending; "
+        "`pith submit` sends them (a registry that has one already answers 'already there')"
     )
 
 

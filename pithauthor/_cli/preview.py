@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pithauthor.text import escaped
+
 if TYPE_CHECKING:
     from pithauthor import PithNumber, Subject
     from pithauthor.keys import AuthorKey
@@ -17,17 +19,9 @@ _TITLE_WIDTH = 56
 
 
 def shown(text: str) -> str:
-    """`text` safe for a terminal: control and format characters as \\x.. / \\u.... escapes."""
-    import unicodedata
-
-    out = []
-    for char in text:
-        if unicodedata.category(char)[0] == "C":
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    """`text` safe for a terminal: control and format characters as \\x.. / \\u.... escapes
+    (the one rule, `pithauthor._core.text.escaped`)."""
+    return escaped(text)
 
 
 def _row(label: str, value: str) -> str:

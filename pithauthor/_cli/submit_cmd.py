@@ -9,6 +9,7 @@ import typer
 
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, make_client
+from pithauthor.text import escaped
 
 if TYPE_CHECKING:
     from pithauthor.client import RegistryClient
@@ -80,7 +81,7 @@ def submit(
         for result in results:
             data(result.summary())
             for eid, reason in result.rejected.items():
-                message(f"rejected {eid}: {reason}")
+                message(f"rejected {eid}: {escaped(reason)}")  # the registry's words
         if not results:
             data("nothing pending in the outbox")
     for result in results:

@@ -7,6 +7,7 @@ import typer
 
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import NetworkError
+from pithauthor.text import escaped
 
 
 def verify(
@@ -95,7 +96,7 @@ def verify(
     else:
         width = max((len(c.name) for c in report.checks), default=0)
         for c in report.checks:
-            detail = c.detail
+            detail = escaped(c.detail)  # details quote documents and answers pith did not write
             if c.status == "unverifiable" and c.paths:
                 more = f" and {len(c.paths) - 6} more" if len(c.paths) > 6 else ""
                 detail += " [" + ", ".join(c.paths[:6]) + more + "]"

@@ -8,6 +8,9 @@ Payload checks, after the envelope's (see `envelope.check_envelope`):
   `subject_pith_number` was cut from (base32(digest)[:26] = BODY);
 - `payload_orcid` (attestations that name an ORCID iD): the iD's check digit is right, and it
   is the signer's when the signer is identified by an ORCID iD;
+- `payload_text`: no text field holds a control character or a bidirectional control
+  (`pithauthor._core.text`: the rule every signed text field meets when it is signed);
+- `payload_citing` (citations): the citing paper is not the cited one (the subject);
 - `payload_identity_proofs` (attestations that carry them): each locator suits its kind, and an
   ORCID proof names the author's own iD (docs/identity.md). Fetching them is not done here.
 
@@ -28,11 +31,14 @@ from pithauthor._core.orcid import is_orcid
 from pithauthor._core.payload_schema import schema_violation
 from pithauthor._core.payloads import (
     ATTESTATION,
+    CITATION,
     EVENT_TYPES,
     digest_matches_number,
     payload_orcid,
+    self_citation_problem,
 )
 from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.text import payload_text_problem
 
 
 def check_author_event(event: Any) -> Report:
@@ -55,6 +61,12 @@ def check_author_event(event: Any) -> Report:
         report.add(
             "payload_subject", bound, f"payload.canonical_sha256 {digest[:12]}... {verb} {subject}"
         )
+    problem = payload_text_problem(payload)
+    report.add("payload_text", problem is None, problem or "no control or bidirectional characters")
+    if etype == CITATION:
+        subject_number = event["subject_pith_number"]
+        problem = self_citation_problem(payload["citing_pith_number"], subject_number)
+        report.add("payload_citing", problem is None, problem or "cites another paper")
     if etype == ATTESTATION:
         _check_orcid(report, payload, event["signer"]["signer_id"])
         proofs = payload.get("identity_proofs")

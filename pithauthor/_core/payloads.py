@@ -166,6 +166,14 @@ def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
     return int.from_bytes(raw[:17], "big") >> 6 == int(number.body.translate(_TO_INT32), 32)
 
 
+def self_citation_problem(citing: Any, cited: Any) -> str | None:
+    """None unless a citation's citing paper is its cited paper (the same Pith Number): a
+    paper cannot sign a citation of itself."""
+    if isinstance(citing, str) and citing == cited:
+        return f"the citing paper {citing} is the cited paper: a paper cannot cite itself"
+    return None
+
+
 def payload_orcid(payload: Mapping[str, Any]) -> str | None:
     """The author's ORCID iD in an attestation payload, if any."""
     author = payload.get("author")

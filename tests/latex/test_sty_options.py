@@ -284,3 +284,19 @@ def test_a_badge_placed_by_hand_is_not_repeated_in_the_margin(tmp_path: Path) ->
     assert link_uris(result.pdf) == [URL]
     assert page_text(result.pdf).count(SHORT) == 1
     assert "No title block found" not in result.log
+
+
+def test_a_title_page_shipped_inside_maketitle_gets_the_margin_badge_not_one_at_its_foot(
+    tmp_path: Path,
+) -> None:
+    """article's titlepage option ships the title page before any title hook can add to it."""
+    source = paper(NUMBER).replace(
+        "\\documentclass{article}", "\\documentclass[titlepage]{article}"
+    )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert SHORT in page_text(result.pdf, 1) and SHORT not in page_text(result.pdf, 2)
+    from pdfcheck import link_rects
+
+    (rect,) = link_rects(result.pdf, 0)
+    assert rect[1] > 792 - 72, "in the top margin of the title page"
