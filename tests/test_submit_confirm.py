@@ -159,12 +159,15 @@ def test_signing_into_the_outbox_on_a_terminal_asks_too(pith: RunPith, author: s
 def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_preview(
     pith: RunPith, author: str, registry: list[str]
 ) -> None:
-    argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--position", "1", "--submit", "--yes",
-            *registry]  # fmt: skip
+    argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--name", "E. Author", "--position", "1",
+            "--submit", "--yes", *registry]  # fmt: skip
     code, shown = _on_terminal(argv, None)
     assert code == 0, shown
     assert "An author claim to sign" in shown
-    assert "(the record lists no authors)" in shown  # the local registry serves none
+    # the local registry displays the title and authors with its record, as pith.science does
+    assert "title      Example paper A: a synthetic record for the pithauthor demo" in shown
+    assert "authors    Example Author, Another Example" in shown
+    assert "position   1 of 2 (Example Author)" in shown
     assert "accepted 1, rejected 0, pending 0" in shown
 
 

@@ -61,3 +61,11 @@ def parse_arxiv_raw(data: bytes | str) -> ArxivMetadata:
         license=text("license", required=False).strip(),
         v1_date=versions[1],
     )
+
+
+def arxiv_raw_authors(data: bytes | str) -> str:
+    """The `<authors>` of an arXivRaw document that `parse_arxiv_raw` accepted, white space
+    folded ("" when it has none). Displayed beside a record, never part of it."""
+    root = ET.fromstring(data)
+    element = next(root.iter(f"{{{ARXIV_RAW_NS}}}authors"), None)
+    return " ".join((element.text or "").split()) if element is not None else ""

@@ -78,6 +78,8 @@ def record_document(rec: StoredRecord, base: str) -> RecordDocument:
     }
     if rec.upstream_receipt is not None:
         doc["upstream_receipt"] = rec.upstream_receipt
+    if rec.paper is not None:
+        doc["paper"] = rec.paper
     return doc
 
 

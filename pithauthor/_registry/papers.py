@@ -13,8 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pithauthor._core.arxiv_raw import arxiv_raw_authors
 from pithauthor._core.canonical import canonical_sha256
-from pithauthor._core.documents import CanonicalRecord, Receipt, RecordDocument
+from pithauthor._core.documents import CanonicalRecord, PaperSummary, Receipt, RecordDocument
 from pithauthor._core.record import pith_number_of
 from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.strict_json import JSONFault, parse_json
@@ -30,8 +31,10 @@ from pithauthor.trust import pinned_trust
 
 def record_from_file(
     path: Path, trust: Trust | None = None
-) -> tuple[CanonicalRecord, Receipt | None]:
-    """(canonical record, upstream receipt or None) from a metadata or record file."""
+) -> tuple[CanonicalRecord, Receipt | None, PaperSummary | None]:
+    """(canonical record, upstream receipt or None, displayed paper) from a metadata or record
+    file. The displayed paper (title, authors, categories...) is what pith.science shows with a
+    record: taken from the metadata, or from the upstream record (verified with it)."""
     data = read_user_file(
         path, DocumentError, "a metadata or record file", limit=MAX_METADATA_BYTES
     )
@@ -43,8 +46,40 @@ def record_from_file(
             raise DocumentError(f"{path} is not valid JSON: {exc}") from None
         if isinstance(doc, Mapping) and "canonical_record" in doc and "receipt" in doc:
             record = _from_record(doc, path, trust)
-            return record["canonical_record"].copy(), record["receipt"].copy()
-    return build_canonical_record(parse_arxiv_metadata(data)), None
+            canon = record["canonical_record"].copy()
+            shown = record.get("paper")
+            if shown is None:
+                return canon, record["receipt"].copy(), None
+            authors = shown.get("authors_text", "")
+            return canon, record["receipt"].copy(), _paper(canon, shown["title"], authors)
+    meta = parse_arxiv_metadata(data)
+    canon = build_canonical_record(meta)
+    return canon, None, _paper(canon, meta.title, _authors(stripped))
+
+
+def _authors(metadata: bytes) -> str:
+    """The author list of arXivRaw XML or JSON metadata ("" when it gives none)."""
+    if metadata[:1] != b"{":
+        return arxiv_raw_authors(metadata)
+    listed = parse_json(metadata).get("authors", "")
+    if isinstance(listed, list):
+        listed = ", ".join(a for a in listed if isinstance(a, str))
+    return " ".join(listed.split()) if isinstance(listed, str) else ""
+
+
+def _paper(canon: CanonicalRecord, title: str, authors: str) -> PaperSummary:
+    """The `paper` a record displays: what the canonical record hashes or holds, and authors."""
+    meta = canon["metadata"]
+    paper: PaperSummary = {
+        "title": " ".join(title.split()),  # title_canon_sha256 folds white space: same hash
+        "primary_cat": meta["primary_cat"],
+        "cross_cats": list(meta["cross_cats_sorted"]),
+        "license": meta["license"],
+        "submitted_at": meta["submitted_at"],
+    }
+    if authors:
+        paper["authors_text"] = authors
+    return paper
 
 
 def _from_record(doc: Mapping[str, Any], path: Path, trust: Trust | None) -> RecordDocument:
@@ -61,7 +96,7 @@ def add_paper(
     store: RegistryStore, key: LocalKey, path: Path, trust: Trust | None = None
 ) -> tuple[StoredRecord, bool]:
     """Store the paper in `path`; returns the record and whether it was new."""
-    canon, upstream = record_from_file(path, trust)
+    canon, upstream, paper = record_from_file(path, trust)
     digest = canonical_sha256(canon)
     number = pith_number_of(canon)
     now = utc_now()
@@ -74,6 +109,7 @@ def add_paper(
         receipt=key.receipt(digest, now),
         upstream_receipt=upstream,
         created_at=now,
+        paper=paper,
     )
     new = store.add_record(rec)
     stored = store.find(number.body)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pithauthor._core.author_event import typed_author_event
 from pithauthor._core.canonical import canonical
-from pithauthor._core.documents import AuthorEvent, CanonicalRecord, Receipt
+from pithauthor._core.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor._core.reference import classify_reference
 from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._registry.keys import ensure_private_dir
@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS records (
     canonical_record TEXT NOT NULL,
     receipt TEXT NOT NULL,
     upstream_receipt TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    paper TEXT
 );
 CREATE INDEX IF NOT EXISTS records_arxiv ON records(arxiv_id);
 CREATE TABLE IF NOT EXISTS events (
@@ -54,6 +55,7 @@ class StoredRecord:
     receipt: Receipt
     upstream_receipt: Receipt | None
     created_at: str
+    paper: PaperSummary | None = None  # what the record displays (title, authors); unsigned
 
 
 Insert = Literal["new", "repeat"]
@@ -107,6 +109,9 @@ class RegistryStore:
         self._by_body: dict[str, StoredRecord] = {}  # records never change once stored
         with self._conn() as conn:
             conn.executescript(SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+            if "paper" not in columns:  # a registry folder from before records displayed one
+                conn.execute("ALTER TABLE records ADD COLUMN paper TEXT")
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -121,7 +126,9 @@ class RegistryStore:
     def add_record(self, rec: StoredRecord) -> bool:
         """Store a record; False when its number was already there (kept unchanged)."""
         cur = self._conn().execute(
-            "INSERT INTO records VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(body) DO NOTHING",
+            "INSERT INTO records (body, pith_number, arxiv_id, canonical_sha256, "
+            "canonical_record, receipt, upstream_receipt, created_at, paper) "
+            "VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(body) DO NOTHING",
             (
                 rec.body,
                 rec.pith_number,
@@ -131,6 +138,7 @@ class RegistryStore:
                 dump_json(rec.receipt),
                 dump_json(rec.upstream_receipt) if rec.upstream_receipt else None,
                 rec.created_at,
+                dump_json(rec.paper) if rec.paper else None,
             ),
         )
         return cur.rowcount == 1
@@ -287,6 +295,7 @@ def _record(row: tuple[Any, ...]) -> StoredRecord:
         receipt=_stored_json(row[5]),
         upstream_receipt=_stored_json(row[6]) if row[6] else None,
         created_at=row[7],
+        paper=_stored_json(row[8]) if row[8] else None,
     )
 
 
