@@ -120,7 +120,10 @@ def test_inject_author_key_then_verify_the_built_pdf(
     assert code == 0, out + err
     line = next(ln for ln in out.splitlines() if "identity_proof.paper" in ln)
     assert line.startswith("passed ")
-    assert line.endswith(f"current: {url}: /PithAuthorKeys names {author}")
+    assert line.endswith(
+        f"current: {url}: /PithAuthorKeys names {author}: an author of the claimed version put "
+        "it there"
+    )
 
 
 def test_a_pdf_without_the_key_fails_the_paper_proof(
