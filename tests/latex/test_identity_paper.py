@@ -44,7 +44,7 @@ def author(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) 
     monkeypatch.setenv("PITH_PASSPHRASE", "paper proof tests")
     code, out, err = run(
         capsys, "keys", "generate", "--name", "carberry", "--orcid", ORCID, "--backend", "file",
-        "--json",
+        "--json", "--public-name", "Chengjian Liu",  # author 2 of the record's paper
     )  # fmt: skip
     assert code == 0, err
     return str(json.loads(out)["key_id"])
