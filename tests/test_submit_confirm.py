@@ -6,10 +6,6 @@ with a real key store; the terminal is a real pseudo-terminal."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, LAUNCHER, RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
+from terminal_helpers import on_terminal
 
 RECORD = str(FIXTURES / "record-2302.12445v2.json")
 EXAMPLE = "2101.99901"  # an example paper of the local registry
@@ -84,43 +81,6 @@ def test_without_submit_no_terminal_signs_into_the_outbox_without_asking(
     assert [row["state"] for row in _outbox(pith)] == ["pending"]
 
 
-def _on_terminal(argv: list[str], answer: bytes | None) -> tuple[int, str]:
-    """Run `argv` with stdin and stderr on a pseudo-terminal; when it asks "[y/N]", type
-    `answer` (None: expect no question). Returns the exit code and what the terminal showed."""
-    main, child = pty.openpty()
-    proc = subprocess.Popen(
-        argv, stdin=child, stdout=subprocess.DEVNULL, stderr=child, env=dict(os.environ)
-    )
-    os.close(child)
-    seen = b""
-    asked = False
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
-            if not ready:
-                raise AssertionError(f"the command neither asked nor ended: {seen!r}")
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if not asked and b"[y/N]" in seen:
-                asked = True
-                if answer is None:
-                    raise AssertionError(f"asked although it should not: {seen!r}")
-                os.write(main, answer + b"\n")
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(main)
-    if answer is not None:
-        assert asked, seen
-    return code, seen.decode("utf-8", "replace")
-
-
 DEAR_TITLE = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
 DEAR_AUTHORS = "Bo Li, Chengjian Liu, Lin Zhang, Shaohuai Shi, Wei Wang, Xiaowen Chu"
 
@@ -130,7 +90,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
 ) -> None:
     argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2",
             "--submit", *registry]  # fmt: skip
-    code, shown = _on_terminal(argv, b"n")
+    code, shown = on_terminal(argv, b"n")
     assert code == 2, shown
     question = shown.index("[y/N]")
     preview = shown[:question]
@@ -142,7 +102,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
     assert "nothing was stored or sent (answered no)" in shown and "Traceback" not in shown
     assert _outbox(pith) == []
 
-    code, shown = _on_terminal(argv, b"y")
+    code, shown = on_terminal(argv, b"y")
     assert code == 0, shown
     assert "accepted 1, rejected 0, pending 0" in shown
     assert [row["state"] for row in _outbox(pith)] == ["accepted"]
@@ -150,7 +110,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
 
 def test_signing_into_the_outbox_on_a_terminal_asks_too(pith: RunPith, author: str) -> None:
     argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2"]
-    code, shown = _on_terminal(argv, b"")  # Enter: the default answer is no
+    code, shown = on_terminal(argv, b"")  # Enter: the default answer is no
     assert code == 2, shown
     assert "into the outbox" in shown and DEAR_TITLE in shown
     assert _outbox(pith) == []
@@ -161,7 +121,7 @@ def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_
 ) -> None:
     argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--name", "E. Author", "--position", "1",
             "--submit", "--yes", *registry]  # fmt: skip
-    code, shown = _on_terminal(argv, None)
+    code, shown = on_terminal(argv, None)
     assert code == 0, shown
     assert "An author claim to sign" in shown
     # the local registry displays the title and authors with its record, as pith.science does
@@ -201,3 +161,45 @@ def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_
     assert f"{numbers[1].alias(8)}…" in table[2]
     assert lines[header + 5].startswith("  signer     Chengjian Liu")
     assert len(out.read_text("utf-8").splitlines()) == 2  # the table came before the signing
+
+
+def test_replicate_and_cite_show_what_they_sign_before_it_is_stored(
+    pith: RunPith, author: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "events.jsonl"
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    replicate = pith("replicate", REAL_NUMBER, "--record", RECORD, "--kind", "replication",
+                     "--outcome", "partially_reproduced", "--summary", "Re-ran table 2.",
+                     "--artifact", "https://example.org/log.txt", "--sha256", digest,
+                     "-o", str(out))  # fmt: skip
+    assert replicate.returncode == 0, replicate.stderr
+    for expected in ("A replication record to sign", DEAR_TITLE, "outcome    partially_reproduced",
+                     "summary    Re-ran table 2.",
+                     "artifact   https://example.org/log.txt (sha256 9f86d081884c…)"):  # fmt: skip
+        assert expected in replicate.stderr, (expected, replicate.stderr)
+    cite = pith("cite", "--from", "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ", "--to", REAL_NUMBER,
+                "--record", RECORD, "--relationship", "extends", "-o", str(out),
+                "--registry", f"http://127.0.0.1:{free_port()}")  # fmt: skip
+    assert cite.returncode == 0, cite.stderr
+    for expected in ("A citation to sign", "citing     pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                     "the year of pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ is unchecked",
+                     "cited      " + REAL_NUMBER, DEAR_TITLE,
+                     "relation   extends"):  # fmt: skip
+        assert expected in cite.stderr, (expected, cite.stderr)
+    assert cite.stderr.index("A citation to sign") < cite.stderr.index("signed citation_")
+
+
+def test_a_hostile_author_list_cannot_write_to_the_terminal(
+    pith: RunPith, author: str, tmp_path: Path
+) -> None:
+    """Nothing signs a record's author list: control characters in it are shown escaped."""
+    doc = json.loads(Path(RECORD).read_text("utf-8"))
+    del doc["receipt"]  # a computed record: taken, and said so
+    doc["paper"]["authors_text"] = "Bo Li, Chengjian Liu\x1b[2J\x1b]0,pwned\x07, Lin Zhang"
+    hostile = tmp_path / "record.json"
+    hostile.write_text(json.dumps(doc), "utf-8")
+    result = pith("claim", REAL_NUMBER, "--record", str(hostile), "--name", "Lin Zhang",
+                  "--position", "4", "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "Chengjian Liu\\x1b[2J\\x1b]0, pwned\\x07" in result.stderr
