@@ -62,8 +62,8 @@ __all__ = [
     "Settle",
     "Signer",
     "Subject",
-    "attest_authorship",
     "artifact_sha256",
+    "attest_authorship",
     "check_claimant",
     "record_replication",
     "sign_citation",
@@ -82,6 +82,8 @@ def artifact_sha256(path: Path | str) -> str:
             return hashlib.file_digest(stream, "sha256").hexdigest()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the artifact file ({exc.strerror})") from None
+
+
 #: Decides, before anything is signed, what becomes of a statement (`pithauthor.statements`):
 #: returns a signed event making the same statement (reused: nothing is signed), or the
 #: unsigned event to sign (perhaps now naming the event it `replaces`); or raises to refuse.
