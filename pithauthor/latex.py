@@ -43,6 +43,7 @@ from pithauthor._manuscript.textfile import (
     read_text_file,
     write_target,
 )
+from pithauthor._manuscript.visibility import check_badge_visible
 from pithauthor._resources import pith_ltxml_path, pith_sty_path
 from pithauthor.client import check_number
 from pithauthor.errors import (
@@ -265,15 +266,18 @@ def _compile_and_check(
     author_keys: Sequence[str] = (),
     link: bool = True,
     timeout: float | None = None,
+    placement: str | None = None,
 ) -> list[str]:
-    """Build the sources with the new main file, as `arxiv` does, and check the PDF; return
-    notes on where the badge went (pith.sty's own word in the log). When that build fails,
-    the untouched sources are built too, to say whose fault it is."""
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF (the badge
+    visible on its page, too); return notes on where the badge went (pith.sty's own word in the
+    log). When that build fails, the untouched sources are built too, to say whose fault it is."""
     clock = BuildClock(main, timeout)
     try:
         with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}, clock) as built:
             if number is not None:
                 check_pdf(built.result.pdf, number, require_link=link)
+                if link:
+                    check_badge_visible(built.result.pdf, number.url(), placement)
             if author_keys:
                 _check_pdf_keys(built.result.pdf, author_keys)
             return placement_notes(built.result.log)
@@ -398,6 +402,7 @@ def inject(
             author_keys,
             link=placement != "none",
             timeout=timeout,
+            placement=placement,
         )
     backup: Path | None = None
     if not dry_run:

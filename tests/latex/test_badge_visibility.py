@@ -1,0 +1,145 @@
+"""`inject --check` looks at the page (issue 23): the badge must be visible, with no figure,
+image, text or drawing painted over its box, and (default placement) in the title block, not at
+the page's foot. Each failing case covers the badge on purpose: the paper is built once to find
+the badge's box, then a figure (or image, text, rule) is drawn exactly there, over it, in the
+page's foreground; the same paper without the cover passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from arxiv_helpers import latexmk
+from conftest import RunPith, assert_one_line_error
+from inject_helpers import NUMBER, snapshot
+from pdfcheck import page_text
+
+from pithauthor import PithNumber
+from pithauthor._manuscript.visibility import view_badge
+from pithauthor.latex import inject
+
+TEX = pytest.mark.tex("latexmk", "pdflatex")
+NUMBER_OBJ = PithNumber.parse(NUMBER)
+URL = NUMBER_OBJ.url()
+PAPER = r"""\documentclass[10pt,twocolumn]{article}
+\usepackage{graphicx}
+%s
+\title{Seeing Through Teasers}
+\author{Ada Author\\Example University}
+\begin{document}
+%s
+\section{Introduction}
+Body text of the paper. Body text of the paper. Body text of the paper.
+\end{document}
+"""
+# the CVPR idiom: the title block and a teaser across both columns, pulled up under the authors
+TEASER = r"""\twocolumn[{%
+\maketitle
+\begin{center}\vspace{-1.2cm}
+\includegraphics[width=0.9\linewidth,height=3.5cm]{example-image}
+\end{center}}]"""
+# what is drawn over the badge's box (w x h bp), by what the check must name
+COVERS = {
+    "a figure": r"\includegraphics[width=%(w)sbp,height=%(h)sbp]{example-image}",  # PDF: a form
+    "an image": r"\includegraphics[width=%(w)sbp,height=%(h)sbp]{example-image.png}",  # bitmap
+    "text": r"\makebox[%(w)sbp][l]{\normalsize Words over words over words}",
+    "a drawing": r"\rule{%(w)sbp}{%(h)sbp}",
+}
+
+
+def write_paper(folder: Path, title_block: str = TEASER, preamble: str = "") -> Path:
+    folder.mkdir()
+    (folder / "paper.tex").write_text(PAPER % (preamble, title_block))
+    return folder
+
+
+def badge_box(tmp_path: Path) -> tuple[float, float, float, float, float]:
+    """Where the badge of the teaser paper lands with the shipped pith.sty: its link's
+    rectangle (x0, y0, x1, y1, from the page's foot) and the page's height, in bp."""
+    folder = write_paper(tmp_path / "measure")
+    inject(folder, NUMBER_OBJ)
+    view = view_badge(latexmk(folder, "paper.tex"), URL)
+    assert view is not None
+    return (*view.rect, view.page_height)
+
+
+def cover_over(box: tuple[float, float, float, float, float], what: str) -> str:
+    """A preamble line that draws `what` on page 1's foreground exactly over `box` (foreground
+    coordinates run from the page's top left)."""
+    x0, y0, x1, y1, height = box
+    item = COVERS[what] % {"w": f"{x1 - x0:.2f}", "h": f"{y1 - y0:.2f}"}
+    at = f"{x0:.2f},{-(height - y0) + (1.0 if what == 'text' else 0.0):.2f}"
+    return (
+        "\\AddToHook{shipout/foreground}{\\ifnum\\value{page}=1 "
+        f"\\setlength{{\\unitlength}}{{1bp}}\\put({at}){{{item}}}\\fi}}"
+    )
+
+
+@TEX
+def test_check_fails_on_a_badge_covered_on_purpose_naming_what_covers_it(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    box = badge_box(tmp_path)
+    for what in sorted(COVERS):
+        folder = write_paper(tmp_path / what.replace(" ", "-"), preamble=cover_over(box, what))
+        before = snapshot(folder)
+        result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+        assert_one_line_error(result, 1)
+        assert "the badge (page 1, at " in result.stderr
+        assert f"is hidden: {what} is drawn over it" in result.stderr, what
+        assert snapshot(folder) == before  # nothing written when the check fails
+
+
+@TEX
+def test_a_cvpr_teaser_pulled_up_under_the_title_leaves_the_badge_visible(tmp_path: Path) -> None:
+    folder = write_paper(tmp_path / "paper")
+    result = inject(folder, NUMBER_OBJ, check=True)
+    assert result.changed and result.checked
+    assert "\\pithnumber{" in (folder / "paper.tex").read_text()
+
+
+@TEX
+def test_a_cover_beside_the_badge_is_not_taken_for_one_over_it(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    x0, y0, x1, y1, height = badge_box(tmp_path)
+    beside = (x0, y0 + 40, x1, y1 + 40, height)  # the same figure, 40 bp higher on the page
+    folder = write_paper(tmp_path / "paper", preamble=cover_over(beside, "a figure"))
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    assert result.returncode == 0, result.stderr
+
+
+@TEX
+def test_the_margin_placement_escapes_a_figure_over_the_title_badge(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(tmp_path), "a figure"))
+    result = pith(
+        "latex", "inject", str(folder), "--pith", NUMBER, "--check", "--placement", "margin"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+@TEX
+def test_check_fails_on_a_title_badge_in_the_lower_half_of_the_page(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = write_paper(tmp_path / "paper", r"\twocolumn[{\vspace*{13cm}\maketitle}]")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    assert_one_line_error(result, 1)
+    assert "the badge is not in the title block (page 1" in result.stderr
+    assert "in the lower half of the page); use --placement margin" in result.stderr
+
+
+@TEX
+def test_a_covered_badge_is_still_in_the_text_layer_so_only_painting_order_tells(
+    tmp_path: Path,
+) -> None:
+    """Why the paintings are read: text extraction finds the badge's words either way."""
+    covered = write_paper(tmp_path / "covered", preamble=cover_over(badge_box(tmp_path), "text"))
+    inject(covered, NUMBER_OBJ)
+    pdf = latexmk(covered, "paper.tex")
+    assert "pith:" in page_text(pdf)
+    view = view_badge(pdf, URL)
+    assert view is not None and view.covered_by is not None
+    assert view.covered_by.kind == "text"
