@@ -17,6 +17,7 @@ from typing import Any
 
 from pithauthor._core.pith_number import PithNumber
 from pithauthor.client import RegistryClient
+from pithauthor.keys import list_keys
 from pithauthor.submit import Outbox, OutboxEntry, paper_titles
 from pithauthor.verify import verify_document
 
@@ -99,8 +100,6 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
 def my_papers(entries: Iterable[OutboxEntry] | None = None) -> list[dict[str, Any]]:
     """The papers this machine's keys claimed, cited or replicated (the outbox), each with what
     was signed about it and where each event stands, per registry; newest activity first."""
-    from pithauthor.keys import list_keys
-
     own = {record.key_id for record in list_keys()}
     if entries is None:
         with Outbox() as outbox:

@@ -112,13 +112,13 @@ def test_status_text_names_every_part_with_its_counts(
 ) -> None:
     a, b, keys = world
     text = _status(pith, a.url)
-    assert f"#1 Example Author  {keys['first']}  not identity-bound" in text
-    assert "claims (2)" in text and "citations received (1)" in text
-    assert "replications (1)" in text and "Re-ran it" in text
-    assert f"outbox for {a.url}: 6 accepted, 1 pending" in text
-    assert f"outbox for {b.url}: 1 pending" in text
-    assert "attested · not anchored · not stored · cited · replicated · refs pending" in text
-    assert "record: verified" in text and "state: verified" in text
+    assert f"#1 Example Author  {keys['first']}  not identity-bound" in text, text
+    assert "claims (2)" in text and "citations received (1)" in text, text
+    assert "replications (1)" in text and "Re-ran it" in text, text
+    assert f"outbox for {a.url}: 1 pending, 6 accepted" in text, text
+    assert f"outbox for {b.url}: 1 pending" in text, text
+    assert "attested · not anchored · not stored · cited · replicated · refs pending" in text, text
+    assert "record: verified" in text and "state: verified" in text, text
 
 
 def test_status_escapes_the_text_a_registry_sent(tmp_path: Path, pith: RunPith) -> None:

@@ -17,7 +17,7 @@ from pithauthor.text import escaped
 
 
 def status(
-    paper: str = typer.Argument(..., help="A Pith Number, alias, or arXiv id."),
+    ref: str = typer.Argument(..., metavar="PAPER", help="A Pith Number, alias, or arXiv id."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
@@ -27,18 +27,20 @@ def status(
     claims, citations, replications, and what this machine's outbox holds for it per registry.
     The record and merged state are fetched and verified first."""
     from pithauthor.status import paper_status
+    from pithauthor.submit import STATES
 
     with make_client(registry, trust_manifest, trust_local, 4) as client:
-        page = paper_status(client, paper)
+        page = paper_status(client, ref)
     if as_json:
         emit_json(page)
         return
-    for line in page_lines(page):
+    for line in page_lines(page, STATES):
         data(line)
 
 
-def page_lines(page: dict[str, Any]) -> list[str]:
-    """The page as text; everything the registry or another signer wrote is escaped."""
+def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
+    """The page as text (outbox counts in the order of `states`); everything the registry or
+    another signer wrote is escaped."""
     e = escaped
     arxiv = f"  arXiv:{page['arxiv']}" if page["arxiv"] else ""
     lines = [
@@ -73,10 +75,8 @@ def page_lines(page: dict[str, Any]) -> list[str]:
     if not page["outbox"]:
         lines.append("outbox: nothing for this paper")
     for group in page["outbox"]:
-        counts: dict[str, int] = {}
-        for ev in group["events"]:
-            counts[ev["state"]] = counts.get(ev["state"], 0) + 1
-        said = ", ".join(f"{n} {s}" for s, n in counts.items())
+        held = [ev["state"] for ev in group["events"]]
+        said = ", ".join(f"{held.count(s)} {s}" for s in states if s in held)
         lines.append(f"outbox for {group['registry']}: {said}")
     return lines
 
