@@ -177,8 +177,9 @@ def sign_bibliography(
     callable, called only when there is something to sign (so no key is opened for nothing).
     With `held` (what the outbox holds, `pithauthor.statements`), a citation already signed
     is reused (row `already_signed`, not in `events`) and a changed one replaces the old one.
-    `confirm`, when given, sees the key and every (entry, cited paper) about to be signed,
-    before the first signature: it shows them, and raises to sign nothing.
+    `confirm`, when given, sees the key and every (entry, cited paper) signed anew (not the
+    reused ones), before anything leaves memory: it shows them, and raises to keep nothing
+    (none is stored or sent; the caller delivers the events only after this returns).
     """
     entries = reading.to_sign()
     resolved = (
@@ -214,8 +215,7 @@ def sign_bibliography(
     events: list[AuthorEvent] = []
     if to_sign:
         key = _open(signer)
-        if confirm is not None:
-            confirm(key, to_sign)
+        fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
         created_at = created_at or utc_now()  # one signing time for the whole bibliography
         settle = held.settle("auto") if held is not None else None
         for entry, subject in to_sign:
@@ -235,6 +235,7 @@ def sign_bibliography(
                 status, note = "already_signed", " (in the outbox already)"
             else:
                 events.append(event)
+                fresh.append((entry, subject))
                 if settled is not None and settled.replaced is not None:
                     note = f", replaces {settled.replaced[:19]}…"
             rows[id(entry)] = dataclasses.replace(
@@ -243,6 +244,10 @@ def sign_bibliography(
                 identifier=subject.pith_number.full,
                 detail=f"{entry.relationship}; {event['event_id'][:19]}…{note}",
             )
+        # Signed in memory only so far: nothing is stored or sent before `confirm` returns,
+        # and a bibliography whose citations are all signed already asks nothing.
+        if confirm is not None and fresh:
+            confirm(key, fresh)
 
     by_entry = [rows[id(e)] for e in reading.entries]
     order = {str(p): i for i, p in enumerate(reading.files)}

@@ -254,3 +254,31 @@ def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_a
             assert len(outbox.entries(registry=registry["url"])) == 1
     finally:
         other.stop()
+
+
+def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: Path) -> None:
+    """sign_bibliography's `confirm` sees only what is new: a second run has nothing to ask."""
+    from registry_helpers import SUBJECT, TestSigner
+
+    from pithauthor import PithNumber, read_bibliographies
+    from pithauthor.cite import sign_bibliography
+    from pithauthor.statements import Statements
+
+    bib = tmp_path / "refs.bib"
+    bib.write_text(f"@misc{{dear, title = {{D}}, pith = {{{REAL_NUMBER}}}}}\n", "utf-8")
+    reading = read_bibliographies([bib])
+    citing = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
+    key = TestSigner()
+    asked: list[int] = []
+
+    def confirm(_key: object, rows: list[Any]) -> None:
+        asked.append(len(rows))
+
+    held = Statements([])
+    resolved = {REAL_NUMBER: SUBJECT}
+    first = sign_bibliography(reading, citing, key, resolved, confirm=confirm, held=held)
+    assert len(first.events) == 1 and asked == [1]
+    held = Statements(list(first.events))  # what the outbox holds after the first run
+    second = sign_bibliography(reading, citing, key, resolved, confirm=confirm, held=held)
+    assert second.events == [] and asked == [1]
+    assert [r.status for r in second.rows] == ["already_signed"]
