@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from pithauthor._core.canonical import b64decode, b64encode
 from pithauthor._core.key_identity import fingerprint_hex, key_id, signer_id
 from pithauthor._core.orcid import normalize_orcid
+from pithauthor._core.text import text_problem
 from pithauthor._core.utc import utc_now
 from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
 from pithauthor._keystore import container
@@ -184,8 +184,9 @@ def check_public_name(public_name: str) -> str:
         raise InputError("the public name is empty; give the name you publish under")
     if len(clean) > 200:
         raise InputError("the public name is longer than 200 characters")
-    if any(unicodedata.category(c)[0] == "C" for c in clean):
-        raise InputError("the public name holds control or invisible characters")
+    problem = text_problem(clean)  # the rule every signed text field meets
+    if problem is not None:
+        raise InputError(f"the public name {problem}")
     return clean
 
 

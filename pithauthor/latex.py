@@ -467,7 +467,7 @@ def build_arxiv_archive(
         with build_sources(main, engine, overrides, clock) as built:
             number = _number_of(built.result.pdf)
             pages = page_count(built.result.pdf)
-            warnings += built.warnings
+            warnings += built.warnings + _hidden_badge(built.result.pdf, number)
             project, inputs = built.result.project, built.result.inputs
             members, removed, whole = _members(project, inputs, keep_comments)
             ltxml = main.parent / LTXML_NAME
@@ -497,6 +497,16 @@ def build_arxiv_archive(
         readme=readme,
         warnings=warnings,
     )
+
+
+def _hidden_badge(pdf: Path, number: PithNumber) -> list[str]:
+    """A warning when something is painted over the badge (the upload is still right: the
+    number and link are in the PDF; where the badge sits is the author's choice)."""
+    try:
+        check_badge_visible(pdf, number.url(), "margin")  # "margin": wherever it was put
+    except VerificationError as exc:
+        return [str(exc)]
+    return []
 
 
 def _packaged(name: str) -> bytes:

@@ -197,3 +197,31 @@ def test_a_public_name_that_is_not_a_name_is_refused_before_anything_is_stored(
     assert_one_line_error(pith("keys", "set", "ada", "--public-name", bad), 2)
     shown = json.loads(pith("keys", "show", "ada", "--json").stdout)
     assert shown["public_name"] == "Shaohuai Shi"
+
+
+def test_keys_generate_on_a_terminal_asks_for_the_public_name(
+    pith: RunPith, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from conftest import LAUNCHER
+    from terminal_helpers import on_terminal
+
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", "claim authors passphrase")
+    argv = [sys.executable, LAUNCHER, "keys", "generate", "--name", "ada", "--backend", "file"]
+    code, shown = on_terminal(argv, "Ádá Lovelace".encode(), prompt=b"Your name as on your papers")
+    assert code == 0, shown
+    listed = json.loads(pith("keys", "show", "ada", "--json").stdout)
+    assert listed["public_name"] == "Ádá Lovelace" and listed["name"] == "ada"
+
+
+def test_the_preview_shows_the_orcid_the_claim_carries(
+    pith: RunPith, key: dict[str, Any], tmp_path: Path
+) -> None:
+    """The key has no ORCID iD; the claim carries --orcid: the preview shows what is signed."""
+    result = _claim(pith, tmp_path, "--position", "4", "--orcid", "0000-0002-1825-0097")
+    assert result.returncode == 0, result.stderr
+    assert "signer     Shaohuai Shi · ORCID 0000-0002-1825-0097 · key " in result.stderr
+    (event,) = _signed(tmp_path)
+    assert event["payload"]["author"]["orcid"] == "0000-0002-1825-0097"

@@ -241,3 +241,44 @@ def test_the_local_registry_refuses_a_correction_of_another_keys_event_over_http
         assert state["invalid_events"][0]["reasons"] == ["replaces_unknown"]
     finally:
         server.stop()
+
+
+def test_the_merge_with_corrections_is_independent_of_arrival_order(tmp_path: Path) -> None:
+    import random
+
+    ada, bob = TestSigner(), TestSigner()
+    a = _cite(ada, "cites")
+    b = _cite(ada, "extends", T1, replaces=a["event_id"])
+    c = dict(withdraw(ada, b, created_at=T2))
+    claim = _claim(bob, 1)
+    fixed = _claim(bob, 2, T0, replaces=claim["event_id"])  # same second as its target
+    events = [a, b, c, claim, fixed]
+    first, _ = make_state(tmp_path / "a", events)
+    for seed in range(5):
+        shuffled = events + events[:2]
+        random.Random(seed).shuffle(shuffled)
+        again, _ = make_state(tmp_path / "a", shuffled)  # the same registry key
+        assert again == first
+    assert first["current"]["citation_signatures"] == []
+    assert _ids(first["current"]["author_attestations"]) == [fixed["event_id"]]
+
+
+def test_replicate_replace_with_new_artifacts_corrects_the_one_record_of_that_kind() -> None:
+    from pithauthor.sign import record_replication
+    from pithauthor.statements import Statements
+
+    ada = TestSigner()
+
+    def record(sha: str, outcome: str, **kw: Any) -> dict[str, Any]:
+        return dict(
+            record_replication(ada, SUBJECT, kind="replication", outcome=outcome, summary="s",
+                               artifacts=[("https://example.org/a", sha)], created_at=T1, **kw)
+        )  # fmt: skip
+
+    old = record("aa" * 32, "reproduced")
+    held = Statements([old])  # type: ignore[list-item]
+    new = record("bb" * 32, "not_reproduced", settle=held.settle("replace"))
+    assert new["payload"]["replaces"] == old["event_id"]
+    state_held = Statements([old])  # type: ignore[list-item]
+    plain = record("bb" * 32, "not_reproduced", settle=state_held.settle("refuse"))
+    assert "replaces" not in plain["payload"]  # another slot: a second record, not a conflict

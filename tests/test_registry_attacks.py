@@ -14,7 +14,7 @@ import httpx
 import pytest
 from registry_helpers import SUBJECT, TestSigner, citations, start_server
 
-from pithauthor._registry.pool import Limits
+from pithauthor._registry.pool import Limits, client_group
 from pithauthor._registry.server import RegistryServer
 
 ACTION = f"/pith/{SUBJECT.pith_number.body}/action/citation_signature"
@@ -309,3 +309,18 @@ def test_links_use_the_servers_base_url_never_the_host_header(tmp_path: Path) ->
         assert "evil" not in json.dumps(record) + manifest
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize(
+    ("address", "group"),
+    [
+        (("127.0.0.1", 5000), "127.0.0.1"),
+        (("::ffff:192.0.2.7", 5000, 0, 0), "192.0.2.7"),
+        (("2001:db8:1:2:aaaa::1", 5000, 0, 0), "2001:db8:1:2::/64"),
+        (("2001:db8:1:2:ffff::9", 5001, 0, 0), "2001:db8:1:2::/64"),
+        (("fe80::1%eth0", 5000, 0, 2), "fe80::/64"),
+    ],
+)
+def test_an_ipv6_network_of_64_shares_one_connection_cap(address: tuple, group: str) -> None:
+    """An IPv6 user holds a whole /64: its addresses count as one client."""
+    assert client_group(address) == group

@@ -207,3 +207,27 @@ def test_verify_prints_text_from_a_hostile_event_escaped(
     code, out, _ = run(capsys, "verify", str(event))
     assert code == 1 and "failed       payload_text" in out
     assert "\u202e" not in out and "\\u202e" in out
+
+
+def test_a_public_name_meets_the_same_rule() -> None:
+    from pithauthor.errors import InputError
+    from pithauthor.keys import check_public_name
+
+    persian = "\u0645\u062d\u0645\u062f\u200c\u0631\u0636\u0627"  # with a ZWNJ
+    assert check_public_name(persian) == persian
+    with pytest.raises(InputError, match="U\\+202E"):
+        check_public_name("Ada \u202eecalevoL")
+
+
+def test_the_bibliography_table_prints_keys_and_details_from_the_bib_escaped() -> None:
+    import dataclasses
+
+    from pithauthor._bib.report import EntryRow, render_table
+
+    fields = {f.name for f in dataclasses.fields(EntryRow)}
+    values: dict[str, Any] = {name: None for name in fields}
+    values.update(key="evil\u202eKEY", file="refs.bib", line=3, status="unresolved")
+    values.update(detail="title \x1b[2J here", identifier=None, source=None)
+    table = render_table([EntryRow(**values)])
+    assert "\u202e" not in table and "\x1b" not in table
+    assert "evil\\u202eKEY" in table and "\\x1b[2J" in table

@@ -6,10 +6,6 @@ with a real key store; the terminal is a real pseudo-terminal."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, LAUNCHER, RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
+from terminal_helpers import on_terminal
 
 RECORD = str(FIXTURES / "record-2302.12445v2.json")
 EXAMPLE = "2101.99901"  # an example paper of the local registry
@@ -84,43 +81,6 @@ def test_without_submit_no_terminal_signs_into_the_outbox_without_asking(
     assert [row["state"] for row in _outbox(pith)] == ["pending"]
 
 
-def _on_terminal(argv: list[str], answer: bytes | None) -> tuple[int, str]:
-    """Run `argv` with stdin and stderr on a pseudo-terminal; when it asks "[y/N]", type
-    `answer` (None: expect no question). Returns the exit code and what the terminal showed."""
-    main, child = pty.openpty()
-    proc = subprocess.Popen(
-        argv, stdin=child, stdout=subprocess.DEVNULL, stderr=child, env=dict(os.environ)
-    )
-    os.close(child)
-    seen = b""
-    asked = False
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
-            if not ready:
-                raise AssertionError(f"the command neither asked nor ended: {seen!r}")
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if not asked and b"[y/N]" in seen:
-                asked = True
-                if answer is None:
-                    raise AssertionError(f"asked although it should not: {seen!r}")
-                os.write(main, answer + b"\n")
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(main)
-    if answer is not None:
-        assert asked, seen
-    return code, seen.decode("utf-8", "replace")
-
-
 DEAR_TITLE = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
 DEAR_AUTHORS = "Bo Li, Chengjian Liu, Lin Zhang, Shaohuai Shi, Wei Wang, Xiaowen Chu"
 
@@ -130,7 +90,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
 ) -> None:
     argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2",
             "--submit", *registry]  # fmt: skip
-    code, shown = _on_terminal(argv, b"n")
+    code, shown = on_terminal(argv, b"n")
     assert code == 2, shown
     question = shown.index("[y/N]")
     preview = shown[:question]
@@ -142,7 +102,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
     assert "nothing was stored or sent (answered no)" in shown and "Traceback" not in shown
     assert _outbox(pith) == []
 
-    code, shown = _on_terminal(argv, b"y")
+    code, shown = on_terminal(argv, b"y")
     assert code == 0, shown
     assert "accepted 1, rejected 0, pending 0" in shown
     assert [row["state"] for row in _outbox(pith)] == ["accepted"]
@@ -150,7 +110,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
 
 def test_signing_into_the_outbox_on_a_terminal_asks_too(pith: RunPith, author: str) -> None:
     argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2"]
-    code, shown = _on_terminal(argv, b"")  # Enter: the default answer is no
+    code, shown = on_terminal(argv, b"")  # Enter: the default answer is no
     assert code == 2, shown
     assert "into the outbox" in shown and DEAR_TITLE in shown
     assert _outbox(pith) == []
@@ -161,7 +121,7 @@ def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_
 ) -> None:
     argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--name", "E. Author", "--position", "1",
             "--submit", "--yes", *registry]  # fmt: skip
-    code, shown = _on_terminal(argv, None)
+    code, shown = on_terminal(argv, None)
     assert code == 0, shown
     assert "An author claim to sign" in shown
     # the local registry displays the title and authors with its record, as pith.science does

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pithauthor._core.text import escaped
+
 #: Every status a row can have. `found` is the reading-only outcome (an identifier, nothing
 #: wrong); the signer turns it into `signed`, `already_signed` (the outbox holds that very
 #: citation: nothing is signed) or `unresolved`. `comment`: an entry commented
@@ -75,12 +77,12 @@ def render_table(rows: Sequence[EntryRow], *, max_detail: int = 80) -> str:
     header = ("KEY", "WHERE", "STATUS", "IDENTIFIER", "FROM", "DETAIL")
     body = [
         (
-            row.key or "?",
+            escaped(row.key or "?"),  # keys, ids and details quote the .bib: not pith's text
             f"{row.file}:{row.line}" if row.line is not None else row.file,
             row.status,
-            row.identifier or "-",
+            escaped(row.identifier or "-"),
             row.source or "-",
-            _shorten(" ".join(row.detail.split()), max_detail),
+            _shorten(escaped(" ".join(row.detail.split())), max_detail),
         )
         for row in rows
     ]

@@ -104,9 +104,7 @@ def claim(
         )
         # Signed in memory only: until the author says yes, nothing is stored or sent.
         if not output.reused(event):  # nothing new to publish: nothing to ask
-            output.confirm(
-                "this claim", claim_preview(paper, signer, author, checked.note, statement)
-            )
+            output.confirm("this claim", claim_preview(paper, signer, event, checked.note))
         output.one(event)
 
 

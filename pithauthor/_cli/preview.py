@@ -6,12 +6,12 @@ hostile title cannot rewrite the terminal."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pithauthor.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor import PithNumber, Subject
+    from pithauthor import AuthorEvent, PithNumber, Subject
     from pithauthor.keys import AuthorKey
 
 HEADER = "{what} to sign (public and permanent once submitted):"
@@ -41,25 +41,30 @@ def paper_lines(paper: Subject, label: str = "paper") -> list[str]:
     ]
 
 
-def signer_line(key: AuthorKey, name: str | None = None) -> str:
+def signer_line(key: AuthorKey, name: str | None = None, orcid_id: str | None = None) -> str:
     """`signer     Ada Lovelace · ORCID 0000-… · key ed25519:…`."""
     who = name or key.public_name or f"(no public name; key {key.name!r})"
-    orcid = f"ORCID {key.orcid}" if key.orcid else "no ORCID iD"
+    orcid_id = orcid_id or key.orcid
+    orcid = f"ORCID {orcid_id}" if orcid_id else "no ORCID iD"
     return _row("signer", f"{shown(who)} · {orcid} · key {key.key_id}")
 
 
 def claim_preview(
-    paper: Subject, key: AuthorKey, name: str, position_note: str, statement: str | None
+    paper: Subject, key: AuthorKey, event: AuthorEvent, position_note: str
 ) -> list[str]:
-    from pithauthor.sign import DEFAULT_STATEMENT
-
-    return [
+    """The claim as signed: its payload's name, ORCID iD, statement and proofs."""
+    payload: Any = event["payload"]
+    author = payload["author"]
+    lines = [
         HEADER.format(what="An author claim"),
         *paper_lines(paper),
-        signer_line(key, name),
+        signer_line(key, author["name"], author.get("orcid")),
         _row("position", shown(position_note)),
-        _row("statement", shown(statement or DEFAULT_STATEMENT)),
+        _row("statement", shown(payload["statement"])),
     ]
+    for proof in payload.get("identity_proofs", []):
+        lines.append(_row("proof", f"{proof['kind']}: {shown(proof['locator'])}"))
+    return lines
 
 
 def _citing(citing: PithNumber, note: str | None) -> list[str]:

@@ -13,15 +13,16 @@ large): the body is then never read.
 Time limits, from the waiting room: `idle_timeout` with no request under way, `header_timeout`
 from a request's first byte to the end of its head, `body_timeout` from there to the end of its
 body; past one, the connection is closed. A connection beyond `max_connections` open ones, or
-beyond `max_per_address` from one client address, gets `503` (with `Retry-After: 1`) and is
-closed: one address cannot take every slot. After an answer, a kept-alive connection goes back
-to the waiting room with whatever it sent after its request (a pipelined request is inspected
-like any other).
+beyond `max_per_address` from one client address (for IPv6, one /64 network), gets `503` (with
+`Retry-After: 1`) and is closed: one address cannot take every slot. After an answer, a
+kept-alive connection goes back to the waiting room with whatever it sent after its request (a
+pipelined request is inspected like any other).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import queue
 import selectors
@@ -122,7 +123,7 @@ class ConnectionPool:
     def add(self, sock: socket.socket, addr: Address) -> None:
         """Take a new connection (refused with 503 when too many are open, in all or from its
         address)."""
-        host = str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+        host = client_group(addr)
         with self._lock:
             full = (
                 self._open >= self.limits.max_connections
@@ -267,6 +268,21 @@ class ConnectionPool:
             self._park(conn)
         else:
             self._drop(conn)
+
+
+def client_group(addr: Address) -> str:
+    """Whose share of the connections a client address counts against: the IPv4 address (an
+    IPv4-mapped IPv6 one too), or the IPv6 /64 network, which one user usually holds whole."""
+    text = str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
+    try:
+        ip = ipaddress.ip_address(text.split("%", 1)[0])  # without an IPv6 zone (%eth0)
+    except ValueError:  # not an IP address (a Unix socket): one group per name
+        return text
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def _close(sock: socket.socket) -> None:

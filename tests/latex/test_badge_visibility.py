@@ -143,3 +143,15 @@ def test_a_covered_badge_is_still_in_the_text_layer_so_only_painting_order_tells
     view = view_badge(pdf, URL)
     assert view is not None and view.covered_by is not None
     assert view.covered_by.kind == "text"
+
+
+@TEX
+def test_arxiv_warns_when_the_badge_of_the_upload_is_hidden(tmp_path: Path, pith: RunPith) -> None:
+    folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(tmp_path), "a figure"))
+    inject(folder, NUMBER_OBJ)
+    out = tmp_path / "paper.tar.gz"
+    result = pith("latex", "arxiv", str(folder), "-o", str(out))
+    assert result.returncode == 0, result.stderr  # the number and link are there: packed
+    assert "warning: paper.pdf: the badge (page 1, at " in result.stderr
+    assert "is hidden: a figure is drawn over it" in result.stderr
+    assert out.is_file()

@@ -179,3 +179,17 @@ def test_physics_paper_whose_macro_file_loads_pith_builds_without_an_option_clas
     built = tmp_path / "built"
     shutil.copytree(folder, built)
     check_pdf(latexmk(built, "paper.tex"), NUMBER_OBJ)
+
+
+@TEX
+def test_physics_paper_with_its_badge_packs_for_arxiv_with_the_whole_input_chain(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = copy_manuscript("mnras-physics", tmp_path)
+    assert inject(folder, NUMBER_OBJ).changed
+    out = tmp_path / "paper.tar.gz"
+    result = pith("latex", "arxiv", str(folder), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    files = set(result.stdout.split())
+    assert {"paper.tex", "setup/macros.tex", "setup/units.tex", "pith.sty"} <= files
+    assert "warning" not in result.stderr  # the badge is not hidden, nothing is missing
