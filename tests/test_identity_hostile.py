@@ -256,6 +256,7 @@ def test_the_arxiv_pdf_of_the_claimed_version_binds(arxiv: IdentityServer) -> No
     arxiv.site.files["/pdf/2302.12445v2"] = ("application/pdf", _pdf_bytes(KEY))
     status, detail = paper_check("https://arxiv.org/pdf/2302.12445v2", [dear()])
     assert status == "passed" and detail.startswith(f"current: {arxiv.url}/pdf/2302.12445v2")
+    assert detail.endswith("an author of the claimed version put it there")
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from examples_budget import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from registry_helpers import SUBJECT, TestSigner, citations, start_server
 
 from pithauthor._registry.pool import Limits, client_group
@@ -25,6 +28,16 @@ PATIENT = Limits(workers=4, header_timeout=20, body_timeout=20, idle_timeout=20)
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[RegistryServer]:
     srv = start_server(tmp_path / "reg", limits=PATIENT)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
+    """One server for all the examples Hypothesis draws (none of them stores anything)."""
+    srv = start_server(tmp_path_factory.mktemp("shared") / "reg", limits=PATIENT)
     try:
         yield srv
     finally:
@@ -324,3 +337,68 @@ def test_links_use_the_servers_base_url_never_the_host_header(tmp_path: Path) ->
 def test_an_ipv6_network_of_64_shares_one_connection_cap(address: tuple, group: str) -> None:
     """An IPv6 user holds a whole /64: its addresses count as one client."""
     assert client_group(address) == group
+
+
+# --- framing, drawn at random: the server and a strict reader never disagree -----------------
+
+_MARKER = b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+_NAMES = [
+    "Content-Length",
+    "content-length",
+    "CONTENT-LENGTH",
+    "Content-Length ",
+    " Content-Length",
+]
+# all of these say 2 to int(); only the first five are 2 to RFC 9112 (digits, white space around)
+_LENGTHS = ["2", " 2", "02", "2 ", "\t2", "+2", "2, 2", "1_0", "0x2", "2.0", "\u0662", "\x0c2"]
+_CODINGS = ["chunked", "identity", " chunked", "Chunked", "gzip, chunked"]
+_TE_NAMES = ["Transfer-Encoding", "transfer-encoding", "Transfer-Encoding "]
+
+
+def _strict_length(fields: list[tuple[str, str]]) -> int | None:
+    """The body length a strict RFC 9112 reader finds (one Content-Length of digits and no
+    Transfer-Encoding), or None where it refuses the request."""
+    if len(fields) != 1 or fields[0][0].lower() != "content-length":
+        return None  # no length, two, a coding, or a name with white space in or around it
+    value = fields[0][1].strip(" \t")
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
+@st.composite
+def _framings(draw: st.DrawFn) -> tuple[bytes, int | None]:
+    """A POST head with some length and coding fields, its 2-byte body `{}`, then a GET; and
+    the body length a strict reader finds there."""
+    fields = draw(
+        st.lists(
+            st.one_of(
+                st.tuples(st.sampled_from(_NAMES), st.sampled_from(_LENGTHS)),
+                st.tuples(st.sampled_from(_TE_NAMES), st.sampled_from(_CODINGS)),
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    eol = draw(st.sampled_from(["\r\n", "\n"]))
+    head = f"POST {ACTION} HTTP/1.1{eol}Host: x{eol}"
+    head += "".join(f"{name}: {value}{eol}" for name, value in fields) + eol
+    return head.encode() + b"{}" + _MARKER, _strict_length(fields)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(case=_framings())
+def test_random_framing_is_refused_or_read_exactly_as_a_strict_reader_would(
+    shared_server: RegistryServer, case: tuple[bytes, int | None]
+) -> None:
+    raw, length = case
+    assert length in (None, 2)  # every valid length drawn is the body's
+    with _connect(shared_server) as sock:
+        sock.sendall(raw)
+        pending = bytearray()
+        status, _, body = _answer(sock, pending)
+        if length is None:
+            assert status == 400, (raw, body)  # refused, and nothing after the head is read
+            assert _closed(sock)
+            return
+        assert status == 400 and b"Idempotency-Key" in body  # the POST, read with its body
+        status, _, body = _answer(sock, pending)  # then the GET right after it, once
+        assert status == 200 and b"mirrors" in body

@@ -161,3 +161,45 @@ def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_
     assert f"{numbers[1].alias(8)}…" in table[2]
     assert lines[header + 5].startswith("  signer     Chengjian Liu")
     assert len(out.read_text("utf-8").splitlines()) == 2  # the table came before the signing
+
+
+def test_replicate_and_cite_show_what_they_sign_before_it_is_stored(
+    pith: RunPith, author: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "events.jsonl"
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    replicate = pith("replicate", REAL_NUMBER, "--record", RECORD, "--kind", "replication",
+                     "--outcome", "partially_reproduced", "--summary", "Re-ran table 2.",
+                     "--artifact", "https://example.org/log.txt", "--sha256", digest,
+                     "-o", str(out))  # fmt: skip
+    assert replicate.returncode == 0, replicate.stderr
+    for expected in ("A replication record to sign", DEAR_TITLE, "outcome    partially_reproduced",
+                     "summary    Re-ran table 2.",
+                     "artifact   https://example.org/log.txt (sha256 9f86d081884c…)"):  # fmt: skip
+        assert expected in replicate.stderr, (expected, replicate.stderr)
+    cite = pith("cite", "--from", "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ", "--to", REAL_NUMBER,
+                "--record", RECORD, "--relationship", "extends", "-o", str(out),
+                "--registry", f"http://127.0.0.1:{free_port()}")  # fmt: skip
+    assert cite.returncode == 0, cite.stderr
+    for expected in ("A citation to sign", "citing     pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                     "the year of pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ is unchecked",
+                     "cited      " + REAL_NUMBER, DEAR_TITLE,
+                     "relation   extends"):  # fmt: skip
+        assert expected in cite.stderr, (expected, cite.stderr)
+    assert cite.stderr.index("A citation to sign") < cite.stderr.index("signed citation_")
+
+
+def test_a_hostile_author_list_cannot_write_to_the_terminal(
+    pith: RunPith, author: str, tmp_path: Path
+) -> None:
+    """Nothing signs a record's author list: control characters in it are shown escaped."""
+    doc = json.loads(Path(RECORD).read_text("utf-8"))
+    del doc["receipt"]  # a computed record: taken, and said so
+    doc["paper"]["authors_text"] = "Bo Li, Chengjian Liu\x1b[2J\x1b]0,pwned\x07, Lin Zhang"
+    hostile = tmp_path / "record.json"
+    hostile.write_text(json.dumps(doc), "utf-8")
+    result = pith("claim", REAL_NUMBER, "--record", str(hostile), "--name", "Lin Zhang",
+                  "--position", "4", "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "Chengjian Liu\\x1b[2J\\x1b]0, pwned\\x07" in result.stderr

@@ -68,6 +68,8 @@ def inject_cmd(
         raise InputError("give --pith NUMBER, --author-key, or both")
     if key and not author_key:
         raise InputError("--key chooses the key of --author-key; give --author-key too")
+    if timeout is not None and not check:
+        raise InputError("--timeout bounds the --check build; give --check too")
     keys = [show(k).key_id for k in key] or ([show(None).key_id] if author_key else [])
     number, which = None, None
     if pith is not None:

@@ -280,8 +280,10 @@ def paper_finding(found: Finding, where: str, claimed: str | None) -> Finding:
     its address, from the paper's record), fetched from there, shows that an author put the
     key in the paper: only the paper's authors can put a PDF on arXiv under its id. Any other
     file (a local copy, another host, another version or paper) only names the key."""
-    if found.standing != "current" or (claimed is not None and where == claimed):
+    if found.standing != "current":
         return found
+    if claimed is not None and where == claimed:
+        return Finding("current", f"{found.detail}: an author of the claimed version put it there")
     if "://" not in where:
         why = "it is a file on this machine, not the PDF arXiv serves"
     elif claimed is None:

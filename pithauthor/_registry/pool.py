@@ -1,7 +1,7 @@
 """Connections of the local registry: a waiting room that reads every request, and a bounded
 pool of workers that only answer.
 
-A worker never waits for a client. One selector thread (the waiting room) holds every open
+A worker never waits for a client's request. One selector thread (the waiting room) holds every open
 connection and reads what arrives into that connection's buffer; after each read it asks
 `inspect` (the server's framing rules) whether the buffer starts with a whole request. Only
 then is the request, head and body, handed to one of at most `workers` threads, which parses

@@ -110,6 +110,17 @@ def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_refused(
         assert "--timeout must be a number of seconds" in result.stderr
 
 
+def test_inject_timeout_without_check_is_refused_before_anything_is_written(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    paper(tmp_path / "paper")
+    before = snapshot(tmp_path / "paper")
+    result = pith("latex", "inject", str(tmp_path / "paper"), "--pith", NUMBER, "--timeout", "5")
+    assert_one_line_error(result, 2)
+    assert "--timeout bounds the --check build; give --check too" in result.stderr
+    assert snapshot(tmp_path / "paper") == before
+
+
 def test_a_paper_never_built_gets_the_first_build_limit(tmp_path: Path) -> None:
     clock = BuildClock(paper(tmp_path / "p"), None)
     assert clock.limit() == buildtime.DEFAULT_LIMIT

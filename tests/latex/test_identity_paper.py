@@ -44,7 +44,7 @@ def author(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) 
     monkeypatch.setenv("PITH_PASSPHRASE", "paper proof tests")
     code, out, err = run(
         capsys, "keys", "generate", "--name", "carberry", "--orcid", ORCID, "--backend", "file",
-        "--json",
+        "--json", "--public-name", "Chengjian Liu",  # author 2 of the record's paper
     )  # fmt: skip
     assert code == 0, err
     return str(json.loads(out)["key_id"])
@@ -120,7 +120,10 @@ def test_inject_author_key_then_verify_the_built_pdf(
     assert code == 0, out + err
     line = next(ln for ln in out.splitlines() if "identity_proof.paper" in ln)
     assert line.startswith("passed ")
-    assert line.endswith(f"current: {url}: /PithAuthorKeys names {author}")
+    assert line.endswith(
+        f"current: {url}: /PithAuthorKeys names {author}: an author of the claimed version put "
+        "it there"
+    )
 
 
 def test_a_pdf_without_the_key_fails_the_paper_proof(
