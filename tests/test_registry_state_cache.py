@@ -24,6 +24,7 @@ from pithauthor.sign import attest_authorship, sign_citation, withdraw
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 CITING = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
+OTHER = PithNumber.from_digest("ab" * 32, 2024)  # a second citing paper
 T0, T1, T2 = "2026-11-29T12:00:00Z", "2026-11-29T12:05:00Z", "2026-11-29T12:10:00Z"
 
 
@@ -100,9 +101,9 @@ def test_cached_state_and_bundle_equal_a_fresh_merge_after_every_kind_of_event(
         assert state["withdrawals"] == [gone]
 
         # accepted, but invalid in the merge until the event it replaces arrives ...
-        later = dict(sign_citation(ada, SUBJECT, CITING, "cites", created_at=T1))
+        later = dict(sign_citation(ada, SUBJECT, OTHER, "cites", created_at=T1))
         early = dict(
-            sign_citation(ada, SUBJECT, CITING, "supports", created_at=T2,
+            sign_citation(ada, SUBJECT, OTHER, "supports", created_at=T2,
                           replaces=later["event_id"])
         )  # fmt: skip
         assert _post(client, early) == 201
