@@ -74,6 +74,12 @@ class Statements:
     events: list[AuthorEvent]
     log: list[Settled] = field(default_factory=list)
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
+    _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # one pass over the outbox: a bibliography asks about hundreds of papers
+        for event in self.events:
+            self._groups.setdefault(_said_by_about(event), []).append(event)
 
     @classmethod
     def from_outbox(
@@ -95,7 +101,7 @@ class Statements:
         """The merge of what this key said of this type about this subject."""
         key = (fingerprint, event_type, subject)
         if key not in self._merged:
-            group = [e for e in self.events if _said_by_about(e) == key]
+            group = self._groups.get(key, [])
             unique = {e["event_id"]: e for e in group}  # an event stored for two registries
             self._merged[key] = apply_events(sorted(unique.values(), key=order_key))
         return self._merged[key]
@@ -121,11 +127,6 @@ class Statements:
         if event_id in merged.broken_links:
             return Standing(event, "invalid")
         return Standing(event, "current")
-
-    def remember(self, event: AuthorEvent) -> None:
-        """Count a freshly signed event as said (so a later statement of this run sees it)."""
-        self.events.append(event)
-        self._merged.pop(_said_by_about(event), None)
 
 
 class _Settle:

@@ -34,6 +34,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "withdraw": ("pith withdraw sha256:1da6c9b7", "pith withdraw sha256:1da6c9b7 --submit"),
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
+    "status": ("pith status 2302.12445", "pith status pith:NFG5PAOX --json"),
+    "papers": ("pith papers", "pith papers --json"),
     "keys generate": (
         "pith keys generate --name ada --public-name 'Ada Lovelace' --orcid 0000-0002-1825-0097",
         "pith keys generate --name ci --backend file --passphrase-file pw.txt",

@@ -231,24 +231,37 @@ def _prepare(text: str) -> tuple[str, list[tuple[int, int, int]]]:
 
 
 def _blank_false_branches(text: str) -> tuple[str, list[tuple[int, int, int]]]:
-    """Blank what TeX skips after a top-level `\\iffalse`: up to its `\\else` or `\\fi`,
-    nested conditionals counted, braces not (TeX does not count them there either)."""
+    """Blank what TeX skips after a top-level `\\iffalse` (or a name `\\let` to it): up to its
+    `\\else` or `\\fi`, nested conditionals counted, braces not (TeX does not count them there
+    either)."""
     if "\\iffalse" not in text:
         return text, []
     conditionals = _CONDITIONALS | set(_NEWIF.findall(text))
     verbatim = [(m.start(), m.end()) for m in VERBATIM_BLOCK.finditer(text)]
     regions: list[tuple[int, int, int]] = []
     depth = 0
+    recent: list[str] = []  # the last control words, to tell `\let\ifdraft\iffalse` apart
+    false = {"iffalse"}  # and the names let to \iffalse
     tokens = _TOKEN.finditer(text)
     for token in tokens:
         if any(a <= token.start() < b for a, b in verbatim):
             continue
         piece = token.group(0)
+        if token.group(1) is not None:
+            recent = [*recent[-2:], token.group(1)]
         if piece == "{":
             depth += 1
         elif piece == "}":
             depth = max(depth - 1, 0)
-        elif piece == "\\iffalse" and depth == 0:
+        elif recent[-2:-1] == ["let"]:
+            pass  # `\let\ifdraft...`: \ifdraft is being given a meaning, not tested
+        elif token.group(1) in conditionals and _assigned(recent[:-1]) is not None:
+            # `\let\ifdraft\iffalse`: \ifdraft is a conditional, and false until let again
+            named = _assigned(recent[:-1]) or "iffalse"
+            conditionals = conditionals | {named}
+            if named != "iffalse":
+                false = false | {named} if token.group(1) in false else false - {named}
+        elif token.group(1) in false and depth == 0:
             nested, start, end = 0, token.end(), len(text)
             for inner in tokens:
                 word = inner.group(1)
@@ -269,6 +282,17 @@ def _blank_false_branches(text: str) -> tuple[str, list[tuple[int, int, int]]]:
         at = end
     parts.append(text[at:])
     return "".join(parts), regions
+
+
+def _assigned(before: list[str]) -> str | None:
+    """The name a conditional is given when the control words just before it are `\\let\\NAME`
+    (`\\let\\ifdraft\\iffalse` declares a switch: it opens no branch), '' after `\\endcsname`
+    (`\\expandafter\\let\\csname ifdraft\\endcsname\\iffalse`); None for a real conditional."""
+    if before[-1:] == ["endcsname"]:
+        return ""
+    if len(before) >= 2 and before[-2] == "let":
+        return before[-1]
+    return None
 
 
 def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
@@ -348,10 +372,20 @@ def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
     declared: set[str] = set()
     stack: list[list[Any]] = []  # [kind, in_else, position]
     states: list[tuple[int, bool, int]] = []
+    recent: list[str] = []  # the last macro names (blanks and `=` between them skipped)
     for node in nodes:
-        if type(node).__name__ == "LatexMacroNode":
+        kind_of = type(node).__name__
+        if kind_of == "LatexMacroNode":
+            recent = [*recent[-2:], node.macroname]
+        elif not (kind_of == "LatexCharsNode" and node.chars.strip() in ("", "=")):
+            recent = []
+        if kind_of == "LatexMacroNode":
             name = node.macroname
-            if name == "newif":
+            assigned = _assigned(recent[:-1]) if name in _CONDITIONALS or name in declared else None
+            if assigned is not None:  # `\let\ifdraft\iffalse`: a new switch, no branch
+                if assigned:
+                    declared.add(assigned)
+            elif name == "newif":
                 args = node.nodeargd.argnlist if node.nodeargd else []
                 for arg in args:
                     if arg is not None and type(arg).__name__ == "LatexMacroNode":

@@ -62,6 +62,34 @@ def test_inject_adds_the_lines_after_documentclass_despite_the_construct(
     assert paper.read_text() == expected
 
 
+@pytest.mark.parametrize(
+    "switch",
+    ["\\let\\ifanon\\iffalse", "\\let\\ifanon=\\iffalse", "\\global\\let\\ifanon\\iffalse"],
+)
+def test_a_switch_let_to_iffalse_opens_no_branch_and_its_own_branch_is_skipped(
+    switch: str, tmp_path: Path
+) -> None:
+    paper = tmp_path / "paper.tex"
+    text = (
+        HEAD + switch + "\n\\usepackage{hyperref}\n\\ifanon\n{\\usepackage{xcolor}\n\\fi\n" + TAIL
+    )
+    paper.write_text(text)
+    preamble = locate(text, paper.name)
+    assert preamble.hyperref is not None  # after the \let, not inside a branch
+    inject(tmp_path, NUMBER_OBJ)
+    after_hyperref = "\\usepackage{hyperref}\n\\usepackage{pith}\n"
+    assert after_hyperref in paper.read_text()
+
+
+def test_a_switch_let_back_to_iftrue_runs_its_branch(tmp_path: Path) -> None:
+    text = (
+        HEAD
+        + "\\let\\ifanon\\iffalse\n\\let\\ifanon\\iftrue\n\\ifanon\n\\usepackage{hyperref}\n\\fi\n"
+        + TAIL
+    )
+    assert locate(text, "paper.tex").hyperref is not None
+
+
 def test_a_pith_load_inside_iffalse_is_not_taken_for_a_real_one(tmp_path: Path) -> None:
     paper = tmp_path / "paper.tex"
     paper.write_text(HEAD + "\\iffalse\n{\\usepackage{pith}\n\\fi\n" + TAIL)

@@ -1,0 +1,107 @@
+"""`pith status PAPER` (a paper's page, verified) and `pith papers` (the author's papers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from pithauthor._cli.output import data, emit_json, message
+from pithauthor._cli.registryopts import (
+    REGISTRY_OPTION,
+    TRUST_LOCAL_OPTION,
+    TRUST_MANIFEST_OPTION,
+    make_client,
+)
+from pithauthor.text import escaped
+
+
+def status(
+    ref: str = typer.Argument(..., metavar="PAPER", help="A Pith Number, alias, or arXiv id."),
+    registry: str | None = REGISTRY_OPTION,
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the page as JSON."),
+) -> None:
+    """A paper's page: number, title, authors, what is verified, the record's completeness,
+    claims, citations, replications, and what this machine's outbox holds for it per registry.
+    The record and merged state are fetched and verified first."""
+    from pithauthor.status import paper_status
+    from pithauthor.submit import STATES
+
+    with make_client(registry, trust_manifest, trust_local, 4) as client:
+        page = paper_status(client, ref)
+    if as_json:
+        emit_json(page)
+        return
+    for line in page_lines(page, STATES):
+        data(line)
+
+
+def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
+    """The page as text (outbox counts in the order of `states`); everything the registry or
+    another signer wrote is escaped."""
+    e = escaped
+    arxiv = f"  arXiv:{page['arxiv']}" if page["arxiv"] else ""
+    lines = [
+        f"{page['pith_number']}  ({page['short_pith_number']}){arxiv}",
+        e(page["title"] or "(no title)"),
+        e(page["authors"] or "(no authors)"),
+        f"version {page['version']}  on {page['registry']}",
+    ]
+    for what, v in page["verified"].items():
+        verdict = "verified" if v["ok"] else "FAILED: " + ", ".join(v["failed"])
+        extra = f"; unverifiable here: {', '.join(v['unverifiable'])}" if v["unverifiable"] else ""
+        lines.append(f"{what}: {verdict} ({v['passed']} checks passed{extra})")
+    lines.append(" · ".join(c["label"] for c in page["completeness"]))
+    lines.append(f"claims ({len(page['claims'])})")
+    for c in page["claims"]:
+        bound = (
+            f"identity-bound ({', '.join(c['identity_proofs'])})"
+            if c["identity_bound"]
+            else "not identity-bound (key only)"
+        )
+        lines.append(f"  #{c['position']} {e(str(c['name']))}  {c['key_id']}  {bound}")
+    lines.append(f"citations received ({len(page['citations_received'])})")
+    for c in page["citations_received"]:
+        lines.append(f"  {e(str(c['citing_pith_number']))} {c['relationship']}  by {c['key_id']}")
+    lines.append(f"citations made, signed on this machine ({len(page['citations_made'])})")
+    for c in page["citations_made"]:
+        lines.append(f"  {c['relationship']} {c['cited_pith_number']}  {c['state']}")
+    lines.append(f"replications ({len(page['replications'])})")
+    for r in page["replications"]:
+        summary = e(str(r["summary"] or ""))
+        lines.append(f"  {r['kind']} {r['outcome']}  by {r['key_id']}: {summary}")
+    if not page["outbox"]:
+        lines.append("outbox: nothing for this paper")
+    for group in page["outbox"]:
+        held = [ev["state"] for ev in group["events"]]
+        said = ", ".join(f"{held.count(s)} {s}" for s in states if s in held)
+        lines.append(f"outbox for {group['registry']}: {said}")
+    return lines
+
+
+def papers(as_json: bool = typer.Option(False, "--json", help="Print the papers as JSON.")) -> None:
+    """The papers this machine's keys claimed, cited or replicated (from the outbox), with
+    where their events stand per registry; newest first. No registry is asked."""
+    from pithauthor.status import my_papers
+
+    rows = my_papers()
+    if as_json:
+        emit_json(rows)
+        return
+    for p in rows:
+        title = escaped(p["title"]) if p["title"] else "(title not cached)"
+        data(f"{p['pith_number']}  {', '.join(p['roles'])}  {title}")
+        for url, counts in p["registries"].items():
+            said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+            data(f"    {url}: {said}")
+    if not rows:
+        message("no papers yet: sign a claim, a citation or a replication first (pith claim)")
+    else:
+        message(f"{len(rows)} paper(s); the page of one: pith status PITH_NUMBER")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
+    app.command("papers")(papers)
