@@ -110,7 +110,20 @@ def run() -> int:
         f"\nDone in {time.monotonic() - started:.1f} s; the registry is stopped and the "
         "temporary folder removed."
     )
+    _say(_on_path())
     return 0
+
+
+def _on_path() -> str:
+    """How to get `pith` on PATH after the demo: this venv's, or one installed for good."""
+    here = Path(sys.executable).parent
+    return (
+        "\nTo use pith yourself (docs: README.md, Install):\n"
+        f'   export PATH="{here}:$PATH"        # this checkout\'s pith, for this shell\n'
+        "   pipx install .                     # or: for good, in its own venv\n"
+        "   python3 -m pip install --user .    # or: with pip\n"
+        "then: pith --version"
+    )
 
 
 def _data(*parts: str) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +24,10 @@ def test_demo_runs_end_to_end_and_stops_its_registry() -> None:
     assert "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW  claims 0, citations 1, replications 1" in (
         result.stdout
     )
+    # it ends saying how to get `pith` on PATH, naming the folder that holds it
+    path = re.search(r'export PATH="([^"]+):\$PATH"', result.stdout)
+    assert path is not None and (Path(path.group(1)) / "pith").is_file(), result.stdout[-400:]
+    assert "pipx install ." in result.stdout
     url = re.search(r"local registry at (http://127\.0\.0\.1:[0-9]+)", result.stdout)
     assert url is not None
     with pytest.raises(httpx.ConnectError):

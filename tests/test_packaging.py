@@ -42,3 +42,62 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
     assert licences == {"LICENSE", "latex/LICENSE"}  # MIT for Python, LPPL 1.3c for pith.sty
     assert "pithauthor/data/LICENSE-pith.sty" in names
     assert "pithauthor/py.typed" in names  # type checkers read the package's hints (PEP 561)
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_in_a_fresh_venv_and_its_pith_signs_and_verifies_a_claim(
+    tmp_path: Path,
+) -> None:
+    """Slow: builds the wheel and installs it with its dependencies into a new venv (what
+    `pipx install` does), then runs that venv's `pith` from a folder away from the sources, so
+    nothing of the repository can be imported by accident."""
+    import json
+    import os
+
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels),
+         str(REPO)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (wheel,) = wheels.glob("pithauthor-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    pith = venv / "bin" / "pith"
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PITH_", "PYTHON"))}
+    env.update(PITH_HOME=str(tmp_path / "home"), PITH_PASSPHRASE="a long test passphrase")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(pith), *args], capture_output=True, text=True, env=env,
+                              cwd=away, timeout=120)  # fmt: skip
+
+    version = run("--version")
+    from pithauthor._version import __version__
+
+    assert version.returncode == 0 and version.stdout == f"pith {__version__}\n", version
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import pithauthor; print(pithauthor.__file__)"],
+        capture_output=True, text=True, cwd=away, env=env, timeout=60,
+    )  # fmt: skip
+    assert where.stdout.startswith(str(venv)), where  # the installed copy, not the sources
+    made = run("keys", "generate", "--name", "ci", "--public-name", "Lin Zhang",
+               "--backend", "file", "--json")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    key_id = json.loads(made.stdout)["key_id"]
+    record = Path(str(venv)).glob("lib/python*/site-packages/pithauthor/data/demo/record-*.json")
+    (record_file,) = list(record)  # the record shipped in the wheel
+    claim = run("claim", "2302.12445", "--record", str(record_file), "--position", "3",
+                "-o", "claim.jsonl")  # fmt: skip
+    assert claim.returncode == 0, claim.stderr
+    (event,) = [json.loads(x) for x in (away / "claim.jsonl").read_text("utf-8").splitlines()]
+    assert event["signer"]["key_id"] == key_id
+    assert event["payload"]["author"] == {"name": "Lin Zhang", "position": 3}
+    verified = run("verify", "claim.jsonl", "--signer", key_id)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

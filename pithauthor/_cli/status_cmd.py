@@ -61,7 +61,8 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
             if c["identity_bound"]
             else "not identity-bound (key only)"
         )
-        lines.append(f"  #{c['position']} {e(str(c['name']))}  {c['key_id']}  {bound}")
+        where = f"#{c['position']}" if c["position"] is not None else "(no position)"
+        lines.append(f"  {where} {e(str(c['name']))}  {c['key_id']}  {bound}")
     lines.append(f"citations received ({len(page['citations_received'])})")
     for c in page["citations_received"]:
         lines.append(f"  {e(str(c['citing_pith_number']))} {c['relationship']}  by {c['key_id']}")
