@@ -180,8 +180,7 @@ def test_a_name_that_is_no_author_of_the_paper_is_refused_unless_forced(
     not_author = _claim(pith, tmp_path)
     assert_one_line_error(not_author, 2)
     assert (
-        "'Ada Lovelace' is not among the paper's authors (Bo Li, Chengjian Liu"
-        in not_author.stderr
+        "'Ada Lovelace' is not among the paper's authors (Bo Li, Chengjian Liu" in not_author.stderr
     )
     assert _signed(tmp_path) == []
     forced = _claim(pith, tmp_path, "--name", "Ada Lovelace", "--force")

@@ -35,7 +35,10 @@ def submit_now(
     others = len(result.others_pending)
     if others:
         rows = "row stays" if others == 1 else "rows stay"
-        message(f"{others} other pending {rows} in the outbox (not shown here): `pith submit` sends them")
+        message(
+            f"{others} other pending {rows} in the outbox (not shown here): "
+            "`pith submit` sends them"
+        )
     result.raise_for_failure()
 
 
@@ -96,9 +99,7 @@ class Output:
         if self._held is None:
             in_out = events_in_file(Path(self.out)) if self.out is not None else []
             self._in_out = frozenset(e["event_id"] for e in in_out)
-            self._held = Statements.from_outbox(
-                self.registry.options[0], note=message, also=in_out
-            )
+            self._held = Statements.from_outbox(self.registry.options[0], note=message, also=in_out)
         return self._held
 
     def settle(self, on_change: OnChange) -> Settle:
