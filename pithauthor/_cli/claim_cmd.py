@@ -69,10 +69,9 @@ def claim(
     holds reuses that event; a different claim on the same paper needs --replace."""
     from pithauthor import normalize_orcid
     from pithauthor._cli.preview import claim_preview
-    from pithauthor._core.authors import check_own_name
     from pithauthor.client import subject_for
     from pithauthor.identity import proofs_from_specs
-    from pithauthor.sign import attest_authorship, check_claimant
+    from pithauthor.sign import attest_authorship, check_claimant, check_own_name
     from pithauthor.submit import check_destination
 
     check_destination(out)
