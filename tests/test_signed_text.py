@@ -18,7 +18,14 @@ from pithauthor._core.envelope import seal, signer_block, unsigned_event
 from pithauthor._core.payloads import attestation_payload, citation_payload
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
-from pithauthor._core.text import BIDI_CONTROLS, escaped, payload_text_problem, text_problem
+from pithauthor._core.text import (
+    _UNSAFE,
+    BIDI_CONTROLS,
+    escaped,
+    payload_text_problem,
+    text_problem,
+    unsafe_char,
+)
 from pithauthor.errors import EventError
 from pithauthor.sign import attest_authorship, record_replication, sign_citation
 
@@ -57,6 +64,15 @@ def dear() -> Subject:
 def test_every_refused_character_is_named_with_its_place(char: str) -> None:
     problem = text_problem(f"Ada{char}Lovelace")
     assert problem is not None and f"U+{ord(char):04X}" in problem and "character 4" in problem
+
+
+def test_the_fast_scan_refuses_exactly_the_characters_of_the_rule_on_every_code_point() -> None:
+    """`text_problem` scans with one regular expression; the rule is `unsafe_char` (Unicode
+    categories and the bidi list): both must agree on all 1,114,112 code points."""
+    every = "".join(map(chr, range(0x110000)))
+    refused = {c for c in every if unsafe_char(c)}
+    assert set(_UNSAFE.findall(every)) == refused
+    assert len(refused) == 65 + 2048 + 2 + len(BIDI_CONTROLS)  # Cc, Cs, Zl + Zp, bidi
 
 
 @pytest.mark.parametrize("text", ALLOWED)

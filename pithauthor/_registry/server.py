@@ -45,9 +45,10 @@ from pithauthor._core.documents import ActionAnswer, AuthorEvent, ErrorAnswer
 from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._registry import documents, framing
+from pithauthor._registry.cache import DocumentCache, Encoded
 from pithauthor._registry.keys import load_or_create_key
 from pithauthor._registry.pool import ConnectionPool, Limits, Ready, Waiting, log
-from pithauthor._registry.store import RegistryStore
+from pithauthor._registry.store import RegistryStore, StoredRecord
 
 MAX_BODY = 64 * 1024
 EVENT_TYPES = frozenset(documents.ACTIONS.values())
@@ -133,6 +134,7 @@ class RegistryServer(HTTPServer):
     ) -> None:
         self.key = load_or_create_key(data_dir)
         self.store = RegistryStore(data_dir)
+        self.documents = DocumentCache()
         self.token = token
         self.faults = faults
         self.limits = limits or Limits()
@@ -214,6 +216,11 @@ class RegistryServer(HTTPServer):
     def stop(self) -> None:
         self.shutdown()
         self.server_close()
+
+
+def _encode(doc: Any) -> bytes:
+    """A document as the server sends it: compact UTF-8 JSON."""
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -321,7 +328,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.base_url  # never the request's Host: a client must not pick links
 
     def _send(self, status: int, doc: Any, extra: Mapping[str, str] | None = None) -> None:
-        body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = doc if isinstance(doc, bytes) else _encode(doc)
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -349,9 +356,24 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         try:
-            self._send(200, self._get())
+            doc = self._get()
         except HTTPFailure as exc:
             self._fail(exc)
+            return
+        if not isinstance(doc, Encoded):
+            self._send(200, doc)
+            return
+        # a state or bundle: a reader that already holds these bytes gets 304 and no body (a
+        # state of 10,000 events is megabytes; revalidating it costs the same as a small one)
+        held = {
+            t.strip().removeprefix("W/") for t in self.headers.get("If-None-Match", "").split(",")
+        }
+        if doc.etag in held or "*" in held:
+            self.send_response(304)
+            self.send_header("ETag", doc.etag)
+            self.end_headers()
+            return
+        self._send(200, doc.body, {"ETag": doc.etag})
 
     def _get(self) -> Any:
         url = urlsplit(self.path)
@@ -368,13 +390,25 @@ class _Handler(BaseHTTPRequestHandler):
             ref = "/".join(parts[1:])
             for suffix, kind in (("/bundle.json", "bundle"), ("/state.json", "state")):
                 if ref.endswith(suffix):
-                    rec = self._find(ref.removesuffix(suffix))
-                    events = server.store.events(rec.body)
-                    if kind == "bundle":
-                        return documents.bundle_document(rec, server.key, events)
-                    return documents.state_document(rec, server.key, events)
+                    return self._merged(self._find(ref.removesuffix(suffix)), kind)
             return documents.record_document(self._find(ref.removesuffix(".json")), self._base())
         raise HTTPFailure(404, f"no such endpoint: {url.path}")
+
+    def _merged(self, rec: StoredRecord, kind: str) -> Encoded:
+        """The encoded bundle or merged state of `rec`, from the cache while no event of the
+        paper has been stored since it was built (the record and the key never change)."""
+        server = self.server
+        version = server.store.events_version(rec.body)  # before the events: see cache.py
+        cached = server.documents.get((rec.body, kind), version)
+        if cached is not None:
+            return cached
+        events = server.store.events(rec.body)
+        if kind == "bundle":
+            doc = Encoded.of(_encode(documents.bundle_document(rec, server.key, events)))
+        else:
+            doc = Encoded.of(_encode(documents.state_document(rec, server.key, events)))
+        server.documents.put((rec.body, kind), version, doc)
+        return doc
 
     # --- POST ------------------------------------------------------------------------------
 

@@ -246,6 +246,18 @@ class RegistryStore:
         )
         return [_stored_event(r[0]) for r in rows]
 
+    def events_version(self, body: str) -> int:
+        """A number that changes whenever an event of `body` is stored: the highest rowid of its
+        events (0 for none). Events are never deleted or changed, and SQLite gives each new row
+        a rowid above every existing one, so it only grows; the covering index `events_body`
+        answers it without reading the events. Read by any process sharing the database."""
+        row = (
+            self._conn()
+            .execute("SELECT coalesce(max(rowid), 0) FROM events WHERE body = ?", (body,))
+            .fetchone()
+        )
+        return int(row[0])
+
     def event(self, event_id: str) -> AuthorEvent | None:
         """The stored event with this id, of any record; None when there is none."""
         row = (

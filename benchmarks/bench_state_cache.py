@@ -1,0 +1,141 @@
+"""The local registry's merged-state cache: a `state.json` GET of a paper holding 10,000
+citation events versus one holding 10, each after a first GET that built and cached it.
+
+Target (issue 27): within 2x, and the 10,000-event GET under 20 ms. Before the cache a GET
+re-merged and re-checked every event (about 1.1 ms of server CPU per event). The server runs in
+its own process; the events are stored straight into its database beforehand (group commits
+from many threads: what POSTs would store, without 10,000 HTTP round trips). Each round makes
+20 GETs of one paper over one keep-alive connection; rounds interleaved, medians compared.
+
+Two rows: a plain GET, which sends the whole state (the 10,000-event one is about 10 MB, so
+its cost is the transfer and the client's reading of it, in proportion to the events however
+the server keeps it), and a revalidating GET (`If-None-Match` with the `ETag` of the first
+answer: 304, no body), what a reader polling a state it already holds pays.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from benchmarks._timing import interleaved_medians, row
+
+BIG = 10_000
+SMALL = 10
+GETS = 20
+TARGET = 2.0
+LIMIT_MS = 20.0
+
+
+def _fill(data: Path) -> tuple[str, str]:
+    """Two example papers in a fresh registry folder, one with BIG events and one with SMALL;
+    returns their bodies."""
+    import hashlib
+
+    from nacl.signing import SigningKey
+
+    from pithauthor._core.key_identity import key_id
+    from pithauthor._core.pith_number import PithNumber
+    from pithauthor._core.subject import Subject
+    from pithauthor._registry.keys import load_or_create_key
+    from pithauthor._registry.papers import add_paper, example_papers
+    from pithauthor._registry.store import RegistryStore
+    from pithauthor.sign import sign_citation
+
+    class Signer:
+        def __init__(self) -> None:
+            self._key = SigningKey(b"\x07" * 32)
+            self.public_key = bytes(self._key.verify_key)
+            self.signer_id = key_id(self.public_key)
+
+        def sign_digest(self, digest: bytes) -> bytes:
+            return bytes(self._key.sign(digest).signature)
+
+    store, key = RegistryStore(data), load_or_create_key(data)
+    recs = [add_paper(store, key, p)[0] for p in example_papers()[:2]]
+    signer = Signer()
+    jobs = []
+    for rec, n in zip(recs, (BIG, SMALL), strict=True):
+        subject = Subject(PithNumber.parse(rec.pith_number), rec.canonical_sha256)
+        for i in range(n):
+            citing = PithNumber.from_digest(hashlib.sha256(b"%d" % i).hexdigest(), 2024)
+            event = sign_citation(
+                signer, subject, citing, "cites", created_at="2026-11-29T12:00:00Z"
+            )
+            jobs.append((rec.body, event))
+    with ThreadPoolExecutor(64) as pool:  # many waiting writers: few, large group commits
+        list(pool.map(lambda job: store.insert_event(job[0], job[1], "2026-11-29T12:00:00Z"),
+                      jobs))  # fmt: skip
+    store.close()
+    return recs[0].body, recs[1].body
+
+
+def _start(data: Path) -> tuple[subprocess.Popen[str], str]:
+    cmd = [sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0"]
+    proc = subprocess.Popen(
+        [*cmd, "--data", str(data)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def run() -> list[dict[str, Any]]:
+    import httpx
+
+    with tempfile.TemporaryDirectory(prefix="pith-bench-") as tmp:
+        data = Path(tmp) / "registry"
+        big, small = _fill(data)
+        proc, url = _start(data)
+        try:
+            with httpx.Client(base_url=url, timeout=120) as client:
+                sizes: dict[str, int] = {}
+
+                def gets(body: str, revalidate: bool) -> Any:
+                    path = f"/pith/{body}/state.json"
+                    tag = client.get(path).headers["ETag"]  # the first GET builds it
+                    headers = {"If-None-Match": tag} if revalidate else {}
+                    want = 304 if revalidate else 200
+
+                    def once() -> None:
+                        for _ in range(GETS):
+                            answer = client.get(path, headers=headers)
+                            if answer.status_code != want:
+                                raise RuntimeError("the registry did not answer as expected")
+                            sizes[body] = max(sizes.get(body, 0), len(answer.content))
+
+                    return once
+
+                first = httpx.get(f"{url}/pith/{big}/state.json", timeout=600)
+                first_ms = first.elapsed.total_seconds() * 1e3  # the GET that merges
+                fns = [gets(big, False), gets(small, False), gets(big, True), gets(small, True)]
+                big_t, small_t, big_304, small_304 = interleaved_medians(fns, runs=5)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    rows = []
+    for what, fig, base in (("", big_t, small_t), (" (revalidated: 304)", big_304, small_304)):
+        per_big, per_small = fig / GETS * 1e3, base / GETS * 1e3
+        rows.append(
+            row(
+                f"registry: state.json GET{what} of a paper with {BIG:,} events vs one with "
+                f"{SMALL}",
+                fig / GETS,
+                base / GETS,
+                TARGET,
+                note=f"median of 5 interleaved rounds of {GETS} GETs; {per_big:.2f} ms vs "
+                f"{per_small:.2f} ms per GET (limit {LIMIT_MS:.0f} ms: "
+                f"{'met' if per_big < LIMIT_MS else 'NOT met'}); the first GET, which merges, "
+                f"took {first_ms:.0f} ms; full body {sizes.get(big, 0) / 1e6:.1f} MB vs "
+                f"{sizes.get(small, 0) / 1e3:.1f} kB",
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    for r in run():
+        print(r)
