@@ -17,8 +17,10 @@ that already says the same (nothing is signed), to name the event it corrects, o
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pithauthor._core.authors import AuthorCheck, check_claimant
@@ -47,7 +49,7 @@ from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.subject import Subject
 from pithauthor._core.text import payload_text_problem
 from pithauthor._core.utc import utc_now, utc_stamp
-from pithauthor.errors import EventError, KeyRetired, OrcidError
+from pithauthor.errors import EventError, InputError, KeyRetired, OrcidError
 
 __all__ = [
     "DEFAULT_STATEMENT",
@@ -60,6 +62,7 @@ __all__ = [
     "Settle",
     "Signer",
     "Subject",
+    "artifact_sha256",
     "attest_authorship",
     "check_claimant",
     "record_replication",
@@ -69,6 +72,18 @@ __all__ = [
 ]
 
 CreatedAt = str | datetime | None
+
+
+def artifact_sha256(path: Path | str) -> str:
+    """The SHA-256 (lowercase hex) of an artifact file, read in chunks: a replication's logs or
+    data can be far larger than memory. InputError (exit 2) when it cannot be read."""
+    try:
+        with open(path, "rb") as stream:
+            return hashlib.file_digest(stream, "sha256").hexdigest()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the artifact file ({exc.strerror})") from None
+
+
 #: Decides, before anything is signed, what becomes of a statement (`pithauthor.statements`):
 #: returns a signed event making the same statement (reused: nothing is signed), or the
 #: unsigned event to sign (perhaps now naming the event it `replaces`); or raises to refuse.

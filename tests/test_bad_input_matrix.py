@@ -184,6 +184,7 @@ FREE_PARAMS = {
     "citation_key",
     "proof_system",
     "artifact",
+    "artifact_file",  # any bytes are an artifact: its SHA-256 is signed (test_events_cli.py)
     "event_ids",
     "name",
     "key",

@@ -69,9 +69,9 @@ def test_the_worked_example_in_docs_prints_what_the_docs_show(
     import re
 
     doc = (Path(__file__).parent.parent / "docs" / "cite.md").read_text("utf-8")
-    bib = re.search(r"`refs.bib`:\n\n```bibtex\n(.*?)```", doc, re.S)
-    tex = re.search(r"^\(`(\\cite.*?)`\):$", doc, re.M)
-    shown = re.search(r"```console\n\$ pith (.*?)\n(.*?)```", doc, re.S)
+    bib = re.search(r"<!-- file: refs.bib -->\n```bibtex\n(.*?)```", doc, re.S)
+    tex = re.search(r"<!-- file: main.tex -->\n```latex\n(.*?)```", doc, re.S)
+    shown = re.search(r"```console\n\$ pith (.*?)(?:  # exit 1)?\n(.*?)```", doc, re.S)
     assert bib and tex and shown
     (tmp_path / "refs.bib").write_text(bib.group(1), encoding="utf-8")
     (tmp_path / "main.tex").write_text(tex.group(1), encoding="utf-8")

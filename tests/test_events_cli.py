@@ -241,6 +241,52 @@ def test_replicate_formal_bridge_with_artifacts(
     assert {a["sha256"] for a in event["payload"]["artifacts"]} == {SHA}
 
 
+def test_replicate_artifact_file_signs_the_sha256_of_its_bytes(
+    keys: RealKeys, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import hashlib
+
+    log = tmp_path / "run.log"
+    log.write_bytes(b"epoch 1: loss 0.31\n" * 100_000)  # 1.9 MB: read in chunks
+    out = tmp_path / "rep.jsonl"
+    code, _, stderr = run(
+        capsys, "replicate", PIPELINE, "--record", PIPELINE_STATE, "--kind", "replication",
+        "--outcome", "reproduced", "--summary", "Re-ran it.",
+        "--artifact", "https://example.org/run.log", "--artifact-file", str(log), "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, stderr
+    (event,) = read_documents(out)
+    assert verify_file(out).ok
+    assert event["payload"]["artifacts"] == [
+        {
+            "uri": "https://example.org/run.log",
+            "sha256": hashlib.sha256(log.read_bytes()).hexdigest(),
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--artifact-file", "missing.log"], "missing.log: cannot read the artifact file"),
+        (["--artifact-file", "."], ".: cannot read the artifact file"),
+        (["--sha256", SHA, "--artifact-file", "x"], "not both kinds"),
+        (["--artifact", "https://example.org/b", "--artifact-file", "x"], "2 --artifact but 1"),
+    ],
+)
+def test_replicate_artifact_file_mistakes_are_one_line_before_any_key(
+    pith: RunPith, tmp_path: Path, extra: list[str], says: str
+) -> None:
+    (tmp_path / "x").write_text("x")
+    result = pith(
+        "replicate", PIPELINE, "--record", PIPELINE_STATE, "--kind", "replication",
+        "--outcome", "reproduced", "--summary", "s", "--artifact", "https://example.org/a",
+        *extra, "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert_one_line_error(result, 2)
+    assert says in result.stderr
+
+
 def test_replicate_wrong_outcome_for_kind_names_the_field(
     keys: RealKeys, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -39,10 +39,18 @@ def replicate(
         None, "--proof-system", help="For a formal bridge: lean4, coq or isabelle."
     ),
     artifact: list[str] = typer.Option(
-        [], "--artifact", help="An artifact URI; repeat, each with its --sha256."
+        [],
+        "--artifact",
+        help="An artifact URI; repeat, each with its --sha256 or its --artifact-file.",
     ),
     sha256: list[str] = typer.Option(
         [], "--sha256", help="The sha256 of the artifact at the same place."
+    ),
+    artifact_file: list[str] = typer.Option(
+        [],
+        "--artifact-file",
+        metavar="FILE",
+        help="A local copy of the artifact at the same place: its SHA-256 is computed.",
     ),
     record: str | None = RECORD_OPTION,
     key: str | None = KEY_OPTION,
@@ -60,13 +68,22 @@ def replicate(
     that event; a different record with the same kind and artifacts needs --replace."""
     from pithauthor._cli.preview import replication_preview
     from pithauthor.client import subject_for
-    from pithauthor.sign import Artifact, record_replication
+    from pithauthor.sign import Artifact, artifact_sha256, record_replication
     from pithauthor.submit import check_destination
 
-    if len(artifact) != len(sha256):
+    if sha256 and artifact_file:  # two lists cannot say which digest goes with which URI
         raise InputError(
-            f"{len(artifact)} --artifact but {len(sha256)} --sha256: give one --sha256 per artifact"
+            "give either --sha256 or --artifact-file for the artifacts, not both kinds; "
+            "compute a digest with: sha256sum FILE"
         )
+    given = "--artifact-file" if artifact_file else "--sha256"
+    if len(artifact) != len(sha256) + len(artifact_file):
+        raise InputError(
+            f"{len(artifact)} --artifact but {len(sha256) + len(artifact_file)} {given}: "
+            f"give one {given} per artifact"
+        )
+    if artifact_file:
+        sha256 = [artifact_sha256(path) for path in artifact_file]
     artifacts = [
         Artifact(uri, digest.lower()) for uri, digest in zip(artifact, sha256, strict=True)
     ]
