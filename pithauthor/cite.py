@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor._core.documents import AuthorEvent, RecordDocument
 from pithauthor._core.envelope import Signer
+from pithauthor._core.payloads import self_citation_problem
 from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.registry_checks import checked_record
 from pithauthor._core.subject import Subject
@@ -170,6 +171,7 @@ def sign_bibliography(
     created_at: str | None = None,
     held: Statements | None = None,
     confirm: Callable[[Signer, Sequence[tuple[BibEntry, Subject]]], None] | None = None,
+    citing_arxiv: str | None = None,
 ) -> CiteReport:
     """One signed citation per distinct cited paper of `reading`, and a row per entry.
 
@@ -180,6 +182,8 @@ def sign_bibliography(
     `confirm`, when given, sees the key and every (entry, cited paper) signed anew (not the
     reused ones), before anything leaves memory: it shows them, and raises to keep nothing
     (none is stored or sent; the caller delivers the events only after this returns).
+    `citing_arxiv` (the citing paper's arXiv id, when its record is at hand) skips entries that
+    are another version of the citing paper, as `sign_citation` refuses them.
     """
     entries = reading.to_sign()
     resolved = (
@@ -197,10 +201,16 @@ def sign_bibliography(
         row = rows[id(entry)]
         if isinstance(outcome, str):
             rows[id(entry)] = dataclasses.replace(row, status="unresolved", detail=outcome)
-        elif outcome.pith_number.body == citing.body:
-            rows[id(entry)] = dataclasses.replace(
-                row, status="skipped", detail="this is the citing paper itself"
+        elif outcome.pith_number.body == citing.body or self_citation_problem(
+            citing.full, outcome.pith_number.full, citing_arxiv, outcome.source_id
+        ):
+            same = outcome.pith_number.body == citing.body
+            detail = (
+                "this is the citing paper itself"
+                if same
+                else (f"another version of the citing paper (arXiv {citing_arxiv})")
             )
+            rows[id(entry)] = dataclasses.replace(row, status="skipped", detail=detail)
         elif (first := first_of.get(outcome.pith_number.body)) is not None:
             rows[id(entry)] = dataclasses.replace(
                 row,
@@ -228,6 +238,7 @@ def sign_bibliography(
                 citation_key=entry.key[:200],
                 created_at=created_at,
                 settle=settle,
+                citing_arxiv=citing_arxiv,
             )
             settled = held.last if held is not None else None
             status, note = "signed", ""

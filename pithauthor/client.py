@@ -531,14 +531,24 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
 
 def citing_number(
     ref: str, record: str | None, registry: RegistryAccess
-) -> tuple[PithNumber, str | None]:
+) -> tuple[PithNumber, str | None, str | None]:
     """The citing paper's full Pith Number: given as such (checked with its record when one is
-    at hand: the note says how, see `check_number`), from its record, or by look-up."""
+    at hand: the note says how, see `check_number`), from its record, or by look-up; and its
+    arXiv id (no version) when its record was at hand, so that a citation of another version
+    of the same paper can be refused (`sign_citation`)."""
     if record is None:
         named = classify_reference(ref)
         if named.number is not None and named.number.year is not None:
-            return named.number, check_number(named.number, registry)
-    return subject_for(ref, record, registry).pith_number, None
+            note, held = _check_number(named.number, registry, offline=False)
+            return named.number, note, _source_id(held)
+    subject = subject_for(ref, record, registry)
+    return subject.pith_number, None, subject.source_id
+
+
+def _source_id(record: RecordDocument | None) -> str | None:
+    source = record["canonical_record"].get("source") if record is not None else None
+    found = source.get("id") if isinstance(source, Mapping) else None
+    return found if isinstance(found, str) else None
 
 
 def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool = False) -> str:
@@ -547,20 +557,30 @@ def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool 
     in the cache). InputError naming the right number when the year is wrong. Returns a note:
     what the number was checked against, or why it could not be (offline, unreachable, no
     record). Nothing is written when nothing was fetched."""
+    return _check_number(number, registry, offline=offline)[0]
+
+
+def _check_number(
+    number: PithNumber, registry: RegistryAccess, *, offline: bool
+) -> tuple[str, RecordDocument | None]:
+    """`check_number`'s note, and the record it was checked with (None when none was)."""
     if number.year is None:
         raise InputError(f"{number}: give the full Pith Number, pith:YYYY:{number.body}")
     base = registry.base_url
     record = _cached_record(base, number, registry)
     where = f"{base}, cached"
     if record is None and offline:
-        return f"note: offline and no record of {number.full} at hand: its year is unchecked"
+        return f"note: offline and no record of {number.full} at hand: its year is unchecked", None
     if record is None:
         try:
             record = registry.client.record(number.body)
         except NetworkError:
-            return f"note: {base} could not be reached: the year of {number.full} is unchecked"
+            return (
+                f"note: {base} could not be reached: the year of {number.full} is unchecked",
+                None,
+            )
         except RegistryRejected:
-            return f"note: {base} has no record of {number.full}: its year is unchecked"
+            return f"note: {base} has no record of {number.full}: its year is unchecked", None
         cache = RecordCache()
         try:
             cache.put_record(base, number.body, record)
@@ -572,7 +592,7 @@ def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool 
     paper = f"arXiv {source['id']}v{source['version']}"
     if right.full != number.full:
         raise InputError(f"{number.full} has the wrong year: the record of {paper} is {right.full}")
-    return f"{number.full} is the record of {paper} (checked with {where})"
+    return f"{number.full} is the record of {paper} (checked with {where})", record
 
 
 def _cached_record(

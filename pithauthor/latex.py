@@ -326,12 +326,13 @@ def badge_number(
     assert kind.arxiv is not None
     if offline:
         raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
-    number = registry.client.resolve(kind.arxiv.id)
+    # the whole id, version included: `IDvN` is vN's record (the resolver refuses, naming the
+    # version it holds, when the registry has no vN); a bare id is the latest version's
+    number = registry.client.resolve(str(kind.arxiv))
     source = registry.client.record(number)["canonical_record"]["source"]
-    note = (
-        f"{number.full} is the record of arXiv:{source['id']}v{source['version']} "
-        "(the latest version when the registry built it)"
-    )
+    note = f"{number.full} is the record of arXiv:{source['id']}v{source['version']}"
+    if kind.arxiv.version is None:
+        note += " (the latest version when the registry built it)"
     return number, note
 
 

@@ -139,12 +139,16 @@ def sign_citation(
     created_at: CreatedAt = None,
     replaces: str | None = None,
     settle: Settle | None = None,
+    citing_arxiv: str | None = None,
 ) -> AuthorEvent:
     """A signed `citation_signature`: paper `citing` cites `cited` (the subject) as
-    `relationship`, one of RELATIONSHIPS."""
+    `relationship`, one of RELATIONSHIPS. `citing_arxiv` is the citing paper's arXiv id when
+    its record is at hand: a citation of another version of it is refused too."""
     if citing.year is None:
         raise EventError(f"the citing paper's number needs its year: pith:YYYY:{citing.body}")
-    problem = self_citation_problem(citing.full, cited.pith_number.full)
+    problem = self_citation_problem(
+        citing.full, cited.pith_number.full, citing_arxiv, cited.source_id
+    )
     if problem is not None:
         raise EventError(problem)
     payload = citation_payload(

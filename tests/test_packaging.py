@@ -3,6 +3,8 @@ the payload schemas and the example papers."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -44,16 +46,7 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
     assert "pithauthor/py.typed" in names  # type checkers read the package's hints (PEP 561)
 
 
-@pytest.mark.slow
-def test_the_wheel_installs_in_a_fresh_venv_and_its_pith_signs_and_verifies_a_claim(
-    tmp_path: Path,
-) -> None:
-    """Slow: builds the wheel and installs it with its dependencies into a new venv (what
-    `pipx install` does), then runs that venv's `pith` from a folder away from the sources, so
-    nothing of the repository can be imported by accident."""
-    import json
-    import os
-
+def _build_wheel(tmp_path: Path) -> Path:
     wheels = tmp_path / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels),
@@ -61,14 +54,15 @@ def test_the_wheel_installs_in_a_fresh_venv_and_its_pith_signs_and_verifies_a_cl
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     (wheel,) = wheels.glob("pithauthor-*.whl")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    installed = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    pith = venv / "bin" / "pith"
+    return wheel
+
+
+def _installed_pith_signs_and_verifies(venv: Path, pith: Path, tmp_path: Path) -> None:
+    """`pith --version`, a key, a claim and its verification with the installed `pith`, run
+    from a folder away from the sources and without PYTHONPATH, so nothing of the repository
+    can be imported by accident; the package it imports is the installed one."""
+    from pithauthor._version import __version__
+
     away = tmp_path / "elsewhere"
     away.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PITH_", "PYTHON"))}
@@ -79,8 +73,6 @@ def test_the_wheel_installs_in_a_fresh_venv_and_its_pith_signs_and_verifies_a_cl
                               cwd=away, timeout=120)  # fmt: skip
 
     version = run("--version")
-    from pithauthor._version import __version__
-
     assert version.returncode == 0 and version.stdout == f"pith {__version__}\n", version
     where = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import pithauthor; print(pithauthor.__file__)"],
@@ -91,8 +83,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_its_pith_signs_and_verifies_a_cl
                "--backend", "file", "--json")  # fmt: skip
     assert made.returncode == 0, made.stderr
     key_id = json.loads(made.stdout)["key_id"]
-    record = Path(str(venv)).glob("lib/python*/site-packages/pithauthor/data/demo/record-*.json")
-    (record_file,) = list(record)  # the record shipped in the wheel
+    records = venv.glob("lib/python*/site-packages/pithauthor/data/demo/record-*.json")
+    (record_file,) = list(records)  # the record shipped in the wheel
     claim = run("claim", "2302.12445", "--record", str(record_file), "--position", "3",
                 "-o", "claim.jsonl")  # fmt: skip
     assert claim.returncode == 0, claim.stderr
@@ -101,3 +93,42 @@ def test_the_wheel_installs_in_a_fresh_venv_and_its_pith_signs_and_verifies_a_cl
     assert event["payload"]["author"] == {"name": "Lin Zhang", "position": 3}
     verified = run("verify", "claim.jsonl", "--signer", key_id)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_with_pip_in_a_fresh_venv_and_its_pith_signs_a_claim(
+    tmp_path: Path,
+) -> None:
+    """Slow: builds the wheel and pip-installs it with its dependencies into a new venv."""
+    wheel = _build_wheel(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    _installed_pith_signs_and_verifies(venv, venv / "bin" / "pith", tmp_path)
+
+
+@pytest.mark.slow
+def test_pipx_installs_the_wheel_and_puts_a_working_pith_in_its_bin_folder(
+    tmp_path: Path,
+) -> None:
+    """Slow: `pipx install WHEEL` as the README says, with pipx's folders in tmp_path; the
+    `pith` it puts in PIPX_BIN_DIR is the one on an author's PATH."""
+    wheel = _build_wheel(tmp_path)
+    env = {
+        **os.environ,
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+    }
+    installed = subprocess.run(
+        [sys.executable, "-m", "pipx", "install", str(wheel)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    pith = tmp_path / "bin" / "pith"
+    assert pith.exists()
+    _installed_pith_signs_and_verifies(tmp_path / "pipx" / "venvs" / "pithauthor", pith, tmp_path)

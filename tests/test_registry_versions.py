@@ -107,3 +107,93 @@ def test_claim_of_a_versioned_id_signs_for_that_version(
         assert signed.returncode == 0, signed.stderr
         event = json.loads(signed.stdout.splitlines()[-1])
         assert event["subject_pith_number"] == number, arxiv
+
+
+def test_badge_of_a_versioned_id_prints_that_versions_number(
+    server: RegistryServer, pith: RunPith
+) -> None:
+    common = ["--registry", server.url, "--trust-local-registry", "--format", "latex"]
+    for arxiv, number, other in ((f"{ARXIV}v1", V1, V2), (ARXIV, V2, V1), (f"{ARXIV}v2", V2, V1)):
+        got = pith("badge", arxiv, *common)
+        assert got.returncode == 0, (arxiv, got.stderr)
+        assert number.split(":")[2] in got.stdout, arxiv
+        assert other.split(":")[2] not in got.stdout, arxiv
+    missing = pith("badge", f"{ARXIV}v3", *common)  # a version the registry does not hold
+    assert missing.returncode == 1, missing.stderr
+    assert missing.stdout == ""  # no badge of another version
+    errors = [line for line in missing.stderr.splitlines() if not line.startswith("pith: warn")]
+    assert errors == [f"pith: error: the registry resolves {ARXIV} to v2 ({V2}), not to v3"]
+
+
+def test_inject_of_a_versioned_id_writes_that_versions_number(
+    server: RegistryServer, pith: RunPith, tmp_path: Path
+) -> None:
+    paper = "\\documentclass{article}\n\\begin{document}\nHello.\n\\end{document}\n"
+    for arxiv, number, other in ((f"{ARXIV}v1", V1, V2), (ARXIV, V2, V1)):
+        main = tmp_path / arxiv / "main.tex"
+        main.parent.mkdir()
+        main.write_text(paper, "utf-8")
+        got = pith(
+            "latex", "inject", str(main), "--pith", arxiv,
+            "--registry", server.url, "--trust-local-registry",
+        )  # fmt: skip
+        assert got.returncode == 0, (arxiv, got.stderr)
+        written = main.read_text("utf-8")
+        assert number in written, arxiv
+        assert other not in written, arxiv
+    main = tmp_path / "v3" / "main.tex"
+    main.parent.mkdir()
+    main.write_text(paper, "utf-8")
+    refused = pith(
+        "latex", "inject", str(main), "--pith", f"{ARXIV}v3",
+        "--registry", server.url, "--trust-local-registry",
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    assert main.read_text("utf-8") == paper  # nothing written
+    assert "not to v3" in refused.stderr.splitlines()[-1]
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_citation_between_two_versions_of_one_paper_is_refused(
+    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pithauthor.keys import generate
+
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", "versions test passphrase")
+    generate("ex", backend="file", public_name="Example Author", note=lambda _: None)
+    common = ["--registry", server.url, "--trust-local-registry", "--json", "--yes"]
+    # the citing paper by arXiv id, by versioned id, and by full number (its record fetched)
+    for citing, cited in ((ARXIV, f"{ARXIV}v1"), (f"{ARXIV}v1", ARXIV), (V2, f"{ARXIV}v1")):
+        refused = pith("cite", "--from", citing, "--to", cited, *common)
+        assert refused.returncode != 0, (citing, cited, refused.stdout)
+        assert refused.stdout == ""
+        assert refused.stderr.splitlines()[-1].endswith("a paper cannot cite itself"), citing
+    other = pith("cite", "--from", ARXIV, "--to", "2101.99902", *common)  # another paper: fine
+    assert other.returncode == 0, other.stderr
+    assert json.loads(other.stdout.splitlines()[-1])["payload"]["citing_pith_number"] == V2
+
+
+def test_a_bibliography_entry_naming_another_version_of_the_citing_paper_is_skipped(
+    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pithauthor.keys import generate
+
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", "versions test passphrase")
+    generate("ex", backend="file", public_name="Example Author", note=lambda _: None)
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@article{mine, title={Mine}, year={2021}, eprint={2101.99901v2}}\n"
+        "@article{theirs, title={Theirs}, year={2021}, eprint={2101.99902}}\n",
+        "utf-8",
+    )
+    got = pith(
+        "cite", str(bib), "--from", f"{ARXIV}v1", "--registry", server.url,
+        "--trust-local-registry", "--json", "--yes",
+    )  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    report = json.loads(got.stdout)
+    status = {row["key"]: row["status"] for row in report["rows"]}
+    assert status == {"mine": "skipped", "theirs": "signed"}, report
+    assert report["events"] == 1

@@ -143,7 +143,7 @@ def _cite_one(
     from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
-    citing_paper, citing_note = citing_number(citing, citing_record, output.registry)
+    citing_paper, citing_note, citing_arxiv = citing_number(citing, citing_record, output.registry)
     cited_paper = subject_for(cited, record, output.registry)
     signer = output.signer()
     event = sign_citation(
@@ -154,6 +154,7 @@ def _cite_one(
         citation_key=citation_key,
         context=context,
         settle=output.settle("auto"),  # a changed citation replaces the old one
+        citing_arxiv=citing_arxiv,
     )
     # Signed in memory only: until the author says yes, nothing is stored or sent.
     if not output.reused(event):  # nothing new to publish: nothing to ask
@@ -208,7 +209,7 @@ def _cite_bibliographies(
     if found is not None:
         found = lookupopts.settle_ambiguous(found, lookup.choose)
         reading = found.reading
-    citing_paper, citing_note = citing_number(citing, citing_record, output.registry)
+    citing_paper, citing_note, citing_arxiv = citing_number(citing, citing_record, output.registry)
     resolver: Resolver | dict[str, Subject | str] = {}
     if reading.to_sign():
         resolver = RegistryResolver(output.registry.client, RecordCache())
@@ -229,6 +230,7 @@ def _cite_bibliographies(
         parallel=parallel,
         confirm=confirm,
         held=output.held(),
+        citing_arxiv=citing_arxiv,
     )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:

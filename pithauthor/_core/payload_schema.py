@@ -54,7 +54,18 @@ def schema_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
     except fastjsonschema.JsonSchemaValueException as exc:
         message = str(exc.message)
         return "payload" + message[4:] if message.startswith("data") else message
-    return _fraction(payload, "payload")
+    return _fraction(payload, "payload") if _has_float(payload) else None
+
+
+def _has_float(value: Any) -> bool:
+    """Whether `value` holds a float anywhere (the walk of `_fraction` without its paths)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_float(v) for v in value.values() if not isinstance(v, str))
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value if not isinstance(v, str))
+    return False
 
 
 def _fraction(value: Any, path: str) -> str | None:

@@ -166,11 +166,20 @@ def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
     return int.from_bytes(raw[:17], "big") >> 6 == int(number.body.translate(_TO_INT32), 32)
 
 
-def self_citation_problem(citing: Any, cited: Any) -> str | None:
-    """None unless a citation's citing paper is its cited paper (the same Pith Number): a
-    paper cannot sign a citation of itself."""
+def self_citation_problem(
+    citing: Any, cited: Any, citing_arxiv: str | None = None, cited_arxiv: str | None = None
+) -> str | None:
+    """None unless a citation's citing paper is its cited paper: the same Pith Number, or,
+    when the records of both are at hand (`*_arxiv`: their `source.id`, without version),
+    two versions of one arXiv paper (each version has its own number): a paper cannot sign a
+    citation of itself."""
     if isinstance(citing, str) and citing == cited:
         return f"the citing paper {citing} is the cited paper: a paper cannot cite itself"
+    if citing_arxiv is not None and citing_arxiv == cited_arxiv:
+        return (
+            f"the citing paper {citing} and the cited paper {cited} are versions of one arXiv "
+            f"paper, {citing_arxiv}: a paper cannot cite itself"
+        )
     return None
 
 
