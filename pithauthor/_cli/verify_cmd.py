@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.output import data, emit_json, message
+from pithauthor._cli.registryopts import REGISTRY_OPTION, TRUST_LOCAL_OPTION, make_client
 from pithauthor.errors import NetworkError
 from pithauthor.text import escaped
 
@@ -60,6 +61,8 @@ def verify(
     proof_timeout: float = typer.Option(
         5.0, "--proof-timeout", min=0.1, max=120, help="Seconds to wait for each proof."
     ),
+    trust_local: bool = TRUST_LOCAL_OPTION,
+    registry: str | None = REGISTRY_OPTION,
 ) -> None:
     """Verify a document; exit 1 when any check fails. Unverifiable checks never pass; fields
     no signature covers are listed as not signed; --strict also fails on unverifiable parts.
@@ -73,6 +76,13 @@ def verify(
     if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
         orcid = normalize_orcid(orcid)
     trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
+    if registry is not None:  # a bad address is bad input, also when nothing is fetched
+        from pithauthor.client import registry_url
+
+        registry = registry_url(registry)
+    if trust_local:  # the one network read: the key a loopback registry publishes
+        with make_client(registry, trust_manifest, True, retries=2, timeout=10.0) as client:
+            trust = client.trust
     papers = []
     if record:  # bad input (exit 2) before anything is fetched
         from pithauthor.client import read_subject

@@ -19,6 +19,11 @@ from pithauthor.errors import InputError, PassphraseUnavailable
 PASSPHRASE_ENV = "PITH_PASSPHRASE"
 BACKUP_PASSPHRASE_ENV = "PITH_BACKUP_PASSPHRASE"
 STDIN = "-"
+#: A new passphrase shorter than this gets a warning (argon2id slows guessing, it cannot make
+#: a short passphrase long): 12 characters is the usual advice for offline-attackable secrets.
+MIN_NEW_LENGTH = 12
+#: How often a mistyped passphrase may be typed again at the prompt before the command stops.
+PROMPT_TRIES = 3
 
 
 @dataclass
@@ -34,6 +39,8 @@ class PassphraseSource:
     interactive: bool = True
     fallback: PassphraseSource | None = None
     _cached: str | None = field(default=None, init=False, repr=False)
+    #: True when the passphrase remembered was typed at this source's prompt (it may be retyped)
+    prompted: bool = field(default=False, init=False, repr=False)
 
     def __repr__(self) -> str:
         return f"PassphraseSource(file={self.file!r}, env_var={self.env_var!r})"
@@ -56,7 +63,17 @@ class PassphraseSource:
         """The passphrase; `confirm` asks twice when prompting. Empty passphrases are refused."""
         if self._cached is None:
             self._cached = self._read(prompt, confirm)
+            if confirm and len(self._cached) < MIN_NEW_LENGTH:
+                sys.stderr.write(
+                    f"pith: warning: the new passphrase has {len(self._cached)} characters; one "
+                    f"of {MIN_NEW_LENGTH} or more (a few words) is much harder to guess\n"
+                )
         return self._cached
+
+    def forget(self) -> None:
+        """Drop the remembered passphrase, so that the next `get` asks again."""
+        self._cached = None
+        self.prompted = False
 
     def _read(self, prompt: str, confirm: bool) -> str:
         if self.file is not None:
@@ -70,6 +87,7 @@ class PassphraseSource:
         if self.fallback is not None:
             return self.fallback.get(prompt, confirm=confirm)
         if self.interactive and _stdin_is_tty():
+            self.prompted = True
             return _prompt(prompt, confirm)
         raise PassphraseUnavailable(
             f"a passphrase is needed: set {self.env_var}, pass --passphrase-file PATH "
@@ -128,10 +146,22 @@ def _warn_if_loose(path: Path) -> None:
 
 
 def _prompt(prompt: str, confirm: bool) -> str:
-    first = _nonempty(getpass.getpass(prompt), "the passphrase")
-    if confirm and getpass.getpass("Repeat passphrase: ") != first:
-        raise PassphraseUnavailable("the two passphrases differ")
-    return first
+    """Typed at the terminal; a new one twice, asked again (PROMPT_TRIES in all) when the two
+    differ or it is empty: a typo should not end the command."""
+    for attempt in range(1, PROMPT_TRIES + 1):
+        last = attempt == PROMPT_TRIES
+        first = getpass.getpass(prompt)
+        if not first:
+            if last:
+                _nonempty(first, "the passphrase")
+            sys.stderr.write("pith: the passphrase is empty; type it again\n")
+            continue
+        if not confirm or getpass.getpass("Repeat passphrase: ") == first:
+            return first
+        if last:
+            break
+        sys.stderr.write("pith: the two passphrases differ; type them again\n")
+    raise PassphraseUnavailable(f"the two passphrases differ ({PROMPT_TRIES} tries)")
 
 
 def _nonempty(value: str, what: str) -> str:

@@ -16,8 +16,8 @@ from pithauthor._keystore import container, keyring_store
 from pithauthor._keystore.files import create_private, read_private
 from pithauthor._keystore.metadata import KeyRecord, keys_dir
 from pithauthor._keystore.nodump import forbid_core_dumps
-from pithauthor._keystore.passphrase import PassphraseSource
-from pithauthor.errors import InputError, KeyFileTampered, KeyNotFound
+from pithauthor._keystore.passphrase import PROMPT_TRIES, PassphraseSource
+from pithauthor.errors import InputError, KeyFileTampered, KeyNotFound, WrongPassphrase
 
 # PyNaCl is imported where a key is derived: listing keys skips it.
 
@@ -202,8 +202,19 @@ def _load_from_file(
             raise KeyFileTampered(f"{path}: seed is not base64") from None
     if doc.get("kind") != "key":
         raise KeyFileTampered(f"{path} is not a key file")
-    secret = passphrase.get(f"Passphrase for key {record.name!r}: ")
-    return container.open_seed(doc, secret, f"key file {path}")
+    for attempt in range(1, PROMPT_TRIES + 1):
+        secret = passphrase.get(f"Passphrase for key {record.name!r}: ")
+        try:
+            return container.open_seed(doc, secret, f"key file {path}")
+        except WrongPassphrase:
+            # typed at the prompt: a typo, ask again; from a file or PITH_PASSPHRASE: retyping
+            # cannot fix it, stop at once
+            if not passphrase.prompted or attempt == PROMPT_TRIES:
+                raise
+            passphrase.forget()
+            left = PROMPT_TRIES - attempt
+            sys.stderr.write(f"pith: wrong passphrase; try again ({left} more)\n")
+    raise AssertionError("unreachable")  # the last try returns or raises
 
 
 def remove_seed(record: KeyRecord) -> None:
