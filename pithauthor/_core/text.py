@@ -3,9 +3,12 @@
 A signed text field (an author's name, a statement, a summary, a citation's context, ...) is
 a public statement: what a reader sees must be what was signed. Control characters (C0, C1,
 DEL; newlines too: every field is one line of text), line and paragraph separators, lone
-surrogates and the bidirectional controls (U+061C, U+200E-200F, U+202A-202E, U+2066-2069)
-can make a name read backwards or hide part of it, so `text_problem` refuses them.
-Joiners (U+200C, U+200D) stay allowed: Persian names and emoji need them.
+surrogates, the bidirectional controls (U+061C, U+200E-200F, U+202A-202E, U+2066-2069) and
+the other invisible format characters (Unicode category Cf: U+200B ZERO WIDTH SPACE, U+FEFF,
+U+00AD SOFT HYPHEN, U+2060 WORD JOINER, the tag characters U+E0000-E007F that can carry hidden
+ASCII, ...) can make a name read backwards, hide part of it, or make two names that look the
+same differ, so `text_problem` refuses them. Joiners (U+200C ZWNJ, U+200D ZWJ) stay allowed:
+Persian and Indic names and emoji need them.
 
 Text pith did not write (names from events, titles from records, arXiv's answers) is shown
 through `escaped`: every control, format, private-use or unassigned character becomes a
@@ -22,21 +25,31 @@ from typing import Any
 BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
-_REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp"))
+JOINERS = frozenset("\u200c\u200d")
+_REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp", "Cf"))
+
+
+# The same set as one character class, so a text is scanned in C, not one call per character
+# (that was most of the cost of signing an event). Cc, Cs, Zl and Zp are closed by Unicode's
+# stability policy (Cc is exactly these 65; Cs the surrogates; Zl and Zp one character each);
+# Cf is not: these are its characters in Unicode 14.0 (Python 3.11) and U+13439-1343F, which
+# 15.0 made format controls (older tables call them unassigned), less the joiners.
+# tests/test_signed_text.py checks the class against `unsafe_char` on every code point of the
+# running Python's tables, so a format character a newer Unicode adds cannot slip through.
+_FORMAT = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + _FORMAT + "]")
 
 
 def unsafe_char(char: str) -> bool:
     """True for a character no signed text may hold (see the module docstring)."""
-    return char in BIDI_CONTROLS or unicodedata.category(char) in _REFUSED_CATEGORIES
-
-
-# The same set as one character class, so a text is scanned in C, not one call per character
-# (that was most of the cost of signing an event). The categories are closed by Unicode's
-# stability policy (Cc is exactly these 65; Cs the surrogates; Zl and Zp one character each);
-# tests/test_signed_text.py checks the class against `unsafe_char` on every code point.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]"
-)
+    if char in JOINERS:
+        return False
+    return unicodedata.category(char) in _REFUSED_CATEGORIES or _UNSAFE.match(char) is not None
 
 
 def _name(char: str) -> str:
@@ -51,7 +64,12 @@ def text_problem(text: str) -> str | None:
     if found is None:
         return None
     char = found.group()
-    kind = "a bidirectional control" if char in BIDI_CONTROLS else "a control character"
+    if char in BIDI_CONTROLS:
+        kind = "a bidirectional control"
+    elif unicodedata.category(char) in ("Cf", "Cn"):  # Cn: a format character newer tables know
+        kind = "an invisible format character"
+    else:
+        kind = "a control character"
     return f"holds {kind} ({_name(char)}) at character {found.start() + 1}"
 
 
