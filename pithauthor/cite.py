@@ -245,7 +245,7 @@ def sign_bibliography(
             settled = held.last if held is not None else None
             status, note = "signed", ""
             if settled is not None and settled.decision == "reused":
-                status, note = "already_signed", " (in the outbox already)"
+                status, note = "already_signed", " (signed before: reused)"
                 reused.append(event["event_id"])
             else:
                 events.append(event)

@@ -339,3 +339,22 @@ def test_cite_submit_sends_only_what_it_showed_and_leaves_older_rows_pending(
     assert "`pith submit` sends them" in sent.stderr
     with Outbox() as outbox:
         assert [e.event_id for e in outbox.entries("pending")] == [older_id]
+
+
+def test_cite_a_bibliography_into_the_same_file_twice_writes_each_citation_once(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
+    out = tmp_path / "k.jsonl"
+    first = _cite(pith, registry, str(bib), "-o", str(out), "-y")
+    assert first.returncode == 0, first.stderr
+    written = out.read_text("utf-8").splitlines()
+    assert len(written) == 4
+    again = _cite(pith, registry, str(bib), "-o", str(out), "-y", "--json")
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["counts"]["already_signed"] == 4 and report["events"] == 0
+    reused = [r for r in report["rows"] if r["status"] == "already_signed"]
+    assert len(reused) == 4 and all("signed before: reused" in r["detail"] for r in reused)
+    assert out.read_text("utf-8").splitlines() == written
+    assert _outbox_ids() == []
