@@ -131,10 +131,11 @@ def publishing(path: Path, *, mode: int = 0o600) -> Iterator[Path]:
     _fsync_dir(path.parent)
 
 
-def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool = True) -> None:
+def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool = True) -> int:
     """Append whole lines (`lines` ends with a newline) to `path` in one write, then fsync
     (unless not `durable`): a crash leaves whole lines or a torn last one, and a torn line left
-    by an earlier crash is never glued to the first new one. A new file gets `mode`."""
+    by an earlier crash is never glued to the first new one. A new file gets `mode`. Returns
+    the file's size after the write."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
     try:
         size = os.fstat(fd).st_size
@@ -146,5 +147,6 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool =
         os.write(fd, lines)
         if durable:
             os.fsync(fd)
+        return os.fstat(fd).st_size
     finally:
         os.close(fd)

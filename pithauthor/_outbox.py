@@ -21,12 +21,23 @@ process crash loses nothing, and a power cut can at worst turn an `accepted` bac
 which only re-sends an event the registry already has (it answers 200, never a second copy).
 
 The outbox checks itself when it is opened (SQLite's `quick_check`, its schema version in
-`PRAGMA user_version`, its table): a damaged file is `OutboxDamaged` (exit 2, one line naming
-the file), never an empty outbox in place of lost rows. Every stored row (and every drop) is
-also appended to a journal beside it, `outbox.journal.jsonl` (0600), from which `recover`
-rebuilds a damaged outbox. Schema versions: 0 is an outbox of pithauthor before rows named
-their registry (migrated once, on open: its pending rows are bound to the default registry);
-2 is this one.
+`PRAGMA user_version`, its tables, and its rows against the journal's count): a damaged file is
+`OutboxDamaged` (exit 2, one line naming the file), never an empty outbox in place of lost rows.
+Every stored row (and every drop) is also appended to a journal beside it,
+`outbox.journal.jsonl` (0600), from which `recover` rebuilds a damaged outbox.
+
+The journal's count. The table `outbox_count` holds, in the same transaction as every store and
+drop, the number of rows the journal says are live (stored minus dropped) and the journal's size
+after those lines. Opening compares it with `count(*)` (one index scan, no journal read): rows
+deleted with the tables intact (`DELETE FROM outbox`) are damage. A process killed between its
+journal append and its commit leaves journal lines past the recorded size (or, after later
+writes, lines the count never took in): the count only moves when the rows do, so that is no
+damage, and `recover` would bring those events back as pending (they were signed and shown).
+A journal shorter than the recorded size (truncated) is written again from the rows.
+
+Schema versions: 0 is an outbox of pithauthor before rows named their registry (migrated once,
+on open: its pending rows are bound to the default registry); 2 had no `outbox_count` (added on
+open, counting the rows it has); 3 is this one.
 """
 
 from __future__ import annotations
@@ -59,7 +70,7 @@ State = Literal["pending", "accepted", "rejected"]
 STATES: tuple[State, ...] = ("pending", "accepted", "rejected")
 DB_NAME = "outbox.sqlite3"
 JOURNAL_NAME = "outbox.journal.jsonl"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 COLUMNS = (
     "event_id",
     "registry",
@@ -93,6 +104,14 @@ CREATE TABLE outbox (
     PRIMARY KEY (event_id, registry)
 );
 CREATE INDEX outbox_state ON outbox(state, registry);
+"""
+# one row: the live events per the journal (stored minus dropped) and the journal's size then
+COUNT_SCHEMA = """
+CREATE TABLE outbox_count (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    rows INTEGER NOT NULL,
+    journal_bytes INTEGER NOT NULL
+)
 """
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM outbox"
@@ -245,7 +264,7 @@ class Outbox:
                     if cur.rowcount:
                         fresh.append(_stored_line(where, now, body))
                 # the journal before the commit: a row the outbox has is always in it
-                _append_journal(self.journal, fresh)
+                _count(self._conn, len(fresh), _append_journal(self.journal, fresh))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -409,9 +428,10 @@ class Outbox:
                         f"SELECT event_id, registry FROM outbox{where}", args
                     ).fetchall()
                     n += self._conn.execute(f"DELETE FROM outbox{where}", args).rowcount
-                _append_journal(
-                    self.journal, [{"op": "drop", "event_id": e, "registry": r} for e, r in gone]
-                )
+                lines: list[dict[str, object]] = [
+                    {"op": "drop", "event_id": e, "registry": r} for e, r in gone
+                ]
+                _count(self._conn, -n, _append_journal(self.journal, lines))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -484,7 +504,8 @@ def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
 
 
 def _check(conn: sqlite3.Connection, path: Path) -> None:
-    """SQLite's quick_check, the schema version and the table (raises OutboxDamaged)."""
+    """SQLite's quick_check, the schema version, the tables, and the rows against the
+    journal's count (raises OutboxDamaged)."""
     conn.execute("PRAGMA busy_timeout=30000")
     problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
     if problems != ["ok"]:
@@ -498,9 +519,30 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     if not have:
         raise _damaged(path, "it holds no outbox table")
-    want = set(COLUMNS) if version == SCHEMA_VERSION else {"event_id", "subject", "body", "state"}
+    want = set(COLUMNS) if version >= 2 else {"event_id", "subject", "body", "state"}
     if not want <= have:
         raise _damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
+    if version == SCHEMA_VERSION:
+        _check_count(conn, path)
+
+
+def _check_count(conn: sqlite3.Connection, path: Path) -> None:
+    """The rows the outbox has against those the journal says are live (kept in
+    `outbox_count` by every store and drop): rows deleted with the tables intact are damage,
+    never an outbox with fewer events."""
+    if not list(conn.execute("PRAGMA table_info(outbox_count)")):
+        raise _damaged(path, "its row count (table outbox_count) is missing")
+    # one statement: one snapshot, even while another process stores
+    found = conn.execute(
+        "SELECT (SELECT count(*) FROM outbox), rows FROM outbox_count WHERE id = 1"
+    ).fetchone()
+    if found is None:
+        raise _damaged(path, "its row count (table outbox_count) is empty")
+    have, want = found
+    if have < want:
+        raise _damaged(path, f"{want - have} of its {want} stored events are missing")
+    if have > want:
+        raise _damaged(path, f"it holds {have} rows where {want} events were stored")
 
 
 def _create(path: Path) -> None:
@@ -512,7 +554,8 @@ def _create(path: Path) -> None:
     try:
         conn = _connect(tmp)
         try:
-            conn.executescript(SCHEMA)
+            conn.executescript(SCHEMA + ";" + COUNT_SCHEMA)
+            conn.execute("INSERT INTO outbox_count (id, rows, journal_bytes) VALUES (1, 0, 0)")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         finally:
             conn.close()
@@ -527,7 +570,8 @@ def _create(path: Path) -> None:
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
-    registry) to this schema, once: returns (rows bound, the registry) when it did."""
+    registry) or a version-2 one (no `outbox_count`) to this schema, once: returns (rows
+    bound, the registry) when it bound any."""
     if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
         return None
     default = registry_binding(None)
@@ -536,22 +580,18 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             conn.execute("ROLLBACK")  # another process migrated it meanwhile
             return None
-        have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
-        unbound = conn.execute("SELECT count(*) FROM outbox WHERE registry IS NULL").fetchone()[0]
-        conn.execute("ALTER TABLE outbox RENAME TO outbox_v0")
-        conn.execute("DROP INDEX IF EXISTS outbox_state")
-        # executescript would COMMIT first: the new table is made inside this transaction
-        for statement in SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        old = [c if c in have else "NULL" for c in COLUMNS]
-        old[COLUMNS.index("registry")] = "COALESCE(registry, ?)"
-        old[COLUMNS.index("attempts")] = "COALESCE(attempts, 0)" if "attempts" in have else "0"
+        if conn.execute("PRAGMA user_version").fetchone()[0] < 2:
+            unbound = _bind_registries(conn, default)
+        else:
+            unbound = 0
+        # what it holds now is all that can be counted: the count starts from it
+        journal = journal_path(path)
+        size = journal.stat().st_size if journal.is_file() else 0
+        conn.execute(COUNT_SCHEMA)
         conn.execute(
-            f"INSERT INTO outbox ({', '.join(COLUMNS)}) SELECT {', '.join(old)} FROM outbox_v0",
-            (default,),
+            "INSERT INTO outbox_count (id, rows, journal_bytes) SELECT 1, count(*), ? FROM outbox",
+            (size,),
         )
-        conn.execute("DROP TABLE outbox_v0")
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
@@ -563,6 +603,28 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     return (unbound, default) if unbound else None
 
 
+def _bind_registries(conn: sqlite3.Connection, default: str) -> int:
+    """Version 0 to 2, inside the migration's transaction: every row bound to a registry
+    (`default` for those naming none); returns how many were bound so."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
+    unbound = int(conn.execute("SELECT count(*) FROM outbox WHERE registry IS NULL").fetchone()[0])
+    conn.execute("ALTER TABLE outbox RENAME TO outbox_v0")
+    conn.execute("DROP INDEX IF EXISTS outbox_state")
+    # executescript would COMMIT first: the new table is made inside this transaction
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    old = [c if c in have else "NULL" for c in COLUMNS]
+    old[COLUMNS.index("registry")] = "COALESCE(registry, ?)"
+    old[COLUMNS.index("attempts")] = "COALESCE(attempts, 0)" if "attempts" in have else "0"
+    conn.execute(
+        f"INSERT INTO outbox ({', '.join(COLUMNS)}) SELECT {', '.join(old)} FROM outbox_v0",
+        (default,),
+    )
+    conn.execute("DROP TABLE outbox_v0")
+    return unbound
+
+
 # --- the journal and recovery -----------------------------------------------------------------
 
 
@@ -570,10 +632,23 @@ def _stored_line(registry: str, stored_at: str, body: str) -> dict[str, object]:
     return {"op": "store", "registry": registry, "stored_at": stored_at, "event": parse_json(body)}
 
 
-def _append_journal(journal: Path, lines: list[dict[str, object]], *, durable: bool = True) -> None:
-    """Append whole lines in one write, then fsync (a torn last line is skipped on recovery)."""
-    if lines:
-        append_lines(journal, _journal_text(lines).encode("utf-8"), durable=durable)
+def _append_journal(
+    journal: Path, lines: list[dict[str, object]], *, durable: bool = True
+) -> int | None:
+    """Append whole lines in one write, then fsync (a torn last line is skipped on recovery);
+    returns the journal's size then (None: nothing to write)."""
+    if not lines:
+        return None
+    return append_lines(journal, _journal_text(lines).encode("utf-8"), durable=durable)
+
+
+def _count(conn: sqlite3.Connection, rows: int, journal_bytes: int | None) -> None:
+    """Move the journal's count by `rows`, inside the transaction that stores or drops them."""
+    if journal_bytes is not None:
+        conn.execute(
+            "UPDATE outbox_count SET rows = rows + ?, journal_bytes = ? WHERE id = 1",
+            (rows, journal_bytes),
+        )
 
 
 def _journal_text(lines: list[dict[str, object]]) -> str:
@@ -581,14 +656,24 @@ def _journal_text(lines: list[dict[str, object]]) -> str:
     return "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
 
 
+def _journal_lost(conn: sqlite3.Connection, journal: Path) -> bool:
+    """True when the journal is missing, or shorter than the outbox says it was (truncated)."""
+    try:
+        size = journal.stat().st_size
+    except FileNotFoundError:
+        return True
+    recorded: int = conn.execute("SELECT journal_bytes FROM outbox_count").fetchone()[0]
+    return size < recorded
+
+
 def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
     """Write the journal of a healthy outbox that has none (an older outbox, or a journal
-    deleted): every row, in one atomic file, while no other process can store."""
-    if journal.exists():
+    deleted or truncated): every row, in one atomic file, while no other process can store."""
+    if not _journal_lost(conn, journal):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if not journal.exists():
+        if _journal_lost(conn, journal):
             rows = conn.execute(
                 "SELECT registry, stored_at, body, event_id, state FROM outbox "
                 "ORDER BY stored_at, event_id"
@@ -601,6 +686,8 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
             ]
             text = _journal_text(lines)
             replace_file(journal, text, mode=0o600)
+            size = len(text.encode("utf-8"))
+            conn.execute("UPDATE outbox_count SET journal_bytes = ? WHERE id = 1", (size,))
     finally:
         conn.execute("COMMIT")
 

@@ -187,3 +187,110 @@ def test_a_new_outbox_is_never_an_empty_file(isolated_home: Path) -> None:
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert [p.name for p in db.parent.iterdir() if p.name.startswith(".tmp-")] == []
+
+
+def _rows_deleted(db: Path, where: str = "") -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"DELETE FROM outbox{where}")
+
+
+@pytest.mark.parametrize("where", ["", " WHERE state='pending'"], ids=["all rows", "some rows"])
+def test_rows_deleted_with_the_tables_intact_are_damage_not_0_pending(
+    isolated_home: Path, pith: RunPith, where: str
+) -> None:
+    ids = _fill(isolated_home)
+    db = _db(isolated_home)
+    _rows_deleted(db, where)
+    for command in (["submit"], ["outbox", "list"]):
+        result = pith(*command)
+        assert_one_line_error(result, 2)
+        assert str(db) in result.stderr and "pith outbox recover" in result.stderr
+        assert "missing" in result.stderr
+    assert pith("outbox", "recover").returncode == 0
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
+        assert outbox.counts() == {"pending": 4, "accepted": 1, "rejected": 0}
+
+
+def test_rows_deleted_and_the_journal_deleted_too_say_the_journal_is_missing(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    _fill(isolated_home)
+    db = _db(isolated_home)
+    _rows_deleted(db)
+    (isolated_home / "outbox" / "outbox.journal.jsonl").unlink()
+    result = pith("outbox", "list")
+    assert_one_line_error(result, 2)
+    assert str(db) in result.stderr and "journal" in result.stderr
+    assert "missing too" in result.stderr and "0 pending" not in result.stdout
+
+
+def test_the_row_count_deleted_too_is_damage(isolated_home: Path) -> None:
+    _fill(isolated_home)
+    db = _db(isolated_home)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM outbox")
+        conn.execute("DROP TABLE outbox_count")
+    with pytest.raises(OutboxDamaged, match="row count"):
+        Outbox()
+
+
+def test_a_crash_between_the_journal_and_the_commit_is_not_damage(isolated_home: Path) -> None:
+    # the journal is written before the commit: a process killed in between (simulated by a
+    # commit that never returns) leaves journal lines for rows the outbox never had
+    ids = _fill(isolated_home)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    with Outbox() as outbox:
+        before = journal.stat().st_size
+
+        class Killed(BaseException):
+            pass
+
+        real = outbox._conn
+
+        class Dying:
+            def execute(self, sql: str, *args: object) -> object:
+                if sql == "COMMIT":
+                    raise Killed
+                return real.execute(sql, *args)
+
+        outbox._conn = Dying()  # type: ignore[assignment]
+        with pytest.raises(Killed):
+            outbox.store(citations(2, TestSigner()), LOCAL)
+        outbox._conn = real
+    assert journal.stat().st_size > before  # the journal holds the two uncommitted events
+    with Outbox() as outbox:  # it opens, says what it holds, and stays so after more work
+        assert sum(outbox.counts().values()) == 5
+        outbox.store(citations(1, TestSigner()))
+        outbox.drop([ids[0]])
+    with Outbox() as outbox:
+        assert sum(outbox.counts().values()) == 5
+
+
+def test_an_outbox_of_version_2_is_counted_once_then_guarded(isolated_home: Path) -> None:
+    ids = _fill(isolated_home)
+    db = _db(isolated_home)
+    with sqlite3.connect(db) as conn:  # as pithauthor made it before outbox_count
+        conn.execute("DROP TABLE outbox_count")
+        conn.execute("PRAGMA user_version=2")
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        conn.execute("DELETE FROM outbox WHERE event_id=?", (ids[0],))
+    with pytest.raises(OutboxDamaged, match="1 of its 5 stored events are missing"):
+        Outbox()
+
+
+def test_a_truncated_journal_is_written_again_from_the_rows(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    ids = _fill(isolated_home)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    with open(journal, "r+b") as handle:
+        handle.truncate(journal.stat().st_size // 2)
+    Outbox().close()  # healthy rows: the journal is rebuilt from them
+    _random_bytes(_db(isolated_home))
+    assert pith("outbox", "recover").returncode == 0
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
