@@ -534,13 +534,21 @@ def _check_count(conn: sqlite3.Connection, path: Path) -> None:
         raise _damaged(path, "its row count (table outbox_count) is missing")
     # one statement: one snapshot, even while another process stores
     found = conn.execute(
-        "SELECT (SELECT count(*) FROM outbox), rows FROM outbox_count WHERE id = 1"
+        "SELECT (SELECT count(*) FROM outbox), rows, journal_bytes FROM outbox_count WHERE id = 1"
     ).fetchone()
     if found is None:
         raise _damaged(path, "its row count (table outbox_count) is empty")
-    have, want = found
+    have, want, recorded = found
     if have < want:
-        raise _damaged(path, f"{want - have} of its {want} stored events are missing")
+        journal = journal_path(path)
+        size = journal.stat().st_size if journal.is_file() else recorded
+        # a recovery can only bring back what the journal still holds: say when it lost lines
+        cut = (
+            f", and its journal is cut short ({size} of {recorded} bytes)"
+            if size < recorded
+            else ""
+        )
+        raise _damaged(path, f"{want - have} of its {want} stored events are missing{cut}")
     if have > want:
         raise _damaged(path, f"it holds {have} rows where {want} events were stored")
 

@@ -294,3 +294,22 @@ def test_a_truncated_journal_is_written_again_from_the_rows(
     assert pith("outbox", "recover").returncode == 0
     with Outbox() as outbox:
         assert sorted(e.event_id for e in outbox.entries()) == ids
+
+
+def test_rows_deleted_and_the_journal_cut_short_say_both(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    _fill(isolated_home)
+    db = _db(isolated_home)
+    _rows_deleted(db)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    size = journal.stat().st_size
+    with open(journal, "r+b") as handle:
+        handle.truncate(size // 2)
+    result = pith("outbox", "list")
+    assert_one_line_error(result, 2)
+    assert str(db) in result.stderr and "pith outbox recover" in result.stderr
+    assert (
+        f"5 of its 5 stored events are missing, and its journal is cut short ({size // 2} of"
+        in (result.stderr)
+    )
