@@ -68,6 +68,7 @@ class CiteReport:
     citing: PithNumber
     rows: list[EntryRow]
     events: list[AuthorEvent] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)  # event ids of statements signed before
 
     @property
     def ok(self) -> bool:
@@ -223,6 +224,7 @@ def sign_bibliography(
             to_sign.append((entry, outcome))
 
     events: list[AuthorEvent] = []
+    reused: list[str] = []
     if to_sign:
         key = _open(signer)
         fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
@@ -244,6 +246,7 @@ def sign_bibliography(
             status, note = "signed", ""
             if settled is not None and settled.decision == "reused":
                 status, note = "already_signed", " (in the outbox already)"
+                reused.append(event["event_id"])
             else:
                 events.append(event)
                 fresh.append((entry, subject))
@@ -265,4 +268,4 @@ def sign_bibliography(
     all_rows = sorted(
         [*by_entry, *reading.failures], key=lambda r: (order.get(r.file, len(order)), r.line or 0)
     )
-    return CiteReport(citing=citing, rows=all_rows, events=events)
+    return CiteReport(citing=citing, rows=all_rows, events=events, reused=reused)

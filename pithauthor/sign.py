@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pithauthor._core.authors import AuthorCheck, check_claimant
+from pithauthor._core.authors import AuthorCheck, check_claimant, check_own_name
 from pithauthor._core.corrections import replacing, withdrawing
 from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
 from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
@@ -65,6 +65,7 @@ __all__ = [
     "artifact_sha256",
     "attest_authorship",
     "check_claimant",
+    "check_own_name",
     "record_replication",
     "sign_citation",
     "utc_now",

@@ -17,24 +17,28 @@ artifacts):
   correction that **replaces** it;
 - the slot is empty: a **new** event (`replace` refuses: there is nothing to replace).
 
-The outbox is all it knows: a statement made from another machine, or dropped from the outbox,
+With `-o FILE`, the events FILE already holds count too (`events_in_file`): writing the same
+statement into the same file twice is a reuse, not a second line. The outbox (and that file) is
+all it knows: a statement made from another machine, or dropped from the outbox,
 is not seen (the registry's merged state shows it: `pith fetch REF --what state`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.corrections import replacing, statement_key
 from pithauthor._core.documents import AuthorEvent, UnsignedEvent
 from pithauthor._core.merge import Applied, apply_events, order_key, slot_and_claim
 from pithauthor._outbox import held_events
 from pithauthor.errors import InputError
 
-__all__ = ["OnChange", "Settled", "Standing", "Statements", "gist"]
+__all__ = ["OnChange", "Settled", "Standing", "Statements", "events_in_file", "gist"]
 
 #: What to do when the slot holds a different statement (see the module docstring).
 OnChange = Literal["refuse", "replace", "auto"]
@@ -88,10 +92,12 @@ class Statements:
         path: Path | None = None,
         *,
         note: Callable[[str], None] | None = None,
+        also: Iterable[AuthorEvent] = (),
     ) -> Statements:
-        """What the outbox holds for `registry` (default: the default registry); `note` hears
-        what opening the outbox says (a migration, for one)."""
-        return cls(held_events(registry, path, note=note))
+        """What the outbox holds for `registry` (default: the default registry), and `also`
+        (the events of the `-o FILE` written to); `note` hears what opening the outbox says
+        (a migration, for one)."""
+        return cls([*held_events(registry, path, note=note), *also])
 
     @property
     def last(self) -> Settled | None:
@@ -168,6 +174,28 @@ class _Settle:
         corrected = unsigned.copy()
         corrected["payload"] = replacing(unsigned["payload"], head["event_id"])
         return corrected
+
+
+def events_in_file(path: Path) -> list[AuthorEvent]:
+    """The valid author events a JSONL file (an earlier `-o FILE`) holds; none when it does
+    not exist. Lines that are no valid event are left alone: they are not statements of
+    yours, and appending to the file does not touch them."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    found = []
+    for line in text.splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        typed = checked_author_event(doc)[1]
+        if typed is not None:
+            found.append(typed)
+    return found
 
 
 def _said_by_about(event: UnsignedEvent) -> tuple[str, str, str]:

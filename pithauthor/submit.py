@@ -83,6 +83,8 @@ class SubmitResult:
     rejected: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
     elsewhere: list[str] = field(default_factory=list)
+    # with `only`: the pending rows for this registry that were left alone (not asked for)
+    others_pending: list[str] = field(default_factory=list)
     error: PithError | None = None
 
     @property
@@ -154,10 +156,13 @@ def submit_pending(
     outbox_path: Path | None = None,
     lease_seconds: float = LEASE_SECONDS,
     note: Note | None = None,
+    only: Iterable[str] | None = None,
 ) -> SubmitResult:
     """Send the pending events bound to one registry (`client`'s, else `registry`, else the
     default); each answer is recorded as it comes. Rows bound to other registries are not
-    touched (`submit_everywhere` sends those).
+    touched (`submit_everywhere` sends those). With `only` (event ids), just those events go:
+    a signing command's `--submit` sends what it showed, never what an earlier run left
+    (the rest are counted in `others_pending`).
 
     An event another live process is sending is left to it: this call waits (at most
     `lease_seconds`) for its answer and lists it in `elsewhere`.
@@ -168,7 +173,8 @@ def submit_pending(
     client = client or RegistryClient(registry, max_connections=max(parallel, 4))
     try:
         with Outbox(outbox_path, note=note) as outbox:
-            return _send_all(client, outbox, parallel, progress, lease_seconds)
+            wanted = None if only is None else frozenset(only)
+            return _send_all(client, outbox, parallel, progress, lease_seconds, wanted)
     finally:
         if own:
             client.close()
@@ -222,10 +228,13 @@ def _send_all(
     parallel: int,
     progress: Progress | None,
     lease_seconds: float,
+    only: frozenset[str] | None = None,
 ) -> SubmitResult:
     owner = new_lease_owner()
     where = registry_binding(client.base_url)  # the rows this client may answer for
     entries = outbox.entries("pending", where)
+    if only is not None:
+        entries = [e for e in entries if e.event_id in only]
     result = SubmitResult(registry=client.base_url)
     mine: set[str] = set()  # events this call claimed (and so sent, or tried to)
     stop = threading.Event()
@@ -304,7 +313,9 @@ def _send_all(
     others = {e.event_id for e in entries} - mine
     if others:
         _wait_for_others(outbox, owner, where, others, mine, stop, lease_seconds, send)
-    result.pending = [e.event_id for e in outbox.entries("pending", where)]
+    pending = [e.event_id for e in outbox.entries("pending", where)]
+    result.pending = [e for e in pending if only is None or e in only]
+    result.others_pending = [e for e in pending if only is not None and e not in only]
     result.elsewhere = sorted({e.event_id for e in entries} - mine - set(result.pending))
     return result
 

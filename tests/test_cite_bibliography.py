@@ -29,6 +29,8 @@ def _metadata(arxiv_id: str) -> dict[str, Any]:
         "arxiv_id": arxiv_id,
         "latest_version": 1,
         "title": f"Example paper {arxiv_id} for the cite tests",
+        # the `author` key's public name first: claims check it against this list
+        "authors": "Chengjian Liu, Another Example",
         "abstract": "An example abstract.",
         "categories": "hep-th" if "/" in arxiv_id else "cs.DL",
         "license": "",
@@ -64,7 +66,7 @@ def author(monkeypatch: pytest.MonkeyPatch) -> str:
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
-    # author 2 of the DeAR record; the local registry's records list no authors
+    # author 2 of the DeAR record, author 1 of the records the registry fixture adds
     return generate("ada", public_name="Chengjian Liu", backend="file", note=lambda _: None).key_id
 
 

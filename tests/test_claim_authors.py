@@ -65,9 +65,12 @@ def test_the_check_names_the_right_position_of_a_wrong_one() -> None:
     assert check_claimant(DEAR_AUTHORS, "S. Shi", 4).positions == (4,)
 
 
-def test_an_author_list_that_is_unknown_is_said_to_be_unchecked() -> None:
-    check = check_claimant((), "Anyone", 3)
-    assert not check.checked and "unchecked" in check.note
+def test_a_record_without_author_list_is_refused_unless_forced() -> None:
+    """Fail closed: nothing to compare the name with is no match."""
+    with pytest.raises(InputError, match=r"lists no authors.*--force signs anyway"):
+        check_claimant((), "Anyone", 3)
+    check = check_claimant((), "Anyone", 3, force=True)
+    assert not check.checked and "NOT CHECKED (--force)" in check.note
 
 
 @pytest.fixture
@@ -109,8 +112,7 @@ def test_a_claim_signs_the_public_name_at_its_checked_position(
 
 
 @pytest.mark.parametrize(
-    ("name", "position"),
-    [("S. Shi", "4"), ("Shi, Shaohuai", "4"), ("Wéi Wáng", "5"), ("C. Liu", "2"), ("Bo Li", "1")],
+    ("name", "position"), [("S. Shi", "4"), ("Shi, Shaohuai", "4"), ("Sháohuài Shī", "4")]
 )
 def test_accents_initials_and_surname_first_match_the_record(
     pith: RunPith, key: dict[str, Any], tmp_path: Path, name: str, position: str
@@ -133,13 +135,54 @@ def test_a_wrong_position_is_refused_naming_the_right_one_and_nothing_is_signed(
     assert "the paper has 6 authors" in beyond.stderr
 
 
+@pytest.mark.parametrize(("name", "position"), [("Bo Li", "1"), ("C. Liu", "2"), ("Wéi Wáng", "5")])
+def test_a_name_that_is_not_the_keys_public_name_is_refused_though_it_is_an_author(
+    pith: RunPith, key: dict[str, Any], tmp_path: Path, name: str, position: str
+) -> None:
+    """Shaohuai Shi's key cannot sign a co-author's name, even at that co-author's position."""
+    refused = _claim(pith, tmp_path, "--name", name, "--position", position)
+    assert_one_line_error(refused, 2)
+    assert f"--name {name!r} is not the key's public name ('Shaohuai Shi')" in refused.stderr
+    assert "--force" in refused.stderr and _signed(tmp_path) == []
+
+
+def test_a_record_without_authors_is_refused_naming_force(
+    pith: RunPith, key: dict[str, Any], tmp_path: Path
+) -> None:
+    doc = json.loads(Path(RECORD).read_text("utf-8"))
+    del doc["receipt"]  # a computed record, so that its author list can be taken out here
+    del doc["paper"]["authors_text"]
+    bare = tmp_path / "record.json"
+    bare.write_text(json.dumps(doc), "utf-8")
+    args = ("claim", REAL_NUMBER, "--record", str(bare), "--position", "4",
+            "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
+    refused = pith(*args)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    # one error line (after the note that the record was computed, not from a registry)
+    (error,) = [ln for ln in refused.stderr.splitlines() if ln.startswith("pith: error: ")]
+    assert "the record lists no authors" in error and "--force signs anyway" in error
+    assert _signed(tmp_path) == []
+    forced = pith(*args, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "NOT CHECKED (--force): the record lists no authors" in forced.stderr
+    assert len(_signed(tmp_path)) == 1
+
+
 def test_a_name_that_is_no_author_of_the_paper_is_refused_unless_forced(
     pith: RunPith, key: dict[str, Any], tmp_path: Path
 ) -> None:
     refused = _claim(pith, tmp_path, "--name", "Ada Lovelace")
     assert_one_line_error(refused, 2)
-    assert "'Ada Lovelace' is not among the paper's authors (Bo Li, Chengjian Liu" in refused.stderr
+    assert "'Ada Lovelace' is not the key's public name" in refused.stderr
     assert "--force" in refused.stderr and _signed(tmp_path) == []
+    renamed = pith("keys", "set", "ada", "--public-name", "Ada Lovelace")
+    assert renamed.returncode == 0, renamed.stderr
+    not_author = _claim(pith, tmp_path)
+    assert_one_line_error(not_author, 2)
+    assert (
+        "'Ada Lovelace' is not among the paper's authors (Bo Li, Chengjian Liu" in not_author.stderr
+    )
+    assert _signed(tmp_path) == []
     forced = _claim(pith, tmp_path, "--name", "Ada Lovelace", "--force")
     assert forced.returncode == 0, forced.stderr
     assert "NOT CHECKED (--force)" in forced.stderr

@@ -126,13 +126,17 @@ def _post(srv: RegistryServer, event: dict[str, Any]) -> Any:
 @pytest.fixture(scope="module")
 def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[tuple[str, Any]]]:
     """The local registry's documents over HTTP, holding an applied event of each type, an
-    equivocation and a refused event (422); and a state merged with that event (invalid)."""
+    equivocation, a repeat and a refused event (422); and a state merged with that event
+    (invalid)."""
     srv = start_server(tmp_path_factory.mktemp("registry"))
     try:
         signer = TestSigner(b"\x07" * 32)
         answers = [_post(srv, e) for e in (attestation(signer), citation(signer, 1))]
         answers.append(_post(srv, replication(signer)))
         answers.append(_post(srv, citation(signer, 1, relationship="refutes")))  # equivocation
+        # a citation, and the same signed again later: a repeat, listed under `duplicates`
+        answers.append(_post(srv, citation(signer, 3)))
+        answers.append(_post(srv, citation(signer, 3, created_at="2026-11-29T12:30:00Z")))
         bad = citation(signer, 2)
         bad["payload"]["relationship"] = "extends"  # after signing: 422
         refused = _post(srv, bad)

@@ -82,7 +82,8 @@ def test_claim_json_prints_jsonl_and_out_appends(
     keys: RealKeys, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "events.jsonl"
-    for _ in range(2):
+    out.write_text('{"earlier": "line"}\n', "utf-8")  # appended to, never rewritten
+    for _ in range(2):  # the second run reuses the claim the file holds: printed, not appended
         code, stdout, _ = run(
             capsys, "claim", DEAR, "--record", DEAR_RECORD, "--name", "C. Liu", "--json",
             "--out", str(out),
@@ -91,8 +92,9 @@ def test_claim_json_prints_jsonl_and_out_appends(
     printed = json.loads(stdout)
     assert printed["payload"]["author"]["name"] == "C. Liu"
     lines = out.read_text("utf-8").splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 2 and lines[0] == '{"earlier": "line"}'
     assert json.loads(lines[1]) == printed
+    out.write_text(lines[1] + "\n", "utf-8")
     assert verify_file(out).ok
 
 

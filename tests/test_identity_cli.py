@@ -402,8 +402,11 @@ def test_a_file_of_claims_asks_orcid_once_and_checks_each_claim(
     make_author(capsys, monkeypatch, tmp_path / "a", "carberry", VICTIM)
     publish_orcid_proof(capsys, server, VICTIM)
     events = tmp_path / "claims.jsonl"
-    for _ in range(3):
-        run(capsys, "claim", DEAR, "--record", DEAR_RECORD, "--out", str(events))
+    for i in range(3):  # three files: into the same file the same claim is reused, not written
+        one = tmp_path / f"claim{i}.jsonl"
+        run(capsys, "claim", DEAR, "--record", DEAR_RECORD, "--out", str(one))
+        with events.open("a", encoding="utf-8") as joined:
+            joined.write(one.read_text("utf-8"))
     code, out, err = verify(capsys, server, events, "--orcid", VICTIM)
     assert code == 0, out + err
     assert [ln.split()[1] for ln in out.splitlines() if "identity_bound" in ln] == [

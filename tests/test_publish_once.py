@@ -11,6 +11,7 @@ and a real key store throughout."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +76,18 @@ def test_a_changed_claim_is_refused_without_replace_and_replaces_with_it(
 ) -> None:
     assert _claim(pith, registry, "--position", "1").returncode == 0
     stored = _outbox_ids()
-    changed = _claim(pith, registry, "--position", "2")
+    changed = _claim(pith, registry)  # the same author, now without a position
     assert_one_line_error(changed, 2)
     assert "you already signed author claim" in changed.stderr
     assert "--replace" in changed.stderr
     assert _outbox_ids() == stored  # nothing signed
-    replaced = _claim(pith, registry, "--position", "2", "--replace")
+    replaced = _claim(pith, registry, "--replace")
     assert replaced.returncode == 0, replaced.stderr
     assert f"replaces {stored[0][:19]}…" in replaced.stderr
     state_file = tmp_path / "state.json"
     state = _state(pith, registry, PAPER, state_file)
     (current,) = state["current"]["author_attestations"]
-    assert current["payload"]["author"]["position"] == 2
+    assert "position" not in current["payload"]["author"]
     assert current["payload"]["replaces"] == stored[0]
     assert [s["event"]["event_id"] for s in state["superseded"]] == stored
     assert state["equivocation_count"] == 0
@@ -94,7 +95,7 @@ def test_a_changed_claim_is_refused_without_replace_and_replaces_with_it(
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "current.author_attestations[0].link" in verified.stdout
     # and again: the correction itself is not signed twice
-    twice = _claim(pith, registry, "--position", "2", "--replace")
+    twice = _claim(pith, registry, "--replace")
     assert twice.returncode == 0, twice.stderr
     assert "already signed" in twice.stderr
     assert len(_outbox_ids()) == 2
@@ -282,3 +283,59 @@ def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: 
     second = sign_bibliography(reading, citing, key, resolved, confirm=confirm, held=held)
     assert second.events == [] and asked == [1]
     assert [r.status for r in second.rows] == ["already_signed"]
+
+
+def test_claim_into_the_same_file_twice_writes_one_line_and_says_already_signed(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "h.jsonl"
+    args = ("claim", PAPER, "--position", "1", "-o", str(out), *_trust(registry))
+    assert pith(*args).returncode == 0
+    again = pith(*args)
+    assert again.returncode == 0, again.stderr
+    assert "already signed: author_attestation" in again.stderr
+    assert f"is in {out}; nothing new was signed" in again.stderr
+    assert len(out.read_text("utf-8").splitlines()) == 1
+    assert _outbox_ids() == []  # -o: nothing went to the outbox either
+
+
+def test_the_same_claim_signed_on_two_machines_is_one_claim_in_the_registry(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    """Two files (two outboxes, two machines) with the same statement at two times: the
+    registry takes both events, and its merged state holds the claim once."""
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out in (first, second):
+        signed = pith("claim", PAPER, "--position", "1", "-o", str(out), *_trust(registry))
+        assert signed.returncode == 0, signed.stderr
+        time.sleep(1.1)  # created_at has whole seconds: the second machine signs later
+    both = tmp_path / "both.jsonl"
+    both.write_text(first.read_text("utf-8") + second.read_text("utf-8"), "utf-8")
+    ids = [json.loads(line)["event_id"] for line in both.read_text("utf-8").splitlines()]
+    assert len(set(ids)) == 2  # two events (two created_at), one statement
+    sent = pith("submit", str(both), *_trust(registry))
+    assert sent.returncode == 0, sent.stderr
+    state_file = tmp_path / "state.json"
+    state = _state(pith, registry, PAPER, state_file)
+    assert len(state["current"]["author_attestations"]) == 1
+    assert state["equivocation_count"] == 0
+    assert [d["event"]["event_id"] for d in state["duplicates"]] == ids[1:]  # the later one
+    assert state["current"]["author_attestations"][0]["event_id"] == ids[0]
+    verified = pith("verify", str(state_file), "--trust-manifest", registry["manifest"])
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_cite_submit_sends_only_what_it_showed_and_leaves_older_rows_pending(
+    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+) -> None:
+    older = pith("claim", PAPER, "--position", "1", *_trust(registry))  # into the outbox
+    assert older.returncode == 0, older.stderr
+    (older_id,) = _outbox_ids()
+    bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
+    sent = _cite(pith, registry, str(bib), "--submit", "--yes")
+    assert sent.returncode == 0, sent.stderr
+    assert "accepted 4," in sent.stderr  # the 4 citations shown, not the claim
+    assert "1 other pending row stays in the outbox" in sent.stderr
+    assert "`pith submit` sends them" in sent.stderr
+    with Outbox() as outbox:
+        assert [e.event_id for e in outbox.entries("pending")] == [older_id]

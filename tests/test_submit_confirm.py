@@ -119,8 +119,9 @@ def test_signing_into_the_outbox_on_a_terminal_asks_too(pith: RunPith, author: s
 def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_preview(
     pith: RunPith, author: str, registry: list[str]
 ) -> None:
+    # the key is Chengjian Liu's: --force signs another name (this test is about the terminal)
     argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--name", "E. Author", "--position", "1",
-            "--submit", "--yes", *registry]  # fmt: skip
+            "--force", "--submit", "--yes", *registry]  # fmt: skip
     code, shown = on_terminal(argv, None)
     assert code == 0, shown
     assert "An author claim to sign" in shown
@@ -199,7 +200,7 @@ def test_a_hostile_author_list_cannot_write_to_the_terminal(
     hostile = tmp_path / "record.json"
     hostile.write_text(json.dumps(doc), "utf-8")
     result = pith("claim", REAL_NUMBER, "--record", str(hostile), "--name", "Lin Zhang",
-                  "--position", "4", "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
+                  "--position", "4", "--force", "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
     assert "Chengjian Liu\\x1b[2J\\x1b]0, pwned\\x07" in result.stderr

@@ -242,8 +242,10 @@ def _cite_bibliographies(
     if as_json:
         extra = {"lookup": found.stats()} if found is not None else {}
         emit_json({**report.as_dict(), "destination": destination, **extra})
-    if report.events or (output.submit and "already_signed" in report.counts()):
-        output.send()  # what an earlier run left pending goes now; nothing is signed twice
+    if report.events or (output.submit and report.reused):
+        # only what this run showed (signed now, or reused: an earlier run may have left it
+        # pending); other pending rows stay for `pith submit`
+        output.send([*(e["event_id"] for e in report.events), *report.reused])
     return report.ok
 
 

@@ -30,7 +30,8 @@ def claim(
     name: str | None = typer.Option(
         None,
         "--name",
-        help="Your name as on the paper (default: the key's public name, `pith keys set`).",
+        help="Your public name as the paper writes it (e.g. 'A. Lovelace'); it must be the "
+        "key's public name (`pith keys set`) up to accents and initials (default: that name).",
     ),
     orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (default: the key's)."),
     position: int | None = typer.Option(
@@ -39,7 +40,8 @@ def claim(
     force: bool = typer.Option(
         False,
         "--force",
-        help="Sign although the name (or --position) does not match the paper's author list.",
+        help="Sign although the name (or --position) does not match the paper's author list, "
+        "the record lists no authors, or --name is not the key's public name.",
     ),
     statement: str | None = typer.Option(
         None, "--statement", help="The statement (default: 'I am an author of this paper.')."
@@ -69,7 +71,7 @@ def claim(
     from pithauthor._cli.preview import claim_preview
     from pithauthor.client import subject_for
     from pithauthor.identity import proofs_from_specs
-    from pithauthor.sign import attest_authorship, check_claimant
+    from pithauthor.sign import attest_authorship, check_claimant, check_own_name
     from pithauthor.submit import check_destination
 
     check_destination(out)
@@ -83,11 +85,14 @@ def claim(
             raise InputError(
                 f"--orcid {orcid} is not the key's ORCID iD ({key_orcid}); claim with your own key"
             )
-        # The name signed is the author's public name, never the key's label ("ada").
+        # The name signed is the author's public name, never the key's label ("ada"), nor
+        # somebody else's: a --name must be the public name written another way.
+        if name:
+            check_own_name(name, signer.public_name, force=force)
         author = name or signer.public_name
         if not author:
             raise InputError(
-                'the key has no public name: give --name "Your Name", or set it once with '
+                "the key has no public name, the name a claim signs: set it once with "
                 'pith keys set --public-name "Your Name"'
             )
         checked = check_claimant(paper.authors, author, position, force=force)

@@ -105,7 +105,7 @@ def generate_cmd(
     _print_record(record, as_json)
     if record.public_name is None:
         message(
-            "note: no public name: claims need --name until you run "
+            "note: no public name: claims are refused until you run "
             'pith keys set --public-name "Your Name"'
         )
 

@@ -18,17 +18,27 @@ if TYPE_CHECKING:
     from pithauthor.statements import OnChange, Statements
 
 
-def submit_now(registry: RegistryAccess, *, quiet: bool = False) -> None:
-    """Send what is pending in the outbox; events that cannot go now stay there."""
+def submit_now(
+    registry: RegistryAccess, *, only: Sequence[str] | None = None, quiet: bool = False
+) -> None:
+    """Send what is pending in the outbox (with `only`: just those events, the ones a
+    signing command showed); events that cannot go now stay there, and so do the others."""
     from pithauthor.submit import submit_pending
 
-    result = submit_pending(client=registry.client, note=message)
+    result = submit_pending(client=registry.client, note=message, only=only)
     if not quiet:
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
     if result.error is not None:
         message("the events stay in the outbox; `pith submit` sends them later")
+    others = len(result.others_pending)
+    if others:
+        rows = "row stays" if others == 1 else "rows stay"
+        message(
+            f"{others} other pending {rows} in the outbox (not shown here): "
+            "`pith submit` sends them"
+        )
     result.raise_for_failure()
 
 
@@ -46,6 +56,7 @@ class Output:
     yes: bool = False
     destination: str = ""
     _held: Statements | None = None
+    _in_out: frozenset[str] = frozenset()  # the events `out` held before this run
 
     def __post_init__(self) -> None:
         # Refused before any look-up or key is opened: a script that would publish without
@@ -81,10 +92,14 @@ class Output:
 
     def held(self) -> Statements:
         """What the outbox already holds for this registry (read once)."""
-        from pithauthor.statements import Statements
+        from pathlib import Path
+
+        from pithauthor.statements import Statements, events_in_file
 
         if self._held is None:
-            self._held = Statements.from_outbox(self.registry.options[0], note=message)
+            in_out = events_in_file(Path(self.out)) if self.out is not None else []
+            self._in_out = frozenset(e["event_id"] for e in in_out)
+            self._held = Statements.from_outbox(self.registry.options[0], note=message, also=in_out)
         return self._held
 
     def settle(self, on_change: OnChange) -> Settle:
@@ -107,10 +122,12 @@ class Output:
         )
         return self.destination
 
-    def send(self) -> None:
-        """With --submit: send what is pending now; else say what sends them (the next step)."""
+    def send(self, events: Sequence[str]) -> None:
+        """With --submit: send `events` (what this command just signed or reused) and nothing
+        else: rows an earlier run left pending were never shown here. Else say what sends
+        them (the next step)."""
         if self.submit:
-            submit_now(self.registry)
+            submit_now(self.registry, only=events)
         elif "the outbox" in self.destination:
             from pithauthor.client import registry_binding
 
@@ -133,25 +150,36 @@ class Output:
         already held (the same statement, signed before) is reused: it is not written again."""
         settled = self._held.last if self._held is not None else None
         if self.reused(event):
-            message(reused_line(event))
-            if self.out is not None or self.print_events:  # where asked; the outbox has it
+            in_out = event["event_id"] in self._in_out
+            message(reused_line(event, self.out if in_out else None))
+            out = None if in_out else self.out  # never a second line in the same file
+            # where asked; with --submit into the outbox too (a no-op when it holds it)
+            if out is not None or self.print_events or self.submit:
                 from pithauthor.submit import deliver
 
                 show = data if self.print_events else None
-                self.destination = deliver([event], self.out, show=show)
-            self.send()
+                self.destination = deliver(
+                    [event],
+                    out,
+                    show=show,
+                    submit=self.submit,
+                    registry=self.registry.options[0],
+                    note=message,
+                )
+            self.send([event["event_id"]])
             return
         if settled is not None and settled.replaced is not None:
             message(f"replaces {settled.replaced[:19]}… (the merge shows this one instead)")
         message(summary(event, self.deliver([event])))
-        self.send()
+        self.send([event["event_id"]])
 
 
-def reused_line(event: AuthorEvent) -> str:
-    """`already signed: author_attestation sha256:1da6c9b7… for pith:2023:NFG5PAOX…, …`."""
+def reused_line(event: AuthorEvent, where: str | None = None) -> str:
+    """`already signed: author_attestation sha256:1da6c9b7… for pith:2023:NFG5PAOX…, …`;
+    `where` names the file that holds it (default: the outbox)."""
     return (
         f"already signed: {event['event_type']} {event['event_id'][:15]}… for "
-        f"{_short(event)} is in the outbox; nothing new was signed"
+        f"{_short(event)} is in {where or 'the outbox'}; nothing new was signed"
     )
 
 

@@ -84,7 +84,7 @@ def withdraw(
             message(f"{shown} is withdrawn already")
             message(reused_line(withdrawal))
             if submit:
-                output.send()
+                output.send([withdrawal["event_id"]])
             return
         if standing.status == "replaced":
             raise InputError(f"{shown} was replaced by {standing.by}: withdraw that one")

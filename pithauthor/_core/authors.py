@@ -66,11 +66,29 @@ def same_person(name: str, listed: str) -> bool:
     return all(_given_agree(a, b) for a, b in zip(given_a, given_b, strict=False))
 
 
+def check_own_name(name: str, public_name: str | None, *, force: bool = False) -> None:
+    """A claim signs the key's public name: `name` (a `--name`) must be that name written
+    another way (`same_person`), else InputError unless `force`. A key without a public name
+    has nothing to compare with: refused too (fail closed)."""
+    if force:
+        return
+    if not public_name:
+        raise InputError(
+            "the key has no public name to compare --name with: set it once with "
+            'pith keys set --public-name "Your Name"; nothing was signed (--force signs anyway)'
+        )
+    if not same_person(name, public_name):
+        raise InputError(
+            f"--name {name!r} is not the key's public name ({public_name!r}): a claim signs "
+            "your own name; nothing was signed (--force signs it anyway)"
+        )
+
+
 @dataclass(frozen=True)
 class AuthorCheck:
     """What comparing a claimant's name with the author list found."""
 
-    checked: bool  # False: the record lists no authors
+    checked: bool  # False: the record lists no authors (signed with --force only)
     positions: tuple[int, ...]  # 1-based places in the list where the name matches
     note: str  # one line for the preview
 
@@ -78,10 +96,15 @@ class AuthorCheck:
 def check_claimant(
     authors: tuple[str, ...], name: str, position: int | None, *, force: bool = False
 ) -> AuthorCheck:
-    """Compare `name` (and `position`) with `authors`; InputError when they disagree, unless
-    `force` (then the note says what disagreed)."""
-    if not authors:
-        return AuthorCheck(False, (), "the record lists no authors: name and position unchecked")
+    """Compare `name` (and `position`) with `authors`; InputError when they disagree or the
+    record lists no authors, unless `force` (then the note says what was not checked)."""
+    if not authors:  # fail closed: nothing to compare with is no match
+        if not force:
+            raise InputError(
+                "the record lists no authors, so your name and position cannot be checked; "
+                "nothing was signed (--force signs anyway)"
+            )
+        return AuthorCheck(False, (), "NOT CHECKED (--force): the record lists no authors")
     found = tuple(i for i, listed in enumerate(authors, 1) if same_person(name, listed))
     problem = _problem(authors, name, position, found)
     if problem is None:

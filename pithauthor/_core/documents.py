@@ -348,6 +348,14 @@ class Superseded(TypedDict):
     how: Literal["replaced", "withdrawn"]
 
 
+class Duplicate(TypedDict):
+    """An event that says word for word what an earlier one says (only `created_at` differs):
+    the same statement signed again, counted once (local merge, DESIGN)."""
+
+    event: AuthorEvent
+    duplicate_of: str
+
+
 class InvalidEvent(TypedDict):
     """An event that failed validity, as received, and the rules it broke."""
 
@@ -373,6 +381,7 @@ class MergedState(TypedDict):
     applied_event_ids: NotRequired[list[str]]
     superseded: NotRequired[list[Superseded]]
     withdrawals: NotRequired[list[AuthorEvent]]
+    duplicates: NotRequired[list[Duplicate]]
 
 
 # --- what the registry answers besides (the local registry writes these) -------------------------

@@ -16,6 +16,12 @@ states with it and `pith verify` recomputes them with it.
     apply    a valid event is applied unless an earlier applied event holds the same slot with a
              different claim: then it is an equivocation (kept out of `current`, listed with the
              event it contradicts). Same slot, same claim: applied (a repeat, not a conflict).
+    repeats  an event that says exactly what an earlier current one says (the same key, type,
+             subject and payload, link included: `statement_key`; only `created_at` differs,
+             e.g. the same command run twice, or on two machines) is the same statement
+             signed again: it counts once. It stays out of `current` and is listed under
+             `duplicates` as {event, duplicate_of} (the earliest is kept); never an
+             equivocation. A repeated correction (the same link, the same payload) likewise.
     links    an event whose payload `replaces` or `withdraws` another (pithauthor._core.corrections)
              is invalid when its link breaks a rule there (another key, another subject, a
              replacement older than what it replaces...); a valid one comes after the event it
@@ -35,10 +41,11 @@ from typing import Any, Final
 
 from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.canonical import canonical, canonical_sha256
-from pithauthor._core.corrections import link_faults, link_of
+from pithauthor._core.corrections import link_faults, link_of, statement_key
 from pithauthor._core.documents import (
     AuthorEvent,
     CanonicalRecord,
+    Duplicate,
     Equivocation,
     InvalidEvent,
     MergedState,
@@ -134,6 +141,7 @@ class Applied:
     equivocations: list[Equivocation] = field(default_factory=list)
     superseded: list[Superseded] = field(default_factory=list)
     withdrawals: list[AuthorEvent] = field(default_factory=list)
+    duplicates: list[Duplicate] = field(default_factory=list)
     applied: list[str] = field(default_factory=list)  # every event that took effect, in order
     broken_links: dict[str, list[str]] = field(default_factory=dict)  # event_id -> faults
 
@@ -156,6 +164,21 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     slot_of: dict[str, str] = {}
     holders: dict[str, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
     kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
+    # what each correction said (statement and link) -> the correction applied first
+    corrections_said: dict[tuple[str, str, str], str] = {}
+    first_of: dict[str, str] = {}  # a repeat -> the event it repeats
+
+    def repeat_of(event: AuthorEvent, slot: str) -> str | None:
+        """The earlier event `event` repeats word for word (module docstring), if any."""
+        said = statement_key(event)
+        link = link_of(event)
+        if link is not None:
+            return corrections_said.get((said, *link))
+        held = holders.get(slot)
+        for eid in held[1] if held is not None else ():
+            if statement_key(live[eid]) == said:
+                return eid
+        return None
 
     def conflict(event: AuthorEvent, kept: str) -> None:
         kept_for[event["event_id"]] = kept
@@ -178,6 +201,11 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     for event in _links_first(events, result.broken_links):
         slot, claim = slot_and_claim(event)
         link = link_of(event)
+        first = repeat_of(event, slot)
+        if first is not None:  # the same statement signed again: it counts once
+            result.duplicates.append({"event": event.copy(), "duplicate_of": first})
+            first_of[event["event_id"]] = first
+            continue
         held = holders.get(slot)
         if link is None:
             if held is not None and held[0] != claim:
@@ -186,6 +214,8 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
                 hold(event, slot, claim)
             continue
         how, target = link
+        said = (statement_key(event), how, target)
+        target = first_of.get(target, target)  # naming a repeat names what it repeats
         if target not in live:  # already corrected, or never applied: a second answer
             conflict(event, result.superseded_by(target) or kept_for.get(target, target))
             continue
@@ -201,6 +231,7 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
                     "how": "replaced" if how == "replaces" else "withdrawn",
                 }
             )
+        corrections_said.setdefault(said, event["event_id"])
         if how == "withdraws":
             result.withdrawals.append(event.copy())
             result.applied.append(event["event_id"])
@@ -268,16 +299,19 @@ class _Merged:
     applied: list[str] = field(default_factory=list)
     superseded: list[Superseded] = field(default_factory=list)
     withdrawals: list[AuthorEvent] = field(default_factory=list)
+    duplicates: list[Duplicate] = field(default_factory=list)
     valid_count: int = 1  # record_created
 
     def corrections(self) -> dict[str, object]:
-        """`superseded` and `withdrawals`, each only when not empty (a state without
-        corrections is the one this merge made before it knew them)."""
+        """`superseded`, `withdrawals` and `duplicates`, each only when not empty (a state
+        without corrections or repeats is the one this merge made before it knew them)."""
         parts: dict[str, object] = {}
         if self.superseded:
             parts["superseded"] = self.superseded
         if self.withdrawals:
             parts["withdrawals"] = self.withdrawals
+        if self.duplicates:
+            parts["duplicates"] = self.duplicates
         return parts
 
 
@@ -305,6 +339,7 @@ def _merge(pith_number: str, record_sha: str, created_id: str, events: Iterable[
     merged.equivocations = applied.equivocations
     merged.superseded = applied.superseded
     merged.withdrawals = applied.withdrawals
+    merged.duplicates = applied.duplicates
     merged.applied += applied.applied
     return merged
 
@@ -354,6 +389,8 @@ def merge_state(
         state["superseded"] = merged.superseded
     if merged.withdrawals:
         state["withdrawals"] = merged.withdrawals
+    if merged.duplicates:
+        state["duplicates"] = merged.duplicates
     state["state_sha256"] = state_hash(state)
     return state
 
@@ -365,7 +402,7 @@ def state_hash(state: Mapping[str, object]) -> str:
 
 def state_inputs(state: Mapping[str, Any]) -> list[object]:
     """Every author event a local state was merged from (applied, equivocating, invalid,
-    superseded, withdrawals)."""
+    superseded, withdrawals, duplicates)."""
     current = state.get("current") or {}
     events: list[object] = []
     for name in LISTS.values():
@@ -377,9 +414,10 @@ def state_inputs(state: Mapping[str, Any]) -> list[object]:
     for entry in state.get("invalid_events") or []:
         if isinstance(entry, Mapping):
             events.append(entry.get("event"))
-    for entry in state.get("superseded") or []:
-        if isinstance(entry, Mapping):
-            events.append(entry.get("event"))
+    for name in ("superseded", "duplicates"):
+        for entry in state.get(name) or []:
+            if isinstance(entry, Mapping):
+                events.append(entry.get("event"))
     withdrawals = state.get("withdrawals")
     events.extend(withdrawals if isinstance(withdrawals, list) else [])
     return events

@@ -116,6 +116,7 @@ MERGE_FIELDS = (
     "applied_event_ids",
     "superseded",
     "withdrawals",
+    "duplicates",
     *under("current", tuple(AUTHOR_EVENT_LISTS)),
     *under("current", REGISTRY_EVENT_LISTS),
 )
@@ -476,12 +477,14 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
 def _corrected_events(
     report: Report, state: Mapping[str, Any], number: PithNumber | None, digest: Any
 ) -> list[tuple[Any, str]]:
-    """The events a local merge took out of `current` (`superseded[].event`) and the
-    withdrawals that did it (`withdrawals`), each checked in full; with their paths."""
+    """The events a local merge took out of `current` (`superseded[].event`), the
+    withdrawals that did it (`withdrawals`) and the repeats it counted once
+    (`duplicates[].event`), each checked in full; with their paths."""
     found: list[tuple[Any, str]] = []
-    for index, entry in enumerate(_top_list(report, state, "superseded")):
-        found.append((entry.get("event") if isinstance(entry, Mapping) else None,
-                      f"superseded[{index}].event"))  # fmt: skip
+    for name in ("superseded", "duplicates"):
+        for index, entry in enumerate(_top_list(report, state, name)):
+            found.append((entry.get("event") if isinstance(entry, Mapping) else None,
+                          f"{name}[{index}].event"))  # fmt: skip
     for index, event in enumerate(_top_list(report, state, "withdrawals")):
         found.append((event, f"withdrawals[{index}]"))
     for event, at in found:
