@@ -330,9 +330,25 @@ class RegistryClient:
         url = record["agent_actions"]["actions"].get(name)
         if not isinstance(url, str):
             raise RegistryResponseError(f"the record names no {name} action")
-        if origin(check_url(url)) != origin(self.base_url):
-            raise RegistryResponseError(f"the record's {name} link leaves {self.base_url}: {url}")
+        self.check_actions_here(record, name)
         return url
+
+    def check_actions_here(self, record: RecordDocument, name: str | None = None) -> None:
+        """Refuse a record whose action links (`name`'s, or all) are on another origin than
+        this client's: an event bound to this base URL could never be sent there. Another
+        spelling of the same server (`localhost` for `127.0.0.1`) is another origin by the URL
+        rules, and stays one: the line names the address the registry calls itself."""
+        actions = record["agent_actions"]["actions"]
+        for action, url in actions.items():
+            if name not in (None, action) or not isinstance(url, str):
+                continue
+            there = origin(check_url(url))
+            if there != origin(self.base_url):
+                raise RegistryResponseError(
+                    f"the record's {action} link leaves {self.base_url}: {url}; this registry "
+                    f"calls itself {there}: give --registry {there} (an event already bound to "
+                    f"{self.base_url} cannot be sent: `pith outbox drop` it and sign it again)"
+                )
 
     def submit(self, event: AuthorEvent, url: str | None = None) -> tuple[int, Any]:
         """POST one signed event to its action endpoint; (status, answer) on 200/201."""
@@ -472,7 +488,11 @@ def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subje
     """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
     that paper, or else from the registry (its record verified)."""
     if record is None:
-        return Subject.from_document(registry.client.record(ref))
+        doc = registry.client.record(ref)
+        # before signing: an event bound to a registry that sends its actions elsewhere would
+        # stay pending for ever
+        registry.client.check_actions_here(doc)
+        return Subject.from_document(doc)
     subject = read_subject(record, registry.trust(), note=registry.note)
     check_names(ref, subject, record)
     return subject
