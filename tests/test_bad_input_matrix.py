@@ -209,6 +209,8 @@ EXPECTED_EXIT: dict[tuple[str, str], dict[str, int]] = {
     },
     ("verify", "orcid_api"): {repr(DEAD_REGISTRY): 3},
     ("keys prove orcid", "orcid_api"): {repr(DEAD_REGISTRY): 3},
+    # a backup of a key with an ORCID iD asks ORCID whether it was retired (docs/keys.md)
+    ("keys import", "orcid_api"): {repr(DEAD_REGISTRY): 3},
 }
 VERDICT_LINE = "FAILED"  # exit 1 of `pith verify`: the failed checks on stdout, one line here
 
@@ -281,6 +283,8 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         base["next_version"] = True
     if command == "keys import" and under_test != "backup_file":
         base["backup_file"] = paths["backup"]
+    if command == "keys import" and under_test == "orcid_api":
+        base["backup_file"] = paths["orcid_backup"]  # only a key with an iD asks ORCID
     if command == "verify" and under_test in ("signer", "paper_pdf", "orcid_api"):
         base["file"] = paths["claim"]  # a signed claim by ada, carrying no proofs
         base["strict"] = under_test == "paper_pdf"  # a proof nobody answers then fails
@@ -577,12 +581,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     passphrase.chmod(0o600)
     source = passphrase_source(str(passphrase))
     backup_file = good / "bob.backup"  # a key of another PITH_HOME, so that import goes on
+    orcid_backup = good / "carol.backup"  # the same, of a key with an ORCID iD
     with pytest.MonkeyPatch.context() as monkeypatch:
         use_fast_kdf(monkeypatch)
         monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
         monkeypatch.setenv("PITH_HOME", str(root / "other-home"))
         generate("bob", backend="file", passphrase=source, note=lambda _: None)
         backup("bob", backup_file, passphrase=source, backup_passphrase=source, note=lambda _: None)
+        generate("carol", orcid=ORCID, backend="file", passphrase=source, note=lambda _: None)
+        backup(
+            "carol", orcid_backup, passphrase=source, backup_passphrase=source, note=lambda _: None
+        )
         monkeypatch.setenv("PITH_HOME", str(root / "home"))
         generate(
             "ada",
@@ -606,6 +615,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         "bib": str(good / "refs.bib"),
         "passphrase": str(passphrase),
         "backup": str(backup_file),
+        "orcid_backup": str(orcid_backup),
         "tex": str(good / "paper" / "main.tex"),
         "token": str(good / "token.txt"),
         "claim": claim,
