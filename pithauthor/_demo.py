@@ -222,7 +222,7 @@ def _badge(demo: Demo) -> None:
     (folder / "main.tex").write_text(MANUSCRIPT, "utf-8")
     check = ["--check"] if shutil.which("latexmk") and shutil.which("pdflatex") else []
     _say(f"\n6. The badge in a manuscript (pith latex inject{' --check' if check else ''})")
-    result = demo.pith("latex", "inject", str(folder), "--pith", number, *check)
+    result = demo.pith("latex", "inject", str(folder), "--pith", number, *check, *demo.registry)
     for line in result.stderr.strip().splitlines():
         _say("   " + line)
     if not check:
