@@ -46,6 +46,7 @@ def _server(key_id: str) -> ThreadingHTTPServer:
                 {
                     "url-name": "Pith author key",
                     "url": {"value": f"https://pith.science/key/{key_id}"},
+                    "path": f"/{ORCID}/researcher-urls/1",  # each link must be the iD's own
                 }
             ],
             "path": f"/{ORCID}/researcher-urls",
