@@ -9,6 +9,10 @@ Exit codes (documented in docs/cli.md):
     4  key or authorisation problem
 
 Messages never contain secret material: they are shown to users as they are.
+
+An error may carry a `hint`: the author's obvious next step (a command to run, a flag to add).
+The CLI prints it as a second line, `pith: next: ...`, right after the error line; the error
+line itself stays one line that says what is wrong.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ class PithError(Exception):
     """Base of every error pithauthor raises on purpose."""
 
     exit_code: int = EXIT_FAILED
+    hint: str | None = None
+    """The next step, when there is an obvious one (a class may give a default)."""
+
+    def __init__(self, *args: object, hint: str | None = None) -> None:
+        super().__init__(*args)
+        if hint is not None:
+            self.hint = hint
 
 
 # --- 2: bad input -----------------------------------------------------------------------------

@@ -209,10 +209,31 @@ def _reset_process_state() -> None:
         core._keyring_backend = None  # type: ignore[attr-defined]
 
 
+NEXT_STEP = "pith: next: "
+"""How the line that names the next step after an error begins (errors.PithError.hint)."""
+
+
+def error_lines(stderr: str) -> list[str]:
+    """The lines of stderr but a final next-step line (which must follow an error line)."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if len(lines) >= 2 and lines[-1].startswith(NEXT_STEP):
+        lines.pop()
+    return lines
+
+
+def next_step(stderr: str) -> str | None:
+    """The next step a failing command named, or None."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if len(lines) >= 2 and lines[-1].startswith(NEXT_STEP):
+        return lines[-1][len(NEXT_STEP) :]
+    return None
+
+
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:
-    """A user error: the documented exit code, one line on stderr, no traceback."""
+    """A user error: the documented exit code, one error line on stderr (and at most the one
+    next-step line after it), no traceback."""
     assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = error_lines(result.stderr)
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("pith: error: "), result.stderr
     assert "Traceback" not in result.stderr

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 import typer
-from conftest import FIXTURES, run_in_process, use_fast_kdf
+from conftest import FIXTURES, error_lines, run_in_process, use_fast_kdf
 from tamper_counts import count
 
 from pithauthor._cli.main import app
@@ -442,7 +442,7 @@ def _run(argv: list[str], timeout: float = 15, fifo: str | None = None) -> Outco
 def _problems(case: Case, outcome: Outcome) -> str | None:
     if outcome.code is None:
         return "hangs"
-    lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+    lines = error_lines(outcome.stderr)  # the next-step line after the error is not counted
     if "Traceback" in outcome.stderr:
         return f"traceback: {outcome.stderr[-300:]}"
     if "internal error" in outcome.stderr or "bug in pith" in outcome.stderr:

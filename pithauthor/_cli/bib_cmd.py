@@ -8,6 +8,7 @@ import typer
 
 from pithauthor._cli import citedopts, lookupopts
 from pithauthor._cli.app import new_app
+from pithauthor._cli.keyopts import complete_mapping, complete_relationship
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
     CHOOSE_OPTION,
@@ -35,10 +36,17 @@ def register(app: typer.Typer) -> None:
             help="Keep only the entries this manuscript cites (others are 'skipped').",
         ),
         relationship: str = typer.Option(
-            "cites", "--relationship", help="Default relationship for every entry."
+            "cites",
+            "--relationship",
+            autocompletion=complete_relationship,
+            help="Default relationship for every entry.",
         ),
         mapping: list[str] = typer.Option(
-            [], "--map", metavar="KEY=RELATIONSHIP", help="Relationship for one entry."
+            [],
+            "--map",
+            metavar="KEY=RELATIONSHIP",
+            autocompletion=complete_mapping,
+            help="Relationship for one entry.",
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
         lookup: bool = LOOKUP_OPTION,

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import typer
 
 from pithauthor._cli import citedopts, lookupopts
-from pithauthor._cli.keyopts import KEY_OPTION, OUT_OPTION, PASSPHRASE_FILE_OPTION
+from pithauthor._cli.keyopts import (
+    KEY_OPTION,
+    OUT_OPTION,
+    PASSPHRASE_FILE_OPTION,
+    complete_mapping,
+    complete_relationship,
+)
 from pithauthor._cli.lookupopts import (
     ARXIV_API_OPTION,
     CHOOSE_OPTION,
@@ -56,11 +62,16 @@ def cite(
     relationship: str = typer.Option(
         "cites",
         "--relationship",
+        autocompletion=complete_relationship,
         help="supports, refutes, extends, uses_method, depends_on, replaces, compares or cites "
         "(with bibliographies: the default for entries without their own).",
     ),
     mapping: list[str] = typer.Option(
-        [], "--map", metavar="KEY=RELATIONSHIP", help="The relationship of one entry; repeatable."
+        [],
+        "--map",
+        metavar="KEY=RELATIONSHIP",
+        autocompletion=complete_mapping,
+        help="The relationship of one entry; repeatable.",
     ),
     only_cited: str | None = typer.Option(
         None,

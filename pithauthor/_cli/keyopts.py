@@ -12,11 +12,52 @@ from __future__ import annotations
 
 import typer
 
+
+def complete_key(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of a key: the names (and key ids) in the key store, each with its status.
+
+    It reads only the public key list, never a secret; a missing or damaged store completes to
+    nothing rather than to file names or a traceback in the middle of the author's command line.
+    """
+    from pithauthor.errors import PithError
+    from pithauthor.keys import list_keys
+
+    try:
+        records = list_keys()
+    except (PithError, OSError, ValueError):
+        return []
+    out: list[tuple[str, str]] = []
+    for record in records:
+        label = f"{record.status} key {record.key_id}"
+        if record.name.startswith(incomplete):
+            out.append((record.name, label))
+        elif incomplete and record.key_id.startswith(incomplete):
+            out.append((record.key_id, f"{record.status} key {record.name}"))
+    return out
+
+
+def complete_relationship(incomplete: str) -> list[str]:
+    """Shell completion of the eight relationships (the one list in _core/relationships.py)."""
+    from pithauthor._core.relationships import RELATIONSHIPS
+
+    return [r for r in RELATIONSHIPS if r.startswith(incomplete.lower())]
+
+
+def complete_mapping(incomplete: str) -> list[str]:
+    """`--map KEY=RELATIONSHIP`: after the '=', the eight relationships (the key is the
+    author's own BibTeX key, which only the file knows)."""
+    key, sep, rest = incomplete.partition("=")
+    if not sep:
+        return []
+    return [f"{key}={r}" for r in complete_relationship(rest)]
+
+
 KEY_OPTION = typer.Option(
     None,
     "--key",
     "-k",
     metavar="NAME|KEY_ID",
+    autocompletion=complete_key,
     help="Key to sign with: a name or key id (default: the single active key).",
 )
 PASSPHRASE_FILE_OPTION = typer.Option(

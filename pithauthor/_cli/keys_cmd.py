@@ -14,6 +14,7 @@ from pithauthor._cli.keyopts import (
     INSECURE_PLAINTEXT_OPTION,
     JSON_OPTION,
     PASSPHRASE_FILE_OPTION,
+    complete_key,
 )
 from pithauthor._cli.output import ask, at_terminal, data, emit_json, message
 from pithauthor.errors import InputError, NetworkError
@@ -30,7 +31,12 @@ PUBLIC_NAME_HELP = (
     "with the paper's author list (the key's --name is only its label on this machine)."
 )
 PUBLIC_NAME_OPTION = typer.Option(None, "--public-name", help=PUBLIC_NAME_HELP)
-NAME_ARG = typer.Argument(None, metavar="[NAME|KEY_ID]", help="Default: the single active key.")
+NAME_ARG = typer.Argument(
+    None,
+    metavar="[NAME|KEY_ID]",
+    help="Default: the single active key.",
+    autocompletion=complete_key,
+)
 _FIELDS = (
     ("name", "name"),
     ("public_name", "public_name"),
@@ -279,7 +285,7 @@ def _rotation_steps(old: KeyRecord, new: KeyRecord) -> None:
 
 @keys_app.command("delete")
 def delete_cmd(
-    name: str = typer.Argument(..., metavar="NAME|KEY_ID"),
+    name: str = typer.Argument(..., metavar="NAME|KEY_ID", autocompletion=complete_key),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a key for good (secret and record). Asks first unless --yes."""
@@ -305,7 +311,11 @@ prove_app = new_app(
 )
 keys_app.add_typer(prove_app, name="prove")
 PROVE_KEY_OPTION = typer.Option(
-    None, "--key", metavar="NAME|KEY_ID", help="Default: the single active key."
+    None,
+    "--key",
+    metavar="NAME|KEY_ID",
+    help="Default: the single active key.",
+    autocompletion=complete_key,
 )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.keyopts import complete_key
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor._cli.registryopts import (
     OFFLINE_NUMBER_OPTION,
@@ -33,7 +34,11 @@ def inject_cmd(
         "the paper proof of docs/identity.md.",
     ),
     key: list[str] = typer.Option(
-        [], "--key", metavar="NAME|KEY_ID", help="With --author-key: this key (repeatable)."
+        [],
+        "--key",
+        metavar="NAME|KEY_ID",
+        autocompletion=complete_key,
+        help="With --author-key: this key (repeatable).",
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff; write nothing."),
     check: bool = typer.Option(

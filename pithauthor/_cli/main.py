@@ -31,7 +31,7 @@ from pithauthor._cli import (
 )
 from pithauthor._cli.app import name_values, new_app
 from pithauthor._cli.examples import add_examples
-from pithauthor._cli.output import error_line
+from pithauthor._cli.output import error_line, next_step_line
 from pithauthor._version import __version__
 from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         _usage_error(exc)
     except Exception as exc:
         if isinstance(exc, PithError):
-            _fail(str(exc), exc.exit_code)
+            _fail(str(exc), exc.exit_code, exc.hint)
         if isinstance(exc, OSError):
             where = f": {exc.filename}" if exc.filename else ""
             _fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
@@ -133,9 +133,12 @@ def _usage_error(exc: typer.TyperException) -> NoReturn:
     _fail(f"{text.rstrip('.')}{hint}", int(getattr(exc, "exit_code", 2)))
 
 
-def _fail(text: str, code: int) -> NoReturn:
-    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), then exit."""
+def _fail(text: str, code: int, hint: str | None = None) -> NoReturn:
+    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), and the next
+    step when the error names one; then exit."""
     if os.environ.get("PITH_DEBUG") == "1" and sys.exc_info()[0] is not None:
         traceback.print_exc(file=sys.stderr)
     error_line(text)
+    if hint:
+        next_step_line(hint)
     sys.exit(code)

@@ -46,3 +46,10 @@ def error_line(text: str) -> None:
     """The one line a failing command prints."""
     first = " ".join(str(text).split()) or "unknown error"
     sys.stderr.write(f"pith: error: {first}\n")
+
+
+def next_step_line(text: str) -> None:
+    """The one line after an error that says what to do next (errors.PithError.hint)."""
+    step = " ".join(str(text).split())
+    if step:
+        sys.stderr.write(f"pith: next: {step}\n")
