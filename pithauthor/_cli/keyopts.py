@@ -38,7 +38,7 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
 
 def complete_relationship(incomplete: str) -> list[str]:
     """Shell completion of the eight relationships (the one list in _core/relationships.py)."""
-    from pithauthor._core.relationships import RELATIONSHIPS
+    from pithauthor.sign import RELATIONSHIPS
 
     return [r for r in RELATIONSHIPS if r.startswith(incomplete.lower())]
 
