@@ -28,7 +28,7 @@ from pithauthor._keystore import container
 from pithauthor._keystore.doctor import diagnose
 from pithauthor._keystore.files import create_private
 from pithauthor._keystore.lock import keystore_lock
-from pithauthor._keystore.metadata import KeyRecord, load_records, save_records
+from pithauthor._keystore.metadata import METADATA_FILE, KeyRecord, load_records, save_records
 from pithauthor._keystore.passphrase import (
     PassphraseSource,
     backup_passphrase_source,
@@ -44,6 +44,7 @@ from pithauthor._keystore.secrets_io import (
     remove_seed,
     stderr_note,
 )
+from pithauthor._paths import pith_home
 from pithauthor.errors import (
     InputError,
     KeyExists,
@@ -57,6 +58,8 @@ from pithauthor.identity import orcid_retirement
 # PyNaCl is imported where a key signs or is made: `pith keys list|show|export` skip it.
 
 __all__ = [
+    "BACKED_UP_AT",
+    "BACKUP_FILE",
     "AuthorKey",
     "KeyRecord",
     "PassphraseSource",
@@ -67,6 +70,7 @@ __all__ = [
     "export_public",
     "generate",
     "import_backup",
+    "known_keys",
     "list_keys",
     "load_key",
     "load_signing_key",
@@ -301,6 +305,19 @@ def list_keys() -> list[KeyRecord]:
     return sorted(load_records(), key=lambda r: r.created_at)
 
 
+def known_keys() -> list[KeyRecord]:
+    """`list_keys()`, but an empty list where there is no key store yet, which it does not
+    create: for read-only callers (shell completion, `pith doctor`)."""
+    if not (pith_home() / "keys" / METADATA_FILE).exists():
+        return []
+    return list_keys()
+
+
+BACKED_UP_AT = "backed_up_at"
+"""Key-list field (kept in KeyRecord.extra): when `backup` last wrote the key, for doctor."""
+BACKUP_FILE = "backup_file"
+
+
 def show(name: str | None = None) -> KeyRecord:
     """The public record of one key (None = the single active key)."""
     return _resolve(load_records(), name)
@@ -360,10 +377,25 @@ def backup(
     secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
         "Backup passphrase: ", confirm=True
     )
-    public = {k: v for k, v in record.to_json().items() if k not in ("backend", "file")}
+    local = ("backend", "file", BACKED_UP_AT, BACKUP_FILE)  # this machine's facts, not the key's
+    public = {k: v for k, v in record.to_json().items() if k not in local}
     doc = container.seal(seed, secret, {"kind": BACKUP_KIND, "key": public})
     create_private(Path(out), json.dumps(doc, indent=2) + "\n")
+    _note_backup(record.key_id, Path(out))
     return record
+
+
+def _note_backup(key_id: str, out: Path) -> None:
+    """Remember in the key list that (and where) this key was backed up, so that `pith doctor`
+    can tell a key with a backup from one whose loss would be final. The backup is already
+    written: a key list that cannot be updated now only costs that note."""
+    with keystore_lock():
+        records = load_records()
+        for record in records:
+            if record.key_id == key_id:
+                record.extra[BACKED_UP_AT] = utc_now()
+                record.extra[BACKUP_FILE] = str(out.resolve())
+        save_records(records)
 
 
 def _retired_by_successor(record: KeyRecord, records: list[KeyRecord]) -> str | None:

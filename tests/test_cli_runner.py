@@ -61,7 +61,7 @@ def test_keyring_backend_chosen_in_one_run_is_not_reused_by_the_next(
         PITH_TEST_KEYRING_FILE=str(ring),
         PITH_TEST_FAST_KDF="1",
     )
-    with_ring = pith("doctor", "--json", env=env)
+    with_ring = pith("doctor", "--offline", "--json", env=env)
     assert "FileKeyring" in with_ring.stdout, with_ring.stderr
-    without = pith("doctor", "--json", env={"PITH_TEST_FAST_KDF": "1"})
+    without = pith("doctor", "--offline", "--json", env={"PITH_TEST_FAST_KDF": "1"})
     assert "FileKeyring" not in without.stdout and "fail.Keyring" in without.stdout

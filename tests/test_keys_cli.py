@@ -99,7 +99,7 @@ def test_group_readable_key_file_is_refused_with_the_fix(
     result = pith("keys", "show", "--check", env=FAST)
     assert_one_line_error(result, 4)
     assert f"chmod 600 {path}" in result.stderr
-    doctor = pith("doctor")
+    doctor = pith("doctor", "--offline")
     assert doctor.returncode == 1 and f"chmod 600 {path}" in doctor.stdout
 
 
@@ -132,7 +132,7 @@ def test_passphrase_from_stdin_for_ci(pith: RunPith) -> None:
 def test_plaintext_needs_the_flag_warns_and_doctor_flags_it(pith: RunPith) -> None:
     result = _ok(pith("keys", "generate", "--name", "throwaway", "--insecure-plaintext"))
     assert "UNENCRYPTED" in result.stderr
-    doctor = pith("doctor", "--json")
+    doctor = pith("doctor", "--offline", "--json")
     assert doctor.returncode == 1
     assert any(
         f["level"] == "unsafe" and "unencrypted" in f["detail"] for f in json.loads(doctor.stdout)
@@ -141,12 +141,12 @@ def test_plaintext_needs_the_flag_warns_and_doctor_flags_it(pith: RunPith) -> No
 
 def test_doctor_reports_backend_folders_and_passphrase(pith: RunPith, isolated_home: Path) -> None:
     _generate_json(pith, env={"PITH_PASSPHRASE": PASSPHRASE})
-    result = _ok(pith("doctor", "--json", env={"PITH_PASSPHRASE": PASSPHRASE}))
+    result = _ok(pith("doctor", "--offline", "--json", env={"PITH_PASSPHRASE": PASSPHRASE}))
     findings = {f["check"]: f for f in json.loads(result.stdout)}
     assert "fail.Keyring" in findings["backend"]["detail"]
     assert findings["keys folder"]["level"] == "ok" and "700" in findings["keys folder"]["detail"]
     assert "PITH_PASSPHRASE is set" in findings["passphrase"]["detail"]
-    fast = pith("doctor", env={"PITH_TEST_FAST_KDF": "1"})
+    fast = pith("doctor", "--offline", env={"PITH_TEST_FAST_KDF": "1"})
     assert fast.returncode == 1 and "test-only weak KDF" in fast.stdout
 
 
@@ -251,7 +251,7 @@ def test_sentinel_seed_never_appears_in_any_output(
         pith("keys", "export", "--format", "raw", env=file_env),
         pith("keys", "backup", "--out", str(tmp_path / "again.backup"), env=file_env),
         pith("keys", "show", "--check", env={**file_env, "PITH_PASSPHRASE": "wrong"}),
-        pith("doctor", env=file_env),
+        pith("doctor", "--offline", env=file_env),
         pith("keys", "rotate", "--backend", "file", env=file_env),
         pith("keys", "delete", "sentinel", "--yes", env=file_env),
         pith("keys", "delete", "sentinel", "--yes", env=file_env),

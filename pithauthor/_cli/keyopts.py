@@ -20,10 +20,10 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
     nothing rather than to file names or a traceback in the middle of the author's command line.
     """
     from pithauthor.errors import PithError
-    from pithauthor.keys import list_keys
+    from pithauthor.keys import known_keys
 
     try:
-        records = list_keys()
+        records = known_keys()  # creates no key store on a Tab
     except (PithError, OSError, ValueError):
         return []
     out: list[tuple[str, str]] = []

@@ -1,0 +1,297 @@
+"""`pith doctor`: is this machine ready to sign, submit and badge, and is it safe?
+
+Each check is one finding, `ok`, `info`, `warn`, `fail` or `unsafe`, with the next step when
+there is one. The key store's checks are `pithauthor._keystore.doctor`; this module adds the
+rest: each registry (reachable, and serving the key this machine trusts for it), TeX and
+latexmk, the outbox (pending and rejected events per registry), a backup of each active key,
+and each key's ORCID proof. Read-only: it creates nothing (no key store, no outbox).
+
+The network checks (registry, ORCID) are time-bound (one try, `timeout` seconds each) and are
+skipped with `offline`.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pithauthor._http import RegistryHttp, RetryPolicy
+from pithauthor._keystore.doctor import Finding as KeyFinding
+from pithauthor._keystore.doctor import diagnose as diagnose_keys
+from pithauthor._outbox import DB_NAME, Outbox
+from pithauthor._paths import pith_home
+from pithauthor.client import is_local_registry, registry_binding, registry_url
+from pithauthor.errors import InputError, PithError
+from pithauthor.identity import check_key_on_orcid
+from pithauthor.keys import BACKED_UP_AT, BACKUP_FILE, KeyRecord, known_keys
+from pithauthor.trust import Trust, default_trust
+
+FAILING = ("fail", "unsafe")
+"""The levels that make `pith doctor` exit 1."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the report: what was checked, how it stands, and what to do next."""
+
+    check: str
+    level: str
+    detail: str
+    next: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"check": self.check, "level": self.level, "detail": self.detail, "next": self.next}
+
+
+def _from_keystore(found: KeyFinding) -> Finding:
+    return Finding(found.check, found.level, found.detail)
+
+
+# --- registries ----------------------------------------------------------------------------
+
+
+def _registries(registry: str | None, held: Iterable[str]) -> list[str]:
+    """The registry asked for (or the default) first, then each one the outbox holds events
+    for: those are the ones this machine will talk to."""
+
+    first = registry_binding(registry)
+    return [first, *sorted(set(held) - {first})]
+
+
+def _registry(url: str, trust_manifests: list[str], timeout: float) -> Finding:
+    """Reachable, and serving a key this machine trusts under that key id (the pinned one, a
+    trust manifest's, or $PITH_TRUST's)."""
+
+    check = f"registry {url}"
+    local = is_local_registry(url)
+    http = RegistryHttp(
+        url, timeout=timeout, connect_timeout=timeout, retry=RetryPolicy(max_attempts=1)
+    )
+    try:
+        manifest = http.get_json("/pith-mirrors.json")
+    except PithError as exc:
+        return Finding(
+            check,
+            "fail",
+            f"not reachable: {exc}",
+            "check the address (--registry, $PITH_REGISTRY) and the network; "
+            "pith doctor --offline skips this check",
+        )
+    finally:
+        http.close()
+    try:
+        served = Trust.from_manifest(manifest, local=local, source=f"registry {url}").keys
+    except PithError as exc:
+        return Finding(check, "fail", f"its manifest (/pith-mirrors.json) is broken: {exc}")
+    trusted = default_trust(trust_manifests).keys
+    same = [k for k in served if k in trusted and trusted[k].public_key == served[k].public_key]
+    other = [k for k in served if k in trusted and trusted[k].public_key != served[k].public_key]
+    if other:
+        return Finding(
+            check,
+            "fail",
+            f"serves another public key under the trusted key id {other[0]}: it is not the "
+            "registry this machine trusts",
+            "do not submit there; check the address, or the trust manifest you gave",
+        )
+    if same:
+        return Finding(
+            check, "ok", f"reachable; its key {same[0]} is trusted ({trusted[same[0]].source})"
+        )
+    names = ", ".join(sorted(served))
+    if local:
+        return Finding(
+            check,
+            "warn",
+            f"reachable (local); its key {names} is not trusted here",
+            "for a local registry pass --trust-local-registry (or --trust-manifest FILE)",
+        )
+    return Finding(
+        check,
+        "fail",
+        f"reachable, but its key {names} is not trusted here: its records would not verify",
+        "trust it with --trust-manifest FILE or $PITH_TRUST, if you know the key is theirs",
+    )
+
+
+# --- this machine --------------------------------------------------------------------------
+
+
+def _tex() -> list[Finding]:
+    """pdflatex and latexmk: `pith latex inject --check` and `pith latex arxiv` build with them."""
+    out = []
+    for program in ("pdflatex", "latexmk"):
+        where = shutil.which(program)
+        if where:
+            out.append(Finding(f"tex {program}", "ok", where))
+        else:
+            out.append(
+                Finding(
+                    f"tex {program}",
+                    "warn",
+                    "not on PATH: pith latex arxiv and inject --check cannot build",
+                    "install TeX Live (or MacTeX, MiKTeX), which includes it",
+                )
+            )
+    return out
+
+
+def _outbox() -> tuple[list[Finding], list[str]]:
+    """Pending and rejected events per registry; and the registries the outbox holds."""
+
+    # where _outbox.default_path() is, without creating its folder as that does
+    path = pith_home() / "outbox" / DB_NAME
+    if not path.exists():
+        return [Finding("outbox", "info", "empty (no event stored yet)")], []
+    try:
+        with Outbox(path) as box:
+            held = box.registries()
+            counts = {r: box.counts(r) for r in held}
+    except PithError as exc:
+        return [Finding("outbox", "fail", str(exc), exc.hint or "pith outbox recover")], []
+    if not held:
+        return [Finding("outbox", "info", "empty")], []
+    out = []
+    for registry in held:
+        n = counts[registry]
+        detail = f"{n['pending']} pending, {n['rejected']} rejected, {n['accepted']} accepted"
+        if n["rejected"]:
+            out.append(
+                Finding(
+                    f"outbox {registry}",
+                    "warn",
+                    detail,
+                    f"pith outbox list --state rejected --registry {registry} shows why",
+                )
+            )
+        elif n["pending"]:
+            out.append(
+                Finding(f"outbox {registry}", "warn", detail, f"pith submit --registry {registry}")
+            )
+        else:
+            out.append(Finding(f"outbox {registry}", "ok", detail))
+    return out, held
+
+
+def _backups(records: list[KeyRecord]) -> list[Finding]:
+    """Each active key: backed up (when, where), or a loss waiting to happen."""
+
+    out = []
+    for record in records:
+        if record.status != "active":
+            continue
+        check = f"backup {record.name}"
+        at = record.extra.get(BACKED_UP_AT)
+        if not at:
+            out.append(
+                Finding(
+                    check,
+                    "warn",
+                    "no backup made on this machine: losing this computer loses the key",
+                    f"pith keys backup {record.name} --out FILE (and keep FILE elsewhere)",
+                )
+            )
+        else:
+            out.append(Finding(check, "ok", f"backed up {at} to {record.extra.get(BACKUP_FILE)}"))
+    return out
+
+
+def _identity(records: list[KeyRecord], timeout: float) -> list[Finding]:
+    """Each key with an ORCID iD, as its public ORCID record shows it: bound (the key listed as
+    current; ok), not bound (not listed, as a new key before `pith keys prove orcid`; warn),
+    stale (an active key listed as retired: fail; a retired key still listed as current:
+    warn), or not readable (warn)."""
+
+    out = []
+    for record in records:
+        if record.orcid is None:
+            if record.status == "active":
+                out.append(
+                    Finding(
+                        f"identity {record.name}",
+                        "info",
+                        "no ORCID iD: claims are not bound to a person",
+                        "a key bound to an iD: pith keys generate --name NAME --orcid ID",
+                    )
+                )
+            continue
+        check = f"identity {record.name}"
+        prove = f"pith keys prove orcid --key {record.name}"
+        proof = check_key_on_orcid(record, None, timeout)
+        if proof.finding is None:
+            out.append(
+                Finding(check, "warn", f"ORCID {record.orcid}: {proof.problem}", prove + " --check")
+            )
+            continue
+        standing = proof.finding.standing
+        active = record.status == "active"
+        if standing == "current" and active:
+            out.append(
+                Finding(check, "ok", f"bound: ORCID {record.orcid} lists key {record.key_id}")
+            )
+        elif standing == "retired" and not active:
+            out.append(Finding(check, "ok", f"retired key, and ORCID {record.orcid} says so"))
+        elif standing == "current":
+            out.append(
+                Finding(
+                    check,
+                    "warn",
+                    f"stale: retired key {record.key_id} is still current on ORCID {record.orcid}",
+                    "rename its ORCID link as pith keys rotate said (docs/identity.md)",
+                )
+            )
+        elif standing == "retired":
+            out.append(
+                Finding(
+                    check,
+                    "fail",
+                    f"stale: ORCID {record.orcid} lists active key {record.key_id} as retired",
+                    prove,
+                )
+            )
+        elif active:  # a key not proven yet (the state of every new key), or a link removed
+            out.append(
+                Finding(
+                    check,
+                    "warn",
+                    f"not bound: ORCID {record.orcid} does not list key {record.key_id}; "
+                    "claims will say the identity is not established",
+                    prove,
+                )
+            )
+    return out
+
+
+def diagnose(
+    *,
+    registry: str | None = None,
+    trust_manifests: list[str] | None = None,
+    offline: bool = False,
+    timeout: float = 5.0,
+) -> list[Finding]:
+    """Every finding, in report order: the key store, backups, TeX, the outbox, then (unless
+    `offline`) each registry and each ORCID proof, each asked once within `timeout` seconds.
+    Bad options (`registry`, a trust manifest, `timeout`) raise InputError before any check."""
+
+    manifests = list(trust_manifests or [])
+    if not math.isfinite(timeout) or not 0 < timeout <= 60:
+        raise InputError("--timeout must be a number of seconds in (0, 60]")
+    registry_url(registry)
+    default_trust(manifests)
+    findings = [_from_keystore(f) for f in diagnose_keys()]
+    try:
+        records = known_keys()
+    except PithError:
+        records = []  # the key store's own findings above already say it is damaged
+    findings += _backups(records)
+    findings += _tex()
+    box, held = _outbox()
+    findings += box
+    if offline:
+        findings.append(Finding("network", "info", "registry and ORCID checks skipped (--offline)"))
+        return findings
+    findings += [_registry(url, manifests, timeout) for url in _registries(registry, held)]
+    findings += _identity(records, timeout)
+    return findings
