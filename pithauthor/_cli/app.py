@@ -62,7 +62,7 @@ def _resolve_annotations(callback: Any) -> None:
         if code is None:
             code = _COMPILED[value] = compile(value, "<annotation>", "eval")
         try:
-            annotations[key] = eval(code, callback.__globals__)  # noqa: S307 (our own source)
+            annotations[key] = eval(code, callback.__globals__)  # our own source, our module
         except Exception:  # left as it was: Typer then reports it as it always did
             continue
 
