@@ -278,3 +278,32 @@ def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServ
         entry = outbox.get(event["event_id"])
         assert entry is not None and entry.state == "rejected" and "event_id" in str(entry.reason)
         assert outbox.retry() == 1
+
+
+def test_a_command_reads_its_trust_manifests_once(server: RegistryServer, tmp_path: Path) -> None:
+    """The registry options are read once per command: the manifest is gone after the options
+    were checked, and the record files' trust and the client (which then talks to the real
+    local registry) still trust its key."""
+    from pithauthor.client import RegistryAccess, RegistryOptions
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(server.key.manifest(server.url)), "utf-8")
+    key_id = server.key.key_id
+    with RegistryAccess(RegistryOptions(server.url, (str(path),))) as access:
+        path.unlink()
+        assert key_id in access.trust().keys
+        assert key_id in access.client.trust.keys
+        assert access.client.record(REAL_NUMBER)["pith_number"] == REAL_NUMBER
+
+
+def test_options_for_another_registry_never_carry_the_local_key_to_a_remote_one() -> None:
+    from pithauthor.client import RegistryOptions
+
+    options = RegistryOptions("http://127.0.0.1:8787", ("m.json",), trust_local=True, retries=2)
+    remote = options.for_registry("https://mirror.example")
+    assert (remote.registry, remote.trust_local, remote.retries) == (
+        "https://mirror.example",
+        False,
+        2,
+    )
+    assert options.for_registry("http://localhost:9").trust_local is True
