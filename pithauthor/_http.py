@@ -366,7 +366,10 @@ def _answer_error(response: httpx.Response, url: str) -> Exception:
             "run `pith auth login` or set PITH_TOKEN"
         )
     if status == 403:
-        return AuthError(f"the registry at {where} refused the token (403): {reason}")
+        return AuthError(
+            f"the registry at {where} refused the token (403): {reason}",
+            hint=f"sign in again: pith auth login --registry {where} --token-file FILE",
+        )
     if status == 404:
         return RegistryAnswerError(f"not found on the registry at {where} (404): {reason}", 404)
     return RegistryAnswerError(

@@ -87,9 +87,16 @@ class InputError(PithError):
 class PithNumberError(InputError, ValueError):
     """A string is not a well-formed Pith Number (or alias)."""
 
+    hint = (
+        "a Pith Number is pith:YEAR: and 26 letters and digits (A-Z, 2-7), as `pith number "
+        "from-arxiv` prints it; an arXiv id such as 2302.12445 is taken too"
+    )
+
 
 class ArxivIdError(InputError, ValueError):
     """A string is not a well-formed arXiv identifier."""
+
+    hint = "an arXiv id looks like 2302.12445 (2302.12445v2: one version) or hep-th/9901001"
 
 
 class MetadataError(InputError):
@@ -157,6 +164,8 @@ class EventRefused(RegistryAnswerError):
     """The registry refused this signed event: its answer (4xx) to the event's POST. Final:
     the outbox marks the event rejected, and it is never sent again."""
 
+    hint = "`pith outbox list --state rejected` shows each refused event and the registry's answer"
+
 
 class BuildError(PithError):
     """A LaTeX build failed."""
@@ -181,6 +190,8 @@ class NetworkError(PithError):
     """The registry could not be reached or answered nonsense after every retry."""
 
     exit_code = EXIT_NETWORK
+    # one command that asks every registry (and ORCID) once, in seconds, and says which fails
+    hint = "`pith doctor` checks the registries and ORCID in a few seconds (--timeout S)"
 
 
 class RegistryResponseError(NetworkError):
@@ -215,9 +226,16 @@ class KeyExists(KeyStoreError):
 class WrongPassphrase(KeyStoreError):
     """The passphrase does not open the key file."""
 
+    hint = (
+        "check $PITH_PASSPHRASE or the --passphrase-file ($PITH_BACKUP_PASSPHRASE or "
+        "--backup-passphrase-file for a backup); without them a terminal asks, three tries"
+    )
+
 
 class KeyFileTampered(KeyStoreError):
     """The key file is not what pithauthor wrote (bad structure or failed integrity check)."""
+
+    hint = "restore the key from its backup: pith keys import BACKUP_FILE (`pith doctor` checks)"
 
 
 class UnsafePermissions(KeyStoreError):
@@ -230,6 +248,8 @@ class PassphraseUnavailable(KeyStoreError):
 
 class KeyRetired(KeyStoreError):
     """Signing was asked of a retired key."""
+
+    hint = "`pith keys list` shows the active key that replaced it: sign with --key NAME"
 
 
 class KeyringUnavailable(KeyStoreError):

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import typer
-from conftest import FIXTURES, error_lines, run_in_process, use_fast_kdf
+from conftest import FIXTURES, error_lines, next_step, run_in_process, use_fast_kdf
 from tamper_counts import count
 
 from pithauthor._cli.main import app
@@ -174,6 +174,13 @@ VALUE_PARAMS: dict[str, list[str]] = {
         "paper:javascript:alert(1)",
         "web:https://" + "a" * 3000 + ".org",
     ],
+}
+# the bad inputs whose next step is obvious, by parameter: a malformed paper reference (a Pith
+# Number or an arXiv id of the wrong form) must be followed by the line that shows the form
+NEXT_STEP_BAD: dict[str, set[str]] = {
+    name: {repr(REFERENCE[0]), repr(REFERENCE[1]), repr(REFERENCE[3])}
+    for name, values in VALUE_PARAMS.items()
+    if values is REFERENCE
 }
 # free text or names any value of which is accepted (or refused by the key store, exit 4)
 FREE_PARAMS = {
@@ -451,6 +458,8 @@ def _problems(case: Case, outcome: Outcome) -> str | None:
     allowed = {expected} if expected is not None else allowed
     if outcome.code not in allowed:
         return f"exit {outcome.code}, not {sorted(allowed)}: {outcome.stderr.strip()[:300]}"
+    if case.bad in NEXT_STEP_BAD.get(case.param, ()) and next_step(outcome.stderr) is None:
+        return f"no next step after the error: {outcome.stderr.strip()[:300]}"
     verdict = outcome.code == 1 and expected == 1 and lines and lines[0].startswith(VERDICT_LINE)
     if len(lines) != 1 or not (lines[0].startswith("pith: error: ") or verdict):
         return f"{len(lines)} lines on stderr: {outcome.stderr.strip()[:300]}"

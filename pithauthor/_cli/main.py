@@ -89,6 +89,10 @@ name_values(app)
 add_examples(app)
 
 
+COMPLETE_ENV = "_PITH_COMPLETE"
+"""Set by the script of `pith completion SHELL` (completion_cmd) when the shell asks."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app; turn every expected error into one line and a code.
 
@@ -97,7 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = sys.argv[1:] if argv is None else argv
     try:
-        if args in ([], ["--help"], ["-h"]):
+        # a shell asking for completions runs a bare `pith` too (the words are in the
+        # environment): it needs the whole tree, every option's completer
+        if args in ([], ["--help"], ["-h"]) and COMPLETE_ENV not in os.environ:
             # the root's help (and a bare `pith`) from a tree without the commands' options
             code = _root_only()(args=args, prog_name="pith", standalone_mode=False)
         else:

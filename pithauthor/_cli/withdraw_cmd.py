@@ -70,7 +70,10 @@ def withdraw(
         where = registry_binding(registry)
         matches = {e["event_id"]: e for e in held.events if e["event_id"].startswith(wanted)}
         if not matches:
-            raise InputError(f"the outbox holds no event {wanted} for {where}")
+            raise InputError(
+                f"the outbox holds no event {wanted} for {where}",
+                hint="`pith outbox list` shows the events it holds, and for which --registry",
+            )
         if len(matches) > 1:
             raise InputError(
                 f"{wanted} names {len(matches)} events in the outbox: give more digits"
