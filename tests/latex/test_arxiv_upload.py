@@ -117,16 +117,18 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
         members = {m.name: m for m in tar.getmembers()}
         sty = tar.extractfile("pith.sty").read()  # type: ignore[union-attr]
         ltxml = tar.extractfile("pith.sty.ltxml").read()  # type: ignore[union-attr]
+        compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
     names = set(members)
     assert sorted(names) == packed.stdout.split()
     assert all(m.isreg() for m in members.values())  # never a link
     assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
     if packed.name in SINGLE:  # the main file, and pith's two files at the top
-        assert names == {main, "pith.sty", "pith.sty.ltxml"}
+        assert names == {main, "pith.sty", "pith-compat.def", "pith.sty.ltxml"}
     else:  # the parts in their subfolders too
         assert main in names and len(names) > 4
     assert sty == (REPO / "latex" / "pith.sty").read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
+    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
     assert (Path(main).with_suffix(".bbl").name in names) == (packed.name in WITH_BBL)
     assert set(FIGURES.get(packed.name, ())) <= names
     assert not any(n.endswith(DEBRIS) for n in names)
