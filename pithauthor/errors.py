@@ -197,9 +197,13 @@ class NetworkError(PithError):
 class RegistryResponseError(NetworkError):
     """The registry answered with something that is not what the protocol promises."""
 
+    hint = None  # it did answer: checking that it answers is no next step; its message says
+
 
 class ArxivApiError(NetworkError):
     """arXiv's API could not be used: unreachable, refused, or answered something unreadable."""
+
+    hint = None  # `pith doctor` does not ask arXiv: no next step to name here
 
 
 class ArxivQueryRefused(ArxivApiError):

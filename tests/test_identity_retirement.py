@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, use_fast_kdf
+from conftest import FIXTURES, error_lines, use_fast_kdf
 from identity_server import IdentityServer, Site
 
 from pithauthor._cli.main import main
@@ -141,7 +141,7 @@ def test_when_orcid_cannot_be_asked_nothing_is_restored_unless_offline_is_given(
     dead = "http://127.0.0.1:9/v3.0"
     code, out, err = run(capsys, "keys", "import", str(backup), "--orcid-api", dead)
     assert code == 3 and out == ""
-    assert len(err.strip().splitlines()) == 1 and "--offline" in err and "Traceback" not in err
+    assert len(error_lines(err)) == 1 and "--offline" in err and "Traceback" not in err
     assert ok(capsys, "keys", "list", "--json")[0].strip() == "[]"  # nothing half-restored
     ok(capsys, "keys", "import", str(backup), "--offline", "--orcid-api", dead, "--backend", "file")
     assert status_of(capsys, old)["status"] == "active"  # as the backup says, on request

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import FAST_KDF_ENV, LAUNCHER
+from conftest import FAST_KDF_ENV, LAUNCHER, error_lines
 
 GOOD = "a long passphrase for the prompt test"
 
@@ -83,7 +83,7 @@ def test_three_wrong_passphrases_end_with_one_line_exit_4() -> None:
     )
     assert code == 4
     assert shown.count("try again") == 2
-    assert shown.rstrip().splitlines()[-1].startswith("pith: error: wrong passphrase for key file")
+    assert error_lines(shown)[-1].startswith("pith: error: wrong passphrase for key file")
 
 
 def test_differing_new_passphrases_are_typed_again() -> None:
@@ -118,4 +118,4 @@ def test_a_wrong_passphrase_from_the_environment_is_not_asked_again(
     )  # fmt: skip
     assert result.returncode == 4
     assert "try again" not in result.stderr
-    assert result.stderr.count("\n") == 1 and "wrong passphrase" in result.stderr
+    assert len(error_lines(result.stderr)) == 1 and "wrong passphrase" in result.stderr
