@@ -637,6 +637,13 @@ def _check(
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_REGISTRY", DEAD_REGISTRY)
     monkeypatch.setenv("PITH_ORCID_API", DEAD_REGISTRY)  # nothing ever asks the real ORCID
+    # A command that reaches the dead registry before it meets the bad value (`cite` checks
+    # its --from first) retried six times with its back-off: 6-12 s of sleep per run, most of
+    # the matrix's time. The same six attempts, at once (the runs are in this process); what is
+    # tested is the refusal, not the back-off (tests/test_client_answers.py tests that).
+    from pithauthor.client import RetryPolicy
+
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
     shutil.copytree(world.home, os.environ["PITH_HOME"])  # key "ada", this test's own copy
     paths = {**world.paths, "data": str(tmp_path / "registry-data")}
     paths["fresh"] = str(tmp_path / "fresh-output")
