@@ -38,9 +38,33 @@ _CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", 
 NO_REGISTRY = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
 
 
+@pytest.fixture(scope="session")
+def one_ca_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CA bundle of one certificate (the first of certifi's), for SSL_CERT_FILE.
+
+    httpx reads the CA bundle named by SSL_CERT_FILE (else certifi's, about 150 certificates:
+    40-90 ms) for every new Client, and an in-process `pith` run makes one per command. The
+    tests speak plain HTTP to loopback, so the context is never used: one certificate keeps it
+    valid and cheap (under 1 ms), through httpx's public environment setting rather than a
+    patch of its internals. Stricter, not looser: a test that reached a real HTTPS host would
+    fail verification instead of passing. Clients made with trust_env=False (the identity
+    fetcher) ignore the variable and still read certifi's bundle."""
+    import certifi
+
+    bundle = Path(certifi.where()).read_text("ascii")
+    end = "-----END CERTIFICATE-----\n"
+    first = bundle[bundle.index("-----BEGIN CERTIFICATE-----") : bundle.index(end) + len(end)]
+    path = tmp_path_factory.mktemp("ca") / "one-ca.pem"
+    path.write_text(first, "ascii")
+    return path
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    one_ca_bundle: Path,
 ) -> Iterator[Path]:
     """Every test gets its own PITH_HOME and no keyring unless it registers one itself.
 
@@ -50,6 +74,8 @@ def isolated_home(
     home = tmp_path / "pith-home"
     monkeypatch.setenv("PITH_HOME", str(home))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:
@@ -297,32 +323,6 @@ def _build_the_command_tree_once() -> None:
 
     get_command.built_once = True  # type: ignore[attr-defined]
     typer.main.get_command = get_command
-    _load_the_ca_bundle_once()
-
-
-def _load_the_ca_bundle_once() -> None:
-    """httpx reads a CA bundle for every new Client (40-90 ms, most of an in-process `pith
-    fetch` that fails fast). A process does it once per run; each test worker now does it once
-    per bundle too, for the default context only (verify=True, no client certificate; keyed by
-    SSL_CERT_FILE/SSL_CERT_DIR). The tests speak plain HTTP to loopback: the context is unused."""
-    from httpx._transports import default
-
-    create = default.create_ssl_context
-    if getattr(create, "loaded_once", False):
-        return
-    loaded: dict[tuple[str, str] | None, Any] = {}
-
-    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
-        if verify is not True or cert is not None:
-            return create(verify=verify, cert=cert, trust_env=trust_env)
-        env = os.environ
-        bundle = (env.get("SSL_CERT_FILE", ""), env.get("SSL_CERT_DIR", "")) if trust_env else None
-        if bundle not in loaded:
-            loaded[bundle] = create(verify=verify, cert=cert, trust_env=trust_env)
-        return loaded[bundle]
-
-    create_ssl_context.loaded_once = True  # type: ignore[attr-defined]
-    default.create_ssl_context = create_ssl_context  # type: ignore[assignment]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
