@@ -10,6 +10,8 @@ import io
 import json
 import logging
 import os
+import pty
+import select
 import shutil
 import subprocess
 import sys
@@ -17,7 +19,7 @@ import tempfile
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -207,6 +209,73 @@ def run_in_process(
         stderr.write(f"{code}\n")
         returncode = 1
     return subprocess.CompletedProcess(["pith", *args], returncode, _text(stdout), _text(stderr))
+
+
+OnTerminal = Callable[..., tuple[int, str]]
+
+
+@pytest.fixture
+def terminal() -> OnTerminal:
+    """Run a real process with stdin and stderr on a pseudo-terminal (stdout discarded),
+    typing `answers[i]` at the (i+1)th time `prompt` shows. More questions than answers, a
+    question when none was expected, or fewer than expected fail the test; so does a process
+    that neither asks nor ends within 60 s. Returns the exit code and what the terminal
+    showed. `terminal(argv, answers=(), prompt=b"[y/N]", env=None)`; `env` adds to os.environ.
+    """
+
+    def run(
+        argv: list[str],
+        answers: Sequence[bytes] = (),
+        prompt: bytes = b"[y/N]",
+        env: dict[str, str] | None = None,
+    ) -> tuple[int, str]:
+        return on_terminal(argv, answers, prompt=prompt, env=env)
+
+    return run
+
+
+def on_terminal(
+    argv: list[str],
+    answers: Sequence[bytes],
+    *,
+    prompt: bytes = b"[y/N]",
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
+    """The `terminal` fixture's runner (tests/test_docs_commands.py has its own: it drives a
+    shell with several kinds of prompt)."""
+    main, child = pty.openpty()
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.Popen(
+        argv, stdin=child, stdout=subprocess.DEVNULL, stderr=child, env=full_env
+    )
+    os.close(child)
+    seen, asked = b"", 0
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], 60)
+            if not ready:
+                raise AssertionError(f"the command neither asked nor ended: {seen!r}")
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+            # count the prompts shown so far: each new one gets the next answer
+            if seen.count(prompt) > asked:
+                if asked >= len(answers):
+                    expected = len(answers)
+                    raise AssertionError(f"asked {asked + 1} times, {expected} expected: {seen!r}")
+                os.write(main, answers[asked] + b"\n")
+                asked += 1
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(main)
+    assert asked == len(answers), (f"asked {asked} times, {len(answers)} expected", seen)
+    return code, seen.decode("utf-8", "replace")
 
 
 def _text(stream: io.TextIOWrapper) -> str:
