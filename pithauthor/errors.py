@@ -191,7 +191,9 @@ class NetworkError(PithError):
 
     exit_code = EXIT_NETWORK
     # one command that asks every registry (and ORCID) once, in seconds, and says which fails
-    hint = "`pith doctor` checks the registries and ORCID in a few seconds (--timeout S)"
+    hint: str | None = (
+        "`pith doctor` checks the registries and ORCID in a few seconds (--timeout S)"
+    )
 
 
 class RegistryResponseError(NetworkError):
