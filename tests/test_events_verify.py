@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import RunPith, load_fixture
+from fixed_signer import FixedSigner
 
+from pithauthor._core.author_event import check_author_event
+from pithauthor._core.envelope import SIGNED_FIELDS, compute_event_id, seal
+from pithauthor._core.pith_number import PithNumber
+from pithauthor._core.subject import Subject
+from pithauthor.errors import EventError
+from pithauthor.sign import sign_citation
 from pithauthor.verify import verify_document
 
 VECTORS = Path(__file__).parent / "vectors" / "events"
@@ -104,3 +113,56 @@ def test_pith_verify_names_the_failing_line_and_check(pith: RunPith, tmp_path: P
     assert result.returncode == 1
     assert "FAILED: events: [2].payload_schema" in result.stderr
     assert "payload.relationship must be one of" in result.stdout
+
+
+def _sealed(payload_changes: dict[str, Any], signer: FixedSigner) -> dict[str, Any]:
+    """A citation pithauthor would never sign, signed as a hostile client could: the payload is
+    changed and the event sealed again, so event_id and signature are right."""
+    event = sign_citation(signer, _SUBJECT, PithNumber.parse(_CITING), "extends", citation_key="k")
+    unsigned: dict[str, Any] = {k: copy.deepcopy(event[k]) for k in SIGNED_FIELDS}
+    unsigned["payload"].update(payload_changes)
+    return dict(seal(unsigned, signer))  # type: ignore[arg-type]  # hostile on purpose
+
+
+_SHA = hashlib.sha256(b"a paper verified in a loop").hexdigest()
+_SUBJECT = Subject(PithNumber.from_digest(_SHA, 2023), _SHA)
+_CITING = PithNumber.from_digest(hashlib.sha256(b"the citing paper").hexdigest(), 2024).full
+
+
+def test_a_validly_signed_hostile_payload_is_refused_after_many_good_events() -> None:
+    # the fast paths (cached key names, VerifyKey and stamp verdicts, the direct check used when
+    # signing) must not carry a verdict from the good events of the same key to a hostile one
+    signer = FixedSigner()
+    for i in range(50):
+        good = sign_citation(signer, _SUBJECT, PithNumber.parse(_CITING), "extends")
+        assert check_author_event(good).ok, i
+    hostile: list[dict[str, Any]] = [
+        {"relationship": "endorses"},
+        {"citation_key": "two words"},
+        {"extra": "unsigned meaning"},
+        {"context": 3.0},
+        {"replaces": "sha256:" + "1" * 64, "withdraws": "sha256:" + "2" * 64},
+    ]
+    for changes in hostile:
+        event = _sealed(changes, signer)
+        assert compute_event_id(event) == event["event_id"]  # its envelope is sound
+        failed = [c.name for c in check_author_event(event).failed]
+        assert failed == ["payload_schema"], (changes, failed)
+
+
+def test_a_key_named_wrongly_is_refused_after_the_key_was_seen_and_cached() -> None:
+    signer = FixedSigner()
+    good = sign_citation(signer, _SUBJECT, PithNumber.parse(_CITING), "extends")
+    assert check_author_event(good).ok  # its names are cached now
+    forged = copy.deepcopy(good)
+    forged["signer"]["public_key_fingerprint"] = "0" * 32
+    forged["signer"]["key_id"] = "ed25519:" + "A" * 26
+    forged = dict(seal({k: forged[k] for k in SIGNED_FIELDS}, signer))  # type: ignore[arg-type]
+    failed = {c.name for c in check_author_event(forged).failed}
+    assert {"public_key_fingerprint", "key_id"} <= failed
+
+
+def test_signing_refuses_a_citation_key_the_schema_refuses() -> None:
+    for key in ("two words", "k" * 201, "tab\tkey"):
+        with pytest.raises(EventError):
+            sign_citation(FixedSigner(), _SUBJECT, PithNumber.parse(_CITING), "extends", citation_key=key)

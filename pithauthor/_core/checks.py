@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Status = Literal["passed", "failed", "unverifiable", "not_signed"]
 PASSED: Status = "passed"
@@ -21,12 +21,15 @@ NOT_SIGNED: Status = "not_signed"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, UNVERIFIABLE, NOT_SIGNED)
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(NamedTuple):
     """One named check. `detail` says what was compared, or why it could not be.
 
     `paths` names the JSON fields an `unverifiable` or `not_signed` entry is about (dotted,
     list items as `[i]`), so that a reader (and the tamper tests) can tell what it covers.
+
+    A NamedTuple, not a frozen dataclass: just as immutable, but made five times faster (a
+    frozen dataclass sets each field through `object.__setattr__`), and one event's
+    verification makes about fifteen of them (issue 27).
     """
 
     name: str
