@@ -165,4 +165,6 @@ def test_a_key_named_wrongly_is_refused_after_the_key_was_seen_and_cached() -> N
 def test_signing_refuses_a_citation_key_the_schema_refuses() -> None:
     for key in ("two words", "k" * 201, "tab\tkey"):
         with pytest.raises(EventError):
-            sign_citation(FixedSigner(), _SUBJECT, PithNumber.parse(_CITING), "extends", citation_key=key)
+            sign_citation(
+                FixedSigner(), _SUBJECT, PithNumber.parse(_CITING), "extends", citation_key=key
+            )

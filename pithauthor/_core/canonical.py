@@ -7,7 +7,6 @@ import hashlib
 import json
 from typing import Any
 
-
 # One encoder for the process: `json.dumps` with non-default options builds a new JSONEncoder
 # (and its C encoder) on every call, a sixth of the cost of serialising an event. The output is
 # the same: `dumps` is `JSONEncoder(**options).encode(obj)`.

@@ -70,9 +70,10 @@ class Report:
 
     def extend(self, other: Report, prefix: str = "", path_prefix: str = "") -> None:
         """Add `other`'s checks, names prefixed by `prefix`, paths by `path_prefix`."""
+        append = self.checks.append
         for c in other.checks:
-            paths = tuple(path_prefix + p for p in c.paths)
-            self.checks.append(Check(prefix + c.name, c.status, c.detail, paths))
+            paths = tuple([path_prefix + p for p in c.paths]) if c.paths else ()
+            append(Check(prefix + c.name, c.status, c.detail, paths))
 
     @property
     def ok(self) -> bool:

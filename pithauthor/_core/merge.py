@@ -85,7 +85,9 @@ def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
             by_id.setdefault(str(event.get("event_id", "")), []).append(event)
     # canonical bytes only where an event_id repeats: serialising every event of a state again
     # was a tenth of verifying it (issue 27); min() keeps the first of equal bytes, as before
-    chosen = [group[0] if len(group) == 1 else min(group, key=canonical) for group in by_id.values()]
+    chosen = [
+        group[0] if len(group) == 1 else min(group, key=canonical) for group in by_id.values()
+    ]
     return sorted(chosen, key=order_key)
 
 

@@ -128,14 +128,13 @@ def _fraction(value: Any, path: str) -> str | None:
 # the schema file here and checked directly: a handful of comparisons and at most three regular
 # expressions. Whatever the direct check does not pass goes to the full schema, which has the
 # last word (and the message), so the direct check can only ever skip work on a payload the
-# schema accepts; tests/test_payload_fast_path.py checks that the two agree. Events from
+# schema accepts; tests/test_event_schemas.py checks that the two agree. Events from
 # outside never take this path: `check_author_event` runs the full schema on every payload.
 
 _FIELD_KEYWORDS = frozenset(("type", "minLength", "maxLength", "pattern", "description"))
 _TOP_KEYWORDS = frozenset(
-    ("$schema", "title", "description", "type", "additionalProperties", "required")
-    + ("properties", "not")
-)
+    ("$schema", "title", "description", "type", "additionalProperties", "required", "properties")
+) | {"not"}
 FieldRule = tuple[frozenset[str] | None, int, float, "re.Pattern[str] | None"]
 
 
@@ -176,7 +175,9 @@ def _flat_rules(event_type: str) -> tuple[frozenset[str], dict[str, FieldRule]] 
     return frozenset(schema.get("required", ())), cast(dict[str, FieldRule], rules)
 
 
-def _meets_flat(payload: Mapping[str, Any], flat: tuple[frozenset[str], dict[str, FieldRule]]) -> bool:
+def _meets_flat(
+    payload: Mapping[str, Any], flat: tuple[frozenset[str], dict[str, FieldRule]]
+) -> bool:
     required, rules = flat
     if not required <= payload.keys() or ("replaces" in payload and "withdraws" in payload):
         return False
