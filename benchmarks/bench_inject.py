@@ -2,7 +2,7 @@
 
 Both are timed in the same run, warm (pylatexenc imported once before timing), interleaved,
 median of REPEAT runs; each run starts from a fresh copy of the manuscript.
-Target: inject takes at most 10x the time of a plain read + write of the file.
+Target (issue 27): inject takes at most 5x the time of a plain read + write of the file.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def run() -> list[dict[str, Any]]:
             f"inject into a {LINES}-line manuscript vs read+write",
             figure,
             baseline,
-            10.0,
+            5.0,  # issue 27 (the row said 10x before)
             note=f"median of {REPEAT} interleaved runs",
         )
     ]

@@ -82,7 +82,9 @@ def _refuse(exc: OSError, path: str, error: type[PithError], what: str) -> PithE
     return error(f"{path}: cannot be read ({exc.strerror or exc})")
 
 
-def _read_regular(path: str, error: type[PithError], what: str, limit: int) -> bytes:
+def _read_regular(
+    path: str, error: type[PithError], what: str, limit: int, head: int | None = None
+) -> bytes:
     try:
         before = os.stat(path)  # no side effect: decide before opening anything odd
         kind = _kind_of(before.st_mode)
@@ -102,7 +104,15 @@ def _read_regular(path: str, error: type[PithError], what: str, limit: int) -> b
                 raise error(f"{path} is {kind}, not {what}")
             if opened.st_size > limit:
                 raise error(f"{path} is larger than {_size(limit)}, the limit for {what}")
-            data = handle.read(limit + 1)
+            if head is not None:
+                data = handle.read(head)
+            else:
+                # read(n) allocates n bytes before it reads: asking for the limit (16 MiB for
+                # a .tex) cost 20x the read of a 2.5 MB file. The size known, one byte more
+                # tells whether the file grew since; then read on, to the limit.
+                data = handle.read(opened.st_size + 1)
+                if len(data) > opened.st_size:
+                    data += handle.read(limit + 1 - len(data))
         except OSError as exc:
             raise _refuse(exc, path, error, what) from None
     if len(data) > limit:
@@ -128,17 +138,20 @@ def read_user_file(
     limit: int,
     stdin: bool = False,
     text_only: bool = True,
+    head: int | None = None,
 ) -> bytes:
     """The bytes of `path` (stdin for `-` when `stdin`), or `error` saying why not.
 
     `what` names the kind of file expected ("a .bib file"); `limit` is its size limit in bytes;
-    with `text_only` a file holding NUL bytes is refused as binary.
+    with `text_only` a file holding NUL bytes is refused as binary. `head` reads only that many
+    first bytes of a regular file (the same checks of its kind and size; the NUL check then
+    covers only those bytes): a look at magic comments need not read a whole manuscript.
     """
     name = _shown(path, stdin)
     if stdin and str(path) == STDIN:
         data = _read_stdin(error, what, limit)
     else:
-        data = _read_regular(name, error, what, limit)
+        data = _read_regular(name, error, what, limit, head)
     if text_only and b"\x00" in data:
         raise error(f"{name} is a binary file, not {what}")
     return data

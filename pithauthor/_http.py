@@ -1,6 +1,19 @@
-"""HTTP to a registry: the URL policy, timeouts, retries with backoff, and error mapping.
+"""The one network module: every request pithauthor sends goes through here.
 
-- https only; plain http only to loopback (127.0.0.0/8, ::1, localhost). Else InputError.
+What it owns, for the registry client, the identity fetcher (`pithauthor.identity`) and the
+arXiv API client (`pithauthor._bib.arxiv_api`) alike:
+
+- the URL policy: `_core.web_url`'s one pure rule (https; plain http only to loopback; no
+  user name or password; a port in 1-65535), applied by `check_url`, and `origin`;
+- the one place an `httpx.Client` is made (`new_client`: no redirects followed, no cookies
+  kept; tests/test_layout.py enforces it);
+- the capped and time-bound read (`read_capped`): a whole answer within N bytes and T seconds,
+  so that neither a flood nor a trickle of bytes holds a command;
+- the retry policy (`RetryPolicy`, `RETRY_STATUSES`, `parse_retry_after`);
+- the mapping of transport failures to one line (`transport_reason`).
+
+On top of these, `RegistryHttp` talks to one registry:
+
 - Retried: connection errors and timeouts, 429, 500, 502, 503, 504; exponential backoff with
   full jitter, capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
 - Any other 5xx (501, 505, ...) is the server's fault, never the event's: RegistryResponseError
@@ -8,8 +21,9 @@
 - The bearer token goes only to the origin of `base_url`, on writes; a read carries it only
   after that registry answered it 401 with `WWW-Authenticate` (the read is then retried once
   with the token, and later reads carry it too).
-- 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason);
-  unreadable JSON -> RegistryResponseError; nothing after every attempt -> NetworkError.
+- 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason), and
+  EventRefused when it answers the POST of an event; unreadable JSON -> RegistryResponseError;
+  nothing after every attempt -> NetworkError.
 """
 
 from __future__ import annotations
@@ -23,17 +37,17 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from pithauthor._core.strict_json import JSONFault, parse_json
-from pithauthor._core.web_url import is_loopback
+from pithauthor._core.web_url import checked_url
+from pithauthor._core.web_url import origin as origin
 from pithauthor._files import MAX_JSON_BYTES
 from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
-    InputError,
+    EventRefused,
     NetworkError,
-    RegistryRejected,
+    RegistryAnswerError,
     RegistryResponseError,
 )
 
@@ -50,42 +64,86 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-class RegistryAnswerError(RegistryRejected):
-    """The registry answered 4xx (not 401/403): it refused, and said why."""
-
-    def __init__(self, message: str, status: int, answer: Any = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.answer = answer
-        self.from_post = False
-
-
 @lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
-def check_url(url: str) -> str:
-    """`url` without a trailing slash, when the policy allows it; else InputError.
-
-    No spaces or control characters; a port, if any, in 1-65535."""
-    try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname or ""
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError as exc:  # "http://[::1", "http://h:99999"
-        raise InputError(f"{url!r} is not a registry URL ({exc})") from None
-    odd = any(c.isspace() or not c.isprintable() for c in url.strip())
-    if parts.scheme not in ("https", "http") or not host or odd:
-        raise InputError(f"{url!r} is not a registry URL (expected https://HOST)")
-    if not port_ok:
-        raise InputError(f"{url!r} is not a registry URL (port 0)")
-    if parts.scheme == "http" and not is_loopback(host):
-        raise InputError(
-            f"refusing plain http to {host}: use https (http is allowed only to loopback)"
-        )
+def check_url(url: str, what: str = "the registry URL") -> str:
+    """`url` stripped and without a trailing slash, when the one URL rule
+    (`_core.web_url.checked_url`) allows it; else InputError, one line starting with `what`."""
+    checked_url(url, what)
     return url.strip().rstrip("/")
 
 
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+# --- the parts every client shares -------------------------------------------------------------
+
+
+class AnswerTooLarge(Exception):
+    """An answer grew past its cap (each client says so in its own words)."""
+
+
+class AnswerTooSlow(Exception):
+    """An answer did not arrive whole in time: each read came in time, the whole did not."""
+
+
+def new_client(
+    *,
+    headers: Mapping[str, str],
+    timeout: float,
+    connect_timeout: float | None = None,
+    max_connections: int = 16,
+    transport: httpx.BaseTransport | None = None,
+    trust_env: bool = True,
+) -> httpx.Client:
+    """The one place an `httpx.Client` is made. Redirects are never followed here: each
+    client decides (the registry takes none, the identity fetcher only to the same origin).
+    `trust_env=False` where the host is a stranger's word (a proof's locator): then neither
+    `~/.netrc` credentials nor proxy settings from the environment are used for it."""
+    import httpx
+
+    return httpx.Client(
+        headers=dict(headers),
+        timeout=httpx.Timeout(
+            timeout, connect=timeout if connect_timeout is None else connect_timeout
+        ),
+        limits=httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        ),
+        transport=transport,
+        follow_redirects=False,
+        trust_env=trust_env,
+    )
+
+
+def read_capped(
+    response: httpx.Response,
+    limit: int,
+    timeout: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> bytes:
+    """The whole (decoded) body of a streamed `response` within `limit` bytes and `timeout`
+    seconds; AnswerTooLarge or AnswerTooSlow otherwise. httpx's timeout bounds each read
+    only: a server sending one byte a second would never time out, hence the deadline."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:  # said up front: not even read
+        raise AnswerTooLarge(limit)
+    deadline = clock() + timeout
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        if clock() > deadline:
+            raise AnswerTooSlow(timeout)
+        body += chunk
+        if len(body) > limit:
+            raise AnswerTooLarge(limit)
+    return bytes(body)
+
+
+def transport_reason(exc: Exception) -> str:
+    """A transport failure (httpx's, or a too slow answer) in a few words."""
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException | AnswerTooSlow):
+        return "timed out"
+    if isinstance(exc, httpx.ConnectError):
+        return "connection failed"
+    return f"connection broken: {type(exc).__name__}"
 
 
 @dataclass(frozen=True)
@@ -136,8 +194,6 @@ class RegistryHttp:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import httpx
-
         self.base_url = check_url(base_url)
         self.retry = retry or RetryPolicy()
         self._timeout = timeout
@@ -149,14 +205,12 @@ class RegistryHttp:
         self._token = token or None
         self._token_origin = origin(self.base_url)
         self._reads_need_token = False
-        self._http = httpx.Client(
+        self._http = new_client(
             headers=headers,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
             transport=transport,
-            follow_redirects=False,
         )
 
     def close(self) -> None:
@@ -184,7 +238,8 @@ class RegistryHttp:
     def post_json(
         self, url: str, doc: Mapping[str, Any], headers: Mapping[str, str] | None = None
     ) -> tuple[int, Any]:
-        """POST a JSON document; returns (status, parsed answer) for a 2xx answer."""
+        """POST a JSON document; returns (status, parsed answer) for a 2xx answer. A 4xx
+        (not 401/403) is the registry's verdict on this very document: EventRefused."""
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         try:
             response = self.request(
@@ -194,8 +249,9 @@ class RegistryHttp:
                 headers={"Content-Type": "application/json", **(headers or {})},
             )
         except RegistryAnswerError as exc:
-            exc.from_post = True  # the registry's verdict on this document
-            raise
+            # known only here: this refusal answers the document itself (a 4xx to a read,
+            # such as the record's 404, says nothing about an event and stays as it is)
+            raise EventRefused(str(exc), exc.status, exc.answer) from None
         return response.status_code, _json(response)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
@@ -211,8 +267,8 @@ class RegistryHttp:
             retry_after: float | None = None
             try:
                 response = self._send(method, url, self._with_token(kwargs, authorize))
-            except httpx.TransportError as exc:
-                last = _transport_reason(exc)
+            except (httpx.TransportError, AnswerTooSlow) as exc:
+                last = transport_reason(exc)
             else:
                 status = response.status_code
                 if 300 <= status < 400:  # no redirect is followed, nor taken for an answer
@@ -223,7 +279,12 @@ class RegistryHttp:
                 if status < 400:
                     return response
                 if status == 401 and mine and not authorize and _asks_for_token(response):
-                    authorize = self._reads_need_token = True  # it asked: once more, with it
+                    # A read went without the token (it is sent only where needed, so a
+                    # registry that serves reads openly never sees it). This registry asks
+                    # for it: the same read once more with it, without counting an attempt
+                    # (`authorize` is now set, so this branch cannot loop), and every later
+                    # read carries it from the start.
+                    authorize = self._reads_need_token = True
                     continue
                 if status >= 500 and status not in RETRY_STATUSES:
                     raise RegistryResponseError(
@@ -248,18 +309,14 @@ class RegistryHttp:
         time-out) and MAX_ANSWER_BYTES (decoded; more is RegistryResponseError)."""
         import httpx
 
-        deadline = time.monotonic() + self._timeout
         with self._http.stream(method, url, **kwargs) as streamed:
-            body = bytearray()
-            for chunk in streamed.iter_bytes():
-                body += chunk
-                if len(body) > MAX_ANSWER_BYTES:
-                    raise RegistryResponseError(
-                        f"the registry at {origin(url)} answered more than "
-                        f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
-                    )
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout(f"no whole answer in {self._timeout:g} s")
+            try:
+                body = read_capped(streamed, MAX_ANSWER_BYTES, self._timeout)
+            except AnswerTooLarge:
+                raise RegistryResponseError(
+                    f"the registry at {origin(url)} answered more than "
+                    f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
+                ) from None
         headers = [
             (k, v)
             for k, v in streamed.headers.multi_items()
@@ -268,7 +325,7 @@ class RegistryHttp:
         return httpx.Response(
             streamed.status_code,
             headers=headers,
-            content=bytes(body),
+            content=body,
             request=streamed.request,
             extensions=streamed.extensions,
         )
@@ -282,16 +339,6 @@ class RegistryHttp:
 
 def _asks_for_token(response: httpx.Response) -> bool:
     return "bearer" in response.headers.get("WWW-Authenticate", "").lower()
-
-
-def _transport_reason(exc: Exception) -> str:
-    import httpx
-
-    if isinstance(exc, httpx.TimeoutException):
-        return "timed out"
-    if isinstance(exc, httpx.ConnectError):
-        return "connection failed"
-    return f"connection broken: {type(exc).__name__}"
 
 
 def _json(response: httpx.Response) -> Any:

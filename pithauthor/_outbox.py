@@ -64,7 +64,7 @@ from pithauthor._core.strict_json import JSONFault, dump_json, parse_json
 from pithauthor._core.utc import utc_now
 from pithauthor._paths import private_dir
 from pithauthor.client import registry_binding
-from pithauthor.errors import EventError, InputError
+from pithauthor.errors import EventError, InputError, OutboxDamaged
 
 State = Literal["pending", "accepted", "rejected"]
 STATES: tuple[State, ...] = ("pending", "accepted", "rejected")
@@ -119,10 +119,6 @@ _SELECT = f"SELECT {', '.join(COLUMNS)} FROM outbox"
 Note = Callable[[str], None]
 
 _now = utc_now
-
-
-class OutboxDamaged(InputError):
-    """The outbox file is not a healthy outbox (exit 2): say which file, and how to recover."""
 
 
 class OutboxRow(TypedDict):

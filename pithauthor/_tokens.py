@@ -23,7 +23,7 @@ from pithauthor._files import MAX_KEY_FILE_BYTES, read_user_json
 from pithauthor._http import DEFAULT_REGISTRY, check_url, origin
 from pithauthor._keystore import keyring_store
 from pithauthor._paths import check_private, private_dir
-from pithauthor.errors import AuthError, InputError
+from pithauthor.errors import AuthError, InputError, KeyringUnavailable
 
 # filelock is imported when the token file is written (it loads asyncio).
 
@@ -95,7 +95,7 @@ def token_for(registry: str) -> str | None:
     if entry.get("store") == "keyring":
         try:
             return keyring_store.load(_KEYRING_PREFIX + where)
-        except keyring_store.KeyringUnavailable as exc:
+        except KeyringUnavailable as exc:
             raise AuthError(
                 f"the token for {where} is in the OS keyring, which failed: {exc}"
             ) from None
@@ -116,10 +116,10 @@ def store_token(registry: str, token: str) -> str:
                 keyring_store.store(_KEYRING_PREFIX + where, token)
                 if keyring_store.load(_KEYRING_PREFIX + where) == token:
                     store = "keyring"
-            except keyring_store.KeyringUnavailable:
+            except KeyringUnavailable:
                 pass
         if store == "file" and entries.get(where, {}).get("store") == "keyring":
-            with contextlib.suppress(keyring_store.KeyringUnavailable):
+            with contextlib.suppress(KeyringUnavailable):
                 keyring_store.delete(_KEYRING_PREFIX + where)
         entries[where] = (
             {"store": "keyring"} if store == "keyring" else {"store": "file", "token": token}

@@ -28,7 +28,6 @@ from pithauthor._core.trust import Trust
 from pithauthor._core.web_url import is_loopback
 from pithauthor._http import (
     DEFAULT_REGISTRY,
-    RegistryAnswerError,
     RegistryHttp,
     RetryPolicy,
     check_url,
@@ -47,6 +46,7 @@ from pithauthor.errors import (
     DocumentError,
     InputError,
     NetworkError,
+    RegistryAnswerError,
     RegistryRejected,
     RegistryResponseError,
     VerificationError,

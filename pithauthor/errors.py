@@ -1,5 +1,38 @@
 """One error hierarchy for the whole package; the CLI maps each class to an exit code.
 
+Every error pithauthor raises on purpose is defined here and derives from `PithError`; the
+one catch site (`pithauthor._cli.app`) prints its message as one line on stderr and exits
+with its `exit_code`. The tree, with the exit code each branch maps to:
+
+    PithError                     1  (the base; never raised itself)
+    ├── InputError                2  bad input or usage: nothing was done
+    │   ├── PithNumberError           a malformed Pith Number or alias
+    │   ├── ArxivIdError              a malformed arXiv identifier
+    │   ├── OrcidError                a malformed ORCID iD
+    │   ├── MetadataError             arXiv metadata missing a field
+    │   ├── DocumentError             a JSON document of no known kind
+    │   ├── EventError                an event that cannot be built
+    │   ├── BibliographyError         a .bib file that cannot be read at all
+    │   ├── ManuscriptError           a .tex folder that cannot be read or changed
+    │   ├── OutboxDamaged             the outbox file is not a healthy outbox
+    │   ├── ConfirmationNeeded        publishing needs --yes (no terminal to ask on)
+    │   └── Declined                  the author answered no
+    ├── VerificationError         1  something was checked and found wrong
+    ├── RegistryRejected          1  the registry answered, and refused (a 4xx)
+    │   └── RegistryAnswerError       ... with its status and reason (a read: 404, 400)
+    │       └── EventRefused          ... this signed event (its POST): a verdict, final
+    ├── BuildError                1  a LaTeX build failed
+    │   └── CompileFailed             the engine failed on the manuscript
+    ├── NetworkError              3  a server could not be reached (after every retry)
+    │   ├── RegistryResponseError     the registry answered something the protocol excludes
+    │   └── ArxivApiError             arXiv's API could not be used
+    │       └── ArxivQueryRefused     arXiv answered its error feed, saying why
+    ├── KeyStoreError             4  a key problem
+    │   ├── KeyNotFound, KeyExists, WrongPassphrase, KeyFileTampered,
+    │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
+    │   └── KeyringUnavailable        no usable keyring backend answered
+    └── AuthError                 4  the registry wants sign-in, or refused the token
+
 Exit codes (documented in docs/cli.md):
 
     0  success
@@ -7,6 +40,11 @@ Exit codes (documented in docs/cli.md):
     2  bad input or usage
     3  registry or network unreachable
     4  key or authorisation problem
+
+Why `EventRefused` is its own class: only the registry's answer to the POST of an event is a
+verdict on that event (the outbox marks it rejected and never sends it again); a 4xx to a read
+(the paper's record not found) says nothing about the event, which stays pending. The two are
+told apart where the answer arrives (`pithauthor._http.RegistryHttp.post_json`), not later.
 
 Messages never contain secret material: they are shown to users as they are.
 """
@@ -67,6 +105,10 @@ class ManuscriptError(InputError):
     """A LaTeX manuscript cannot be found, read or safely changed."""
 
 
+class OutboxDamaged(InputError):
+    """The outbox file is not a healthy outbox (exit 2): say which file, and how to recover."""
+
+
 class ConfirmationNeeded(InputError):
     """Publishing needs the author's yes, and there is no terminal to ask on (give --yes)."""
 
@@ -90,10 +132,35 @@ class RegistryRejected(PithError):
     exit_code = EXIT_FAILED
 
 
+class RegistryAnswerError(RegistryRejected):
+    """The registry answered 4xx (not 401/403): it refused, and said why. `answer` is its
+    parsed JSON answer (None when it sent none)."""
+
+    def __init__(self, message: str, status: int, answer: object = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.answer = answer
+
+
+class EventRefused(RegistryAnswerError):
+    """The registry refused this signed event: its answer (4xx) to the event's POST. Final:
+    the outbox marks the event rejected, and it is never sent again."""
+
+
 class BuildError(PithError):
     """A LaTeX build failed."""
 
     exit_code = EXIT_FAILED
+
+
+class CompileFailed(BuildError):
+    """The engine failed on the manuscript for a reason not named otherwise (not: latexmk
+    missing, the build stopped, a file outside the folder); `reason` is the first error,
+    without the words around it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 # --- 3: network -------------------------------------------------------------------------------
@@ -107,6 +174,14 @@ class NetworkError(PithError):
 
 class RegistryResponseError(NetworkError):
     """The registry answered with something that is not what the protocol promises."""
+
+
+class ArxivApiError(NetworkError):
+    """arXiv's API could not be used: unreachable, refused, or answered something unreadable."""
+
+
+class ArxivQueryRefused(ArxivApiError):
+    """arXiv answered with its error feed (an entry titled "Error"), saying why."""
 
 
 # --- 4: keys and authorisation ----------------------------------------------------------------
@@ -144,6 +219,10 @@ class PassphraseUnavailable(KeyStoreError):
 
 class KeyRetired(KeyStoreError):
     """Signing was asked of a retired key."""
+
+
+class KeyringUnavailable(KeyStoreError):
+    """No usable keyring backend answered (the reason is the message)."""
 
 
 class AuthError(PithError):

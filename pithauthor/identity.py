@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,6 +52,13 @@ from pithauthor._core.strict_json import parse_json
 from pithauthor._core.subject import Subject
 from pithauthor._core.web_url import checked_url, same_origin
 from pithauthor._files import MAX_PDF_BYTES, read_user_file
+from pithauthor._http import (
+    AnswerTooLarge,
+    AnswerTooSlow,
+    check_url,
+    new_client,
+    read_capped,
+)
 from pithauthor._keystore.metadata import retired_here
 from pithauthor.errors import InputError, NetworkError, PithError
 
@@ -183,9 +189,11 @@ class _Parsed:
 
 
 class _Fetcher:
-    """GETs with short timeouts, capped answers and a strict redirect rule. Each address is
-    fetched once per fetcher (one `pith verify` run): a JSONL file of claims by one author
-    asks ORCID once, and every claim sees the same answer."""
+    """GETs with short timeouts, capped answers and a strict redirect rule, over the one
+    network layer (`pithauthor._http`). Each address is fetched once per fetcher (one
+    `pith verify` run): a JSONL file of claims by one author asks ORCID once, and every claim
+    sees the same answer. No retries: a proof is checked now, and an unreachable one is said
+    (exit 3), not waited for."""
 
     def __init__(self, timeout: float, offline: bool) -> None:
         self.timeout, self.offline = timeout, offline
@@ -231,7 +239,7 @@ class _Fetcher:
 
     def _get(self, url: str, accept: str, limit: int) -> bytes:
         try:  # a locator from the event: never a local file, never a refused address
-            checked_url(url, "the proof's address")
+            check_url(url, "the proof's address")
         except InputError as exc:
             raise _Unreadable(str(exc), network=False) from None
         if self.offline:
@@ -239,11 +247,10 @@ class _Fetcher:
         import httpx
 
         if self._client is None:
-            self._client = httpx.Client(
-                timeout=httpx.Timeout(self.timeout),
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT},
-                trust_env=False,
+            # trust_env=False: a proof's host is the event's word, not the user's: no
+            # ~/.netrc password or proxy setting of this machine is used for it
+            self._client = new_client(
+                headers={"User-Agent": USER_AGENT}, timeout=self.timeout, trust_env=False
             )
         current = url
         for _ in range(MAX_REDIRECTS + 1):
@@ -258,7 +265,13 @@ class _Fetcher:
                         raise _Unreadable(f"HTTP {answer.status_code}", network=True)
                     if answer.status_code != 200:
                         raise _Unreadable(f"HTTP {answer.status_code}", network=False)
-                    return _read_capped(answer, limit, self.timeout)
+                    return read_capped(answer, limit, self.timeout)
+            except AnswerTooLarge:
+                raise _Unreadable(f"answer larger than {limit} bytes", network=False) from None
+            except AnswerTooSlow:
+                raise _Unreadable(
+                    f"no whole answer within {self.timeout:g} s", network=True
+                ) from None
             except httpx.TimeoutException:
                 raise _Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
             except httpx.HTTPError as exc:
@@ -276,20 +289,6 @@ def _redirect_target(current: str, location: str) -> str:
             f"redirects to {target}, another origin (scheme, host or port)", network=False
         )
     return target
-
-
-def _read_capped(answer: httpx.Response, limit: int, timeout: float) -> bytes:
-    """The whole answer within `limit` bytes and `timeout` seconds (a trickle is a time-out)."""
-    chunks, size = [], 0
-    deadline = time.monotonic() + timeout
-    for chunk in answer.iter_bytes():
-        if time.monotonic() > deadline:
-            raise _Unreadable(f"no whole answer within {timeout:g} s", network=True)
-        size += len(chunk)
-        if size > limit:
-            raise _Unreadable(f"answer larger than {limit} bytes", network=False)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _json(data: bytes) -> Any:

@@ -26,7 +26,7 @@ from pithauthor._files import MAX_TEX_BYTES, read_user_file
 from pithauthor._manuscript import upload
 from pithauthor._manuscript.authorkeys import add_author_keys
 from pithauthor._manuscript.blame import whose_fault
-from pithauthor._manuscript.build import CompileFailed, build_like_arxiv, build_sources
+from pithauthor._manuscript.build import build_like_arxiv, build_sources
 from pithauthor._manuscript.buildtime import BuildClock, check_timeout
 from pithauthor._manuscript.comments import strip_comments
 from pithauthor._manuscript.finder import engine_of, find_main_file
@@ -48,6 +48,7 @@ from pithauthor._resources import pith_ltxml_path, pith_sty_path
 from pithauthor.client import check_number
 from pithauthor.errors import (
     BuildError,
+    CompileFailed,
     InputError,
     ManuscriptError,
     PithNumberError,

@@ -18,7 +18,6 @@ from pathlib import Path
 from pithauthor._bib.arxiv_api import ARXIV_INTERVAL, DEFAULT_API, ArxivApi
 from pithauthor._bib.arxiv_atom import (
     RESULTS_PER_TITLE,
-    ArxivApiError,
     Feed,
     batches,
     search_query,
@@ -36,7 +35,7 @@ from pithauthor._bib.matching import (
 from pithauthor._bib.writeback import WriteBack, write_eprints
 from pithauthor._core.arxiv_id import ArxivId
 from pithauthor.bibliography import BibEntry, BibReading
-from pithauthor.errors import InputError
+from pithauthor.errors import ArxivApiError, InputError
 
 __all__ = [
     "ARXIV_INTERVAL",

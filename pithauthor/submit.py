@@ -23,12 +23,10 @@ from pithauthor._atomic import append_lines
 from pithauthor._core.documents import AuthorEvent
 from pithauthor._core.subject import Subject
 from pithauthor._files import check_output_file
-from pithauthor._http import RegistryAnswerError
 from pithauthor._outbox import (
     STATES,
     Note,
     Outbox,
-    OutboxDamaged,
     OutboxEntry,
     Recovered,
     new_lease_owner,
@@ -46,7 +44,15 @@ from pithauthor.client import default_trust as default_trust
 from pithauthor.client import fetch_subject as fetch_subject
 from pithauthor.client import registry_url as registry_url
 from pithauthor.client import resolve_arxiv as resolve_arxiv
-from pithauthor.errors import AuthError, InputError, NetworkError, PithError, RegistryRejected
+from pithauthor.errors import (
+    AuthError,
+    EventRefused,
+    InputError,
+    NetworkError,
+    OutboxDamaged,
+    PithError,
+    RegistryRejected,
+)
 
 __all__ = [
     "STATES",
@@ -174,7 +180,7 @@ def submit_pending(
     try:
         with Outbox(outbox_path, note=note) as outbox:
             wanted = None if only is None else frozenset(only)
-            return _send_all(client, outbox, parallel, progress, lease_seconds, wanted)
+            return Submission(client, outbox, lease_seconds, wanted).run(parallel, progress)
     finally:
         if own:
             client.close()
@@ -222,127 +228,145 @@ def submit_everywhere(
     return results
 
 
-def _send_all(
-    client: RegistryClient,
-    outbox: Outbox,
-    parallel: int,
-    progress: Progress | None,
-    lease_seconds: float,
-    only: frozenset[str] | None = None,
-) -> SubmitResult:
-    owner = new_lease_owner()
-    where = registry_binding(client.base_url)  # the rows this client may answer for
-    entries = outbox.entries("pending", where)
-    if only is not None:
-        entries = [e for e in entries if e.event_id in only]
-    result = SubmitResult(registry=client.base_url)
-    mine: set[str] = set()  # events this call claimed (and so sent, or tried to)
-    stop = threading.Event()
-    lock = threading.Lock()
-    done = 0
-    urls: dict[tuple[str, str], str] = {}  # (event type, subject) -> its checked action URL
+class Submission:
+    """One pass over the events pending for one registry: claim each (a lease in the outbox),
+    POST it, record the registry's answer, and then wait for those another process holds.
 
-    def action_url(event: AuthorEvent) -> str:
-        key = (event["event_type"], event["subject_pith_number"])
-        url = urls.get(key)
-        if url is None:  # once per subject and type, not once per event; failures not kept
-            url = urls[key] = client.action_url(event)
-        return url
+    Why leases: two `pith submit` runs (or a `--submit` and a `pith submit`) may see the same
+    pending rows. Each event is sent only by the process that claimed its lease, so it is
+    POSTed once; the others wait for its answer (`_wait_for_others`) and take over a lease
+    that expired (its owner died) without sending anything twice.
 
-    def send_claimed(entry: OutboxEntry) -> bool:
-        """POST one claimed event; True when its answer was recorded (which ends the lease)."""
-        posted = False
-        try:
-            # the record (404, not verifying...) is no verdict on the event: it stays pending
-            url = action_url(entry.event)
-            posted = True
-            status, answer = client.submit(entry.event, url)
-        except RegistryAnswerError as exc:
-            if exc.from_post:
-                outbox.mark_rejected(entry.event_id, where, str(exc), exc.answer, attempted=True)
-            elif posted:
-                outbox.attempt(entry.event_id, where)
-            with lock:
-                if exc.from_post:
-                    result.rejected[entry.event_id] = str(exc)
-                else:
-                    result.error = result.error or exc
-            return exc.from_post
-        except PithError as exc:
-            if posted:
-                outbox.attempt(entry.event_id, where)
-            if isinstance(exc, AuthError | NetworkError):
-                stop.set()  # every other request would fail the same way
-            with lock:
-                result.error = result.error or exc
-            return False
-        outbox.mark_accepted(entry.event_id, where, answer, attempted=True)
-        with lock:
-            result.accepted.append(entry.event_id)
-            if status == 200:
-                result.duplicates.append(entry.event_id)
-        return True
+    Threads (`parallel` > 1) share `result`, `mine` and `done` under `lock`; `stop` ends the
+    pass early when one failure means every other request would fail the same way."""
 
-    def send(entry: OutboxEntry) -> None:
-        """Send `entry` if this call can claim it (another process may hold it)."""
-        if stop.is_set() or not outbox.claim(entry.event_id, owner, lease_seconds, registry=where):
+    def __init__(
+        self,
+        client: RegistryClient,
+        outbox: Outbox,
+        lease_seconds: float,
+        only: frozenset[str] | None = None,
+    ) -> None:
+        self.client = client
+        self.outbox = outbox
+        self.lease_seconds = lease_seconds
+        self.only = only
+        self.owner = new_lease_owner()
+        self.where = registry_binding(client.base_url)  # the rows this client may answer for
+        entries = outbox.entries("pending", self.where)
+        self.entries = [e for e in entries if only is None or e.event_id in only]
+        self.result = SubmitResult(registry=client.base_url)
+        self.mine: set[str] = set()  # events this pass claimed (and so sent, or tried to)
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.done = 0
+        self._urls: dict[tuple[str, str], str] = {}  # (event type, subject) -> its action URL
+
+    def run(self, parallel: int, progress: Progress | None = None) -> SubmitResult:
+        """Send every entry this pass can claim, wait for the rest, and say what became of
+        each (the outbox is read again at the end: it is the truth, not this pass's memory)."""
+        if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
+            for entry in self.entries:
+                self._send_counted(entry, progress)
+        elif self.entries:
+            with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
+                list(pool.map(lambda entry: self._send_counted(entry, progress), self.entries))
+        asked = {e.event_id for e in self.entries}
+        if asked - self.mine:
+            self._wait_for_others(asked - self.mine)
+        result, only = self.result, self.only
+        pending = [e.event_id for e in self.outbox.entries("pending", self.where)]
+        result.pending = [e for e in pending if only is None or e in only]
+        result.others_pending = [e for e in pending if only is not None and e not in only]
+        result.elsewhere = sorted(asked - self.mine - set(result.pending))
+        return result
+
+    def send(self, entry: OutboxEntry) -> None:
+        """Send `entry` if this pass can claim it (another process may hold it). A claim not
+        ended by a recorded answer is released, so that the event stays pending for a later
+        run (and no other process waits out the lease for nothing)."""
+        if self.stop.is_set() or not self.outbox.claim(
+            entry.event_id, self.owner, self.lease_seconds, registry=self.where
+        ):
             return
-        with lock:
-            mine.add(entry.event_id)
+        with self.lock:
+            self.mine.add(entry.event_id)
         answered = False
         try:
-            answered = send_claimed(entry)
+            answered = self._send_claimed(entry)
         finally:
             if not answered:
-                outbox.release(entry.event_id, owner, registry=where)
+                self.outbox.release(entry.event_id, self.owner, registry=self.where)
 
-    def send_counted(entry: OutboxEntry) -> None:
-        nonlocal done
-        send(entry)
-        with lock:
-            done += 1
+    def _send_counted(self, entry: OutboxEntry, progress: Progress | None) -> None:
+        self.send(entry)
+        with self.lock:
+            self.done += 1
             if progress is not None:
-                progress(done, len(entries))
+                progress(self.done, len(self.entries))
 
-    if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
-        for entry in entries:
-            send_counted(entry)
-    elif entries:
-        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
-            list(pool.map(send_counted, entries))
-    others = {e.event_id for e in entries} - mine
-    if others:
-        _wait_for_others(outbox, owner, where, others, mine, stop, lease_seconds, send)
-    pending = [e.event_id for e in outbox.entries("pending", where)]
-    result.pending = [e for e in pending if only is None or e in only]
-    result.others_pending = [e for e in pending if only is not None and e not in only]
-    result.elsewhere = sorted({e.event_id for e in entries} - mine - set(result.pending))
-    return result
+    def _action_url(self, event: AuthorEvent) -> str:
+        """Where `event` goes, looked up once per subject and type (not once per event);
+        a failure is not kept, so the next event of that paper asks again."""
+        key = (event["event_type"], event["subject_pith_number"])
+        url = self._urls.get(key)
+        if url is None:
+            url = self._urls[key] = self.client.action_url(event)
+        return url
 
+    def _send_claimed(self, entry: OutboxEntry) -> bool:
+        """POST one claimed event; True when its answer was recorded (which ends the lease).
 
-def _wait_for_others(
-    outbox: Outbox,
-    owner: str,
-    where: str,
-    others: set[str],
-    mine: set[str],
-    stop: threading.Event,
-    lease_seconds: float,
-    send: Callable[[OutboxEntry], None],
-) -> None:
-    """Wait until the events other processes hold are answered; take over any whose lease
-    expired or whose owner died (`send` claims before it sends, and sends each at most once)."""
-    deadline = time.monotonic() + lease_seconds
-    while not stop.is_set():
-        waiting = [e for e in outbox.entries("pending", where) if e.event_id in others - mine]
-        if not waiting:
-            return
-        for entry in waiting:
-            send(entry)
-        held = set(outbox.leased_elsewhere(owner, where)) & others
-        if not held or time.monotonic() > deadline:
-            return
-        time.sleep(WAIT_POLL)
+        Only EventRefused (the registry's answer to this POST) marks the event rejected: a
+        failure before the POST (the record not found, not verifying) is no verdict on the
+        event, and one after it (no answer, a 5xx) may hide an acceptance: both leave it
+        pending, with the attempt counted when it was sent."""
+        eid, where = entry.event_id, self.where
+        posted = False
+        try:
+            url = self._action_url(entry.event)
+            posted = True
+            status, answer = self.client.submit(entry.event, url)
+        except EventRefused as exc:
+            self.outbox.mark_rejected(eid, where, str(exc), exc.answer, attempted=True)
+            with self.lock:
+                self.result.rejected[eid] = str(exc)
+            return True
+        except PithError as exc:
+            if posted:
+                self.outbox.attempt(eid, where)
+            if isinstance(exc, AuthError | NetworkError):
+                self.stop.set()  # every other request would fail the same way
+            with self.lock:
+                self.result.error = self.result.error or exc
+            return False
+        self.outbox.mark_accepted(eid, where, answer, attempted=True)
+        with self.lock:
+            self.result.accepted.append(eid)
+            if status == 200:  # 200, not 201: the registry already had it (Idempotency-Key)
+                self.result.duplicates.append(eid)
+        return True
+
+    def _wait_for_others(self, others: set[str]) -> None:
+        """Wait until the events other processes hold are answered; take over any whose lease
+        expired or whose owner died (`send` claims before it sends, so each is sent at most
+        once). Gives up after one lease: a holder still alive then is stuck, and its events
+        stay pending."""
+        deadline = time.monotonic() + self.lease_seconds
+        while not self.stop.is_set():
+            waiting = [
+                e
+                for e in self.outbox.entries("pending", self.where)
+                if e.event_id in others - self.mine
+            ]
+            if not waiting:
+                return
+            for entry in waiting:
+                self.send(entry)
+            held = set(self.outbox.leased_elsewhere(self.owner, self.where)) & others
+            if not held or time.monotonic() > deadline:
+                return
+            time.sleep(WAIT_POLL)
 
 
 def submit_events(

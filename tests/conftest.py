@@ -14,11 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -207,6 +209,41 @@ def _reset_process_state() -> None:
     core = sys.modules.get("keyring.core")
     if core is not None:
         core._keyring_backend = None  # type: ignore[attr-defined]
+
+
+class _ServeChosenDocuments(BaseHTTPRequestHandler):
+    """GET PATH: the JSON document the test put at PATH (query ignored), else a 404."""
+
+    docs: ClassVar[dict[str, Any]] = {}
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        doc = self.docs.get(self.path.split("?")[0])
+        body = json.dumps(doc).encode()
+        self.send_response(200 if doc is not None else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def hostile_registry() -> Iterator[tuple[str, dict[str, Any]]]:
+    """A hostile registry: a real HTTP server on loopback serving whatever documents the test
+    puts in the dict, by path. Yields (base URL, that dict)."""
+    docs: dict[str, Any] = {}
+    # a subclass per test: each server reads its own dict
+    handler = type("Handler", (_ServeChosenDocuments,), {"docs": docs})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", docs
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:

@@ -158,3 +158,61 @@ def test_library_modules_defer_only_slow_third_party_imports() -> None:
         if found:
             offences[str(path.relative_to(PACKAGE))] = found
     assert offences == {}
+
+
+def _http_clients_made(path: Path) -> list[str]:
+    """Every place in `path` that makes an httpx client: `httpx.Client(...)`,
+    `httpx.AsyncClient(...)`, or a `Client` imported from httpx and called, as `line: call`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("httpx")
+        for alias in node.names
+        if alias.name in ("Client", "AsyncClient")
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("Client", "AsyncClient")
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "httpx"
+        ):
+            found.append(f"{node.lineno}: httpx.{func.attr}")
+        elif isinstance(func, ast.Name) and func.id in imported:
+            found.append(f"{node.lineno}: {func.id}")
+    return found
+
+
+def test_an_httpx_client_is_made_in_one_place_the_network_module() -> None:
+    """One network layer: every request goes through `pithauthor._http.new_client`'s client
+    (URL policy, no redirects, capped and timed reads), never a client made elsewhere."""
+    made = {
+        str(path.relative_to(PACKAGE)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (found := _http_clients_made(path))
+    }
+    assert list(made) == ["_http.py"]
+    assert len(made["_http.py"]) == 1
+
+
+def test_the_httpx_client_check_sees_every_form(tmp_path: Path) -> None:
+    """Proves the check above can fail: each way of making a client is caught."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "import httpx\n"
+        "from httpx import Client as C\n"
+        "a = httpx.Client(timeout=1)\n"
+        "def f():\n"
+        "    return C()\n"
+        "b = httpx.AsyncClient()\n"
+        "c = httpx.Timeout(1)\n",
+        encoding="utf-8",
+    )
+    assert sorted(_http_clients_made(source)) == sorted(
+        ["3: httpx.Client", "5: C", "6: httpx.AsyncClient"]
+    )

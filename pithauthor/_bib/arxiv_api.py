@@ -4,6 +4,9 @@ least 3 seconds apart, a User-Agent that says who is asking; a bounded answer.
 The 3-second spacing holds for every host except loopback ones (127.0.0.0/8, ::1,
 localhost): those are your own machine (a test server, a local mirror), where arXiv's terms do
 not reach; `loopback_interval` (default 0) sets their spacing, for tests and benchmarks.
+
+The URL rule, the client, the capped read and the retry statuses are the one network layer's
+(`pithauthor._http`); only the pacing and arXiv's own answers are this module's.
 """
 
 from __future__ import annotations
@@ -14,10 +17,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-from pithauthor._bib.arxiv_atom import ArxivApiError, ArxivQueryRefused, Feed, parse_feed
-from pithauthor._core.web_url import checked_url, is_loopback
-from pithauthor._http import origin, parse_retry_after
+from pithauthor._bib.arxiv_atom import Feed, parse_feed
+from pithauthor._core.web_url import is_loopback
+from pithauthor._http import (
+    RETRY_STATUSES,
+    AnswerTooLarge,
+    AnswerTooSlow,
+    check_url,
+    new_client,
+    origin,
+    parse_retry_after,
+    read_capped,
+    transport_reason,
+)
 from pithauthor._version import __version__
+from pithauthor.errors import ArxivApiError, ArxivQueryRefused
 
 # httpx is imported where requests are sent: it takes longer to load than Typer.
 
@@ -31,7 +45,6 @@ MAX_ANSWER_BYTES: Final = 8 * 1024 * 1024
 USER_AGENT: Final = (
     f"pithauthor/{__version__} (bibliography identifier lookup; https://pith.science)"
 )
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER = 60.0
 
 
@@ -51,7 +64,7 @@ def _refusal(body: bytes, where: str) -> None:
 
 def check_api_url(url: str) -> str:
     """`url` when it is https (or http to loopback); InputError otherwise."""
-    checked_url(url, "--arxiv-api")
+    check_url(url, "--arxiv-api")
     return url.strip()
 
 
@@ -69,8 +82,6 @@ class ArxivApi:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        import httpx
-
         self.url = check_api_url(url)
         host = urlsplit(self.url).hostname or ""
         self.interval = max(0.0, loopback_interval) if is_loopback(host) else ARXIV_INTERVAL
@@ -81,12 +92,13 @@ class ArxivApi:
         self._clock = clock
         self._last: float | None = None
         self._lock = threading.Lock()
-        self._http = httpx.Client(
+        # one connection: arXiv's terms ask for one request at a time
+        self._http = new_client(
             headers={"User-Agent": USER_AGENT, "Accept": "application/atom+xml"},
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            timeout=timeout,
+            connect_timeout=min(timeout, 10.0),
+            max_connections=1,
             transport=transport,
-            follow_redirects=False,
         )
 
     def close(self) -> None:
@@ -113,7 +125,7 @@ class ArxivApi:
                 else:
                     if status == 200 and body.strip() != b"Rate exceeded.":
                         return parse_feed(body, where)
-                    if status not in _RETRY_STATUSES and status != 200:
+                    if status not in RETRY_STATUSES and status != 200:
                         _refusal(body, where)
                         raise ArxivApiError(f"the arXiv API at {where} answered HTTP {status}")
                     last = f"HTTP {status}" if status != 200 else "rate exceeded"
@@ -139,24 +151,13 @@ class ArxivApi:
         self.requests += 1
         try:
             with self._http.stream("GET", self.url, params=params) as response:
-                declared = response.headers.get("Content-Length", "")
-                if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
-                    raise ArxivApiError(self._too_big())
-                chunks, size = [], 0
-                deadline = self._clock() + self.timeout
-                for chunk in response.iter_bytes():
-                    if self._clock() > deadline:  # a trickle: each read in time, the whole not
-                        raise _Transient("timed out")
-                    size += len(chunk)
-                    if size > MAX_ANSWER_BYTES:
-                        raise ArxivApiError(self._too_big())
-                    chunks.append(chunk)
+                body = read_capped(response, MAX_ANSWER_BYTES, self.timeout, self._clock)
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                return response.status_code, b"".join(chunks), retry_after
-        except httpx.TimeoutException:
-            raise _Transient("timed out") from None
-        except httpx.TransportError as exc:
-            raise _Transient(f"connection failed: {type(exc).__name__}") from None
+                return response.status_code, body, retry_after
+        except AnswerTooLarge:
+            raise ArxivApiError(self._too_big()) from None
+        except (httpx.TransportError, AnswerTooSlow) as exc:
+            raise _Transient(transport_reason(exc)) from None
         finally:
             self._last = self._clock()  # the spacing counts from the end of the answer
 

@@ -21,7 +21,7 @@ from defusedxml.ElementTree import fromstring
 
 from pithauthor._bib.matching import Candidate, Query, query_surname
 from pithauthor._core.arxiv_id import ArxivId
-from pithauthor.errors import ArxivIdError, NetworkError
+from pithauthor.errors import ArxivApiError, ArxivIdError, ArxivQueryRefused
 
 ATOM: Final = "{http://www.w3.org/2005/Atom}"
 OPENSEARCH: Final = "{http://a9.com/-/spec/opensearch/1.1/}"
@@ -35,14 +35,6 @@ MAX_QUERY_CHARS: Final = 3000
 MAX_PHRASE_WORDS: Final = 24
 _ABS_ID = re.compile(r"arxiv\.org/abs/(.+?)(?:v[0-9]+)?$")
 _MAX_TEXT = 2000  # longest title or name kept from an answer
-
-
-class ArxivApiError(NetworkError):
-    """arXiv's API could not be used: unreachable, refused, or answered something unreadable."""
-
-
-class ArxivQueryRefused(ArxivApiError):
-    """arXiv answered with its error feed (an entry titled "Error"), saying why."""
 
 
 def term(query: Query) -> str:

@@ -1,5 +1,10 @@
 """Named check results, shared by every verifier: passed, failed, unverifiable or not signed.
 
+What a verdict "speaks for": the parts of a document whose truth its `ok` vouches for, i.e.
+every field some check below covers (a signature over it, a hash recomputed from it, a rule
+applied to it). A verdict is OK only when each such part it carries was checked and passed;
+it says nothing about the rest, and says so: those parts are listed, never silently taken.
+
 - `passed` / `failed`: recomputed here, from the document and the trusted keys;
 - `unverifiable`: a part the verdict cannot speak for because nobody outside the registry can
   check it (a registry `event_id` preimage, the registry's merge). Never shown as passed;

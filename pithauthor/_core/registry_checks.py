@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
@@ -33,6 +32,7 @@ from pithauthor._core.merge import Checked, remerge
 from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
 from pithauthor._core.record import pith_number_of, text_canon_sha256
 from pithauthor._core.trust import RegistryKey, Trust
+from pithauthor._core.web_url import is_loopback, origin_of
 from pithauthor.errors import PithError
 
 RECEIPT_MESSAGE = "canonical_sha256_bytes"
@@ -827,25 +827,18 @@ def _paper_names(number: PithNumber, canon: Mapping[str, Any]) -> tuple[str, ...
     return (number.body, number.alias(8), *([aid] if isinstance(aid, str) else []))
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
-
-
-def _loopback(host: str) -> bool:
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
-
-
 def _url_ok(url: Any, key: RegistryKey | None, names: tuple[str, ...]) -> bool:
-    """On the origin of the registry whose key signed the record, and about this paper."""
+    """On the origin of the registry whose key signed the record, and about this paper. The
+    origin and loopback tests are the network layer's one rule (`_core.web_url`); a LOCAL
+    registry's key also covers its other loopback spellings (`localhost` for `127.0.0.1`, any
+    port), as a local registry may be reached by either."""
     if not isinstance(url, str) or key is None or key.base_url is None:
         return False
-    try:
-        got, want = _origin(url), _origin(key.base_url)
-    except ValueError:
+    got, want = origin_of(url), origin_of(key.base_url)
+    if got is None or want is None:
         return False
     same = got == want or (
-        key.local and _loopback(got[1]) and _loopback(want[1]) and got[0] == want[0]
+        key.local and is_loopback(got[1]) and is_loopback(want[1]) and got[0] == want[0]
     )
     return same and any(n in url for n in names)
 

@@ -1,7 +1,11 @@
-"""The one rule for an address pith fetches from on the user's word (a proof's locator, the
+"""The one URL rule of the network layer, pure (no I/O): every address pith sends a request
+to obeys it, whoever named it (a registry's base URL or action link, a proof's locator, the
 ORCID API, arXiv's API, a `--paper-pdf` URL): https, or plain http only to this machine (a
 loopback address or `localhost`); a host; no spaces or control characters; a port, if any, in
 1-65535; no user name or password (they would be sent, and a proof's host is its meaning).
+
+`pithauthor._http` (the one network module) applies it; so does `_core.registry_checks` for
+the links a record names. Origins are compared here too, one way for all (`origin_of`).
 """
 
 from __future__ import annotations
@@ -60,6 +64,18 @@ def origin_of(url: str) -> tuple[str, str, int] | None:
     if scheme not in _DEFAULT_PORTS or not host:
         return None
     return scheme, host, port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def origin(url: str) -> str:
+    """`scheme://host[:port]` of an http(s) address in one spelling: lowercased, the default
+    port left out, an IPv6 host in brackets; `url` itself when it has no origin. Two addresses
+    have one origin exactly when their `origin_of` are equal."""
+    found = origin_of(url)
+    if found is None:
+        return url
+    scheme, host, port = found
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + ("" if port == _DEFAULT_PORTS[scheme] else f":{port}")
 
 
 def same_origin(a: str, b: str) -> bool:

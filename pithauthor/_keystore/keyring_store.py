@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pithauthor.errors import KeyStoreError
+from pithauthor.errors import KeyringUnavailable
 
 # keyring is imported when the keyring is used: it is the slowest library to load.
 
@@ -26,10 +26,6 @@ DEFAULT_TIMEOUT = 3.0
 _REFUSED_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
 
 T = TypeVar("T")
-
-
-class KeyringUnavailable(KeyStoreError):
-    """No usable keyring backend answered (the reason is the message)."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,13 @@ from pithauthor._keystore.files import create_private, read_private
 from pithauthor._keystore.metadata import KeyRecord, keys_dir
 from pithauthor._keystore.nodump import forbid_core_dumps
 from pithauthor._keystore.passphrase import PROMPT_TRIES, PassphraseSource
-from pithauthor.errors import InputError, KeyFileTampered, KeyNotFound, WrongPassphrase
+from pithauthor.errors import (
+    InputError,
+    KeyFileTampered,
+    KeyNotFound,
+    KeyringUnavailable,
+    WrongPassphrase,
+)
 
 # PyNaCl is imported where a key is derived: listing keys skips it.
 
@@ -75,7 +81,7 @@ class PreparedSecret:
             self._written.unlink(missing_ok=True)
             self._written = None
         if self.in_keyring:
-            with contextlib.suppress(keyring_store.KeyringUnavailable):
+            with contextlib.suppress(KeyringUnavailable):
                 keyring_store.delete(self.record.key_id)
 
 
@@ -104,15 +110,13 @@ def prepare_seed(
                 _store_keyring(seed, record)
                 notice = f"secret key stored in the OS keyring ({status.backend})"
                 return PreparedSecret(record, in_keyring=True, notice=notice)
-            except keyring_store.KeyringUnavailable as exc:
+            except KeyringUnavailable as exc:
                 if backend == "keyring":
                     raise
                 reason = str(exc)
         else:
             if backend == "keyring":
-                raise keyring_store.KeyringUnavailable(
-                    f"no usable keyring: {status.reason} ({status.backend})"
-                )
+                raise KeyringUnavailable(f"no usable keyring: {status.reason} ({status.backend})")
             reason = f"{status.backend}: {status.reason}"
         fallback = f"no usable OS keyring ({reason}), so the "
     prepared = _encrypted(seed, record, passphrase)
@@ -130,9 +134,9 @@ def _store_keyring(seed: bytes, record: KeyRecord) -> None:
     keyring_store.store(record.key_id, b64encode(seed))
     back = keyring_store.load(record.key_id)
     if back is None or back != b64encode(seed):
-        with contextlib.suppress(keyring_store.KeyringUnavailable):
+        with contextlib.suppress(KeyringUnavailable):
             keyring_store.delete(record.key_id)
-        raise keyring_store.KeyringUnavailable("the keyring did not return what was saved")
+        raise KeyringUnavailable("the keyring did not return what was saved")
     record.backend, record.file = "keyring", None
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pithauthor._manuscript.build import CompileFailed, build_sources
+from pithauthor._manuscript.build import build_sources
 from pithauthor._manuscript.buildtime import BuildClock
-from pithauthor.errors import BuildError
+from pithauthor.errors import BuildError, CompileFailed
 
 STY_NAME = "pith.sty"
 

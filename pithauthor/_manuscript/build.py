@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pithauthor._manuscript.buildtime import DEFAULT_LIMIT, BuildClock
 from pithauthor._manuscript.sources import copy_sources
-from pithauthor.errors import BuildError
+from pithauthor.errors import BuildError, CompileFailed
 
 ENGINE_FLAGS = {
     "pdflatex": ["-pdf"],
@@ -69,16 +69,6 @@ _SYSTEM_TREES = (
     "/usr/local/share/fonts",
     "/usr/share/ghostscript",
 )
-
-
-class CompileFailed(BuildError):
-    """The engine failed on the manuscript for a reason not named otherwise (not: latexmk
-    missing, the build stopped, a file outside the folder); `reason` is the first error,
-    without the words around it."""
-
-    def __init__(self, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 class _Stopped(Exception):

@@ -34,8 +34,9 @@ def _head(text: str) -> str:
 
 def _read_head(path: Path) -> str:
     """The first few KB of a file, decoded leniently (for magic comments only)."""
-    data = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
-    return data[:8192].decode("utf-8", errors="replace")
+    # only the head is read: the whole file is read (and checked) once, by whoever parses it
+    data = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES, head=8192)
+    return data.decode("utf-8", errors="replace")
 
 
 def magic_root(path: Path, text: str) -> Path | None:

@@ -215,10 +215,16 @@ def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
     return found
 
 
-def _prepare(text: str) -> tuple[str, list[tuple[int, int, int]]]:
-    """`text` with its `\\iffalse` branches blanked and its environments masked (see the module
-    docstring), and the blanked regions as (start, end, position of their `\\iffalse`)."""
-    blanked, regions = _blank_false_branches(text)
+def _prepare(text: str, end: int | None = None) -> tuple[str, list[tuple[int, int, int]]]:
+    """`text[:end]` with its `\\iffalse` branches blanked and its environments masked (see the
+    module docstring), and the blanked regions as (start, end, position of their `\\iffalse`).
+
+    Only the part before `end` is rewritten: a candidate `\\begin{document}` needs nothing after
+    it, and rewriting a 50,000-line body to parse a 60-line preamble cost more than the parse
+    (issue 27). Both rewrites read left to right, so the prefix comes out as it would from the
+    whole text; a region still open at `end` ends there."""
+    end = len(text) if end is None else end
+    blanked, regions = _blank_false_branches(text, end)
 
     def mask(match: re.Match[str]) -> str:
         word, env = match.group(1), match.group(2)
@@ -230,19 +236,20 @@ def _prepare(text: str) -> tuple[str, list[tuple[int, int, int]]]:
     return _ENVIRONMENT_COMMAND.sub(mask, blanked), regions
 
 
-def _blank_false_branches(text: str) -> tuple[str, list[tuple[int, int, int]]]:
+def _blank_false_branches(text: str, end: int) -> tuple[str, list[tuple[int, int, int]]]:
     """Blank what TeX skips after a top-level `\\iffalse` (or a name `\\let` to it): up to its
     `\\else` or `\\fi`, nested conditionals counted, braces not (TeX does not count them there
-    either)."""
-    if "\\iffalse" not in text:
-        return text, []
+    either). Only `text[:end]` is read and returned; `\\newif` declarations and verbatim blocks
+    are still found in the whole text, as before the bound."""
+    if "\\iffalse" not in text[:end]:
+        return text[:end], []
     conditionals = _CONDITIONALS | set(_NEWIF.findall(text))
     verbatim = [(m.start(), m.end()) for m in VERBATIM_BLOCK.finditer(text)]
     regions: list[tuple[int, int, int]] = []
     depth = 0
     recent: list[str] = []  # the last control words, to tell `\let\ifdraft\iffalse` apart
     false = {"iffalse"}  # and the names let to \iffalse
-    tokens = _TOKEN.finditer(text)
+    tokens = _TOKEN.finditer(text, 0, end)  # as if the text stopped at `end`
     for token in tokens:
         if any(a <= token.start() < b for a, b in verbatim):
             continue
@@ -262,25 +269,25 @@ def _blank_false_branches(text: str) -> tuple[str, list[tuple[int, int, int]]]:
             if named != "iffalse":
                 false = false | {named} if token.group(1) in false else false - {named}
         elif token.group(1) in false and depth == 0:
-            nested, start, end = 0, token.end(), len(text)
+            nested, start, stop = 0, token.end(), end
             for inner in tokens:
                 word = inner.group(1)
                 if word in conditionals:
                     nested += 1
                 elif word == "fi" or (word == "else" and nested == 0):
                     if nested == 0:
-                        end = inner.start()
+                        stop = inner.start()
                         break
                     nested -= 1
-            regions.append((start, end, token.start()))
+            regions.append((start, stop, token.start()))
     if not regions:
-        return text, []
+        return text[:end], []
     parts, at = [], 0
-    for start, end, _ in regions:
+    for start, stop, _ in regions:
         parts.append(text[at:start])
-        parts.append(re.sub(r"[^\r\n]", " ", text[start:end]))
-        at = end
-    parts.append(text[at:])
+        parts.append(re.sub(r"[^\r\n]", " ", text[start:stop]))
+        at = stop
+    parts.append(text[at:end])
     return "".join(parts), regions
 
 
@@ -299,11 +306,12 @@ def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
     """Top-level nodes of the text up to the first live `\\begin{document}`, and its position."""
     from pylatexenc.latexwalker import LatexWalker
 
-    prepared, regions = _prepare(text)
     reasons: list[tuple[int, str, bool]] = []  # (position, why it is not live, structural)
     for count, match in enumerate(_BEGIN_DOCUMENT.finditer(text)):
         if count >= _MAX_CANDIDATES:
             break
+        # rewritten up to this candidate only (usually the only one, ending the preamble)
+        prepared, regions = _prepare(text, match.end())
         dead_region = next((r for r in regions if r[0] <= match.start() < r[1]), None)
         if dead_region is not None:
             why = f"inside the \\iffalse of line {_line(text, dead_region[2])}"
@@ -311,7 +319,7 @@ def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
             continue
         # Every `\begin{document}` becomes a same-length placeholder macro, so that pylatexenc
         # does not open an environment that is never closed (positions stay the same).
-        prefix = _BEGIN_DOCUMENT.sub(_placeholder, prepared[: match.end()])
+        prefix = _BEGIN_DOCUMENT.sub(_placeholder, prepared)
         walker = LatexWalker(prefix, latex_context=_context(), tolerant_parsing=True)
         nodes, _, _ = walker.get_latex_nodes(pos=0)
         if not nodes:

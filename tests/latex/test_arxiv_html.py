@@ -58,7 +58,7 @@ def test_html_follows_the_options_baseurl_placement_and_compact_and_pithbadge(
         "\\usepackage{pith}",
         f"\\usepackage[baseurl=https://example.org/,placement=none]{{pith}}\n\\pithauthorkey{{{KEY}}}",
     )
-    source = source.replace("\\begin{document}", "\\pithsetup{compact}\n\\begin{document}")
+    source = source.replace("\\begin{document}", "\\pithsetup{style=compact}\n\\begin{document}")
     (tmp_path / "paper.tex").write_text(source)
     shutil.copy(REPO / "latex" / "pith.sty.ltxml", tmp_path / "pith.sty.ltxml")
     html = html_of(tmp_path, "paper.tex")

@@ -215,7 +215,11 @@ def test_arxiv_of_a_paper_whose_own_pith_sty_is_broken_blames_the_badge(
 @TEX
 def test_arxiv_of_a_badged_paper_broken_on_its_own_says_so(tmp_path: Path, pith: RunPith) -> None:
     folder = tmp_path / "paper"
-    paper(folder, preamble=BADGE + "\\pithsetup{compact}\n", body="\\pithbadge\n\\undefinedthing\n")
+    paper(
+        folder,
+        preamble=BADGE + "\\pithsetup{style=compact}\n",
+        body="\\pithbadge\n\\undefinedthing\n",
+    )
     result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "a.tar.gz"))
     assert_one_line_error(result, 1)
     assert "the paper does not compile without the badge either: " in result.stderr

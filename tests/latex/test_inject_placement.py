@@ -49,7 +49,7 @@ def test_an_existing_plain_load_is_switched_once_then_nothing_changes(tmp_path: 
 
 
 def test_an_authors_own_options_are_left_alone_with_a_note(tmp_path: Path) -> None:
-    path = write(tmp_path, f"\\usepackage[compact]{{pith}}\n\\pithnumber{{{NUMBER}}}\n")
+    path = write(tmp_path, f"\\usepackage[style=compact]{{pith}}\n\\pithnumber{{{NUMBER}}}\n")
     before = path.read_bytes()
     result = inject(path, PithNumber.parse(NUMBER), placement="margin")
     assert not result.changed and path.read_bytes() == before

@@ -221,3 +221,22 @@ def test_physics_paper_with_its_badge_packs_for_arxiv_with_the_whole_input_chain
     files = set(result.stdout.split())
     assert {"paper.tex", "setup/macros.tex", "setup/units.tex", "pith.sty"} <= files
     assert "warning" not in result.stderr  # the badge is not hidden, nothing is missing
+
+
+@pytest.mark.parametrize("construct", sorted(CONSTRUCTS))
+def test_the_preamble_rewritten_up_to_a_cut_is_the_whole_rewrite_cut_there(construct: str) -> None:
+    """Only the text before a candidate `\\begin{document}` is rewritten (issue 27: a long body
+    cost more than the parse). Cut after any `}` or line end (as after `\\begin{document}`), it
+    must equal the whole text's rewrite cut there, with the blanked regions that start before
+    the cut, each ending at the cut at the latest."""
+    from pithauthor._manuscript.preamble import _prepare
+
+    text = HEAD + CONSTRUCTS[construct] + TAIL + "\\iffalse{\\fi\n\\begin{verbatim}\\end\n"
+    whole, regions = _prepare(text)
+    cuts = [i + 1 for i, char in enumerate(text) if char in "}\n"]
+    assert len(cuts) > 10
+    for cut in cuts:
+        part, part_regions = _prepare(text, cut)
+        assert part == whole[:cut], cut
+        clipped = [(a, min(b, cut), at) for a, b, at in regions if at < cut and a <= cut]
+        assert part_regions == clipped, cut

@@ -14,11 +14,37 @@ pytestmark = pytest.mark.tex("pdflatex")
 
 
 def test_placement_none_prints_no_badge_but_keeps_metadata(tmp_path: Path) -> None:
-    result = build(paper(NUMBER, "none"), tmp_path)
+    result = build(paper(NUMBER, "placement=none"), tmp_path)
     assert result.ok, result.output[-2000:]
     assert SHORT not in page_text(result.pdf)
     assert link_uris(result.pdf) == []
     assert info(result.pdf)["/PithNumber"] == NUMBER
+
+
+@pytest.mark.parametrize("options", ["compact,none", "none,nolink,nometadata", "title,full,margin"])
+def test_class_options_named_like_old_shortcuts_leave_the_badge_alone(
+    tmp_path: Path, options: str
+) -> None:
+    # LaTeX hands class options to every package with a key of that name: pith has only
+    # key=value options, so a class option can neither hide the badge nor change its style.
+    plain = "\\documentclass{article}"
+    source = paper(NUMBER).replace(plain, f"\\documentclass[{options}]{{article}}")
+    assert f"[{options}]{{article}}" in source
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert "Pith Number " + SHORT in page_text(result.pdf).replace("\n", " ")
+    assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert "Unused global option" in result.log
+
+
+@pytest.mark.parametrize("shortcut", ["none", "compact", "nolink"])
+def test_a_bare_option_given_to_pith_stops_the_build_naming_it(
+    tmp_path: Path, shortcut: str
+) -> None:
+    result = build(paper(NUMBER, shortcut), tmp_path)
+    assert not result.ok
+    assert f"Unknown option '{shortcut}' for package pith" in result.log
 
 
 def test_pithbadge_places_the_badge_by_hand(tmp_path: Path) -> None:
@@ -31,14 +57,14 @@ def test_pithbadge_places_the_badge_by_hand(tmp_path: Path) -> None:
 
 def test_full_style_has_the_label_and_compact_has_not(tmp_path: Path) -> None:
     full = build(paper(NUMBER), tmp_path / "full")
-    compact = build(paper(NUMBER, "compact"), tmp_path / "compact")
+    compact = build(paper(NUMBER, "style=compact"), tmp_path / "compact")
     assert "Pith Number" in page_text(full.pdf)
     assert SHORT in page_text(compact.pdf)
     assert "Pith Number" not in page_text(compact.pdf)
 
 
-def test_nolink_and_nometadata(tmp_path: Path) -> None:
-    result = build(paper(NUMBER, "nolink,nometadata"), tmp_path)
+def test_link_false_and_metadata_false(tmp_path: Path) -> None:
+    result = build(paper(NUMBER, "link=false,metadata=false"), tmp_path)
     assert result.ok, result.output[-2000:]
     assert SHORT in page_text(result.pdf)
     assert link_uris(result.pdf) == []
@@ -46,8 +72,8 @@ def test_nolink_and_nometadata(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("hyperref", ["", "\\usepackage{hyperref}\n"])
-def test_nolink_still_writes_both_info_keys(tmp_path: Path, hyperref: str) -> None:
-    result = build(paper(NUMBER, "nolink", preamble=hyperref), tmp_path)
+def test_link_false_still_writes_both_info_keys(tmp_path: Path, hyperref: str) -> None:
+    result = build(paper(NUMBER, "link=false", preamble=hyperref), tmp_path)
     assert result.ok, result.output[-2000:]
     assert link_uris(result.pdf) == []
     assert info(result.pdf)["/PithNumber"] == NUMBER
