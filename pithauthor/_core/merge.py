@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.canonical import canonical, canonical_sha256
@@ -96,11 +96,13 @@ def validity_failures(event: object, pith_number: str, record_sha256: str) -> li
     return _validity(event, pith_number, record_sha256)[0]
 
 
-#: What `check_author_event` found failed on events already checked, by `id()` of the event
-#: object (which it holds, so the id cannot be reused): `pith verify` of a local state checks
-#: every event it lists, then recomputes the merge from the same objects (`remerge`); checking
-#: each one a second time was half of that verification (issue 27).
-Checked = Mapping[int, tuple[object, list[str]]]
+#: What `checked_author_event` found on events already checked (the names of the checks that
+#: failed, the typed event when none did), by `id()` of the event object (held here too, so the
+#: id cannot be reused): `pith verify` of a local state checks every event it lists, then
+#: recomputes the merge from the same objects (`remerge`); checking each one a second time was
+#: half of that verification (issue 27).
+CheckedEntry = tuple[object, list[str], AuthorEvent | None]
+Checked = Mapping[int, CheckedEntry]
 
 
 def _validity(
@@ -109,8 +111,7 @@ def _validity(
     """The rules `event` breaks, and the event typed when it breaks none."""
     seen = checked.get(id(event)) if checked else None
     if seen is not None and seen[0] is event:
-        failures = list(seen[1])
-        typed = cast(AuthorEvent, event) if not failures and isinstance(event, dict) else None
+        failures, typed = list(seen[1]), seen[2]
     else:
         report, typed = checked_author_event(event)
         failures = [c.name for c in report.failed]

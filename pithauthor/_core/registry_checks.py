@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from pithauthor._core.author_event import check_author_event
+from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
 from pithauthor._core.checks import NOT_SIGNED, PASSED, Check, Report
 from pithauthor._core.corrections import link_verdict
@@ -28,7 +28,7 @@ from pithauthor._core.documents import (
     required_fields,
 )
 from pithauthor._core.envelope import SIGNED_FIELDS
-from pithauthor._core.merge import Checked, remerge
+from pithauthor._core.merge import Checked, CheckedEntry, remerge
 from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
 from pithauthor._core.record import pith_number_of, text_canon_sha256
 from pithauthor._core.trust import RegistryKey, Trust
@@ -427,7 +427,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         )
     events: list[Any] = []
     registry: list[str] = []
-    checked: dict[int, tuple[object, list[str]]] = {}  # for the merge, recomputed below
+    checked: dict[int, CheckedEntry] = {}  # for the merge, recomputed below
     for name, etype in AUTHOR_EVENT_LISTS.items():
         for index, event in enumerate(_list(report, current, name)):
             at = f"current.{name}[{index}]"
@@ -480,7 +480,7 @@ def _corrected_events(
     state: Mapping[str, Any],
     number: PithNumber | None,
     digest: Any,
-    checked: dict[int, tuple[object, list[str]]] | None = None,
+    checked: dict[int, CheckedEntry] | None = None,
 ) -> list[tuple[Any, str]]:
     """The events a local merge took out of `current` (`superseded[].event`), the
     withdrawals that did it (`withdrawals`) and the repeats it counted once
@@ -644,17 +644,17 @@ def _check_author_at(
     subject: PithNumber | None,
     digest: Any,
     expected_type: str | None = None,
-    checked: dict[int, tuple[object, list[str]]] | None = None,
+    checked: dict[int, CheckedEntry] | None = None,
 ) -> None:
     """An author event inside a document, checked in full whatever signer_type it declares.
     `checked` (when given) keeps what `check_author_event` failed, for the merge (merge.Checked)."""
-    sub = check_author_event(event)
+    sub, typed = checked_author_event(event)
     # `structure` passed: the event has exactly the envelope's fields and its signature block
     # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
     first = sub.checks[0]
     structure_ok = first.name == "structure" and first.status == PASSED
     if checked is not None:
-        checked[id(event)] = (event, [c.name for c in sub.failed])
+        checked[id(event)] = (event, [c.name for c in sub.failed], typed)
     if isinstance(event, Mapping):
         sub.add(
             "subject_matches",
