@@ -172,12 +172,16 @@ class OutboxEntry:
 
 
 def new_lease_owner() -> str:
-    """A lease owner name for this process: `host:pid:random`."""
+    """A lease owner name for this process: `host:pid:random`. The host and pid let another
+    process on this machine see that the owner died (`_owner_is_dead`); the random part keeps
+    two submissions of one long-lived process (two `submit_pending` calls) apart."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 def _owner_is_dead(owner: str) -> bool:
-    """True when `owner` names a process on this machine that no longer runs."""
+    """True when `owner` names a process on this machine that no longer runs. An owner on
+    another host (an outbox on a shared folder) is never judged dead: only its lease's expiry
+    frees its rows, since its pid means nothing here."""
     parts = owner.rsplit(":", 2)
     if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
         return False
@@ -306,7 +310,14 @@ class Outbox:
 
     def claim(self, event_id: str, owner: str, seconds: float, *, registry: str) -> bool:
         """Take the lease on a pending row for `seconds`; False if it is not pending or
-        another live owner holds it."""
+        another live owner holds it.
+
+        Why one conditional UPDATE: SQLite runs it atomically, so of two processes claiming
+        the same row at once exactly one sees `rowcount == 1` and sends the event: an event is
+        POSTed by one process, never by two (the Idempotency-Key would make a second POST
+        harmless, but it would still count as a second attempt). The owner's own lease may be
+        taken again (`lease_owner=?`): a pass that waits for others re-claims what it holds.
+        Wall-clock time (not monotonic): leases are compared across processes."""
         now = time.time()
         registry = registry_binding(registry)
         with self._lock:
@@ -325,7 +336,10 @@ class Outbox:
             ).fetchone()
             if row is None or row[0] is None or not _owner_is_dead(row[0]):
                 return False
-            cur = self._conn.execute(  # its owner died: take over, unless someone just did
+            # a live lease, but its owner died (a killed `pith submit`): waiting out the lease
+            # would keep the event for up to LEASE_SECONDS; take over, unless someone just did
+            # (the UPDATE names the dead owner, so only one taker wins)
+            cur = self._conn.execute(
                 "UPDATE outbox SET lease_owner=?, lease_expires=? WHERE event_id=? AND "
                 "registry=? AND state='pending' AND lease_owner=?",
                 (owner, now + seconds, event_id, registry, row[0]),
@@ -333,7 +347,9 @@ class Outbox:
             return cur.rowcount == 1
 
     def release(self, event_id: str, owner: str, *, registry: str) -> None:
-        """End `owner`'s lease on the row (no-op if it holds none)."""
+        """End `owner`'s lease on the row (no-op if it holds none): a pass that could not get
+        an answer hands the row back at once, so that another process need not wait out the
+        lease to send it."""
         self._update(
             f"UPDATE outbox SET {_END_LEASE} WHERE event_id=? AND registry=? AND lease_owner=?",
             (event_id, registry_binding(registry), owner),

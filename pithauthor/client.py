@@ -14,6 +14,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -63,6 +64,7 @@ __all__ = [
     "TOKEN_ENV",
     "RegistryAccess",
     "RegistryClient",
+    "RegistryOptions",
     "RetryPolicy",
     "Subject",
     "check_number",
@@ -389,8 +391,58 @@ def resolve_arxiv(arxiv_id: str) -> PithNumber:
 def check_registry_options(registry: str | None, trust_manifests: list[str]) -> None:
     """Refuse a bad registry URL or trust manifest even when no registry is needed: bad input
     is said, not silently ignored."""
-    registry_url(registry)
-    default_trust(trust_manifests)
+    RegistryOptions(registry, tuple(trust_manifests)).read_trust()
+
+
+@dataclass(frozen=True)
+class RegistryOptions:
+    """The registry a command talks to, whom it trusts, and how long it tries: what the
+    `--registry`, `--trust-manifest` (repeatable) and `--trust-local-registry` options (and a
+    command's own retry budget) say, by name."""
+
+    registry: str | None = None
+    """`--registry`; None: `$PITH_REGISTRY`, else https://pith.science."""
+    trust_manifests: tuple[str, ...] = ()
+    """Mirror manifests whose keys are trusted besides the pinned key (and `PITH_TRUST`)."""
+    trust_local: bool = False
+    """Also trust the key a loopback registry publishes (for tests and dry runs)."""
+    retries: int = 6
+    """Attempts per request (RetryPolicy.max_attempts)."""
+    timeout: float = 20.0
+    """Seconds per attempt."""
+    parallel: int = 8
+    """Connections kept open (a batch sends this many events at once)."""
+
+    @property
+    def base_url(self) -> str:
+        """The registry's base URL, checked (InputError when it is refused)."""
+        return registry_url(self.registry)
+
+    def read_trust(self) -> Trust:
+        """The registry URL checked, then the pinned key plus `PITH_TRUST` and the manifests:
+        read from disk on each call, so a command calls it once and passes the result on."""
+        registry_url(self.registry)
+        return default_trust(self.trust_manifests)
+
+    def for_registry(self, where: str) -> RegistryOptions:
+        """These options for another registry (a row bound to it): a local registry's key is
+        trusted for loopback registries only, never carried over to a remote one."""
+        return replace(
+            self, registry=where, trust_local=self.trust_local and is_local_registry(where)
+        )
+
+    def connect(self, *, trust: Trust | None = None, warn: Say | None = None) -> RegistryClient:
+        """`connect` with these options; `trust` is the one `read_trust` gave, when read."""
+        return connect(
+            self.registry,
+            self.trust_manifests,
+            self.trust_local,
+            parallel=self.parallel,
+            retries=self.retries,
+            timeout=self.timeout,
+            warn=warn,
+            trust=trust,
+        )
 
 
 def connect(
@@ -402,14 +454,17 @@ def connect(
     retries: int = 6,
     timeout: float = 20.0,
     warn: Say | None = None,
+    trust: Trust | None = None,
 ) -> RegistryClient:
     """A client with the trust asked for: the pinned key, `PITH_TRUST`, `trust_manifests` and,
-    with `trust_local`, the key a loopback registry publishes (`warn` is told so)."""
+    with `trust_local`, the key a loopback registry publishes (`warn` is told so). `trust`,
+    when given, is that trust already read (`RegistryOptions.read_trust`): the manifests are
+    not read again."""
     if not math.isfinite(timeout) or not 0 < timeout <= MAX_TIMEOUT:
         raise InputError(f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
     client = RegistryClient(
         registry,
-        trust=default_trust(trust_manifests),
+        trust=trust if trust is not None else default_trust(trust_manifests),
         max_connections=max(parallel, 4),
         retry=RetryPolicy(max_attempts=retries),
         timeout=timeout,
@@ -429,46 +484,41 @@ class RegistryAccess:
     """The registry a signing command may need (to fetch records, or to submit), opened on
     first use only: a command given every record by file never touches the network.
 
+    The options are checked, and the trust manifests read, once, here: bad input is said
+    before anything else, and the record files and the client use that one reading.
     `note` hears what the user should know (a record without a receipt); `warn` the warning
     that a local registry's key is trusted."""
 
     def __init__(
         self,
-        registry: str | None = None,
-        trust_manifests: list[str] | tuple[str, ...] = (),
-        trust_local: bool = False,
+        options: RegistryOptions | None = None,
         *,
         note: Say | None = None,
         warn: Say | None = None,
-        retries: int = 6,
-        timeout: float = 20.0,
     ) -> None:
-        check_registry_options(registry, list(trust_manifests))
-        self.options = (registry, list(trust_manifests), trust_local)
+        self.options = options or RegistryOptions()
+        self._trust = self.options.read_trust()
         self.note = note
         self.warn = warn
-        self._retries, self._timeout = retries, timeout
         self._client: RegistryClient | None = None
 
     @property
     def base_url(self) -> str:
         """The registry's base URL, without connecting."""
-        return registry_url(self.options[0])
+        return self.options.base_url
 
     @property
     def client(self) -> RegistryClient:
         if self._client is None:
-            self._client = connect(
-                *self.options, retries=self._retries, timeout=self._timeout, warn=self.warn
-            )
+            self._client = self.options.connect(trust=self._trust, warn=self.warn)
         return self._client
 
     def trust(self) -> Trust:
         """The keys record files are checked against: the pinned key, `PITH_TRUST`, the
-        manifests and (only with `trust_local`) the local registry's."""
-        if self.options[2]:
+        manifests and (only with `trust_local`) the local registry's, which takes asking it."""
+        if self.options.trust_local:
             return self.client.trust
-        return default_trust(self.options[1])
+        return self._trust
 
     def close(self) -> None:
         if self._client is not None:

@@ -13,7 +13,7 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import REAL_NUMBER, citations, manifest_file, start_server
 
-from pithauthor._http import RegistryHttp, RetryPolicy, check_url, parse_retry_after
+from pithauthor._http import RegistryHttp, RetryPolicy, check_url, origin, parse_retry_after
 from pithauthor._outbox import Outbox
 from pithauthor._registry.server import RegistryServer
 from pithauthor.client import RegistryClient
@@ -39,7 +39,16 @@ def server(tmp_path: Path) -> Iterator[RegistryServer]:
 
 @pytest.mark.parametrize(
     "url",
-    ["http://example.org", "http://10.0.0.1:8080", "ftp://127.0.0.1", "pith.science"],
+    [
+        "http://example.org",
+        "http://10.0.0.1:8080",
+        "ftp://127.0.0.1",
+        "pith.science",
+        "http://127.evil.example",
+        # the one URL rule (`_core.web_url`) for registries too: a password would be sent
+        "https://user:pw@pith.science",
+        "http://127.0.0.1:0",
+    ],
 )
 def test_url_policy_refuses_plain_http_off_loopback(url: str) -> None:
     with pytest.raises(InputError):
@@ -51,6 +60,14 @@ def test_url_policy_refuses_plain_http_off_loopback(url: str) -> None:
 )
 def test_url_policy_allows_https_and_loopback_http(url: str) -> None:
     assert check_url(url) == url.rstrip("/")
+
+
+def test_an_origin_has_one_spelling_whoever_wrote_it() -> None:
+    """Case and an explicit default port do not make another origin; another port does."""
+    assert origin("HTTPS://Pith.Science:443/pith/x") == "https://pith.science"
+    assert origin("http://[::1]:8787/a") == "http://[::1]:8787"
+    assert origin("http://LOCALHOST:80") == "http://localhost"
+    assert origin("https://pith.science:8443") != origin("https://pith.science")
 
 
 def test_retry_after_accepts_seconds_and_http_dates() -> None:
@@ -261,3 +278,32 @@ def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServ
         entry = outbox.get(event["event_id"])
         assert entry is not None and entry.state == "rejected" and "event_id" in str(entry.reason)
         assert outbox.retry() == 1
+
+
+def test_a_command_reads_its_trust_manifests_once(server: RegistryServer, tmp_path: Path) -> None:
+    """The registry options are read once per command: the manifest is gone after the options
+    were checked, and the record files' trust and the client (which then talks to the real
+    local registry) still trust its key."""
+    from pithauthor.client import RegistryAccess, RegistryOptions
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(server.key.manifest(server.url)), "utf-8")
+    key_id = server.key.key_id
+    with RegistryAccess(RegistryOptions(server.url, (str(path),))) as access:
+        path.unlink()
+        assert key_id in access.trust().keys
+        assert key_id in access.client.trust.keys
+        assert access.client.record(REAL_NUMBER)["pith_number"] == REAL_NUMBER
+
+
+def test_options_for_another_registry_never_carry_the_local_key_to_a_remote_one() -> None:
+    from pithauthor.client import RegistryOptions
+
+    options = RegistryOptions("http://127.0.0.1:8787", ("m.json",), trust_local=True, retries=2)
+    remote = options.for_registry("https://mirror.example")
+    assert (remote.registry, remote.trust_local, remote.retries) == (
+        "https://mirror.example",
+        False,
+        2,
+    )
+    assert options.for_registry("http://localhost:9").trust_local is True

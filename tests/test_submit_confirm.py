@@ -135,7 +135,7 @@ def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_
 def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_first(
     pith: RunPith, author: str, registry: list[str], tmp_path: Path
 ) -> None:
-    from pithauthor.client import RegistryAccess
+    from pithauthor.client import RegistryAccess, RegistryOptions
 
     bib = tmp_path / "refs.bib"
     bib.write_text(
@@ -144,7 +144,7 @@ def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_
         "  pith-relationship = {extends}}\n",
         "utf-8",
     )
-    with RegistryAccess(registry[1], [registry[3]]) as access:
+    with RegistryAccess(RegistryOptions(registry[1], (registry[3],))) as access:
         numbers = [access.client.resolve(aid) for aid in ("2101.99901", "2101.99902")]
     out = tmp_path / "events.jsonl"
     result = pith("cite", str(bib), "--from", REAL_NUMBER, "-o", str(out), *registry)

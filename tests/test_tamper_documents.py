@@ -438,3 +438,32 @@ def _still_there(doc: Any, path: Path_) -> bool:
         except (KeyError, IndexError, TypeError):
             return False
     return True
+
+
+def _with_action_host(record: dict[str, Any], host: str) -> dict[str, Any]:
+    """`record` with its first action link moved to `host` (same scheme, port and path)."""
+    from urllib.parse import urlsplit
+
+    moved = copy.deepcopy(record)
+    actions = moved["agent_actions"]["actions"]
+    name, url = next(iter(actions.items()))
+    parts = urlsplit(url)
+    actions[name] = parts._replace(netloc=f"{host}:{parts.port}").geturl()
+    return moved
+
+
+@pytest.mark.parametrize("host", ["127.evil.example", "127.0.0.1.evil.example"])
+def test_a_local_registrys_action_link_to_a_host_that_only_looks_loopback_fails(
+    local: dict[str, Any], host: str
+) -> None:
+    """A local registry's key covers its other loopback spellings, not a DNS name that starts
+    like one: `127.evil.example` is somebody's server (the one loopback rule, `_core.web_url`)."""
+    report = verify_document(_with_action_host(local["record"], host), local["trust"])
+    assert "agent_actions" in [c.name for c in report.failed]
+
+
+def test_a_local_registrys_action_link_may_spell_loopback_another_way(
+    local: dict[str, Any],
+) -> None:
+    report = verify_document(_with_action_host(local["record"], "localhost"), local["trust"])
+    assert report.ok, [c.name for c in report.failed]

@@ -9,7 +9,7 @@ import typer
 from pithauthor._cli.output import message, warn
 
 if TYPE_CHECKING:
-    from pithauthor.client import RegistryAccess, RegistryClient
+    from pithauthor.client import RegistryAccess, RegistryClient, RegistryOptions
 
 REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.science)."
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
@@ -35,6 +35,28 @@ YES_OPTION = typer.Option(
 )
 
 
+def registry_options(
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    *,
+    parallel: int = 8,
+    retries: int = 6,
+    timeout: float = 20.0,
+) -> RegistryOptions:
+    """The shared options (and a command's own budget) as one object with named fields."""
+    from pithauthor.client import RegistryOptions
+
+    return RegistryOptions(
+        registry,
+        tuple(trust_manifest),
+        trust_local,
+        retries=retries,
+        timeout=timeout,
+        parallel=parallel,
+    )
+
+
 def make_client(
     registry: str | None,
     trust_manifest: list[str],
@@ -43,18 +65,11 @@ def make_client(
     retries: int = 6,
     timeout: float = 20.0,
 ) -> RegistryClient:
-    """`pithauthor.client.connect` with the options; its warning goes to stderr."""
-    from pithauthor.client import connect
-
-    return connect(
-        registry,
-        trust_manifest,
-        trust_local,
-        parallel=parallel,
-        retries=retries,
-        timeout=timeout,
-        warn=warn,
+    """A client with the options; its warning goes to stderr."""
+    options = registry_options(
+        registry, trust_manifest, trust_local, parallel=parallel, retries=retries, timeout=timeout
     )
+    return options.connect(warn=warn)
 
 
 OFFLINE_NUMBER_OPTION = typer.Option(
@@ -83,12 +98,7 @@ def registry_access(
     """The options as a registry opened on first use; its notes and warnings go to stderr."""
     from pithauthor.client import RegistryAccess
 
-    return RegistryAccess(
-        registry,
-        trust_manifest,
-        trust_local,
-        note=message,
-        warn=warn,
-        retries=retries,
-        timeout=timeout,
+    options = registry_options(
+        registry, trust_manifest, trust_local, retries=retries, timeout=timeout
     )
+    return RegistryAccess(options, note=message, warn=warn)

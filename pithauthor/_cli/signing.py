@@ -99,7 +99,9 @@ class Output:
         if self._held is None:
             in_out = events_in_file(Path(self.out)) if self.out is not None else []
             self._in_out = frozenset(e["event_id"] for e in in_out)
-            self._held = Statements.from_outbox(self.registry.options[0], note=message, also=in_out)
+            self._held = Statements.from_outbox(
+                self.registry.options.registry, note=message, also=in_out
+            )
         return self._held
 
     def settle(self, on_change: OnChange) -> Settle:
@@ -117,7 +119,7 @@ class Output:
             self.out,
             show=show,
             submit=self.submit,
-            registry=self.registry.options[0],
+            registry=self.registry.options.registry,
             note=message,
         )
         return self.destination
@@ -131,7 +133,7 @@ class Output:
         elif "the outbox" in self.destination:
             from pithauthor.client import registry_binding
 
-            where = registry_binding(self.registry.options[0])
+            where = registry_binding(self.registry.options.registry)
             message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
         elif self.out is not None:
             message(f"next: `pith submit {self.out}` sends them to the registry")
@@ -163,7 +165,7 @@ class Output:
                     out,
                     show=show,
                     submit=self.submit,
-                    registry=self.registry.options[0],
+                    registry=self.registry.options.registry,
                     note=message,
                 )
             self.send([event["event_id"]])

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from pithauthor._cli.output import data, emit_json, message
-from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, make_client
+from pithauthor._cli.output import data, emit_json, message, warn
+from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, registry_options
 from pithauthor.text import escaped
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def submit(
 ) -> None:
     """Send every pending event of the outbox to the registry it was signed for (after
     storing FILE's events for --registry or the default, if given)."""
-    from pithauthor.client import is_local_registry, registry_binding
+    from pithauthor.client import registry_binding
     from pithauthor.submit import (
         Outbox,
         combined,
@@ -45,6 +45,13 @@ def submit(
         submit_pending,
     )
     from pithauthor.verify import read_documents
+
+    options = registry_options(
+        registry, trust_manifest, trust_local, parallel=parallel, retries=retries, timeout=timeout
+    )
+    # bad options are said before anything is stored; the manifests are read once, here,
+    # whatever the registries the outbox holds rows for
+    trust = options.read_trust()
 
     bound = registry_binding(registry) if registry is not None else None
     if file is not None:
@@ -56,9 +63,8 @@ def submit(
     pending = pending_by_registry(note=message)
 
     def connect(where: str) -> RegistryClient:
-        # a local registry's key is trusted for the local registries only
-        local = trust_local and is_local_registry(where)
-        return make_client(where, trust_manifest, local, parallel, retries, timeout)
+        # a local registry's key is trusted for the local registries only (for_registry)
+        return options.for_registry(where).connect(trust=trust, warn=warn)
 
     with _progress(not as_json) as progress:
         results: list[SubmitResult]
