@@ -1,7 +1,8 @@
 """The LaTeX badge: add `\\usepackage{pith}` + `\\pithnumber{...}` to a manuscript without
 touching anything else, check that it compiles, and pack an arXiv-ready archive.
 
-Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`.
+Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`
+(and `Step`, what it tells its `progress` callback).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import re
 import tarfile
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArchiveResult",
     "InjectResult",
+    "Step",
     "badge_number",
     "build_arxiv_archive",
     "check_pdf",
@@ -105,13 +108,40 @@ class ArchiveResult:
     main: Path
     engine: str
     files: list[str]
-    number: str
+    number: str | None  # None: packed without a badge (no_badge, the v1 upload)
     pages: int
     size: int
     comments_removed: int  # comments stripped from the .tex files (0 with keep_comments)
     comment_lines_removed: int  # of which comments that had their line to themselves
     readme: bool  # whether a 00README.json names the top-level file
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of `build_arxiv_archive`, told to its `progress` callback twice: when it starts
+    (`seconds` None) and once it has succeeded (`seconds`: how long it took). A step that fails
+    is not told again: its error is raised (so a caller printing finished steps prints nothing
+    for it, and the error stays the one line)."""
+
+    text: str  # what is being done: "building (pdflatex, latexmk)"
+    seconds: float | None = None
+
+
+Progress = Callable[[Step], None]
+
+
+@contextmanager
+def _step(progress: Progress | None, text: str) -> Iterator[None]:
+    """Tell `progress` that the step `text` starts, and, when the body succeeds, how long it
+    took (an exception passes through untold: see `Step`)."""
+    if progress is None:
+        yield
+        return
+    progress(Step(text))
+    start = time.monotonic()
+    yield
+    progress(Step(text, time.monotonic() - start))
 
 
 def _require_year(number: PithNumber) -> str:
@@ -437,6 +467,8 @@ def build_arxiv_archive(
     *,
     keep_comments: bool = False,
     timeout: float | None = None,
+    no_badge: bool = False,
+    progress: Progress | None = None,
 ) -> ArchiveResult:
     """Pack the arXiv upload of the manuscript at `target` into `output` (a .tar.gz), and prove
     it before writing: the sources are built in a private copy (latexmk, fresh); exactly the
@@ -445,7 +477,12 @@ def build_arxiv_archive(
     into an empty folder and built as arXiv does (pdfLaTeX alone), and must give the same page
     count, the /PithNumber and the link. Raises BuildError or VerificationError otherwise.
     `timeout` (seconds) bounds each of the two builds; without it the first build's limit comes
-    from the paper's earlier builds and the proof build's from the first (docs/latex.md)."""
+    from the paper's earlier builds and the proof build's from the first (docs/latex.md).
+
+    `no_badge` packs a paper that carries no Pith Number (the v1 upload: its number does not
+    exist before arXiv has v1), proven the same way minus the badge checks; its PDF and the
+    archive's must then carry no /PithNumber, and pith.sty is packed only when the paper loads
+    it (e.g. for `\\pithauthorkey`). `progress` is told each step (`Step`) as it starts and ends."""
     check_timeout(timeout)  # refused before anything else
     main = find_main_file(Path(target))
     clock = BuildClock(main, timeout)
@@ -466,14 +503,25 @@ def build_arxiv_archive(
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
     overrides = {} if (main.parent / STY_NAME).is_file() else {STY_NAME: _packaged(STY_NAME)}
     try:
-        with build_sources(main, engine, overrides, clock) as built:
-            number = _number_of(built.result.pdf)
-            pages = page_count(built.result.pdf)
-            warnings += built.warnings + _hidden_badge(built.result.pdf, number)
+        with ExitStack() as stack:
+            # the step is the build and the reading of its PDF: a paper refused for its number
+            # is refused within it (nothing said of a build that led nowhere)
+            with _step(progress, f"building ({engine}, latexmk)"):
+                built = stack.enter_context(build_sources(main, engine, overrides, clock))
+                number = _number_of(built.result.pdf, no_badge)
+                pages = page_count(built.result.pdf)
+            warnings += built.warnings
+            if number is not None:
+                warnings += _hidden_badge(built.result.pdf, number)
             project, inputs = built.result.project, built.result.inputs
             members, removed, whole = _members(project, inputs, keep_comments)
-            ltxml = main.parent / LTXML_NAME
-            members[LTXML_NAME] = ltxml.read_bytes() if ltxml.is_file() else _packaged(LTXML_NAME)
+            # the LaTeXML binding goes with pith.sty; a paper without the badge that does not
+            # load pith at all gets neither (arXiv's HTML view needs no binding for it)
+            if number is not None or STY_NAME in members:
+                ltxml = main.parent / LTXML_NAME
+                members[LTXML_NAME] = (
+                    ltxml.read_bytes() if ltxml.is_file() else _packaged(LTXML_NAME)
+                )
             texts = {n: d.decode("latin-1") for n, d in members.items() if n.endswith(".tex")}
             readme = bool(upload.other_main_files(main.name, texts)) or engine == "latex"
             if readme:
@@ -482,16 +530,17 @@ def build_arxiv_archive(
     except CompileFailed as failed:
         if preamble.pith_package is None and _inputs_of(source, preamble).package is None:
             raise  # no badge to blame: the paper's own error as it is
-        raise whose_fault(failed, main, engine, {}, clock) from None
+        with _step(progress, "building again without the badge, to tell whose fault it is"):
+            raise whose_fault(failed, main, engine, {}, clock) from None
     files = sorted(members)
-    size = _write_proven(output, members, main.name, engine, number, pages, clock)
+    size = _write_proven(output, members, main.name, engine, number, pages, clock, progress)
     warnings += upload.size_warning(size)
     return ArchiveResult(
         archive=output,
         main=main,
         engine=engine,
         files=files,
-        number=number.full,
+        number=number.full if number is not None else None,
         pages=pages,
         size=size,
         comments_removed=removed,
@@ -516,13 +565,24 @@ def _packaged(name: str) -> bytes:
     return (pith_sty_path() if name == STY_NAME else pith_ltxml_path()).read_bytes()
 
 
-def _number_of(pdf: Path) -> PithNumber:
-    """The Pith Number the author's build wrote into its PDF (checked with its link)."""
+def _number_of(pdf: Path, no_badge: bool = False) -> PithNumber | None:
+    """The Pith Number the author's build wrote into its PDF (checked with its link); with
+    `no_badge`, None, after checking that the PDF carries none (a paper packed "without the
+    badge" that has one would be uploaded with a number the author did not mean to publish)."""
     value, _ = pdf_facts(pdf)
+    if no_badge:
+        if value is not None:
+            raise ManuscriptError(
+                f"the paper's PDF carries the Pith Number {value}: --no-badge packs a paper "
+                "without one; remove \\pithnumber, or drop --no-badge"
+            )
+        return None
     if value is None:
+        # the next step for both cases: a paper that has its number, and the v1 upload,
+        # which cannot have one yet (docs/latex.md, "Which number to print")
         raise ManuscriptError(
             "the paper's PDF has no Pith Number: add \\usepackage{pith} and \\pithnumber{...} "
-            "first (pith latex inject)"
+            "first (pith latex inject), or pack the v1 upload without it with --no-badge"
         )
     try:
         number = PithNumber.parse(value)
@@ -564,15 +624,22 @@ def _write_proven(
     members: dict[str, bytes],
     main_name: str,
     engine: str,
-    number: PithNumber,
+    number: PithNumber | None,
     pages: int,
     clock: BuildClock,
+    progress: Progress | None = None,
 ) -> int:
     """Write the archive beside `output`, build it in an empty folder as arXiv would, and move
-    it into place only when that build matches the author's. Returns its size."""
+    it into place only when that build matches the author's (`number` None: the paper has no
+    badge, and the archive's PDF must have none either). Returns its size."""
     with publishing(output) as tmp:
-        _write_tar(tmp, members)
-        with tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof:
+        with _step(progress, f"packing {len(members)} file{'' if len(members) == 1 else 's'}"):
+            _write_tar(tmp, members)
+        proving = f"proving the upload builds from the tarball ({engine} alone)"
+        with (
+            _step(progress, proving),
+            tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof,
+        ):
             folder = Path(proof)
             with tarfile.open(tmp, "r:gz") as archive:
                 archive.extractall(folder, filter="data")
@@ -584,7 +651,10 @@ def _write_proven(
                     "something the paper needs is missing from the archive"
                 )
             try:
-                check_pdf(pdf, number)
+                if number is not None:
+                    check_pdf(pdf, number)
+                elif (found := pdf_facts(pdf)[0]) is not None:
+                    raise VerificationError(f"{pdf.name}: /PithNumber is {found!r}, expected none")
             except VerificationError as exc:
                 raise VerificationError(f"the archive's own build: {exc}") from None
         return tmp.stat().st_size

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from pithauthor._cli.app import new_app
-from pithauthor._cli.output import data, emit_json, message, warn
+from pithauthor._cli.output import StepLines, data, emit_json, message, warn
 from pithauthor._cli.registryopts import (
     OFFLINE_NUMBER_OPTION,
     REGISTRY_OPTION,
@@ -140,15 +140,30 @@ def arxiv_cmd(
         help="Stop a build that takes longer (default: from the paper's own last build, "
         "else 600 s).",
     ),
+    no_badge: bool = typer.Option(
+        False,
+        "--no-badge",
+        help="Pack a paper without \\pithnumber (the v1 upload: its number does not exist "
+        "before arXiv has v1); proven the same way minus the badge checks.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
-    and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX."""
+    and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX. Each
+    step is shown on stderr with its time (a spinner on a terminal)."""
     from pithauthor.files import check_output_file
     from pithauthor.latex import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
-    result = build_arxiv_archive(target, output, keep_comments=keep_comments, timeout=timeout)
+    with StepLines() as steps:
+        result = build_arxiv_archive(
+            target,
+            output,
+            keep_comments=keep_comments,
+            timeout=timeout,
+            no_badge=no_badge,
+            progress=steps,
+        )
     if as_json:
         emit_json(
             {
@@ -177,11 +192,15 @@ def arxiv_cmd(
             f"comments removed: {result.comments_removed} "
             f"({result.comment_lines_removed} whole lines)"
         )
+    badge = (
+        f"with {result.number} and its link"
+        if result.number is not None
+        else "without a Pith Number (--no-badge)"
+    )
     message(
         f"{result.archive}: {len(result.files)} files, {result.size / 1000:.0f} kB; "
         f"proven: builds alone with {result.engine} to {result.pages} "
-        f"{'page' if result.pages == 1 else 'pages'}, "
-        f"with {result.number} and its link"
+        f"{'page' if result.pages == 1 else 'pages'}, {badge}"
     )
 
 

@@ -46,3 +46,55 @@ def error_line(text: str) -> None:
     """The one line a failing command prints."""
     first = " ".join(str(text).split()) or "unknown error"
     sys.stderr.write(f"pith: error: {first}\n")
+
+
+class StepLines:
+    """Shows the steps of a long command (`pithauthor.latex.Step`: `text`, and `seconds` once
+    done) on stderr: one plain line per finished step, `building (pdflatex, latexmk) … 4.1 s`;
+    on a terminal also a spinner with the time so far while a step runs (rich, transient: the
+    spinner's line is erased, the finished line stays). Nothing goes to stdout. A step that
+    fails prints nothing: the command's error is then the one line after the finished steps."""
+
+    def __init__(self) -> None:
+        # a spinner only where someone watches: a log or a pipe gets the plain lines alone
+        self.live = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self._spinner: Any = None
+
+    def __enter__(self) -> StepLines:
+        return self
+
+    def __call__(self, step: Any) -> None:
+        self._stop()
+        if step.seconds is None:
+            if self.live:
+                self._start(step.text)
+            return
+        message(f"{step.text} … {step.seconds:.1f} s")
+
+    def _start(self, text: str) -> None:
+        # rich only when a spinner is shown: `pith --help` must not load it
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self._spinner = Progress(
+            # the time before the text: a long step's text may be cut at the terminal's width
+            SpinnerColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description} …"),
+            console=Console(stderr=True),
+            transient=True,
+            refresh_per_second=5,  # enough to see it move; less output in a terminal's log
+            # what the command prints stays where it goes (stdout is data, for scripts)
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._spinner.add_task(text, total=None)
+        self._spinner.start()
+
+    def _stop(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()  # also on an error or Ctrl-C: the terminal is left clean for the message
