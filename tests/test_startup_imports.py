@@ -56,3 +56,53 @@ def test_every_public_name_of_the_package_resolves() -> None:
     missing = [name for name in pithauthor.__all__ if getattr(pithauthor, name, None) is None]
     assert missing == []
     assert "PithNumber" in dir(pithauthor)
+
+
+def _full_tree_help(args: list[str], columns: int) -> str:
+    """The help `pith ARGS` prints from the whole command tree, every option built."""
+    env = {**os.environ, "COLUMNS": str(columns)}
+    code = (
+        "import sys, typer.main\n"
+        "import pithauthor._cli.main as m\n"
+        "command = typer.main.get_command(m.app)\n"
+        "try:\n"
+        "    command(args=sys.argv[1:], prog_name='pith', standalone_mode=False)\n"
+        "except Exception as exc:\n"  # a bare `pith`: click asks for the help to be shown
+        "    sys.stdout.write(exc.ctx.get_help() + '\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["-h"]], ids=["bare", "help", "h"])
+@pytest.mark.parametrize("columns", [50, 80, 200])
+def test_root_help_from_the_names_only_tree_is_the_full_trees_help(
+    args: list[str], columns: int
+) -> None:
+    """`pith --help` builds the root with each command by name and help only (issue 27); what
+    it prints must be what the whole tree prints, at any terminal width."""
+    env = {**os.environ, "COLUMNS": str(columns)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pithauthor", *args], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert "verify" in done.stdout and "Verify a document" in done.stdout
+    assert done.stdout == _full_tree_help(args, columns)
+
+
+def test_root_help_builds_no_commands_options() -> None:
+    """The names-only tree has the root's options and every command, and no command option."""
+    import click
+
+    from pithauthor._cli import main
+
+    root = main._root_only()
+    ctx = click.Context(root, info_name="pith")
+    names = root.list_commands(ctx)
+    assert {"verify", "claim", "keys", "bib"} <= set(names)
+    assert "--version" in {opt for p in root.params for opt in p.opts}
+    verify = root.get_command(ctx, "verify")
+    assert verify is not None and verify.params == []
+    assert root.get_command(ctx, "bib").list_commands(ctx) == []  # type: ignore[union-attr]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import traceback
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -94,8 +95,13 @@ def main(argv: list[str] | None = None) -> None:
     A usage error is one line naming the fault and where help is; `PITH_DEBUG=1` adds the
     traceback on stderr but never changes the exit code.
     """
+    args = sys.argv[1:] if argv is None else argv
     try:
-        code = app(args=argv, prog_name="pith", standalone_mode=False)
+        if args in ([], ["--help"], ["-h"]):
+            # the root's help (and a bare `pith`) from a tree without the commands' options
+            code = _root_only()(args=args, prog_name="pith", standalone_mode=False)
+        else:
+            code = app(args=argv, prog_name="pith", standalone_mode=False)
     except typer.Abort:
         _fail("interrupted", 130)
     except KeyboardInterrupt:
@@ -119,6 +125,40 @@ def main(argv: list[str] | None = None) -> None:
             f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED
         )
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _root_only() -> Any:
+    """The click group of `pith` with every command and group present by its name and help
+    only: what `pith --help` lists. Typer builds every option of every command before it can
+    print any help (230 of them, half of what `pith --help` cost beyond `import typer`, issue
+    27); the root's own options and each entry's short help are built as in the full tree, so
+    the text is the same (tests/test_startup_imports.py compares them)."""
+    import typer.main  # its attribute, not a copy: the test suite builds `app` once
+
+    def stub(callback: Any) -> Any:
+        """A callback without options that has `callback`'s name and help; it never runs."""
+
+        def named() -> None:
+            raise AssertionError("the root-help tree runs no command")
+
+        named.__name__, named.__doc__ = callback.__name__, callback.__doc__
+        return named
+
+    root = copy.copy(app)
+    root.registered_commands = []
+    for command in app.registered_commands:
+        entry = copy.copy(command)
+        entry.callback = stub(command.callback) if command.callback else None
+        root.registered_commands.append(entry)
+    root.registered_groups = []
+    for group in app.registered_groups:
+        shallow = copy.copy(group)  # a group keeps its help and callback, and no commands
+        if group.typer_instance is not None:
+            shallow.typer_instance = copy.copy(group.typer_instance)
+            shallow.typer_instance.registered_commands = []
+            shallow.typer_instance.registered_groups = []
+        root.registered_groups.append(shallow)
+    return typer.main.get_command(root)
 
 
 def _usage_error(exc: typer.TyperException) -> NoReturn:
