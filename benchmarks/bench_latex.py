@@ -31,6 +31,7 @@ PITH = "\\usepackage{pith}\n\\pithnumber{pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW}"
 def _prepare(folder: Path, preamble: str) -> list[str]:
     folder.mkdir()
     shutil.copy(STY, folder / "pith.sty")
+    shutil.copy(STY.with_name("pith-compat.def"), folder / "pith-compat.def")
     (folder / "paper.tex").write_text(ARTICLE % {"preamble": preamble, "body": BODY}, "utf-8")
     cmd = ["pdflatex", "-interaction=batchmode", "-halt-on-error", "paper.tex"]
     subprocess.run(cmd, cwd=folder, capture_output=True, check=True)  # warm the caches

@@ -19,7 +19,8 @@ _CHECKOUT_LATEX = Path(__file__).resolve().parent.parent / "latex"
 
 
 def latex_file(name: str) -> Path:
-    """The path of a shipped LaTeX file (`pith.sty`, `pith.sty.ltxml`), always a real file."""
+    """The path of a shipped LaTeX file (`pith.sty`, `pith-compat.def`, `pith.sty.ltxml`),
+    always a real file."""
     packaged = Path(str(resources.files("pithauthor") / "data" / name))
     for path in (packaged, _CHECKOUT_LATEX / name):
         if path.is_file():

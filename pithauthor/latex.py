@@ -46,7 +46,7 @@ from pithauthor._manuscript.textfile import (
     write_target,
 )
 from pithauthor._manuscript.visibility import check_badge_visible
-from pithauthor._resources import pith_ltxml_path, pith_sty_path
+from pithauthor._resources import latex_file, pith_sty_path
 from pithauthor.client import check_number
 from pithauthor.errors import (
     BuildError,
@@ -81,6 +81,9 @@ PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
 _RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
 _PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
 LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
+# pith.sty's back-end code, read when hyperref or PDF management is not loaded: it travels
+# with pith.sty wherever pith.sty goes (the paper's folder, the build, the arXiv upload)
+COMPAT_NAME = "pith-compat.def"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,7 @@ class InjectResult:
     dry_run: bool
     notes: list[str] = field(default_factory=list)
     ltxml_action: str = "unchanged"  # pith.sty.ltxml: "copied", "replaced" or "unchanged"
+    compat_action: str = "unchanged"  # pith-compat.def: the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,10 +282,11 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
     return "replaced", ours
 
 
-def _ltxml_action(main: Path) -> tuple[str, bytes]:
-    """pith.sty.ltxml follows pith.sty (whose other versions `_sty_plan` already refused)."""
-    ours = pith_ltxml_path().read_bytes()
-    dest = main.parent / LTXML_NAME
+def _companion_action(main: Path, name: str) -> tuple[str, bytes]:
+    """pith.sty.ltxml and pith-compat.def follow pith.sty (whose other versions `_sty_plan`
+    already refused): copied when missing, replaced when they differ from ours."""
+    ours = _packaged(name)
+    dest = main.parent / name
     if not dest.exists():
         return "copied", ours
     return ("unchanged" if dest.read_bytes() == ours else "replaced"), ours
@@ -304,7 +309,8 @@ def _compile_and_check(
     log). When that build fails, the untouched sources are built too, to say whose fault it is."""
     clock = BuildClock(main, timeout)
     try:
-        with build_sources(main, engine, {main.name: new_bytes, STY_NAME: sty}, clock) as built:
+        ours = {main.name: new_bytes, STY_NAME: sty, COMPAT_NAME: _packaged(COMPAT_NAME)}
+        with build_sources(main, engine, ours, clock) as built:
             if number is not None:
                 check_pdf(built.result.pdf, number, require_link=link)
                 if link:
@@ -420,7 +426,8 @@ def inject(
     written = write_target(main)  # through a symbolic link to its target: the link stays
     if written != main:
         notes.append(f"{main.name} is a symbolic link: the badge goes into its target {written}")
-    ltxml_action, ltxml = _ltxml_action(main)
+    ltxml_action, ltxml = _companion_action(main, LTXML_NAME)
+    compat_action, compat = _companion_action(main, COMPAT_NAME)
     if changed and not dry_run:
         ensure_writable(written)
     if check:
@@ -446,6 +453,8 @@ def inject(
             replace_file(write_target(main.parent / STY_NAME), sty, mode=0o644)
         if ltxml_action != "unchanged":
             replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
+        if compat_action != "unchanged":
+            replace_file(main.parent / COMPAT_NAME, compat, mode=0o644)
     return InjectResult(
         main=main,
         changed=changed,
@@ -458,6 +467,7 @@ def inject(
         dry_run=dry_run,
         notes=notes,
         ltxml_action=ltxml_action,
+        compat_action=compat_action,
     )
 
 
@@ -501,7 +511,13 @@ def build_arxiv_archive(
     output = Path(output).resolve()
     if not output.parent.is_dir():
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
-    overrides = {} if (main.parent / STY_NAME).is_file() else {STY_NAME: _packaged(STY_NAME)}
+    # the paper's own pith.sty and pith-compat.def when it has them, else ours; the build's
+    # file list then packs pith-compat.def exactly when that pith.sty reads it
+    overrides = {
+        name: _packaged(name)
+        for name in (STY_NAME, COMPAT_NAME)
+        if not (main.parent / name).is_file()
+    }
     try:
         with ExitStack() as stack:
             # the step is the build and the reading of its PDF: a paper refused for its number
@@ -561,8 +577,9 @@ def _hidden_badge(pdf: Path, number: PithNumber) -> list[str]:
 
 
 def _packaged(name: str) -> bytes:
-    """The bytes of the packaged pith.sty or pith.sty.ltxml (never a link: its content)."""
-    return (pith_sty_path() if name == STY_NAME else pith_ltxml_path()).read_bytes()
+    """The bytes of a packaged LaTeX file: pith.sty, pith-compat.def or pith.sty.ltxml (never
+    a link: its content)."""
+    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()
 
 
 def _number_of(pdf: Path, no_badge: bool = False) -> PithNumber | None:

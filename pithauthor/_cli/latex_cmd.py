@@ -101,6 +101,7 @@ def inject_cmd(
                 "diff": result.diff,
                 "notes": result.notes,
                 "ltxml_action": result.ltxml_action,
+                "compat_action": result.compat_action,
             }
         )
         return
@@ -120,6 +121,8 @@ def inject_cmd(
         message(f"{result.sty}: {would}{result.sty_action}")
     if result.ltxml_action != "unchanged":
         message(f"{result.sty}.ltxml: {would}{result.ltxml_action}")
+    if result.compat_action != "unchanged":
+        message(f"{result.sty.with_name('pith-compat.def')}: {would}{result.compat_action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
 

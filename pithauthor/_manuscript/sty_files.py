@@ -14,8 +14,9 @@ from pithauthor._manuscript.textfile import ensure_writable_folder
 from pithauthor._resources import latex_file, pith_sty_version
 from pithauthor.errors import ManuscriptError, PithError
 
-SHIPPED = ("pith.sty", "pith.sty.ltxml")
-"""What travels with a paper: the package and, when shipped, its LaTeXML binding."""
+SHIPPED = ("pith.sty", "pith-compat.def", "pith.sty.ltxml")
+"""What travels with a paper: the package, its back-end code (read when hyperref or PDF
+management is not loaded) and, when shipped, its LaTeXML binding."""
 
 TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"
 

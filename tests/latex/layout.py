@@ -122,6 +122,7 @@ def build_variant(manuscript: Manuscript, engine: str, variant: str, workdir: Pa
         shutil.rmtree(workdir)
     shutil.copytree(MANUSCRIPTS / manuscript.folder, workdir)
     shutil.copy(STY, workdir / "pith.sty")
+    shutil.copy(STY.with_name("pith-compat.def"), workdir / "pith-compat.def")
     main = workdir / manuscript.main
     main.write_text(source(manuscript, variant), "utf-8")
     result = _run([ENGINES[engine], *TEX_FLAGS, main.name], workdir)
@@ -145,6 +146,7 @@ def shared_builds(manuscript: Manuscript, engine: str) -> dict[str, Build]:
             manuscript.name,
             engine,
             STY.read_text("utf-8"),
+            STY.with_name("pith-compat.def").read_text("utf-8"),
             *(source(manuscript, v) for v in VARIANTS),
         )
     )

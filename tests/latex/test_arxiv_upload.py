@@ -117,16 +117,18 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
         members = {m.name: m for m in tar.getmembers()}
         sty = tar.extractfile("pith.sty").read()  # type: ignore[union-attr]
         ltxml = tar.extractfile("pith.sty.ltxml").read()  # type: ignore[union-attr]
+        compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
     names = set(members)
     assert sorted(names) == packed.stdout.split()
     assert all(m.isreg() for m in members.values())  # never a link
     assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
     if packed.name in SINGLE:  # the main file, and pith's two files at the top
-        assert names == {main, "pith.sty", "pith.sty.ltxml"}
+        assert names == {main, "pith.sty", "pith-compat.def", "pith.sty.ltxml"}
     else:  # the parts in their subfolders too
         assert main in names and len(names) > 4
     assert sty == (REPO / "latex" / "pith.sty").read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
+    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
     assert (Path(main).with_suffix(".bbl").name in names) == (packed.name in WITH_BBL)
     assert set(FIGURES.get(packed.name, ())) <= names
     assert not any(n.endswith(DEBRIS) for n in names)
@@ -189,10 +191,12 @@ def test_stale_build_files_from_a_failed_build_and_another_machine_are_not_used(
 
 
 def _paper(folder: Path, body: str, files: dict[str, str] | None = None) -> Path:
-    """paper.tex (an article with the badge), pith.sty, and `files` (name: text)."""
+    """paper.tex (an article with the badge), pith.sty and pith-compat.def (as `pith latex
+    inject` leaves them), and `files` (name: text)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "paper.tex").write_text(article(body))
     shutil.copy(REPO / "latex" / "pith.sty", folder / "pith.sty")
+    shutil.copy(REPO / "latex" / "pith-compat.def", folder / "pith-compat.def")
     for name, text in (files or {}).items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -387,7 +391,8 @@ def commented() -> tuple[Path, Path, str]:
         assert result.returncode == 0, result.stderr
         (tmp / "stderr").write_text(result.stderr, "utf-8")
 
-    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"))), fill)
+    compat = STY.with_name("pith-compat.def").read_text("utf-8")
+    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"), compat)), fill)
     return tmp / "paper", tmp / "upload.tar.gz", (tmp / "stderr").read_text("utf-8")
 
 
@@ -463,3 +468,20 @@ def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_fi
     # published only after the proof: the old archive is intact and no temporary file is left
     assert list(output.parent.iterdir()) == [output]
     assert output.read_bytes() == b"yesterday's archive"
+
+
+@TEX
+def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_in_its_upload(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    # an author who copied only pith.sty (Overleaf): the build needs pith-compat.def (no
+    # PDF management), so the packaged one is used and packed, and the archive builds alone
+    folder = _paper(tmp_path / "paper", "Text.")
+    (folder / "pith-compat.def").unlink()
+    archive = tmp_path / "upload.tar.gz"
+    result = pith("latex", "arxiv", str(folder), "-o", str(archive))
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as tar:
+        compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
+    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
+    assert not (folder / "pith-compat.def").exists()  # the author's folder is not touched

@@ -25,11 +25,13 @@ def test_ctan_bundle_unpacks_and_its_documentation_builds(tmp_path: Path) -> Non
         names = set(bundle.namelist())
         assert {
             "pith/pith.sty",
+            "pith/pith-compat.def",
             "pith/README.md",
             "pith/pith-doc.tex",
             "pith/pith-doc.pdf",
         } <= names
         assert bundle.read("pith/pith.sty") == STY.read_bytes()
+        assert bundle.read("pith/pith-compat.def") == STY.with_name("pith-compat.def").read_bytes()
         if (REPO / "latex" / "pith.sty.ltxml").exists():
             assert "pith/pith.sty.ltxml" in names
         bundle.extractall(tmp_path / "unpacked")

@@ -326,3 +326,41 @@ def test_a_title_page_shipped_inside_maketitle_gets_the_margin_badge_not_one_at_
 
     (rect,) = link_rects(result.pdf, 0)
     assert rect[1] > 792 - 72, "in the top margin of the title page"
+
+
+def _fls_reads_compat(result_pdf: Path) -> bool:
+    fls = result_pdf.with_suffix(".fls").read_text("latin-1")
+    return any(line.endswith("pith-compat.def") for line in fls.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("head", "preamble", "reads"),
+    [
+        pytest.param("", "", True, id="no-hyperref"),
+        pytest.param("", "\\usepackage{hyperref}\n", True, id="hyperref-no-pdfmanagement"),
+        pytest.param("\\DocumentMetadata{}\n", "\\usepackage{hyperref}\n", False, id="both"),
+    ],
+)
+def test_pith_compat_is_read_only_without_hyperref_or_pdf_management(
+    tmp_path: Path, head: str, preamble: str, reads: bool
+) -> None:
+    result = build(head + paper(NUMBER, preamble=preamble), tmp_path, recorder=True)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert _fls_reads_compat(result.pdf) == reads
+
+
+def test_pith_sty_alone_with_hyperref_and_pdf_management_needs_no_compat(tmp_path: Path) -> None:
+    source = "\\DocumentMetadata{}\n" + paper(NUMBER, preamble="\\usepackage{hyperref}\n")
+    result = build(source, tmp_path, compat=False)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithURL"] == URL
+
+
+def test_a_missing_pith_compat_stops_the_build_saying_where_it_belongs(tmp_path: Path) -> None:
+    result = build(paper(NUMBER), tmp_path, compat=False)
+    assert not result.ok
+    assert "Fatal Package pith Error: File pith-compat.def not found: put it beside" in result.log
+    assert not result.pdf.exists()

@@ -55,17 +55,27 @@ class Build:
 
 
 def build(
-    source: str, workdir: Path, engine: str = "pdflatex", runs: int = 1, halt: bool = True
+    source: str,
+    workdir: Path,
+    engine: str = "pdflatex",
+    runs: int = 1,
+    halt: bool = True,
+    compat: bool = True,
+    recorder: bool = False,
 ) -> Build:
-    """Write `source` as paper.tex in `workdir` (with pith.sty) and build it with `engine`;
-    `halt=False` lets TeX go on after an error (so that the log shows the error's help)."""
+    """Write `source` as paper.tex in `workdir` (with pith.sty, and pith-compat.def unless
+    `compat` is false) and build it with `engine`; `halt=False` lets TeX go on after an error
+    (so that the log shows the error's help); `recorder` writes paper.fls (the files read)."""
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copy(STY, workdir / "pith.sty")
+    if compat:
+        shutil.copy(STY.with_name("pith-compat.def"), workdir / "pith-compat.def")
     (workdir / "paper.tex").write_text(source, encoding="utf-8")
     output = ""
     result = None
     for _ in range(runs):
         flags = TEX_FLAGS if halt else [f for f in TEX_FLAGS if f != "-halt-on-error"]
+        flags = [*flags, "-recorder"] if recorder else flags
         result = _run([ENGINES[engine], *flags, "paper.tex"], workdir)
         output += result.stdout
         if result.returncode != 0:
