@@ -10,6 +10,8 @@ import io
 import json
 import logging
 import os
+import pty
+import select
 import shutil
 import subprocess
 import sys
@@ -17,7 +19,7 @@ import tempfile
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,9 +40,33 @@ _CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", 
 NO_REGISTRY = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
 
 
+@pytest.fixture(scope="session")
+def one_ca_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CA bundle of one certificate (the first of certifi's), for SSL_CERT_FILE.
+
+    httpx reads the CA bundle named by SSL_CERT_FILE (else certifi's, about 150 certificates:
+    40-90 ms) for every new Client, and an in-process `pith` run makes one per command. The
+    tests speak plain HTTP to loopback, so the context is never used: one certificate keeps it
+    valid and cheap (under 1 ms), through httpx's public environment setting rather than a
+    patch of its internals. Stricter, not looser: a test that reached a real HTTPS host would
+    fail verification instead of passing. Clients made with trust_env=False (the identity
+    fetcher) ignore the variable and still read certifi's bundle."""
+    import certifi
+
+    bundle = Path(certifi.where()).read_text("ascii")
+    end = "-----END CERTIFICATE-----\n"
+    first = bundle[bundle.index("-----BEGIN CERTIFICATE-----") : bundle.index(end) + len(end)]
+    path = tmp_path_factory.mktemp("ca") / "one-ca.pem"
+    path.write_text(first, "ascii")
+    return path
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    one_ca_bundle: Path,
 ) -> Iterator[Path]:
     """Every test gets its own PITH_HOME and no keyring unless it registers one itself.
 
@@ -50,6 +76,8 @@ def isolated_home(
     home = tmp_path / "pith-home"
     monkeypatch.setenv("PITH_HOME", str(home))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:
@@ -183,6 +211,73 @@ def run_in_process(
     return subprocess.CompletedProcess(["pith", *args], returncode, _text(stdout), _text(stderr))
 
 
+OnTerminal = Callable[..., tuple[int, str]]
+
+
+@pytest.fixture
+def terminal() -> OnTerminal:
+    """Run a real process with stdin and stderr on a pseudo-terminal (stdout discarded),
+    typing `answers[i]` at the (i+1)th time `prompt` shows. More questions than answers, a
+    question when none was expected, or fewer than expected fail the test; so does a process
+    that neither asks nor ends within 60 s. Returns the exit code and what the terminal
+    showed. `terminal(argv, answers=(), prompt=b"[y/N]", env=None)`; `env` adds to os.environ.
+    """
+
+    def run(
+        argv: list[str],
+        answers: Sequence[bytes] = (),
+        prompt: bytes = b"[y/N]",
+        env: dict[str, str] | None = None,
+    ) -> tuple[int, str]:
+        return on_terminal(argv, answers, prompt=prompt, env=env)
+
+    return run
+
+
+def on_terminal(
+    argv: list[str],
+    answers: Sequence[bytes],
+    *,
+    prompt: bytes = b"[y/N]",
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
+    """The `terminal` fixture's runner (tests/test_docs_commands.py has its own: it drives a
+    shell with several kinds of prompt)."""
+    main, child = pty.openpty()
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.Popen(
+        argv, stdin=child, stdout=subprocess.DEVNULL, stderr=child, env=full_env
+    )
+    os.close(child)
+    seen, asked = b"", 0
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], 60)
+            if not ready:
+                raise AssertionError(f"the command neither asked nor ended: {seen!r}")
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+            # count the prompts shown so far: each new one gets the next answer
+            if seen.count(prompt) > asked:
+                if asked >= len(answers):
+                    expected = len(answers)
+                    raise AssertionError(f"asked {asked + 1} times, {expected} expected: {seen!r}")
+                os.write(main, answers[asked] + b"\n")
+                asked += 1
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(main)
+    assert asked == len(answers), (f"asked {asked} times, {len(answers)} expected", seen)
+    return code, seen.decode("utf-8", "replace")
+
+
 def _text(stream: io.TextIOWrapper) -> str:
     """What `subprocess.run(text=True)` would read: decoded, universal newlines."""
     stream.flush()
@@ -297,32 +392,6 @@ def _build_the_command_tree_once() -> None:
 
     get_command.built_once = True  # type: ignore[attr-defined]
     typer.main.get_command = get_command
-    _load_the_ca_bundle_once()
-
-
-def _load_the_ca_bundle_once() -> None:
-    """httpx reads a CA bundle for every new Client (40-90 ms, most of an in-process `pith
-    fetch` that fails fast). A process does it once per run; each test worker now does it once
-    per bundle too, for the default context only (verify=True, no client certificate; keyed by
-    SSL_CERT_FILE/SSL_CERT_DIR). The tests speak plain HTTP to loopback: the context is unused."""
-    from httpx._transports import default
-
-    create = default.create_ssl_context
-    if getattr(create, "loaded_once", False):
-        return
-    loaded: dict[tuple[str, str] | None, Any] = {}
-
-    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
-        if verify is not True or cert is not None:
-            return create(verify=verify, cert=cert, trust_env=trust_env)
-        env = os.environ
-        bundle = (env.get("SSL_CERT_FILE", ""), env.get("SSL_CERT_DIR", "")) if trust_env else None
-        if bundle not in loaded:
-            loaded[bundle] = create(verify=verify, cert=cert, trust_env=trust_env)
-        return loaded[bundle]
-
-    create_ssl_context.loaded_once = True  # type: ignore[attr-defined]
-    default.create_ssl_context = create_ssl_context  # type: ignore[assignment]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from arxiv_api_server import ArxivServer
-from conftest import RunPith
+from conftest import OnTerminal, RunPith
 from lookup_corpus import PAPERS
 
 from pithauthor.bibliography import read_bibliographies
@@ -52,50 +48,21 @@ def test_each_candidate_gets_a_line_to_paste_that_settles_the_entry(
     assert (str(again.identifier), again.identifier_source) == ("math/0404188", "eprint")
 
 
-def _on_terminal(argv: list[str], answers: list[bytes], env: dict[str, str]) -> tuple[int, str]:
-    """Run `argv` with stdin and stderr on a pseudo-terminal, typing one answer at each
-    "Which paper" question. Returns the exit code and what the terminal showed."""
-    main, child = pty.openpty()
-    proc = subprocess.Popen(argv, stdin=child, stdout=subprocess.DEVNULL, stderr=child,
-                            env={**os.environ, **env})  # fmt: skip
-    os.close(child)
-    seen, asked = b"", 0
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
-            if not ready:
-                raise AssertionError(f"the command neither asked nor ended: {seen!r}")
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if seen.count(b"Which paper is") > asked:
-                os.write(main, answers[asked] + b"\n")
-                asked += 1
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(main)
-    return code, seen.decode("utf-8", "replace")
-
-
 @pytest.mark.parametrize(("answers", "written"), [
     ([b"2"], "math/0404188"),
     pytest.param([b"7", b""], None, marks=pytest.mark.slow),  # a wrong answer, then Enter
 ])  # fmt: skip
 def test_choose_on_a_terminal_asks_and_the_answer_is_written_back(
-    tmp_path: Path, answers: list[bytes], written: str | None
+    tmp_path: Path, terminal: OnTerminal, answers: list[bytes], written: str | None
 ) -> None:
     """A real process on a pseudo-terminal (about a second)."""
     bib = _copy(tmp_path)
     with ArxivServer(PAPERS) as server:
         argv = [sys.executable, "-m", "pithauthor", "bib", "scan", str(bib), "--lookup",
                 "--choose", "--write-back", "--arxiv-api", server.url]  # fmt: skip
-        code, shown = _on_terminal(argv, answers, {"PITH_HOME": str(tmp_path / "home")})
+        code, shown = terminal(
+            argv, answers, prompt=b"Which paper is", env={"PITH_HOME": str(tmp_path / "home")}
+        )
     assert code == 0, shown
     assert f"Which paper is {GREEN_TAO}? [1-2, Enter: none of them]" in shown
     assert "eprint = {" not in shown  # asked, so no lines to paste

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error, use_fast_kdf
+from conftest import FIXTURES, OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER
 
 from pithauthor._core.authors import check_claimant, same_person, split_authors
@@ -243,17 +243,16 @@ def test_a_public_name_that_is_not_a_name_is_refused_before_anything_is_stored(
 
 
 def test_keys_generate_on_a_terminal_asks_for_the_public_name(
-    pith: RunPith, monkeypatch: pytest.MonkeyPatch
+    pith: RunPith, monkeypatch: pytest.MonkeyPatch, terminal: OnTerminal
 ) -> None:
     import sys
 
     from conftest import LAUNCHER
-    from terminal_helpers import on_terminal
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "claim authors passphrase")
     argv = [sys.executable, LAUNCHER, "keys", "generate", "--name", "ada", "--backend", "file"]
-    code, shown = on_terminal(argv, "Ádá Lovelace".encode(), prompt=b"Your name as on your papers")
+    code, shown = terminal(argv, ["Ádá Lovelace".encode()], prompt=b"Your name as on your papers")
     assert code == 0, shown
     listed = json.loads(pith("keys", "show", "ada", "--json").stdout)
     assert listed["public_name"] == "Ádá Lovelace" and listed["name"] == "ada"

@@ -65,3 +65,14 @@ def test_keyring_backend_chosen_in_one_run_is_not_reused_by_the_next(
     assert "FileKeyring" in with_ring.stdout, with_ring.stderr
     without = pith("doctor", "--json", env={"PITH_TEST_FAST_KDF": "1"})
     assert "FileKeyring" not in without.stdout and "fail.Keyring" in without.stdout
+
+
+def test_httpx_clients_in_tests_read_a_one_certificate_ca_bundle_from_the_environment() -> None:
+    """What keeps an in-process run cheap without patching httpx: SSL_CERT_FILE (conftest's
+    `one_ca_bundle`) names one CA, and httpx's own context builder (what every Client with
+    trust_env calls) reads it; certifi's bundle, the default, holds about 150."""
+    import httpx
+
+    assert os.environ["SSL_CERT_FILE"].endswith("one-ca.pem")
+    assert len(httpx.create_ssl_context().get_ca_certs()) == 1
+    assert len(httpx.create_ssl_context(trust_env=False).get_ca_certs()) > 100

@@ -12,9 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, LAUNCHER, RunPith, assert_one_line_error, use_fast_kdf
+from conftest import (
+    FIXTURES,
+    LAUNCHER,
+    OnTerminal,
+    RunPith,
+    assert_one_line_error,
+    use_fast_kdf,
+)
 from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
-from terminal_helpers import on_terminal
 
 RECORD = str(FIXTURES / "record-2302.12445v2.json")
 EXAMPLE = "2101.99901"  # an example paper of the local registry
@@ -86,11 +92,11 @@ DEAR_AUTHORS = "Bo Li, Chengjian Liu, Lin Zhang, Shaohuai Shi, Wei Wang, Xiaowen
 
 
 def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
-    pith: RunPith, author: str, registry: list[str]
+    pith: RunPith, author: str, registry: list[str], terminal: OnTerminal
 ) -> None:
     argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2",
             "--submit", *registry]  # fmt: skip
-    code, shown = on_terminal(argv, b"n")
+    code, shown = terminal(argv, [b"n"])
     assert code == 2, shown
     question = shown.index("[y/N]")
     preview = shown[:question]
@@ -102,27 +108,29 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
     assert "nothing was stored or sent (answered no)" in shown and "Traceback" not in shown
     assert _outbox(pith) == []
 
-    code, shown = on_terminal(argv, b"y")
+    code, shown = terminal(argv, [b"y"])
     assert code == 0, shown
     assert "accepted 1, rejected 0, pending 0" in shown
     assert [row["state"] for row in _outbox(pith)] == ["accepted"]
 
 
-def test_signing_into_the_outbox_on_a_terminal_asks_too(pith: RunPith, author: str) -> None:
+def test_signing_into_the_outbox_on_a_terminal_asks_too(
+    pith: RunPith, author: str, terminal: OnTerminal
+) -> None:
     argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2"]
-    code, shown = on_terminal(argv, b"")  # Enter: the default answer is no
+    code, shown = terminal(argv, [b""])  # Enter: the default answer is no
     assert code == 2, shown
     assert "into the outbox" in shown and DEAR_TITLE in shown
     assert _outbox(pith) == []
 
 
 def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_preview(
-    pith: RunPith, author: str, registry: list[str]
+    pith: RunPith, author: str, registry: list[str], terminal: OnTerminal
 ) -> None:
     # the key is Chengjian Liu's: --force signs another name (this test is about the terminal)
     argv = [sys.executable, LAUNCHER, "claim", EXAMPLE, "--name", "E. Author", "--position", "1",
             "--force", "--submit", "--yes", *registry]  # fmt: skip
-    code, shown = on_terminal(argv, None)
+    code, shown = terminal(argv, [])
     assert code == 0, shown
     assert "An author claim to sign" in shown
     # the local registry displays the title and authors with its record, as pith.science does

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 from arxiv_helpers import NUMBER, article, pages, pdflatex_alone, unpack
-from conftest import LAUNCHER, RunPith, assert_one_line_error
+from conftest import LAUNCHER, OnTerminal, RunPith, assert_one_line_error
 from pdfcheck import info
-from terminal_helpers import on_terminal
 
 from pithauthor.errors import VerificationError
 from pithauthor.latex import Step, build_arxiv_archive
@@ -67,7 +66,7 @@ def _steps(stderr: str) -> dict[str, float]:
 
 @TEX
 def test_on_a_terminal_each_step_spins_while_it_runs_then_stays_as_a_line_with_its_time(
-    tmp_path: Path,
+    tmp_path: Path, terminal: OnTerminal
 ) -> None:
     folder = _badged(tmp_path / "paper")
     out = tmp_path / "stdout.txt"
@@ -88,7 +87,7 @@ def test_on_a_terminal_each_step_spins_while_it_runs_then_stays_as_a_line_with_i
         for name, value in env.items():
             patch.setenv(name, value)
         start = time.monotonic()
-        code, shown = on_terminal(argv, None)
+        code, shown = terminal(argv, [])
         took = time.monotonic() - start
     assert code == 0, shown
     # the spinner ran on the terminal, for the build and for the proof
