@@ -88,6 +88,21 @@ def isolated_home(
     yield home
 
 
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without the waits between them (0.5-8 s each): the same six attempts, at once.
+    The in-process `pith` reads it; what is tested is the outcome, not the back-off. (Every
+    test's default registry is NO_REGISTRY: a command that asks it first waited 6-12 s.)"""
+    skip_backoff(monkeypatch)
+
+
+def skip_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `no_backoff` does, for a test that sets it up in its own helper."""
+    from pithauthor.client import RetryPolicy
+
+    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
+
+
 def use_fast_kdf(monkeypatch: pytest.MonkeyPatch) -> None:
     """TEST ONLY: the cheap KDF in this process, and in `pith` processes the test starts."""
     from pithauthor._keystore import container

@@ -203,15 +203,6 @@ def test_the_on_disk_cache_resolves_again_with_the_registry_gone(
     assert len(read_documents(tmp_path / "b.jsonl")) == 4
 
 
-@pytest.fixture
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries without the waits between them (0.5-8 s each): the same six attempts, at once.
-    The in-process `pith` reads it; what is tested is the outcome, not the back-off."""
-    from pithauthor.client import RetryPolicy
-
-    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
-
-
 def test_a_dead_registry_exits_3_with_one_line_and_writes_nothing(
     pith: RunPith, author: str, tmp_path: Path, no_backoff: None
 ) -> None:

@@ -17,6 +17,9 @@ from fixed_signer import VECTOR_ORCID
 from pithauthor._cli.main import main
 from pithauthor.verify import read_documents, verify_file
 
+# a command that asks the default (dead) registry first retries without the back-off waits
+pytestmark = pytest.mark.usefixtures("no_backoff")
+
 DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # arXiv 2302.12445
 PIPELINE = "pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G"  # arXiv 2204.10562
 DEAR_RECORD = str(FIXTURES / "record-2302.12445v2.json")

@@ -30,6 +30,9 @@ from pithauthor._core.text import (
 from pithauthor.errors import EventError
 from pithauthor.sign import attest_authorship, record_replication, sign_citation
 
+# a command that asks the default (dead) registry first retries without the back-off waits
+pytestmark = pytest.mark.usefixtures("no_backoff")
+
 DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
 DEAR_RECORD = str(FIXTURES / "record-2302.12445v2.json")
 OTHER = "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import RunPith
 
 HEAVY = ("httpx", "keyring", "nacl", "bibtexparser", "pylatexenc", "sqlite3", "jsonschema", "rich")
 
@@ -58,38 +59,32 @@ def test_every_public_name_of_the_package_resolves() -> None:
     assert "PithNumber" in dir(pithauthor)
 
 
-def _full_tree_help(args: list[str], columns: int) -> str:
-    """The help `pith ARGS` prints from the whole command tree, every option built."""
-    env = {**os.environ, "COLUMNS": str(columns)}
-    code = (
-        "import sys, typer.main\n"
-        "import pithauthor._cli.main as m\n"
-        "command = typer.main.get_command(m.app)\n"
-        "try:\n"
-        "    command(args=sys.argv[1:], prog_name='pith', standalone_mode=False)\n"
-        "except Exception as exc:\n"  # a bare `pith`: click asks for the help to be shown
-        "    sys.stdout.write(exc.ctx.get_help() + '\\n')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=True
-    )
-    return done.stdout
+def _full_tree_help(columns: int, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The root help of the whole command tree, every option built, at `columns`."""
+    import click
+    import typer.main
+
+    from pithauthor._cli import main
+
+    monkeypatch.setenv("COLUMNS", str(columns))  # click reads the width through shutil
+    command = typer.main.get_command(main.app)
+    assert command.get_command(click.Context(command), "verify").params  # type: ignore[attr-defined]
+    ctx = click.Context(command, info_name="pith", **command.context_settings)  # -h, --help
+    return command.get_help(ctx) + "\n"
 
 
-@pytest.mark.parametrize("args", [[], ["--help"], ["-h"]], ids=["bare", "help", "h"])
+@pytest.mark.parametrize("args", [(), ("--help",), ("-h",)], ids=["bare", "help", "h"])
 @pytest.mark.parametrize("columns", [50, 80, 200])
 def test_root_help_from_the_names_only_tree_is_the_full_trees_help(
-    args: list[str], columns: int
+    args: tuple[str, ...], columns: int, pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`pith --help` builds the root with each command by name and help only (issue 27); what
-    it prints must be what the whole tree prints, at any terminal width."""
-    env = {**os.environ, "COLUMNS": str(columns)}
-    done = subprocess.run(
-        [sys.executable, "-m", "pithauthor", *args], capture_output=True, text=True, env=env
-    )
+    it prints must be what the whole tree prints, at any terminal width. (In this process: the
+    real process's `--help` is run by the import test above.)"""
+    done = pith(*args, env={"COLUMNS": str(columns)})
     assert done.returncode == 0 and done.stderr == ""
     assert "verify" in done.stdout and "Verify a document" in done.stdout
-    assert done.stdout == _full_tree_help(args, columns)
+    assert done.stdout == _full_tree_help(columns, monkeypatch)
 
 
 def test_root_help_builds_no_commands_options() -> None:
