@@ -3,7 +3,8 @@
 Baseline, measured in the same run: `check_author_event` on the same 1,000 events one by one,
 the least any verifier must do. A document adds its receipt, aliases, the coverage of every
 field (what is checked, what is listed as not signed) and, for a local state, the recomputed
-merge, which checks every event a second time. Targets: bundle <= 2x, local state <= 3x.
+merge (from the verdicts on its events, not a second check of each). Target for both (issue
+27): no slower per event than `check_author_event` plus a third, 1.33x.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from benchmarks._timing import interleaved_medians, row
 
 N = 1_000
 RUNS = 5
-BUNDLE_TARGET = 2.0
-STATE_TARGET = 3.0
+# issue 27: check_author_event "plus a third" (4/3, written as the report shows it)
+BUNDLE_TARGET = STATE_TARGET = 1.33
 
 
 class _BenchSigner:

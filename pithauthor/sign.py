@@ -30,7 +30,7 @@ from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block,
 from pithauthor._core.identity import proofs_problem
 from pithauthor._core.key_identity import fingerprint_hex
 from pithauthor._core.orcid import normalize_orcid
-from pithauthor._core.payload_schema import schema_violation
+from pithauthor._core.payload_schema import built_payload_violation
 from pithauthor._core.payloads import (
     ATTESTATION,
     CITATION,
@@ -234,7 +234,9 @@ def _sign(
         if "signature" in settled:  # the same statement, already signed: nothing new is made
             return settled  # type: ignore[return-value]  # "signature": signed
         unsigned = settled
-    violation = schema_violation(event_type, unsigned["payload"])
+    # the payload was built here (or by `settle`, from one built here): the direct check of a
+    # flat schema's rules, or the full schema (payload_schema.built_payload_violation)
+    violation = built_payload_violation(event_type, unsigned["payload"])
     if violation is not None:
         raise EventError(f"{event_type}: {violation}")
     return seal(unsigned, signer)

@@ -216,3 +216,51 @@ def test_the_httpx_client_check_sees_every_form(tmp_path: Path) -> None:
     assert sorted(_http_clients_made(source)) == sorted(
         ["3: httpx.Client", "5: C", "6: httpx.AsyncClient"]
     )
+
+
+def _error_classes_defined(path: Path, errors: set[str]) -> list[str]:
+    """Classes in `path` that derive (directly) from one of the `errors` classes."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ClassDef):
+            bases = {
+                b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+            }
+            if bases & errors:
+                found.append(node.name)
+    return found
+
+
+def test_every_public_error_is_defined_in_errors_py_and_drawn_in_its_tree() -> None:
+    """One error hierarchy, in one module: no PithError subclass lives elsewhere, and each
+    one defined there is named in the tree its docstring draws."""
+    import inspect
+
+    import pithauthor.errors as errors
+
+    ours = {
+        name
+        for name, value in vars(errors).items()
+        if inspect.isclass(value) and issubclass(value, errors.PithError)
+    }
+    elsewhere = {
+        str(path.relative_to(PACKAGE)): found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "errors.py" and (found := _error_classes_defined(path, ours))
+    }
+    assert elsewhere == {}
+    tree = errors.__doc__ or ""
+    assert sorted(name for name in ours if name not in tree) == []
+
+
+def test_the_error_class_check_sees_a_subclass_defined_elsewhere(tmp_path: Path) -> None:
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "from pithauthor import errors\n"
+        "from pithauthor.errors import InputError\n"
+        "class A(InputError): pass\n"
+        "class B(errors.NetworkError, ValueError): pass\n"
+        "class C(Exception): pass\n",
+        encoding="utf-8",
+    )
+    assert _error_classes_defined(source, {"InputError", "NetworkError"}) == ["A", "B"]

@@ -12,15 +12,23 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import FIXTURES, RunPith, load_fixture
+from fixed_signer import FixedSigner
 
+from pithauthor._core.author_event import check_author_event
 from pithauthor._core.canonical import canonical_sha256
+from pithauthor._core.envelope import SIGNED_FIELDS, compute_event_id, seal
+from pithauthor._core.pith_number import PithNumber
 from pithauthor._core.record import pith_number_of
+from pithauthor._core.subject import Subject
+from pithauthor.errors import EventError
+from pithauthor.sign import sign_citation
 from pithauthor.verify import verify_document
 
 # ================================================================================================
@@ -501,3 +509,61 @@ def test_record_file_without_a_receipt_is_taken_and_said(
     real = str(FIXTURES / "record-2302.12445v2.json")
     code, err = run(capsys, "claim", number, "--record", real, "--out", str(out))
     assert code == 0 and "no registry receipt" not in err
+
+
+# --- the fast paths of verifying keep every check (issue 27) ---------------------------------
+
+
+def _sealed(payload_changes: dict[str, Any], signer: FixedSigner) -> dict[str, Any]:
+    """A citation pithauthor would never sign, signed as a hostile client could: the payload is
+    changed and the event sealed again, so event_id and signature are right."""
+    event = sign_citation(signer, _SUBJECT, PithNumber.parse(_CITING), "extends", citation_key="k")
+    unsigned: dict[str, Any] = {k: copy.deepcopy(event[k]) for k in SIGNED_FIELDS}
+    unsigned["payload"].update(payload_changes)
+    return dict(seal(unsigned, signer))  # type: ignore[arg-type]  # hostile on purpose
+
+
+_SHA = hashlib.sha256(b"a paper verified in a loop").hexdigest()
+_SUBJECT = Subject(PithNumber.from_digest(_SHA, 2023), _SHA)
+_CITING = PithNumber.from_digest(hashlib.sha256(b"the citing paper").hexdigest(), 2024).full
+
+
+def test_a_validly_signed_hostile_payload_is_refused_after_many_good_events() -> None:
+    # the fast paths (cached key names, VerifyKey and stamp verdicts, the direct check used when
+    # signing) must not carry a verdict from the good events of the same key to a hostile one
+    signer = FixedSigner()
+    for i in range(50):
+        good = sign_citation(signer, _SUBJECT, PithNumber.parse(_CITING), "extends")
+        assert check_author_event(good).ok, i
+    hostile: list[dict[str, Any]] = [
+        {"relationship": "endorses"},
+        {"citation_key": "two words"},
+        {"extra": "unsigned meaning"},
+        {"context": 3.0},
+        {"replaces": "sha256:" + "1" * 64, "withdraws": "sha256:" + "2" * 64},
+    ]
+    for changes in hostile:
+        event = _sealed(changes, signer)
+        assert compute_event_id(event) == event["event_id"]  # its envelope is sound
+        failed = [c.name for c in check_author_event(event).failed]
+        assert failed == ["payload_schema"], (changes, failed)
+
+
+def test_a_key_named_wrongly_is_refused_after_the_key_was_seen_and_cached() -> None:
+    signer = FixedSigner()
+    good = sign_citation(signer, _SUBJECT, PithNumber.parse(_CITING), "extends")
+    assert check_author_event(good).ok  # its names are cached now
+    forged = copy.deepcopy(good)
+    forged["signer"]["public_key_fingerprint"] = "0" * 32
+    forged["signer"]["key_id"] = "ed25519:" + "A" * 26
+    forged = dict(seal({k: forged[k] for k in SIGNED_FIELDS}, signer))  # type: ignore[arg-type]
+    failed = {c.name for c in check_author_event(forged).failed}
+    assert {"public_key_fingerprint", "key_id"} <= failed
+
+
+def test_signing_refuses_a_citation_key_the_schema_refuses() -> None:
+    for key in ("two words", "k" * 201, "tab\tkey"):
+        with pytest.raises(EventError):
+            sign_citation(
+                FixedSigner(), _SUBJECT, PithNumber.parse(_CITING), "extends", citation_key=key
+            )

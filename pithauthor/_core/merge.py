@@ -79,15 +79,16 @@ def order_key(event: Mapping[str, object]) -> tuple[str, str]:
 
 def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
     """One event per event_id (the smallest canonical bytes wins), in merge order."""
-    chosen: dict[str, tuple[bytes, Mapping[str, object]]] = {}
+    by_id: dict[str, list[Mapping[str, object]]] = {}
     for event in events:
-        if not isinstance(event, Mapping):
-            continue
-        eid = str(event.get("event_id", ""))
-        raw = canonical(event)
-        if eid not in chosen or raw < chosen[eid][0]:
-            chosen[eid] = (raw, event)
-    return sorted((e for _, e in chosen.values()), key=order_key)
+        if isinstance(event, Mapping):
+            by_id.setdefault(str(event.get("event_id", "")), []).append(event)
+    # canonical bytes only where an event_id repeats: serialising every event of a state again
+    # was a tenth of verifying it (issue 27); min() keeps the first of equal bytes, as before
+    chosen = [
+        group[0] if len(group) == 1 else min(group, key=canonical) for group in by_id.values()
+    ]
+    return sorted(chosen, key=order_key)
 
 
 def validity_failures(event: object, pith_number: str, record_sha256: str) -> list[str]:
@@ -95,12 +96,25 @@ def validity_failures(event: object, pith_number: str, record_sha256: str) -> li
     return _validity(event, pith_number, record_sha256)[0]
 
 
+#: What `checked_author_event` found on events already checked (the names of the checks that
+#: failed, the typed event when none did), by `id()` of the event object (held here too, so the
+#: id cannot be reused): `pith verify` of a local state checks every event it lists, then
+#: recomputes the merge from the same objects (`remerge`); checking each one a second time was
+#: half of that verification (issue 27).
+CheckedEntry = tuple[object, list[str], AuthorEvent | None]
+Checked = Mapping[int, CheckedEntry]
+
+
 def _validity(
-    event: object, pith_number: str, record_sha256: str
+    event: object, pith_number: str, record_sha256: str, checked: Checked | None = None
 ) -> tuple[list[str], AuthorEvent | None]:
     """The rules `event` breaks, and the event typed when it breaks none."""
-    report, typed = checked_author_event(event)
-    failures = [c.name for c in report.failed]
+    seen = checked.get(id(event)) if checked else None
+    if seen is not None and seen[0] is event:
+        failures, typed = list(seen[1]), seen[2]
+    else:
+        report, typed = checked_author_event(event)
+        failures = [c.name for c in report.failed]
     if not isinstance(event, Mapping):
         return failures or ["structure"], None
     if event.get("subject_pith_number") != pith_number:
@@ -315,13 +329,19 @@ class _Merged:
         return parts
 
 
-def _merge(pith_number: str, record_sha: str, created_id: str, events: Iterable[object]) -> _Merged:
+def _merge(
+    pith_number: str,
+    record_sha: str,
+    created_id: str,
+    events: Iterable[object],
+    checked: Checked | None = None,
+) -> _Merged:
     merged = _Merged(applied=[created_id])
     received = dedup(events)
     failures: dict[int, list[str]] = {}
     valid: list[tuple[int, AuthorEvent]] = []
     for index, event in enumerate(received):
-        broken, typed = _validity(event, pith_number, record_sha)
+        broken, typed = _validity(event, pith_number, record_sha, checked)
         if typed is None:
             failures[index] = broken or ["event_type"]
         else:
@@ -423,11 +443,12 @@ def state_inputs(state: Mapping[str, Any]) -> list[object]:
     return events
 
 
-def remerge(state: Mapping[str, Any]) -> dict[str, object]:
+def remerge(state: Mapping[str, Any], checked: Checked | None = None) -> dict[str, object]:
     """Recompute a local state from the events it lists; equal to `state` when it is honest.
 
     The state is not trusted yet, so its record parts are copied as they are (untyped); the
-    document is the one `merge_state` builds, field for field."""
+    document is the one `merge_state` builds, field for field. `checked`: what
+    `check_author_event` failed on events of `state` checked just before (see `Checked`)."""
     current = state.get("current")
     if not isinstance(current, Mapping):
         raise ValueError("the state has no current object")
@@ -439,6 +460,7 @@ def remerge(state: Mapping[str, Any]) -> dict[str, object]:
         canonical_sha256(canon),
         str(created.get("event_id", "")),
         state_inputs(state),
+        checked,
     )
     again: dict[str, object] = {
         "state_type": STATE_TYPE,

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from pithauthor._core.author_event import check_author_event
+from pithauthor._core.author_event import checked_author_event
 from pithauthor._core.canonical import b64decode, base32_nopad, canonical_sha256, hex_digest_bytes
-from pithauthor._core.checks import NOT_SIGNED, Check, Report
+from pithauthor._core.checks import NOT_SIGNED, PASSED, Check, Report
 from pithauthor._core.corrections import link_verdict
 from pithauthor._core.coverage import Segments, segments, uncovered, under
 from pithauthor._core.documents import (
@@ -28,7 +28,7 @@ from pithauthor._core.documents import (
     required_fields,
 )
 from pithauthor._core.envelope import SIGNED_FIELDS
-from pithauthor._core.merge import remerge
+from pithauthor._core.merge import Checked, CheckedEntry, remerge
 from pithauthor._core.pith_number import BODY_LENGTH, PithNumber
 from pithauthor._core.record import pith_number_of, text_canon_sha256
 from pithauthor._core.trust import RegistryKey, Trust
@@ -427,13 +427,14 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         )
     events: list[Any] = []
     registry: list[str] = []
+    checked: dict[int, CheckedEntry] = {}  # for the merge, recomputed below
     for name, etype in AUTHOR_EVENT_LISTS.items():
         for index, event in enumerate(_list(report, current, name)):
             at = f"current.{name}[{index}]"
             covered.append(at)  # its own fields are listed by _check_author_at
-            _check_author_at(report, event, at, number, digest, etype)
+            _check_author_at(report, event, at, number, digest, etype, checked)
             events.append(event)
-    corrected = _corrected_events(report, state, number, digest)
+    corrected = _corrected_events(report, state, number, digest, checked)
     _check_corrections(report, state, [*events, *(e for e, _ in corrected)], local)
     events += [e for e, _ in corrected]
     for name in REGISTRY_EVENT_LISTS:
@@ -444,7 +445,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     _report_registry_events(report, registry)
     present_merge = [p for p in MERGE_FIELDS if _has(state, p)]
     if local:
-        _check_local_merge(report, state)
+        _check_local_merge(report, state, checked)
         covered += present_merge
         for index, entry in enumerate(state.get("equivocations") or []):
             event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
@@ -475,7 +476,11 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
 
 
 def _corrected_events(
-    report: Report, state: Mapping[str, Any], number: PithNumber | None, digest: Any
+    report: Report,
+    state: Mapping[str, Any],
+    number: PithNumber | None,
+    digest: Any,
+    checked: dict[int, CheckedEntry] | None = None,
 ) -> list[tuple[Any, str]]:
     """The events a local merge took out of `current` (`superseded[].event`), the
     withdrawals that did it (`withdrawals`) and the repeats it counted once
@@ -488,7 +493,7 @@ def _corrected_events(
     for index, event in enumerate(_top_list(report, state, "withdrawals")):
         found.append((event, f"withdrawals[{index}]"))
     for event, at in found:
-        _check_author_at(report, event, at, number, digest)
+        _check_author_at(report, event, at, number, digest, checked=checked)
     return found
 
 
@@ -527,10 +532,13 @@ def _check_corrections(
             report.add(f"{at}.link", bool(holds), detail)
 
 
-def _check_local_merge(report: Report, state: Mapping[str, Any]) -> None:
-    """A local registry's state: recompute our published merge and compare, key by key."""
+def _check_local_merge(
+    report: Report, state: Mapping[str, Any], checked: Checked | None = None
+) -> None:
+    """A local registry's state: recompute our published merge and compare, key by key.
+    `checked`: the verdicts on its events, found by `check_state` just before."""
     try:
-        again = remerge(state)
+        again = remerge(state, checked)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         report.add("merge", False, f"cannot recompute {LOCAL_MERGE_VERSION}: {exc}")
         return
@@ -636,9 +644,17 @@ def _check_author_at(
     subject: PithNumber | None,
     digest: Any,
     expected_type: str | None = None,
+    checked: dict[int, CheckedEntry] | None = None,
 ) -> None:
-    """An author event inside a document, checked in full whatever signer_type it declares."""
-    sub = check_author_event(event)
+    """An author event inside a document, checked in full whatever signer_type it declares.
+    `checked` (when given) keeps what `check_author_event` failed, for the merge (merge.Checked)."""
+    sub, typed = checked_author_event(event)
+    # `structure` passed: the event has exactly the envelope's fields and its signature block
+    # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
+    first = sub.checks[0]
+    structure_ok = first.name == "structure" and first.status == PASSED
+    if checked is not None:
+        checked[id(event)] = (event, [c.name for c in sub.failed], typed)
     if isinstance(event, Mapping):
         sub.add(
             "subject_matches",
@@ -657,7 +673,8 @@ def _check_author_at(
                 event.get("event_type") == expected_type,
                 f"an {expected_type} list holds only {expected_type} events",
             )
-        sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
+        if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
+            sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
     report.extend(sub, prefix=f"{at}.", path_prefix=f"{at}.")
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 STAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+# The last stamp made, by its whole second: events signed in a loop share their second, so the
+# clock is read once per event (one cheap time.time()) and the stamp written once per second.
+_last: tuple[int, str] = (-1, "")
 
 
 def utc_stamp(when: datetime) -> str:
@@ -14,4 +19,9 @@ def utc_stamp(when: datetime) -> str:
 
 def utc_now() -> str:
     """Now, as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
-    return utc_stamp(datetime.now(UTC))
+    global _last
+    second = int(time.time())
+    if _last[0] != second:
+        # a tuple swapped in one assignment: another thread sees the old pair or the new one
+        _last = (second, time.strftime(STAMP_FORMAT, time.gmtime(second)))
+    return _last[1]
