@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
@@ -112,7 +113,9 @@ def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
 
     from pithauthor._cli import main
 
-    full = typer.main.get_command(main.app)
+    # both built here, fresh: a tree built by an earlier test of this worker holds the
+    # defaults of that test's environment
+    full = typer.main.get_command(copy.copy(main.app))  # a copy: not the suite's cached one
 
     def helps(command: Any, name: str, parent: Any = None) -> dict[str, str]:
         ctx = click.Context(command, info_name=name, parent=parent)
@@ -125,7 +128,7 @@ def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
     names = full.list_commands(root_ctx)  # type: ignore[attr-defined]
     assert names and set(names) == main._entry_names()
     for name in names:
-        partial = main._root_only(name)
+        partial = main._root_only.__wrapped__(name)
         ctx = click.Context(partial, info_name="pith")
         expected = helps(full.get_command(root_ctx, name), name, root_ctx)  # type: ignore[attr-defined]
         assert helps(partial.get_command(ctx, name), name, ctx) == expected, name
