@@ -22,9 +22,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
+
+if TYPE_CHECKING:
+    from pithauthor._registry.server import RegistryServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LAUNCHER = str(Path(__file__).parent / "pith_launcher.py")
@@ -354,6 +357,28 @@ def hostile_registry() -> Iterator[tuple[str, dict[str, Any]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+StartRegistry = Callable[..., "RegistryServer"]
+
+
+@pytest.fixture
+def local_registry(tmp_path: Path) -> Iterator[StartRegistry]:
+    """Start the project's own local registry on loopback (a free port, in a thread, with the
+    example papers): `local_registry(data_dir=None, **RegistryServer options)` returns the
+    running server; each one started is stopped when the test ends, whatever happened."""
+    from registry_helpers import start_server
+
+    started: list[RegistryServer] = []
+
+    def start(data_dir: Path | None = None, **kwargs: Any) -> RegistryServer:
+        server = start_server(data_dir or tmp_path / f"registry-{len(started)}", **kwargs)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:  # stop() again after a test stopped it is harmless
+        server.stop()
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:

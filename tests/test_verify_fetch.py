@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conftest import RunPith, load_fixture
+from conftest import RunPith, StartRegistry, load_fixture
 
 # ================================================================================================
 # A hostile registry is a real HTTP server on loopback serving documents the test chose.
@@ -74,35 +74,32 @@ def test_fetch_refuses_unverifiable_parts_unless_asked(
 
 
 def test_local_registry_bundles_and_states_fetch_and_verify_strictly(
-    pith: RunPith, tmp_path: Path
+    pith: RunPith, tmp_path: Path, local_registry: StartRegistry
 ) -> None:
-    from registry_helpers import TestSigner, citation, manifest_file, start_server
+    from registry_helpers import TestSigner, citation, manifest_file
 
-    srv = start_server(tmp_path / "reg")
-    try:
-        import httpx
+    srv = local_registry(tmp_path / "reg")
+    import httpx
 
-        event = citation(TestSigner(), 1)
-        httpx.post(
-            f"{srv.url}/pith/{BODY}/action/citation_signature",
-            json=event,
-            headers={"Idempotency-Key": event["event_id"]},
-        ).raise_for_status()
-        manifest = manifest_file(srv.url, tmp_path / "reg", tmp_path / "m.json")
-        for what in ("bundle", "state"):
-            out = tmp_path / f"{what}.json"
-            result = pith(
-                "fetch", BODY, "--what", what, "--registry", srv.url,
-                "--trust-local-registry", "-o", str(out),
-            )  # fmt: skip
-            assert result.returncode == 0, result.stderr
-            assert f"verified {what} of {RECORD['pith_number']}" in result.stderr
-            result = pith("verify", str(out), "--strict", "--trust-manifest", str(manifest))
-            assert result.returncode == 0, result.stdout + result.stderr
-            assert "unverifiable" not in result.stdout
-            assert f"(--trust-manifest {manifest})" in result.stdout
-    finally:
-        srv.stop()
+    event = citation(TestSigner(), 1)
+    httpx.post(
+        f"{srv.url}/pith/{BODY}/action/citation_signature",
+        json=event,
+        headers={"Idempotency-Key": event["event_id"]},
+    ).raise_for_status()
+    manifest = manifest_file(srv.url, tmp_path / "reg", tmp_path / "m.json")
+    for what in ("bundle", "state"):
+        out = tmp_path / f"{what}.json"
+        result = pith(
+            "fetch", BODY, "--what", what, "--registry", srv.url,
+            "--trust-local-registry", "-o", str(out),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert f"verified {what} of {RECORD['pith_number']}" in result.stderr
+        result = pith("verify", str(out), "--strict", "--trust-manifest", str(manifest))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "unverifiable" not in result.stdout
+        assert f"(--trust-manifest {manifest})" in result.stdout
 
 
 # ================================================================================================

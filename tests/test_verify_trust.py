@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error, load_fixture
-from registry_helpers import start_server
+from conftest import FIXTURES, RunPith, StartRegistry, assert_one_line_error, load_fixture
 
 from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
 from pithauthor._core.registry_checks import check_receipt
@@ -96,25 +95,22 @@ DEAR = "2302.12445"
 
 
 def test_a_local_registry_state_verifies_only_with_trust_local_registry(
-    pith: RunPith, tmp_path: Path
+    pith: RunPith, tmp_path: Path, local_registry: StartRegistry
 ) -> None:
-    server = start_server(tmp_path / "registry")
-    try:
-        state = tmp_path / "state.json"
-        fetched = pith(
-            "fetch", DEAR, "--what", "state", "-o", str(state),
-            "--registry", server.url, "--trust-local-registry",
-        )  # fmt: skip
-        assert fetched.returncode == 0, fetched.stderr
-        plain = pith("verify", str(state))
-        assert plain.returncode == 1  # the local key is not pith.science's
-        assert "FAILED: state: record.receipt_key" in plain.stderr
-        trusted = pith("verify", str(state), "--trust-local-registry", "--registry", server.url)
-        assert trusted.returncode == 0, trusted.stdout + trusted.stderr
-        assert "OK: state verified" in trusted.stderr
-        assert "its key is not pith.science's" in trusted.stderr  # said, every time
-    finally:
-        server.stop()
+    server = local_registry(tmp_path / "registry")
+    state = tmp_path / "state.json"
+    fetched = pith(
+        "fetch", DEAR, "--what", "state", "-o", str(state),
+        "--registry", server.url, "--trust-local-registry",
+    )  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    plain = pith("verify", str(state))
+    assert plain.returncode == 1  # the local key is not pith.science's
+    assert "FAILED: state: record.receipt_key" in plain.stderr
+    trusted = pith("verify", str(state), "--trust-local-registry", "--registry", server.url)
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    assert "OK: state verified" in trusted.stderr
+    assert "its key is not pith.science's" in trusted.stderr  # said, every time
 
 
 def test_trust_local_registry_refuses_a_registry_off_loopback(

@@ -1,5 +1,11 @@
 """From fetched proofs to named checks: is the event's signer the identity that was asked for?
 
+"Identity-bound": an event whose key an outside source (the ORCID record the event names, or a
+web page the author controls) lists as the author's, as current or as retired after the event
+was signed. A signature alone proves only that the key signed; being identity-bound is what
+ties the key to a person. Proofs are DESIGN (docs/identity.md); a proof that could not be
+fetched is `unverifiable` (pithauthor._core.checks): it neither binds nor refutes.
+
 Pure: the proofs are fetched by `pithauthor.identity`, which hands each one here as a
 `ProofCheck` (where it was fetched, and what was found there, or why it could not be).
 

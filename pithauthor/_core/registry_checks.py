@@ -1,8 +1,9 @@
 """Checks on what the registry publishes: receipts, records, bundles and merged states.
 
 One rule for every verdict: a document is OK only when every part it carries that the verdict
-speaks for was checked. Each check function below names what it checked (the `*_CHECKED` path
-patterns); every other field present is listed as `not_signed`, never counted as verified.
+speaks for (defined in pithauthor._core.checks) was checked. Each check function below names
+what it checked (the `*_CHECKED` path patterns); every other field present is listed as
+`not_signed`, never counted as verified.
 Author events are verified against their own keys whatever `signer_type` they declare. Parts
 signed by the registry whose preimage is unpublished (a registry `event_id`, the registry's merge
 `pith-open-graph-merge-v1`) are `unverifiable`, with their paths; `Report.strict_ok` fails on them.

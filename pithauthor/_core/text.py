@@ -100,8 +100,12 @@ def _texts(value: Any, out: list[str]) -> list[str]:
 def payload_text_problem(payload: Any) -> str | None:
     """None when every text field of a payload may be signed; else the first field refused
     (`payload.author.name holds a bidirectional control (U+202E ...) at character 5`)."""
-    # one scan of all the text ("a" is safe, so joining adds no match); paths only on a fault
-    if _UNSAFE.search("a".join(_texts(payload, []))) is None:
+    # one scan of all the text ("a" is safe, so joining adds no match); paths only on a fault.
+    # A citation's payload is all text at the top: its values are taken without the walk.
+    values: list[Any] = list(payload.values()) if type(payload) is dict else []
+    flat = bool(values) and all(type(v) is str for v in values)
+    texts = values if flat else _texts(payload, [])
+    if _UNSAFE.search("a".join(texts)) is None:
         return None
     for path, text in _strings(payload, "payload"):
         problem = text_problem(text)

@@ -1,4 +1,17 @@
-"""Registry keys a client trusts, read from a mirror manifest (section 3, VERIFIED)."""
+"""Registry keys a client trusts, read from a mirror manifest (section 3, VERIFIED).
+
+Words used here and by every verdict that names a key:
+
+- the pinned key: the Pith registry's key shipped inside the package (`PINNED_KEY_ID`, from
+  `pithauthor/data/pith-mirrors.json`). It is trusted without asking anyone, and no manifest
+  can name its key id with another key: otherwise a manifest handed to a user could replace
+  pith.science's key and vouch for forged receipts (issue 12, finding 4);
+- a local key (`RegistryKey.local`): a key the user chose to trust (a manifest file,
+  PITH_TRUST, `--trust-local-registry`); its `source` says where it came from and is shown in
+  each check it passes, so that a verdict never passes off a local key's word as Pith's;
+- VERIFIED: the manifest's fingerprints are recomputed from its key (section 3 rules) and a
+  manifest whose fingerprint disagrees with its key is refused.
+"""
 
 from __future__ import annotations
 
