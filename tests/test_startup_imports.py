@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from conftest import RunPith
@@ -101,3 +103,35 @@ def test_root_help_builds_no_commands_options() -> None:
     verify = root.get_command(ctx, "verify")
     assert verify is not None and verify.params == []
     assert root.get_command(ctx, "bib").list_commands(ctx) == []  # type: ignore[union-attr]
+
+
+def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
+    """`pith NAME ...` builds only NAME's entry whole (issue 27): every command under it must
+    have the same options and help as in the full tree, and the other entries none."""
+    import click
+    import typer.main
+
+    from pithauthor._cli import main
+
+    # both built here, fresh: a tree built by an earlier test of this worker holds the
+    # defaults of that test's environment
+    full = typer.main.get_command(copy.copy(main.app))  # a copy: not the suite's cached one
+
+    def helps(command: Any, name: str, parent: Any = None) -> dict[str, str]:
+        ctx = click.Context(command, info_name=name, parent=parent)
+        found = {ctx.command_path: command.get_help(ctx)}
+        for sub in getattr(command, "list_commands", lambda _: [])(ctx):
+            found.update(helps(command.get_command(ctx, sub), sub, ctx))
+        return found
+
+    root_ctx = click.Context(full, info_name="pith")
+    names = full.list_commands(root_ctx)  # type: ignore[attr-defined]
+    assert names and set(names) == main._entry_names()
+    for name in names:
+        partial = main._root_only.__wrapped__(name)
+        ctx = click.Context(partial, info_name="pith")
+        expected = helps(full.get_command(root_ctx, name), name, root_ctx)  # type: ignore[attr-defined]
+        assert helps(partial.get_command(ctx, name), name, ctx) == expected, name
+        others = [n for n in names if n != name and n in ("verify", "claim")]
+        for other in others:
+            assert partial.get_command(ctx, other).params == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import sys
 import traceback
@@ -106,6 +107,10 @@ def main(argv: list[str] | None = None) -> None:
         if args in ([], ["--help"], ["-h"]) and COMPLETE_ENV not in os.environ:
             # the root's help (and a bare `pith`) from a tree without the commands' options
             code = _root_only()(args=args, prog_name="pith", standalone_mode=False)
+        elif args[0] in _entry_names() and not os.environ.get("_PITH_COMPLETE"):
+            # `pith bib scan ...`: only the `bib` group is built in full (shell completion,
+            # which walks the whole tree, and anything else take the whole app)
+            code = _root_only(args[0])(args=args, prog_name="pith", standalone_mode=False)
         else:
             code = app(args=argv, prog_name="pith", standalone_mode=False)
     except typer.Abort:
@@ -133,12 +138,33 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _root_only() -> Any:
+def _entry_name(entry: Any) -> str | None:
+    """The name a registered command or group has on the command line (as Typer names it)."""
+    name = getattr(entry, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    instance = getattr(entry, "typer_instance", None)
+    if instance is not None:  # a group: named where it was added, else by its own Typer
+        own = instance.info.name
+        return own if isinstance(own, str) and own else None
+    callback = getattr(entry, "callback", None)
+    return callback.__name__.replace("_", "-") if callable(callback) else None
+
+
+@functools.cache
+def _entry_names() -> frozenset[str]:
+    entries = [*app.registered_commands, *app.registered_groups]
+    return frozenset(name for name in map(_entry_name, entries) if name)
+
+
+@functools.cache  # the app never changes once built; a test process runs `pith` many times
+def _root_only(keep: str | None = None) -> Any:
     """The click group of `pith` with every command and group present by its name and help
-    only: what `pith --help` lists. Typer builds every option of every command before it can
-    print any help (230 of them, half of what `pith --help` cost beyond `import typer`, issue
-    27); the root's own options and each entry's short help are built as in the full tree, so
-    the text is the same (tests/test_startup_imports.py compares them)."""
+    only, but `keep` (a top-level name), which is built whole: what `pith --help` lists, and
+    what `pith KEEP ...` runs. Typer builds every option of every command before it can print
+    any help or run one (230 of them, half of what `pith --help` cost beyond `import typer`,
+    issue 27); the root's own options and each entry's short help are built as in the full
+    tree, so the text is the same (tests/test_startup_imports.py compares them)."""
     import typer.main  # its attribute, not a copy: the test suite builds `app` once
 
     def stub(callback: Any) -> Any:
@@ -153,11 +179,17 @@ def _root_only() -> Any:
     root = copy.copy(app)
     root.registered_commands = []
     for command in app.registered_commands:
+        if keep is not None and _entry_name(command) == keep:
+            root.registered_commands.append(command)
+            continue
         entry = copy.copy(command)
         entry.callback = stub(command.callback) if command.callback else None
         root.registered_commands.append(entry)
     root.registered_groups = []
     for group in app.registered_groups:
+        if keep is not None and _entry_name(group) == keep:
+            root.registered_groups.append(group)
+            continue
         shallow = copy.copy(group)  # a group keeps its help and callback, and no commands
         if group.typer_instance is not None:
             shallow.typer_instance = copy.copy(group.typer_instance)
