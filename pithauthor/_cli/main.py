@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         if args in ([], ["--help"], ["-h"]) and COMPLETE_ENV not in os.environ:
             # the root's help (and a bare `pith`) from a tree without the commands' options
             code = _root_only()(args=args, prog_name="pith", standalone_mode=False)
-        elif args[0] in _entry_names() and not os.environ.get("_PITH_COMPLETE"):
+        elif args and args[0] in _entry_names() and COMPLETE_ENV not in os.environ:
             # `pith bib scan ...`: only the `bib` group is built in full (shell completion,
             # which walks the whole tree, and anything else take the whole app)
             code = _root_only(args[0])(args=args, prog_name="pith", standalone_mode=False)
