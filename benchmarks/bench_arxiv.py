@@ -26,8 +26,9 @@ TARGET = 2.5
 
 
 def run() -> list[dict[str, Any]]:
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor.latex import build_arxiv_archive, inject
+    from pithauthor.latex.arxiv import build_arxiv_archive
+    from pithauthor.latex.injection import inject
+    from pithauthor.protocol.ids import PithNumber
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-arxiv-"))
     try:

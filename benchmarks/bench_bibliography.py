@@ -126,8 +126,8 @@ def generate(path: Path, entries: int = ENTRIES, seed: int = SEED) -> None:
 def run() -> list[dict[str, Any]]:
     import bibtexparser
 
-    from pithauthor._bib.latex_text import to_unicode
-    from pithauthor.bibliography import read_bibliographies
+    from pithauthor.bibliography.names import to_unicode
+    from pithauthor.bibliography.reading import read_bibliographies
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "refs.bib"

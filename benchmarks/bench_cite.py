@@ -25,10 +25,10 @@ TARGET = 2.0  # issue 27
 def run() -> list[dict[str, Any]]:
     from nacl.signing import SigningKey
 
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
-    from pithauthor.bibliography import read_bibliographies
-    from pithauthor.cite import sign_bibliography
+    from pithauthor.bibliography.cite import sign_bibliography
+    from pithauthor.bibliography.reading import read_bibliographies
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
 
     with tempfile.TemporaryDirectory() as tmp:
         bib = Path(tmp) / "refs.bib"

@@ -24,7 +24,7 @@ class _BenchSigner:
     def __init__(self) -> None:
         from nacl.signing import SigningKey
 
-        from pithauthor._core.key_identity import key_id
+        from pithauthor.protocol.identity import key_id
 
         self._key = SigningKey.generate()
         self.public_key = bytes(self._key.verify_key)
@@ -35,8 +35,8 @@ class _BenchSigner:
 
 
 def _subjects(n: int) -> list[Any]:
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
 
     out = []
     for i in range(n):
@@ -48,8 +48,8 @@ def _subjects(n: int) -> list[Any]:
 def run() -> list[dict[str, Any]]:
     from nacl.signing import SigningKey
 
-    from pithauthor._core.author_event import check_author_event
-    from pithauthor._core.pith_number import PithNumber
+    from pithauthor.protocol.checks.event import check_author_event
+    from pithauthor.protocol.ids import PithNumber
     from pithauthor.sign import sign_citation
 
     signer = _BenchSigner()

@@ -28,7 +28,7 @@ class _Signer:
     def __init__(self) -> None:
         from nacl.signing import SigningKey
 
-        from pithauthor._core.key_identity import key_id
+        from pithauthor.protocol.identity import key_id
 
         self._key = SigningKey.generate()
         self.public_key = bytes(self._key.verify_key)
@@ -70,9 +70,9 @@ def _server(key_id: str) -> ThreadingHTTPServer:
 
 
 def run() -> list[dict[str, Any]]:
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
-    from pithauthor.identity import verify_identity
+    from pithauthor.identity.proofs import verify_identity
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
     from pithauthor.sign import attest_authorship
     from pithauthor.verify import verify_documents
 

@@ -42,8 +42,8 @@ def make_manuscript(lines: int = LINES) -> str:
 
 
 def run() -> list[dict[str, Any]]:
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor.latex import inject
+    from pithauthor.latex.injection import inject
+    from pithauthor.protocol.ids import PithNumber
 
     number = PithNumber.parse(NUMBER)
     folder = Path(tempfile.mkdtemp(prefix="bench-inject-"))

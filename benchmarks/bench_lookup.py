@@ -60,11 +60,10 @@ def papers_and_bib(path: Path, entries: int = ENTRIES) -> list[Any]:
 def run() -> list[dict[str, Any]]:
     from arxiv_api_server import ArxivServer
 
-    from pithauthor._bib.latex_text import to_unicode
-    from pithauthor._bib.matching import normal_title, phrase_words, title_words
-    from pithauthor._bib.names import name_key, person
-    from pithauthor.bibliography import read_bibliographies
-    from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers
+    from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
+    from pithauthor.bibliography.matching import normal_title, phrase_words, title_words
+    from pithauthor.bibliography.names import name_key, person, to_unicode
+    from pithauthor.bibliography.reading import read_bibliographies
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -38,12 +38,12 @@ def _fill(data: Path) -> tuple[str, str]:
 
     from nacl.signing import SigningKey
 
-    from pithauthor._core.key_identity import key_id
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
-    from pithauthor._registry.keys import load_or_create_key
-    from pithauthor._registry.papers import add_paper, example_papers
-    from pithauthor._registry.store import RegistryStore
+    from pithauthor.protocol.identity import key_id
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.registry.local.papers import add_paper, example_papers
+    from pithauthor.registry.local.signer import load_or_create_key
+    from pithauthor.registry.local.store import RegistryStore
     from pithauthor.sign import sign_citation
 
     class Signer:

@@ -36,9 +36,9 @@ def _events(n: int, tag: str) -> list[dict[str, Any]]:
 
     from nacl.signing import SigningKey
 
-    from pithauthor._core.envelope import seal, signer_block, unsigned_event
-    from pithauthor._core.key_identity import key_id
-    from pithauthor._core.pith_number import PithNumber
+    from pithauthor.protocol.events import seal, signer_block, unsigned_event
+    from pithauthor.protocol.identity import key_id
+    from pithauthor.protocol.ids import PithNumber
 
     class Signer:
         def __init__(self) -> None:
@@ -72,8 +72,8 @@ LATENCY = 0.005
 _SERVE_WITH_LATENCY = """
 import sys
 from pathlib import Path
-from pithauthor._registry.papers import add_paper, example_papers
-from pithauthor._registry.server import FaultPlan, RegistryServer
+from pithauthor.registry.local.papers import add_paper, example_papers
+from pithauthor.registry.local.server import FaultPlan, RegistryServer
 srv = RegistryServer(Path(sys.argv[1]), faults=FaultPlan(every=0, delay_seconds=float(sys.argv[2])))
 for p in example_papers():
     add_paper(srv.store, srv.key, p)
@@ -110,10 +110,10 @@ def _submit(
     url: str, outbox_path: Path, events: list[dict[str, Any]], parallel: int, server_pid: int
 ) -> tuple[float, float, float]:
     """(seconds, client CPU seconds, server CPU seconds) of sending `events` from an outbox."""
-    from pithauthor._outbox import Outbox
-    from pithauthor.client import RegistryClient
-    from pithauthor.submit import submit_pending
-    from pithauthor.trust import pinned_trust
+    from pithauthor.registry.client import RegistryClient
+    from pithauthor.registry.manifests import pinned_trust
+    from pithauthor.registry.outbox import Outbox
+    from pithauthor.registry.submit import submit_pending
 
     with Outbox(outbox_path) as outbox:
         outbox.store(events, url)

@@ -28,7 +28,7 @@ class _BenchSigner:
     def __init__(self) -> None:
         from nacl.signing import SigningKey
 
-        from pithauthor._core.key_identity import key_id
+        from pithauthor.protocol.identity import key_id
 
         self._key = SigningKey.generate()
         self.public_key = bytes(self._key.verify_key)
@@ -39,15 +39,15 @@ class _BenchSigner:
 
 
 def _documents(folder: Path) -> tuple[dict[str, Any], dict[str, Any], list[Any], Any]:
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
-    from pithauthor._core.trust import Trust
-    from pithauthor._registry.documents import bundle_document, state_document
-    from pithauthor._registry.keys import load_or_create_key
-    from pithauthor._registry.papers import add_paper, example_papers
-    from pithauthor._registry.store import RegistryStore
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.protocol.verdict import Trust
+    from pithauthor.registry.local.answers import bundle_document, state_document
+    from pithauthor.registry.local.papers import add_paper, example_papers
+    from pithauthor.registry.local.signer import load_or_create_key
+    from pithauthor.registry.local.store import RegistryStore
+    from pithauthor.registry.manifests import pinned_trust
     from pithauthor.sign import sign_citation
-    from pithauthor.trust import pinned_trust
 
     key = load_or_create_key(folder)
     rec, _ = add_paper(RegistryStore(folder), key, example_papers()[0])
@@ -65,7 +65,7 @@ def _documents(folder: Path) -> tuple[dict[str, Any], dict[str, Any], list[Any],
 
 
 def run() -> list[dict[str, Any]]:
-    from pithauthor._core.author_event import check_author_event
+    from pithauthor.protocol.checks.event import check_author_event
     from pithauthor.verify import verify_document
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from pithauthor._core.strict_json import parse_json
+from pithauthor.protocol.canonical_json import parse_json
 
 # httpx is imported by the job that needs it (the demo's own process).
 

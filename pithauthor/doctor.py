@@ -1,7 +1,7 @@
 """`pith doctor`: is this machine ready to sign, submit and badge, and is it safe?
 
 Each check is one finding, `ok`, `info`, `warn`, `fail` or `unsafe`, with the next step when
-there is one. The key store's checks are `pithauthor._keystore.doctor`; this module adds the
+there is one. The key store's checks are `pithauthor.keys.safety`; this module adds the
 rest: each registry (reachable, and serving the key this machine trusts for it), TeX and
 latexmk, the outbox (pending and rejected events per registry), a backup of each active key,
 and each key's ORCID proof. Read-only: it creates nothing (no key store, no outbox).
@@ -17,16 +17,18 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pithauthor._http import RegistryHttp, RetryPolicy
-from pithauthor._keystore.doctor import Finding as KeyFinding
-from pithauthor._keystore.doctor import diagnose as diagnose_keys
-from pithauthor._outbox import DB_NAME, Outbox
-from pithauthor._paths import pith_home
-from pithauthor.client import is_local_registry, registry_binding, registry_url
 from pithauthor.errors import InputError, PithError
-from pithauthor.identity import check_key_on_orcid
-from pithauthor.keys import BACKED_UP_AT, BACKUP_FILE, KeyRecord, known_keys
-from pithauthor.trust import Trust, default_trust
+from pithauthor.fs import pith_home
+from pithauthor.identity.proofs import check_key_on_orcid
+from pithauthor.keys.author import BACKED_UP_AT, BACKUP_FILE, known_keys
+from pithauthor.keys.metadata import KeyRecord
+from pithauthor.keys.safety import Finding as KeyFinding
+from pithauthor.keys.safety import diagnose as diagnose_keys
+from pithauthor.net import RegistryHttp, RetryPolicy
+from pithauthor.registry.client import is_local_registry, registry_binding, registry_url
+from pithauthor.registry.journal import DB_NAME
+from pithauthor.registry.manifests import Trust, default_trust
+from pithauthor.registry.outbox import Outbox
 
 FAILING = ("fail", "unsafe")
 """The levels that make `pith doctor` exit 1."""

@@ -44,7 +44,7 @@ Exit codes (documented in docs/cli.md):
 Why `EventRefused` is its own class: only the registry's answer to the POST of an event is a
 verdict on that event (the outbox marks it rejected and never sends it again); a 4xx to a read
 (the paper's record not found) says nothing about the event, which stays pending. The two are
-told apart where the answer arrives (`pithauthor._http.RegistryHttp.post_json`), not later.
+told apart where the answer arrives (`pithauthor.net.RegistryHttp.post_json`), not later.
 
 Messages never contain secret material: they are shown to users as they are.
 

@@ -1,7 +1,7 @@
 """Build and sign author events: claims of authorship, citation signatures, replication records.
 
-Each function takes a `signer` (anything meeting `pithauthor._core.envelope.Signer`, such as the
-key `pithauthor.keys.load_signing_key` returns), the subject paper as a `Subject` (number bound to
+Each function takes a `signer` (anything meeting `pithauthor.protocol.events.Signer`, such as the
+key `pithauthor.keys.author.load_signing_key` returns), the subject paper as a `Subject` (number bound to
 its record's canonical_sha256), and the payload fields; it validates the payload against its
 JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol form (section 5
 of the protocol, `docs/protocol.md`). A retired key is refused with `KeyRetired`.
@@ -10,7 +10,7 @@ Corrections (DESIGN, docs/protocol.md "Corrections"): `replaces=EVENT_ID` signs 
 the correction of an earlier event of the same key, type and subject; `withdraw` takes one
 back. `settle=` lets the caller look at the statement before it is signed: to reuse an event
 that already says the same (nothing is signed), to name the event it corrects, or to refuse
-(`pithauthor.statements.Statements.settle` does this against the outbox).
+(`pithauthor.registry.statements.Statements.settle` does this against the outbox).
 
     >>> event = sign_citation(key, cited, PithNumber.parse("pith:2023:..."), "extends")
 """
@@ -23,15 +23,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pithauthor._core.authors import AuthorCheck, check_claimant, check_own_name
-from pithauthor._core.corrections import replacing, withdrawing
-from pithauthor._core.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
-from pithauthor._core.envelope import Signer, created_at_ok, seal, signer_block, unsigned_event
-from pithauthor._core.identity import proofs_problem
-from pithauthor._core.key_identity import fingerprint_hex
-from pithauthor._core.orcid import normalize_orcid
-from pithauthor._core.payload_schema import built_payload_violation
-from pithauthor._core.payloads import (
+from pithauthor.errors import EventError, InputError, KeyRetired, OrcidError
+from pithauthor.protocol.corrections import replacing, withdrawing
+from pithauthor.protocol.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
+from pithauthor.protocol.events import Signer, created_at_ok, seal, signer_block, unsigned_event
+from pithauthor.protocol.identity import fingerprint_hex, normalize_orcid, proofs_problem
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import (
     ATTESTATION,
     CITATION,
     DEFAULT_STATEMENT,
@@ -41,15 +39,14 @@ from pithauthor._core.payloads import (
     REPLICATION,
     Artifact,
     attestation_payload,
+    built_payload_violation,
     citation_payload,
     replication_payload,
     self_citation_problem,
 )
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.subject import Subject
-from pithauthor._core.text import payload_text_problem
-from pithauthor._core.utc import utc_now, utc_stamp
-from pithauthor.errors import EventError, InputError, KeyRetired, OrcidError
+from pithauthor.protocol.record import AuthorCheck, check_claimant, check_own_name
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.text import payload_text_problem, utc_now, utc_stamp
 
 __all__ = [
     "DEFAULT_STATEMENT",
@@ -85,7 +82,7 @@ def artifact_sha256(path: Path | str) -> str:
         raise InputError(f"{path}: cannot read the artifact file ({exc.strerror})") from None
 
 
-#: Decides, before anything is signed, what becomes of a statement (`pithauthor.statements`):
+#: Decides, before anything is signed, what becomes of a statement (`pithauthor.registry.statements`):
 #: returns a signed event making the same statement (reused: nothing is signed), or the
 #: unsigned event to sign (perhaps now naming the event it `replaces`); or raises to refuse.
 Settle = Callable[[UnsignedEvent], UnsignedEvent | AuthorEvent]

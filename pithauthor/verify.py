@@ -1,4 +1,6 @@
-"""Verify what the registry publishes and what authors sign, offline.
+"""Build canonical records and Pith Numbers from arXiv metadata files.
+
+Verify what the registry publishes and what authors sign, offline.
 
 `verify_document` takes a parsed JSON document (record, merged state, bundle, receipt, signed
 event, or the output of `pith number from-arxiv`) and returns a `Report` of named checks.
@@ -11,28 +13,73 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pithauthor._core.author_event import check_author_event
-from pithauthor._core.checks import Report
-from pithauthor._core.corrections import link_verdict
-from pithauthor._core.coverage import uncovered
-from pithauthor._core.registry_checks import (
-    EVENT_CHECKED,
-    check_bundle,
-    check_computed,
-    check_receipt_row,
-    check_record,
-    check_state,
+from pithauthor.errors import DocumentError, MetadataError
+from pithauthor.fs import MAX_JSON_BYTES, MAX_METADATA_BYTES, read_user_file, read_user_text
+from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.checks.bundle import check_bundle
+from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.checks.fields import EVENT_CHECKED
+from pithauthor.protocol.checks.receipt import check_receipt_row
+from pithauthor.protocol.checks.record import check_computed, check_record
+from pithauthor.protocol.checks.state import check_state
+from pithauthor.protocol.corrections import link_verdict
+from pithauthor.protocol.record import (
+    ArxivMetadata,
+    build_canonical_record,
+    next_version_metadata,
+    parse_arxiv_raw,
+    pith_number_of,
+    summarise,
 )
-from pithauthor._core.strict_json import JSONFault, parse_json
-from pithauthor._core.trust import Trust
-from pithauthor._files import MAX_JSON_BYTES, read_user_text
-from pithauthor.errors import DocumentError
-from pithauthor.trust import pinned_trust
+from pithauthor.protocol.verdict import Report, Trust, uncovered
+from pithauthor.registry.manifests import pinned_trust
+
+__all__ = [
+    "ArxivMetadata",
+    "build_canonical_record",
+    "detect_kind",
+    "next_version_metadata",
+    "parse_arxiv_metadata",
+    "pith_number_of",
+    "read_arxiv_metadata",
+    "read_documents",
+    "summarise",
+    "verify_document",
+    "verify_documents",
+    "verify_file",
+]
+
+
+def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
+    """arXivRaw XML (OAI-PMH) or the JSON metadata form, told apart by their first byte."""
+    if b"\x00" in data:
+        raise MetadataError("this is a binary file, not arXiv metadata")
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not stripped:
+        raise MetadataError("the arXiv metadata is empty")
+    if stripped[:1] == b"{":
+        try:
+            doc: Any = parse_json(stripped)
+        except JSONFault as exc:
+            raise MetadataError(f"the JSON metadata is not valid JSON: {exc}") from None
+        return ArxivMetadata.from_json(doc)
+    if stripped[:1] == b"<":
+        return parse_arxiv_raw(data)
+    raise MetadataError("expected arXivRaw XML or JSON metadata")
+
+
+def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
+    """Read metadata from a file, or from stdin when `path` is `-`."""
+    data = read_user_file(
+        path, MetadataError, "arXiv metadata", limit=MAX_METADATA_BYTES, stdin=True
+    )
+    return parse_arxiv_metadata(data)
+
 
 COMPUTED_FIELDS = {"canonical_record", "canonical_sha256", "pith_number"}
-"""All that `pith number from-arxiv --json` prints; more fields make it another kind."""
 
-__all__ = ["detect_kind", "read_documents", "verify_document", "verify_documents", "verify_file"]
+
+"""All that `pith number from-arxiv --json` prints; more fields make it another kind."""
 
 
 def detect_kind(doc: Any) -> str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 if TYPE_CHECKING:
-    from pithauthor._registry.server import RegistryServer
+    from pithauthor.registry.local.server import RegistryServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LAUNCHER = str(Path(__file__).parent / "pith_launcher.py")
@@ -98,16 +98,16 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def skip_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """What `no_backoff` does, for a test that sets it up in its own helper."""
-    from pithauthor.client import RetryPolicy
+    from pithauthor.net import RetryPolicy
 
     monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
 
 
 def use_fast_kdf(monkeypatch: pytest.MonkeyPatch) -> None:
     """TEST ONLY: the cheap KDF in this process, and in `pith` processes the test starts."""
-    from pithauthor._keystore import container
+    from pithauthor.keys import secrets
 
-    monkeypatch.setattr(container, "TEST_FAST_KDF", True)
+    monkeypatch.setattr(secrets, "TEST_FAST_KDF", True)
     monkeypatch.setenv(FAST_KDF_ENV, "1")
 
 
@@ -180,9 +180,9 @@ def run_in_process(
     """`pith ARGS` through `pithauthor._cli.main.main` with its own stdin/stdout/stderr,
     environment and working directory, all restored afterwards."""
     from pithauthor._cli.main import main
-    from pithauthor._keystore import container
+    from pithauthor.keys import secrets
 
-    saved_fast_kdf = container.TEST_FAST_KDF
+    saved_fast_kdf = secrets.TEST_FAST_KDF
 
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
     stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
@@ -200,7 +200,7 @@ def run_in_process(
         if cwd is not None:
             os.chdir(cwd)
         _reset_process_state()
-        container.TEST_FAST_KDF = os.environ.get(FAST_KDF_ENV) == "1"  # as pith_launcher.py does
+        secrets.TEST_FAST_KDF = os.environ.get(FAST_KDF_ENV) == "1"  # as pith_launcher.py does
         sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
         with warnings.catch_warnings():
             _interpreter_warnings()
@@ -213,7 +213,7 @@ def run_in_process(
                 code = 1
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
-        container.TEST_FAST_KDF = saved_fast_kdf
+        secrets.TEST_FAST_KDF = saved_fast_kdf
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
@@ -494,7 +494,7 @@ def registry_500s() -> Iterator[list[logging.LogRecord]]:
     (a test that makes one on purpose empties this list)."""
     records: list[logging.LogRecord] = []
     handler = _Collect(records)
-    logger = logging.getLogger("pithauthor.registry")
+    logger = logging.getLogger("pithauthor.registry.local.run")
     logger.addHandler(handler)
     try:
         yield records

@@ -9,7 +9,7 @@ import hashlib
 
 from nacl.signing import SigningKey
 
-from pithauthor._core.key_identity import key_id, signer_id
+from pithauthor.protocol.identity import key_id, signer_id
 
 # The published test-vector key (tests/vectors/events/key.json): TEST ONLY.
 VECTOR_SEED = hashlib.sha256(b"pithauthor test vector key 1 -- TEST ONLY").digest()

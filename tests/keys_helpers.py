@@ -41,12 +41,12 @@ def assert_no_seed(text: str | bytes, seed: bytes = SENTINEL_SEED) -> None:
 
 def write_backup(path: Path, seed: bytes, passphrase: str, name: str = "sentinel") -> str:
     """A backup file holding `seed` (as `pith keys backup` writes it); returns its key id."""
-    from pithauthor._keystore import container
-    from pithauthor.keys import _new_record
+    from pithauthor.keys import secrets
+    from pithauthor.keys.author import _new_record
 
     record = _new_record(seed, name, None)
     public = {k: v for k, v in record.to_json().items() if k not in ("backend", "file")}
-    doc = container.seal(seed, passphrase, {"kind": "backup", "key": public})
+    doc = secrets.seal(seed, passphrase, {"kind": "backup", "key": public})
     path.write_text(json.dumps(doc), "utf-8")
     return record.key_id
 

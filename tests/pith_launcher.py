@@ -2,7 +2,7 @@
 
 It is `python -m pithauthor` plus one switch the installed command does not have: with
 PITH_TEST_FAST_KDF=1 in the environment it turns on the test-only cheap key derivation
-(`container.TEST_FAST_KDF`) before running the command. The package itself never reads that
+(`secrets.TEST_FAST_KDF`) before running the command. The package itself never reads that
 variable, so setting it for the installed `pith` does nothing (docs/keys.md).
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 
 if os.environ.get("PITH_TEST_FAST_KDF") == "1":
-    from pithauthor._keystore import container
+    from pithauthor.keys import secrets
 
-    container.TEST_FAST_KDF = True
+    secrets.TEST_FAST_KDF = True
 
 from pithauthor._cli.entry import main
 

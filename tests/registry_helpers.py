@@ -20,12 +20,12 @@ from typing import Any
 
 from nacl.signing import SigningKey
 
-from pithauthor._core.envelope import seal, signer_block, unsigned_event
-from pithauthor._core.key_identity import key_id
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.subject import Subject
-from pithauthor._registry.papers import add_paper, example_papers
-from pithauthor._registry.server import FaultPlan, RegistryServer
+from pithauthor.protocol.events import seal, signer_block, unsigned_event
+from pithauthor.protocol.identity import key_id
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.subject import Subject
+from pithauthor.registry.local.papers import add_paper, example_papers
+from pithauthor.registry.local.server import FaultPlan, RegistryServer
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
@@ -131,7 +131,7 @@ def start_server(data_dir: Path, **kwargs: Any) -> RegistryServer:
 
 def manifest_file(server_url: str, data_dir: Path, dest: Path) -> Path:
     """The local registry's manifest written to `dest` (for PITH_TRUST / --trust-manifest)."""
-    from pithauthor._registry.keys import load_or_create_key
+    from pithauthor.registry.local.signer import load_or_create_key
 
     dest.write_text(json.dumps(load_or_create_key(data_dir).manifest(server_url)), "utf-8")
     return dest

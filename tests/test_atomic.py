@@ -1,4 +1,4 @@
-"""`_atomic.publishing`: a file is written and checked under a temporary name and replaces its
+"""`fs.publishing`: a file is written and checked under a temporary name and replaces its
 target only when the check passes."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pithauthor._atomic import publishing
+from pithauthor.fs import publishing
 
 
 def test_the_target_changes_only_when_the_block_succeeds(tmp_path: Path) -> None:
@@ -49,9 +49,9 @@ def test_a_cache_answer_is_written_without_fsync_and_a_durable_file_with_it(
 ) -> None:
     import os
 
-    from pithauthor._atomic import replace_file
-    from pithauthor._bib.lookup_cache import LookupCache
-    from pithauthor._bib.matching import Candidate
+    from pithauthor.bibliography.lookup import LookupCache
+    from pithauthor.bibliography.matching import Candidate
+    from pithauthor.fs import replace_file
 
     synced: list[int] = []
     real = os.fsync

@@ -32,7 +32,7 @@ from conftest import FIXTURES, error_lines, next_step, run_in_process, skip_back
 from tamper_counts import count
 
 from pithauthor._cli.main import app
-from pithauthor._files import MAX_JSON_BYTES
+from pithauthor.fs import MAX_JSON_BYTES
 
 PASSPHRASE = "matrix passphrase"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the record fixture's paper
@@ -579,7 +579,9 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    from pithauthor.keys import backup, generate, passphrase_source
+    from pithauthor.keys.author import generate
+    from pithauthor.keys.backups import backup
+    from pithauthor.keys.passphrase import passphrase_source
 
     root = tmp_path_factory.mktemp("matrix")
     good = root / "good"

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pithauthor._core.pith_number import PithNumber
-from pithauthor.badge import badge
 from pithauthor.errors import InputError
+from pithauthor.latex.snippets import badge
+from pithauthor.protocol.ids import PithNumber
 
 NUMBER = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")
 

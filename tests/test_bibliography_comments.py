@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import RunPith
 
-from pithauthor.bibliography import read_bibliographies
-from pithauthor.lookup import write_back
+from pithauthor.bibliography.lookup import write_back
+from pithauthor.bibliography.reading import read_bibliographies
 
 COMMENTED = """\
 @article{kept,
@@ -84,7 +84,7 @@ def test_a_file_of_commented_out_entries_only_is_a_bibliography(
 def test_write_back_edits_the_entry_not_its_commented_out_copy(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from pithauthor._core.arxiv_id import ArxivId
+    from pithauthor.protocol.ids import ArxivId
 
     text = (
         "% @article{twin,\n%   title = {Old},\n%   year = {2016}\n% }\n"

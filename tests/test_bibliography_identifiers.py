@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pithauthor._bib.identifiers import find_identifier
-from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.pith_number import PithNumber
-from pithauthor.bibliography import BibEntry, read_bibliographies
+from pithauthor.bibliography.identifiers import find_identifier
+from pithauthor.bibliography.reading import BibEntry, read_bibliographies
+from pithauthor.protocol.ids import ArxivId, PithNumber
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bib"
 DEAR_BODY = "NFG5PAOXQUVIWDX5F7YSYYL7EW"  # pith:2023:... of arXiv:2302.12445 (tests/fixtures)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from arxiv_api_server import ArxivServer, Paper
 
-from pithauthor._bib import arxiv_api
-from pithauthor._bib.arxiv_atom import ArxivApiError, parse_feed
 from pithauthor._version import __version__
-from pithauthor.bibliography import BibReading, read_bibliographies
+from pithauthor.bibliography import arxiv_api
+from pithauthor.bibliography.arxiv_api import ArxivApiError, parse_feed
+from pithauthor.bibliography.lookup import ArxivApi, LookupCache, LookupResult, lookup_identifiers
+from pithauthor.bibliography.reading import BibReading, read_bibliographies
 from pithauthor.errors import InputError
-from pithauthor.lookup import ArxivApi, LookupCache, LookupResult, lookup_identifiers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bib"
 SCHOLAR = FIXTURES / "google-scholar-lookup.bib"

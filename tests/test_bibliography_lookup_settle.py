@@ -11,9 +11,9 @@ from arxiv_api_server import ArxivServer
 from conftest import OnTerminal, RunPith
 from lookup_corpus import PAPERS
 
-from pithauthor.bibliography import read_bibliographies
+from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers, settle
+from pithauthor.bibliography.reading import read_bibliographies
 from pithauthor.errors import InputError
-from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers, settle
 
 MATHS = Path(__file__).parent / "fixtures" / "bib" / "lookup" / "mathscinet.bib"
 GREEN_TAO = "MR2415383"  # the preprint (math/0404188) and a later decoy (0805.4417)

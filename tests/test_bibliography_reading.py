@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.relationships import RELATIONSHIPS
-from pithauthor.bibliography import (
+from pithauthor.bibliography.reading import (
     BibEntry,
     BibReading,
     parse_relationship_map,
     read_bibliographies,
 )
 from pithauthor.errors import BibliographyError, InputError
+from pithauthor.protocol.ids import ArxivId
+from pithauthor.protocol.payloads import RELATIONSHIPS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bib"
 MESSY = FIXTURES / "messy.bib"

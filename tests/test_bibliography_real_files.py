@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pithauthor._core.arxiv_id import ArxivId
-from pithauthor.bibliography import BibEntry, BibReading, read_bibliographies
+from pithauthor.bibliography.reading import BibEntry, BibReading, read_bibliographies
+from pithauthor.protocol.ids import ArxivId
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bib"
 # An entry start as a person would count it: `@type{` or `@type(` at a line start, not a

@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from pithauthor.bibliography import STATUSES, EntryRow, render_table, rows_as_json, status_counts
+from pithauthor.bibliography.reading import (
+    STATUSES,
+    EntryRow,
+    render_table,
+    rows_as_json,
+    status_counts,
+)
 
 ROWS = [
     EntryRow("vaswani2017", "refs.bib", 3, "found", "1706.03762", "cites (from eprint)"),

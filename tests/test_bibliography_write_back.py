@@ -10,10 +10,10 @@ import pytest
 from arxiv_api_server import ArxivServer
 from test_bibliography_lookup import PAPERS, SCHOLAR
 
-from pithauthor._bib.writeback import write_eprints
-from pithauthor.bibliography import read_bibliographies
+from pithauthor.bibliography.lookup import ArxivApi, lookup_identifiers, write_back
+from pithauthor.bibliography.reading import read_bibliographies
+from pithauthor.bibliography.writeback import write_eprints
 from pithauthor.errors import BibliographyError
-from pithauthor.lookup import ArxivApi, lookup_identifiers, write_back
 
 
 def _without(new: bytes, inserted: list[bytes]) -> bytes:

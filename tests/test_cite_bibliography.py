@@ -12,10 +12,15 @@ import pytest
 from conftest import RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
 
-from pithauthor._registry.papers import add_paper
-from pithauthor._registry.server import RegistryServer
-from pithauthor.records import ArxivMetadata, build_canonical_record, pith_number_of
-from pithauthor.verify import read_documents, verify_file
+from pithauthor.registry.local.papers import add_paper
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.verify import (
+    ArxivMetadata,
+    build_canonical_record,
+    pith_number_of,
+    read_documents,
+    verify_file,
+)
 
 PASSPHRASE = "cite tests passphrase"
 EXTRA_IDS = ["2101.99903", "2101.99904", "hep-th/9901001"]
@@ -62,7 +67,7 @@ def registry(tmp_path: Path) -> Iterator[dict[str, Any]]:
 @pytest.fixture
 def author(monkeypatch: pytest.MonkeyPatch) -> str:
     """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)

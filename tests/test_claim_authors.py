@@ -13,8 +13,8 @@ import pytest
 from conftest import FIXTURES, OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
 from registry_helpers import REAL_NUMBER
 
-from pithauthor._core.authors import check_claimant, same_person, split_authors
 from pithauthor.errors import InputError
+from pithauthor.protocol.record import check_claimant, same_person, split_authors
 from pithauthor.verify import read_documents, verify_file
 
 RECORD = str(FIXTURES / "record-2302.12445v2.json")

@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURES, RunPith, assert_one_line_error
 from registry_helpers import manifest_file, start_server
 
-from pithauthor._registry.server import RegistryServer
+from pithauthor.registry.local.server import RegistryServer
 
 DEAR_RECORD = str(FIXTURES / "record-2302.12445v2.json")  # arXiv 2302.12445v2
 

@@ -88,7 +88,7 @@ def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
 def test_keys_delete_never_prompts_without_a_terminal(
     pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor.keys import generate, show
+    from pithauthor.keys.author import generate, show
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")
@@ -105,7 +105,7 @@ def test_signing_without_submit_names_the_next_step(
 ) -> None:
     from conftest import REPO
 
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "a passphrase for this test")

@@ -13,10 +13,6 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import REAL_NUMBER, citations, manifest_file, start_server
 
-from pithauthor._http import RegistryHttp, RetryPolicy, check_url, origin, parse_retry_after
-from pithauthor._outbox import Outbox
-from pithauthor._registry.server import RegistryServer
-from pithauthor.client import RegistryClient
 from pithauthor.errors import (
     AuthError,
     InputError,
@@ -24,8 +20,12 @@ from pithauthor.errors import (
     RegistryResponseError,
     VerificationError,
 )
-from pithauthor.submit import store_in_outbox, submit_pending
-from pithauthor.trust import pinned_trust
+from pithauthor.net import RegistryHttp, RetryPolicy, check_url, origin, parse_retry_after
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 
@@ -45,7 +45,7 @@ def server(tmp_path: Path) -> Iterator[RegistryServer]:
         "ftp://127.0.0.1",
         "pith.science",
         "http://127.evil.example",
-        # the one URL rule (`_core.web_url`) for registries too: a password would be sent
+        # the one URL rule (`protocol.text`) for registries too: a password would be sent
         "https://user:pw@pith.science",
         "http://127.0.0.1:0",
     ],
@@ -229,8 +229,8 @@ def test_network_error_after_every_attempt_names_the_registry() -> None:
 def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryServer) -> None:
     from registry_helpers import TestSigner, citation
 
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
 
     unknown = Subject(PithNumber.from_digest("22" * 32, 2022), "22" * 32)
     store_in_outbox([citation(TestSigner(), 1, subject=unknown)], server.url)
@@ -284,7 +284,7 @@ def test_a_command_reads_its_trust_manifests_once(server: RegistryServer, tmp_pa
     """The registry options are read once per command: the manifest is gone after the options
     were checked, and the record files' trust and the client (which then talks to the real
     local registry) still trust its key."""
-    from pithauthor.client import RegistryAccess, RegistryOptions
+    from pithauthor.registry.access import RegistryAccess, RegistryOptions
 
     path = tmp_path / "m.json"
     path.write_text(json.dumps(server.key.manifest(server.url)), "utf-8")
@@ -297,7 +297,7 @@ def test_a_command_reads_its_trust_manifests_once(server: RegistryServer, tmp_pa
 
 
 def test_options_for_another_registry_never_carry_the_local_key_to_a_remote_one() -> None:
-    from pithauthor.client import RegistryOptions
+    from pithauthor.registry.access import RegistryOptions
 
     options = RegistryOptions("http://127.0.0.1:8787", ("m.json",), trust_local=True, retries=2)
     remote = options.for_registry("https://mirror.example")

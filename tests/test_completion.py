@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import RunPith, use_fast_kdf
 
-from pithauthor._core.relationships import RELATIONSHIPS
+from pithauthor.protocol.payloads import RELATIONSHIPS
 
 PASSPHRASE = {"PITH_PASSPHRASE": "completion passphrase"}
 

@@ -8,10 +8,9 @@ import json
 import pytest
 from conftest import load_fixture
 
-from pithauthor._core.arxiv_id import ArxivId
-from pithauthor._core.canonical import canonical, canonical_sha256
-from pithauthor._core.pith_number import PithAlias, PithNumber, parse_reference
 from pithauthor.errors import ArxivIdError, PithNumberError
+from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+from pithauthor.protocol.ids import ArxivId, PithAlias, PithNumber, parse_reference
 
 CANONICAL_ROWS = load_fixture("canonical_records.jsonl")
 RECORD = load_fixture("record-2302.12445v2.json")

@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES, load_fixture
 
-from pithauthor._core.canonical import canonical_sha256
-from pithauthor._core.record import (
+from pithauthor.errors import MetadataError
+from pithauthor.protocol.canonical_json import canonical_sha256
+from pithauthor.protocol.record import (
     ArxivMetadata,
     build_canonical_record,
     pith_number_of,
     rfc2822_to_utc,
     text_canon_sha256,
 )
-from pithauthor.errors import MetadataError
-from pithauthor.records import parse_arxiv_metadata
+from pithauthor.verify import parse_arxiv_metadata
 
 META = load_fixture("arxiv-metadata-2302.12445.json")
 EXPECTED = META["expected"]

@@ -12,11 +12,11 @@ import pytest
 from registry_helpers import REAL_NUMBER, SUBJECT, TestSigner
 from test_registry_merge import make_state
 
-from pithauthor._core.merge import apply_events
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.registry_checks import check_state
-from pithauthor._core.subject import Subject
 from pithauthor.errors import EventError
+from pithauthor.protocol.checks.merge import apply_events
+from pithauthor.protocol.checks.state import check_state
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.subject import Subject
 from pithauthor.sign import attest_authorship, sign_citation, withdraw
 
 CITING = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
@@ -182,7 +182,7 @@ def test_verify_fails_a_state_whose_correction_was_tampered_with(tmp_path: Path)
     state, trust = make_state(tmp_path, [old, new])
     hidden = copy.deepcopy(state)
     del hidden["superseded"]  # the replaced event left out: the link has no target
-    from pithauthor._core.merge import state_hash
+    from pithauthor.protocol.checks.merge import state_hash
 
     hidden["state_sha256"] = state_hash(hidden)
     report = check_state(hidden, trust)
@@ -264,8 +264,8 @@ def test_the_merge_with_corrections_is_independent_of_arrival_order(tmp_path: Pa
 
 
 def test_replicate_replace_with_new_artifacts_corrects_the_one_record_of_that_kind() -> None:
+    from pithauthor.registry.statements import Statements
     from pithauthor.sign import record_replication
-    from pithauthor.statements import Statements
 
     ada = TestSigner()
 

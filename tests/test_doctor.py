@@ -16,7 +16,7 @@ from conftest import RunPith, use_fast_kdf
 from identity_server import IdentityServer, Site
 from registry_helpers import TestSigner, citation, manifest_file, start_server
 
-from pithauthor._registry.server import RegistryServer
+from pithauthor.registry.local.server import RegistryServer
 
 PASSPHRASE = {"PITH_PASSPHRASE": "doctor passphrase"}
 ORCID = "0000-0002-1825-0097"
@@ -59,7 +59,7 @@ def keys(pith: RunPith, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 def test_doctor_reports_registry_key_tex_outbox_backup_and_identity(
     pith: RunPith, keys: dict[str, str], registry: RegistryServer, tmp_path: Path
 ) -> None:
-    from pithauthor._outbox import Outbox
+    from pithauthor.registry.outbox import Outbox
 
     manifest = manifest_file(registry.url, tmp_path / "registry-data", tmp_path / "manifest.json")
     signer = TestSigner()

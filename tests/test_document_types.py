@@ -1,4 +1,4 @@
-"""The TypedDicts of `pithauthor._core.documents` are the protocol documents as they really are.
+"""The TypedDicts of `pithauthor.protocol.documents` are the protocol documents as they really are.
 
 - every document of the real vectors, of the local registry (over HTTP) and of `pith.sign` is an
   instance of its type: no field undeclared, no required field missing, every value of its type;
@@ -25,19 +25,21 @@ import pytest
 from conftest import FIXTURES, load_fixture
 from registry_helpers import TestSigner, attestation, citation, replication, start_server
 
-from pithauthor._core import documents as d
-from pithauthor._core.author_event import (
+from pithauthor.protocol import documents as d
+from pithauthor.protocol.checks.bundle import check_bundle
+from pithauthor.protocol.checks.event import (
     check_author_event,
     checked_author_event,
     typed_author_event,
 )
-from pithauthor._core.identity import IdentityProof
-from pithauthor._core.payload_schema import load_schema
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.registry_checks import check_bundle, check_record, check_state
-from pithauthor._core.trust import Trust
-from pithauthor._registry.documents import state_document
-from pithauthor._registry.server import RegistryServer
+from pithauthor.protocol.checks.record import check_record
+from pithauthor.protocol.checks.state import check_state
+from pithauthor.protocol.identity import IdentityProof
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import load_schema
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.local.answers import state_document
+from pithauthor.registry.local.server import RegistryServer
 
 REPO = Path(__file__).resolve().parent.parent
 EVENTS = Path(__file__).parent / "vectors" / "events"
@@ -419,7 +421,7 @@ def test_only_checked_events_are_typed() -> None:
         assert checked_author_event(doc)[1] is doc
         assert typed_author_event(doc) is doc
     invalid = {p.stem: p for p in (EVENTS / "invalid").glob("*.json")}
-    from pithauthor._core.strict_json import JSONFault, parse_json
+    from pithauthor.protocol.canonical_json import JSONFault, parse_json
 
     for stem, path in invalid.items():
         try:
@@ -442,10 +444,10 @@ DOCUMENT_TYPES = {
 } | {"IdentityProof", "AuthorPayload"}
 # the functions that have checked a document's shape, the only ones that cast to its type
 GATES = {
-    ("pithauthor/_core/author_event.py", "_typed"),
-    ("pithauthor/_core/registry_checks.py", "checked_record"),
-    ("pithauthor/_core/registry_checks.py", "checked_bundle"),
-    ("pithauthor/_core/registry_checks.py", "checked_state"),
+    ("pithauthor/protocol/checks/event.py", "_typed"),
+    ("pithauthor/protocol/checks/fields.py", "checked_record"),
+    ("pithauthor/protocol/checks/fields.py", "checked_bundle"),
+    ("pithauthor/protocol/checks/fields.py", "checked_state"),
 }
 
 
@@ -484,19 +486,19 @@ TYPED_MODULES = [
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "pithauthor" / "_core").glob("*.py")),
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "pithauthor" / "_registry").glob("*.py")),
     "pithauthor/sign.py",
-    "pithauthor/cite.py",
-    "pithauthor/_outbox.py",
+    "pithauthor/bibliography/cite.py",
+    "pithauthor/registry/outbox.py",
     "pithauthor/verify.py",
-    "pithauthor/_record_cache.py",
-    "pithauthor/submit.py",
-    "pithauthor/client.py",
+    "pithauthor/registry/record_cache.py",
+    "pithauthor/registry/submit.py",
+    "pithauthor/registry/client.py",
     "pithauthor/_cli/signing.py",
 ]
 # `dict[str, Any]` left on purpose, by (module, top-level def or class), with the reason.
 ALLOWED_ANY = {
-    ("pithauthor/_core/strict_json.py", "_pairs"): "the JSON reader itself: it builds every "
+    ("pithauthor/protocol/canonical_json.py", "_pairs"): "the JSON reader itself: it builds every "
     "parsed object before anything knows what kind of document it is",
-    ("pithauthor/_core/payload_schema.py", "load_schema"): "a JSON Schema, not a protocol document",
+    ("pithauthor/protocol/payloads.py", "load_schema"): "a JSON Schema, not a protocol document",
 }
 
 

@@ -26,12 +26,12 @@ from registry_helpers import (
 )
 from tamper_counts import count
 
-from pithauthor._core.canonical import canonical
-from pithauthor._core.strict_json import parse_json
-from pithauthor._registry.server import RegistryServer
-from pithauthor.client import RegistryClient, RetryPolicy
-from pithauthor.submit import store_in_outbox, submit_pending
-from pithauthor.trust import pinned_trust
+from pithauthor.net import RetryPolicy
+from pithauthor.protocol.canonical_json import canonical, parse_json
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 MARK = "FRONTRUN"  # every variant carries MARK + a number; none may ever be served

@@ -14,18 +14,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pithauthor._core.payload_schema import (
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import (
+    EVENT_TYPES,
+    OUTCOMES,
+    PROOF_SYSTEMS,
+    RELATIONSHIPS,
     _field_rule,
     _flat_rules,
     _meets_flat,
     _validator,
     built_payload_violation,
+    citation_payload,
     load_schema,
     schema_violation,
 )
-from pithauthor._core.payloads import EVENT_TYPES, OUTCOMES, PROOF_SYSTEMS, citation_payload
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.relationships import RELATIONSHIPS
 
 VECTORS = Path(__file__).parent / "vectors" / "events"
 FRACTION = "must be an integer without a fraction"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pithauthor._core.author_event import check_author_event
-from pithauthor._core.strict_json import JSONFault, parse_json
 from pithauthor.errors import DocumentError
+from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.verify import verify_documents, verify_file
 
 VECTORS = Path(__file__).parent / "vectors" / "events"

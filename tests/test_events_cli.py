@@ -34,7 +34,7 @@ class RealKeys:
     """A real key store in this test's PITH_HOME, holding one active key."""
 
     def __init__(self) -> None:
-        from pithauthor.keys import generate
+        from pithauthor.keys.author import generate
 
         self.record = generate(
             "carberry",
@@ -119,7 +119,8 @@ def test_claim_signs_with_the_named_key_unlocked_by_the_passphrase_file(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pithauthor.keys import generate, passphrase_source
+    from pithauthor.keys.author import generate
+    from pithauthor.keys.passphrase import passphrase_source
 
     secret = tmp_path / "pass.txt"
     secret.write_text("correct horse\n", "utf-8")
@@ -181,7 +182,7 @@ def test_claim_takes_the_orcid_url_form_that_keys_generate_takes(
 def test_claim_with_a_retired_key_is_refused(
     keys: RealKeys, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from pithauthor.keys import rotate
+    from pithauthor.keys.backups import rotate
 
     retired, _new = rotate(backend="file", note=lambda _: None)
     out = tmp_path / "out.jsonl"

@@ -1,4 +1,4 @@
-"""The one reader of user files (`pithauthor._files`): what it refuses, and how little it reads."""
+"""The one reader of user files (`pithauthor.fs`): what it refuses, and how little it reads."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, run_in_process
 
-from pithauthor._files import check_output_file, read_user_file, read_user_json
-from pithauthor._registry.keys import KEY_FILE
 from pithauthor.errors import DocumentError, InputError
+from pithauthor.fs import check_output_file, read_user_file, read_user_json
+from pithauthor.registry.local.signer import KEY_FILE
 
 
 def test_a_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RunPith, assert_one_line_error, use_fast_kdf
 
-MAX_PDF_BYTES = 64 * 1024 * 1024  # pithauthor._files.MAX_PDF_BYTES
+MAX_PDF_BYTES = 64 * 1024 * 1024  # pithauthor.fs.MAX_PDF_BYTES
 
 ORCID = "0000-0002-1825-0097"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
@@ -147,7 +147,7 @@ def test_keys_prove_web_refuses_what_is_not_a_site_address(
 def test_a_locator_from_a_hostile_event_is_neither_read_from_disk_nor_fetched(
     locator: str, said: str
 ) -> None:
-    from pithauthor.identity import _Fetcher, _Unreadable
+    from pithauthor.identity.fetch import _Fetcher, _Unreadable
 
     fetcher = _Fetcher(timeout=1.0, offline=False)
     with pytest.raises(_Unreadable) as caught:

@@ -16,11 +16,16 @@ import pytest
 from fixed_signer import VECTOR_ORCID, FixedSigner
 from identity_server import IdentityServer, Site, researcher_urls
 
-from pithauthor._core.identity import key_url, match_orcid_record, match_pdf_keys, pdf_key_ids
-from pithauthor._core.key_identity import key_id
-from pithauthor._core.subject import Subject
-from pithauthor._core.web_url import same_origin
-from pithauthor.identity import check_identity
+from pithauthor.identity.proofs import check_identity
+from pithauthor.protocol.identity import (
+    key_id,
+    key_url,
+    match_orcid_record,
+    match_pdf_keys,
+    pdf_key_ids,
+)
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.text import same_origin
 from pithauthor.sign import attest_authorship
 
 KEY = key_id(FixedSigner().public_key)
@@ -30,7 +35,7 @@ RESEARCHER_URLS = f"/v3.0/{VECTOR_ORCID}/researcher-urls"
 
 
 def subject() -> Subject:
-    from pithauthor._core.pith_number import PithNumber
+    from pithauthor.protocol.ids import PithNumber
 
     return Subject(PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"), DEAR_SHA)
 

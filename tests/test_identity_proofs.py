@@ -11,7 +11,11 @@ import pytest
 from fixed_signer import VECTOR_ORCID, FixedSigner
 from identity_server import IdentityServer, Site, keywords, researcher_urls
 
-from pithauthor._core.identity import (
+from pithauthor.errors import EventError, InputError
+from pithauthor.identity.fetch import JSON_LIMIT
+from pithauthor.identity.proofs import check_identity, identity_network_failure
+from pithauthor.protocol.identity import (
+    key_id,
     key_url,
     match_orcid_record,
     match_pdf_keys,
@@ -20,10 +24,7 @@ from pithauthor._core.identity import (
     proofs_problem,
     web_origin,
 )
-from pithauthor._core.key_identity import key_id
-from pithauthor._core.subject import Subject
-from pithauthor.errors import EventError, InputError
-from pithauthor.identity import JSON_LIMIT, check_identity, identity_network_failure
+from pithauthor.protocol.subject import Subject
 from pithauthor.sign import attest_authorship
 from pithauthor.verify import verify_document
 
@@ -33,7 +34,7 @@ DEAR_SHA = "694dd781d7852a8b0efd2ff12c617f25b959612a7c7a23e12497b4715d745ec0"
 
 
 def subject() -> Subject:
-    from pithauthor._core.pith_number import PithNumber
+    from pithauthor.protocol.ids import PithNumber
 
     return Subject(PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"), DEAR_SHA)
 
@@ -204,8 +205,8 @@ def test_json_report_lists_where_and_what(server: IdentityServer) -> None:
 
 
 def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None:
-    from pithauthor._core.identity import Finding
-    from pithauthor._core.identity_verdict import ProofCheck, identity_report
+    from pithauthor.protocol.checks.identity import ProofCheck, identity_report
+    from pithauthor.protocol.identity import Finding
 
     pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
     retired = Finding("retired", "marks it retired", "2099-01-01")  # after the claim

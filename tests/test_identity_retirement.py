@@ -74,7 +74,7 @@ def rotate_on_a(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, when: str
 ) -> tuple[str, str]:
     """`pith keys rotate` on machine A, as if run at `when`; returns (new key id, stderr)."""
-    monkeypatch.setattr("pithauthor.keys._now", lambda: when)
+    monkeypatch.setattr("pithauthor.keys.author._now", lambda: when)
     out, err = ok(capsys, "keys", "rotate", "--backend", "file", "--json")
     monkeypatch.undo()  # undoes the environment too: set it again
     use_fast_kdf(monkeypatch)

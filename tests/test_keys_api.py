@@ -17,13 +17,6 @@ from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 from nacl.signing import VerifyKey
 from pith_test_keyrings import MemoryKeyring
 
-from pithauthor import keys
-from pithauthor._core.canonical import b64decode
-from pithauthor._core.envelope import check_envelope, seal, signer_block, unsigned_event
-from pithauthor._core.key_identity import fingerprint_hex, key_id
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._keystore import files
-from pithauthor._keystore.passphrase import PassphraseSource
 from pithauthor.errors import (
     KeyExists,
     KeyFileTampered,
@@ -34,6 +27,13 @@ from pithauthor.errors import (
     UnsafePermissions,
     WrongPassphrase,
 )
+from pithauthor.keys import author, metadata
+from pithauthor.keys import backups as backups
+from pithauthor.keys.passphrase import PassphraseSource
+from pithauthor.protocol.canonical_json import b64decode
+from pithauthor.protocol.events import check_envelope, seal, signer_block, unsigned_event
+from pithauthor.protocol.identity import fingerprint_hex, key_id
+from pithauthor.protocol.ids import PithNumber
 
 DIGEST = bytes(range(32))
 
@@ -51,15 +51,15 @@ def _quiet(_: str) -> None:
     pass
 
 
-def _key_file(record: keys.KeyRecord, home: Path) -> Path:
+def _key_file(record: author.KeyRecord, home: Path) -> Path:
     assert record.file is not None
     return home / "keys" / record.file
 
 
 def test_file_backend_round_trip_signs_verifiably(isolated_home: Path) -> None:
-    record = keys.generate("alice", orcid="0000-0002-1825-0097", backend="file", note=_quiet)
+    record = author.generate("alice", orcid="0000-0002-1825-0097", backend="file", note=_quiet)
     assert record.backend == "file"
-    key = keys.load_signing_key()
+    key = author.load_signing_key()
     pk = key.public_key
     assert (key.key_id, key.fingerprint) == (key_id(pk), fingerprint_hex(pk))
     assert key.signer_id == "orcid:0000-0002-1825-0097"
@@ -69,8 +69,8 @@ def test_file_backend_round_trip_signs_verifiably(isolated_home: Path) -> None:
 
 
 def test_author_key_is_a_signer_for_the_event_envelope() -> None:
-    keys.generate("alice", backend="file", note=_quiet)
-    key = keys.load_signing_key("alice")
+    author.generate("alice", backend="file", note=_quiet)
+    key = author.load_signing_key("alice")
     subject = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")
     event = seal(
         unsigned_event(
@@ -84,8 +84,8 @@ def test_author_key_is_a_signer_for_the_event_envelope() -> None:
 
 def test_repr_and_pickle_never_expose_the_secret(tmp_path: Path) -> None:
     write_backup(tmp_path / "b.json", SENTINEL_SEED, PASSPHRASE)
-    keys.import_backup(tmp_path / "b.json", backend="file", note=_quiet)
-    key = keys.load_signing_key()
+    backups.import_backup(tmp_path / "b.json", backend="file", note=_quiet)
+    key = author.load_signing_key()
     assert_no_seed(repr(key) + str(key) + repr(key.record))
     with pytest.raises(TypeError):
         pickle.dumps(key)
@@ -93,7 +93,7 @@ def test_repr_and_pickle_never_expose_the_secret(tmp_path: Path) -> None:
 
 def test_metadata_file_holds_public_facts_only(isolated_home: Path, tmp_path: Path) -> None:
     write_backup(tmp_path / "b.json", SENTINEL_SEED, PASSPHRASE)
-    record = keys.import_backup(tmp_path / "b.json", backend="file", note=_quiet)
+    record = backups.import_backup(tmp_path / "b.json", backend="file", note=_quiet)
     meta = (isolated_home / "keys" / "keys.json").read_bytes()
     assert_no_seed(meta)
     assert_no_seed(_key_file(record, isolated_home).read_bytes())
@@ -103,9 +103,9 @@ def test_metadata_file_holds_public_facts_only(isolated_home: Path, tmp_path: Pa
 
 
 def test_wrong_passphrase_is_told_apart_from_tampering() -> None:
-    keys.generate("alice", backend="file", note=_quiet)
+    author.generate("alice", backend="file", note=_quiet)
     with pytest.raises(WrongPassphrase, match="wrong passphrase"):
-        keys.load_signing_key(
+        author.load_signing_key(
             passphrase=PassphraseSource(
                 env_var="NO_SUCH_VAR_X", file=None, fallback=_fixed("not it")
             )
@@ -123,7 +123,7 @@ def _fixed(value: str) -> PassphraseSource:
     ["ciphertext", "public_key_in_file", "extra_field", "not_json", "salt_length"],
 )
 def test_a_changed_key_file_is_reported_as_tampered(isolated_home: Path, damage: str) -> None:
-    record = keys.generate("alice", backend="file", note=_quiet)
+    record = author.generate("alice", backend="file", note=_quiet)
     path = _key_file(record, isolated_home)
     doc = json.loads(path.read_text())
     if damage == "ciphertext":
@@ -141,66 +141,66 @@ def test_a_changed_key_file_is_reported_as_tampered(isolated_home: Path, damage:
     text = "{ broken" if damage == "not_json" else json.dumps(doc)
     path.write_text(text)
     with pytest.raises(KeyFileTampered):
-        keys.load_signing_key()
+        author.load_signing_key()
 
 
 def test_missing_key_and_missing_key_file_are_key_not_found(isolated_home: Path) -> None:
     with pytest.raises(KeyNotFound, match="no active key"):
-        keys.load_signing_key()
-    record = keys.generate("alice", backend="file", note=_quiet)
+        author.load_signing_key()
+    record = author.generate("alice", backend="file", note=_quiet)
     with pytest.raises(KeyNotFound, match="no key named"):
-        keys.load_signing_key("bob")
+        author.load_signing_key("bob")
     _key_file(record, isolated_home).unlink()
     with pytest.raises(KeyNotFound, match="missing"):
-        keys.load_signing_key("alice")
+        author.load_signing_key("alice")
 
 
 def test_group_readable_key_file_and_open_folder_are_refused(isolated_home: Path) -> None:
-    record = keys.generate("alice", backend="file", note=_quiet)
+    record = author.generate("alice", backend="file", note=_quiet)
     path = _key_file(record, isolated_home)
     os.chmod(path, 0o640)
     with pytest.raises(UnsafePermissions, match=f"chmod 600 {path}"):
-        keys.load_signing_key()
+        author.load_signing_key()
     os.chmod(path, 0o600)
     os.chmod(path.parent, 0o755)
     with pytest.raises(UnsafePermissions, match="chmod 700"):
-        keys.load_signing_key()
+        author.load_signing_key()
 
 
 def test_two_active_keys_with_the_same_name_are_refused() -> None:
-    keys.generate("alice", backend="file", note=_quiet)
+    author.generate("alice", backend="file", note=_quiet)
     with pytest.raises(KeyExists, match="alice"):
-        keys.generate("alice", backend="file", note=_quiet)
-    assert len(keys.list_keys()) == 1
+        author.generate("alice", backend="file", note=_quiet)
+    assert len(author.list_keys()) == 1
 
 
 def test_several_active_keys_need_a_name() -> None:
-    keys.generate("alice", backend="file", note=_quiet)
-    keys.generate("bob", backend="file", note=_quiet)
+    author.generate("alice", backend="file", note=_quiet)
+    author.generate("bob", backend="file", note=_quiet)
     with pytest.raises(KeyNotFound, match="alice, bob"):
-        keys.load_signing_key()
-    assert keys.load_signing_key("bob").name == "bob"
+        author.load_signing_key()
+    assert author.load_signing_key("bob").name == "bob"
 
 
 def test_creating_a_file_never_overwrites(tmp_path: Path) -> None:
     path = tmp_path / "secret"
-    files.create_private(path, "first")
+    metadata.create_private(path, "first")
     with pytest.raises(KeyExists):
-        files.create_private(path, "second")
+        metadata.create_private(path, "second")
     assert path.read_text() == "first"
     assert [p.name for p in tmp_path.iterdir()] == ["secret"]
 
 
 def test_bad_orcid_is_refused_before_anything_is_written(isolated_home: Path) -> None:
     with pytest.raises(OrcidError):
-        keys.generate("alice", orcid="0000-0002-1825-0098", note=_quiet)
-    assert keys.list_keys() == []
+        author.generate("alice", orcid="0000-0002-1825-0098", note=_quiet)
+    assert author.list_keys() == []
 
 
 def test_no_passphrase_source_is_passphrase_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PITH_PASSPHRASE")
     with pytest.raises(PassphraseUnavailable, match="PITH_PASSPHRASE"):
-        keys.generate("alice", backend="file", note=_quiet)
+        author.generate("alice", backend="file", note=_quiet)
 
 
 def test_passphrase_file_gives_the_first_line(
@@ -209,25 +209,25 @@ def test_passphrase_file_gives_the_first_line(
     monkeypatch.delenv("PITH_PASSPHRASE")
     secret = tmp_path / "pw"
     secret.write_text("from a file\nignored\n")
-    keys.generate(
-        "alice", backend="file", passphrase=keys.passphrase_source(str(secret)), note=_quiet
+    author.generate(
+        "alice", backend="file", passphrase=author.passphrase_source(str(secret)), note=_quiet
     )
     monkeypatch.setenv("PITH_PASSPHRASE", "from a file")
-    assert keys.load_signing_key().name == "alice"
+    assert author.load_signing_key().name == "alice"
 
 
 def test_keyring_backend_keeps_the_secret_out_of_files(isolated_home: Path) -> None:
     ring = MemoryKeyring()
     keyring.set_keyring(ring)
     notes: list[str] = []
-    record = keys.generate("alice", note=notes.append)
+    record = author.generate("alice", note=notes.append)
     assert record.backend == "keyring" and record.file is None
     assert "OS keyring" in notes[0] and "MemoryKeyring" in notes[0]
     assert list(ring.entries) == [("pithauthor", record.key_id)]
     assert not list((isolated_home / "keys").glob("*.key"))
-    key = keys.load_signing_key(passphrase=PassphraseSource(env_var="UNSET_VAR"))
+    key = author.load_signing_key(passphrase=PassphraseSource(env_var="UNSET_VAR"))
     VerifyKey(key.public_key).verify(DIGEST, key.sign_digest(DIGEST))
-    keys.delete("alice")
+    author.delete("alice")
     assert ring.entries == {}
 
 
@@ -236,37 +236,39 @@ def test_refused_keyring_falls_back_to_file_and_says_why() -> None:
 
     keyring.set_keyring(PlaintextKeyring())
     notes: list[str] = []
-    record = keys.generate("alice", note=notes.append)
+    record = author.generate("alice", note=notes.append)
     assert record.backend == "file"
     assert "no usable OS keyring" in notes[0] and "PlaintextKeyring" in notes[0]
 
 
 def test_rotation_retires_the_old_key_whose_signatures_still_verify() -> None:
-    keys.generate("alice", orcid="0000-0002-1825-0097", backend="file", note=_quiet)
-    old_key = keys.load_signing_key("alice")
+    author.generate("alice", orcid="0000-0002-1825-0097", backend="file", note=_quiet)
+    old_key = author.load_signing_key("alice")
     old_signature = old_key.sign_digest(DIGEST)
-    retired, new = keys.rotate("alice", backend="file", note=_quiet)
+    retired, new = backups.rotate("alice", backend="file", note=_quiet)
     assert (retired.status, new.status) == ("retired", "active")
     assert new.replaces == retired.key_id and retired.replaced_by == new.key_id
     assert new.orcid == retired.orcid
-    assert keys.load_signing_key().key_id == new.key_id
+    assert author.load_signing_key().key_id == new.key_id
     with pytest.raises(KeyRetired):
-        keys.load_signing_key(retired.key_id)
-    exported = keys.export_public(retired.key_id)
+        author.load_signing_key(retired.key_id)
+    exported = author.export_public(retired.key_id)
     VerifyKey(b64decode(exported["public_key_b64"])).verify(DIGEST, old_signature)
     with pytest.raises(KeyRetired):
-        keys.load_key(retired.key_id).sign_digest(DIGEST)
+        author.load_key(retired.key_id).sign_digest(DIGEST)
 
 
 def test_backup_restored_elsewhere_signs_identically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PITH_HOME", str(tmp_path / "a"))
-    keys.generate("alice", backend="file", note=_quiet)
-    signature_a = keys.load_signing_key().sign_digest(DIGEST)
-    keys.backup("alice", tmp_path / "alice.backup", note=_quiet)
+    author.generate("alice", backend="file", note=_quiet)
+    signature_a = author.load_signing_key().sign_digest(DIGEST)
+    backups.backup("alice", tmp_path / "alice.backup", note=_quiet)
     monkeypatch.setenv("PITH_HOME", str(tmp_path / "b"))
     with pytest.raises(WrongPassphrase):
-        keys.import_backup(tmp_path / "alice.backup", backup_passphrase=_fixed("nope"), note=_quiet)
-    keys.import_backup(tmp_path / "alice.backup", backend="file", note=_quiet)
-    assert keys.load_signing_key().sign_digest(DIGEST) == signature_a
+        backups.import_backup(
+            tmp_path / "alice.backup", backup_passphrase=_fixed("nope"), note=_quiet
+        )
+    backups.import_backup(tmp_path / "alice.backup", backend="file", note=_quiet)
+    assert author.load_signing_key().sign_digest(DIGEST) == signature_a

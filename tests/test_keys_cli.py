@@ -30,7 +30,8 @@ def _generate_json(pith: RunPith, *args: str, env: dict[str, str] | None = None)
 
 def _seed_of(home: Path, name: str | None, passphrase: str = PASSPHRASE) -> bytes:
     """The seed of a stored key, read in-process (test-only peek at the private signing key)."""
-    from pithauthor.keys import load_key, passphrase_source
+    from pithauthor.keys.author import load_key
+    from pithauthor.keys.passphrase import passphrase_source
 
     os.environ["PITH_PASSPHRASE"] = passphrase
     try:
@@ -216,7 +217,8 @@ def test_backup_on_one_home_import_on_another_signs_identically(
     assert exports[0] == exports[1]
     from nacl.signing import VerifyKey
 
-    from pithauthor.keys import load_signing_key, passphrase_source
+    from pithauthor.keys.author import load_signing_key
+    from pithauthor.keys.passphrase import passphrase_source
 
     use_fast_kdf(monkeypatch)
     signatures = []

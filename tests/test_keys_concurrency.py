@@ -1,8 +1,8 @@
-"""Concurrent `pith keys generate` / `rotate` on one key store: nothing lost.
+"""Concurrent `pith author generate` / `rotate` on one key store: nothing lost.
 
-Several generate new keys while others rotate the same key, all at once; then the store is
+Several generate new author while others rotate the same key, all at once; then the store is
 checked: every key reported is listed, each rotation retired exactly the key before it (one
-unbroken chain), no key file lacks its record, keys.json is valid. Threads in one process
+unbroken chain), no key file lacks its record, author.json is valid. Threads in one process
 (default run: each opens the lock file itself, so they contend for it as processes do) and, under
 `slow`, real processes.
 """
@@ -21,8 +21,8 @@ import pytest
 from conftest import LAUNCHER, run_in_process, use_fast_kdf
 from keys_helpers import PASSPHRASE
 
-ROUNDS = 3  # threads: without the key-store lock, most keys are lost (15 of 19)
-PROCESS_ROUNDS = 2  # processes: without the lock, 1-6 of 13 keys lost in each of 5 runs
+ROUNDS = 3  # threads: without the key-store lock, most author are lost (15 of 19)
+PROCESS_ROUNDS = 2  # processes: without the lock, 1-6 of 13 author lost in each of 5 runs
 GENERATORS = 3
 ROTATORS = 3
 
@@ -89,11 +89,12 @@ def test_parallel_generate_and_rotate_lose_no_key_and_orphan_no_file(
 def test_threads_generating_and_rotating_at_once_lose_no_key_and_orphan_no_file(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor import keys
+    from pithauthor.keys import author
+    from pithauthor.keys import backups as backups
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
-    reported = {keys.generate("r", backend="file", note=lambda _: None).key_id}
+    reported = {author.generate("r", backend="file", note=lambda _: None).key_id}
     for round_no in range(ROUNDS):
         reported.update(_thread_round(round_no))
     listed = run_in_process(["keys", "list", "--json"])
@@ -104,7 +105,8 @@ def test_threads_generating_and_rotating_at_once_lose_no_key_and_orphan_no_file(
 
 def _thread_round(round_no: int) -> list[str]:
     """GENERATORS generate and ROTATORS rotate "r", released at once; the key ids they report."""
-    from pithauthor import keys
+    from pithauthor.keys import author
+    from pithauthor.keys import backups as backups
 
     start = threading.Barrier(GENERATORS + ROTATORS)
     got: list[str] = []
@@ -114,9 +116,9 @@ def _thread_round(round_no: int) -> list[str]:
         start.wait()
         try:
             if i < GENERATORS:
-                record = keys.generate(f"g{round_no}-{i}", backend="file", note=lambda _: None)
+                record = author.generate(f"g{round_no}-{i}", backend="file", note=lambda _: None)
             else:
-                record = keys.rotate("r", backend="file", note=lambda _: None)[1]
+                record = backups.rotate("r", backend="file", note=lambda _: None)[1]
             got.append(record.key_id)
         except BaseException as exc:
             failed.append(exc)
@@ -136,7 +138,7 @@ def _assert_store_whole(
     """Every reported key listed, one unbroken rotation chain of "r", no orphan file."""
     listed_ids = {r["key_id"] for r in records}
     missing = reported_ids - listed_ids
-    assert not missing, f"{len(missing)} of {len(reported_ids)} reported keys were lost"
+    assert not missing, f"{len(missing)} of {len(reported_ids)} reported author were lost"
     assert len(records) == len(reported_ids)
 
     chain = [r for r in records if r["name"] == "r"]
@@ -148,12 +150,12 @@ def _assert_store_whole(
             assert by_id[rec["replaces"]]["replaced_by"] == rec["key_id"]
     assert sum(1 for r in chain if r["replaces"] is None) == 1
 
-    keys = home / "keys"
-    doc = json.loads((keys / "keys.json").read_text("utf-8"))
+    author = home / "keys"
+    doc = json.loads((author / "keys.json").read_text("utf-8"))
     assert doc["version"] == 1 and len(doc["keys"]) == len(records)
-    on_disk = {p.name for p in keys.glob("*.key")}
+    on_disk = {p.name for p in author.glob("*.key")}
     assert on_disk == {r["file"] for r in records}, "orphaned or missing key files"
-    assert not list(keys.glob(".tmp-*")), "temporary files left behind"
+    assert not list(author.glob(".tmp-*")), "temporary files left behind"
 
 
 def chain_end(chain: list[dict[str, str | None]]) -> str | None:
@@ -166,48 +168,48 @@ def chain_end(chain: list[dict[str, str | None]]) -> str | None:
 def test_a_failed_key_list_write_leaves_no_key_file(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor import keys
-    from pithauthor._keystore import metadata
+    from pithauthor.keys import author, metadata
+    from pithauthor.keys import backups as backups
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     use_fast_kdf(monkeypatch)
-    keys.generate("first", note=lambda _: None)
+    author.generate("first", note=lambda _: None)
 
     def full_disk(records: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(keys, "save_records", full_disk)
+    monkeypatch.setattr(author, "save_records", full_disk)
     with pytest.raises(OSError):
-        keys.generate("second", note=lambda _: None)
-    monkeypatch.setattr(keys, "save_records", metadata.save_records)
+        author.generate("second", note=lambda _: None)
+    monkeypatch.setattr(author, "save_records", metadata.save_records)
     folder = isolated_home / "keys"
-    assert [r.name for r in keys.list_keys()] == ["first"]
-    assert {p.name for p in folder.glob("*.key")} == {keys.show("first").file}
+    assert [r.name for r in author.list_keys()] == ["first"]
+    assert {p.name for p in folder.glob("*.key")} == {author.show("first").file}
     assert not list(folder.glob(".tmp-*"))
 
 
 def test_a_name_taken_while_the_secret_was_made_is_refused_without_an_orphan(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor import keys
-    from pithauthor._keystore import secrets_io
     from pithauthor.errors import KeyExists
+    from pithauthor.keys import author, secrets
+    from pithauthor.keys import backups as backups
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     use_fast_kdf(monkeypatch)
-    real_prepare = secrets_io.prepare_seed
+    real_prepare = secrets.prepare_seed
 
     def prepare_while_another_command_wins(*args: object, **kwargs: object) -> object:
         prepared = real_prepare(*args, **kwargs)  # type: ignore[arg-type]
-        monkeypatch.setattr(keys, "prepare_seed", real_prepare)
-        keys.generate("alice", note=lambda _: None)  # the other command, in between
+        monkeypatch.setattr(author, "prepare_seed", real_prepare)
+        author.generate("alice", note=lambda _: None)  # the other command, in between
         return prepared
 
-    monkeypatch.setattr(keys, "prepare_seed", prepare_while_another_command_wins)
+    monkeypatch.setattr(author, "prepare_seed", prepare_while_another_command_wins)
     with pytest.raises(KeyExists):
-        keys.generate("alice", note=lambda _: None)
+        author.generate("alice", note=lambda _: None)
     folder = isolated_home / "keys"
-    assert len(keys.list_keys()) == 1
-    assert {p.name for p in folder.glob("*.key")} == {keys.show("alice").file}
+    assert len(author.list_keys()) == 1
+    assert {p.name for p in folder.glob("*.key")} == {author.show("alice").file}
     lock = folder / ".keys.lock"
     assert lock.exists() and (lock.stat().st_mode & 0o777) == 0o600

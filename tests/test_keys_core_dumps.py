@@ -15,7 +15,8 @@ import pytest
 from conftest import FAST_KDF_ENV, use_fast_kdf
 from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 
-from pithauthor import keys
+from pithauthor.keys import author
+from pithauthor.keys import backups as backups
 
 LINUX = sys.platform.startswith("linux")
 
@@ -23,9 +24,9 @@ LINUX = sys.platform.startswith("linux")
 # report its core-dump settings (before and after) on stdout, then crash with SIGABRT if asked
 CHILD = """
 import ctypes, json, os, resource, sys
-from pithauthor._keystore import container
-container.TEST_FAST_KDF = True
-from pithauthor import keys
+from pithauthor.keys import secrets
+secrets.TEST_FAST_KDF = True
+from pithauthor.keys import author, backups as backups
 
 def settings():
     linux = sys.platform.startswith("linux")
@@ -35,13 +36,13 @@ def settings():
 action, crash = sys.argv[1], sys.argv[2] == "crash"
 before = settings()
 if action == "load":
-    keys.load_signing_key()
+    author.load_signing_key()
 elif action == "generate":
-    keys.generate(f"key-{os.getpid()}", backend="file")
+    author.generate(f"key-{os.getpid()}", backend="file")
 elif action == "import":
-    keys.import_backup(sys.argv[3], backend="file")
+    backups.import_backup(sys.argv[3], backend="file")
 elif action == "list":
-    keys.list_keys()  # public records only: no secret in memory
+    author.list_keys()  # public records only: no secret in memory
 print(json.dumps({"before": before, "after": settings()}))
 sys.stdout.flush()
 if crash:
@@ -77,7 +78,7 @@ def stored_key(monkeypatch: pytest.MonkeyPatch) -> None:
     again, which this process lowers now: the hard limit stays)."""
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
-    keys.generate("first", backend="file")
+    author.generate("first", backend="file")
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")

@@ -53,21 +53,21 @@ def test_the_private_import_check_sees_every_form(tmp_path: Path) -> None:
     """Proves the check above can fail: each way of reaching a private module is caught."""
     source = tmp_path / "bad.py"
     source.write_text(
-        "from pithauthor._files import read_user_text\n"
-        "import pithauthor._outbox\n"
-        "from pithauthor import _atomic\n"
+        "from pithauthor.fs import read_user_text\n"
+        "import pithauthor.registry.outbox\n"
+        "from pithauthor import fs\n"
         "def f():\n"
-        "    from pithauthor._core.subject import Subject\n"
+        "    from pithauthor.protocol.subject import Subject\n"
         "from . import sibling\n"
         "from pithauthor._cli.output import data\n"
-        "from pithauthor.client import RegistryClient\n",
+        "from pithauthor.registry.client import RegistryClient\n",
         encoding="utf-8",
     )
     assert _private_imports(source) == [
-        "1: pithauthor._files",
-        "2: pithauthor._outbox",
-        "3: pithauthor._atomic",
-        "5: pithauthor._core.subject",
+        "1: pithauthor.fs",
+        "2: pithauthor.registry.outbox",
+        "3: pithauthor.fs",
+        "5: pithauthor.protocol.subject",
         "6: relative import",
     ]
 
@@ -95,18 +95,20 @@ def test_every_command_module_joins_pith_through_the_one_table() -> None:
 
 
 def test_the_registry_client_and_batch_submission_live_in_their_own_modules() -> None:
-    import pithauthor.client
-    import pithauthor.submit
+    import pithauthor.registry.client
+    import pithauthor.registry.submit
 
     for name in ("RegistryClient", "RetryPolicy", "registry_url", "fetch_subject", "resolve_arxiv"):
-        assert getattr(pithauthor, name) is getattr(pithauthor.client, name)
-    assert pithauthor.RegistryClient.__module__ == "pithauthor.client"
-    assert pithauthor.fetch_subject.__module__ == "pithauthor.client"
+        assert getattr(pithauthor, name) is getattr(pithauthor.registry.client, name)
+    assert pithauthor.RegistryClient.__module__ == "pithauthor.registry.client"
+    assert pithauthor.fetch_subject.__module__ == "pithauthor.registry.client"
     for name in ("SubmitResult", "submit_pending", "submit_events", "store_in_outbox"):
-        assert getattr(pithauthor, name).__module__ == "pithauthor.submit"
+        assert getattr(pithauthor, name).__module__ == "pithauthor.registry.submit"
     submit_defs = {
         node.name
-        for node in ast.parse(Path(pithauthor.submit.__file__).read_text(encoding="utf-8")).body
+        for node in ast.parse(
+            Path(pithauthor.registry.submit.__file__).read_text(encoding="utf-8")
+        ).body
         if isinstance(node, ast.FunctionDef | ast.ClassDef)
     }
     assert submit_defs.isdisjoint({"RegistryClient", "registry_url", "fetch_subject"})
@@ -189,7 +191,7 @@ def _http_clients_made(path: Path) -> list[str]:
 
 
 def test_an_httpx_client_is_made_in_one_place_the_network_module() -> None:
-    """One network layer: every request goes through `pithauthor._http.new_client`'s client
+    """One network layer: every request goes through `pithauthor.net.new_client`'s client
     (URL policy, no redirects, capped and timed reads), never a client made elsewhere."""
     made = {
         str(path.relative_to(PACKAGE)): found

@@ -16,8 +16,8 @@ import pytest
 from arxiv_api_server import ArxivServer
 from lookup_corpus import DECLARED, ON_ARXIV, PAPERS, STYLES
 
-from pithauthor.bibliography import BibEntry, read_bibliographies
-from pithauthor.lookup import ArxivApi, LookupCache, lookup_identifiers
+from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
+from pithauthor.bibliography.reading import BibEntry, read_bibliographies
 
 EXPORTS = Path(__file__).parent / "fixtures" / "bib" / "lookup"
 #: Resolved entries of the 29 whose paper is on arXiv. The three not resolved: Goodfellow's

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pithauthor._bib.arxiv_atom import BATCH_TITLES, MAX_QUERY_CHARS, batches, search_query, term
-from pithauthor._bib.matching import (
+from pithauthor.bibliography.arxiv_api import (
+    BATCH_TITLES,
+    MAX_QUERY_CHARS,
+    batches,
+    search_query,
+    term,
+)
+from pithauthor.bibliography.matching import (
     Candidate,
     Query,
     bib_surnames,

@@ -12,8 +12,8 @@ from registry_helpers import SUBJECT, TestSigner
 from test_corrections_merge import CITING, T0, T1, T2, _cite, _claim, _ids
 from test_registry_merge import make_state
 
-from pithauthor._core.merge import apply_events
-from pithauthor._core.registry_checks import check_state
+from pithauthor.protocol.checks.merge import apply_events
+from pithauthor.protocol.checks.state import check_state
 from pithauthor.sign import attest_authorship, withdraw
 
 

@@ -108,7 +108,7 @@ def test_badge_with_a_wrong_year_is_refused(pith: RunPith, registry: list[str]) 
 
 @pytest.fixture
 def author(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "number checks passphrase")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pithauthor._core.orcid import check_digit, normalize_orcid
 from pithauthor.errors import OrcidError
+from pithauthor.protocol.identity import check_digit, normalize_orcid
 
 # Real iDs published by ORCID in its documentation (Josiah Carberry and others).
 REAL_IDS = ["0000-0002-1825-0097", "0000-0001-5109-3700", "0000-0002-1694-233X"]

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from registry_helpers import TestSigner, citations, manifest_file, start_server
 
-from pithauthor._outbox import Outbox
-from pithauthor._registry.server import FaultPlan, RegistryServer
-from pithauthor.client import RegistryClient, default_trust
-from pithauthor.submit import store_in_outbox, submit_pending
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.local.server import FaultPlan, RegistryServer
+from pithauthor.registry.manifests import default_trust
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 EVENTS = 24
 PROCESSES = 3

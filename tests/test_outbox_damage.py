@@ -13,8 +13,10 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import TestSigner, citations
 
-from pithauthor._outbox import SCHEMA_VERSION, Outbox, OutboxDamaged
-from pithauthor.submit import store_in_outbox
+from pithauthor.errors import OutboxDamaged
+from pithauthor.registry.journal import SCHEMA_VERSION
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox
 
 SIDES = ("-wal", "-shm")
 LOCAL = "http://127.0.0.1:9"  # never contacted: these tests end before any request

@@ -15,9 +15,9 @@ import pytest
 from conftest import RunPith
 from registry_helpers import REAL_NUMBER, TestSigner, citations, start_server
 
-from pithauthor._outbox import Outbox
-from pithauthor._registry.server import RegistryServer
-from pithauthor.submit import store_in_outbox
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 
@@ -182,7 +182,7 @@ def test_outbox_list_shows_the_title_of_a_locally_known_record(
 ) -> None:
     from conftest import load_fixture
 
-    from pithauthor._record_cache import RecordCache
+    from pithauthor.registry.record_cache import RecordCache
 
     store_in_outbox(citations(1, TestSigner()), "http://127.0.0.1:8787")
     title = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
@@ -201,7 +201,7 @@ def test_a_cached_title_that_is_not_the_records_own_is_not_shown(
 ) -> None:
     from conftest import load_fixture
 
-    from pithauthor._record_cache import RecordCache
+    from pithauthor.registry.record_cache import RecordCache
 
     store_in_outbox(citations(1, TestSigner()), "http://127.0.0.1:8787")
     doc = load_fixture("record-2302.12445v2.json")
@@ -218,7 +218,7 @@ def test_a_claim_signed_for_a_registry_is_sent_there_only(
 ) -> None:
     from conftest import use_fast_kdf
 
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     a, b = two
     use_fast_kdf(monkeypatch)

@@ -10,9 +10,9 @@ import pytest
 from conftest import RunPith
 from registry_helpers import TestSigner, citations
 
-from pithauthor._outbox import Outbox
 from pithauthor.errors import EventError
-from pithauthor.submit import store_in_outbox
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox
 
 
 def test_storing_twice_keeps_one_row_per_event(isolated_home: Path) -> None:

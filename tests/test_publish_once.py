@@ -27,7 +27,7 @@ from test_cite_bibliography import (  # noqa: F401  (author, registry: fixtures)
     registry,
 )
 
-from pithauthor._outbox import Outbox
+from pithauthor.registry.outbox import Outbox
 
 PAPER = "2101.99903"
 
@@ -199,7 +199,7 @@ def test_withdraw_removes_a_citation_once_and_only_its_key_may(
     assert "withdrawn already" in twice.stderr
     assert len(_outbox_ids()) == 2
     # another author's key, same outbox: refused before anything is signed
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
@@ -234,7 +234,7 @@ def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_a
     from registry_helpers import manifest_file, start_server
     from test_cite_bibliography import _metadata
 
-    from pithauthor._registry.papers import add_paper
+    from pithauthor.registry.local.papers import add_paper
 
     other = start_server(tmp_path / "other")
     try:
@@ -262,8 +262,8 @@ def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: 
     from registry_helpers import SUBJECT, TestSigner
 
     from pithauthor import PithNumber, read_bibliographies
-    from pithauthor.cite import sign_bibliography
-    from pithauthor.statements import Statements
+    from pithauthor.bibliography.cite import sign_bibliography
+    from pithauthor.registry.statements import Statements
 
     bib = tmp_path / "refs.bib"
     bib.write_text(f"@misc{{dear, title = {{D}}, pith = {{{REAL_NUMBER}}}}}\n", "utf-8")

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from registry_helpers import SUBJECT, TestSigner, citations, start_server
 
-from pithauthor._registry.pool import Limits, client_group
-from pithauthor._registry.server import RegistryServer
+from pithauthor.registry.local.pool import Limits, client_group
+from pithauthor.registry.local.server import RegistryServer
 
 ACTION = f"/pith/{SUBJECT.pith_number.body}/action/citation_signature"
 # long enough that no stalled client is dropped while a test looks; small worker pool

@@ -19,8 +19,8 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from registry_helpers import SUBJECT, TestSigner, citations, start_server
 
-from pithauthor._registry.pool import Limits
-from pithauthor._registry.server import RegistryServer
+from pithauthor.registry.local.pool import Limits
+from pithauthor.registry.local.server import RegistryServer
 
 FAST = Limits(
     workers=4,
@@ -141,7 +141,7 @@ def test_an_unexpected_error_is_a_logged_500_json_without_the_request(
         raise RuntimeError(f"bug while looking up {ref}")
 
     monkeypatch.setattr(server.store, "find", broken)
-    with caplog.at_level(logging.ERROR, logger="pithauthor.registry"):
+    with caplog.at_level(logging.ERROR, logger="pithauthor.registry.local.run"):
         answer = httpx.get(
             server.url + "/pith/SECRETREF", headers={"Authorization": "Bearer hunter2-token"}
         )
@@ -231,7 +231,7 @@ def test_registry_data_files_are_private(tmp_path: Path) -> None:
 
 
 def test_an_older_world_readable_database_is_made_private(tmp_path: Path) -> None:
-    from pithauthor._registry.store import RegistryStore
+    from pithauthor.registry.local.store import RegistryStore
 
     data = tmp_path / "reg"
     RegistryStore(data)
@@ -257,14 +257,14 @@ def test_serve_warns_about_a_non_loopback_host(pith: RunPith, tmp_path: Path) ->
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "example.org"])
 def test_every_non_loopback_host_is_called_so(host: str) -> None:
-    from pithauthor.registry import check_host
+    from pithauthor.registry.local.run import check_host
 
     assert check_host(host) is False  # `pith registry serve` warns then
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "[::1]", "localhost"])
 def test_loopback_hosts_are_called_so(host: str) -> None:
-    from pithauthor.registry import check_host
+    from pithauthor.registry.local.run import check_host
 
     assert check_host(host) is True
 

@@ -12,14 +12,14 @@ from typing import Any
 from conftest import RunPith
 from registry_helpers import TestSigner, attestation, citation
 
-from pithauthor._core.canonical import canonical_sha256
-from pithauthor._core.merge import merge_state, remerge
-from pithauthor._core.registry_checks import check_state
-from pithauthor._core.trust import Trust
-from pithauthor._registry.documents import record_created, source_aliases
-from pithauthor._registry.keys import load_or_create_key
-from pithauthor._registry.papers import add_paper, example_papers
-from pithauthor._registry.store import RegistryStore
+from pithauthor.protocol.canonical_json import canonical_sha256
+from pithauthor.protocol.checks.merge import merge_state, remerge
+from pithauthor.protocol.checks.state import check_state
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.local.answers import record_created, source_aliases
+from pithauthor.registry.local.papers import add_paper, example_papers
+from pithauthor.registry.local.signer import load_or_create_key
+from pithauthor.registry.local.store import RegistryStore
 
 
 def make_state(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[dict[str, Any], Trust]:
@@ -88,8 +88,8 @@ def test_two_positions_claimed_by_one_key_is_an_equivocation(tmp_path: Path) -> 
 
 
 def test_event_about_another_record_is_invalid(tmp_path: Path) -> None:
-    from pithauthor._core.pith_number import PithNumber
-    from pithauthor._core.subject import Subject
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
 
     other = Subject(PithNumber.from_digest("11" * 32, 2021), "11" * 32)
     state, _ = make_state(tmp_path, [citation(TestSigner(), 1, subject=other)])
@@ -142,7 +142,7 @@ def test_pith_verify_passes_a_local_state_and_fails_a_miscounted_one(
 def test_real_registry_state_stays_unverifiable_for_the_merge() -> None:
     from conftest import load_fixture
 
-    from pithauthor.trust import pinned_trust
+    from pithauthor.registry.manifests import pinned_trust
 
     report = check_state(load_fixture("state-2204.10562v1.json"), pinned_trust())
     merge = next(c for c in report.checks if c.name == "merge")

@@ -15,13 +15,13 @@ import pytest
 from conftest import FIXTURES
 from registry_helpers import REAL_NUMBER, start_server
 
-from pithauthor._core.registry_checks import check_record
-from pithauthor._core.subject import Subject
-from pithauthor._core.trust import Trust
-from pithauthor._registry.papers import add_paper
-from pithauthor._registry.server import RegistryServer
-from pithauthor._registry.store import DB_FILE
-from pithauthor.trust import pinned_trust
+from pithauthor.protocol.checks.record import check_record
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.local.papers import add_paper
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.local.store import DB_FILE
+from pithauthor.registry.manifests import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import RunPith, use_fast_kdf
 from registry_helpers import start_server
 
-from pithauthor._registry.server import RegistryServer
+from pithauthor.registry.local.server import RegistryServer
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def server(tmp_path: Path) -> Iterator[RegistryServer]:
 def test_signing_through_another_spelling_of_the_registry_is_refused_before_signing(
     server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "spelling test passphrase")

@@ -1,4 +1,4 @@
-"""The local registry's cache of merged states and bundles (pithauthor._registry.cache), over
+"""The local registry's cache of merged states and bundles (pithauthor.registry.local.store), over
 real HTTP: after every kind of new event (claim, citation, replacement, withdrawal, an event the
 merge finds invalid, a refused one, a repeat, one stored by another process) the state and the
 bundle served equal ones merged afresh from the store, and a read with nothing new is served
@@ -15,11 +15,10 @@ import httpx
 import pytest
 from registry_helpers import REAL_NUMBER, SUBJECT, TestSigner, start_server
 
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._registry import documents
-from pithauthor._registry.cache import DocumentCache, Encoded
-from pithauthor._registry.server import RegistryServer
-from pithauthor._registry.store import RegistryStore
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.registry.local import answers
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.local.store import DocumentCache, Encoded, RegistryStore
 from pithauthor.sign import attest_authorship, sign_citation, withdraw
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
@@ -46,7 +45,7 @@ def _fresh(srv: RegistryServer, kind: str) -> Any:
     rec = srv.store.find(BODY)
     assert rec is not None
     events = srv.store.events(BODY)
-    build = documents.state_document if kind == "state" else documents.bundle_document
+    build = answers.state_document if kind == "state" else answers.bundle_document
     return json.loads(json.dumps(build(rec, srv.key, events)))
 
 
@@ -148,13 +147,13 @@ def test_a_second_read_is_served_without_merging_again(
     server: RegistryServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     merges: list[str] = []
-    real = documents.merge_state
+    real = answers.merge_state
 
     def counting(**kwargs: Any) -> Any:
         merges.append(kwargs["pith_number"])
         return real(**kwargs)
 
-    monkeypatch.setattr(documents, "merge_state", counting)
+    monkeypatch.setattr(answers, "merge_state", counting)
     with httpx.Client(base_url=server.url) as client:
         first = client.get(f"/pith/{BODY}/state.json").content
         for _ in range(3):

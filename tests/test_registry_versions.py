@@ -13,9 +13,9 @@ import pytest
 from conftest import RunPith, use_fast_kdf
 from registry_helpers import start_server
 
-from pithauthor._core.record import pith_number_of
-from pithauthor._registry.server import RegistryServer
-from pithauthor.records import build_canonical_record, parse_arxiv_metadata
+from pithauthor.protocol.record import pith_number_of
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.verify import build_canonical_record, parse_arxiv_metadata
 
 ARXIV = "2101.99901"  # an example paper the local registry ships (v1 only)
 EXAMPLES = Path(__file__).resolve().parent.parent / "pithauthor" / "data" / "examples"
@@ -96,7 +96,7 @@ def test_adding_a_version_twice_keeps_one_record(data: Path, tmp_path: Path, pit
 def test_claim_of_a_versioned_id_signs_for_that_version(
     server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "versions test passphrase")
@@ -157,7 +157,7 @@ def test_inject_of_a_versioned_id_writes_that_versions_number(
 def test_a_citation_between_two_versions_of_one_paper_is_refused(
     server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "versions test passphrase")
@@ -177,7 +177,7 @@ def test_a_citation_between_two_versions_of_one_paper_is_refused(
 def test_a_bibliography_entry_naming_another_version_of_the_citing_paper_is_skipped(
     server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "versions test passphrase")

@@ -11,18 +11,18 @@ import pytest
 from conftest import load_fixture
 from fixed_signer import VECTOR_ORCID, FixedSigner
 
-from pithauthor._core.author_event import check_author_event
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.subject import Subject
 from pithauthor.errors import DocumentError, EventError, KeyRetired
-from pithauthor.records import build_canonical_record, summarise
-from pithauthor.records import parse_arxiv_metadata as parse_meta
+from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.subject import Subject
 from pithauthor.sign import (
     RELATIONSHIPS,
     attest_authorship,
     record_replication,
     sign_citation,
 )
+from pithauthor.verify import build_canonical_record, summarise
+from pithauthor.verify import parse_arxiv_metadata as parse_meta
 
 DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the registry's number for arXiv 2302.12445
 SHA = "ab" * 32

@@ -14,12 +14,13 @@ from conftest import FIXTURES, load_fixture, use_fast_kdf
 from fixed_signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor._cli.main import main
-from pithauthor._core.author_event import check_author_event
-from pithauthor._core.envelope import seal, signer_block, unsigned_event
-from pithauthor._core.payloads import attestation_payload, citation_payload
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.subject import Subject
-from pithauthor._core.text import (
+from pithauthor.errors import EventError
+from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.events import seal, signer_block, unsigned_event
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import attestation_payload, citation_payload
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.text import (
     _UNSAFE,
     BIDI_CONTROLS,
     escaped,
@@ -27,7 +28,6 @@ from pithauthor._core.text import (
     text_problem,
     unsafe_char,
 )
-from pithauthor.errors import EventError
 from pithauthor.sign import attest_authorship, record_replication, sign_citation
 
 # a command that asks the default (dead) registry first retries without the back-off waits
@@ -244,7 +244,7 @@ def test_verify_prints_text_from_a_hostile_event_escaped(
 
 def test_a_public_name_meets_the_same_rule() -> None:
     from pithauthor.errors import InputError
-    from pithauthor.keys import check_public_name
+    from pithauthor.keys.author import check_public_name
 
     persian = "\u0645\u062d\u0645\u062f\u200c\u0631\u0636\u0627"  # with a ZWNJ
     assert check_public_name(persian) == persian
@@ -255,7 +255,7 @@ def test_a_public_name_meets_the_same_rule() -> None:
 def test_the_bibliography_table_prints_keys_and_details_from_the_bib_escaped() -> None:
     import dataclasses
 
-    from pithauthor._bib.report import EntryRow, render_table
+    from pithauthor.bibliography.reading import EntryRow, render_table
 
     fields = {f.name for f in dataclasses.fields(EntryRow)}
     values: dict[str, Any] = {name: None for name in fields}

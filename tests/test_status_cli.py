@@ -14,7 +14,7 @@ import pytest
 from conftest import RunPith, use_fast_kdf
 from registry_helpers import start_server
 
-from pithauthor._registry.server import RegistryServer
+from pithauthor.registry.local.server import RegistryServer
 
 PAPER_A = "2101.99901"
 PAPER_B = "2101.99902"  # authors: Example Author, Another Example; cites A and DeAR

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pithauthor._core.strict_json import MAX_DEPTH, JSONFault, parse_json
+from pithauthor.protocol.canonical_json import MAX_DEPTH, JSONFault, parse_json
 
 
 @pytest.mark.parametrize(

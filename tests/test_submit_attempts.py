@@ -8,11 +8,12 @@ from pathlib import Path
 
 from registry_helpers import REAL_NUMBER, citations, start_server
 
-from pithauthor._outbox import Outbox
-from pithauthor._registry.keys import load_or_create_key
-from pithauthor.client import RegistryClient, RetryPolicy
-from pithauthor.submit import store_in_outbox, submit_pending
-from pithauthor.trust import pinned_trust
+from pithauthor.net import RetryPolicy
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.local.signer import load_or_create_key
+from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 

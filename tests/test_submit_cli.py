@@ -20,7 +20,7 @@ from registry_helpers import (
     start_server,
 )
 
-from pithauthor.submit import submit_events
+from pithauthor.registry.submit import submit_events
 
 
 def test_registry_add_accepts_metadata_and_a_real_record(tmp_path: Path, pith: RunPith) -> None:

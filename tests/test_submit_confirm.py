@@ -29,7 +29,7 @@ EXAMPLE = "2101.99901"  # an example paper of the local registry
 @pytest.fixture
 def author(monkeypatch: pytest.MonkeyPatch) -> str:
     """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "confirm tests passphrase")
@@ -143,7 +143,7 @@ def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_
 def test_a_bibliography_shows_a_table_of_reference_cited_paper_and_relationship_first(
     pith: RunPith, author: str, registry: list[str], tmp_path: Path
 ) -> None:
-    from pithauthor.client import RegistryAccess, RegistryOptions
+    from pithauthor.registry.access import RegistryAccess, RegistryOptions
 
     bib = tmp_path / "refs.bib"
     bib.write_text(

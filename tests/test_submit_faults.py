@@ -25,12 +25,13 @@ from registry_helpers import (
     start_server,
 )
 
-from pithauthor._core.trust import Trust
-from pithauthor._outbox import Outbox
-from pithauthor._registry.server import FaultPlan
-from pithauthor.client import RegistryClient, RetryPolicy
-from pithauthor.submit import store_in_outbox, submit_pending
-from pithauthor.trust import pinned_trust
+from pithauthor.net import RetryPolicy
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.local.server import FaultPlan
+from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 FAST = RetryPolicy(max_attempts=12, base_delay=0.01, max_delay=0.2)
 

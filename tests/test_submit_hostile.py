@@ -17,14 +17,14 @@ import httpx
 import pytest
 from registry_helpers import citations, start_server
 
-import pithauthor._http
-from pithauthor._http import RegistryHttp, RetryPolicy
-from pithauthor._outbox import Outbox
-from pithauthor._registry.server import RegistryServer
-from pithauthor.client import RegistryClient
+import pithauthor.net
 from pithauthor.errors import NetworkError, RegistryResponseError
-from pithauthor.submit import store_in_outbox, submit_pending
-from pithauthor.trust import pinned_trust
+from pithauthor.net import RegistryHttp, RetryPolicy
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.outbox import Outbox
+from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 Answer = Callable[[str, str], tuple[int, dict[str, str], bytes]]
 """(event_id, other server's URL) -> (status, headers, body) for one POST."""
@@ -172,7 +172,7 @@ def test_a_trickling_answer_is_a_time_out_not_a_hang() -> None:
 
 
 def test_an_answer_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pithauthor._http, "MAX_ANSWER_BYTES", 2**20)
+    monkeypatch.setattr(pithauthor.net, "MAX_ANSWER_BYTES", 2**20)
     httpd, url = _serve(Flood)
     http = RegistryHttp(url, retry=RetryPolicy(max_attempts=1))
     try:

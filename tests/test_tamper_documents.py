@@ -26,14 +26,12 @@ from hypothesis import strategies as st
 from registry_helpers import REAL_NUMBER, TestSigner, attestation, citation, replication
 from tamper_counts import count
 
-from pithauthor._core.canonical import canonical_sha256
-from pithauthor._core.checks import NOT_SIGNED, UNVERIFIABLE, Report
-from pithauthor._core.coverage import path_text, segments
-from pithauthor._core.registry_checks import OPTIONAL
-from pithauthor._core.trust import Trust
-from pithauthor._registry.papers import add_paper
 from pithauthor.errors import DocumentError
-from pithauthor.trust import pinned_trust
+from pithauthor.protocol.canonical_json import canonical_sha256
+from pithauthor.protocol.checks.fields import OPTIONAL
+from pithauthor.protocol.verdict import NOT_SIGNED, UNVERIFIABLE, Report, Trust, path_text, segments
+from pithauthor.registry.local.papers import add_paper
+from pithauthor.registry.manifests import pinned_trust
 from pithauthor.verify import detect_kind, verify_document, verify_file
 
 Path_ = tuple[str | int, ...]
@@ -182,7 +180,7 @@ def optional(kind: str, path: Path_) -> bool:
 
 def same_title(doc: Any, mutated: Any, path: Path_) -> bool:
     """A displayed title changed only in case or white space: the same canonical title."""
-    from pithauthor._core.record import text_canon_sha256
+    from pithauthor.protocol.record import text_canon_sha256
 
     if not path or path[-1] != "title":
         return False
@@ -457,7 +455,7 @@ def test_a_local_registrys_action_link_to_a_host_that_only_looks_loopback_fails(
     local: dict[str, Any], host: str
 ) -> None:
     """A local registry's key covers its other loopback spellings, not a DNS name that starts
-    like one: `127.evil.example` is somebody's server (the one loopback rule, `_core.web_url`)."""
+    like one: `127.evil.example` is somebody's server (the one loopback rule, `protocol.text`)."""
     report = verify_document(_with_action_host(local["record"], host), local["trust"])
     assert "agent_actions" in [c.name for c in report.failed]
 

@@ -31,13 +31,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tamper_counts import count
 
-from pithauthor._core.author_event import check_author_event
-from pithauthor._core.canonical import canonical
-from pithauthor._core.payload_schema import load_schema
-from pithauthor._core.payloads import EVENT_TYPES
-from pithauthor._core.strict_json import MAX_SAFE_INTEGER, JSONFault, parse_json
-from pithauthor._outbox import Outbox
 from pithauthor.errors import EventError
+from pithauthor.protocol.canonical_json import MAX_SAFE_INTEGER, JSONFault, canonical, parse_json
+from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.payloads import EVENT_TYPES, load_schema
+from pithauthor.registry.outbox import Outbox
 
 # ================================================================================================
 # Every field of a signed event, changed by one byte, fails verification by a named check.

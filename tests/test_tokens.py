@@ -19,10 +19,10 @@ from keyring.backends import fail
 from keys_helpers import subprocess_env
 from pith_test_keyrings import MemoryKeyring
 
-from pithauthor._http import RegistryHttp
-from pithauthor._tokens import forget_token, store_token, stored_registries, token_for
-from pithauthor.client import RegistryClient
 from pithauthor.errors import AuthError
+from pithauthor.net import RegistryHttp
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.tokens import forget_token, store_token, stored_registries, token_for
 
 TOKEN = "tok-3f9a1c"
 

@@ -21,13 +21,13 @@ import pytest
 from conftest import FIXTURES, RunPith, load_fixture
 from fixed_signer import FixedSigner
 
-from pithauthor._core.author_event import check_author_event
-from pithauthor._core.canonical import canonical_sha256
-from pithauthor._core.envelope import SIGNED_FIELDS, compute_event_id, seal
-from pithauthor._core.pith_number import PithNumber
-from pithauthor._core.record import pith_number_of
-from pithauthor._core.subject import Subject
 from pithauthor.errors import EventError
+from pithauthor.protocol.canonical_json import canonical_sha256
+from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.events import SIGNED_FIELDS, compute_event_id, seal
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.record import pith_number_of
+from pithauthor.protocol.subject import Subject
 from pithauthor.sign import sign_citation
 from pithauthor.verify import verify_document
 
@@ -142,8 +142,8 @@ def test_edited_state_fails_state_sha256(pith: RunPith, tmp_path: Path) -> None:
 def test_state_with_a_resealed_but_forged_record_fails_the_receipt(
     pith: RunPith, tmp_path: Path
 ) -> None:
-    from pithauthor._core.canonical import canonical_sha256
-    from pithauthor._core.record import pith_number_of
+    from pithauthor.protocol.canonical_json import canonical_sha256
+    from pithauthor.protocol.record import pith_number_of
 
     doc = copy.deepcopy(STATE)
     payload = doc["current"]["record_created"]["payload"]
@@ -462,7 +462,7 @@ def author(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
     from conftest import use_fast_kdf
 
-    from pithauthor.keys import generate
+    from pithauthor.keys.author import generate
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "test passphrase for verdicts")

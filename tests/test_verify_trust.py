@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, RunPith, StartRegistry, assert_one_line_error, load_fixture
 
-from pithauthor._core.key_identity import fingerprint_b32, fingerprint_hex
-from pithauthor._core.registry_checks import check_receipt
-from pithauthor._core.trust import Trust
 from pithauthor.errors import DocumentError
-from pithauthor.trust import pinned_trust
+from pithauthor.protocol.checks.receipt import check_receipt
+from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.manifests import pinned_trust
 
 # ================================================================================================
 # The pinned registry key and its receipts (section 3, VERIFIED on the real vectors).

@@ -21,8 +21,9 @@ def auth_login(
     token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the token from stdin."),
 ) -> None:
     """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
-    from pithauthor.client import registry_url, store_token
-    from pithauthor.files import MAX_SECRET_BYTES, read_user_text
+    from pithauthor.fs import MAX_SECRET_BYTES, read_user_text
+    from pithauthor.registry.client import registry_url
+    from pithauthor.registry.tokens import store_token
 
     if bool(token_file) == token_stdin:
         raise InputError("give exactly one of --token-file F or --token-stdin")
@@ -39,7 +40,8 @@ def auth_logout(
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
 ) -> None:
     """Forget the token stored for a registry."""
-    from pithauthor.client import forget_token, registry_url
+    from pithauthor.registry.client import registry_url
+    from pithauthor.registry.tokens import forget_token
 
     url = registry_url(registry)
     message(f"token for {url} removed" if forget_token(url) else f"no token stored for {url}")
@@ -48,7 +50,7 @@ def auth_logout(
 @auth_app.command("status")
 def auth_status() -> None:
     """List the registries a token is stored for (never the tokens)."""
-    from pithauthor.client import TOKEN_ENV, env_token_origin, stored_registries
+    from pithauthor.registry.tokens import TOKEN_ENV, env_token_origin, stored_registries
 
     for url in stored_registries():
         data(url)

@@ -69,10 +69,10 @@ def claim(
     holds reuses that event; a different claim on the same paper needs --replace."""
     from pithauthor import normalize_orcid
     from pithauthor._cli.preview import claim_preview
-    from pithauthor.client import subject_for
-    from pithauthor.identity import proofs_from_specs
+    from pithauthor.identity.proofs import proofs_from_specs
+    from pithauthor.registry.access import subject_for
+    from pithauthor.registry.submit import check_destination
     from pithauthor.sign import attest_authorship, check_claimant, check_own_name
-    from pithauthor.submit import check_destination
 
     check_destination(out)
     orcid = normalize_orcid(orcid) if orcid else None

@@ -37,7 +37,7 @@ def fetch(
     if what not in ("record", "bundle", "state", "number"):
         raise InputError("--what must be record, bundle, state or number")
     if output:
-        from pithauthor.files import check_output_file
+        from pithauthor.fs import check_output_file
 
         check_output_file(output, InputError, "a file to write")
     with make_client(registry, trust_manifest, trust_local, 4, retries, timeout) as client:
@@ -52,7 +52,7 @@ def fetch(
     if output:
         import json
 
-        from pithauthor.files import replace_file
+        from pithauthor.fs import replace_file
 
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         replace_file(Path(output), text, mode=0o644)

@@ -66,8 +66,8 @@ def inject_cmd(
     offline: bool = OFFLINE_NUMBER_OPTION,
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
-    from pithauthor.keys import show
-    from pithauthor.latex import badge_number, inject
+    from pithauthor.keys.author import show
+    from pithauthor.latex.injection import badge_number, inject
 
     if pith is None and not author_key:
         raise InputError("give --pith NUMBER, --author-key, or both")
@@ -159,8 +159,8 @@ def arxiv_cmd(
     """Build the sources in a private folder, pack what the build read (with the .bbl, pith.sty
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX. Each
     step is shown on stderr with its time (a spinner on a terminal)."""
-    from pithauthor.files import check_output_file
-    from pithauthor.latex import build_arxiv_archive
+    from pithauthor.fs import check_output_file
+    from pithauthor.latex.arxiv import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
     with StepLines() as steps:
@@ -225,7 +225,8 @@ def sty_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
-    from pithauthor.latex import copy_sty, install_sty, pith_sty_files, sty_found_by_tex
+    from pithauthor.latex.injection import pith_sty_files, sty_found_by_tex
+    from pithauthor.latex.sty import copy_sty, install_sty
 
     if sum((path, copy is not None, install)) > 1:
         raise InputError("give one of --path, --copy FOLDER, --install")

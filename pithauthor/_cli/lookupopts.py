@@ -12,11 +12,11 @@ import typer
 
 from pithauthor._cli.output import at_terminal, message, warn
 from pithauthor.errors import InputError
-from pithauthor.text import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.bibliography import BibEntry, BibReading
-    from pithauthor.lookup import LookupResult
+    from pithauthor.bibliography.lookup import LookupResult
+    from pithauthor.bibliography.reading import BibEntry, BibReading
 
 LOOKUP_OPTION = typer.Option(
     False,
@@ -61,7 +61,7 @@ def check_lookup_options(
 
 def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> LookupResult:
     """Look the entries up, with a progress bar on a terminal and a summary on stderr."""
-    from pithauthor.lookup import lookup_bibliography
+    from pithauthor.bibliography.lookup import lookup_bibliography
 
     with _ProgressBar() if sys.stderr.isatty() else nullcontext() as progress:
         result = lookup_bibliography(reading, api_url, offline=offline, progress=progress)
@@ -72,7 +72,7 @@ def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> Looku
 def settle_ambiguous(result: LookupResult, choose: bool) -> LookupResult:
     """For each `ambiguous` entry with candidates: with `choose` on a terminal, ask the author
     which one it is; otherwise print, for each candidate, the line that settles it by hand."""
-    from pithauthor.lookup import paste_line, settle
+    from pithauthor.bibliography.lookup import paste_line, settle
 
     open_entries = [e for e in result.reading.entries if e.status == "ambiguous"]
     open_entries = [e for e in open_entries if e.lookup_choices]
@@ -124,13 +124,13 @@ def _same(reading: BibReading, entry: BibEntry) -> BibEntry:
 
 def _shown(text: str) -> str:
     """Text pith did not write (arXiv's), safe on a terminal: control and bidirectional
-    formatting characters are shown as escapes (`pithauthor._core.text.escaped`)."""
+    formatting characters are shown as escapes (`pithauthor.protocol.text.escaped`)."""
     return escaped(text)
 
 
 def write_back(result: LookupResult) -> None:
     """Add the identifiers found to the .bib files, saying what was done to each."""
-    from pithauthor.lookup import write_back as write
+    from pithauthor.bibliography.lookup import write_back as write
 
     done = write(result.reading)
     for item in done:

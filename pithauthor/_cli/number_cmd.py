@@ -30,8 +30,8 @@ def from_arxiv(
     ),
 ) -> None:
     """Compute the Pith Number of a paper from its arXiv metadata, offline."""
-    from pithauthor.files import MAX_METADATA_BYTES, read_user_text
-    from pithauthor.records import (
+    from pithauthor.fs import MAX_METADATA_BYTES, read_user_text
+    from pithauthor.verify import (
         build_canonical_record,
         next_version_metadata,
         read_arxiv_metadata,

@@ -56,7 +56,7 @@ def next_step_line(text: str) -> None:
 
 
 class StepLines:
-    """Shows the steps of a long command (`pithauthor.latex.Step`: `text`, and `seconds` once
+    """Shows the steps of a long command (`pithauthor.latex.injection.Step`: `text`, and `seconds` once
     done) on stderr: one plain line per finished step, `building (pdflatex, latexmk) … 4.1 s`;
     on a terminal also a spinner with the time so far while a step runs (rich, transient: the
     spinner's line is erased, the finished line stays). Nothing goes to stdout. A step that

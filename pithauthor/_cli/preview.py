@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pithauthor.text import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
     from pithauthor import AuthorEvent, PithNumber, Subject
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys.author import AuthorKey
 
 HEADER = "{what} to sign (public and permanent once submitted):"
 _TITLE_WIDTH = 56
@@ -20,7 +20,7 @@ _TITLE_WIDTH = 56
 
 def shown(text: str) -> str:
     """`text` safe for a terminal: control and format characters as \\x.. / \\u.... escapes
-    (the one rule, `pithauthor._core.text.escaped`)."""
+    (the one rule, `pithauthor.protocol.text.escaped`)."""
     return escaped(text)
 
 

@@ -9,7 +9,8 @@ import typer
 from pithauthor._cli.output import message, warn
 
 if TYPE_CHECKING:
-    from pithauthor.client import RegistryAccess, RegistryClient, RegistryOptions
+    from pithauthor.registry.access import RegistryAccess, RegistryOptions
+    from pithauthor.registry.client import RegistryClient
 
 REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.science)."
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
@@ -45,7 +46,7 @@ def registry_options(
     timeout: float = 20.0,
 ) -> RegistryOptions:
     """The shared options (and a command's own budget) as one object with named fields."""
-    from pithauthor.client import RegistryOptions
+    from pithauthor.registry.access import RegistryOptions
 
     return RegistryOptions(
         registry,
@@ -96,7 +97,7 @@ def registry_access(
     timeout: float = 20.0,
 ) -> RegistryAccess:
     """The options as a registry opened on first use; its notes and warnings go to stderr."""
-    from pithauthor.client import RegistryAccess
+    from pithauthor.registry.access import RegistryAccess
 
     options = registry_options(
         registry, trust_manifest, trust_local, retries=retries, timeout=timeout

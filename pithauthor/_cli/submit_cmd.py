@@ -9,11 +9,11 @@ import typer
 
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, registry_options
-from pithauthor.text import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.client import RegistryClient
-    from pithauthor.submit import SubmitResult
+    from pithauthor.registry.client import RegistryClient
+    from pithauthor.registry.submit import SubmitResult
 
 
 def submit(
@@ -36,8 +36,8 @@ def submit(
 ) -> None:
     """Send every pending event of the outbox to the registry it was signed for (after
     storing FILE's events for --registry or the default, if given)."""
-    from pithauthor.client import registry_binding
-    from pithauthor.submit import (
+    from pithauthor.registry.client import registry_binding
+    from pithauthor.registry.submit import (
         Outbox,
         combined,
         pending_by_registry,

@@ -26,7 +26,7 @@ from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys.author import AuthorKey
     from pithauthor.sign import AuthorEvent
 
 # `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
@@ -53,9 +53,9 @@ def withdraw(
     """Sign the withdrawal of EVENT_ID, one of your events in the outbox: the registry's merge
     then shows it no more. Only the key that signed an event can withdraw it; the event and
     its withdrawal both stay public (docs/publishing.md)."""
-    from pithauthor.client import registry_binding
+    from pithauthor.registry.client import registry_binding
+    from pithauthor.registry.submit import check_destination
     from pithauthor.sign import withdraw as sign_withdrawal
-    from pithauthor.submit import check_destination
 
     wanted = event_id.strip().lower()
     if not _EVENT_ID.fullmatch(wanted):
@@ -109,7 +109,7 @@ def withdraw(
 def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
     """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
     from pithauthor._cli.preview import HEADER, shown, signer_line
-    from pithauthor.statements import gist
+    from pithauthor.registry.statements import gist
 
     return [
         HEADER.format(what="A withdrawal"),

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pithauthor._core.tex_verbatim import VERBATIM_ENVIRONMENTS
-from pithauthor._manuscript.comments import strip_comments
+from pithauthor.latex.upload import strip_comments
+from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
 
 
 def test_whole_line_comments_go_with_their_line_and_are_counted() -> None:

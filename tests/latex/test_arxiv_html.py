@@ -72,7 +72,7 @@ def test_html_follows_the_options_baseurl_placement_and_compact_and_pithbadge(
 
 
 def test_ltxml_is_packaged_beside_pith_sty_and_defines_every_public_macro() -> None:
-    from pithauthor._resources import pith_ltxml_path
+    from pithauthor.latex.sty import pith_ltxml_path
 
     ltxml = pith_ltxml_path().read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pithauthor._core.strict_json import parse_json
-from pithauthor._manuscript.upload import (
+from pithauthor.latex.upload import (
     SIZE_LIMIT,
     bbl_warnings,
     name_warnings,
@@ -15,6 +14,7 @@ from pithauthor._manuscript.upload import (
     size_warning,
     subfolder_warnings,
 )
+from pithauthor.protocol.canonical_json import parse_json
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from conftest import LAUNCHER, OnTerminal, RunPith, assert_one_line_error
 from pdfcheck import info
 
 from pithauthor.errors import VerificationError
-from pithauthor.latex import Step, build_arxiv_archive
+from pithauthor.latex.arxiv import build_arxiv_archive
+from pithauthor.latex.injection import Step
 
 REPO = Path(__file__).resolve().parents[2]
 TEX = pytest.mark.tex("latexmk", "pdflatex")
@@ -225,7 +226,7 @@ def test_no_badge_proof_fails_when_the_archive_builds_a_number_the_paper_has_not
 ) -> None:
     """The badge checks are off, the check that no number slips into v1 is not: a fault in the
     packing that writes a /PithNumber into the packed main file is caught by the proof build."""
-    from pithauthor._manuscript import comments
+    from pithauthor.latex import upload as comments
 
     real = comments.strip_comments
 
@@ -236,7 +237,7 @@ def test_no_badge_proof_fails_when_the_archive_builds_a_number_the_paper_has_not
         more = done.text.replace("\\begin{document}", info_key, 1)
         return comments.Stripped(more, done.comments, done.whole_lines)
 
-    monkeypatch.setattr("pithauthor.latex.strip_comments", add_a_number)
+    monkeypatch.setattr("pithauthor.latex.arxiv.strip_comments", add_a_number)
     folder = _v1(tmp_path / "paper")
     output = tmp_path / "v1.tar.gz"
     with pytest.raises(VerificationError, match=f"/PithNumber is '{NUMBER}', expected none"):

@@ -34,9 +34,11 @@ from pdfcheck import info, link_uris, page_text
 from texbuild import STY, shared_folder
 
 from pithauthor import PithNumber
-from pithauthor._core.strict_json import parse_json
 from pithauthor.errors import VerificationError
-from pithauthor.latex import build_arxiv_archive, check_pdf, inject
+from pithauthor.latex.arxiv import build_arxiv_archive
+from pithauthor.latex.injection import inject
+from pithauthor.latex.pdf import check_pdf
+from pithauthor.protocol.canonical_json import parse_json
 
 REPO = Path(__file__).resolve().parents[2]
 NUMBER_OBJ = PithNumber.parse(NUMBER)
@@ -449,7 +451,7 @@ def test_keep_comments_packs_the_sources_as_they_are(
 def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor._manuscript import comments
+    from pithauthor.latex import upload as comments
 
     real = comments.strip_comments
 
@@ -458,7 +460,7 @@ def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_fi
         more = done.text.replace("\\end{document}", "\\clearpage\\null\n\\end{document}")
         return comments.Stripped(more, done.comments, done.whole_lines)
 
-    monkeypatch.setattr("pithauthor.latex.strip_comments", one_page_more)
+    monkeypatch.setattr("pithauthor.latex.arxiv.strip_comments", one_page_more)
     folder = _paper(tmp_path / "paper", "One page.")
     output = tmp_path / "out" / "upload.tar.gz"
     output.parent.mkdir()

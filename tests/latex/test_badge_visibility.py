@@ -15,8 +15,8 @@ from inject_helpers import NUMBER, snapshot
 from pdfcheck import page_text
 
 from pithauthor import PithNumber
-from pithauthor._manuscript.visibility import view_badge
-from pithauthor.latex import inject
+from pithauthor.latex.injection import inject
+from pithauthor.latex.pdf import view_badge
 
 TEX = pytest.mark.tex("latexmk", "pdflatex")
 NUMBER_OBJ = PithNumber.parse(NUMBER)

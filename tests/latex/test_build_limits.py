@@ -15,10 +15,10 @@ import pytest
 from conftest import RunPith, assert_one_line_error
 from inject_helpers import NUMBER, snapshot
 
-import pithauthor.latex
-from pithauthor._manuscript import buildtime
-from pithauthor._manuscript.buildtime import BuildClock
-from pithauthor._resources import pith_sty_path
+import pithauthor.latex.injection
+from pithauthor.latex import buildtime
+from pithauthor.latex.buildtime import BuildClock
+from pithauthor.latex.sty import pith_sty_path
 
 TEX = pytest.mark.tex("latexmk", "pdflatex")
 LOOP = "Some text.\n\n\\def\\x{\\x}\\x\n"
@@ -189,7 +189,7 @@ def test_inject_check_with_a_pith_sty_that_breaks_the_build_says_the_badge_is_th
     broken = tmp_path / "broken" / "pith.sty"  # a fault put in on purpose: pith.sty's first line
     broken.parent.mkdir()
     broken.write_bytes(b"\\pithbrokenonpurpose\n" + pith_sty_path().read_bytes())
-    monkeypatch.setattr(pithauthor.latex, "pith_sty_path", lambda: broken)
+    monkeypatch.setattr(pithauthor.latex.injection, "pith_sty_path", lambda: broken)
     folder = tmp_path / "paper"
     paper(folder)
     before = snapshot(folder)

@@ -1,4 +1,4 @@
-"""`pithauthor.latex.inject` on small hand-made preambles: where the lines go, what stays."""
+"""`pithauthor.latex.injection.inject` on small hand-made preambles: where the lines go, what stays."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import pytest
 from inject_helpers import NUMBER, OTHER
 
 from pithauthor import PithNumber
-from pithauthor._resources import pith_sty_path
 from pithauthor.errors import InputError, ManuscriptError
-from pithauthor.latex import find_main_file, inject
+from pithauthor.latex.injection import inject
+from pithauthor.latex.sources import find_main_file
+from pithauthor.latex.sty import pith_sty_path
 
 OLD = "pith:2020:AAAAAAAAAAAAAAAAAAAAAAAAAA"
 LINES = f"\\usepackage{{pith}}\n\\pithnumber{{{NUMBER}}}\n"

@@ -13,7 +13,7 @@ from inject_helpers import NUMBER, snapshot
 
 from pithauthor import PithNumber
 from pithauthor.errors import ManuscriptError
-from pithauthor.latex import inject
+from pithauthor.latex.injection import inject
 
 GOOD = "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
 

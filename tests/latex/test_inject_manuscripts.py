@@ -13,7 +13,9 @@ from inject_helpers import MAINS, NUMBER, copy_manuscript, snapshot
 from pdfcheck import link_uris, page_text
 
 from pithauthor import PithNumber
-from pithauthor.latex import build_arxiv_archive, check_pdf, inject
+from pithauthor.latex.arxiv import build_arxiv_archive
+from pithauthor.latex.injection import inject
+from pithauthor.latex.pdf import check_pdf
 
 NUMBER_OBJ = PithNumber.parse(NUMBER)
 SHORT = "pith:" + NUMBER_OBJ.body[:8]

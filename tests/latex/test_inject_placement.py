@@ -12,7 +12,7 @@ from inject_helpers import NUMBER, snapshot
 
 from pithauthor import PithNumber
 from pithauthor.errors import InputError
-from pithauthor.latex import inject
+from pithauthor.latex.injection import inject
 
 BODY = "\\begin{document}\nx\n\\end{document}\n"
 

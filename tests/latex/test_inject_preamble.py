@@ -15,9 +15,10 @@ from pdfcheck import link_uris, log_problems
 from pypdf import PdfReader
 
 from pithauthor import PithNumber
-from pithauthor._manuscript.preamble import locate
 from pithauthor.errors import ManuscriptError
-from pithauthor.latex import check_pdf, inject
+from pithauthor.latex.injection import inject
+from pithauthor.latex.pdf import check_pdf
+from pithauthor.latex.preamble import locate
 
 NUMBER_OBJ = PithNumber.parse(NUMBER)
 TAIL = "\\usepackage{amsmath}\n\\begin{document}\nx\n\\end{document}\n"
@@ -229,7 +230,7 @@ def test_the_preamble_rewritten_up_to_a_cut_is_the_whole_rewrite_cut_there(const
     cost more than the parse). Cut after any `}` or line end (as after `\\begin{document}`), it
     must equal the whole text's rewrite cut there, with the blanked regions that start before
     the cut, each ending at the cut at the latest."""
-    from pithauthor._manuscript.preamble import _prepare
+    from pithauthor.latex.preamble import _prepare
 
     text = HEAD + CONSTRUCTS[construct] + TAIL + "\\iffalse{\\fi\n\\begin{verbatim}\\end\n"
     whole, regions = _prepare(text)

@@ -11,9 +11,9 @@ from conftest import RunPith, assert_one_line_error
 from inject_helpers import NUMBER
 
 from pithauthor import PithNumber
-from pithauthor._resources import pith_sty_path
 from pithauthor.errors import ManuscriptError
-from pithauthor.latex import inject
+from pithauthor.latex.injection import inject
+from pithauthor.latex.sty import pith_sty_path
 
 PAPER = "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
 

@@ -10,7 +10,7 @@ import pytest
 from pdfcheck import info, page_text
 from texbuild import NUMBER, build
 
-from pithauthor.identity import read_pdf_author_keys
+from pithauthor.identity.fetch import read_pdf_author_keys
 
 K1 = "ed25519:" + "A" * 13 + "B" * 13
 K2 = "ed25519:JZQ6KXTBQVLD2ZSOWD7ZNT4DG4"

@@ -12,7 +12,8 @@ from conftest import RunPith, assert_one_line_error
 from pdfcheck import info
 from texbuild import NUMBER, STY
 
-from pithauthor.latex import copy_sty, install_sty, pith_sty_files
+from pithauthor.latex.injection import pith_sty_files
+from pithauthor.latex.sty import copy_sty, install_sty
 
 
 def test_path_names_a_real_file_identical_to_latex_pith_sty(pith: RunPith) -> None:

@@ -7,7 +7,7 @@ import re
 
 from texbuild import STY
 
-from pithauthor._resources import pith_sty_path, pith_sty_version
+from pithauthor.latex.sty import pith_sty_path, pith_sty_version
 
 
 def test_packaged_sty_resolves_and_is_identical_to_latex_pith_sty() -> None:

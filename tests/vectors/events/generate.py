@@ -22,10 +22,10 @@ sys.path.insert(0, str(TESTS))
 
 from fixed_signer import VECTOR_ORCID, VECTOR_SEED, FixedSigner  # noqa: E402
 
-from pithauthor._core.canonical import b64encode  # noqa: E402
-from pithauthor._core.envelope import SIGNED_FIELDS, seal  # noqa: E402
-from pithauthor._core.key_identity import fingerprint_hex, key_id  # noqa: E402
-from pithauthor._core.subject import Subject  # noqa: E402
+from pithauthor.protocol.canonical_json import b64encode  # noqa: E402
+from pithauthor.protocol.events import SIGNED_FIELDS, seal  # noqa: E402
+from pithauthor.protocol.identity import fingerprint_hex, key_id  # noqa: E402
+from pithauthor.protocol.subject import Subject  # noqa: E402
 from pithauthor.sign import (  # noqa: E402
     attest_authorship,
     record_replication,

@@ -1,1 +1,0 @@
-"""Internals of the bibliography reader (public API: `pithauthor.bibliography`)."""

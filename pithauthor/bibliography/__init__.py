@@ -1,0 +1,1 @@
+"""Internals of the bibliography reader (public API: `pithauthor.bibliography.reading`)."""

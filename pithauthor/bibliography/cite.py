@@ -1,0 +1,270 @@
+"""Sign the citations of a whole bibliography: read it, resolve every identifier to a verified
+record, and sign one citation per cited paper, reporting what happened to every entry.
+
+    reading = read_bibliographies([Path("refs.bib")])
+    with RegistryClient() as client:
+        report = sign_bibliography(reading, citing, key, RegistryResolver(client))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, cast
+
+from pithauthor.bibliography.reading import (
+    BibEntry,
+    BibReading,
+    EntryRow,
+    source_counts,
+    status_counts,
+)
+from pithauthor.errors import InputError, RegistryRejected, VerificationError
+from pithauthor.protocol.checks.record import checked_record
+from pithauthor.protocol.documents import AuthorEvent, RecordDocument
+from pithauthor.protocol.events import Signer
+from pithauthor.protocol.ids import ArxivId, PithNumber
+from pithauthor.protocol.payloads import self_citation_problem
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.text import utc_now
+from pithauthor.registry.record_cache import RecordCache
+from pithauthor.sign import sign_citation
+
+if TYPE_CHECKING:
+    from pithauthor.registry.client import RegistryClient
+    from pithauthor.registry.statements import Statements
+
+__all__ = [
+    "FAILED_STATUSES",
+    "CiteReport",
+    "RecordCache",
+    "RegistryResolver",
+    "Resolver",
+    "resolve_identifiers",
+    "sign_bibliography",
+]
+
+#: Row statuses that make `pith cite` exit 1: an entry with an identifier that was not signed.
+FAILED_STATUSES = ("unresolved", "invalid_identifier", "invalid_relationship", "parse_error")
+
+Identifier = ArxivId | PithNumber
+
+
+class Resolver(Protocol):
+    """Turns an identifier into the verified subject it names."""
+
+    def subject(self, identifier: Identifier) -> Subject:
+        """The subject; RegistryRejected, VerificationError or InputError when there is none."""
+        ...
+
+
+@dataclass
+class CiteReport:
+    """Every entry's row, and the signed events (one per distinct cited paper)."""
+
+    citing: PithNumber
+    rows: list[EntryRow]
+    events: list[AuthorEvent] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)  # event ids of statements signed before
+
+    @property
+    def ok(self) -> bool:
+        """True when every entry with an identifier was signed (duplicates are fine)."""
+        return not any(r.status in FAILED_STATUSES for r in self.rows)
+
+    def counts(self) -> dict[str, int]:
+        return status_counts(self.rows)
+
+    def as_dict(self) -> dict[str, object]:
+        """The report for `--json` (a report, not a protocol document)."""
+        return {
+            "ok": self.ok,
+            "citing": self.citing.full,
+            "counts": self.counts(),
+            "sources": source_counts(self.rows),
+            "events": len(self.events),
+            "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+class RegistryResolver:
+    """Resolve through a registry client, with an on-disk cache of verified records."""
+
+    def __init__(self, client: RegistryClient, cache: RecordCache | None = None) -> None:
+        self.client = client
+        self.cache = cache
+
+    def subject(self, identifier: Identifier) -> Subject:
+        number = identifier if isinstance(identifier, PithNumber) else self._resolve(identifier)
+        return Subject.from_document(self._record(number))
+
+    def _resolve(self, arxiv: ArxivId) -> PithNumber:
+        base = self.client.base_url
+        cached = self.cache.resolution(base, arxiv.id) if self.cache else None
+        if cached is not None:
+            return PithNumber.parse(cached)
+        number = self.client.resolve(arxiv.id)
+        if self.cache:
+            self.cache.put_resolution(base, arxiv.id, number.full)
+        return number
+
+    def _record(self, number: PithNumber) -> RecordDocument:
+        base = self.client.base_url
+        if self.cache:
+            cached = self.cache.record(base, number.body)
+            if cached is not None:
+                stated = PithNumber.parse(str(cached.get("pith_number")))
+                record = checked_record(cached, self.client.trust)[1]
+                if record is not None and stated.same_paper(number):
+                    return record
+                self.cache.forget_record(base, number.body)
+        record = self.client.record(number)  # verified by the client
+        if self.cache:
+            self.cache.put_record(base, number.body, record)
+        return record
+
+
+def resolve_identifiers(
+    identifiers: Iterable[Identifier], resolver: Resolver, *, parallel: int = 8
+) -> dict[str, Subject | str]:
+    """Each identifier (by its text) to its subject, or to the reason it has none.
+
+    Network and authorisation errors are not an entry's fault: the first one stops everything
+    and is raised.
+    """
+    unique = {str(i): i for i in identifiers}
+
+    def one(identifier: Identifier) -> Subject | str:
+        try:
+            return resolver.subject(identifier)
+        except RegistryRejected as exc:
+            return f"the registry has no record: {exc}"
+        except VerificationError as exc:
+            return str(exc)
+        except InputError as exc:
+            return str(exc)
+
+    if not unique:
+        return {}
+    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pith-cite") as pool:
+        results = list(pool.map(one, unique.values()))
+    return dict(zip(unique, results, strict=True))
+
+
+def _open(signer: Signer | Callable[[], Signer]) -> Signer:
+    """The signer itself, or the one a loader gives (called only when there is work)."""
+    if hasattr(signer, "sign_digest"):
+        return cast(Signer, signer)
+    assert callable(signer)
+    return signer()
+
+
+def sign_bibliography(
+    reading: BibReading,
+    citing: PithNumber,
+    signer: Signer | Callable[[], Signer],
+    resolver: Resolver | Mapping[str, Subject | str],
+    *,
+    parallel: int = 8,
+    created_at: str | None = None,
+    held: Statements | None = None,
+    confirm: Callable[[Signer, Sequence[tuple[BibEntry, Subject]]], None] | None = None,
+    citing_arxiv: str | None = None,
+) -> CiteReport:
+    """One signed citation per distinct cited paper of `reading`, and a row per entry.
+
+    `resolver` may be a Resolver or the result of `resolve_identifiers`. `signer` may be a
+    callable, called only when there is something to sign (so no key is opened for nothing).
+    With `held` (what the outbox holds, `pithauthor.registry.statements`), a citation already signed
+    is reused (row `already_signed`, not in `events`) and a changed one replaces the old one.
+    `confirm`, when given, sees the key and every (entry, cited paper) signed anew (not the
+    reused ones), before anything leaves memory: it shows them, and raises to keep nothing
+    (none is stored or sent; the caller delivers the events only after this returns).
+    `citing_arxiv` (the citing paper's arXiv id, when its record is at hand) skips entries that
+    are another version of the citing paper, as `sign_citation` refuses them.
+    """
+    entries = reading.to_sign()
+    resolved = (
+        resolver
+        if isinstance(resolver, Mapping)
+        else resolve_identifiers(
+            (e.identifier for e in entries if e.identifier is not None), resolver, parallel=parallel
+        )
+    )
+    rows = {id(e): e.row() for e in reading.entries}
+    first_of: dict[str, BibEntry] = {}
+    to_sign: list[tuple[BibEntry, Subject]] = []
+    for entry in entries:
+        outcome = resolved[str(entry.identifier)]
+        row = rows[id(entry)]
+        if isinstance(outcome, str):
+            rows[id(entry)] = dataclasses.replace(row, status="unresolved", detail=outcome)
+        elif outcome.pith_number.body == citing.body or self_citation_problem(
+            citing.full, outcome.pith_number.full, citing_arxiv, outcome.source_id
+        ):
+            same = outcome.pith_number.body == citing.body
+            detail = (
+                "this is the citing paper itself"
+                if same
+                else (f"another version of the citing paper (arXiv {citing_arxiv})")
+            )
+            rows[id(entry)] = dataclasses.replace(row, status="skipped", detail=detail)
+        elif (first := first_of.get(outcome.pith_number.body)) is not None:
+            rows[id(entry)] = dataclasses.replace(
+                row,
+                status="duplicate",
+                identifier=outcome.pith_number.full,
+                detail=f"same paper as {first.key} ({first.source_file}:{first.line})",
+            )
+        else:
+            first_of[outcome.pith_number.body] = entry
+            to_sign.append((entry, outcome))
+
+    events: list[AuthorEvent] = []
+    reused: list[str] = []
+    if to_sign:
+        key = _open(signer)
+        fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
+        created_at = created_at or utc_now()  # one signing time for the whole bibliography
+        settle = held.settle("auto") if held is not None else None
+        for entry, subject in to_sign:
+            assert entry.relationship is not None  # `found` entries have one
+            event = sign_citation(
+                key,
+                subject,
+                citing,
+                entry.relationship,
+                citation_key=entry.key[:200],
+                created_at=created_at,
+                settle=settle,
+                citing_arxiv=citing_arxiv,
+            )
+            settled = held.last if held is not None else None
+            status, note = "signed", ""
+            if settled is not None and settled.decision == "reused":
+                status, note = "already_signed", " (signed before: reused)"
+                reused.append(event["event_id"])
+            else:
+                events.append(event)
+                fresh.append((entry, subject))
+                if settled is not None and settled.replaced is not None:
+                    note = f", replaces {settled.replaced[:19]}…"
+            rows[id(entry)] = dataclasses.replace(
+                rows[id(entry)],
+                status=status,
+                identifier=subject.pith_number.full,
+                detail=f"{entry.relationship}; {event['event_id'][:19]}…{note}",
+            )
+        # Signed in memory only so far: nothing is stored or sent before `confirm` returns,
+        # and a bibliography whose citations are all signed already asks nothing.
+        if confirm is not None and fresh:
+            confirm(key, fresh)
+
+    by_entry = [rows[id(e)] for e in reading.entries]
+    order = {str(p): i for i, p in enumerate(reading.files)}
+    all_rows = sorted(
+        [*by_entry, *reading.failures], key=lambda r: (order.get(r.file, len(order)), r.line or 0)
+    )
+    return CiteReport(citing=citing, rows=all_rows, events=events, reused=reused)

@@ -1,0 +1,404 @@
+"""`%` comments in a .bib file, read as biber reads them (pure).
+
+BibTeX has no comment character, but biber (and every editor's "comment out" command) treats
+`%` as the start of a comment running to the end of the line, anywhere except inside a field
+value: a commented-out entry (`% @article{key, ...`) or field (`%  doi = {...},`) is ignored.
+bibtexparser v2 does not know this (it reads `% @article{b,` as an entry with a field named
+`%   title`), so the text is blanked before it is parsed: each comment's characters become
+spaces, newlines stay, and so every offset and line number of the file still holds.
+
+Read .bib files with bibtexparser v2 into plain entries and failure records.
+
+bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
+removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
+concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
+is also faster than two middlewares. Blocks the splitter could not parse become failures; the
+rest go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pithauthor.bibliography.identifiers import IDENTIFIER_FIELDS
+from pithauthor.errors import BibliographyError
+from pithauthor.fs import MAX_BIB_BYTES, read_user_file
+
+_ENTRY_START = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
+
+
+_COMMENTED_ENTRY = re.compile(r"%[\s%]*@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)")
+
+
+_SPECIAL = re.compile(r'[%@{}()"]')
+
+
+_NOT_ENTRIES = frozenset({"comment", "string", "preamble"})
+
+
+@dataclass(frozen=True, slots=True)
+class CommentedEntry:
+    """An entry that is commented out: its type, key and 1-based line."""
+
+    entry_type: str
+    key: str
+    line: int
+
+
+def comment_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every `%` comment outside field values, end at the line's end.
+
+    Outside entries everything from a `%` is a comment. Inside an entry, a `%` at the entry's
+    own level (between fields, `@type(...)` too) is one; inside a `{...}` or `"..."` value, and
+    in an `@comment{...}`, it is text (`url = {http://x/a%20b}`). As in BibTeX, a backslash
+    escapes nothing: braces count wherever they are."""
+    if "%" not in text:
+        return []
+    # The text is read in pieces, each from a line starting with `@` (an entry: BibTeX
+    # resynchronises there) to the next; only the pieces holding a `%` are scanned, so that a
+    # large file with few comments costs little. (A value with a line starting with `@` would
+    # start a piece too early: none of the real files seen has one with a `%` after it.)
+    spans: list[tuple[int, int]] = []
+    percent = text.find("%")
+    while percent >= 0:
+        start = text.rfind("\n@", 0, percent) + 1  # 0 when there is none
+        end = text.find("\n@", percent)
+        end = len(text) if end < 0 else end + 1
+        spans += _scan(text, start, end)
+        percent = text.find("%", end)
+    return spans
+
+
+def _scan(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The comments of `text[start:end]`, read from outside any entry."""
+    spans: list[tuple[int, int]] = []
+    depth = 0  # braces inside the entry; its body is depth 1 (0 for `@type(...)`)
+    in_entry = parens = quoted = literal = False  # literal: an @comment's body, all text
+    skip_to = 0  # characters before this were consumed (a comment, an entry's head)
+    for found in _SPECIAL.finditer(text, start, end):  # only these characters change the state
+        i, char = found.start(), found.group()
+        if i < skip_to:
+            continue
+        at_body = not in_entry or depth == (0 if parens else 1)
+        if char == "%" and at_body and not quoted and not literal:
+            stop = text.find("\n", i, end)
+            skip_to = stop = end if stop < 0 else stop
+            spans.append((i, stop))
+        elif not in_entry:
+            match = _ENTRY_START.match(text, i) if char == "@" else None
+            if match is not None:
+                in_entry, parens = True, match.group(2) == "("
+                literal = match.group(1).lower() == "comment"
+                depth = 0 if parens else 1
+                skip_to = match.end()
+        elif quoted:
+            quoted = not (char == '"' and at_body)
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            in_entry = depth > 0 or parens
+            literal = literal and in_entry
+            depth = max(depth, 0)
+        elif char == ")" and parens and depth == 0:
+            in_entry = literal = False
+        elif char == '"' and at_body:
+            quoted = True
+    return spans
+
+
+def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str:
+    """`text` with every comment's characters turned into spaces (same length, same lines);
+    `spans`: its `comment_spans`, when already known."""
+    spans = comment_spans(text) if spans is None else spans
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], " " * (end - start)]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def commented_entries(
+    text: str, spans: list[tuple[int, int]] | None = None
+) -> list[CommentedEntry]:
+    """The entries commented out in `text` (`% @article{key,`), in order."""
+    found = []
+    line, counted = 1, 0
+    for start, end in comment_spans(text) if spans is None else spans:
+        match = _COMMENTED_ENTRY.match(text, start, end)
+        if match is not None and match.group(1).lower() not in _NOT_ENTRIES:
+            line += text.count("\n", counted, start)
+            counted = start
+            found.append(CommentedEntry(match.group(1).lower(), match.group(2), line))
+    return found
+
+
+# bibtexparser is imported where files are parsed: it takes longer to load than Typer.
+
+#: BibTeX's predefined month macros.
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august")
+
+
+MONTHS = {m[:3]: m.title() for m in (*_MONTH_NAMES, "september", "october", "november", "december")}
+
+
+#: Fields a crossref child never takes from its parent: they identify or qualify one citation.
+NOT_INHERITED = IDENTIFIER_FIELDS | {"crossref", "ids", "pith-relationship", "key"}
+
+
+COMMENTED_OUT = "commented out with %: ignored, as biber does"
+
+
+_KEY_RE = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)\s*,")
+
+
+@dataclass(slots=True)
+class RawEntry:
+    """One entry: lower-case field names to resolved values, with where it came from."""
+
+    key: str
+    entry_type: str
+    file: Path
+    line: int  # 1-based
+    fields: dict[str, str]
+    inherited: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RawFailure:
+    """A block that yields no entry: unparsable (`parse_error`), a repeated key (`duplicate`),
+    or an entry commented out with `%` (`comment`: ignored, as biber does)."""
+
+    kind: str
+    file: Path
+    line: int | None
+    key: str | None
+    message: str
+
+
+def read_text(path: Path, warnings: list[str] | None = None) -> str:
+    """The file's text, or BibliographyError saying in one line why it cannot be had.
+
+    UTF-8 (with or without BOM) is expected. Older .bib files are often Latin-1 (BibTeX itself
+    is 8-bit clean): those are read as Windows-1252/Latin-1 and a warning is added.
+    """
+    data = read_user_file(path, BibliographyError, "a .bib file", limit=MAX_BIB_BYTES)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problem = f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})"
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    if warnings is not None:
+        warnings.append(f"{problem}; read as Latin-1")
+    return text
+
+
+def read_files(
+    paths: Sequence[Path], warnings: list[str] | None = None
+) -> tuple[list[RawEntry], list[RawFailure]]:
+    """Parse every file in order, sharing `@string` macros as BibTeX does across files."""
+    from bibtexparser.entrypoint import parse_string
+    from bibtexparser.model import (
+        DuplicateBlockKeyBlock,
+        DuplicateFieldKeyBlock,
+        Entry,
+        ParsingFailedBlock,
+        String,
+    )
+
+    _quiet(logging.getLogger("bibtexparser"))
+    texts = [(Path(p), read_text(Path(p), warnings)) for p in paths]
+    entries: list[RawEntry] = []
+    failures: list[RawFailure] = []
+    first_seen: dict[str, RawEntry] = {}
+    macros: dict[str, str] = {}
+    for path, source in texts:
+        # `%` comments blanked (same offsets and lines): bibtexparser would read
+        # `% @article{...` as an entry (bib_comments).
+        spans = comment_spans(source)
+        text = blank_comments(source, spans)
+        commented = [
+            RawFailure("comment", path, c.line, c.key, COMMENTED_OUT)
+            for c in commented_entries(source, spans)
+        ]
+        # An empty parse stack: values are evaluated below, in one pass (see module doc).
+        library = parse_string(text, parse_stack=[])
+        if not commented:
+            _check_is_bibliography(path, text, library.blocks)
+        failures += commented
+        locate = _LineLocator(text)
+        for block in library.blocks:
+            line = locate(block)
+            if isinstance(block, String):
+                macros[block.key.lower()] = _evaluate(block.value, macros)
+                continue
+            entry = None
+            if isinstance(block, Entry):
+                entry = _raw_entry(block, path, line, macros)
+            elif isinstance(block, DuplicateFieldKeyBlock):
+                entry = _raw_entry(block.ignore_error_block, path, line, macros)
+                repeated = ", ".join(sorted(block.duplicate_keys))
+                entry.notes.append(f"repeated field {repeated}: the first value is used")
+            elif isinstance(block, DuplicateBlockKeyBlock):
+                if isinstance(block.previous_block, Entry):
+                    failures.append(_repeated_key(block.key, path, line, first_seen))
+                elif isinstance(block.ignore_error_block, String):  # BibTeX: the later wins
+                    redefined = block.ignore_error_block
+                    macros[redefined.key.lower()] = _evaluate(redefined.value, macros)
+            elif isinstance(block, ParsingFailedBlock):
+                failures.append(_failure(block, path, line))
+            if entry is None:
+                continue
+            if entry.key.lower() in first_seen:  # given before (another file, or case only)
+                failures.append(_repeated_key(entry.key, path, line, first_seen))
+                continue
+            first_seen[entry.key.lower()] = entry
+            entries.append(entry)
+    _apply_crossrefs(entries, first_seen)
+    return entries, failures
+
+
+def _check_is_bibliography(path: Path, text: str, blocks: Sequence[Any]) -> None:
+    """Refuse a file in which no @-block (entry, @string, @preamble) was found: an empty file,
+    JSON or junk is not a bibliography with 0 entries."""
+    from bibtexparser.model import ExplicitComment, ImplicitComment
+
+    if not text.strip():
+        raise BibliographyError(f"{path} is empty: no bibliography entry in it")
+    if all(isinstance(b, ImplicitComment | ExplicitComment) for b in blocks):
+        raise BibliographyError(
+            f"{path} holds no bibliography entry (no @article{{...}} or the like): "
+            "is it a .bib file?"
+        )
+
+
+def _repeated_key(
+    key: str, path: Path, line: int | None, first_seen: dict[str, RawEntry]
+) -> RawFailure:
+    first = first_seen.get(key.lower())
+    where = f" (first at {first.file.name}:{first.line})" if first else ""
+    return RawFailure("duplicate", path, line, key, f"repeated key{where}")
+
+
+class _LineLocator:
+    """1-based line of each block, found by locating its raw text in the file.
+
+    bibtexparser's own `start_line` drifts after a block it failed to parse, so it is only the
+    fallback. Blocks come in file order, so each search starts where the previous one ended.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._pos = 0
+        self._line = 1
+
+    def __call__(self, block: Any) -> int | None:
+        raw = block.raw
+        found = self._text.find(raw, self._pos) if raw else -1
+        if found < 0:
+            return None if block.start_line is None else block.start_line + 1
+        self._line += self._text.count("\n", self._pos, found)
+        self._pos = found
+        return self._line
+
+
+def _quiet(logger: logging.Logger) -> None:
+    """bibtexparser logs each syntax error; they become rows instead, so keep them off stderr
+    (Python's last-resort handler) while still passing them to any configured logging."""
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def _first_line(error: Exception) -> str:
+    text = str(getattr(error, "abort_reason", "") or getattr(error, "message", "") or error)
+    if "bibtex:" in text:
+        text = text.split("bibtex:", 1)[1]
+    return " ".join(text.split()) or type(error).__name__
+
+
+def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
+    raw = block.raw or ""
+    match = _KEY_RE.search(raw)
+    key = match.group(2) if match else None
+    return RawFailure("parse_error", path, line, key, _first_line(block.error))
+
+
+def _raw_entry(block: Any, path: Path, line: int | None, macros: dict[str, str]) -> RawEntry:
+    fields: dict[str, str] = {}
+    for f in block.fields:
+        name = f.key.lower()
+        if name not in fields:  # BibTeX keeps the first of a repeated field
+            fields[name] = _evaluate(f.value, macros)
+    return RawEntry(block.key, block.entry_type.lower(), path, line or 0, fields)
+
+
+def _evaluate(expression: str, macros: dict[str, str]) -> str:
+    """A field value in source form (`{..}`, `".."`, a number, a macro, or `#` concatenations
+    of those) to its text. Unknown macros stay as written."""
+    if "#" not in expression:
+        return _atom(expression.strip(), macros)
+    return "".join(_atom(part.strip(), macros) for part in _split_concatenation(expression))
+
+
+def _atom(part: str, macros: dict[str, str]) -> str:
+    first = part[:1]
+    if first == "{" or first == '"':
+        return part[1:-1]
+    if not part or part.isdigit():
+        return part
+    lowered = part.lower()
+    if lowered in macros:
+        return macros[lowered]
+    return MONTHS.get(lowered, part)
+
+
+def _split_concatenation(expression: str) -> list[str]:
+    parts: list[str] = []
+    depth, quoted, start = 0, False, 0
+    for i, char in enumerate(expression):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(expression[start:i])
+            start = i + 1
+    parts.append(expression[start:])
+    return parts
+
+
+def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> None:
+    """Copy missing fields from each `crossref` parent (one level, as BibTeX does)."""
+    for entry in entries:
+        target = entry.fields.get("crossref")
+        if target is None:
+            continue
+        parent = by_key.get(target.strip().lower())
+        if parent is None or parent is entry:
+            entry.notes.append(f"crossref {target!r} not found")
+            continue
+        inherited = {
+            name: value
+            for name, value in parent.fields.items()
+            if name not in entry.fields and name not in NOT_INHERITED
+        }
+        if "title" in parent.fields and "booktitle" not in entry.fields:
+            inherited["booktitle"] = parent.fields["title"]  # biblatex's in* mapping
+            inherited.pop("title", None)
+        entry.fields.update(inherited)
+        entry.inherited = frozenset(inherited)

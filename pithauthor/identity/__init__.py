@@ -1,0 +1,1 @@
+"""Identity proofs for author keys: what to publish, and checking what was published."""

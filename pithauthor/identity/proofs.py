@@ -1,0 +1,329 @@
+"""Identity proofs for author keys: what to publish, and checking what was published.
+
+    >>> orcid_proof(show("alice"))          # the researcher URL to add on orcid.org
+    >>> check_identity(event, orcid="0000-0002-1825-0097")   # a Report of named checks
+
+The rules (what a proof names, how it is matched) live in `pithauthor.protocol.identity`; the
+verdict in `pithauthor.protocol.checks.identity`. This module fetches: httpx with short timeouts,
+answers capped in size, JSON read strictly, redirects followed only within the same origin
+(scheme, host and port). See docs/identity.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pithauthor.errors import InputError, NetworkError, PithError
+from pithauthor.identity.fetch import (
+    ARXIV_PDF,
+    DEFAULT_TIMEOUT,
+    _check_orcid,
+    _check_paper,
+    _check_web,
+    _Fetcher,
+    _pdf_address,
+    arxiv_pdf_base,
+    claimed_pdf,
+    orcid_api_base,
+)
+from pithauthor.keys.metadata import retired_here
+from pithauthor.protocol.checks.identity import (
+    ProofCheck,
+    event_key_id,
+    event_orcid,
+    event_proofs,
+    identity_report,
+    only_network_failed,
+)
+from pithauthor.protocol.identity import (
+    IdentityProof,
+    WebDocument,
+    WebKey,
+    arxiv_pdf_url,
+    key_url,
+    normalize_orcid,
+    orcid_url_name,
+    parse_key_id,
+    web_document,
+    web_origin,
+    well_known_url,
+)
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.text import checked_url
+from pithauthor.protocol.verdict import Report
+
+if TYPE_CHECKING:
+    from pithauthor.keys.metadata import KeyRecord
+
+__all__ = [
+    "IdentityProof",
+    "OrcidProof",
+    "ProofCheck",
+    "check_identity",
+    "identity_network_failure",
+    "orcid_proof",
+    "orcid_retirement",
+    "proofs_from_specs",
+    "web_proof_document",
+    "well_known_url",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class OrcidProof:
+    """What to add to an ORCID record: a researcher URL (Websites & social links)."""
+
+    orcid: str | None
+    key_id: str
+    url_name: str
+    url: str
+
+
+def orcid_proof(record: KeyRecord) -> OrcidProof:
+    """The researcher URL naming this key (marked retired for a retired key)."""
+    retired = record.retired_at if record.status == "retired" else None
+    return OrcidProof(record.orcid, record.key_id, orcid_url_name(retired), key_url(record.key_id))
+
+
+def web_proof_document(records: Iterable[KeyRecord], orcid: str | None) -> WebDocument:
+    """The `pith-keys.json` listing these keys (active and retired) and the ORCID iD."""
+    keys: list[WebKey] = []
+    for r in records:
+        entry: WebKey = {"key_id": r.key_id, "status": r.status, "created_at": r.created_at}
+        if r.status == "retired" and r.retired_at:
+            entry["retired_at"] = r.retired_at
+        keys.append(entry)
+    return web_document(keys, orcid)
+
+
+def proofs_from_specs(
+    specs: Sequence[str], orcid: str | None, subject: Subject
+) -> list[IdentityProof]:
+    """The identity proofs an author names (`pith claim --proof`): `orcid` (the author's iD),
+    `web:URL` (the site's origin), `paper` (the subject's arXiv PDF) or `paper:URL`;
+    InputError for anything else, or for the same proof twice."""
+    proofs: list[IdentityProof] = []
+    for spec in specs:
+        kind, _, rest = spec.partition(":")
+        kind = kind.strip().lower()
+        if kind == "orcid" and not rest:
+            if orcid is None:
+                raise InputError("--proof orcid needs an ORCID iD (--orcid, or a key that has one)")
+            proofs.append({"kind": "orcid", "locator": orcid})
+        elif kind == "web" and rest:
+            proofs.append({"kind": "web", "locator": web_origin(rest)})
+        elif kind == "paper" and rest:
+            web_origin(rest)  # refuses what is not an https address
+            proofs.append({"kind": "paper", "locator": rest.strip()})
+        elif kind == "paper":
+            if subject.source_id is None:
+                raise InputError("--proof paper: the record names no arXiv id; give paper:URL")
+            url = arxiv_pdf_url(subject.source_id, subject.source_version)
+            proofs.append({"kind": "paper", "locator": url})
+        else:
+            raise InputError(
+                f"--proof {spec!r}: use orcid, web:https://your.site or paper[:https://...pdf]"
+            )
+    if len({(p["kind"], p["locator"]) for p in proofs}) != len(proofs):
+        raise InputError("--proof: the same proof is given twice")
+    return proofs
+
+
+# --- the verdict ------------------------------------------------------------------------------
+
+
+def check_identity(
+    event: Mapping[str, Any],
+    *,
+    orcid: str | None = None,
+    signer: str | None = None,
+    paper_pdf: str | None = None,
+    offline: bool = False,
+    orcid_api: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    papers: Sequence[Subject] = (),
+) -> tuple[Report, list[ProofCheck]]:
+    """Check the event's identity proofs (and, for `orcid`, the ORCID record itself).
+
+    Proofs are fetched only when asked for: an identity (`orcid`, `signer`) or `paper_pdf`.
+    `papers` are records the verifier holds (`pith verify --record`): the claimed paper's
+    tells which arXiv PDF is its own. Returns the report and every proof as checked (where it
+    was fetched, what was found)."""
+    with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
+        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher, papers)
+
+
+@contextmanager
+def _asked(
+    timeout: float, offline: bool, signer: str | None, paper_pdf: str | None, api: str | None
+) -> Iterator[tuple[_Fetcher, str | None]]:
+    """A fetcher for one run, once what the user named is checked (bad input, exit 2, before
+    anything is fetched): the key id `signer` (returned normalised), the `--orcid-api` URL, and
+    `--paper-pdf` (a URL by `checked_url`, a file read now by the one file reader)."""
+    key = parse_key_id(signer) if signer is not None else None
+    if api is not None:
+        orcid_api_base(api)
+    arxiv_pdf_base()  # a bad $PITH_ARXIV_PDF is bad input too
+    fetcher = _Fetcher(timeout, offline)
+    try:
+        if paper_pdf is not None and "://" in paper_pdf:
+            checked_url(paper_pdf, "--paper-pdf")
+        elif paper_pdf is not None:
+            fetcher.read_file(paper_pdf)
+        yield fetcher, key
+    finally:
+        fetcher.close()
+
+
+def _check_identity(
+    event: Mapping[str, Any],
+    orcid: str | None,
+    signer: str | None,
+    paper_pdf: str | None,
+    orcid_api: str | None,
+    fetcher: _Fetcher,
+    papers: Sequence[Subject] = (),
+) -> tuple[Report, list[ProofCheck]]:
+    expected = normalize_orcid(orcid) if orcid is not None else None
+    kid = event_key_id(event)
+    asked = expected is not None or signer is not None or paper_pdf is not None
+    proofs: list[ProofCheck] = []
+    local = None
+    if asked and kid is not None:
+        number = event.get("subject_pith_number")
+        paper = next((p for p in papers if p.pith_number.full == number), None)
+        proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher, paper)
+        local = retired_here(kid)  # this machine's key store may know the key retired
+    report = identity_report(event, proofs, orcid=expected, signer=signer, local_retired=local)
+    return report, proofs
+
+
+def _fetch_all(
+    event: Mapping[str, Any],
+    kid: str,
+    expected: str | None,
+    paper_pdf: str | None,
+    orcid_api: str | None,
+    fetcher: _Fetcher,
+    paper: Subject | None,
+) -> list[ProofCheck]:
+    named = event_orcid(event)
+    listed = event_proofs(event)
+    orcids = [str(p["locator"]) for p in listed if p.get("kind") == "orcid"]
+    if expected is not None and expected not in orcids:
+        orcids.append(expected)  # the record of the iD asked for is always consulted
+    subject = event.get("subject_pith_number")
+    subject = subject if isinstance(subject, str) else None
+    papers = [str(p["locator"]) for p in listed if p.get("kind") == "paper"]
+    out: list[ProofCheck] = []
+    api = orcid_api_base(orcid_api) if orcids else ""
+    out += [_check_orcid(fetcher, api, o, kid) for o in _unique(orcids)]
+    for p in listed:
+        if p.get("kind") == "web":
+            out.append(_check_web(fetcher, str(p["locator"]), kid, named))
+    base = arxiv_pdf_base() if papers or paper_pdf is not None else ARXIV_PDF
+    claimed = claimed_pdf(paper, base)
+    if paper_pdf is not None:
+        locator = papers[0] if papers else paper_pdf
+        out.append(_check_paper(fetcher, paper_pdf, locator, kid, subject, claimed))
+    else:
+        out += [
+            _check_paper(fetcher, _pdf_address(p, base), p, kid, subject, claimed)
+            for p in _unique(papers)
+        ]
+    return out
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def identity_network_failure(report: Report, proofs: Sequence[ProofCheck]) -> bool:
+    """True when only an unreachable ORCID stands between the event and the identity."""
+    return only_network_failed(report, proofs)
+
+
+def verify_identity(
+    docs: Sequence[Any],
+    report: Report,
+    *,
+    orcid: str | None = None,
+    signer: str | None = None,
+    paper_pdf: str | None = None,
+    offline: bool = False,
+    orcid_api: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    papers: Sequence[Subject] = (),
+) -> list[ProofCheck]:
+    """Add the identity checks of every signed event in `docs` to `report` (prefixed `[n].`
+    when there are several, as `verify_documents` does); return every proof as checked.
+    `papers` (records the verifier holds) and the records among `docs` tell a paper proof
+    which arXiv PDF is the claimed version's.
+
+    When an identity is asked for, a document that is not a signed event fails it."""
+    asked = orcid is not None or signer is not None
+    checked: list[ProofCheck] = []
+    papers = [*papers, *_records_among(docs)]
+    with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
+        for number, doc in enumerate(docs, start=1):
+            prefix = f"[{number}]." if len(docs) > 1 else ""
+            is_event = isinstance(doc, Mapping) and "event_type" in doc and "signature" in doc
+            if not is_event:
+                if asked:
+                    report.add(prefix + "identity", False, "not a signed event: it has no signer")
+                continue
+            if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
+                continue
+            found, proofs = _check_identity(
+                doc, orcid, signer, paper_pdf, orcid_api, fetcher, papers
+            )
+            report.extend(found, prefix=prefix)
+            checked += proofs
+    return checked
+
+
+def _records_among(docs: Sequence[Any]) -> list[Subject]:
+    """The papers of the records (or bundles, states) in a verified file; `verify_documents`
+    has checked them, and their report fails when they do not verify."""
+    found: list[Subject] = []
+    for doc in docs:
+        if isinstance(doc, Mapping) and "event_type" not in doc:
+            try:
+                found.append(Subject.from_document(doc))
+            except PithError:
+                continue
+    return found
+
+
+def check_key_on_orcid(
+    record: KeyRecord, orcid_api: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> ProofCheck:
+    """Ask the ORCID public API whether the record of `record.orcid` names the key yet."""
+    if record.orcid is None:
+        raise InputError(f"key {record.name!r} has no ORCID iD")
+    fetcher = _Fetcher(timeout, offline=False)
+    try:
+        return _check_orcid(fetcher, orcid_api_base(orcid_api), record.orcid, record.key_id)
+    finally:
+        fetcher.close()
+
+
+def orcid_retirement(
+    record: KeyRecord, orcid_api: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> str | None:
+    """What the ORCID record of `record.orcid` says of the key's retirement: its `retired_at`
+    (the end of the link's `retired YYYY-MM-DD` day, the last moment a claim counts as before
+    it; `""` when the link does not say when), or None when the record names the key as current
+    or not at all. NetworkError when the record could not be read: then nobody can tell."""
+    proof = check_key_on_orcid(record, orcid_api, timeout)
+    if proof.finding is None:
+        raise NetworkError(
+            f"cannot tell whether key {record.key_id} was retired: {proof.where}: {proof.problem}"
+        )
+    if proof.finding.standing != "retired":
+        return None
+    day = proof.finding.retired_at
+    return f"{day}T23:59:59Z" if day else ""

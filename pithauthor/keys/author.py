@@ -1,0 +1,389 @@
+"""Author keys: create, list, export, back up, rotate, delete, and load one for signing.
+
+The public key names itself (see `pithauthor.protocol.identity`):
+
+    public_key_fingerprint = hex(sha256(pk)[:16])
+    key_id                 = "ed25519:" + base32(sha256(pk))[:26]
+
+The 32-byte secret seed lives in the OS keyring or in an argon2id/SecretBox-encrypted file under
+`$PITH_HOME/keys/`; public facts live in `keys.json` beside it. See docs/keys.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pithauthor.errors import (
+    InputError,
+    KeyExists,
+    KeyFileTampered,
+    KeyNotFound,
+    KeyRetired,
+)
+from pithauthor.fs import pith_home
+from pithauthor.keys.metadata import (
+    METADATA_FILE,
+    KeyRecord,
+    keystore_lock,
+    load_records,
+    save_records,
+)
+from pithauthor.keys.passphrase import PassphraseSource, backup_passphrase_source, passphrase_source
+from pithauthor.keys.safety import diagnose
+from pithauthor.keys.secrets import (
+    Note,
+    PreparedSecret,
+    load_seed,
+    new_seed,
+    prepare_seed,
+    public_key_of,
+    remove_seed,
+    stderr_note,
+)
+from pithauthor.protocol.canonical_json import b64decode, b64encode
+from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orcid, signer_id
+from pithauthor.protocol.text import text_problem, utc_now
+
+__all__ = [
+    "AuthorKey",
+    "BACKED_UP_AT",
+    "BACKUP_FILE",
+    "KeyRecord",
+    "PassphraseSource",
+    "backup_passphrase_source",
+    "delete",
+    "diagnose",
+    "export_public",
+    "generate",
+    "known_keys",
+    "list_keys",
+    "load_key",
+    "load_signing_key",
+    "passphrase_source",
+    "set_public_name",
+    "show",
+]
+
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+
+
+class AuthorKey:
+    """A loaded author key: satisfies the envelope's `Signer` protocol. Never shows its secret."""
+
+    __slots__ = ("_record", "_signing_key")
+
+    def __init__(self, seed: bytes, record: KeyRecord) -> None:
+        from nacl.signing import SigningKey
+
+        self._signing_key = SigningKey(seed)
+        self._record = record
+
+    def __repr__(self) -> str:
+        return f"AuthorKey(name={self.name!r}, key_id={self.key_id!r}, status={self.status!r})"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("an AuthorKey holds a secret and cannot be pickled or copied")
+
+    @property
+    def public_key(self) -> bytes:
+        return bytes(self._signing_key.verify_key)
+
+    @property
+    def signer_id(self) -> str:
+        return signer_id(self.public_key, self.orcid)
+
+    @property
+    def key_id(self) -> str:
+        return self._record.key_id
+
+    @property
+    def fingerprint(self) -> str:
+        return self._record.public_key_fingerprint
+
+    @property
+    def name(self) -> str:
+        return self._record.name
+
+    @property
+    def orcid(self) -> str | None:
+        return self._record.orcid
+
+    @property
+    def public_name(self) -> str | None:
+        """The author's name as on their papers (signed into claims); None until set."""
+        return self._record.public_name
+
+    @property
+    def status(self) -> str:
+        return self._record.status
+
+    @property
+    def created_at(self) -> str:
+        return self._record.created_at
+
+    @property
+    def record(self) -> KeyRecord:
+        """The public metadata of this key (a copy)."""
+        return KeyRecord.from_json(self._record.to_json())
+
+    def self_test(self) -> None:
+        """Sign and verify a fixed message (any status); KeyFileTampered if that fails."""
+        from nacl.exceptions import BadSignatureError
+        from nacl.signing import VerifyKey
+
+        digest = hashlib.sha256(b"pithauthor key self-test").digest()
+        signature = self._signing_key.sign(digest).signature
+        try:
+            VerifyKey(b64decode(self._record.public_key_b64)).verify(digest, signature)
+        except BadSignatureError:
+            raise KeyFileTampered(f"key {self.key_id} does not sign for its public key") from None
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """Ed25519 signature (64 bytes) over the 32 raw bytes of a SHA-256 digest."""
+        if self.status != "active":
+            raise KeyRetired(f"key {self.name!r} ({self.key_id}) is retired; it cannot sign")
+        if len(digest) != 32:
+            raise ValueError("sign_digest takes the 32 raw bytes of a SHA-256 digest")
+        return bytes(self._signing_key.sign(digest).signature)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+_now = utc_now
+
+
+def _check_name(name: str) -> str:
+    if not _NAME_RE.fullmatch(name):
+        raise InputError(
+            f"key name {name!r}: use 1-64 letters, digits, '.', '_', '@', '+' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def check_public_name(public_name: str) -> str:
+    """The public name, white space folded; InputError when empty, too long or not text."""
+    clean = " ".join(public_name.split())
+    if not clean:
+        raise InputError("the public name is empty; give the name you publish under")
+    if len(clean) > 200:
+        raise InputError("the public name is longer than 200 characters")
+    problem = text_problem(clean)  # the rule every signed text field meets
+    if problem is not None:
+        raise InputError(f"the public name {problem}")
+    return clean
+
+
+def _new_record(
+    seed: bytes,
+    name: str,
+    orcid: str | None,
+    status: str = "active",
+    public_name: str | None = None,
+) -> KeyRecord:
+    pk = public_key_of(seed)
+    return KeyRecord(
+        name=name,
+        key_id=key_id(pk),
+        public_key_fingerprint=fingerprint_hex(pk),
+        public_key_b64=b64encode(pk),
+        created_at=_now(),
+        backend="file",
+        status=status,
+        orcid=orcid,
+        public_name=public_name,
+    )
+
+
+def _resolve(records: list[KeyRecord], ref: str | None) -> KeyRecord:
+    """The key named by `ref` (name, key id or fingerprint); None = the single active key."""
+    if ref is None:
+        active = [r for r in records if r.status == "active"]
+        if not active:
+            raise KeyNotFound("no active key; create one with: pith keys generate --name NAME")
+        if len(active) > 1:
+            names = ", ".join(sorted(r.name for r in active))
+            raise KeyNotFound(f"several active keys ({names}); choose one with --key NAME")
+        return active[0]
+    by_id = [r for r in records if ref in (r.key_id, r.public_key_fingerprint)]
+    if by_id:
+        return by_id[0]
+    named = [r for r in records if r.name == ref]
+    if not named:
+        raise KeyNotFound(f"no key named {ref!r}; see: pith keys list")
+    active = [r for r in named if r.status == "active"]
+    if len(active) > 1:
+        raise KeyFileTampered(f"the key list has several active keys named {ref!r}")
+    return active[0] if active else max(named, key=lambda r: r.created_at)
+
+
+def _ensure_name_free(records: list[KeyRecord], name: str) -> None:
+    if any(r.name == name and r.status == "active" for r in records):
+        raise KeyExists(
+            f"an active key named {name!r} exists; use another name or pith keys rotate"
+        )
+
+
+def _commit(
+    prepared: PreparedSecret,
+    change: Callable[[list[KeyRecord]], list[KeyRecord]],
+    note: Note,
+) -> None:
+    """Under the key-store lock: re-read the key list, let `change` check and extend it, write
+    the key file, then the list. On any failure the new secret is removed again."""
+    try:
+        with keystore_lock():
+            records = change(load_records())
+            prepared.write()
+            save_records(records)
+    except BaseException:
+        prepared.discard()
+        raise
+    if prepared.notice:
+        note(prepared.notice)
+
+
+# --- public API ---------------------------------------------------------------------------------
+
+
+def generate(
+    name: str,
+    *,
+    orcid: str | None = None,
+    public_name: str | None = None,
+    backend: str = "auto",
+    passphrase: PassphraseSource | None = None,
+    insecure_plaintext: bool = False,
+    note: Note = stderr_note,
+) -> KeyRecord:
+    """Create and store a new active Ed25519 key; returns its public record. `name` labels the
+    key on this machine; `public_name` is the name claims sign (the one on your papers)."""
+    _check_name(name)
+    clean_orcid = normalize_orcid(orcid) if orcid else None
+    clean_public = check_public_name(public_name) if public_name is not None else None
+    _ensure_name_free(load_records(), name)  # early answer; checked again under the lock
+    seed = new_seed()
+    record = _new_record(seed, name, clean_orcid, public_name=clean_public)
+    prepared = prepare_seed(
+        seed,
+        record,
+        backend=backend,
+        passphrase=passphrase or passphrase_source(),
+        insecure_plaintext=insecure_plaintext,
+    )
+
+    def add(records: list[KeyRecord]) -> list[KeyRecord]:
+        _ensure_name_free(records, name)
+        return [*records, record]
+
+    _commit(prepared, add, note)
+    return record
+
+
+def list_keys() -> list[KeyRecord]:
+    """Every key, active and retired, oldest first."""
+    return sorted(load_records(), key=lambda r: r.created_at)
+
+
+def known_keys() -> list[KeyRecord]:
+    """`list_keys()`, but an empty list where there is no key store yet, which it does not
+    create: for read-only callers (shell completion, `pith doctor`)."""
+    if not (pith_home() / "keys" / METADATA_FILE).exists():
+        return []
+    return list_keys()
+
+
+BACKED_UP_AT = "backed_up_at"
+
+
+"""Key-list field (kept in KeyRecord.extra): when `backup` last wrote the key, for doctor."""
+
+
+BACKUP_FILE = "backup_file"
+
+
+def show(name: str | None = None) -> KeyRecord:
+    """The public record of one key (None = the single active key)."""
+    return _resolve(load_records(), name)
+
+
+def export_public(name: str | None = None) -> dict[str, Any]:
+    """The public key and its names, as a verifier needs them."""
+    record = show(name)
+    pk = b64decode(record.public_key_b64)
+    return {
+        "algorithm": "ed25519",
+        "key_id": record.key_id,
+        "public_key_fingerprint": record.public_key_fingerprint,
+        "public_key_b64": record.public_key_b64,
+        "signer_id": signer_id(pk, record.orcid),
+        "name": record.name,
+        "public_name": record.public_name,
+        "orcid": record.orcid,
+        "status": record.status,
+        "created_at": record.created_at,
+    }
+
+
+def load_key(
+    name: str | None = None, *, passphrase: PassphraseSource | None = None, note: Note = stderr_note
+) -> AuthorKey:
+    """Unlock any key, active or retired (a retired key still refuses to sign)."""
+    record = _resolve(load_records(), name)
+    seed = load_seed(record, passphrase or passphrase_source(), note)
+    return AuthorKey(seed, record)
+
+
+def load_signing_key(
+    name: str | None = None, *, passphrase: PassphraseSource | None = None
+) -> AuthorKey:
+    """The key to sign with: the named one, or the single active key. KeyRetired if retired."""
+    record = _resolve(load_records(), name)
+    if record.status != "active":
+        raise KeyRetired(
+            f"key {record.name!r} ({record.key_id}) is retired; sign with the active key"
+        )
+    return AuthorKey(load_seed(record, passphrase or passphrase_source(), stderr_note), record)
+
+
+def _note_backup(key_id: str, out: Path) -> None:
+    """Remember in the key list that (and where) this key was backed up, so that `pith doctor`
+    can tell a key with a backup from one whose loss would be final. The backup is already
+    written: a key list that cannot be updated now only costs that note."""
+    with keystore_lock():
+        records = load_records()
+        for record in records:
+            if record.key_id == key_id:
+                record.extra[BACKED_UP_AT] = utc_now()
+                record.extra[BACKUP_FILE] = str(out.resolve())
+        save_records(records)
+
+
+def set_public_name(name: str | None, public_name: str) -> KeyRecord:
+    """Set the public name of a key (the named one, or the single active key); returns its
+    record. Claims signed before keep the name they were signed with."""
+    clean = check_public_name(public_name)
+    with keystore_lock():
+        records = load_records()
+        record = _resolve(records, name)
+        record.public_name = clean
+        save_records(records)
+    return record
+
+
+def delete(name: str) -> KeyRecord:
+    """Remove one key, secret and record. Returns the removed record."""
+    with keystore_lock():
+        records = load_records()
+        record = _resolve(records, name)
+        remove_seed(record)
+        save_records([r for r in records if r.key_id != record.key_id])
+    return record

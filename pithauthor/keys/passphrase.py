@@ -1,0 +1,169 @@
+"""Where a passphrase comes from: a file (or '-' for stdin), an environment variable, or a prompt.
+
+Order: an explicit `--passphrase-file` first, then the environment variable, then an interactive
+prompt when standard input is a terminal; otherwise PassphraseUnavailable.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pithauthor.errors import InputError, PassphraseUnavailable
+from pithauthor.fs import MAX_SECRET_BYTES, decode_utf8, loose_bits, read_user_text
+
+PASSPHRASE_ENV = "PITH_PASSPHRASE"
+BACKUP_PASSPHRASE_ENV = "PITH_BACKUP_PASSPHRASE"
+STDIN = "-"
+#: A new passphrase shorter than this gets a warning (argon2id slows guessing, it cannot make
+#: a short passphrase long): 12 characters is the usual advice for offline-attackable secrets.
+MIN_NEW_LENGTH = 12
+#: How often a mistyped passphrase may be typed again at the prompt before the command stops.
+PROMPT_TRIES = 3
+
+
+@dataclass
+class PassphraseSource:
+    """A lazily read passphrase; read once, then remembered for the life of the object.
+
+    `fallback` is asked when neither the file nor the environment variable gives one (used so
+    that a backup passphrase defaults to the key's passphrase source).
+    """
+
+    file: str | None = None
+    env_var: str = PASSPHRASE_ENV
+    interactive: bool = True
+    fallback: PassphraseSource | None = None
+    _cached: str | None = field(default=None, init=False, repr=False)
+    #: True when the passphrase remembered was typed at this source's prompt (it may be retyped)
+    prompted: bool = field(default=False, init=False, repr=False)
+
+    def __repr__(self) -> str:
+        return f"PassphraseSource(file={self.file!r}, env_var={self.env_var!r})"
+
+    def describe(self) -> str:
+        """Where the passphrase would come from, in words (never the passphrase)."""
+        if self.file == STDIN:
+            return "standard input"
+        if self.file:
+            return f"file {self.file}"
+        if os.environ.get(self.env_var):
+            return f"environment variable {self.env_var}"
+        if self.fallback is not None:
+            return self.fallback.describe()
+        if self.interactive and _stdin_is_tty():
+            return "interactive prompt"
+        return "none"
+
+    def get(self, prompt: str = "Passphrase: ", *, confirm: bool = False) -> str:
+        """The passphrase; `confirm` asks twice when prompting. Empty passphrases are refused."""
+        if self._cached is None:
+            self._cached = self._read(prompt, confirm)
+            if confirm and len(self._cached) < MIN_NEW_LENGTH:
+                sys.stderr.write(
+                    f"pith: warning: the new passphrase has {len(self._cached)} characters; one "
+                    f"of {MIN_NEW_LENGTH} or more (a few words) is much harder to guess\n"
+                )
+        return self._cached
+
+    def forget(self) -> None:
+        """Drop the remembered passphrase, so that the next `get` asks again."""
+        self._cached = None
+        self.prompted = False
+
+    def _read(self, prompt: str, confirm: bool) -> str:
+        if self.file is not None:
+            text = _read_file(self.file)
+            if not text:
+                raise InputError(f"the passphrase from {self.describe()} is empty")
+            return text
+        from_env = os.environ.get(self.env_var)
+        if from_env:
+            return from_env
+        if self.fallback is not None:
+            return self.fallback.get(prompt, confirm=confirm)
+        if self.interactive and _stdin_is_tty():
+            self.prompted = True
+            return _prompt(prompt, confirm)
+        raise PassphraseUnavailable(
+            f"a passphrase is needed: set {self.env_var}, pass --passphrase-file PATH "
+            "(or '-' for standard input), or run in a terminal"
+        )
+
+
+def passphrase_source(passphrase_file: str | None = None) -> PassphraseSource:
+    """The key passphrase source built from CLI options (typer-free, for every command)."""
+    return PassphraseSource(file=passphrase_file, env_var=PASSPHRASE_ENV)
+
+
+def backup_passphrase_source(
+    backup_passphrase_file: str | None, key_source: PassphraseSource
+) -> PassphraseSource:
+    """The backup-file passphrase: its own file or PITH_BACKUP_PASSPHRASE, else the key's
+    non-interactive source (file or environment), else its own prompt."""
+    unattended = key_source.file is not None or bool(os.environ.get(key_source.env_var))
+    return PassphraseSource(
+        file=backup_passphrase_file,
+        env_var=BACKUP_PASSPHRASE_ENV,
+        fallback=key_source if unattended else None,
+    )
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+def _read_file(name: str) -> str:
+    """The first line of a passphrase file (or of stdin); file faults are bad input (exit 2)."""
+    what = "a passphrase file"
+    if name == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)
+        raw = stream.readline(MAX_SECRET_BYTES + 1) if stream is not None else b""
+        if len(raw) > MAX_SECRET_BYTES:
+            raise InputError(
+                f"the passphrase on standard input is longer than {MAX_SECRET_BYTES} bytes"
+            )
+        text = decode_utf8(raw, "standard input", InputError, "a passphrase")
+    else:
+        text = read_user_text(name, InputError, what, limit=MAX_SECRET_BYTES)
+        _warn_if_loose(Path(name))
+        text = text.splitlines()[0] if text else ""
+    return text.rstrip("\r\n")
+
+
+def _warn_if_loose(path: Path) -> None:
+    if loose_bits(path):
+        sys.stderr.write(
+            f"pith: warning: passphrase file {path} is readable by others; chmod 600 {path}\n"
+        )
+
+
+def _prompt(prompt: str, confirm: bool) -> str:
+    """Typed at the terminal; a new one twice, asked again (PROMPT_TRIES in all) when the two
+    differ or it is empty: a typo should not end the command."""
+    for attempt in range(1, PROMPT_TRIES + 1):
+        last = attempt == PROMPT_TRIES
+        first = getpass.getpass(prompt)
+        if not first:
+            if last:
+                _nonempty(first, "the passphrase")
+            sys.stderr.write("pith: the passphrase is empty; type it again\n")
+            continue
+        if not confirm or getpass.getpass("Repeat passphrase: ") == first:
+            return first
+        if last:
+            break
+        sys.stderr.write("pith: the two passphrases differ; type them again\n")
+    raise PassphraseUnavailable(f"the two passphrases differ ({PROMPT_TRIES} tries)")
+
+
+def _nonempty(value: str, what: str) -> str:
+    if not value:
+        raise PassphraseUnavailable(f"{what} is empty")
+    return value

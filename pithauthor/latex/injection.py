@@ -1,0 +1,463 @@
+r"""The LaTeX badge: add `\usepackage{pith}` + `\pithnumber{...}` to a manuscript without
+touching anything else, check that it compiles, and pack an arXiv-ready archive.
+
+Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`
+(and `Step`, what it tells its `progress` callback).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pithauthor.errors import (
+    BuildError,
+    CompileFailed,
+    InputError,
+    ManuscriptError,
+    PithNumberError,
+)
+from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_file
+from pithauthor.identity.fetch import read_pdf_author_keys
+from pithauthor.latex.blame import whose_fault
+from pithauthor.latex.build import build_sources
+from pithauthor.latex.buildtime import BuildClock, check_timeout
+from pithauthor.latex.edits import InputFacts, add_author_keys, preamble_inputs
+from pithauthor.latex.pdf import (
+    check_badge_visible,
+    check_pdf,
+    placement_notes,
+)
+from pithauthor.latex.preamble import Preamble, locate
+from pithauthor.latex.sources import (
+    TextFile,
+    backup_path,
+    engine_of,
+    ensure_writable,
+    find_main_file,
+    read_text_file,
+    write_target,
+)
+from pithauthor.latex.sty import another_version, copy_sty, install_sty, latex_file, pith_sty_path
+from pithauthor.latex.sty import found_by_tex as sty_found_by_tex
+from pithauthor.latex.sty import shipped_files as pith_sty_files
+from pithauthor.protocol.identity import pdf_key_ids
+from pithauthor.protocol.ids import PithNumber, classify_reference
+from pithauthor.registry.access import check_number
+
+if TYPE_CHECKING:
+    from pithauthor.registry.access import RegistryAccess
+
+__all__ = [
+    "InjectResult",
+    "Step",
+    "badge_number",
+    "check_pdf",
+    "copy_sty",
+    "find_main_file",
+    "inject",
+    "install_sty",
+    "pith_sty_files",
+    "sty_found_by_tex",
+]
+
+
+STY_NAME = "pith.sty"
+
+
+PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
+
+
+_RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
+
+
+_PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
+
+
+LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
+
+
+# pith.sty's back-end code, read when hyperref or PDF management is not loaded: it travels
+# with pith.sty wherever pith.sty goes (the paper's folder, the build, the arXiv upload)
+COMPAT_NAME = "pith-compat.def"
+
+
+@dataclass(frozen=True, slots=True)
+class InjectResult:
+    """What `inject` did (or, with dry_run, would do)."""
+
+    main: Path
+    changed: bool
+    diff: str
+    backup: Path | None
+    sty: Path
+    sty_action: str  # "copied", "replaced" or "unchanged"
+    engine: str
+    checked: bool
+    dry_run: bool
+    notes: list[str] = field(default_factory=list)
+    ltxml_action: str = "unchanged"  # pith.sty.ltxml: "copied", "replaced" or "unchanged"
+    compat_action: str = "unchanged"  # pith-compat.def: the same
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of `build_arxiv_archive`, told to its `progress` callback twice: when it starts
+    (`seconds` None) and once it has succeeded (`seconds`: how long it took). A step that fails
+    is not told again: its error is raised (so a caller printing finished steps prints nothing
+    for it, and the error stays the one line)."""
+
+    text: str  # what is being done: "building (pdflatex, latexmk)"
+    seconds: float | None = None
+
+
+Progress = Callable[[Step], None]
+
+
+@contextmanager
+def _step(progress: Progress | None, text: str) -> Iterator[None]:
+    """Tell `progress` that the step `text` starts, and, when the body succeeds, how long it
+    took (an exception passes through untold: see `Step`)."""
+    if progress is None:
+        yield
+        return
+    progress(Step(text))
+    start = time.monotonic()
+    yield
+    progress(Step(text, time.monotonic() - start))
+
+
+def _require_year(number: PithNumber) -> str:
+    if number.year is None:
+        raise InputError(f"{number.body}: give the full Pith Number, pith:YYYY:{number.body}")
+    return number.full
+
+
+def _same_number(existing: str, number: PithNumber) -> bool:
+    try:
+        parsed = PithNumber.parse(existing)
+    except PithNumberError:
+        return False
+    return parsed.year == number.year and parsed.body == number.body
+
+
+def _package_load(placement: str | None) -> str:
+    """`\\usepackage{pith}`, with the placement option unless it is the default."""
+    if placement in (None, "title"):
+        return "\\usepackage{pith}"
+    if placement not in PLACEMENTS:
+        raise InputError(f"placement must be one of {', '.join(PLACEMENTS)}, not {placement!r}")
+    return f"\\usepackage[placement={placement}]{{pith}}"
+
+
+def _edits(
+    source: TextFile,
+    pre: Preamble,
+    number: PithNumber,
+    force: bool,
+    placement: str | None,
+    inputs: InputFacts,
+) -> list[str]:
+    """Apply the edits to the text; returns [new_text, note, ...]."""
+    text, nl, full = source.text, source.newline, _require_year(number)
+    name = source.path.name
+    load = _package_load(placement)
+    package_line = load + nl
+    number_line = f"\\pithnumber{{{full}}}" + nl
+    edits: list[tuple[int, int, str]] = []
+    notes: list[str] = []
+    if len(pre.pith_numbers) > 1:
+        raise ManuscriptError(f"{name}: \\pithnumber appears more than once; keep one")
+    if pre.pith_package is not None and placement is not None:
+        span = pre.pith_package
+        current = text[span.start : span.end]
+        if _PLAIN_LOAD.fullmatch(current):
+            if current != load:
+                edits.append((span.start, span.end, load))
+        else:
+            notes.append(f"{current} is left as it is; set placement={placement} there")
+    if pre.pith_numbers:
+        use = pre.pith_numbers[0]
+        if not _same_number(use.text, number):
+            if not force:
+                raise ManuscriptError(
+                    f"{name} already has \\pithnumber{{{use.text}}}; "
+                    f"use --force to replace it with {full}"
+                )
+            edits.append((use.value.start, use.value.end, full))
+            notes.append(f"replaced \\pithnumber{{{use.text}}} with {full}")
+        if pre.pith_package is None and inputs.package is None:
+            at = use.macro.start
+            if at not in pre.boundaries:
+                raise ManuscriptError(
+                    f"{name}: \\pithnumber is used without \\usepackage{{pith}}; "
+                    "add \\usepackage{pith} on the line before it"
+                )
+            edits.append((at, at, package_line))
+    elif pre.pith_package is not None:
+        after = pre.line_start_after(pre.pith_package.end)
+        if after is None:
+            raise ManuscriptError(f"{name}: no safe line after \\usepackage{{pith}}")
+        edits.append((after, after, number_line))
+    elif inputs.package is not None and inputs.via is not None:
+        # pith is loaded by a file the preamble inputs: loading it again here could clash
+        # with its options, so only the number is added, on the line after that `\input`
+        after = pre.line_start_after(inputs.via.macro.end)
+        if after is None:
+            raise ManuscriptError(
+                f"{name}: no safe line after \\input{{{inputs.via.name}}} "
+                f"(which loads pith, in {inputs.package.name}) for \\pithnumber"
+            )
+        edits.append((after, after, number_line))
+        notes.append(
+            f"{inputs.package.name} loads pith; \\pithnumber goes after "
+            f"\\input{{{inputs.via.name}}} in {name}"
+        )
+        if placement is not None:
+            notes.append(f"set placement={placement} where {inputs.package.name} loads pith")
+    else:
+        anchor = pre.documentclass
+        if pre.hyperref is not None and pre.hyperref.end > anchor.end:
+            anchor = pre.hyperref
+        line = pre.line_start_after(anchor.end)
+        if line is None:
+            edits.append((anchor.end, anchor.end, nl + package_line + number_line))
+        else:
+            edits.append((line, line, package_line + number_line))
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return [text, *notes]
+
+
+def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
+    """The unified diff; only the text up to a few lines past the last edit is compared
+    (everything after it is the same), so that a long body costs nothing."""
+    cut = edited_until
+    for _ in range(4):
+        found = old.find("\n", cut)
+        cut = len(old) if found == -1 else found + 1
+    grown = len(new) - len(old)
+    lines = difflib.unified_diff(
+        old[:cut].splitlines(keepends=True),
+        new[: cut + grown].splitlines(keepends=True),
+        fromfile=f"a/{path.name}",
+        tofile=f"b/{path.name}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
+    """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
+    ours = pith_sty_path().read_bytes()
+    dest = main.parent / STY_NAME
+    if not dest.exists() and not dest.is_symlink():
+        return "copied", ours
+    write_target(dest)  # a dangling or looping link is refused before anything is written
+    theirs = read_user_file(dest, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
+    if theirs == ours:
+        return "unchanged", ours
+    if not force:
+        raise another_version(dest, theirs)
+    return "replaced", ours
+
+
+def _companion_action(main: Path, name: str) -> tuple[str, bytes]:
+    """pith.sty.ltxml and pith-compat.def follow pith.sty (whose other versions `_sty_plan`
+    already refused): copied when missing, replaced when they differ from ours."""
+    ours = _packaged(name)
+    dest = main.parent / name
+    if not dest.exists():
+        return "copied", ours
+    return ("unchanged" if dest.read_bytes() == ours else "replaced"), ours
+
+
+def _compile_and_check(
+    main: Path,
+    source: TextFile,
+    new_bytes: bytes,
+    sty: bytes,
+    engine: str,
+    number: PithNumber | None,
+    author_keys: Sequence[str] = (),
+    link: bool = True,
+    timeout: float | None = None,
+    placement: str | None = None,
+) -> list[str]:
+    """Build the sources with the new main file, as `arxiv` does, and check the PDF (the badge
+    visible on its page, too); return notes on where the badge went (pith.sty's own word in the
+    log). When that build fails, the untouched sources are built too, to say whose fault it is."""
+    clock = BuildClock(main, timeout)
+    try:
+        ours = {main.name: new_bytes, STY_NAME: sty, COMPAT_NAME: _packaged(COMPAT_NAME)}
+        with build_sources(main, engine, ours, clock) as built:
+            if number is not None:
+                check_pdf(built.result.pdf, number, require_link=link)
+                if link:
+                    check_badge_visible(built.result.pdf, number.url(), placement)
+            if author_keys:
+                _check_pdf_keys(built.result.pdf, author_keys)
+            return placement_notes(built.result.log)
+    except CompileFailed as failed:
+        raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
+
+
+def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
+    found, _ = read_pdf_author_keys(pdf.read_bytes())
+    missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
+    if missing:
+        raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
+
+
+def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
+    """What the files the preamble inputs hold: a `\\pithnumber` (then the main file needs
+    none), or `\\usepackage{pith}` (then the main file must not load it again)."""
+    if preamble.pith_numbers and preamble.pith_package is not None:
+        return InputFacts()
+    return preamble_inputs(preamble.inputs, source.path.parent)
+
+
+def badge_number(
+    text: str, registry: RegistryAccess, *, offline: bool = False
+) -> tuple[PithNumber, str | None]:
+    """The number a badge prints: a full Pith Number, checked with its record when one is at
+    hand (`client.check_number`: a wrong year is refused naming the right number), or an arXiv
+    id resolved through `registry` (record verified); with a note naming the arXiv version the
+    number belongs to, or saying the year could not be checked. A short alias or a number
+    without its year is refused (InputError); so is an arXiv id `offline`."""
+    address = _RECORD_URL.match(text.strip())
+    if address is not None:  # copied from the record page: it holds the body, not the year
+        raise InputError(
+            f"{text} is a record's address; give its full Pith Number, "
+            f"pith:YYYY:{address.group(1).upper()}"
+        )
+    kind = classify_reference(text)
+    if kind.alias is not None:
+        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
+    if kind.number is not None:
+        if kind.number.year is None:
+            raise InputError(
+                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
+            )
+        return kind.number, check_number(kind.number, registry, offline=offline)
+    assert kind.arxiv is not None
+    if offline:
+        raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
+    # the whole id, version included: `IDvN` is vN's record (the resolver refuses, naming the
+    # version it holds, when the registry has no vN); a bare id is the latest version's
+    number = registry.client.resolve(str(kind.arxiv))
+    source = registry.client.record(number)["canonical_record"]["source"]
+    note = f"{number.full} is the record of arXiv:{source['id']}v{source['version']}"
+    if kind.arxiv.version is None:
+        note += " (the latest version when the registry built it)"
+    return number, note
+
+
+def inject(
+    target: str | os.PathLike[str],
+    number: PithNumber | None,
+    *,
+    author_keys: Sequence[str] = (),
+    dry_run: bool = False,
+    check: bool = False,
+    force: bool = False,
+    placement: str | None = None,
+    timeout: float | None = None,
+) -> InjectResult:
+    """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
+    `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
+    None when only keys are added (before the paper has a Pith Number).
+
+    `placement` (title, margin or none) sets pith.sty's option; None leaves an existing
+    `\\usepackage{pith}` as it is and adds a plain one (the default, title).
+    Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
+    `timeout` (seconds) bounds the `check` build; without it the limit comes from the paper's
+    own builds (docs/latex.md).
+    """
+    check_timeout(timeout)
+    if number is None and not author_keys:
+        raise InputError("give a Pith Number, author keys, or both")
+    if number is not None:
+        _require_year(number)
+    _package_load(placement)
+    main = find_main_file(Path(target))
+    source = read_text_file(main)
+    engine = engine_of(source.text)
+    preamble = locate(source.text, main.name)
+    new_text, notes = source.text, []
+    facts = _inputs_of(source, preamble)
+    elsewhere = None if preamble.pith_numbers else facts.number
+    if number is not None and elsewhere is not None:
+        if not _same_number(elsewhere[1], number):
+            raise ManuscriptError(
+                f"{elsewhere[0].name} (read by {main.name}) already has "
+                f"\\pithnumber{{{elsewhere[1]}}}; change the number there"
+            )
+        notes.append(f"{elsewhere[0].name} already has this \\pithnumber; {main.name} unchanged")
+    elif number is not None:
+        new_text, *notes = _edits(source, preamble, number, force, placement, facts)
+    if author_keys:
+        new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
+        if added:
+            notes.append(f"added {added} \\pithauthorkey line(s)")
+    new_bytes = source.raw if new_text == source.text else source.encode(new_text)
+    changed = new_bytes != source.raw
+    sty_action, sty = _sty_plan(main, force)
+    written = write_target(main)  # through a symbolic link to its target: the link stays
+    if written != main:
+        notes.append(f"{main.name} is a symbolic link: the badge goes into its target {written}")
+    ltxml_action, ltxml = _companion_action(main, LTXML_NAME)
+    compat_action, compat = _companion_action(main, COMPAT_NAME)
+    if changed and not dry_run:
+        ensure_writable(written)
+    if check:
+        notes += _compile_and_check(
+            main,
+            source,
+            new_bytes,
+            sty,
+            engine,
+            number,
+            author_keys,
+            link=placement != "none",
+            timeout=timeout,
+            placement=placement,
+        )
+    backup: Path | None = None
+    if not dry_run:
+        mode = written.stat().st_mode
+        if changed:
+            backup = backup_path(written)
+            replace_file(written, new_bytes, mode=mode, backup=backup)
+        if sty_action != "unchanged":
+            replace_file(write_target(main.parent / STY_NAME), sty, mode=0o644)
+        if ltxml_action != "unchanged":
+            replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
+        if compat_action != "unchanged":
+            replace_file(main.parent / COMPAT_NAME, compat, mode=0o644)
+    return InjectResult(
+        main=main,
+        changed=changed,
+        diff=_diff(main, source.text, new_text, preamble.begin_document) if changed else "",
+        backup=backup,
+        sty=main.parent / STY_NAME,
+        sty_action=sty_action,
+        engine=engine,
+        checked=check,
+        dry_run=dry_run,
+        notes=notes,
+        ltxml_action=ltxml_action,
+        compat_action=compat_action,
+    )
+
+
+def _packaged(name: str) -> bytes:
+    """The bytes of a packaged LaTeX file: pith.sty, pith-compat.def or pith.sty.ltxml (never
+    a link: its content)."""
+    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()

@@ -1,0 +1,415 @@
+r"""Find, with pylatexenc's parser, where the preamble is and where lines may safely be added.
+
+Only the preamble (up to the first live `\begin{document}`) is parsed, so the cost does not grow
+with the length of the body. "Live" means outside comments, `comment`/`verbatim`-like
+environments, groups, and `\iffalse ... \fi` branches (pylatexenc knows nothing of TeX
+conditionals; they are tracked here over the top-level nodes).
+
+Two rewrites, each keeping every position, come before the parse, because real preambles hold
+what pylatexenc's LaTeX model does not:
+
+- every `\begin`/`\end` but those of verbatim-like environments becomes an unknown macro of the
+  same length. In a preamble an environment is almost only ever opened inside a macro body
+  (`\newcommand{\beq}{\begin{equation}}`, `\def\be{...}`, `\let\bea\begin`,
+  `\newenvironment`, `\end@float` in a `\makeatletter` block), and pylatexenc would open it
+  there and never close it, swallowing the rest of the file;
+- the text TeX skips in `\iffalse ... \fi` (to its `\else`) is blanked: TeX does not count
+  braces there, so an unbalanced `{` in a disabled block must not open a group.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from pithauthor.errors import ManuscriptError
+from pithauthor.latex.conditionals import _CONDITIONALS, _assigned, _blank_false_branches
+from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
+
+# pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
+
+_BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
+
+
+# `\begin` / `\end` as control words (not `\beginx`), with the environment name when it follows
+_ENVIRONMENT_COMMAND = re.compile(r"\\(begin|end)(?![A-Za-z])(?:\s*\{([^{}\\]*)\})?")
+
+
+# same-length stand-ins that pylatexenc does not know (so they take no argument)
+_MASKS = {"begin": "\\pithB", "end": "\\ptE"}
+
+
+_PACKAGE_LOADERS = ("usepackage", "RequirePackage")
+
+
+_INPUTS = ("input", "include")
+
+
+_MAX_CANDIDATES = 1000
+
+
+_PLACEHOLDER_NAME = "pithauthorBegin"  # 15 letters: `\\begin{document}` has 16 characters
+
+
+def _placeholder(match: re.Match[str]) -> str:
+    """`\\pithauthorBegin` padded with letters to the length of `match`."""
+    size = len(match.group(0)) - 1
+    return "\\" + (_PLACEHOLDER_NAME + "x" * size)[:size]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range [start, end) of the decoded text."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class PithNumberUse:
+    """A live `\\pithnumber{VALUE}`: the whole macro and the inside of its braces."""
+
+    macro: Span
+    value: Span
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputUse:
+    """A live `\\input{NAME}` or `\\include{NAME}` of the preamble, at its top level."""
+
+    macro: Span
+    name: str
+
+
+@dataclass(slots=True)
+class Fragment:
+    """What a piece of preamble holds: a whole preamble, or a file it inputs."""
+
+    documentclass: Span | None = None
+    hyperref: Span | None = None
+    pith_package: Span | None = None
+    pith_numbers: list[PithNumberUse] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)  # safe line starts, ascending
+    inputs: list[InputUse] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Preamble:
+    """What `locate` found in a manuscript's preamble (positions in the decoded text)."""
+
+    begin_document: int
+    documentclass: Span
+    hyperref: Span | None
+    pith_package: Span | None
+    pith_numbers: list[PithNumberUse] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)  # safe line starts, ascending
+    inputs: list[InputUse] = field(default_factory=list)
+
+    def line_start_after(self, position: int) -> int | None:
+        """The first safe line start at or after `position` (None when there is none)."""
+        for boundary in self.boundaries:
+            if boundary >= position:
+                return boundary
+        return None
+
+
+def has_live_begin_document(text: str) -> bool:
+    """True when `text` has a `\\begin{document}` outside comments and dead branches."""
+    try:
+        _parse_to_document(text, "<text>")
+    except ManuscriptError:
+        return False
+    return True
+
+
+def locate(text: str, name: str) -> Preamble:
+    """Parse the preamble of `text` (file `name`, for messages); raise ManuscriptError when
+    there is no live `\\documentclass` or `\\begin{document}`."""
+    nodes, begin = _parse_to_document(text, name)
+    found = _scan(text, nodes, begin, name)
+    if found.documentclass is None:
+        where = _line(text, begin)
+        raise ManuscriptError(
+            f"{name}: no \\documentclass before \\begin{{document}} (line {where})"
+            + (f"; it inputs {', '.join(u.name for u in found.inputs)}" if found.inputs else "")
+        )
+    return Preamble(
+        begin_document=begin,
+        documentclass=found.documentclass,
+        hyperref=found.hyperref,
+        pith_package=found.pith_package,
+        pith_numbers=found.pith_numbers,
+        boundaries=found.boundaries,
+        inputs=found.inputs,
+    )
+
+
+def locate_fragment(text: str, name: str) -> Fragment:
+    """What a file read by the preamble (`\\input{macros}`) holds, parsed as a whole."""
+    from pylatexenc.latexwalker import LatexWalker
+
+    prepared, _ = _prepare(text)
+    walker = LatexWalker(prepared, latex_context=_context(), tolerant_parsing=True)
+    nodes, _, _ = walker.get_latex_nodes(pos=0)
+    return _scan(text, nodes, len(text), name)
+
+
+def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
+    """The live top-level facts of `nodes` (parsed from `text`) before position `limit`."""
+    found = Fragment()
+    for node, (depth, dead, _) in zip(nodes, _conditional_states(nodes), strict=True):
+        if node.pos >= limit:
+            break
+        kind = type(node).__name__
+        if not dead and depth == 0:
+            found.boundaries.extend(_line_starts(text, node, limit))
+        if dead or kind != "LatexMacroNode":
+            continue
+        span = Span(node.pos, _core_end(node))
+        if node.macroname in ("documentclass", "documentstyle") and found.documentclass is None:
+            found.documentclass = span
+        elif node.macroname in _PACKAGE_LOADERS:
+            packages = _package_names(node)
+            if "hyperref" in packages:
+                found.hyperref = span
+            if "pith" in packages and found.pith_package is None:
+                found.pith_package = span
+        elif node.macroname == "pithnumber":
+            found.pith_numbers.append(_pith_number_use(text, node, span, name))
+        elif node.macroname in _INPUTS:
+            args = node.nodeargd.argnlist if node.nodeargd else []
+            if args and args[-1] is not None and type(args[-1]).__name__ == "LatexGroupNode":
+                found.inputs.append(InputUse(span, _group_chars(args[-1]).strip()))
+    return found
+
+
+def _prepare(text: str, end: int | None = None) -> tuple[str, list[tuple[int, int, int]]]:
+    """`text[:end]` with its `\\iffalse` branches blanked and its environments masked (see the
+    module docstring), and the blanked regions as (start, end, position of their `\\iffalse`).
+
+    Only the part before `end` is rewritten: a candidate `\\begin{document}` needs nothing after
+    it, and rewriting a 50,000-line body to parse a 60-line preamble cost more than the parse
+    (issue 27). Both rewrites read left to right, so the prefix comes out as it would from the
+    whole text; a region still open at `end` ends there."""
+    end = len(text) if end is None else end
+    blanked, regions = _blank_false_branches(text, end)
+
+    def mask(match: re.Match[str]) -> str:
+        word, env = match.group(1), match.group(2)
+        env = env.strip() if env is not None else None
+        if env in VERBATIM_ENVIRONMENTS or (word == "begin" and env == "document"):
+            return match.group(0)
+        return _MASKS[word] + match.group(0)[len(word) + 1 :]
+
+    return _ENVIRONMENT_COMMAND.sub(mask, blanked), regions
+
+
+def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
+    """Top-level nodes of the text up to the first live `\\begin{document}`, and its position."""
+    from pylatexenc.latexwalker import LatexWalker
+
+    reasons: list[tuple[int, str, bool]] = []  # (position, why it is not live, structural)
+    for count, match in enumerate(_BEGIN_DOCUMENT.finditer(text)):
+        if count >= _MAX_CANDIDATES:
+            break
+        # rewritten up to this candidate only (usually the only one, ending the preamble)
+        prepared, regions = _prepare(text, match.end())
+        dead_region = next((r for r in regions if r[0] <= match.start() < r[1]), None)
+        if dead_region is not None:
+            why = f"inside the \\iffalse of line {_line(text, dead_region[2])}"
+            reasons.append((match.start(), why, False))
+            continue
+        # Every `\begin{document}` becomes a same-length placeholder macro, so that pylatexenc
+        # does not open an environment that is never closed (positions stay the same).
+        prefix = _BEGIN_DOCUMENT.sub(_placeholder, prepared)
+        walker = LatexWalker(prefix, latex_context=_context(), tolerant_parsing=True)
+        nodes, _, _ = walker.get_latex_nodes(pos=0)
+        if not nodes:
+            continue
+        last = nodes[-1]
+        if (
+            type(last).__name__ == "LatexMacroNode"
+            and last.macroname.startswith(_PLACEHOLDER_NAME)
+            and last.pos == match.start()
+        ):
+            _, dead, opener = _conditional_states(nodes)[-1]
+            if not dead:
+                return nodes, match.start()
+            why = f"inside the disabled branch of the conditional of line {_line(text, opener)}"
+            reasons.append((match.start(), why, False))
+            continue
+        reasons.append((match.start(), *_container(text, last)))
+    if not reasons:
+        raise ManuscriptError(f"{name}: no \\begin{{document}}; is this the main file?")
+    # the first one swallowed by an open brace or environment names the culprit best
+    at, why, _ = next((r for r in reasons if r[2]), reasons[0])
+    others = f" (and {len(reasons) - 1} more \\begin{{document}})" if len(reasons) > 1 else ""
+    raise ManuscriptError(
+        f"{name}: no \\begin{{document}} that TeX reaches: the one at line {_line(text, at)} "
+        f"is {why}{others}"
+    )
+
+
+def _container(text: str, node: Any) -> tuple[str, bool]:
+    """Why a `\\begin{document}` inside top-level `node` is not the real one, and whether the
+    cause is structure (an open brace, environment, argument or math) rather than a comment."""
+    kind = type(node).__name__
+    where = _line(text, node.pos)
+    if kind == "LatexCommentNode":
+        return "in a comment", False
+    if kind == "LatexEnvironmentNode":
+        env = node.environmentname
+        return f"inside \\begin{{{env}}} of line {where}, which TeX does not run", False
+    if kind == "LatexGroupNode":
+        return f"inside the {{ opened at line {where}, not closed before it", True
+    if kind == "LatexMacroNode":
+        return (
+            f"inside an argument of \\{node.macroname} (line {where}), not closed before it",
+            True,
+        )
+    if kind == "LatexMathNode":
+        return f"inside math opened at line {where}, not closed before it", True
+    return f"inside what opens at line {where}", True
+
+
+def _line(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
+    """For each top-level node: (conditional depth, inside a dead branch, where the innermost
+    dead conditional starts, or -1) after the node."""
+    declared: set[str] = set()
+    stack: list[list[Any]] = []  # [kind, in_else, position]
+    states: list[tuple[int, bool, int]] = []
+    recent: list[str] = []  # the last macro names (blanks and `=` between them skipped)
+    for node in nodes:
+        kind_of = type(node).__name__
+        if kind_of == "LatexMacroNode":
+            recent = [*recent[-2:], node.macroname]
+        elif not (kind_of == "LatexCharsNode" and node.chars.strip() in ("", "=")):
+            recent = []
+        if kind_of == "LatexMacroNode":
+            name = node.macroname
+            assigned = _assigned(recent[:-1]) if name in _CONDITIONALS or name in declared else None
+            if assigned is not None:  # `\let\ifdraft\iffalse`: a new switch, no branch
+                if assigned:
+                    declared.add(assigned)
+            elif name == "newif":
+                args = node.nodeargd.argnlist if node.nodeargd else []
+                for arg in args:
+                    if arg is not None and type(arg).__name__ == "LatexMacroNode":
+                        declared.add(arg.macroname)
+            elif name in _CONDITIONALS or name in declared:
+                kind = {"iffalse": "false", "iftrue": "true"}.get(name, "other")
+                stack.append([kind, False, node.pos])
+            elif name == "else" and stack:
+                stack[-1][1] = True
+            elif name == "fi" and stack:
+                stack.pop()
+        openers = [
+            pos
+            for kind, in_else, pos in stack
+            if (kind == "false" and not in_else) or (kind == "true" and in_else)
+        ]
+        states.append((len(stack), bool(openers), openers[-1] if openers else -1))
+    return states
+
+
+def _core_end(node: Any) -> int:
+    """Where a macro's name and arguments end (before the spaces pylatexenc attaches)."""
+    args = [a for a in (node.nodeargd.argnlist if node.nodeargd else []) if a is not None]
+    if args:
+        return max(int(a.pos + a.len) for a in args)
+    return int(node.pos + 1 + len(node.macroname))
+
+
+def _line_starts(text: str, node: Any, limit: int) -> list[int]:
+    """Positions just after a newline that lies at top level inside `node`."""
+    kind = type(node).__name__
+    end = min(node.pos + node.len, limit)
+    if kind == "LatexCharsNode":
+        start = node.pos
+    elif kind == "LatexCommentNode":
+        start = node.pos + 1 + len(node.comment)
+    elif kind == "LatexMacroNode":
+        start = _core_end(node)
+    else:
+        return []
+    starts = []
+    position = text.find("\n", start, end)
+    while position != -1:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1, end)
+    return starts
+
+
+def _group_chars(group: Any) -> str:
+    parts = []
+    for child in group.nodelist or []:
+        if type(child).__name__ == "LatexCharsNode":
+            parts.append(child.chars)
+    return "".join(parts)
+
+
+def _package_names(node: Any) -> list[str]:
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    if not args or args[-1] is None or type(args[-1]).__name__ != "LatexGroupNode":
+        return []
+    return [part.strip() for part in _group_chars(args[-1]).split(",")]
+
+
+def _pith_number_use(text: str, node: Any, span: Span, name: str) -> PithNumberUse:
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    group = args[0] if args else None
+    if group is None or type(group).__name__ != "LatexGroupNode":
+        raise ManuscriptError(f"{name}: \\pithnumber without a {{...}} argument")
+    value = Span(group.pos + 1, group.pos + group.len - 1)
+    return PithNumberUse(macro=span, value=value, text=text[value.start : value.end])
+
+
+@lru_cache(maxsize=1)
+def _context() -> Any:
+    """pylatexenc's default context, plus the macros and verbatim environments we care about."""
+    from pylatexenc.latexwalker import get_default_latex_context_db
+    from pylatexenc.macrospec import EnvironmentSpec, std_macro
+
+    db = get_default_latex_context_db()
+    db.add_context_category(
+        "pithauthor",
+        macros=[
+            std_macro("pithnumber", False, 1),
+            std_macro("RequirePackage", True, 1),
+            std_macro("newif", False, 1),
+        ],
+        environments=[
+            EnvironmentSpec(env, args_parser=_verbatim_parser(env)) for env in VERBATIM_ENVIRONMENTS
+        ],
+        prepend=True,
+    )
+    return db
+
+
+def _verbatim_parser(environment: str) -> Any:
+    """An argument parser that takes everything up to `\\end{environment}` (or the end)."""
+    from pylatexenc import latexwalker
+    from pylatexenc.macrospec import ParsedVerbatimArgs, VerbatimArgsParser
+
+    class _UntilEnd(VerbatimArgsParser):  # type: ignore[misc]
+        def parse_args(self, w: Any, pos: int, parsing_state: Any = None) -> Any:
+            end = w.s.find("\\end{" + environment + "}", pos)
+            if end == -1:
+                end = len(w.s)
+            chars = w.make_node(
+                latexwalker.LatexCharsNode,
+                parsing_state=parsing_state,
+                chars=w.s[pos:end],
+                pos=pos,
+                len=end - pos,
+            )
+            return (ParsedVerbatimArgs(verbatim_chars_node=chars), pos, end - pos)
+
+    return _UntilEnd(verbatim_arg_type="verbatim-environment")

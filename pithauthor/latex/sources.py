@@ -1,0 +1,322 @@
+"""A text file read so that it can be written back byte for byte: encoding, BOM, newlines kept.
+
+Which file is the main one, and which engine it asks for (`% !TEX root` / `% !TEX program`).
+
+Copy a manuscript's *sources* into a private folder: never its build products (a stale
+`.aux`, `.fls` or `.fdb_latexmk` would make latexmk skip the build or pack an old file list),
+symlinks followed into real files, and for each copied file where it really came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from pithauthor.errors import ManuscriptError
+from pithauthor.fs import MAX_TEX_BYTES, read_user_file
+from pithauthor.latex.preamble import has_live_begin_document, locate
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class TextFile:
+    """The decoded text of a file and what is needed to encode it back identically."""
+
+    path: Path
+    raw: bytes
+    text: str
+    encoding: str  # "utf-8" or "latin-1"
+    bom: bool
+    newline: str  # "\n" or "\r\n": the file's line ending (that of its first line)
+
+    def encode(self, text: str) -> bytes:
+        """`text` in the file's own encoding (and BOM)."""
+        try:
+            body = text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise ManuscriptError(
+                f"{self.path}: the new text cannot be written in {self.encoding}: {exc.reason}"
+            ) from None
+        return (_BOM + body) if self.bom else body
+
+
+def read_text_file(path: Path) -> TextFile:
+    """Read `path`; refuse binary files; UTF-8 (with or without BOM) else Latin-1."""
+    raw = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
+    bom = raw.startswith(_BOM)
+    body = raw[len(_BOM) :] if bom else raw
+    try:
+        text, encoding = body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        if bom:
+            raise ManuscriptError(f"{path} starts with a UTF-8 BOM but is not UTF-8") from None
+        text, encoding = body.decode("latin-1"), "latin-1"
+    first = text.find("\n")
+    newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+    return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
+
+
+def write_target(path: Path) -> Path:
+    """The file to write in place of `path`: `path` itself, or, when it is a symbolic link, the
+    regular file it ends at, so that the link is kept (an atomic rename over the link would
+    replace it with a copy). A dangling or looping link is refused."""
+    if not path.is_symlink():
+        return path
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop, before Python 3.13
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ManuscriptError(f"{path} is a symbolic link that leads nowhere ({reason})") from None
+    if not target.is_file():
+        raise ManuscriptError(f"{path} is a symbolic link to {target}, which is not a regular file")
+    return target
+
+
+def ensure_writable(path: Path) -> None:
+    """Refuse a read-only file (by its mode bits, so that root is refused too) or folder."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ManuscriptError(f"{path}: cannot stat ({exc.strerror})") from None
+    if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+        raise ManuscriptError(f"{path} is read-only; make it writable to add the badge")
+    ensure_writable_folder(path.parent, f"cannot replace {path.name} safely")
+
+
+def ensure_writable_folder(folder: Path, why: str = "nothing was written") -> None:
+    """Refuse a read-only folder (by its mode bits too, so that root is refused as well)."""
+    try:
+        mode = folder.stat().st_mode
+    except OSError as exc:
+        raise ManuscriptError(f"{folder}: cannot stat ({exc.strerror})") from None
+    if not mode & stat.S_IWUSR or not os.access(folder, os.W_OK | os.X_OK):
+        raise ManuscriptError(f"{folder} is not writable; {why}")
+
+
+def backup_path(path: Path) -> Path:
+    """`NAME.pith-backup`, or `NAME.pith-backup.N` with the first free N: never overwritten."""
+    candidate = path.with_name(path.name + ".pith-backup")
+    number = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.pith-backup.{number}")
+        number += 1
+    return candidate
+
+
+_MAGIC_LINES = 20  # editors read magic comments from the first lines only
+
+
+_ROOT = re.compile(r"^\s*%\s*!\s*TEX\s+root\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+_PROGRAM = re.compile(
+    r"^\s*%\s*!\s*TEX\s+(?:TS-)?program\s*=\s*([A-Za-z]+)\s*$", re.IGNORECASE | re.MULTILINE
+)
+
+
+_DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\b")
+
+
+_STANDALONE = re.compile(
+    r"^[^%\n]*\\documentclass\s*(?:\[[^\]]*\]\s*)?\{standalone\}", re.MULTILINE
+)
+
+
+ENGINES = ("pdflatex", "xelatex", "lualatex", "latex")
+
+
+def _head(text: str) -> str:
+    """The first lines of `text`, where editors look for magic comments."""
+    end = 0
+    for _ in range(_MAGIC_LINES):
+        end = text.find("\n", end) + 1
+        if end == 0:
+            return text
+    return text[:end]
+
+
+def _read_head(path: Path) -> str:
+    """The first few KB of a file, decoded leniently (for magic comments only)."""
+    # only the head is read: the whole file is read (and checked) once, by whoever parses it
+    data = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES, head=8192)
+    return data.decode("utf-8", errors="replace")
+
+
+def magic_root(path: Path, text: str) -> Path | None:
+    """The file named by a `% !TEX root = ...` comment, relative to `path`'s folder."""
+    match = _ROOT.search(_head(text))
+    if match is None:
+        return None
+    target = (path.parent / match.group(1)).resolve()
+    if target == path.resolve():
+        return None
+    return target
+
+
+def engine_of(text: str) -> str:
+    """The engine asked for by `% !TEX program = ...` (pdflatex when none or unknown)."""
+    match = _PROGRAM.search(_head(text))
+    if match is None:
+        return "pdflatex"
+    name = match.group(1).lower()
+    if name not in ENGINES:
+        raise ManuscriptError(
+            f"% !TEX program = {match.group(1)} is not one of {', '.join(ENGINES)}"
+        )
+    return name
+
+
+def _is_main(path: Path) -> bool:
+    try:
+        text = read_text_file(path).text
+    except ManuscriptError:
+        return False
+    return bool(_DOCUMENTCLASS.search(text)) and has_live_begin_document(text)
+
+
+def _why_not_main(files: list[Path]) -> str:
+    """What the preamble reader found in the first file with a `\\documentclass` ('' if none)."""
+    for path in files:
+        try:
+            text = read_text_file(path).text
+            if _DOCUMENTCLASS.search(text):
+                locate(text, path.name)
+        except ManuscriptError as exc:
+            return f"; {exc}"
+    return ""
+
+
+def _is_standalone(path: Path) -> bool:
+    """Whether `path` is a `standalone`-class document: a figure built on its own."""
+    return bool(_STANDALONE.search(read_text_file(path).text))
+
+
+def find_main_file(target: Path) -> Path:
+    """The main file of `target` (a .tex file, or a folder searched at its top level)."""
+    if not target.exists():
+        raise ManuscriptError(f"{target}: no such file or folder")
+    if target.is_file():
+        root = magic_root(target, _read_head(target))
+        if root is not None:
+            if not root.is_file():
+                raise ManuscriptError(f"{target}: % !TEX root names {root}, which does not exist")
+            return root
+        return target
+    files = sorted(p for p in target.iterdir() if p.suffix == ".tex" and p.is_file())
+    if not files:
+        raise ManuscriptError(f"{target}: no .tex file in this folder")
+    named: set[Path] = set()
+    pointing: set[Path] = set()
+    for path in files:
+        try:
+            root = magic_root(path, _read_head(path))
+        except ManuscriptError:
+            continue
+        if root is not None:
+            named.add(root)
+            pointing.add(path.resolve())
+    candidates = [p for p in files if p.resolve() not in pointing and _is_main(p)]
+    preferred = [p for p in candidates if p.resolve() in named]
+    if len(preferred) == 1:
+        return preferred[0]
+    papers = [p for p in candidates if not _is_standalone(p)]
+    if len(papers) == 1:  # the others are figures (or pieces) built alone: not the paper
+        return papers[0]
+    if not candidates:
+        raise ManuscriptError(
+            f"{target}: no main file (one with \\documentclass and \\begin{{document}})"
+            + _why_not_main([p for p in files if p.resolve() not in pointing])
+        )
+    if len(candidates) > 1:
+        names = ", ".join(p.name for p in candidates)
+        raise ManuscriptError(
+            f"{target}: several main-file candidates ({names}); name one, e.g. "
+            f"'pith latex inject {candidates[0]}', or add '% !TEX root = ...'"
+        )
+    return candidates[0]
+
+
+# What TeX and its helpers write next to the sources (arXiv removes these too). The .bbl is
+# kept only when the folder holds no .bib: then it is a source (an Overleaf or arXiv download).
+BUILD_PRODUCTS = frozenset(
+    {
+        ".aux", ".fls", ".fdb_latexmk", ".log", ".out", ".toc", ".lof", ".lot", ".loa", ".lol",
+        ".bcf", ".blg", ".nav", ".snm", ".vrb", ".idx", ".ilg", ".glo", ".glg", ".ist", ".brf",
+        ".thm", ".dvi", ".xdv", ".synctex", ".auxlock", ".fmt", ".run.xml", ".synctex.gz",
+        ".synctex(busy)", ".pdfsync", ".figlist", ".makefile", ".upa", ".upb", ".mw",
+    }
+)  # fmt: skip
+
+
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "__MACOSX", ".latexmk"})
+
+
+def _suffix(name: str) -> str:
+    for double in (".run.xml", ".synctex.gz", ".synctex(busy)"):
+        if name.endswith(double):
+            return double
+    return os.path.splitext(name)[1].lower()
+
+
+def _is_product(relative: str, main_stem: str, has_bib: bool) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    suffix = _suffix(name)
+    if suffix in BUILD_PRODUCTS or name.endswith("-blx.bib") or ".pith-backup" in name:
+        return True
+    if suffix == ".bbl":
+        return has_bib
+    # the paper's own output (a PDF named like another .tex may be a figure: kept)
+    return relative in (f"{main_stem}.pdf", f"{main_stem}.ps") or name.startswith(".#")
+
+
+def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]:
+    """Copy the sources of `folder` to `destination`; return {relative name: real origin}.
+
+    Symlinks are followed (the copy holds real files); a link that cannot be resolved is left
+    out. Whether an origin lies outside `folder` is judged later, for the files the build read.
+    """
+    folder = folder.resolve()
+    files: list[tuple[str, Path]] = []
+    has_bib = False
+    seen = {folder}
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        here = Path(root)
+        kept = []
+        for d in sorted(dirs):
+            real_dir = (here / d).resolve()
+            if d in _SKIP_DIRS or d.startswith("_minted") or real_dir in seen:
+                continue  # version control, caches, and links that loop back
+            seen.add(real_dir)
+            kept.append(d)
+        dirs[:] = kept
+        for name in sorted(names):
+            path = here / name
+            relative = path.relative_to(folder).as_posix()
+            try:
+                real = path.resolve(strict=True)
+            except (OSError, RuntimeError):
+                continue  # a dangling or looping link
+            if not real.is_file():
+                continue
+            has_bib = has_bib or name.endswith(".bib")
+            files.append((relative, real))
+        if len(files) > 20000:
+            raise ManuscriptError(f"{folder}: more than 20000 files; is this the paper's folder?")
+    origins: dict[str, Path] = {}
+    main_stem = main.with_suffix("").name
+    for relative, real in files:
+        if _is_product(relative, main_stem, has_bib):
+            continue
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(real, target)
+        except OSError as exc:
+            raise ManuscriptError(f"{relative}: cannot be copied ({exc.strerror})") from None
+        origins[relative] = real
+    return origins

@@ -1,0 +1,169 @@
+"""Files shipped inside the package: the LaTeX package pith.sty, which the tool copies beside
+an author's paper so that it travels with the source (arXiv has no pith.sty of its own).
+
+`latex/pith.sty` in the repository is the one source; the wheel carries a real copy of it as
+`pithauthor/data/pith.sty` (pyproject's force-include), and a source checkout or an editable
+install reads `latex/` directly.
+
+Putting pith.sty where LaTeX finds it: its path, a copy into a folder, or TEXMFHOME.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from pithauthor.errors import ManuscriptError, PithError
+from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_file
+from pithauthor.latex.sources import ensure_writable_folder
+
+_PROVIDES = re.compile(r"\\ProvidesPackage\{pith\}\s*\[(\d{4}/\d{2}/\d{2})\s+v(\S+)")
+
+
+_CHECKOUT_LATEX = Path(__file__).resolve().parents[2] / "latex"
+
+
+def latex_file(name: str) -> Path:
+    """The path of a shipped LaTeX file (`pith.sty`, `pith-compat.def`, `pith.sty.ltxml`),
+    always a real file."""
+    packaged = Path(str(resources.files("pithauthor") / "data" / name))
+    for path in (packaged, _CHECKOUT_LATEX / name):
+        if path.is_file():
+            return path.resolve()
+    raise PithError(f"the packaged {name} is missing: {packaged}")
+
+
+def pith_sty_path() -> Path:
+    """The path of the packaged pith.sty (a real file, never a link)."""
+    return latex_file("pith.sty")
+
+
+def pith_ltxml_path() -> Path:
+    """The packaged pith.sty.ltxml: the LaTeXML binding that arXiv's HTML view uses."""
+    return latex_file("pith.sty.ltxml")
+
+
+def pith_sty_version() -> str:
+    """The version and date of the packaged pith.sty, as `1.0.0 (2026/11/29)`."""
+    text = pith_sty_path().read_text(encoding="utf-8")
+    match = _PROVIDES.search(text)
+    if match is None:
+        raise PithError("the packaged pith.sty has no \\ProvidesPackage{pith}[date vX.Y] line")
+    return f"{match.group(2)} ({match.group(1)})"
+
+
+SHIPPED = ("pith.sty", "pith-compat.def", "pith.sty.ltxml")
+
+
+"""What travels with a paper: the package, its back-end code (read when hyperref or PDF
+management is not loaded) and, when shipped, its LaTeXML binding."""
+
+
+TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"
+
+
+@dataclass(frozen=True, slots=True)
+class StyCopy:
+    """One shipped file put into a folder, and what was done: copied, replaced or unchanged."""
+
+    path: Path
+    action: str
+
+
+def shipped_files() -> list[Path]:
+    """The real paths of the shipped LaTeX files (pith.sty first)."""
+    files = [latex_file(SHIPPED[0])]
+    for name in SHIPPED[1:]:
+        try:
+            files.append(latex_file(name))
+        except PithError:  # an optional file this version does not ship
+            continue
+    return files
+
+
+def another_version(dest: Path, theirs: bytes) -> ManuscriptError:
+    """The error for a `pith.sty` at `dest` that is not the packaged one: both versions named."""
+    match = re.search(rb"\\ProvidesPackage\{pith\}\[([^\]]*)\]", theirs)
+    version = match.group(1).decode("latin-1").strip() if match else "no version line"
+    return ManuscriptError(
+        f"{dest} is another version ({version}) than this pithauthor's "
+        f"({pith_sty_version()}); use --force to replace it"
+    )
+
+
+def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
+    """Copy the shipped files into `folder` (which must exist); another version needs `force`."""
+    if not folder.is_dir():
+        raise ManuscriptError(f"{folder} is not a folder")
+    plans: list[tuple[Path, bytes, str]] = []
+    for source in shipped_files():
+        ours = source.read_bytes()
+        dest = folder / source.name
+        if dest.is_symlink() or (dest.exists() and not dest.is_file()):
+            raise ManuscriptError(f"{dest} is not a regular file; remove it first")
+        if not dest.exists():
+            plans.append((dest, ours, "copied"))
+            continue
+        theirs = read_user_file(dest, ManuscriptError, "a TeX file", limit=MAX_TEX_BYTES)
+        if theirs == ours:
+            plans.append((dest, ours, "unchanged"))
+        elif not force and source.name == SHIPPED[0]:
+            raise another_version(dest, theirs)
+        elif not force:
+            raise ManuscriptError(f"{dest} is another version; use --force to replace it")
+        else:
+            plans.append((dest, ours, "replaced"))
+    if any(action != "unchanged" for _, _, action in plans):
+        ensure_writable_folder(folder)
+    for dest, data, action in plans:
+        if action != "unchanged":
+            replace_file(dest, data, mode=0o644)
+    return [StyCopy(dest, action) for dest, _, action in plans]
+
+
+def texmf_home() -> Path:
+    """TEXMFHOME as kpathsea sees it (`kpsewhich -var-value TEXMFHOME`)."""
+    if shutil.which("kpsewhich") is None:
+        raise ManuscriptError(
+            "kpsewhich is not installed (no TeX here?); use `pith latex sty --copy FOLDER`"
+        )
+    answer = subprocess.run(
+        ["kpsewhich", "-var-value", "TEXMFHOME"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    value = answer.stdout.strip()
+    if answer.returncode != 0 or not value:
+        raise ManuscriptError("kpsewhich does not name a TEXMFHOME; use --copy FOLDER instead")
+    return Path(value).expanduser()
+
+
+def install_sty(*, force: bool = False) -> list[StyCopy]:
+    """Copy the shipped files into TEXMFHOME/tex/latex/pith, where every local project finds
+    them (kpathsea searches TEXMFHOME on disk: no `mktexlsr` needed)."""
+    folder = texmf_home() / TEXMF_SUBFOLDER
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if existing != folder:
+        ensure_writable_folder(existing, f"cannot create {folder}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ManuscriptError(f"{folder}: cannot be created ({exc.strerror})") from None
+    return copy_sty(folder, force=force)
+
+
+def found_by_tex() -> Path | None:
+    """The pith.sty that `\\usepackage{pith}` loads outside any project (kpsewhich), if any."""
+    if shutil.which("kpsewhich") is None:
+        return None
+    answer = subprocess.run(
+        ["kpsewhich", "pith.sty"], capture_output=True, text=True, timeout=30, check=False
+    )
+    found = answer.stdout.strip()
+    return Path(found) if answer.returncode == 0 and found else None

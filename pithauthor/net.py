@@ -1,0 +1,377 @@
+"""The one network module: every request pithauthor sends goes through here.
+
+What it owns, for the registry client, the identity fetcher (`pithauthor.identity.proofs`) and the
+arXiv API client (`pithauthor.bibliography.arxiv_api`) alike:
+
+- the URL policy: `protocol.text`'s one pure rule (https; plain http only to loopback; no
+  user name or password; a port in 1-65535), applied by `check_url`, and `origin`;
+- the one place an `httpx.Client` is made (`new_client`: no redirects followed, no cookies
+  kept; tests/test_layout.py enforces it);
+- the capped and time-bound read (`read_capped`): a whole answer within N bytes and T seconds,
+  so that neither a flood nor a trickle of bytes holds a command;
+- the retry policy (`RetryPolicy`, `RETRY_STATUSES`, `parse_retry_after`);
+- the mapping of transport failures to one line (`transport_reason`).
+
+On top of these, `RegistryHttp` talks to one registry:
+
+- Retried: connection errors and timeouts, 429, 500, 502, 503, 504; exponential backoff with
+  full jitter, capped; `Retry-After` (seconds or an HTTP date) is honoured on 429 and 503.
+- Any other 5xx (501, 505, ...) is the server's fault, never the event's: RegistryResponseError
+  at once (exit 3), and the event stays pending.
+- The bearer token goes only to the origin of `base_url`, on writes; a read carries it only
+  after that registry answered it 401 with `WWW-Authenticate` (the read is then retried once
+  with the token, and later reads carry it too).
+- 401/403 -> AuthError; other 4xx -> RegistryAnswerError (with the registry's reason), and
+  EventRefused when it answers the POST of an event; unreadable JSON -> RegistryResponseError;
+  nothing after every attempt -> NetworkError.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from pithauthor._version import __version__
+from pithauthor.errors import (
+    AuthError,
+    EventRefused,
+    NetworkError,
+    RegistryAnswerError,
+    RegistryResponseError,
+)
+from pithauthor.fs import MAX_JSON_BYTES
+from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.text import checked_url
+from pithauthor.protocol.text import origin as origin
+
+MAX_ANSWER_BYTES = MAX_JSON_BYTES
+"""The largest answer read from a registry, decoded (a record, state or bundle is JSON)."""
+
+# httpx is imported on the first request: it takes longer to load than Typer.
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_REGISTRY = "https://pith.science"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
+def check_url(url: str, what: str = "the registry URL") -> str:
+    """`url` stripped and without a trailing slash, when the one URL rule
+    (`protocol.text.checked_url`) allows it; else InputError, one line starting with `what`."""
+    checked_url(url, what)
+    return url.strip().rstrip("/")
+
+
+# --- the parts every client shares -------------------------------------------------------------
+
+
+class AnswerTooLarge(Exception):
+    """An answer grew past its cap (each client says so in its own words)."""
+
+
+class AnswerTooSlow(Exception):
+    """An answer did not arrive whole in time: each read came in time, the whole did not."""
+
+
+def new_client(
+    *,
+    headers: Mapping[str, str],
+    timeout: float,
+    connect_timeout: float | None = None,
+    max_connections: int = 16,
+    transport: httpx.BaseTransport | None = None,
+    trust_env: bool = True,
+) -> httpx.Client:
+    """The one place an `httpx.Client` is made. Redirects are never followed here: each
+    client decides (the registry takes none, the identity fetcher only to the same origin).
+    `trust_env=False` where the host is a stranger's word (a proof's locator): then neither
+    `~/.netrc` credentials nor proxy settings from the environment are used for it."""
+    import httpx
+
+    return httpx.Client(
+        headers=dict(headers),
+        timeout=httpx.Timeout(
+            timeout, connect=timeout if connect_timeout is None else connect_timeout
+        ),
+        limits=httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        ),
+        transport=transport,
+        follow_redirects=False,
+        trust_env=trust_env,
+    )
+
+
+def read_capped(
+    response: httpx.Response,
+    limit: int,
+    timeout: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> bytes:
+    """The whole (decoded) body of a streamed `response` within `limit` bytes and `timeout`
+    seconds; AnswerTooLarge or AnswerTooSlow otherwise. httpx's timeout bounds each read
+    only: a server sending one byte a second would never time out, hence the deadline."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:  # said up front: not even read
+        raise AnswerTooLarge(limit)
+    deadline = clock() + timeout
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        if clock() > deadline:
+            raise AnswerTooSlow(timeout)
+        body += chunk
+        if len(body) > limit:
+            raise AnswerTooLarge(limit)
+    return bytes(body)
+
+
+def transport_reason(exc: Exception) -> str:
+    """A transport failure (httpx's, or a too slow answer) in a few words."""
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException | AnswerTooSlow):
+        return "timed out"
+    if isinstance(exc, httpx.ConnectError):
+        return "connection failed"
+    return f"connection broken: {type(exc).__name__}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry. Delays: uniform(0, min(cap, base * 2**n))."""
+
+    max_attempts: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        jitter = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+        if retry_after is None:
+            return jitter
+        return min(max(retry_after, jitter), self.max_retry_after)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = datetime.now(UTC).timestamp() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+class RegistryHttp:
+    """One registry, over one pooled httpx client. Thread-safe."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_REGISTRY,
+        *,
+        token: str | None = None,
+        timeout: float = 20.0,
+        connect_timeout: float = 5.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 16,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = check_url(base_url)
+        self.retry = retry or RetryPolicy()
+        self._timeout = timeout
+        self._sleep = sleep
+        headers = {
+            "User-Agent": f"pithauthor/{__version__}",
+            "Accept": "application/ld+json, application/json",
+        }
+        self._token = token or None
+        self._token_origin = origin(self.base_url)
+        self._reads_need_token = False
+        self._http = new_client(
+            headers=headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> RegistryHttp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def url(self, path_or_url: str) -> str:
+        """An absolute URL under the policy; relative paths are joined to the base."""
+        if path_or_url.startswith(("http://", "https://")):
+            return check_url(path_or_url)
+        return self.base_url + "/" + path_or_url.lstrip("/")
+
+    # --- requests ------------------------------------------------------------------------
+
+    def get_json(self, path_or_url: str) -> Any:
+        """GET and parse JSON (with retries and error mapping)."""
+        response = self.request("GET", self.url(path_or_url))
+        return _json(response)
+
+    def post_json(
+        self, url: str, doc: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> tuple[int, Any]:
+        """POST a JSON document; returns (status, parsed answer) for a 2xx answer. A 4xx
+        (not 401/403) is the registry's verdict on this very document: EventRefused."""
+        body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            response = self.request(
+                "POST",
+                self.url(url),
+                content=body,
+                headers={"Content-Type": "application/json", **(headers or {})},
+            )
+        except RegistryAnswerError as exc:
+            # known only here: this refusal answers the document itself (a 4xx to a read,
+            # such as the record's 404, says nothing about an event and stays as it is)
+            raise EventRefused(str(exc), exc.status, exc.answer) from None
+        return response.status_code, _json(response)
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """One request with the retry policy; raises the package's errors, never httpx's."""
+        import httpx
+
+        where = origin(url)
+        last = ""
+        mine = self._token is not None and where == self._token_origin
+        authorize = mine and (method not in SAFE_METHODS or self._reads_need_token)
+        attempt = 0
+        while attempt < self.retry.max_attempts:
+            retry_after: float | None = None
+            try:
+                response = self._send(method, url, self._with_token(kwargs, authorize))
+            except (httpx.TransportError, AnswerTooSlow) as exc:
+                last = transport_reason(exc)
+            else:
+                status = response.status_code
+                if 300 <= status < 400:  # no redirect is followed, nor taken for an answer
+                    raise RegistryResponseError(
+                        f"the registry at {where} answered {status} (a redirect, not followed); "
+                        "nothing was lost"
+                    )
+                if status < 400:
+                    return response
+                if status == 401 and mine and not authorize and _asks_for_token(response):
+                    # A read went without the token (it is sent only where needed, so a
+                    # registry that serves reads openly never sees it). This registry asks
+                    # for it: the same read once more with it, without counting an attempt
+                    # (`authorize` is now set, so this branch cannot loop), and every later
+                    # read carries it from the start.
+                    authorize = self._reads_need_token = True
+                    continue
+                if status >= 500 and status not in RETRY_STATUSES:
+                    raise RegistryResponseError(
+                        f"the registry at {where} answered {status} "
+                        f"({response.reason_phrase}); nothing was lost, try again later"
+                    )
+                if status not in RETRY_STATUSES:
+                    raise _answer_error(response, url)
+                last = f"HTTP {status}"
+                if status in (429, 503):
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if attempt + 1 < self.retry.max_attempts:
+                self._sleep(self.retry.delay(attempt, retry_after))
+            attempt += 1
+        raise NetworkError(
+            f"the registry at {where} did not answer ({last}) after "
+            f"{self.retry.max_attempts} attempts; nothing was lost, try again later"
+        )
+
+    def _send(self, method: str, url: str, kwargs: dict[str, Any]) -> httpx.Response:
+        """One exchange, its answer read whole within `timeout` seconds (a trickle of bytes is a
+        time-out) and MAX_ANSWER_BYTES (decoded; more is RegistryResponseError)."""
+        import httpx
+
+        with self._http.stream(method, url, **kwargs) as streamed:
+            try:
+                body = read_capped(streamed, MAX_ANSWER_BYTES, self._timeout)
+            except AnswerTooLarge:
+                raise RegistryResponseError(
+                    f"the registry at {origin(url)} answered more than "
+                    f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
+                ) from None
+        headers = [
+            (k, v)
+            for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            streamed.status_code,
+            headers=headers,
+            content=body,
+            request=streamed.request,
+            extensions=streamed.extensions,
+        )
+
+    def _with_token(self, kwargs: dict[str, Any], authorize: bool) -> dict[str, Any]:
+        if not authorize:
+            return kwargs
+        headers = {**(kwargs.get("headers") or {}), "Authorization": f"Bearer {self._token}"}
+        return {**kwargs, "headers": headers}
+
+
+def _asks_for_token(response: httpx.Response) -> bool:
+    return "bearer" in response.headers.get("WWW-Authenticate", "").lower()
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return parse_json(response.content)
+    except JSONFault as exc:
+        raise RegistryResponseError(
+            f"the registry at {origin(str(response.url))} answered {response.status_code} "
+            f"with something that is not strict JSON ({exc})"
+        ) from None
+
+
+def _answer_error(response: httpx.Response, url: str) -> Exception:
+    status = response.status_code
+    try:
+        answer: Any = parse_json(response.content)
+    except JSONFault:
+        answer = None
+    reason = answer.get("error") if isinstance(answer, Mapping) else None
+    reason = " ".join(str(reason or response.reason_phrase or "").split())[:300]
+    where = origin(url)
+    if status == 401:
+        return AuthError(
+            f"the registry at {where} wants sign-in (401): {reason}; "
+            "run `pith auth login` or set PITH_TOKEN"
+        )
+    if status == 403:
+        return AuthError(
+            f"the registry at {where} refused the token (403): {reason}",
+            hint=f"sign in again: pith auth login --registry {where} --token-file FILE",
+        )
+    if status == 404:
+        return RegistryAnswerError(f"not found on the registry at {where} (404): {reason}", 404)
+    return RegistryAnswerError(
+        f"the registry at {where} refused ({status}): {reason}", status, answer
+    )

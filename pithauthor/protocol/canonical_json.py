@@ -1,0 +1,182 @@
+"""Canonical JSON and SHA-256: the one place every hash in the protocol comes from (VERIFIED).
+
+The one strict JSON reader: every JSON document pithauthor reads goes through `parse_json`.
+
+JSON that other parsers read differently is refused, so that what is signed, stored and served
+means one thing to every reader (I-JSON, RFC 7493, plus a depth limit):
+
+- NaN, Infinity and -Infinity (Python's `json` accepts them; the JSON grammar does not);
+- integers outside +-(2**53 - 1), and floats that overflow to infinity;
+- strings (keys included) holding a lone UTF-16 surrogate (not encodable as UTF-8);
+- an object with the same key twice (readers disagree on which one wins);
+- nesting deeper than `MAX_DEPTH` arrays and objects;
+- bytes that are not UTF-8 (a leading byte order mark is allowed and dropped).
+
+Every refusal is a `JSONFault` (a `ValueError`) whose message says what is wrong in one line.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from typing import Any
+
+# One encoder for the process: `json.dumps` with non-default options builds a new JSONEncoder
+# (and its C encoder) on every call, a sixth of the cost of serialising an event. The output is
+# the same: `dumps` is `JSONEncoder(**options).encode(obj)`.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical(obj: Any) -> bytes:
+    """The protocol's canonical bytes: sorted keys, no spaces, UTF-8, non-ASCII kept as is."""
+    return _CANONICAL.encode(obj).encode("utf-8")
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lower-case hex SHA-256 of `data`."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_sha256(obj: Any) -> str:
+    """Lower-case hex SHA-256 of the canonical bytes of `obj`."""
+    return hashlib.sha256(canonical(obj)).hexdigest()
+
+
+def base32_nopad(data: bytes) -> str:
+    """RFC 4648 base32, upper case, without padding."""
+    return base64.b32encode(data).decode("ascii").rstrip("=")
+
+
+def b64encode(data: bytes) -> str:
+    """Standard base64 with padding, as the registry writes keys and signatures."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def b64decode(text: str) -> bytes:
+    """Canonical standard base64 only; raises ValueError on anything else.
+
+    The bytes must encode back to exactly `text`: padding included, and zero in the unused low
+    bits of the last character (`...Q==` and `...R==` would otherwise decode alike), so one byte
+    string has one spelling and nothing outside a signature can be varied.
+    """
+    raw = base64.b64decode(text.encode("ascii"), validate=True)
+    if base64.b64encode(raw).decode("ascii") != text:
+        raise ValueError("not canonical base64 (padding or unused bits)")
+    return raw
+
+
+def hex_digest_bytes(hex_digest: str) -> bytes:
+    """The 32 raw bytes named by a 64-character lower-case hex SHA-256 digest."""
+    if len(hex_digest) != 64 or hex_digest != hex_digest.lower():
+        raise ValueError("a SHA-256 digest is 64 lower-case hex characters")
+    return bytes.fromhex(hex_digest)
+
+
+MAX_DEPTH = 64
+
+
+"""The deepest nesting of arrays and objects accepted (the protocol's documents use 5)."""
+
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+"""The largest integer magnitude every JSON reader represents exactly (RFC 7493, 2.2)."""
+
+
+_MAX_INT_DIGITS = 17  # 2**53 - 1 has 16 digits; anything longer is out of range before int()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JSONFault(ValueError):
+    """The text is not strict JSON; the message says why in one line."""
+
+
+def _parse_constant(name: str) -> Any:
+    raise JSONFault(f"{name} is not a JSON number")
+
+
+def _parse_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > _MAX_INT_DIGITS or abs(int(text)) > MAX_SAFE_INTEGER:
+        shown = text if len(text) <= 24 else text[:20] + "..."
+        raise JSONFault(f"integer {shown} is outside +-(2**53 - 1)")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JSONFault(f"number {text[:24]} overflows a 64-bit float")
+    return value
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise JSONFault(f"duplicate key {key!r} in an object")
+        obj[key] = value
+    return obj
+
+
+def _check_tree(value: Any, depth: int = 1) -> None:
+    """Depth and lone surrogates, which the decoder's hooks cannot see."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise JSONFault("a string holds a lone UTF-16 surrogate")
+        return
+    if isinstance(value, dict):
+        children: Any = value.values()
+        for key in value:
+            if _SURROGATE.search(key):
+                raise JSONFault("a key holds a lone UTF-16 surrogate")
+    elif isinstance(value, list):
+        children = value
+    else:
+        return
+    if depth > MAX_DEPTH:
+        raise JSONFault(f"nested deeper than {MAX_DEPTH} levels")
+    for child in children:
+        if isinstance(child, dict | list | str):
+            _check_tree(child, depth + 1)
+
+
+def parse_json(data: bytes | str) -> Any:
+    """The value of strict JSON `data`, or `JSONFault` saying in one line why it is refused."""
+    if isinstance(data, bytes):
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONFault(f"not UTF-8 (byte {exc.start})") from None
+    else:
+        text = data
+    try:
+        value = json.loads(
+            text,
+            parse_constant=_parse_constant,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            object_pairs_hook=_pairs,
+        )
+    except JSONFault:
+        raise
+    except RecursionError:
+        raise JSONFault(f"nested deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise JSONFault(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError as exc:  # int() digit limits and the like
+        raise JSONFault(f"not JSON: {exc}") from None
+    _check_tree(value)
+    return value
+
+
+def dump_json(value: Any) -> str:
+    """Strict JSON text for `value`: refuses NaN/Infinity instead of writing them."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=False)

@@ -1,0 +1,1 @@
+"""The checks of every document pith verifies, one module per document (pure)."""

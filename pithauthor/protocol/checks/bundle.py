@@ -1,0 +1,270 @@
+"""Checks of a record bundle: its record and the events it carries, author and registry (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from pithauthor.protocol.canonical_json import (
+    canonical_sha256,
+)
+from pithauthor.protocol.checks.event import checked_author_event
+from pithauthor.protocol.checks.fields import (
+    AUTHOR_EVENT_LISTS,
+    BUNDLE_CHECKED,
+    BUNDLE_REQUIRED,
+    CREATED_CHECKED,
+    CREATED_REGISTRY_FIELDS,
+    EVENT_CHECKED,
+    _required,
+)
+from pithauthor.protocol.checks.merge import CheckedEntry
+from pithauthor.protocol.checks.receipt import check_receipt, receipt_key
+from pithauthor.protocol.checks.record import _check_aliases, _parse_number, check_canonical
+from pithauthor.protocol.documents import (
+    RecordBundle,
+)
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.verdict import (
+    NOT_SIGNED,
+    PASSED,
+    Check,
+    Report,
+    Segments,
+    Trust,
+    uncovered,
+    under,
+)
+
+__all__ = [
+    "check_bundle",
+    "checked_bundle",
+]
+
+
+# --- bundles and states ------------------------------------------------------------------------
+
+
+def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
+    """A portable bundle: its record, its `record_created` receipt, and each event."""
+    report = Report(kind="bundle")
+    _required(report, bundle, BUNDLE_REQUIRED)
+    canon = bundle.get("canonical_record")
+    digest = bundle.get("canonical_sha256")
+    report.extend(check_canonical(canon, digest, bundle.get("pith_number")))
+    report.add(
+        "bundle_type",
+        bundle.get("bundle_type") == "pith_open_graph_bundle",
+        "pith_open_graph_bundle",
+    )
+    number = _parse_number(bundle.get("pith_number"))
+    if number is not None and "short_pith_number" in bundle:
+        report.add(
+            "short_form", bundle["short_pith_number"] == number.short, f"expected {number.short}"
+        )
+    if isinstance(canon, Mapping):
+        report.add("source", bundle.get("source") == canon.get("source"), "= canonical source")
+        if "source_aliases" in bundle and number is not None:
+            _check_aliases(report, "source_aliases", bundle["source_aliases"], number, canon)
+    events = bundle.get("events")
+    covered: list[str | Segments] = list(BUNDLE_CHECKED)
+    if not isinstance(events, list):
+        report.add("events", False, "events is not a list")
+        events = []
+    created = [
+        i
+        for i, e in enumerate(events)
+        if isinstance(e, Mapping)
+        and (e.get("event_type") == "record_created" or e.get("target") == "record")
+    ]
+    if report.add(
+        "record_created",
+        len(created) == 1,
+        f"{len(created)} record_created event(s); a bundle carries exactly one",
+    ):
+        at = f"events[{created[0]}]"
+        covered += _check_created(report, events[created[0]], at, canon, digest, trust)
+    registry: list[str] = []
+    for index, event in enumerate(events):
+        if index in created:
+            continue
+        at = f"events[{index}]"
+        etype = event.get("event_type") if isinstance(event, Mapping) else None
+        if etype in AUTHOR_EVENT_LISTS.values():
+            covered.append(at)  # its own fields are listed by _check_author_at
+            _check_author_at(report, event, at, number, digest)
+        else:
+            _registry_event(report, event, at, trust, registry)
+    _unique_event_ids(report, events)
+    _report_registry_events(report, registry)
+    report.checks.append(
+        Check(
+            "completeness",
+            NOT_SIGNED,
+            "a bundle is not signed: each event in it was checked, but an event left out "
+            "cannot be detected",
+        )
+    )
+    report.not_signed("not_signed", uncovered(bundle, [*covered, *registry]))
+    return report
+
+
+def checked_bundle(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, RecordBundle | None]:
+    """`check_bundle`, and `doc` typed when it passes."""
+    report = check_bundle(doc, trust)
+    return report, (cast(RecordBundle, doc) if report.ok and isinstance(doc, dict) else None)
+
+
+# --- parts ---------------------------------------------------------------------------------------
+
+
+def _check_created(
+    report: Report,
+    created: Any,
+    at: str,
+    canon: Any,
+    digest: Any,
+    trust: Trust,
+) -> list[str | Segments]:
+    """`record_created`: payload = this record, its receipt verifies, its signer is the
+    receipt's key; returns what it covered (its own event_id: unverifiable unless it is a local
+    registry's, whose event_id is the sha256 of the other fields)."""
+    payload = created.get("payload") if isinstance(created, Mapping) else None
+    if not isinstance(created, Mapping) or not isinstance(payload, Mapping):
+        report.add("record_created", False, f"{at}: no record_created event with a payload")
+        return []
+    name = "record."
+    report.add(
+        name + "payload_record",
+        payload.get("canonical_record") == canon
+        and payload.get("canonical_sha256") == digest
+        and isinstance(digest, str),
+        "its payload is this canonical record and canonical_sha256",
+    )
+    source = canon.get("source") if isinstance(canon, Mapping) else None
+    if isinstance(source, Mapping):
+        stated = tuple(payload.get(f"source_{k}") for k in ("id", "kind", "version"))
+        expected = tuple(source.get(k) for k in ("id", "kind", "version"))
+        report.add(name + "payload_source", stated == expected, "source_id/kind/version")
+    receipt = payload.get("receipt")
+    report.extend(check_receipt(receipt, str(digest), trust), prefix=name)
+    key = receipt_key(receipt, trust)
+    signer = created.get("signer")
+    report.add(
+        name + "signer",
+        key is not None
+        and isinstance(signer, Mapping)
+        and signer.get("key_id") == key.key_id
+        and signer.get("public_key_fingerprint") == key.fingerprint,
+        "the event's signer is the key that signed the receipt",
+    )
+    covered: list[str | Segments] = list(under(at, CREATED_CHECKED))
+    fields = tuple(f for f in CREATED_REGISTRY_FIELDS if f in created)
+    if key is not None and key.local:
+        rest = {k: v for k, v in created.items() if k != "event_id"}
+        report.add(
+            name + "event_id",
+            created.get("event_id") == "sha256:" + canonical_sha256(rest),
+            "a local registry's: sha256 of the other fields (a hash, not a signature)",
+        )
+        covered.append(f"{at}.event_id")
+    else:
+        report.unverifiable(
+            name + "event_id",
+            "a registry event_id: its preimage is not published",
+            tuple(f"{at}.{f}" for f in fields),
+        )
+        covered += [f"{at}.{f}" for f in fields]
+    return covered
+
+
+def _check_author_at(
+    report: Report,
+    event: Any,
+    at: str,
+    subject: PithNumber | None,
+    digest: Any,
+    expected_type: str | None = None,
+    checked: dict[int, CheckedEntry] | None = None,
+) -> None:
+    """An author event inside a document, checked in full whatever signer_type it declares.
+    `checked` (when given) keeps what `check_author_event` failed, for the merge (merge.Checked)."""
+    sub, typed = checked_author_event(event)
+    # `structure` passed: the event has exactly the envelope's fields and its signature block
+    # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
+    first = sub.checks[0]
+    structure_ok = first.name == "structure" and first.status == PASSED
+    if checked is not None:
+        checked[id(event)] = (event, [c.name for c in sub.failed], typed)
+    if isinstance(event, Mapping):
+        sub.add(
+            "subject_matches",
+            subject is not None and event.get("subject_pith_number") == subject.full,
+            f"the event is about {subject.full if subject else 'this record'}",
+        )
+        payload = event.get("payload")
+        sub.add(
+            "payload_record",
+            isinstance(payload, Mapping) and payload.get("canonical_sha256") == digest,
+            "payload.canonical_sha256 is this record's (all 256 bits)",
+        )
+        if expected_type is not None:
+            sub.add(
+                "list",
+                event.get("event_type") == expected_type,
+                f"an {expected_type} list holds only {expected_type} events",
+            )
+        if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
+            sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
+    report.extend(sub, prefix=f"{at}.", path_prefix=f"{at}.")
+
+
+def _registry_event(report: Report, event: Any, at: str, trust: Trust, registry: list[str]) -> None:
+    """Not an author event: unverifiable when a trusted registry key signed it, else failed.
+    One declaring an author type or `record_created` is failed: those are checked elsewhere."""
+    etype = event.get("event_type") if isinstance(event, Mapping) else None
+    if etype in (*AUTHOR_EVENT_LISTS.values(), "record_created"):
+        report.add(f"{at}.event_type", False, f"a {etype} event outside its own place")
+        return
+    signer = event.get("signer") if isinstance(event, Mapping) else None
+    kid = signer.get("key_id") if isinstance(signer, Mapping) else None
+    key = trust.get(kid) if isinstance(kid, str) else None
+    if (
+        key is not None
+        and isinstance(signer, Mapping)
+        and signer.get("public_key_fingerprint") == key.fingerprint
+        and signer.get("signer_type") != "author"
+    ):
+        registry.append(at)
+    else:
+        report.add(
+            f"{at}.signer",
+            False,
+            f"neither an author event of a known type nor signed by a trusted registry key "
+            f"({kid!r})",
+        )
+
+
+def _report_registry_events(report: Report, registry: list[str]) -> None:
+    if registry:
+        report.unverifiable(
+            "registry_events",
+            f"{len(registry)} registry event(s): the event_id preimage is not published",
+            tuple(registry),
+        )
+
+
+def _unique_event_ids(report: Report, events: Iterable[Any]) -> None:
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for event in events:
+        eid = event.get("event_id") if isinstance(event, Mapping) else None
+        if isinstance(eid, str):
+            if eid in seen:
+                repeated.append(eid)
+            seen.add(eid)
+    report.add(
+        "event_ids_unique",
+        not repeated,
+        "repeated: " + ", ".join(repeated) if repeated else "each event once",
+    )

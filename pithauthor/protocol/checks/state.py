@@ -1,0 +1,228 @@
+"""Checks of a merged state: its record_created, its events, its corrections and, for a
+local registry's state, the merge itself recomputed (pure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from pithauthor.protocol.canonical_json import (
+    canonical_sha256,
+)
+from pithauthor.protocol.checks.bundle import (
+    _check_author_at,
+    _check_created,
+    _registry_event,
+    _report_registry_events,
+    _unique_event_ids,
+)
+from pithauthor.protocol.checks.fields import (
+    AUTHOR_EVENT_LISTS,
+    EVENT_CHECKED,
+    LOCAL_MERGE_VERSION,
+    MERGE_FIELDS,
+    REGISTRY_EVENT_LISTS,
+    STATE_CHECKED,
+    STATE_REQUIRED,
+    _has,
+    _list,
+    _required,
+)
+from pithauthor.protocol.checks.merge import Checked, CheckedEntry, remerge
+from pithauthor.protocol.checks.receipt import receipt_key
+from pithauthor.protocol.checks.record import _check_aliases, _parse_number, check_canonical
+from pithauthor.protocol.corrections import link_verdict
+from pithauthor.protocol.documents import (
+    MergedState,
+)
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.verdict import (
+    NOT_SIGNED,
+    Check,
+    Report,
+    Segments,
+    Trust,
+    uncovered,
+    under,
+)
+
+__all__ = [
+    "check_state",
+    "checked_state",
+]
+
+
+def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
+    """A merged state: its hash, its record and receipt, every event, and the merge."""
+    report = Report(kind="state")
+    _required(report, state, STATE_REQUIRED)
+    body = {k: v for k, v in state.items() if k != "state_sha256"}
+    computed = canonical_sha256(body)
+    report.add(
+        "state_sha256",
+        state.get("state_sha256") == computed,
+        f"sha256(canonical(state without state_sha256)) = {computed}",
+    )
+    report.add(
+        "state_type", state.get("state_type") == "pith_open_graph_state", "pith_open_graph_state"
+    )
+    current = state.get("current")
+    if not isinstance(current, Mapping):
+        report.add("current", False, "no current object")
+        return report
+    local = state.get("merge_version") == LOCAL_MERGE_VERSION
+    number = _parse_number(state.get("pith_number"))
+    created = current.get("record_created")
+    payload = created.get("payload") if isinstance(created, Mapping) else None
+    canon = payload.get("canonical_record") if isinstance(payload, Mapping) else None
+    digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
+    covered: list[str | Segments] = list(STATE_CHECKED)
+    covered += _check_created(report, created, "current.record_created", canon, digest, trust)
+    key = receipt_key(payload.get("receipt") if isinstance(payload, Mapping) else None, trust)
+    if key is not None and key.local:
+        report.add(
+            "merge_version",
+            local,
+            f"a local registry's state is merged with {LOCAL_MERGE_VERSION}",
+        )
+    report.extend(check_canonical(canon, digest, state.get("pith_number")), prefix="record.")
+    report.add(
+        "record.current_matches",
+        isinstance(canon, Mapping) and current.get("canonical_record") == canon,
+        "current.canonical_record = the record_created payload",
+    )
+    if number is not None and isinstance(canon, Mapping):
+        _check_aliases(
+            report, "current.source_aliases", current.get("source_aliases"), number, canon
+        )
+    events: list[Any] = []
+    registry: list[str] = []
+    checked: dict[int, CheckedEntry] = {}  # for the merge, recomputed below
+    for name, etype in AUTHOR_EVENT_LISTS.items():
+        for index, event in enumerate(_list(report, current, name)):
+            at = f"current.{name}[{index}]"
+            covered.append(at)  # its own fields are listed by _check_author_at
+            _check_author_at(report, event, at, number, digest, etype, checked)
+            events.append(event)
+    corrected = _corrected_events(report, state, number, digest, checked)
+    _check_corrections(report, state, [*events, *(e for e, _ in corrected)], local)
+    events += [e for e, _ in corrected]
+    for name in REGISTRY_EVENT_LISTS:
+        for index, event in enumerate(_list(report, current, name)):
+            _registry_event(report, event, f"current.{name}[{index}]", trust, registry)
+            events.append(event)
+    _unique_event_ids(report, [created, *events])
+    _report_registry_events(report, registry)
+    present_merge = [p for p in MERGE_FIELDS if _has(state, p)]
+    if local:
+        _check_local_merge(report, state, checked)
+        covered += present_merge
+        for index, entry in enumerate(state.get("equivocations") or []):
+            event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
+            at = f"equivocations[{index}].conflicting_event"
+            report.not_signed(f"{at}.not_signed", under(at, uncovered(event, EVENT_CHECKED)))
+        report.checks.append(
+            Check(
+                "completeness",
+                NOT_SIGNED,
+                "a local state is not signed: its merge of the events it lists was recomputed, "
+                "but an event left out of every list cannot be detected",
+            )
+        )
+    else:
+        merge = state.get("merge_version")
+        if "invalid_events" in state:
+            present_merge.append("invalid_events")
+        report.unverifiable(
+            "merge",
+            f"{merge}: the registry's merge rules are not published; which events are applied, "
+            "the order and the counters are not checked (each listed event is)",
+            tuple(present_merge),
+        )
+        covered += present_merge
+    covered += registry
+    report.not_signed("not_signed", uncovered(state, covered))
+    return report
+
+
+def _corrected_events(
+    report: Report,
+    state: Mapping[str, Any],
+    number: PithNumber | None,
+    digest: Any,
+    checked: dict[int, CheckedEntry] | None = None,
+) -> list[tuple[Any, str]]:
+    """The events a local merge took out of `current` (`superseded[].event`), the
+    withdrawals that did it (`withdrawals`) and the repeats it counted once
+    (`duplicates[].event`), each checked in full; with their paths."""
+    found: list[tuple[Any, str]] = []
+    for name in ("superseded", "duplicates"):
+        for index, entry in enumerate(_top_list(report, state, name)):
+            found.append((entry.get("event") if isinstance(entry, Mapping) else None,
+                          f"{name}[{index}].event"))  # fmt: skip
+    for index, event in enumerate(_top_list(report, state, "withdrawals")):
+        found.append((event, f"withdrawals[{index}]"))
+    for event, at in found:
+        _check_author_at(report, event, at, number, digest, checked=checked)
+    return found
+
+
+def _top_list(report: Report, state: Mapping[str, Any], name: str) -> list[Any]:
+    value = state.get(name, [])
+    if not isinstance(value, list):
+        report.add(name, False, f"{name} is not a list")
+        return []
+    return value
+
+
+def _check_corrections(
+    report: Report, state: Mapping[str, Any], events: list[Any], local: bool
+) -> None:
+    """Every event in `current` or `withdrawals` that replaces or withdraws another: the event
+    it names is in this state, signed by the same key, of the same type and subject, not
+    newer (pithauthor.protocol.corrections). For a registry's state whose merge is not ours, a
+    named event it does not list is unverifiable, not failed."""
+    by_id = {str(e.get("event_id")): e for e in events if isinstance(e, Mapping)}
+    current = state.get("current")
+    places: list[tuple[str, Any]] = []
+    for name in AUTHOR_EVENT_LISTS:
+        items = current.get(name) if isinstance(current, Mapping) else None
+        places += [(f"current.{name}[{i}]", e) for i, e in enumerate(items or [])]
+    withdrawals = state.get("withdrawals")
+    if isinstance(withdrawals, list):
+        places += [(f"withdrawals[{i}]", e) for i, e in enumerate(withdrawals)]
+    for at, event in places:
+        verdict = link_verdict(event, by_id) if isinstance(event, Mapping) else None
+        if verdict is None:
+            continue
+        holds, detail = verdict
+        if holds is None and not local:
+            report.unverifiable(f"{at}.link", detail)
+        else:
+            report.add(f"{at}.link", bool(holds), detail)
+
+
+def _check_local_merge(
+    report: Report, state: Mapping[str, Any], checked: Checked | None = None
+) -> None:
+    """A local registry's state: recompute our published merge and compare, key by key.
+    `checked`: the verdicts on its events, found by `check_state` just before."""
+    try:
+        again = remerge(state, checked)
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        report.add("merge", False, f"cannot recompute {LOCAL_MERGE_VERSION}: {exc}")
+        return
+    differing = sorted(k for k in set(again) | set(state) if again.get(k) != state.get(k))
+    report.add(
+        "merge",
+        not differing,
+        f"recomputed {LOCAL_MERGE_VERSION}: "
+        + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
+    )
+
+
+def checked_state(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, MergedState | None]:
+    """`check_state`, and `doc` typed when it passes."""
+    report = check_state(doc, trust)
+    return report, (cast(MergedState, doc) if report.ok and isinstance(doc, dict) else None)

@@ -1,0 +1,322 @@
+"""The signed-event envelope of section 5 (DESIGN): build, id, sign, and check the envelope.
+
+    event_id  = "sha256:" + sha256(canonical(event without event_id and signature))
+    signature = Ed25519 over the 32 raw digest bytes that event_id names
+
+Payload rules per event type live in `pithauthor.protocol.payloads`; this module knows nothing of
+them, so a change of payload never touches the envelope.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Protocol
+
+from pithauthor.errors import PithNumberError
+from pithauthor.protocol.canonical_json import b64decode, b64encode, canonical_sha256
+from pithauthor.protocol.documents import (
+    AuthorEvent,
+    AuthorPayload,
+    EventSignature,
+    EventSigner,
+    EventTarget,
+    EventType,
+    UnsignedEvent,
+    fields,
+)
+from pithauthor.protocol.identity import PUBLIC_KEY_LENGTH, fingerprint_hex, is_orcid, key_id
+from pithauthor.protocol.ids import FIRST_YEAR, PithNumber
+from pithauthor.protocol.verdict import Report
+
+# PyNaCl is imported where a signature is checked: commands that check none skip it.
+
+EVENT_TARGETS: dict[EventType, EventTarget] = {
+    "author_attestation": "author",
+    "citation_signature": "citation",
+    "replication_record": "replication",
+}
+# the exact field sets shape_faults enforces: the TypedDicts of `documents`, so they cannot drift
+SIGNED_FIELDS = fields(UnsignedEvent)
+SIGNER_FIELDS = fields(EventSigner)
+SIGNATURE_FIELDS = fields(EventSignature)
+EVENT_FIELDS = fields(AuthorEvent)
+TEXT_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "event_id")
+SIGNED_MESSAGE = "event_id_bytes"
+SIGNATURE_LENGTH = 64
+CREATED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
+FULL_NUMBER_RE = re.compile(r"pith:[0-9]{4}:[A-Z2-7]{26}")
+
+
+class Signer(Protocol):
+    """What the envelope needs of a key: its public half, an identity, and a way to sign."""
+
+    @property
+    def public_key(self) -> bytes: ...
+
+    @property
+    def signer_id(self) -> str: ...
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """Ed25519 signature (64 bytes) over `digest`."""
+        ...
+
+
+def signer_block(signer: Signer) -> EventSigner:
+    """The `signer` object of an event made by `signer`."""
+    kid, fp, b64 = _key_names(signer.public_key)
+    return {
+        "key_id": kid,
+        "public_key_fingerprint": fp,
+        "public_key_b64": b64,
+        "signer_id": signer.signer_id,
+        "signer_type": "author",
+    }
+
+
+# A key's names are pure functions of its 32 bytes, and one key signs or verifies thousands of
+# events in a row: two SHA-256 and a base64 per event were a tenth of signing (issue 27).
+@lru_cache(maxsize=256)
+def _key_names(public_key: bytes) -> tuple[str, str, str]:
+    """key_id, fingerprint and base64 of a raw public key."""
+    return key_id(public_key), fingerprint_hex(public_key), b64encode(public_key)
+
+
+@lru_cache(maxsize=256)
+def _key_from_b64(text: str) -> tuple[bytes, str, str] | None:
+    """The raw key `text` is the canonical base64 of, with its fingerprint and key_id; None when
+    it is not canonical base64 of 32 bytes. Cached per text (the same pure derivation)."""
+    raw = _public_key(text)
+    return None if raw is None else (raw, fingerprint_hex(raw), key_id(raw))
+
+
+def unsigned_event(
+    event_type: EventType,
+    subject: PithNumber,
+    created_at: str,
+    signer: EventSigner,
+    payload: AuthorPayload,
+) -> UnsignedEvent:
+    """The fields that event_id covers, in protocol form."""
+    if event_type not in EVENT_TARGETS:
+        raise ValueError(f"unknown event type {event_type!r}")
+    if not created_at_ok(created_at):
+        raise ValueError("created_at must be UTC at second precision, YYYY-MM-DDTHH:MM:SSZ")
+    return {
+        "event_type": event_type,
+        "target": EVENT_TARGETS[event_type],
+        "subject_pith_number": subject.full,
+        "created_at": created_at,
+        "signer": signer.copy(),
+        "payload": payload.copy(),
+    }
+
+
+def compute_event_id(event: Mapping[str, Any]) -> str:
+    """`sha256:` + hex SHA-256 of the canonical signed fields of `event` (any mapping: the
+    checker recomputes it for events it has not typed yet)."""
+    return "sha256:" + canonical_sha256({k: event[k] for k in SIGNED_FIELDS})
+
+
+def seal(unsigned: UnsignedEvent, signer: Signer) -> AuthorEvent:
+    """Add event_id and the signature over its 32 raw digest bytes."""
+    eid = compute_event_id(unsigned)
+    signature = signer.sign_digest(bytes.fromhex(eid.removeprefix("sha256:")))
+    return {
+        **unsigned,
+        "event_id": eid,
+        "signature": {
+            "algorithm": "ed25519",
+            "signed_message": SIGNED_MESSAGE,
+            "signature_b64": b64encode(signature),
+        },
+    }
+
+
+def shape_faults(event: Any) -> list[str]:
+    """What keeps `event` from being exactly an event: an object of the six signed fields,
+    `event_id` and `signature`; `signer` and `signature` objects of exactly their text fields;
+    `payload` an object. Unknown fields anywhere are faults, so nothing unsigned rides along."""
+    if _well_shaped(event):
+        return []
+    if not isinstance(event, Mapping):
+        return ["an event is a JSON object"]
+    faults = _exact_keys(event, EVENT_FIELDS, "") + _not_text(event, TEXT_FIELDS, "")
+    for name, names in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
+        block = event.get(name)
+        if isinstance(block, Mapping):
+            faults += _exact_keys(block, names, name + ".") + _not_text(block, names, name + ".")
+        elif name in event:
+            faults.append(f"{name} (not an object)")
+    if "payload" in event and not isinstance(event["payload"], Mapping):
+        faults.append("payload (not an object)")
+    return faults
+
+
+_EVENT_KEYS, _SIGNER_KEYS, _SIGNATURE_KEYS = map(
+    frozenset, (EVENT_FIELDS, SIGNER_FIELDS, SIGNATURE_FIELDS)
+)
+
+
+def _well_shaped(event: Any) -> bool:
+    """The common case of `shape_faults` finding nothing, in a few C-speed set comparisons:
+    a dict of exactly the event's keys, `signer` and `signature` dicts of exactly theirs, all
+    text, and a `payload` object. Anything else takes the field-by-field walk, which names the
+    faults (the walk made a seventh of verifying an event, issue 27)."""
+    if type(event) is not dict or event.keys() != _EVENT_KEYS:
+        return False
+    signer, signature = event["signer"], event["signature"]
+    if type(signer) is not dict or signer.keys() != _SIGNER_KEYS:
+        return False
+    if type(signature) is not dict or signature.keys() != _SIGNATURE_KEYS:
+        return False
+    texts = [*signer.values(), *signature.values(), *(event[k] for k in TEXT_FIELDS)]
+    return isinstance(event["payload"], Mapping) and all(isinstance(v, str) for v in texts)
+
+
+def _exact_keys(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    missing = [f"{prefix}{k} (missing)" for k in fields if k not in obj]
+    unknown = [f"{prefix}{_shown(k)} (unknown field)" for k in obj if k not in fields]
+    more = [f"and {len(unknown) - 5} more unknown fields"] if len(unknown) > 5 else []
+    return missing + unknown[:5] + more
+
+
+def _not_text(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    return [f"{prefix}{k} (not text)" for k in fields if k in obj and not isinstance(obj[k], str)]
+
+
+def _shown(key: Any) -> str:
+    """A field name from someone else's document, quoted and cut short for a one-line detail."""
+    text = repr(key)
+    return text if len(text) <= 40 else text[:36] + "...'"
+
+
+def check_envelope(event: Any) -> Report:
+    """Every envelope rule, each as a named check. Payload checks are added by the caller."""
+    report = Report(kind="event")
+    faults = shape_faults(event)
+    if not report.add("structure", not faults, "; ".join(faults) or "exactly the event's fields"):
+        return report
+    signer = event["signer"]
+
+    etype = event["event_type"]
+    report.add("event_type", etype in EVENT_TARGETS, f"{etype!r}")
+    report.add(
+        "target",
+        EVENT_TARGETS.get(etype) == event["target"],
+        f"{event['target']!r} for {etype!r}",
+    )
+    report.add("subject", *_subject_ok(event["subject_pith_number"]))
+    created = event["created_at"]
+    report.add("created_at", created_at_ok(created), f"{created!r} (UTC, second precision)")
+    report.add("signer_type", signer["signer_type"] == "author", f"{signer['signer_type']!r}")
+
+    known = _key_from_b64(signer["public_key_b64"])
+    if known is None:
+        report.add("public_key", False, "public_key_b64 is not canonical base64 of 32 bytes")
+        return report
+    public_key, fp, kid = known
+    report.add(
+        "public_key_fingerprint",
+        signer["public_key_fingerprint"] == fp,
+        f"expected {fp}",
+    )
+    report.add("key_id", signer["key_id"] == kid, f"expected {kid}")
+    report.add("signer_id", *_signer_id_ok(signer["signer_id"], kid))
+
+    expected_id = compute_event_id(event)
+    same = event["event_id"] == expected_id
+    report.add(
+        "event_id",
+        same,
+        f"sha256 of the canonical signed fields = {expected_id}"
+        if same
+        else f"recomputed {expected_id} differs: one of {', '.join(SIGNED_FIELDS)} was changed "
+        "after signing, or event_id itself",
+    )
+    report.add("signature", *_signature_ok(event["signature"], event["event_id"], public_key))
+    return report
+
+
+def created_at_ok(value: Any) -> bool:
+    """`YYYY-MM-DDTHH:MM:SSZ` naming a real instant (UTC, second precision)."""
+    return isinstance(value, str) and _real_stamp(value)
+
+
+# The events of one batch share a signing time (and a registry's events a few), so the verdict
+# on a stamp is kept: the same text always gets the same answer.
+@lru_cache(maxsize=1024)
+def _real_stamp(value: str) -> bool:
+    if not CREATED_AT_RE.fullmatch(value):
+        return False
+    try:
+        datetime.fromisoformat(value[:-1])
+    except ValueError:
+        return False
+    return True
+
+
+def _signer_id_ok(value: str, kid: str) -> tuple[bool, str]:
+    """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN)."""
+    if value.startswith("orcid:"):
+        orcid = value[6:]
+        ok = is_orcid(orcid)
+        return ok, f"{value!r}" + ("" if ok else " is not a valid ORCID iD")
+    return value == kid, f"{value!r}" + ("" if value == kid else f": expected orcid:<iD> or {kid}")
+
+
+def _subject_ok(value: Any) -> tuple[bool, str]:
+    if not isinstance(value, str):
+        return False, "subject_pith_number is not text"
+    if FULL_NUMBER_RE.fullmatch(value) and int(value[5:9]) >= FIRST_YEAR:
+        return True, value  # the common case, without building a PithNumber
+    try:
+        number = PithNumber.parse(value)
+    except PithNumberError as exc:
+        return False, str(exc)
+    if number.year is None or number.full != value:
+        return False, f"{value!r} is not in the form pith:YYYY:BODY"
+    return True, value
+
+
+def _public_key(text: str) -> bytes | None:
+    try:
+        raw = b64decode(text)
+    except ValueError:
+        return None
+    return raw if len(raw) == PUBLIC_KEY_LENGTH else None
+
+
+@lru_cache(maxsize=256)
+def _verify_key(public_key: bytes) -> Any:
+    """PyNaCl's VerifyKey of `public_key`, made once per key (it checks the length and type)."""
+    from nacl.signing import VerifyKey
+
+    return VerifyKey(public_key)
+
+
+def _signature_ok(
+    signature: Mapping[str, str], event_id: str, public_key: bytes
+) -> tuple[bool, str]:
+    from nacl.exceptions import BadSignatureError
+
+    if signature["algorithm"] != "ed25519":
+        return False, f"algorithm {signature['algorithm']!r}, expected 'ed25519'"
+    if signature["signed_message"] != SIGNED_MESSAGE:
+        return False, f"signed_message {signature['signed_message']!r}, expected 'event_id_bytes'"
+    if not EVENT_ID_RE.fullmatch(event_id):
+        return False, "event_id is not sha256:<64 hex>"
+    try:
+        sig = b64decode(signature["signature_b64"])
+    except ValueError:
+        return False, "signature_b64 is not canonical base64 (padding, unused bits or alphabet)"
+    if len(sig) != SIGNATURE_LENGTH:
+        return False, f"signature is {len(sig)} bytes, expected {SIGNATURE_LENGTH}"
+    try:
+        _verify_key(public_key).verify(bytes.fromhex(event_id[7:]), sig)
+    except BadSignatureError:
+        return False, "Ed25519 signature does not verify over the event_id digest"
+    return True, "Ed25519 over the 32 raw bytes of event_id"

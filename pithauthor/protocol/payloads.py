@@ -1,0 +1,447 @@
+"""The eight relationships a citation can carry (the registry's citation form, OBSERVED).
+
+This tuple is the one place the names live: the bibliography reader validates against it and
+the citation events use it.
+
+The payloads of the three author event types (DESIGN), as plain data and pure rules.
+
+The JSON Schemas in `pithauthor/schemas/` are the authority on shape and bounds; this module
+holds the names and lists they use, builds payloads in protocol form (optional keys omitted,
+never null), and the two rules a schema cannot state: the ORCID check digit, and that the
+payload's `canonical_sha256` is the digest the subject's Pith Number was cut from.
+
+The payload JSON Schemas shipped in `pithauthor/schemas/`, compiled once per process.
+
+Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
+schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
+thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
+reference implementation `jsonschema` agrees.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Final, cast
+
+import fastjsonschema
+
+from pithauthor.errors import InputError
+from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.protocol.documents import (
+    ArtifactRef,
+    AttestationAuthor,
+    AttestationPayload,
+    CitationPayload,
+    EventType,
+    ReplicationPayload,
+)
+from pithauthor.protocol.identity import IdentityProof
+from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
+
+__all__ = [
+    "Artifact",
+    "DEFAULT_STATEMENT",
+    "OUTCOMES",
+    "PROOF_SYSTEMS",
+    "RELATIONSHIPS",
+    "attestation_payload",
+    "citation_payload",
+    "digest_matches_number",
+    "replication_payload",
+]
+
+
+RELATIONSHIPS: Final[tuple[str, ...]] = (
+    "supports",
+    "refutes",
+    "extends",
+    "uses_method",
+    "depends_on",
+    "replaces",
+    "compares",
+    "cites",
+)
+
+
+DEFAULT_RELATIONSHIP: Final[str] = "cites"
+
+
+_KNOWN: Final[frozenset[str]] = frozenset(RELATIONSHIPS)
+
+
+def relationship_problem(text: str) -> str | None:
+    """None when `text` names one of the eight (case and outer spaces ignored); else why not."""
+    if text.strip().lower() in _KNOWN:
+        return None
+    hint = ""
+    folded = "_".join(text.strip().lower().replace("-", " ").split())
+    if folded in _KNOWN:
+        hint = f" (did you mean {folded!r}?)"
+    return f"{text!r} is not a relationship{hint}; expected one of {', '.join(RELATIONSHIPS)}"
+
+
+def normalize_relationship(text: str) -> str:
+    """The relationship `text` names, in its canonical spelling; InputError when none."""
+    problem = relationship_problem(text)
+    if problem is not None:
+        raise InputError(problem)
+    return text.strip().lower()
+
+
+ATTESTATION: Final = "author_attestation"
+
+
+CITATION: Final = "citation_signature"
+
+
+REPLICATION: Final = "replication_record"
+
+
+EVENT_TYPES: tuple[EventType, ...] = (ATTESTATION, CITATION, REPLICATION)
+
+
+PAYLOAD_SCHEMAS: dict[str, str] = {t: f"pithauthor.{t}.v1" for t in EVENT_TYPES}
+
+
+DEFAULT_STATEMENT = "I am an author of this paper."
+
+
+OUTCOMES: dict[str, tuple[str, ...]] = {
+    "replication": ("reproduced", "partially_reproduced", "not_reproduced", "inconclusive"),
+    "falsification": ("falsified", "not_falsified", "inconclusive"),
+    "formal_bridge": ("formalized", "partially_formalized", "not_formalized"),
+}
+
+
+REPLICATION_KINDS = tuple(OUTCOMES)
+
+
+PROOF_SYSTEMS: dict[str, str] = {"lean4": "Lean 4", "coq": "Coq", "isabelle": "Isabelle"}
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """An artifact of a replication: where it is, and the sha256 of its bytes."""
+
+    uri: str
+    sha256: str
+
+    def as_dict(self) -> ArtifactRef:
+        return {"uri": self.uri, "sha256": self.sha256}
+
+
+def attestation_payload(
+    canonical_sha256: str,
+    *,
+    name: str,
+    orcid: str | None = None,
+    position: int | None = None,
+    statement: str | None = None,
+    identity_proofs: Iterable[Mapping[str, Any]] = (),
+) -> AttestationPayload:
+    """`author_attestation` payload; `statement` defaults to DEFAULT_STATEMENT;
+    `identity_proofs` ({kind, locator}, docs/identity.md) omitted when there are none."""
+    author: AttestationAuthor = {"name": name}
+    if orcid is not None:
+        author["orcid"] = orcid
+    if position is not None:
+        author["position"] = position
+    payload: AttestationPayload = {
+        "payload_schema": PAYLOAD_SCHEMAS[ATTESTATION],
+        "canonical_sha256": canonical_sha256,
+        "author": author,
+        "statement": DEFAULT_STATEMENT if statement is None else statement,
+    }
+    proofs: list[IdentityProof] = [
+        {"kind": p["kind"], "locator": p["locator"]} for p in identity_proofs
+    ]
+    if proofs:
+        payload["identity_proofs"] = proofs
+    return payload
+
+
+def citation_payload(
+    canonical_sha256: str,
+    *,
+    citing: str,
+    relationship: str,
+    citation_key: str | None = None,
+    context: str | None = None,
+) -> CitationPayload:
+    """`citation_signature` payload; `canonical_sha256` is the CITED paper's."""
+    payload: CitationPayload = {
+        "payload_schema": PAYLOAD_SCHEMAS[CITATION],
+        "canonical_sha256": canonical_sha256,
+        "citing_pith_number": citing,
+        "relationship": relationship,
+    }
+    if citation_key is not None:
+        payload["citation_key"] = citation_key
+    if context is not None:
+        payload["context"] = context
+    return payload
+
+
+def replication_payload(
+    canonical_sha256: str,
+    *,
+    kind: str,
+    outcome: str,
+    summary: str,
+    artifacts: Iterable[Artifact] = (),
+    proof_system: str | None = None,
+) -> ReplicationPayload:
+    """`replication_record` payload; `proof_system` only for a formal bridge."""
+    listed = [a.as_dict() for a in artifacts]
+    schema = PAYLOAD_SCHEMAS[REPLICATION]
+    if proof_system is None:
+        return {
+            "payload_schema": schema,
+            "canonical_sha256": canonical_sha256,
+            "kind": kind,
+            "outcome": outcome,
+            "artifacts": listed,
+            "summary": summary,
+        }
+    return {  # the same, with proof_system in its place (the order a reader sees)
+        "payload_schema": schema,
+        "canonical_sha256": canonical_sha256,
+        "kind": kind,
+        "outcome": outcome,
+        "proof_system": proof_system,
+        "artifacts": listed,
+        "summary": summary,
+    }
+
+
+# base32 alphabet (RFC 4648) -> the digits Python's int(..., 32) reads, to compare in C speed.
+_TO_INT32 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv")
+
+
+def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
+    """True when `number`'s body is the first 26 base32 characters of the digest.
+
+    The same as `base32_nopad(digest)[:26] == body`: 26 characters are the top 130 bits.
+    """
+    try:
+        raw = bytes.fromhex(canonical_sha256)
+    except ValueError:
+        return False
+    if len(raw) != 32 or len(number.body) != BODY_LENGTH:
+        return False
+    return int.from_bytes(raw[:17], "big") >> 6 == int(number.body.translate(_TO_INT32), 32)
+
+
+def self_citation_problem(
+    citing: Any, cited: Any, citing_arxiv: str | None = None, cited_arxiv: str | None = None
+) -> str | None:
+    """None unless a citation's citing paper is its cited paper: the same Pith Number, or,
+    when the records of both are at hand (`*_arxiv`: their `source.id`, without version),
+    two versions of one arXiv paper (each version has its own number): a paper cannot sign a
+    citation of itself."""
+    if isinstance(citing, str) and citing == cited:
+        return f"the citing paper {citing} is the cited paper: a paper cannot cite itself"
+    if citing_arxiv is not None and citing_arxiv == cited_arxiv:
+        return (
+            f"the citing paper {citing} and the cited paper {cited} are versions of one arXiv "
+            f"paper, {citing_arxiv}: a paper cannot cite itself"
+        )
+    return None
+
+
+def payload_orcid(payload: Mapping[str, Any]) -> str | None:
+    """The author's ORCID iD in an attestation payload, if any."""
+    author = payload.get("author")
+    orcid = author.get("orcid") if isinstance(author, Mapping) else None
+    return orcid if isinstance(orcid, str) else None
+
+
+Validate = Callable[[Any], Any]
+
+
+def schema_file(event_type: str) -> str:
+    """The file name of `event_type`'s payload schema inside `pithauthor/schemas/`."""
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {event_type!r}")
+    return f"{event_type}.schema.json"
+
+
+@cache
+def load_schema(event_type: str) -> dict[str, Any]:
+    """The payload schema of `event_type`, as parsed JSON."""
+    text = (
+        resources.files("pithauthor.schemas").joinpath(schema_file(event_type)).read_text("utf-8")
+    )
+    schema: dict[str, Any] = parse_json(text)
+    return schema
+
+
+# Every payload schema says `"not": {"required": ["replaces", "withdraws"]}`: fastjsonschema
+# checks a `not` by running the inner schema and catching the exception it raises, which made
+# every valid payload raise and catch one (two fifths of a validation, issue 27). The rule is
+# taken out of the compiled schema and checked as the same two-key test in `schema_violation`;
+# `_validator` refuses a schema whose `not` says anything else, so the two cannot drift.
+_BOTH_CORRECTIONS = {"required": ["replaces", "withdraws"]}
+
+
+@cache
+def _validator(event_type: str) -> tuple[Validate, bool]:
+    """The compiled schema (without its `not`) and whether it has numbers (see `_numeric`)."""
+    schema = dict(load_schema(event_type))
+    if schema.pop("not", _BOTH_CORRECTIONS) != _BOTH_CORRECTIONS:
+        raise ValueError(f"{schema_file(event_type)}: an unexpected top-level 'not'")
+    validate: Validate = fastjsonschema.compile(schema)
+    return validate, _numeric(schema)
+
+
+def _numeric(schema: Any) -> bool:
+    """Whether a value a schema places (the object, its `properties`, `items` and
+    `additionalProperties`) may be a number. When none may, a float in a payload fails the
+    schema itself, and the walk for fractions (`_fraction`) is not needed. `allOf`, `if`,
+    `then` and `else` only narrow what these admit, so they are not walked."""
+    if not isinstance(schema, dict):
+        return not isinstance(schema, bool) or schema  # `true` admits anything, `false` nothing
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "integer" in kinds or "number" in kinds:
+        return True
+    listed = [*schema.get("enum", ()), *([schema["const"]] if "const" in schema else [])]
+    if "type" not in schema and not listed:
+        return True  # no type and no list of values: numbers too
+    if "type" not in schema and any(not isinstance(v, str) for v in listed):
+        return True
+    children = list(schema.get("properties", {}).values())
+    if "object" in kinds:  # JSON Schema's default: any other property, of any value
+        children.append(schema.get("additionalProperties", True))
+    if "array" in kinds:  # the same for the items of an array
+        children.append(schema.get("items", True))
+    return any(_numeric(c) for c in children)
+
+
+def schema_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
+    """None when `payload` meets its schema; else the first failure, naming its JSON path
+    (`payload.relationship must be one of [...]`)."""
+    validate, numeric = _validator(event_type)
+    try:
+        validate(payload)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        message = str(exc.message)
+        return "payload" + message[4:] if message.startswith("data") else message
+    if "replaces" in payload and "withdraws" in payload:  # the schema's `not` (see above)
+        return "payload must not hold both replaces and withdraws"
+    return _fraction(payload, "payload") if numeric and _has_float(payload) else None
+
+
+def _has_float(value: Any) -> bool:
+    """Whether `value` holds a float anywhere (the walk of `_fraction` without its paths)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_float(v) for v in value.values() if not isinstance(v, str))
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value if not isinstance(v, str))
+    return False
+
+
+def _fraction(value: Any, path: str) -> str | None:
+    """JSON Schema's `integer` admits 3.0, which canonical JSON writes as `3.0` in Python and `3`
+    elsewhere: payloads hold integers only, written without a fraction."""
+    if isinstance(value, float):
+        return f"{path} must be an integer without a fraction"
+    if isinstance(value, Mapping):
+        items: Any = ((f"{path}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((f for p, v in items if (f := _fraction(v, p))), None)
+
+
+# --- payloads pithauthor built itself ------------------------------------------------------------
+# Signing validated each payload it had just built with the whole compiled schema, a fifth of
+# the cost of signing a citation (issue 27). A citation's schema is flat: an object of string
+# fields, each a const, an enum or a string with bounds and a pattern. Those rules are read from
+# the schema file here and checked directly: a handful of comparisons and at most three regular
+# expressions. Whatever the direct check does not pass goes to the full schema, which has the
+# last word (and the message), so the direct check can only ever skip work on a payload the
+# schema accepts; tests/test_event_schemas.py checks that the two agree. Events from
+# outside never take this path: `check_author_event` runs the full schema on every payload.
+
+_FIELD_KEYWORDS = frozenset(("type", "minLength", "maxLength", "pattern", "description"))
+
+
+_TOP_KEYWORDS = frozenset(
+    ("$schema", "title", "description", "type", "additionalProperties", "required", "properties")
+) | {"not"}
+
+
+FieldRule = tuple[frozenset[str] | None, int, float, "re.Pattern[str] | None"]
+
+
+def _field_rule(subschema: Any) -> FieldRule | None:
+    """(allowed values or None, min length, max length, compiled pattern) of a string field;
+    None when the subschema says more than these can."""
+    if not isinstance(subschema, dict):
+        return None
+    rest = {k: v for k, v in subschema.items() if k != "description"}
+    if set(rest) == {"const"} and isinstance(rest["const"], str):
+        return frozenset((rest["const"],)), 0, math.inf, None
+    if set(rest) == {"enum"} and all(isinstance(v, str) for v in rest["enum"]):
+        return frozenset(rest["enum"]), 0, math.inf, None
+    if rest.get("type") != "string" or not set(subschema) <= _FIELD_KEYWORDS:
+        return None
+    pattern = rest.get("pattern")
+    # fastjsonschema reads `$` as the end of the text (`\Z`), not "before a final newline"
+    compiled = None if pattern is None else re.compile(_DOLLAR.sub(r"\\Z", pattern))
+    return None, rest.get("minLength", 0), rest.get("maxLength", math.inf), compiled
+
+
+# an unescaped `$`, as fastjsonschema's generator finds it
+_DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+@cache
+def _flat_rules(event_type: str) -> tuple[frozenset[str], dict[str, FieldRule]] | None:
+    """(required fields, rule per field) when `event_type`'s schema is flat; else None."""
+    schema = load_schema(event_type)
+    if not set(schema) <= _TOP_KEYWORDS or schema.get("type") != "object":
+        return None
+    if schema.get("additionalProperties") is not False:
+        return None
+    rules = {name: _field_rule(sub) for name, sub in schema["properties"].items()}
+    if any(rule is None for rule in rules.values()):
+        return None
+    _validator(event_type)  # the same refusal of an unexpected `not`
+    return frozenset(schema.get("required", ())), cast(dict[str, FieldRule], rules)
+
+
+def _meets_flat(
+    payload: Mapping[str, Any], flat: tuple[frozenset[str], dict[str, FieldRule]]
+) -> bool:
+    required, rules = flat
+    if not required <= payload.keys() or ("replaces" in payload and "withdraws" in payload):
+        return False
+    for name, value in payload.items():
+        rule = rules.get(name)
+        if rule is None or not isinstance(value, str):
+            return False
+        allowed, low, high, pattern = rule
+        if allowed is not None and value not in allowed:
+            return False
+        if not low <= len(value) <= high or (pattern is not None and not pattern.search(value)):
+            return False
+    return True
+
+
+def built_payload_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
+    """`schema_violation` for a payload pithauthor built: the same verdict, by the direct check
+    when the type's schema is flat and the payload passes it, else by the full schema."""
+    flat = _flat_rules(event_type)
+    if flat is not None and type(payload) is dict and _meets_flat(payload, flat):
+        return None
+    return schema_violation(event_type, payload)

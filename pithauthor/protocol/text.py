@@ -1,0 +1,296 @@
+r"""Time in the protocol's one form: UTC at second precision, `YYYY-MM-DDTHH:MM:SSZ`.
+
+Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble
+parser, the comment stripper (a `%` inside them is text) and the citation scanner (a `\cite`
+inside them is text).
+
+Text that is signed, and text that is shown: the one rule for both (pure, no I/O).
+
+A signed text field (an author's name, a statement, a summary, a citation's context, ...) is
+a public statement: what a reader sees must be what was signed. Control characters (C0, C1,
+DEL; newlines too: every field is one line of text), line and paragraph separators, lone
+surrogates, the bidirectional controls (U+061C, U+200E-200F, U+202A-202E, U+2066-2069) and
+the other invisible format characters (Unicode category Cf: U+200B ZERO WIDTH SPACE, U+FEFF,
+U+00AD SOFT HYPHEN, U+2060 WORD JOINER, the tag characters U+E0000-E007F that can carry hidden
+ASCII, ...) can make a name read backwards, hide part of it, or make two names that look the
+same differ, so `text_problem` refuses them. Joiners (U+200C ZWNJ, U+200D ZWJ) stay allowed:
+Persian and Indic names and emoji need them.
+
+Text pith did not write (names from events, titles from records, arXiv's answers) is shown
+through `escaped`: every control, format, private-use or unassigned character becomes a
+visible `\xNN` / `\uNNNN` escape, so it cannot rewrite the terminal.
+
+The one URL rule of the network layer, pure (no I/O): every address pith sends a request
+to obeys it, whoever named it (a registry's base URL or action link, a proof's locator, the
+ORCID API, arXiv's API, a `--paper-pdf` URL): https, or plain http only to this machine (a
+loopback address or `localhost`); a host; no spaces or control characters; a port, if any, in
+1-65535; no user name or password (they would be sent, and a proof's host is its meaning).
+
+`pithauthor.net` (the one network module) applies it; so does `protocol.checks.fields` for
+the links a record names. Origins are compared here too, one way for all (`origin_of`).
+
+Signed text and printed text: the one rule (`pithauthor.protocol.text`), for callers.
+
+>>> text_problem("Ada ‮ecalevoL")   # why it cannot be signed, or None
+>>> escaped(title)                        # safe to print: invisible characters escaped
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import time
+import unicodedata
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import SplitResult, urlsplit
+
+from pithauthor.errors import InputError
+
+__all__ = [
+    "escaped",
+    "payload_text_problem",
+    "text_problem",
+]
+
+
+STAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+# The last stamp made, by its whole second: events signed in a loop share their second, so the
+# clock is read once per event (one cheap time.time()) and the stamp written once per second.
+_last: tuple[int, str] = (-1, "")
+
+
+def utc_stamp(when: datetime) -> str:
+    """`when` (aware) as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
+    return when.astimezone(UTC).strftime(STAMP_FORMAT)
+
+
+def utc_now() -> str:
+    """Now, as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
+    global _last
+    second = int(time.time())
+    if _last[0] != second:
+        # a tuple swapped in one assignment: another thread sees the old pair or the new one
+        _last = (second, time.strftime(STAMP_FORMAT, time.gmtime(second)))
+    return _last[1]
+
+
+VERBATIM_ENVIRONMENTS = (
+    "verbatim",
+    "verbatim*",
+    "Verbatim",
+    "Verbatim*",
+    "BVerbatim",
+    "LVerbatim",
+    "alltt",
+    "comment",
+    "lstlisting",
+    "minted",
+    "filecontents",
+    "filecontents*",
+)
+
+
+COMMANDS_STAY_ACTIVE = frozenset({"alltt"})
+
+
+"""Verbatim-like for `%` and spaces, but `\\commands` still run there (a `\\cite` is real)."""
+
+
+VERBATIM_BLOCK = re.compile(
+    r"\\begin\{("
+    + "|".join(re.escape(n) for n in VERBATIM_ENVIRONMENTS if n not in COMMANDS_STAY_ACTIVE)
+    + r")\}.*?\\end\{\1\}",
+    re.DOTALL,
+)
+
+
+"""One environment whose commands do not run, from `\\begin{NAME}` to its `\\end{NAME}`."""
+
+
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+JOINERS = frozenset("\u200c\u200d")
+
+
+_REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp", "Cf"))
+
+
+# The same set as one character class, so a text is scanned in C, not one call per character
+# (that was most of the cost of signing an event). Cc, Cs, Zl and Zp are closed by Unicode's
+# stability policy (Cc is exactly these 65; Cs the surrogates; Zl and Zp one character each);
+# Cf is not: these are its characters in Unicode 14.0 (Python 3.11) and U+13439-1343F, which
+# 15.0 made format controls (older tables call them unassigned), less the joiners.
+# tests/test_signed_text.py checks the class against `unsafe_char` on every code point of the
+# running Python's tables, so a format character a newer Unicode adds cannot slip through.
+_FORMAT = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+)
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + _FORMAT + "]")
+
+
+def unsafe_char(char: str) -> bool:
+    """True for a character no signed text may hold (see the module docstring)."""
+    if char in JOINERS:
+        return False
+    return unicodedata.category(char) in _REFUSED_CATEGORIES or _UNSAFE.match(char) is not None
+
+
+def _name(char: str) -> str:
+    code = ord(char)
+    name = unicodedata.name(char, "")
+    return f"U+{code:04X}" + (f" {name}" if name else "")
+
+
+def text_problem(text: str) -> str | None:
+    """None when `text` may be signed; else which character is refused, and where."""
+    found = _UNSAFE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    if char in BIDI_CONTROLS:
+        kind = "a bidirectional control"
+    elif unicodedata.category(char) in ("Cf", "Cn"):  # Cn: a format character newer tables know
+        kind = "an invisible format character"
+    else:
+        kind = "a control character"
+    return f"holds {kind} ({_name(char)}) at character {found.start() + 1}"
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def _texts(value: Any, out: list[str]) -> list[str]:
+    """Every string in `value`, without the paths `_strings` names (the common, clean case)."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _texts(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _texts(item, out)
+    return out
+
+
+def payload_text_problem(payload: Any) -> str | None:
+    """None when every text field of a payload may be signed; else the first field refused
+    (`payload.author.name holds a bidirectional control (U+202E ...) at character 5`)."""
+    # one scan of all the text ("a" is safe, so joining adds no match); paths only on a fault.
+    # A citation's payload is all text at the top: its values are taken without the walk.
+    values: list[Any] = list(payload.values()) if type(payload) is dict else []
+    flat = bool(values) and all(type(v) is str for v in values)
+    texts = values if flat else _texts(payload, [])
+    if _UNSAFE.search("a".join(texts)) is None:
+        return None
+    for path, text in _strings(payload, "payload"):
+        problem = text_problem(text)
+        if problem is not None:
+            return f"{path} {problem}"
+    return None
+
+
+def escaped(text: str) -> str:
+    """`text` safe to print: control, format (bidirectional controls among them), surrogate,
+    private-use, unassigned and separator characters as `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`."""
+    out = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            code = ord(char)
+            if code < 0x100:
+                out.append(f"\\x{code:02x}")
+            elif code < 0x10000:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and every loopback address (127.0.0.0/8, ::1)."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def checked_url(url: str, what: str) -> SplitResult:
+    """The parts of `url` (stripped) when the rule allows it; else an InputError, one line
+    starting with `what` (e.g. "--orcid-api")."""
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError as exc:  # "http://[::1", a port beyond 65535
+        raise InputError(f"{what} {url!r} is not a URL ({exc})") from None
+    odd = any(c.isspace() or not c.isprintable() for c in text)
+    if parts.scheme not in ("https", "http") or not host or odd:
+        raise InputError(f"{what} {url!r} is not an https:// address")
+    if port == 0:
+        raise InputError(f"{what} {url!r}: port 0")
+    if parts.username is not None or parts.password is not None:
+        raise InputError(f"{what} {url!r}: an address with a user name or password is refused")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise InputError(f"{what}: refusing plain http to {host} (https, or http only to loopback)")
+    return parts
+
+
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def origin_of(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) address, the port made explicit (443, 80); None for
+    anything else. Two addresses share an origin when these are equal: another port of the
+    same host is another server, and may be another person's."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = (parts.hostname or "").lower().rstrip("."), parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    return scheme, host, port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def origin(url: str) -> str:
+    """`scheme://host[:port]` of an http(s) address in one spelling: lowercased, the default
+    port left out, an IPv6 host in brackets; `url` itself when it has no origin. Two addresses
+    have one origin exactly when their `origin_of` are equal."""
+    found = origin_of(url)
+    if found is None:
+        return url
+    scheme, host, port = found
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + ("" if port == _DEFAULT_PORTS[scheme] else f":{port}")
+
+
+def same_origin(a: str, b: str) -> bool:
+    """True when `a` and `b` are http(s) addresses of one origin (scheme, host and port)."""
+    first = origin_of(a)
+    return first is not None and first == origin_of(b)

@@ -1,0 +1,1 @@
+"""Registries: the client, submission through the outbox, tokens, trust manifests."""

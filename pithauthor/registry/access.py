@@ -1,0 +1,348 @@
+"""The registry a command talks to, and which paper it means: options read once, the
+client opened, a subject found from an identifier or a record file, Pith Numbers checked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from pithauthor.errors import (
+    DocumentError,
+    InputError,
+    NetworkError,
+    RegistryRejected,
+    VerificationError,
+)
+from pithauthor.net import RetryPolicy
+from pithauthor.protocol.checks.record import checked_record
+from pithauthor.protocol.documents import RecordDocument
+from pithauthor.protocol.ids import (
+    PithNumber,
+    classify_reference,
+)
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.client import (
+    MAX_TIMEOUT,
+    RegistryClient,
+    Say,
+    is_local_registry,
+    registry_url,
+)
+from pithauthor.registry.manifests import TRUST_ENV as TRUST_ENV
+from pithauthor.registry.manifests import default_trust
+from pithauthor.registry.record_cache import RecordCache
+from pithauthor.verify import detect_kind, read_documents, verify_document
+
+__all__ = [
+    "RegistryAccess",
+    "RegistryOptions",
+    "check_number",
+    "check_registry_options",
+    "citing_number",
+    "connect",
+    "read_subject",
+    "subject_for",
+]
+
+
+# --- the options every command that talks to a registry shares -------------------------------
+
+
+def check_registry_options(registry: str | None, trust_manifests: list[str]) -> None:
+    """Refuse a bad registry URL or trust manifest even when no registry is needed: bad input
+    is said, not silently ignored."""
+    RegistryOptions(registry, tuple(trust_manifests)).read_trust()
+
+
+@dataclass(frozen=True)
+class RegistryOptions:
+    """The registry a command talks to, whom it trusts, and how long it tries: what the
+    `--registry`, `--trust-manifest` (repeatable) and `--trust-local-registry` options (and a
+    command's own retry budget) say, by name."""
+
+    registry: str | None = None
+    """`--registry`; None: `$PITH_REGISTRY`, else https://pith.science."""
+    trust_manifests: tuple[str, ...] = ()
+    """Mirror manifests whose keys are trusted besides the pinned key (and `PITH_TRUST`)."""
+    trust_local: bool = False
+    """Also trust the key a loopback registry publishes (for tests and dry runs)."""
+    retries: int = 6
+    """Attempts per request (RetryPolicy.max_attempts)."""
+    timeout: float = 20.0
+    """Seconds per attempt."""
+    parallel: int = 8
+    """Connections kept open (a batch sends this many events at once)."""
+
+    @property
+    def base_url(self) -> str:
+        """The registry's base URL, checked (InputError when it is refused)."""
+        return registry_url(self.registry)
+
+    def read_trust(self) -> Trust:
+        """The registry URL checked, then the pinned key plus `PITH_TRUST` and the manifests:
+        read from disk on each call, so a command calls it once and passes the result on."""
+        registry_url(self.registry)
+        return default_trust(self.trust_manifests)
+
+    def for_registry(self, where: str) -> RegistryOptions:
+        """These options for another registry (a row bound to it): a local registry's key is
+        trusted for loopback registries only, never carried over to a remote one."""
+        return replace(
+            self, registry=where, trust_local=self.trust_local and is_local_registry(where)
+        )
+
+    def connect(self, *, trust: Trust | None = None, warn: Say | None = None) -> RegistryClient:
+        """`connect` with these options; `trust` is the one `read_trust` gave, when read."""
+        return connect(
+            self.registry,
+            self.trust_manifests,
+            self.trust_local,
+            parallel=self.parallel,
+            retries=self.retries,
+            timeout=self.timeout,
+            warn=warn,
+            trust=trust,
+        )
+
+
+def connect(
+    registry: str | None = None,
+    trust_manifests: list[str] | tuple[str, ...] = (),
+    trust_local: bool = False,
+    *,
+    parallel: int = 8,
+    retries: int = 6,
+    timeout: float = 20.0,
+    warn: Say | None = None,
+    trust: Trust | None = None,
+) -> RegistryClient:
+    """A client with the trust asked for: the pinned key, `PITH_TRUST`, `trust_manifests` and,
+    with `trust_local`, the key a loopback registry publishes (`warn` is told so). `trust`,
+    when given, is that trust already read (`RegistryOptions.read_trust`): the manifests are
+    not read again."""
+    if not math.isfinite(timeout) or not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError(f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
+    client = RegistryClient(
+        registry,
+        trust=trust if trust is not None else default_trust(trust_manifests),
+        max_connections=max(parallel, 4),
+        retry=RetryPolicy(max_attempts=retries),
+        timeout=timeout,
+    )
+    if trust_local:
+        try:
+            client.trust_local_registry()
+        except BaseException:
+            client.close()
+            raise
+        if warn is not None:
+            warn(f"trusting the local registry at {client.base_url}: its key is not pith.science's")
+    return client
+
+
+class RegistryAccess:
+    """The registry a signing command may need (to fetch records, or to submit), opened on
+    first use only: a command given every record by file never touches the network.
+
+    The options are checked, and the trust manifests read, once, here: bad input is said
+    before anything else, and the record files and the client use that one reading.
+    `note` hears what the user should know (a record without a receipt); `warn` the warning
+    that a local registry's key is trusted."""
+
+    def __init__(
+        self,
+        options: RegistryOptions | None = None,
+        *,
+        note: Say | None = None,
+        warn: Say | None = None,
+    ) -> None:
+        self.options = options or RegistryOptions()
+        self._trust = self.options.read_trust()
+        self.note = note
+        self.warn = warn
+        self._client: RegistryClient | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The registry's base URL, without connecting."""
+        return self.options.base_url
+
+    @property
+    def client(self) -> RegistryClient:
+        if self._client is None:
+            self._client = self.options.connect(trust=self._trust, warn=self.warn)
+        return self._client
+
+    def trust(self) -> Trust:
+        """The keys record files are checked against: the pinned key, `PITH_TRUST`, the
+        manifests and (only with `trust_local`) the local registry's, which takes asking it."""
+        if self.options.trust_local:
+            return self.client.trust
+        return self._trust
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> RegistryAccess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- the paper an event is about -----------------------------------------------------------------
+
+
+def subject_for(ref: str, record: str | None, registry: RegistryAccess) -> Subject:
+    """The paper `ref` (Pith Number, alias or arXiv id) names: from a record file, checked to be
+    that paper, or else from the registry (its record verified)."""
+    if record is None:
+        doc = registry.client.record(ref)
+        # before signing: an event bound to a registry that sends its actions elsewhere would
+        # stay pending for ever
+        registry.client.check_actions_here(doc)
+        return Subject.from_document(doc)
+    subject = read_subject(record, registry.trust(), note=registry.note)
+    check_names(ref, subject, record)
+    return subject
+
+
+def read_subject(path: str, trust: Trust | None = None, *, note: Say | None = None) -> Subject:
+    """The subject of a record JSON file (registry record, `pith number from-arxiv --json`,
+    bundle or state); `-` reads stdin. A document that carries a registry receipt is verified
+    whole and refused (VerificationError, exit 1) when any check fails; one without a receipt
+    (computed locally) is taken, and `note` is told so."""
+    docs = read_documents(path)
+    if len(docs) != 1:
+        raise DocumentError(f"{path} holds {len(docs)} documents; give one record")
+    doc = docs[0]
+    subject = Subject.from_document(doc)
+    kind = detect_kind(doc)
+    if kind == "computed_record" or (kind == "record" and "receipt" not in doc):
+        if note is not None:
+            note(
+                f"note: {path} has no registry receipt: its Pith Number was computed, not "
+                "vouched for by a registry"
+            )
+        return subject
+    report = verify_document(doc, trust)
+    if not report.ok:
+        failed = ", ".join(c.name for c in report.failed[:6])
+        raise VerificationError(f"{path} does not verify ({failed}); not signing for it")
+    return subject
+
+
+def check_names(ref: str, subject: Subject, where: str) -> None:
+    """Refuse a record that is not the paper the user named."""
+    number = subject.pith_number
+    named = classify_reference(ref)
+    if named.arxiv is not None:
+        version = named.arxiv.version
+        if (
+            subject.source_id is None
+            or named.arxiv.id != subject.source_id
+            or (version is not None and version != subject.source_version)
+        ):
+            held = f"{subject.source_id}v{subject.source_version}" if version else None
+            raise InputError(
+                f"{where} is the record of arXiv {held or subject.source_id or '(none)'} "
+                f"({number.full}), not of {ref.strip()}"
+            )
+        return
+    same = (
+        named.alias.matches(number)
+        if named.alias
+        else bool(named.number and named.number.same_paper(number))
+    )
+    if not same:
+        raise InputError(f"{where} is the record of {number.full}, not of {ref}")
+
+
+def citing_number(
+    ref: str, record: str | None, registry: RegistryAccess
+) -> tuple[PithNumber, str | None, str | None]:
+    """The citing paper's full Pith Number: given as such (checked with its record when one is
+    at hand: the note says how, see `check_number`), from its record, or by look-up; and its
+    arXiv id (no version) when its record was at hand, so that a citation of another version
+    of the same paper can be refused (`sign_citation`)."""
+    if record is None:
+        named = classify_reference(ref)
+        if named.number is not None and named.number.year is not None:
+            note, held = _check_number(named.number, registry, offline=False)
+            return named.number, note, _source_id(held)
+    subject = subject_for(ref, record, registry)
+    return subject.pith_number, None, subject.source_id
+
+
+def _source_id(record: RecordDocument | None) -> str | None:
+    source = record["canonical_record"].get("source") if record is not None else None
+    found = source.get("id") if isinstance(source, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool = False) -> str:
+    """Compare a full Pith Number with its paper's record: the one in the record cache
+    (`<PITH_HOME>/cache`, verified again now), or else the registry's (one look-up, then kept
+    in the cache). InputError naming the right number when the year is wrong. Returns a note:
+    what the number was checked against, or why it could not be (offline, unreachable, no
+    record). Nothing is written when nothing was fetched."""
+    return _check_number(number, registry, offline=offline)[0]
+
+
+def _check_number(
+    number: PithNumber, registry: RegistryAccess, *, offline: bool
+) -> tuple[str, RecordDocument | None]:
+    """`check_number`'s note, and the record it was checked with (None when none was)."""
+    if number.year is None:
+        raise InputError(f"{number}: give the full Pith Number, pith:YYYY:{number.body}")
+    base = registry.base_url
+    record = _cached_record(base, number, registry)
+    where = f"{base}, cached"
+    if record is None and offline:
+        return f"note: offline and no record of {number.full} at hand: its year is unchecked", None
+    if record is None:
+        try:
+            record = registry.client.record(number.body)
+        except NetworkError:
+            return (
+                f"note: {base} could not be reached: the year of {number.full} is unchecked",
+                None,
+            )
+        except RegistryRejected:
+            return f"note: {base} has no record of {number.full}: its year is unchecked", None
+        cache = RecordCache()
+        try:
+            cache.put_record(base, number.body, record)
+        finally:
+            cache.close()
+        where = base
+    right = PithNumber.parse(record["pith_number"])
+    source = record["canonical_record"]["source"]
+    paper = f"arXiv {source['id']}v{source['version']}"
+    if right.full != number.full:
+        raise InputError(f"{number.full} has the wrong year: the record of {paper} is {right.full}")
+    return f"{number.full} is the record of {paper} (checked with {where})", record
+
+
+def _cached_record(
+    base: str, number: PithNumber, registry: RegistryAccess
+) -> RecordDocument | None:
+    """The cached record of `number`'s body, if there is a cache and the record still verifies
+    under today's trust."""
+    cache = RecordCache.existing()
+    if cache is None:
+        return None
+    try:
+        cached = cache.record(base, number.body)
+        if cached is None:
+            return None
+        record = checked_record(cached, registry.trust())[1]
+        if record is None or PithNumber.parse(str(record["pith_number"])).body != number.body:
+            return None
+        return record
+    finally:
+        cache.close()

@@ -1,0 +1,379 @@
+"""Talk to a registry: resolve, fetch and verify records, bundles and states; send events.
+
+Every record is verified against the trusted registry keys before anything uses it: the key
+pinned in the package, plus the manifests named in `PITH_TRUST` (paths separated by the OS path
+separator) or passed explicitly. Events go to the action endpoint the record's `agent_actions`
+names (same origin as the registry only), with `Idempotency-Key: <event_id>`. The HTTP rules
+(URL policy, retries, error mapping) live in `pithauthor.net`; batches and the outbox in
+`pithauthor.registry.submit`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from pithauthor.errors import (
+    DocumentError,
+    InputError,
+    RegistryAnswerError,
+    RegistryResponseError,
+    VerificationError,
+)
+from pithauthor.net import DEFAULT_REGISTRY, RegistryHttp, RetryPolicy, check_url, origin
+from pithauthor.protocol.checks.bundle import checked_bundle
+from pithauthor.protocol.checks.record import checked_record
+from pithauthor.protocol.checks.state import checked_state
+from pithauthor.protocol.documents import AuthorEvent, MergedState, RecordBundle, RecordDocument
+from pithauthor.protocol.ids import (
+    ArxivId,
+    PithAlias,
+    PithNumber,
+    parse_reference,
+)
+from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.text import is_loopback
+from pithauthor.protocol.verdict import Report, Trust
+from pithauthor.registry.manifests import TRUST_ENV as TRUST_ENV
+from pithauthor.registry.manifests import default_trust
+from pithauthor.registry.tokens import (
+    TOKEN_ENV,
+    env_token_origin,
+    forget_token,
+    store_token,
+    stored_registries,
+    token_for,
+)
+
+__all__ = [
+    "DEFAULT_REGISTRY",
+    "MAX_TIMEOUT",
+    "RegistryClient",
+    "RetryPolicy",
+    "Subject",
+    "TOKEN_ENV",
+    "default_trust",
+    "env_token_origin",
+    "fetch_subject",
+    "forget_token",
+    "is_local_registry",
+    "registry_binding",
+    "registry_url",
+    "resolve_arxiv",
+    "store_token",
+    "stored_registries",
+]
+
+
+Document = TypeVar("Document")
+
+
+REGISTRY_ENV = "PITH_REGISTRY"
+
+
+ACTION_NAMES = {
+    "author_attestation": "attest_author",
+    "citation_signature": "sign_citation",
+    "replication_record": "submit_replication",
+}
+
+
+MAX_TIMEOUT = 3600.0
+
+
+"""The longest timeout accepted (seconds per attempt)."""
+
+
+Say = Callable[[str], None]
+
+
+def registry_url(registry: str | None = None) -> str:
+    """`registry`, else `$PITH_REGISTRY`, else https://pith.science; checked by the URL policy.
+
+    A registry's base URL is scheme://HOST[:PORT][/PATH]: no user info, query or fragment."""
+    if registry is not None and not registry.strip():
+        raise InputError("the registry URL is empty")
+    url = check_url(registry or os.environ.get(REGISTRY_ENV) or DEFAULT_REGISTRY)
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise InputError(f"{url!r} is not a registry base URL (no user, query or fragment)")
+    return url
+
+
+def registry_binding(registry: str | None = None) -> str:
+    """The registry an outbox row is bound to, in one spelling: `registry_url(registry)` with
+    its scheme and host lowercased (`HTTP://LocalHost:8787/` and `http://localhost:8787` are one
+    registry; a path, if any, is kept: two registries may share a host)."""
+    url = registry_url(registry)
+    parts = urlsplit(url)
+    return origin(url) + parts.path
+
+
+def is_local_registry(registry: str) -> bool:
+    """True when the registry URL's host is loopback (a local registry, for dry runs)."""
+    return is_loopback(urlsplit(registry_url(registry)).hostname or "")
+
+
+def _failed(report: Any) -> str:
+    return ", ".join(c.name for c in report.failed)
+
+
+class RegistryClient:
+    """A registry and the keys trusted for it: fetch verified documents, submit events."""
+
+    def __init__(
+        self,
+        registry: str | None = None,
+        *,
+        trust: Trust | None = None,
+        token: str | None = None,
+        timeout: float = 20.0,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 16,
+    ) -> None:
+        self.base_url = registry_url(registry)
+        if token is None:
+            token = token_for(self.base_url)
+        self.http = RegistryHttp(
+            self.base_url,
+            token=token,
+            timeout=timeout,
+            connect_timeout=min(timeout, 5.0),
+            retry=retry,
+            max_connections=max_connections,
+        )
+        self.trust = trust if trust is not None else default_trust()
+        self._records: dict[str, RecordDocument] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- trust -------------------------------------------------------------------------------
+
+    def trust_local_registry(self) -> Trust:
+        """Add the key this (loopback, local) registry publishes; returns the new trust.
+
+        Only for a registry on this machine whose manifest calls itself local: that key
+        proves nothing about pith.science, and the caller should say so to the user.
+        """
+        if not is_loopback(urlsplit(self.base_url).hostname or ""):
+            raise InputError("--trust-local-registry works only for a registry on loopback")
+        manifest = self.http.get_json("/pith-mirrors.json")
+        mirrors = manifest.get("mirrors") if isinstance(manifest, Mapping) else None
+        if (
+            not isinstance(mirrors, list)
+            or not mirrors
+            or any(not isinstance(m, Mapping) or m.get("mirror_type") != "local" for m in mirrors)
+        ):
+            raise VerificationError("the registry's manifest does not call itself local")
+        try:
+            keys = Trust.from_manifest(
+                manifest, local=True, source=f"local registry {self.base_url}"
+            ).keys.values()
+        except DocumentError as exc:
+            raise RegistryResponseError(f"the local registry's manifest is broken: {exc}") from None
+        self.trust = self.trust.with_keys(keys)
+        return self.trust
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def record(self, ref: str | PithNumber) -> RecordDocument:
+        """The record of `ref` (number, body, alias or arXiv id), verified; else an error."""
+        number = self._reference(ref)
+        body = number.body if isinstance(number, PithNumber) else number.prefix
+        with self._lock:
+            cached = self._records.get(body)
+        if cached is not None:
+            return cached
+        doc = self.http.get_json(f"/pith/{body}")
+        record = self._verified_record(doc, number)
+        with self._lock:
+            self._records[body] = record
+            self._records[PithNumber.parse(record["pith_number"]).body] = record
+        return record
+
+    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> RecordDocument:
+        if not isinstance(doc, dict) or "canonical_record" not in doc:
+            raise RegistryResponseError("the registry's answer is not a record")
+        report, record = checked_record(doc, self.trust)
+        if [c.name for c in report.failed] == ["receipt_key"]:
+            receipt = doc.get("receipt")
+            kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
+            raise VerificationError(
+                f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
+                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
+                "(a local registry: --trust-local-registry)"
+            )
+        if record is None:
+            raise VerificationError(
+                f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
+            )
+        got = PithNumber.parse(record["pith_number"])
+        if (
+            isinstance(wanted, PithNumber)
+            and wanted.body == got.body
+            and not got.same_paper(wanted)
+        ):
+            # the user's typo, not the registry's fault: name the number to use instead
+            source = record["canonical_record"]["source"]
+            raise InputError(
+                f"{wanted.full} has the wrong year: the record of arXiv "
+                f"{source['id']}v{source['version']} is {got.full}"
+            )
+        ok = (
+            got.same_paper(wanted)
+            if isinstance(wanted, PithNumber)
+            else got.body.startswith(wanted.prefix)
+        )
+        if not ok:
+            raise VerificationError(f"asked for {wanted}, the registry sent {got.full}")
+        return record
+
+    def resolve(self, arxiv_id: str) -> PithNumber:
+        """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
+        of the version named, when one is)."""
+        aid = ArxivId.parse(arxiv_id)
+        try:  # a version named is asked for: a registry keeping every version answers it
+            answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid}&json=true")
+        except RegistryAnswerError as exc:
+            if exc.status != 404 or aid.version is None:
+                raise
+            # a resolver that knows no versioned id: the latest, then checked below (which
+            # names the version it resolves to when it is not the one asked for)
+            answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid.id}&json=true")
+        number_text = None
+        if isinstance(answer, Mapping):
+            number_text = answer.get("pith_number")
+            nested = answer.get("record")
+            if number_text is None and isinstance(nested, Mapping):
+                number_text = nested.get("pith_number")
+        if not isinstance(number_text, str):
+            raise RegistryResponseError("the resolver's answer names no pith_number")
+        number = PithNumber.parse(number_text)
+        record = self.record(number)
+        source = record["canonical_record"].get("source")
+        if source is None or source.get("id") != aid.id:
+            raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
+        if aid.version is not None and source.get("version") != aid.version:
+            raise VerificationError(
+                f"the registry resolves {aid.id} to v{source.get('version')} ({number.full}), "
+                f"not to v{aid.version}"
+            )
+        return number
+
+    def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> RecordBundle:
+        """The bundle of `ref`, verified (record_created receipt, every event); `strict`
+        also refuses parts nobody can verify (registry event ids)."""
+        return self._document("bundle", ref, checked_bundle, strict)
+
+    def state(self, ref: str | PithNumber, *, strict: bool = True) -> MergedState:
+        """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
+        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
+        return self._document("state", ref, checked_state, strict)
+
+    def _document(
+        self,
+        what: str,
+        ref: str | PithNumber,
+        check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
+        strict: bool,
+    ) -> Document:
+        record = self.record(ref)
+        body = PithNumber.parse(record["pith_number"]).body
+        doc = self.http.get_json(f"/pith/{body}/{what}.json")
+        if not isinstance(doc, dict):
+            raise RegistryResponseError(f"the {what} is not a JSON object")
+        report, typed = check(doc, self.trust)
+        if typed is None or doc.get("pith_number") != record["pith_number"]:
+            raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
+        if strict and not report.strict_ok:
+            parts = ", ".join(
+                f"{c.name} ({', '.join(c.paths[:3]) or c.detail})"
+                for c in report.with_status("unverifiable")
+            )
+            raise VerificationError(
+                f"the {what} has parts nobody outside the registry can verify: {parts}; "
+                "pass --allow-unverifiable to take it with them marked as such"
+            )
+        return typed
+
+    def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
+        if isinstance(ref, PithNumber):
+            return ref
+        text = ref.strip()
+        if not text.lower().startswith("pith") and ("." in text or "/" in text):
+            return self.resolve(text)
+        return parse_reference(text)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def action_url(self, event: AuthorEvent) -> str:
+        """Where `event` goes: the action link of its subject's verified record."""
+        name = ACTION_NAMES.get(event["event_type"])
+        if name is None:
+            raise InputError(f"no action endpoint for event type {event['event_type']!r}")
+        record = self.record(PithNumber.parse(event["subject_pith_number"]))
+        url = record["agent_actions"]["actions"].get(name)
+        if not isinstance(url, str):
+            raise RegistryResponseError(f"the record names no {name} action")
+        self.check_actions_here(record, name)
+        return url
+
+    def check_actions_here(self, record: RecordDocument, name: str | None = None) -> None:
+        """Refuse a record whose action links (`name`'s, or all) are on another origin than
+        this client's: an event bound to this base URL could never be sent there. Another
+        spelling of the same server (`localhost` for `127.0.0.1`) is another origin by the URL
+        rules, and stays one: the line names the address the registry calls itself."""
+        actions = record["agent_actions"]["actions"]
+        for action, url in actions.items():
+            if name not in (None, action) or not isinstance(url, str):
+                continue
+            there = origin(check_url(url))
+            if there != origin(self.base_url):
+                raise RegistryResponseError(
+                    f"the record's {action} link leaves {self.base_url}: {url}; this registry "
+                    f"calls itself {there}: give --registry {there} (an event already bound to "
+                    f"{self.base_url} cannot be sent: `pith outbox drop` it and sign it again)"
+                )
+
+    def submit(self, event: AuthorEvent, url: str | None = None) -> tuple[int, Any]:
+        """POST one signed event to its action endpoint; (status, answer) on 200/201."""
+        eid = event["event_id"]
+        status, answer = self.http.post_json(
+            url or self.action_url(event), event, headers={"Idempotency-Key": eid}
+        )
+        if (
+            status not in (200, 201)
+            or not isinstance(answer, Mapping)
+            or answer.get("status", "accepted") != "accepted"
+            or "error" in answer
+        ):
+            raise RegistryResponseError(
+                f"the registry answered {status} for {eid} without accepting it (200 or 201 "
+                "with a JSON object, no error, status accepted when given); it stays pending"
+            )
+        if answer.get("event_id", eid) != eid:
+            raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
+        return status, answer
+
+
+def fetch_subject(ref: str) -> Subject:
+    """The verified subject (number and hash) of a Pith Number, alias or arXiv id."""
+    with RegistryClient() as client:
+        return Subject.from_document(client.record(ref))
+
+
+def resolve_arxiv(arxiv_id: str) -> PithNumber:
+    """The Pith Number of an arXiv paper, from the registry's resolver (record verified)."""
+    with RegistryClient() as client:
+        return client.resolve(arxiv_id)

@@ -1,0 +1,324 @@
+"""The outbox's files: the SQLite database checked, created and migrated, and the
+append-only journal beside it, from which `recover` rebuilds a lost or damaged database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import sqlite3
+from pathlib import Path
+
+from pithauthor.errors import OutboxDamaged
+from pithauthor.fs import TEMP_PREFIX, append_lines, private_dir, replace_file
+from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.registry.client import registry_binding
+
+DB_NAME = "outbox.sqlite3"
+
+
+JOURNAL_NAME = "outbox.journal.jsonl"
+
+
+SCHEMA_VERSION = 3
+
+
+COLUMNS = (
+    "event_id",
+    "registry",
+    "event_type",
+    "subject",
+    "body",
+    "state",
+    "stored_at",
+    "updated_at",
+    "attempts",
+    "answer",
+    "reason",
+    "lease_owner",
+    "lease_expires",
+)
+
+
+SCHEMA = """
+CREATE TABLE outbox (
+    event_id TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'rejected')),
+    stored_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    answer TEXT,
+    reason TEXT,
+    lease_owner TEXT,
+    lease_expires REAL,
+    PRIMARY KEY (event_id, registry)
+);
+CREATE INDEX outbox_state ON outbox(state, registry);
+"""
+
+
+# one row: the live events per the journal (stored minus dropped) and the journal's size then
+COUNT_SCHEMA = """
+CREATE TABLE outbox_count (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    rows INTEGER NOT NULL,
+    journal_bytes INTEGER NOT NULL
+)
+"""
+
+
+def default_path() -> Path:
+    return private_dir("outbox") / DB_NAME
+
+
+def journal_path(db: Path) -> Path:
+    """The journal beside the outbox file `db`."""
+    return db.with_name(JOURNAL_NAME) if db.name == DB_NAME else db.with_name(db.name + ".jsonl")
+
+
+# --- opening: the checks, the schema, the migration -------------------------------------------
+
+
+def _damaged(path: Path, why: str) -> OutboxDamaged:
+    journal = journal_path(path)
+    how = (
+        f"rebuild it from its journal with: pith outbox recover ({journal})"
+        if journal.is_file()
+        else f"move it aside; its journal {journal} is missing too"
+    )
+    return OutboxDamaged(f"the outbox {path} is damaged ({why}); {how}")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+
+
+def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
+    """The connection to a healthy outbox file (created when there is none and nothing was
+    ever journalled); else OutboxDamaged."""
+    if path.is_dir():
+        raise _damaged(path, "a folder is in its place")
+    if not path.exists() and not path.is_symlink():
+        if journal.is_file() and journal.stat().st_size > 0:
+            raise _damaged(path, "the file is missing, but its journal holds events")
+        _create(path)
+    elif not path.is_file():
+        raise _damaged(path, "not a regular file")
+    elif path.stat().st_size == 0:  # never left empty: it is created whole, then linked
+        raise _damaged(path, "the file is empty")
+    conn = _connect(path)
+    try:
+        _check(conn, path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _damaged(path, str(exc)) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check(conn: sqlite3.Connection, path: Path) -> None:
+    """SQLite's quick_check, the schema version, the tables, and the rows against the
+    journal's count (raises OutboxDamaged)."""
+    conn.execute("PRAGMA busy_timeout=30000")
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    if problems != ["ok"]:
+        raise _damaged(path, "; ".join(str(p) for p in problems))
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise OutboxDamaged(
+            f"the outbox {path} has schema version {version}, made by a newer pithauthor "
+            f"(this one reads up to {SCHEMA_VERSION}); upgrade pithauthor"
+        )
+    have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
+    if not have:
+        raise _damaged(path, "it holds no outbox table")
+    want = set(COLUMNS) if version >= 2 else {"event_id", "subject", "body", "state"}
+    if not want <= have:
+        raise _damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
+    if version == SCHEMA_VERSION:
+        _check_count(conn, path)
+
+
+def _check_count(conn: sqlite3.Connection, path: Path) -> None:
+    """The rows the outbox has against those the journal says are live (kept in
+    `outbox_count` by every store and drop): rows deleted with the tables intact are damage,
+    never an outbox with fewer events."""
+    if not list(conn.execute("PRAGMA table_info(outbox_count)")):
+        raise _damaged(path, "its row count (table outbox_count) is missing")
+    # one statement: one snapshot, even while another process stores
+    found = conn.execute(
+        "SELECT (SELECT count(*) FROM outbox), rows, journal_bytes FROM outbox_count WHERE id = 1"
+    ).fetchone()
+    if found is None:
+        raise _damaged(path, "its row count (table outbox_count) is empty")
+    have, want, recorded = found
+    if have < want:
+        journal = journal_path(path)
+        size = journal.stat().st_size if journal.is_file() else recorded
+        # a recovery can only bring back what the journal still holds: say when it lost lines
+        cut = (
+            f", and its journal is cut short ({size} of {recorded} bytes)"
+            if size < recorded
+            else ""
+        )
+        raise _damaged(path, f"{want - have} of its {want} stored events are missing{cut}")
+    if have > want:
+        raise _damaged(path, f"it holds {have} rows where {want} events were stored")
+
+
+def _create(path: Path) -> None:
+    """A new, empty outbox: built whole in a temp file, then linked into place, so that an
+    outbox file that exists always holds the schema (an empty file is damage)."""
+    tmp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    try:
+        conn = _connect(tmp)
+        try:
+            conn.executescript(SCHEMA + ";" + COUNT_SCHEMA)
+            conn.execute("INSERT INTO outbox_count (id, rows, journal_bytes) VALUES (1, 0, 0)")
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        finally:
+            conn.close()
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made it first: use that
+            os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
+    """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
+    registry) or a version-2 one (no `outbox_count`) to this schema, once: returns (rows
+    bound, the registry) when it bound any."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        return None
+    default = registry_binding(None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            conn.execute("ROLLBACK")  # another process migrated it meanwhile
+            return None
+        if conn.execute("PRAGMA user_version").fetchone()[0] < 2:
+            unbound = _bind_registries(conn, default)
+        else:
+            unbound = 0
+        # what it holds now is all that can be counted: the count starts from it
+        journal = journal_path(path)
+        size = journal.stat().st_size if journal.is_file() else 0
+        conn.execute(COUNT_SCHEMA)
+        conn.execute(
+            "INSERT INTO outbox_count (id, rows, journal_bytes) SELECT 1, count(*), ? FROM outbox",
+            (size,),
+        )
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except sqlite3.DatabaseError as exc:
+        conn.execute("ROLLBACK")
+        raise _damaged(path, f"it could not be migrated: {exc}") from None
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return (unbound, default) if unbound else None
+
+
+def _bind_registries(conn: sqlite3.Connection, default: str) -> int:
+    """Version 0 to 2, inside the migration's transaction: every row bound to a registry
+    (`default` for those naming none); returns how many were bound so."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
+    unbound = int(conn.execute("SELECT count(*) FROM outbox WHERE registry IS NULL").fetchone()[0])
+    conn.execute("ALTER TABLE outbox RENAME TO outbox_v0")
+    conn.execute("DROP INDEX IF EXISTS outbox_state")
+    # executescript would COMMIT first: the new table is made inside this transaction
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    old = [c if c in have else "NULL" for c in COLUMNS]
+    old[COLUMNS.index("registry")] = "COALESCE(registry, ?)"
+    old[COLUMNS.index("attempts")] = "COALESCE(attempts, 0)" if "attempts" in have else "0"
+    conn.execute(
+        f"INSERT INTO outbox ({', '.join(COLUMNS)}) SELECT {', '.join(old)} FROM outbox_v0",
+        (default,),
+    )
+    conn.execute("DROP TABLE outbox_v0")
+    return unbound
+
+
+# --- the journal and recovery -----------------------------------------------------------------
+
+
+def _stored_line(registry: str, stored_at: str, body: str) -> dict[str, object]:
+    return {"op": "store", "registry": registry, "stored_at": stored_at, "event": parse_json(body)}
+
+
+def _append_journal(
+    journal: Path, lines: list[dict[str, object]], *, durable: bool = True
+) -> int | None:
+    """Append whole lines in one write, then fsync (a torn last line is skipped on recovery);
+    returns the journal's size then (None: nothing to write)."""
+    if not lines:
+        return None
+    return append_lines(journal, _journal_text(lines).encode("utf-8"), durable=durable)
+
+
+def _count(conn: sqlite3.Connection, rows: int, journal_bytes: int | None) -> None:
+    """Move the journal's count by `rows`, inside the transaction that stores or drops them."""
+    if journal_bytes is not None:
+        conn.execute(
+            "UPDATE outbox_count SET rows = rows + ?, journal_bytes = ? WHERE id = 1",
+            (rows, journal_bytes),
+        )
+
+
+def _journal_text(lines: list[dict[str, object]]) -> str:
+    """One compact JSON line per entry."""
+    return "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
+
+
+def _journal_lost(conn: sqlite3.Connection, journal: Path) -> bool:
+    """True when the journal is missing, or shorter than the outbox says it was (truncated)."""
+    try:
+        size = journal.stat().st_size
+    except FileNotFoundError:
+        return True
+    recorded: int = conn.execute("SELECT journal_bytes FROM outbox_count").fetchone()[0]
+    return size < recorded
+
+
+def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
+    """Write the journal of a healthy outbox that has none (an older outbox, or a journal
+    deleted or truncated): every row, in one atomic file, while no other process can store."""
+    if not _journal_lost(conn, journal):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _journal_lost(conn, journal):
+            rows = conn.execute(
+                "SELECT registry, stored_at, body, event_id, state FROM outbox "
+                "ORDER BY stored_at, event_id"
+            ).fetchall()
+            lines = [_stored_line(r, t, b) for r, t, b, _, _ in rows]
+            lines += [
+                {"op": "accepted", "event_id": e, "registry": r}
+                for r, _, _, e, state in rows
+                if state == "accepted"
+            ]
+            text = _journal_text(lines)
+            replace_file(journal, text, mode=0o600)
+            size = len(text.encode("utf-8"))
+            conn.execute("UPDATE outbox_count SET journal_bytes = ? WHERE id = 1", (size,))
+    finally:
+        conn.execute("COMMIT")

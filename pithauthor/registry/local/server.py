@@ -1,0 +1,497 @@
+"""The local registry's HTTP server (stdlib `ThreadingHTTPServer`, HTTP/1.1 keep-alive).
+
+    GET  /pith-mirrors.json                       its manifest (local key, labelled local)
+    GET  /api/pith-number/resolve?arxiv=ID        {pith_number, canonical_sha256, record_url}
+    GET  /pith/{ref}  (also /pith/{ref}.json)      the record, with agent_actions to itself
+    GET  /pith/{ref}/bundle.json | /state.json     bundle, merged state
+    POST /pith/{ref}/action/{event_type}           a signed author event (201 new, 200 repeat)
+
+A POST body is read with the strict JSON reader and must be exactly a valid author event; the
+store keeps the canonical bytes of the checked event, never the bytes that were sent. What can
+be refused from the head alone (framing, size, route, token: `RegistryServer.refusal`) is
+refused before any byte of the body is read.
+
+`{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Every request gets an
+answer: errors are JSON `{"error": ..., "failed_checks": [...]}` (4xx for bad input, 500 only
+for a bug, logged without the request's content). Connections wait in one selector thread that
+reads whole requests, then a bounded pool of workers answers them (`pithauthor.registry.local.pool`);
+`pithauthor.registry.local.pool` says where a request ends. Links in the documents use the
+server's base URL, never the request's `Host`. `FaultPlan` is for tests only: it
+makes some requests fail (500, connection reset after the event was stored, or a stall past the
+client's timeout).
+"""
+
+from __future__ import annotations
+
+import email.message
+import hmac
+import io
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.checks.event import checked_author_event
+from pithauthor.protocol.corrections import link_faults, link_of
+from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer
+from pithauthor.protocol.text import utc_now
+from pithauthor.registry.local import answers as documents
+from pithauthor.registry.local import pool as framing
+from pithauthor.registry.local.pool import ConnectionPool, Limits, Ready, Waiting, log
+from pithauthor.registry.local.signer import load_or_create_key
+from pithauthor.registry.local.store import DocumentCache, Encoded, RegistryStore, StoredRecord
+
+MAX_BODY = 64 * 1024
+EVENT_TYPES = frozenset(documents.ACTIONS.values())
+
+
+@dataclass
+class FaultPlan:
+    """Test-only faults: every `every`-th POST gets the next of `kinds`, in turn."""
+
+    every: int = 3
+    kinds: tuple[str, ...] = ("500", "reset", "stall")
+    stall_seconds: float = 2.0
+    delay_seconds: float = 0.0
+    _count: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_fault(self) -> str | None:
+        with self._lock:
+            self._count += 1
+            n = self._count
+        if self.delay_seconds:
+            time.sleep(self.delay_seconds)
+        if not self.kinds or self.every <= 0 or n % self.every:
+            return None
+        return self.kinds[(n // self.every - 1) % len(self.kinds)]
+
+
+class HTTPFailure(Exception):
+    """An answer other than 2xx, with a JSON body."""
+
+    def __init__(self, status: int, error: str, failed_checks: list[str] | None = None) -> None:
+        super().__init__(error)
+        self.status = status
+        self.body: ErrorAnswer = {"error": error}
+        if failed_checks is not None:
+            self.body["failed_checks"] = failed_checks
+
+
+class _Reset(Exception):
+    """Drop the connection with a TCP reset (fault injection)."""
+
+
+class _HeadTooLarge(Exception):
+    """The waiting room handed over a head that is over the size limits."""
+
+
+class _Request(io.BytesIO):
+    """A worker's `rfile`: the bytes of one request, all read by the waiting room. Reading past
+    them never waits for the client; past an unfinished head it raises _HeadTooLarge."""
+
+    def __init__(self, data: bytes, whole: bool) -> None:
+        super().__init__(data)
+        self.whole = whole
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if not line and not self.whole:
+            raise _HeadTooLarge
+        return line
+
+
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+class RegistryServer(HTTPServer):
+    """A local registry bound to (host, port); `port=0` picks a free port. `limits`: workers,
+    connection caps and time limits (see `pithauthor.registry.local.pool`). `base_url`: what links
+    in its documents start with (default: the address it listens on)."""
+
+    allow_reuse_address = True
+    request_queue_size = 128  # the listen backlog: bursts of connections are accepted, not lost
+
+    def __init__(
+        self,
+        data_dir: Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        token: str | None = None,
+        faults: FaultPlan | None = None,
+        limits: Limits | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        self.key = load_or_create_key(data_dir)
+        self.store = RegistryStore(data_dir)
+        self.documents = DocumentCache()
+        self.token = token
+        self.faults = faults
+        self.limits = limits or Limits()
+        # the class is never called from here: process_request hands connections to the pool
+        super().__init__((host, port), BaseHTTPRequestHandler)
+        self.base_url = (base_url or self.url).rstrip("/")
+        self.pool = ConnectionPool(self.limits, self._inspect, self._serve_connection)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand the new connection to the pool (never a thread of its own)."""
+        self.pool.add(request, client_address)
+
+    def _serve_connection(self, sock: socket.socket, addr: Any, data: bytes, whole: bool) -> bool:
+        return _Handler(sock, addr, self, data, whole).keep
+
+    def _inspect(self, buf: bytearray) -> Ready | Waiting:
+        """For the waiting room: does `buf` start with a whole request? A request the head
+        alone refuses is handed over without its body, which is then never read. Empty lines
+        before a request are dropped from `buf` (RFC 9112 section 2.2)."""
+        while buf[:1] == b"\n" or buf[:2] == b"\r\n":
+            del buf[: 1 if buf[:1] == b"\n" else 2]
+        size = framing.head_size(buf)
+        if size is None or not buf:
+            return Waiting()
+        if size == framing.TOO_LARGE:
+            return Ready(len(buf), whole=False)
+        head = framing.parse_head(bytes(buf[:size]))
+        if head.method != "POST":
+            return Ready(size)  # a GET, or an error the worker answers: no body either way
+        try:
+            length = framing.body_length(head.method, head.headers)
+        except framing.FramingError:
+            return Ready(size)
+        if not length or self.refusal(head.path, head.headers, length) is not None:
+            return Ready(size)
+        if len(buf) >= size + length:
+            return Ready(size + length)
+        expect = str(head.headers.get("Expect", "")).lower() == "100-continue"
+        return Waiting(need=size + length, interim=_CONTINUE if expect else b"")
+
+    def refusal(self, path: str, headers: email.message.Message, length: int) -> HTTPFailure | None:
+        """Why a POST with this head is refused before its body is read (None: it is not)."""
+        if length > MAX_BODY:
+            return HTTPFailure(413, f"the body must be at most {MAX_BODY} bytes")
+        parts = [p for p in urlsplit(path).path.split("/") if p]
+        if len(parts) != 4 or parts[0] != "pith" or parts[2] != "action":
+            return HTTPFailure(404, "POST to /pith/{body}/action/{event_type}")
+        if parts[3] not in EVENT_TYPES:
+            return HTTPFailure(404, f"this registry takes no {parts[3]!r} events")
+        if self.token is None:
+            return None
+        got = str(headers.get("Authorization", ""))
+        if not got.startswith("Bearer "):
+            return HTTPFailure(401, "this registry wants sign-in (a bearer token)")
+        if not hmac.compare_digest(got[7:].strip().encode(), self.token.encode()):
+            return HTTPFailure(403, "the token is not accepted")
+        return None
+
+    def server_close(self) -> None:
+        super().server_close()
+        if hasattr(self, "pool"):
+            self.pool.stop()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        text = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{text}]" if ":" in text else text
+        return f"http://{shown}:{port}"
+
+    def start(self) -> threading.Thread:
+        """Serve in a daemon thread (tests, the demo); stop with `stop()`."""
+        thread = threading.Thread(
+            target=self.serve_forever, args=(0.05,), name="pith-registry", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+def _encode(doc: Any) -> bytes:
+    """A document as the server sends it: compact UTF-8 JSON."""
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stalls on keep-alive
+    server: RegistryServer
+    server_version = "pithauthor-local-registry/1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the CLI prints its own one-line start-up message."""
+
+    keep = False  # after handle(): give the connection back to the pool's waiting room
+    _answered = False
+    _length = 0  # of the body, from the head (framing.body_length)
+
+    def __init__(
+        self, sock: socket.socket, addr: Any, server: RegistryServer, data: bytes, whole: bool
+    ) -> None:
+        self._request_bytes, self._whole = data, whole
+        super().__init__(sock, addr, server)
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        self.rfile = _Request(self._request_bytes, self._whole)
+
+    def handle(self) -> None:
+        """Answer the one request the waiting room has read whole; the connection goes back
+        there if it stays open (and every byte it was given was used: else the two sides
+        disagree about where requests end, and the connection must not go on)."""
+        self.keep = False
+        try:
+            self.handle_one_request()
+        except (_Reset, ConnectionError, TimeoutError):
+            self.close_connection = True
+        rest = len(self._request_bytes) - self.rfile.tell()
+        self.keep = not self.close_connection and rest == 0
+
+    def handle_expect_100(self) -> bool:
+        """The waiting room has sent `100 Continue` already (or the body came unasked)."""
+        return True
+
+    def handle_one_request(self) -> None:
+        """The request; an unexpected error is answered 500 (JSON) and logged by type and
+        place only."""
+        self._answered = False
+        try:
+            super().handle_one_request()
+        except (_Reset, ConnectionError, TimeoutError):
+            raise
+        except _HeadTooLarge:
+            self.send_error(
+                HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                f"the request head is larger than {framing.MAX_HEAD} bytes",
+            )
+        except Exception as exc:
+            self.close_connection = True
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            place = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb else "?"
+            path = urlsplit(getattr(self, "path", "") or "").path[:200]
+            log.error(
+                "internal error on %s %s: %s at %s", self.command, path, type(exc).__name__, place
+            )
+            if not self._answered:
+                self._send(500, {"error": "internal error in the local registry"})
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 requests are not served")
+            return False
+        try:
+            self._length = framing.body_length(str(self.command), self.headers)
+        except framing.FramingError as exc:
+            self.send_error(HTTPStatus.BAD_REQUEST, str(exc))
+            return False
+        return True
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._answered = True
+        super().send_response(code, message)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors found by the HTTP layer (bad request line, headers, method) as JSON."""
+        if code == HTTPStatus.NOT_IMPLEMENTED:  # an unknown method is the client's fault
+            code, message = HTTPStatus.METHOD_NOT_ALLOWED, f"method {self.command!r} not allowed"
+        elif code == HTTPStatus.HTTP_VERSION_NOT_SUPPORTED:  # so is a made-up HTTP version
+            code = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # a status line and headers, whatever was sent
+        self._send(code, {"error": message or HTTPStatus(code).phrase}, {"Connection": "close"})
+
+    def _not_allowed(self) -> None:
+        self.send_error(HTTPStatus.METHOD_NOT_ALLOWED)
+
+    do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _base(self) -> str:
+        return self.server.base_url  # never the request's Host: a client must not pick links
+
+    def _send(self, status: int, doc: Any, extra: Mapping[str, str] | None = None) -> None:
+        body = doc if isinstance(doc, bytes) else _encode(doc)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _fail(self, exc: HTTPFailure) -> None:
+        extra = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        self._send(exc.status, exc.body, extra)
+
+    def _reset(self) -> None:
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        raise _Reset
+
+    def _find(self, ref: str) -> Any:
+        rec = self.server.store.find(ref)
+        if rec is None:
+            raise HTTPFailure(404, f"no record for {ref!r} on this registry")
+        return rec
+
+    # --- GET -------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        try:
+            doc = self._get()
+        except HTTPFailure as exc:
+            self._fail(exc)
+            return
+        if not isinstance(doc, Encoded):
+            self._send(200, doc)
+            return
+        # a state or bundle: a reader that already holds these bytes gets 304 and no body (a
+        # state of 10,000 events is megabytes; revalidating it costs the same as a small one)
+        held = {
+            t.strip().removeprefix("W/") for t in self.headers.get("If-None-Match", "").split(",")
+        }
+        if doc.etag in held or "*" in held:
+            self.send_response(304)
+            self.send_header("ETag", doc.etag)
+            self.end_headers()
+            return
+        self._send(200, doc.body, {"ETag": doc.etag})
+
+    def _get(self) -> Any:
+        url = urlsplit(self.path)
+        parts = [p for p in url.path.split("/") if p]
+        server = self.server
+        if parts == ["pith-mirrors.json"]:
+            return server.key.manifest(self._base())
+        if parts == ["api", "pith-number", "resolve"]:
+            arxiv = (parse_qs(url.query).get("arxiv") or [""])[0]
+            if not arxiv:
+                raise HTTPFailure(400, "give ?arxiv=ID")
+            return documents.resolve_document(self._find(arxiv), self._base())
+        if len(parts) >= 2 and parts[0] == "pith":
+            ref = "/".join(parts[1:])
+            for suffix, kind in (("/bundle.json", "bundle"), ("/state.json", "state")):
+                if ref.endswith(suffix):
+                    return self._merged(self._find(ref.removesuffix(suffix)), kind)
+            return documents.record_document(self._find(ref.removesuffix(".json")), self._base())
+        raise HTTPFailure(404, f"no such endpoint: {url.path}")
+
+    def _merged(self, rec: StoredRecord, kind: str) -> Encoded:
+        """The encoded bundle or merged state of `rec`, from the cache while no event of the
+        paper has been stored since it was built (the record and the key never change)."""
+        server = self.server
+        version = server.store.events_version(rec.body)  # before the events: see cache.py
+        cached = server.documents.get((rec.body, kind), version)
+        if cached is not None:
+            return cached
+        events = server.store.events(rec.body)
+        if kind == "bundle":
+            doc = Encoded.of(_encode(documents.bundle_document(rec, server.key, events)))
+        else:
+            doc = Encoded.of(_encode(documents.state_document(rec, server.key, events)))
+        server.documents.put((rec.body, kind), version, doc)
+        return doc
+
+    # --- POST ------------------------------------------------------------------------------
+
+    def do_POST(self) -> None:
+        refused = self.server.refusal(self.path, self.headers, self._length)
+        if refused is not None:  # the waiting room read no body: nor does this
+            self.close_connection = True
+            self._fail(refused)
+            return
+        raw = self.rfile.read(self._length)
+        if len(raw) < self._length:  # cannot happen while both sides use framing.py
+            self.close_connection = True
+            self._fail(HTTPFailure(400, "the body is shorter than its Content-Length"))
+            return
+        fault = self.server.faults.next_fault() if self.server.faults else None
+        if fault in ("500", "501"):
+            self._fail(HTTPFailure(int(fault), "injected fault"))
+            return
+        if fault == "stall":
+            time.sleep(self.server.faults.stall_seconds if self.server.faults else 0)
+        try:
+            status, answer = self._post(raw)
+        except HTTPFailure as exc:
+            self._fail(exc)
+            return
+        if fault == "reset":
+            self._reset()
+        self._send(status, answer)
+
+    def _broken_link(self, event: AuthorEvent) -> list[str]:
+        """The correction rules (docs/protocol.md, Corrections) a new event's `replaces` or
+        `withdraws` breaks against the stored event it names: another key, type or subject, a
+        later date, a withdrawal. Each is for good (a stored event never changes), so it is
+        refused now. A link to an event not stored yet is accepted: it may come later, and the
+        merge leaves the event out until it does."""
+        link = link_of(event)
+        if link is None or self.server.store.event(event["event_id"]) is not None:
+            return []
+        target = self.server.store.event(link[1])
+        return link_faults(event, target) if target is not None else []
+
+    def _post(self, raw: bytes) -> tuple[int, ActionAnswer]:
+        parts = [p for p in urlsplit(self.path).path.split("/") if p]
+        kind = parts[3]  # the route was checked by `refusal`
+        rec = self._find(parts[1])
+        try:
+            event = parse_json(raw)
+        except JSONFault as exc:
+            raise HTTPFailure(400, f"the body is not strict JSON: {exc}") from None
+        if not isinstance(event, dict):
+            raise HTTPFailure(400, "the body must be a signed event (a JSON object)")
+        key = self.headers.get("Idempotency-Key")
+        if key is None or key != event.get("event_id"):
+            raise HTTPFailure(400, "the Idempotency-Key header must equal the event's event_id")
+        report, checked = checked_author_event(event)
+        failed = [c.name for c in report.failed]
+        if event.get("event_type") != kind:
+            failed.append("action_kind")
+        if event.get("subject_pith_number") != rec.pith_number:
+            failed.append("subject_matches")
+        payload = event.get("payload")
+        if not isinstance(payload, Mapping) or payload.get("canonical_sha256") != (
+            rec.canonical_sha256
+        ):
+            failed.append("payload_canonical_sha256")
+        if failed or checked is None:
+            raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
+        broken = self._broken_link(checked)
+        if broken:
+            raise HTTPFailure(422, "the event it corrects does not allow it: " + ", ".join(broken),
+                              broken)  # fmt: skip
+        received = utc_now()
+        outcome = self.server.store.insert_event(rec.body, checked, received)
+        eid = checked["event_id"]
+        return (201 if outcome == "new" else 200), {
+            "status": "accepted",
+            "duplicate": outcome == "repeat",
+            "event_id": eid,
+            "pith_number": rec.pith_number,
+            "registry_receipt": {
+                "key_id": self.server.key.key_id,
+                "algorithm": "ed25519",
+                "signed_message": "event_id_bytes",
+                "signature_b64": self.server.key.sign(bytes.fromhex(eid[7:])),
+            },
+        }

@@ -1,0 +1,382 @@
+"""The local registry's cache of served documents: each paper's merged state and bundle, as the
+bytes sent, kept until a new event for that paper is stored.
+
+Merging re-checks every event, so building a state costs time in proportion to the paper's
+events, and anyone may post events: without this cache a busy paper would slow every reader
+without bound. An entry is tagged with the paper's event version (`RegistryStore.
+events_version`, read *before* the events it was built from), so an entry can only be older
+than the store, never newer, and a read that finds another version rebuilds.
+
+SQLite storage of the local registry: records, and author events deduplicated by event_id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from pithauthor.errors import ArxivIdError, DocumentError, PithNumberError
+from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, parse_json
+from pithauthor.protocol.checks.event import typed_author_event
+from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
+from pithauthor.protocol.ids import classify_reference
+from pithauthor.registry.local.signer import ensure_private_dir
+
+Key = tuple[str, str]  # (record body, "state" | "bundle")
+
+
+class Encoded(NamedTuple):
+    """A document as sent, and its entity tag (a hash of those bytes), for `If-None-Match`."""
+
+    body: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, body: bytes) -> Encoded:
+        return cls(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
+
+
+class DocumentCache:
+    """Encoded documents by (body, kind), each with the event version it was built at; at most
+    `limit` entries, the least recently read dropped first (a bundle can be megabytes)."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self._limit = limit
+        self._entries: OrderedDict[Key, tuple[int, Encoded]] = OrderedDict()
+        self._lock = threading.Lock()  # the pool's workers read and fill it at once
+
+    def get(self, key: Key, version: int) -> Encoded | None:
+        """The cached document of `key` when they were built at `version`, else None."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] != version:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: Key, version: int, doc: Encoded) -> None:
+        with self._lock:
+            old = self._entries.get(key)
+            if old is not None and old[0] > version:
+                return  # a slower reader built an older state: keep the newer one
+            self._entries[key] = (version, doc)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._limit:
+                self._entries.popitem(last=False)
+
+
+DB_FILE = "registry.sqlite3"
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    body TEXT PRIMARY KEY,
+    pith_number TEXT NOT NULL UNIQUE,
+    arxiv_id TEXT NOT NULL,
+    canonical_sha256 TEXT NOT NULL,
+    canonical_record TEXT NOT NULL,
+    receipt TEXT NOT NULL,
+    upstream_receipt TEXT,
+    created_at TEXT NOT NULL,
+    paper TEXT
+);
+CREATE INDEX IF NOT EXISTS records_arxiv ON records(arxiv_id);
+CREATE TABLE IF NOT EXISTS events (
+    event_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL REFERENCES records(body),
+    event_type TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    received_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_body ON events(body);
+"""
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """One paper the registry knows."""
+
+    body: str
+    pith_number: str
+    arxiv_id: str
+    canonical_sha256: str
+    canonical_record: CanonicalRecord
+    receipt: Receipt
+    upstream_receipt: Receipt | None
+    created_at: str
+    paper: PaperSummary | None = None  # what the record displays (title, authors); unsigned
+
+
+Insert = Literal["new", "repeat"]
+
+
+class _Pending:
+    """One event waiting for the group commit, and its outcome."""
+
+    __slots__ = ("body", "done", "error", "event_id", "event_type", "raw", "received", "result")
+
+    def __init__(self, body: str, event: AuthorEvent, received: str) -> None:
+        self.body = body
+        self.event_id = event["event_id"]
+        self.event_type = event["event_type"]
+        self.raw = canonical(event).decode("utf-8")
+        self.received = received
+        self.result: Insert = "repeat"
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+
+
+def _private_db(data_dir: Path) -> Path:
+    """The database path, its folder 0700 and its files (with SQLite's -wal/-shm, which take
+    the database's mode) 0600."""
+    path = ensure_private_dir(data_dir) / DB_FILE
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    if os.name == "posix":
+        for name in (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm"):
+            file = data_dir / name
+            if file.exists() and file.stat().st_mode & 0o077:
+                os.chmod(file, 0o600)  # made by an older pithauthor
+    return path
+
+
+class RegistryStore:
+    """Records and events in one SQLite file (WAL, fully synced); one connection per thread.
+
+    Events are written by one writer thread in group commits: every event that arrives while a
+    commit is on disk goes into the next transaction, so parallel clients share one fsync. An
+    answer is given only after the commit holding the event is durable.
+    """
+
+    MAX_GROUP = 256
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = _private_db(data_dir)
+        self._local = threading.local()
+        self._queue: queue.Queue[_Pending] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._writer_lock = threading.Lock()
+        self._by_body: dict[str, StoredRecord] = {}  # records never change once stored
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+            if "paper" not in columns:  # a registry folder from before records displayed one
+                conn.execute("ALTER TABLE records ADD COLUMN paper TEXT")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def add_record(self, rec: StoredRecord) -> bool:
+        """Store a record; False when its number was already there (kept unchanged)."""
+        cur = self._conn().execute(
+            "INSERT INTO records (body, pith_number, arxiv_id, canonical_sha256, "
+            "canonical_record, receipt, upstream_receipt, created_at, paper) "
+            "VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(body) DO NOTHING",
+            (
+                rec.body,
+                rec.pith_number,
+                rec.arxiv_id,
+                rec.canonical_sha256,
+                dump_json(rec.canonical_record),
+                dump_json(rec.receipt),
+                dump_json(rec.upstream_receipt) if rec.upstream_receipt else None,
+                rec.created_at,
+                dump_json(rec.paper) if rec.paper else None,
+            ),
+        )
+        return cur.rowcount == 1
+
+    def find(self, ref: str) -> StoredRecord | None:
+        """A record by body or number, unique alias prefix (8/12/16), or arXiv id: whatever
+        `classify_reference` (the one rule) makes of `ref`. Records of several versions of one
+        arXiv id coexist: `IDvN` is that version's, a bare `ID` the latest version's."""
+        cached = self._by_body.get(ref.strip().upper())
+        if cached is not None:  # every POST names its record by body
+            return cached
+        try:
+            found = classify_reference(ref)
+        except (ArxivIdError, PithNumberError):
+            return None
+        conn = self._conn()
+        if found.number is not None:
+            rows = conn.execute("SELECT * FROM records WHERE body = ?", (found.number.body,))
+        elif found.alias is not None:
+            prefix = found.alias.prefix
+            rows = conn.execute(
+                "SELECT * FROM records WHERE substr(body, 1, ?) = ?", (len(prefix), prefix)
+            )
+        else:
+            assert found.arxiv is not None
+            rows = conn.execute("SELECT * FROM records WHERE arxiv_id = ?", (found.arxiv.id,))
+            return _version_of([_record(r) for r in rows.fetchall()], found.arxiv.version)
+        matches = rows.fetchall()
+        if len(matches) != 1:
+            return None
+        rec = _record(matches[0])
+        number = found.number
+        if number is not None and number.year is not None and number.full != rec.pith_number:
+            return None  # pith:YEAR:BODY of another year names no record here
+        if number is not None:
+            self._by_body[rec.body] = rec
+        return rec
+
+    def records(self) -> list[StoredRecord]:
+        rows = self._conn().execute("SELECT * FROM records ORDER BY body").fetchall()
+        return [_record(r) for r in rows]
+
+    def insert_event(self, body: str, event: AuthorEvent, received_at: str) -> Insert:
+        """Store a checked event once, in canonical form: `new`, or `repeat` when its event_id is
+        already stored (the stored copy stays). Call only with an event `checked_author_event`
+        passed: then one event_id is one signed content (the id is its hash, and no unknown field
+        rides along), and a second copy can differ only by another valid signature of the same
+        key, which only the author can make.
+
+        Returns when the transaction holding it is on disk."""
+        item = _Pending(body, event, received_at)
+        self._ensure_writer()
+        self._queue.put(item)
+        item.done.wait()
+        if item.error is not None:
+            raise item.error
+        return item.result
+
+    def _ensure_writer(self) -> None:
+        with self._writer_lock:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(
+                    target=self._write_loop, name="pith-registry-writer", daemon=True
+                )
+                self._writer.start()
+
+    def _write_loop(self) -> None:
+        while True:
+            group = [self._queue.get()]
+            while len(group) < self.MAX_GROUP:
+                try:
+                    group.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._commit(group)
+            except BaseException as exc:  # every waiter hears of it; nothing half-written
+                for item in group:
+                    item.error = exc
+            for item in group:
+                item.done.set()
+
+    def _commit(self, group: list[_Pending]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for item in group:
+                cur = conn.execute(
+                    "INSERT INTO events VALUES (?,?,?,?,?) ON CONFLICT(event_id) DO NOTHING",
+                    (item.event_id, item.body, item.event_type, item.raw, item.received),
+                )
+                item.result = "new" if cur.rowcount == 1 else "repeat"
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def events(self, body: str) -> list[AuthorEvent]:
+        """The events of a record (each checked in full when it was stored: its shape is read
+        again, not its signature)."""
+        rows = (
+            self._conn()
+            .execute("SELECT raw FROM events WHERE body = ? ORDER BY event_id", (body,))
+            .fetchall()
+        )
+        return [_stored_event(r[0]) for r in rows]
+
+    def events_version(self, body: str) -> int:
+        """A number that changes whenever an event of `body` is stored: the highest rowid of its
+        events (0 for none). Events are never deleted or changed, and SQLite gives each new row
+        a rowid above every existing one, so it only grows; the covering index `events_body`
+        answers it without reading the events. Read by any process sharing the database."""
+        row = (
+            self._conn()
+            .execute("SELECT coalesce(max(rowid), 0) FROM events WHERE body = ?", (body,))
+            .fetchone()
+        )
+        return int(row[0])
+
+    def event(self, event_id: str) -> AuthorEvent | None:
+        """The stored event with this id, of any record; None when there is none."""
+        row = (
+            self._conn()
+            .execute("SELECT raw FROM events WHERE event_id = ?", (event_id,))
+            .fetchone()
+        )
+        return _stored_event(row[0]) if row else None
+
+    def event_count(self) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+def record_version(rec: StoredRecord) -> int | None:
+    """The arXiv version a record is of (its canonical `source.version`)."""
+    version = rec.canonical_record["source"].get("version")
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def _version_of(records: list[StoredRecord], version: int | None) -> StoredRecord | None:
+    """Of the records of one arXiv id (each version is its own record, and they coexist): the
+    one of `version`, or without one the latest, as pith.science resolves an unversioned id.
+    None when there is none, or when two records claim that version (ambiguous)."""
+    versions = [(record_version(r), r) for r in records]
+    if version is None:
+        known = [v for v, _ in versions if v is not None]
+        if not known:
+            return records[0] if len(records) == 1 else None
+        version = max(known)
+    chosen = [r for v, r in versions if v == version]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def _record(row: tuple[Any, ...]) -> StoredRecord:
+    return StoredRecord(
+        body=row[0],
+        pith_number=row[1],
+        arxiv_id=row[2],
+        canonical_sha256=row[3],
+        canonical_record=_stored_json(row[4]),
+        receipt=_stored_json(row[5]),
+        upstream_receipt=_stored_json(row[6]) if row[6] else None,
+        created_at=row[7],
+        paper=_stored_json(row[8]) if row[8] else None,
+    )
+
+
+def _stored_event(text: str) -> AuthorEvent:
+    event = typed_author_event(_stored_json(text))
+    if event is None:
+        raise DocumentError("the registry database holds an event that is not a signed event")
+    return event
+
+
+def _stored_json(text: str) -> Any:
+    """A JSON column, read by the one strict reader (a file edited by hand gets one clear error)."""
+    try:
+        return parse_json(text)
+    except JSONFault as exc:
+        raise DocumentError(f"the registry database holds a corrupt JSON value: {exc}") from None

@@ -1,0 +1,120 @@
+"""Recovering an outbox from its journal: `pith outbox recover`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pithauthor.errors import InputError, OutboxDamaged
+from pithauthor.protocol.checks.event import checked_author_event
+from pithauthor.registry.client import registry_binding
+from pithauthor.registry.journal import default_path, journal_path
+from pithauthor.registry.outbox import Outbox
+
+
+@dataclass
+class Recovered:
+    """What `recover` did."""
+
+    events: int  # rows rebuilt
+    registries: dict[str, int]  # rows per registry
+    accepted: int  # of them, rows the journal says their registry accepted (kept so)
+    skipped: int  # journal lines that could not be read or do not verify
+    moved_to: Path | None  # where the damaged file was put (None: there was none)
+
+
+def recover(path: Path | None = None) -> Recovered:
+    """Rebuild a damaged (or missing) outbox from its journal: the damaged file is moved
+    aside (never deleted), and every journalled row not dropped since is stored again as
+    pending. Sending them again is safe: a registry answers 200 for what it already has."""
+    path = path or default_path()
+    journal = journal_path(path)
+    if path.is_file() and path.stat().st_size:
+        try:
+            Outbox(path).close()
+        except OutboxDamaged:
+            pass
+        else:
+            raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
+    if not journal.is_file():
+        raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
+    rows, accepted, skipped = _replay(journal)
+    moved = None
+    if path.exists() or path.is_symlink():
+        stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
+        moved = path.with_name(f"{path.name}.damaged-{stamp}")
+        os.replace(path, moved)
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                os.replace(side, moved.with_name(moved.name + suffix))
+    # the new journal is written from the rows, so build the outbox beside the old journal
+    old_journal = journal.with_name(f"{journal.name}.before-recovery-{secrets.token_hex(4)}")
+    os.replace(journal, old_journal)
+    counts: dict[str, int] = {}
+    try:
+        with Outbox(path) as outbox:
+            for (registry, stored_at), events in _batches(rows).items():
+                new, _ = outbox.store(events, registry, stored_at=stored_at)
+                counts[registry] = counts.get(registry, 0) + new
+            for event_id, registry in accepted:  # its answer is not journalled: null
+                outbox.mark_accepted(event_id, registry, None)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.replace(old_journal, journal)
+        raise
+    old_journal.unlink()
+    return Recovered(sum(counts.values()), counts, len(accepted), skipped, moved)
+
+
+Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
+
+
+def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, str]], int]:
+    """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
+    those of them accepted; and how many lines were skipped (torn, unreadable, or not a
+    verifying event)."""
+    rows: dict[tuple[str, str], Row] = {}
+    accepted: set[tuple[str, str]] = set()
+    skipped = 0
+    with open(journal, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                op, registry = item["op"], registry_binding(item["registry"])
+                if op == "store":
+                    event = item["event"]
+                    rows[(event["event_id"], registry)] = (event, str(item["stored_at"]))
+                elif op == "drop":
+                    rows.pop((item["event_id"], registry), None)
+                    accepted.discard((item["event_id"], registry))
+                elif op == "accepted":
+                    accepted.add((str(item["event_id"]), registry))
+                else:
+                    skipped += 1
+            except (ValueError, KeyError, TypeError, AttributeError, InputError):
+                skipped += 1
+    good = {}
+    for key, row in rows.items():
+        if checked_author_event(row[0])[1] is None:
+            skipped += 1
+        else:
+            good[key] = row
+    return good, accepted & set(good), skipped
+
+
+def _batches(rows: Mapping[tuple[str, str], Row]) -> dict[tuple[str, str], list[Any]]:
+    """The events by (registry, date stored): one `store` each."""
+    out: dict[tuple[str, str], list[Any]] = {}
+    for (_, registry), (event, stored_at) in rows.items():
+        out.setdefault((registry, stored_at), []).append(event)
+    return out

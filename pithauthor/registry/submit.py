@@ -1,0 +1,444 @@
+"""Submit signed events: store them in the outbox, then send each exactly once.
+
+Every event is stored in the outbox before any network I/O, bound to the registry it is for;
+`submit_pending` sends what is pending for one registry, in parallel, and records each answer
+(only that registry's answer counts for its rows), so a batch arrives exactly once whatever
+fails; `submit_everywhere` does so for every registry the outbox holds rows for.
+Concurrent `pith submit` processes share the work: each event is sent by the one process that
+holds its lease in the outbox (see `pithauthor.registry.outbox`); the others wait for its answer.
+Talking to one registry (fetch, verify, POST one event) is `pithauthor.registry.client`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pithauthor.errors import (
+    AuthError,
+    EventRefused,
+    InputError,
+    NetworkError,
+    OutboxDamaged,
+    PithError,
+    RegistryRejected,
+)
+from pithauthor.fs import append_lines, check_output_file, pith_home
+
+# Named in docs/submit.md before `pithauthor.registry.client` existed; still importable from here.
+from pithauthor.net import DEFAULT_REGISTRY as DEFAULT_REGISTRY
+from pithauthor.net import RetryPolicy as RetryPolicy
+from pithauthor.protocol.documents import AuthorEvent
+from pithauthor.protocol.subject import Subject
+from pithauthor.registry.client import RegistryClient, registry_binding
+from pithauthor.registry.client import fetch_subject as fetch_subject
+from pithauthor.registry.client import registry_url as registry_url
+from pithauthor.registry.client import resolve_arxiv as resolve_arxiv
+from pithauthor.registry.manifests import default_trust as default_trust
+from pithauthor.registry.outbox import STATES, Note, Outbox, OutboxEntry, new_lease_owner
+from pithauthor.registry.record_cache import DB_NAME as CACHE_NAME
+from pithauthor.registry.record_cache import RecordCache
+from pithauthor.registry.recovery import Recovered, recover
+
+__all__ = [
+    "STATES",
+    "Outbox",
+    "OutboxDamaged",
+    "OutboxEntry",
+    "Recovered",
+    "SubmitResult",
+    "append_jsonl",
+    "check_destination",
+    "combined",
+    "deliver",
+    "paper_titles",
+    "pending_by_registry",
+    "recover",
+    "store_in_outbox",
+    "submit_events",
+    "submit_everywhere",
+    "submit_pending",
+]
+
+Progress = Callable[[int, int], None]
+LEASE_SECONDS = 600.0  # longer than one event's POST with every retry; then another may send it
+WAIT_POLL = 0.2
+
+
+@dataclass
+class SubmitResult:
+    """What a submission did. `error` is the one problem that stopped it, if any."""
+
+    registry: str
+    accepted: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    elsewhere: list[str] = field(default_factory=list)
+    # with `only`: the pending rows for this registry that were left alone (not asked for)
+    others_pending: list[str] = field(default_factory=list)
+    error: PithError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.rejected and not self.pending
+
+    def summary(self) -> str:
+        """`accepted 3 (1 already there), rejected 0, pending 0 at URL`."""
+        dup = f" ({len(self.duplicates)} already there)" if self.duplicates else ""
+        other = f"; {len(self.elsewhere)} sent by another pith submit" if self.elsewhere else ""
+        return (
+            f"accepted {len(self.accepted)}{dup}, rejected {len(self.rejected)}, "
+            f"pending {len(self.pending)} at {self.registry}{other}"
+        )
+
+    def raise_for_failure(self) -> None:
+        """Raise the problem that stopped the batch, else RegistryRejected (exit 1) when the
+        registry refused some events."""
+        if self.error is not None:
+            raise self.error
+        if self.rejected:
+            raise RegistryRejected(f"the registry rejected {len(self.rejected)} event(s)")
+
+    def as_dict(self) -> dict[str, object]:
+        """The result for `--json` (a report, not a protocol document)."""
+        return {
+            "ok": self.ok,
+            "registry": self.registry,
+            "accepted": self.accepted,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "pending": self.pending,
+            "elsewhere": self.elsewhere,
+            "error": str(self.error) if self.error else None,
+        }
+
+
+def combined(results: Sequence[SubmitResult]) -> dict[str, object]:
+    """Several registries' results as one `--json` report: the lists joined, `ok` when every
+    one is, `registry` when there was one, and each registry's own result in `registries`."""
+    joined: dict[str, object] = {
+        "ok": all(r.ok for r in results),
+        "registry": results[0].registry if len(results) == 1 else None,
+    }
+    for name in ("accepted", "duplicates", "pending", "elsewhere"):
+        joined[name] = [eid for r in results for eid in getattr(r, name)]
+    joined["rejected"] = {k: v for r in results for k, v in r.rejected.items()}
+    errors = [str(r.error) for r in results if r.error is not None]
+    joined["error"] = errors[0] if errors else None
+    joined["registries"] = [r.as_dict() for r in results]
+    return joined
+
+
+def store_in_outbox(
+    events: Iterable[AuthorEvent], registry: str | None = None, *, note: Note | None = None
+) -> tuple[int, int]:
+    """Store signed events in the outbox for `registry` (default: the default registry),
+    atomically; an event already there for it is kept. Returns (new, already there)."""
+    with Outbox(note=note) as outbox:
+        return outbox.store(events, registry)
+
+
+def submit_pending(
+    *,
+    registry: str | None = None,
+    parallel: int = 8,
+    client: RegistryClient | None = None,
+    progress: Progress | None = None,
+    outbox_path: Path | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+    note: Note | None = None,
+    only: Iterable[str] | None = None,
+) -> SubmitResult:
+    """Send the pending events bound to one registry (`client`'s, else `registry`, else the
+    default); each answer is recorded as it comes. Rows bound to other registries are not
+    touched (`submit_everywhere` sends those). With `only` (event ids), just those events go:
+    a signing command's `--submit` sends what it showed, never what an earlier run left
+    (the rest are counted in `others_pending`).
+
+    An event another live process is sending is left to it: this call waits (at most
+    `lease_seconds`) for its answer and lists it in `elsewhere`.
+    """
+    if parallel < 1:
+        raise InputError("--parallel must be at least 1")
+    own = client is None
+    client = client or RegistryClient(registry, max_connections=max(parallel, 4))
+    try:
+        with Outbox(outbox_path, note=note) as outbox:
+            wanted = None if only is None else frozenset(only)
+            return Submission(client, outbox, lease_seconds, wanted).run(parallel, progress)
+    finally:
+        if own:
+            client.close()
+
+
+def pending_by_registry(
+    outbox_path: Path | None = None, *, note: Note | None = None
+) -> dict[str, int]:
+    """How many pending events are bound to each registry."""
+    with Outbox(outbox_path, note=note) as outbox:
+        return {r: outbox.counts(r)["pending"] for r in outbox.registries("pending")}
+
+
+def submit_everywhere(
+    connect: Callable[[str], RegistryClient],
+    *,
+    parallel: int = 8,
+    progress: Callable[[str], Progress | None] | None = None,
+    outbox_path: Path | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+    note: Note | None = None,
+) -> list[SubmitResult]:
+    """Send every pending event to the registry it is bound to: one `submit_pending` per
+    registry, with the client `connect(registry)` builds. A registry that fails (cannot be
+    reached, refuses the token) does not stop the others: its result carries the error."""
+    results = []
+    for where in pending_by_registry(outbox_path, note=note):
+        try:
+            client = connect(where)
+        except PithError as exc:
+            with Outbox(outbox_path) as outbox:
+                left = [e.event_id for e in outbox.entries("pending", where)]
+            results.append(SubmitResult(registry=where, pending=left, error=exc))
+            continue
+        with client:
+            results.append(
+                submit_pending(
+                    client=client,
+                    parallel=parallel,
+                    progress=progress(where) if progress else None,
+                    outbox_path=outbox_path,
+                    lease_seconds=lease_seconds,
+                )
+            )
+    return results
+
+
+class Submission:
+    """One pass over the events pending for one registry: claim each (a lease in the outbox),
+    POST it, record the registry's answer, and then wait for those another process holds.
+
+    Why leases: two `pith submit` runs (or a `--submit` and a `pith submit`) may see the same
+    pending rows. Each event is sent only by the process that claimed its lease, so it is
+    POSTed once; the others wait for its answer (`_wait_for_others`) and take over a lease
+    that expired (its owner died) without sending anything twice.
+
+    Threads (`parallel` > 1) share `result`, `mine` and `done` under `lock`; `stop` ends the
+    pass early when one failure means every other request would fail the same way."""
+
+    def __init__(
+        self,
+        client: RegistryClient,
+        outbox: Outbox,
+        lease_seconds: float,
+        only: frozenset[str] | None = None,
+    ) -> None:
+        self.client = client
+        self.outbox = outbox
+        self.lease_seconds = lease_seconds
+        self.only = only
+        self.owner = new_lease_owner()
+        self.where = registry_binding(client.base_url)  # the rows this client may answer for
+        entries = outbox.entries("pending", self.where)
+        self.entries = [e for e in entries if only is None or e.event_id in only]
+        self.result = SubmitResult(registry=client.base_url)
+        self.mine: set[str] = set()  # events this pass claimed (and so sent, or tried to)
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.done = 0
+        self._urls: dict[tuple[str, str], str] = {}  # (event type, subject) -> its action URL
+
+    def run(self, parallel: int, progress: Progress | None = None) -> SubmitResult:
+        """Send every entry this pass can claim, wait for the rest, and say what became of
+        each (the outbox is read again at the end: it is the truth, not this pass's memory)."""
+        if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
+            for entry in self.entries:
+                self._send_counted(entry, progress)
+        elif self.entries:
+            with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
+                list(pool.map(lambda entry: self._send_counted(entry, progress), self.entries))
+        asked = {e.event_id for e in self.entries}
+        if asked - self.mine:
+            self._wait_for_others(asked - self.mine)
+        result, only = self.result, self.only
+        pending = [e.event_id for e in self.outbox.entries("pending", self.where)]
+        result.pending = [e for e in pending if only is None or e in only]
+        result.others_pending = [e for e in pending if only is not None and e not in only]
+        result.elsewhere = sorted(asked - self.mine - set(result.pending))
+        return result
+
+    def send(self, entry: OutboxEntry) -> None:
+        """Send `entry` if this pass can claim it (another process may hold it). A claim not
+        ended by a recorded answer is released, so that the event stays pending for a later
+        run (and no other process waits out the lease for nothing)."""
+        if self.stop.is_set() or not self.outbox.claim(
+            entry.event_id, self.owner, self.lease_seconds, registry=self.where
+        ):
+            return
+        with self.lock:
+            self.mine.add(entry.event_id)
+        answered = False
+        try:
+            answered = self._send_claimed(entry)
+        finally:
+            if not answered:
+                self.outbox.release(entry.event_id, self.owner, registry=self.where)
+
+    def _send_counted(self, entry: OutboxEntry, progress: Progress | None) -> None:
+        self.send(entry)
+        with self.lock:
+            self.done += 1
+            if progress is not None:
+                progress(self.done, len(self.entries))
+
+    def _action_url(self, event: AuthorEvent) -> str:
+        """Where `event` goes, looked up once per subject and type (not once per event);
+        a failure is not kept, so the next event of that paper asks again."""
+        key = (event["event_type"], event["subject_pith_number"])
+        url = self._urls.get(key)
+        if url is None:
+            url = self._urls[key] = self.client.action_url(event)
+        return url
+
+    def _send_claimed(self, entry: OutboxEntry) -> bool:
+        """POST one claimed event; True when its answer was recorded (which ends the lease).
+
+        Only EventRefused (the registry's answer to this POST) marks the event rejected: a
+        failure before the POST (the record not found, not verifying) is no verdict on the
+        event, and one after it (no answer, a 5xx) may hide an acceptance: both leave it
+        pending, with the attempt counted when it was sent."""
+        eid, where = entry.event_id, self.where
+        posted = False
+        try:
+            url = self._action_url(entry.event)
+            posted = True
+            status, answer = self.client.submit(entry.event, url)
+        except EventRefused as exc:
+            self.outbox.mark_rejected(eid, where, str(exc), exc.answer, attempted=True)
+            with self.lock:
+                self.result.rejected[eid] = str(exc)
+            return True
+        except PithError as exc:
+            if posted:
+                self.outbox.attempt(eid, where)
+            if isinstance(exc, AuthError | NetworkError):
+                self.stop.set()  # every other request would fail the same way
+            with self.lock:
+                self.result.error = self.result.error or exc
+            return False
+        self.outbox.mark_accepted(eid, where, answer, attempted=True)
+        with self.lock:
+            self.result.accepted.append(eid)
+            if status == 200:  # 200, not 201: the registry already had it (Idempotency-Key)
+                self.result.duplicates.append(eid)
+        return True
+
+    def _wait_for_others(self, others: set[str]) -> None:
+        """Wait until the events other processes hold are answered; take over any whose lease
+        expired or whose owner died (`send` claims before it sends, so each is sent at most
+        once). Gives up after one lease: a holder still alive then is stuck, and its events
+        stay pending."""
+        deadline = time.monotonic() + self.lease_seconds
+        while not self.stop.is_set():
+            waiting = [
+                e
+                for e in self.outbox.entries("pending", self.where)
+                if e.event_id in others - self.mine
+            ]
+            if not waiting:
+                return
+            for entry in waiting:
+                self.send(entry)
+            held = set(self.outbox.leased_elsewhere(self.owner, self.where)) & others
+            if not held or time.monotonic() > deadline:
+                return
+            time.sleep(WAIT_POLL)
+
+
+def submit_events(
+    events: Iterable[AuthorEvent], *, registry: str | None = None, parallel: int = 8
+) -> SubmitResult:
+    """Store `events` in the outbox for `registry`, then send what is pending for it."""
+    store_in_outbox(events, registry)
+    return submit_pending(registry=registry, parallel=parallel)
+
+
+def paper_titles(entries: Iterable[OutboxEntry]) -> dict[str, str]:
+    """The titles of the papers entries are about (by Pith Number), where a record of the
+    entry's registry is cached locally (`pith cite` keeps the records it fetched): a label for
+    `pith outbox list`, never a check."""
+    titles: dict[str, str] = {}
+    wanted = list(entries)
+    if not wanted or not (pith_home() / "cache" / CACHE_NAME).is_file():
+        return titles  # no cache: none is made just to list the outbox
+    cache = RecordCache()
+    try:
+        for e in wanted:
+            if e.subject not in titles:
+                doc = cache.record(e.registry, e.subject.rsplit(":", 1)[-1])
+                title = _title(doc) if doc is not None else None
+                if title:
+                    titles[e.subject] = title
+    finally:
+        cache.close()
+    return titles
+
+
+def _title(doc: Mapping[str, object]) -> str | None:
+    """The record's displayed title when its hash is the canonical record's (`Subject`)."""
+    try:
+        title = Subject.from_document(doc).title
+    except PithError:
+        return None
+    return " ".join(title.split()) if title and title.strip() else None
+
+
+# --- where freshly signed events go ------------------------------------------------------------
+
+
+def check_destination(out: str | None) -> None:
+    """Refuse, before any key is opened, a file that cannot take the events."""
+    if out is not None:
+        check_output_file(out, InputError, "a file to append events to")
+
+
+def deliver(
+    events: Sequence[AuthorEvent],
+    out: str | None = None,
+    *,
+    show: Callable[[str], None] | None = None,
+    submit: bool = False,
+    registry: str | None = None,
+    note: Note | None = None,
+) -> str:
+    """Put signed events where asked: appended to `out` (JSONL), one line each to `show`
+    ("stdout"), and into the outbox (bound to `registry`, default the default registry) when
+    `submit` is set or nowhere else was named. Returns where they went, e.g. `out.jsonl and
+    the outbox`."""
+    check_destination(out)
+    places = []
+    if out is not None:
+        append_jsonl(Path(out), events)
+        places.append(out)
+    if show is not None:
+        for event in events:
+            show(_jsonl(event))
+        places.append("stdout")
+    if submit or not places:
+        store_in_outbox(list(events), registry, note=note)
+        places.append("the outbox")
+    return " and ".join(places)
+
+
+def _jsonl(event: Mapping[str, object]) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
+def append_jsonl(path: Path, events: Sequence[Mapping[str, object]]) -> None:
+    """Append one JSON line per event in a single write, then fsync: whole lines or nothing."""
+    append_lines(path, "".join(_jsonl(e) + "\n" for e in events).encode("utf-8"), mode=0o644)
