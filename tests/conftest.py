@@ -30,6 +30,18 @@ if TYPE_CHECKING:
     from pithauthor.registry.local.server import RegistryServer
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Test modules that share data import each other by name (`from test_registry_merge import
+# make_state`), and the tests live in folders by subject (tests/unit/<package>/, tests/cli/,
+# tests/security/, tests/latex/): every test folder is on sys.path, after the test's own.
+for _folder in (
+    "cli",
+    "security",
+    "latex",
+    *(f"unit/{p.name}" for p in (Path(__file__).parent / "unit").glob("*")),
+):
+    if str(Path(__file__).parent / _folder) not in sys.path:
+        sys.path.append(str(Path(__file__).parent / _folder))
 LAUNCHER = str(Path(__file__).parent / "pith_launcher.py")
 """`pith` as the tests start it: `python -m pithauthor` plus the test-only KDF switch."""
 FAST_KDF_ENV = "PITH_TEST_FAST_KDF"
@@ -75,7 +87,7 @@ def isolated_home(
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
-    test may reach pith.science (tests/test_number_checks.py checks with a local registry)."""
+    test may reach pith.science (tests/unit/protocol/test_number_checks.py checks with a local registry)."""
     home = tmp_path / "pith-home"
     monkeypatch.setenv("PITH_HOME", str(home))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")

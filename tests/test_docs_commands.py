@@ -43,7 +43,7 @@ LAUNCHER = Path(__file__).parent / "pith_launcher.py"
 LOOKUP = (
     "what it shows is real arXiv's answers (export.arxiv.org) for a bibliography the page shows "
     "only by its rows; the lookup itself is tested against a local arXiv API "
-    "(tests/test_bibliography_lookup_cli.py)"
+    "(tests/cli/test_bibliography_lookup_cli.py)"
 )
 NEEDS_INTERNET: dict[tuple[str, str], str] = {
     ("docs/cite.md", "pith bib scan refs.bib --lookup"): LOOKUP,

@@ -14,7 +14,7 @@ The payload JSON Schemas shipped in `pithauthor/schemas/`, compiled once per pro
 
 Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
 schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
-thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
+thousands of events are signed or verified). `tests/unit/protocol/test_event_schemas.py` checks that the
 reference implementation `jsonschema` agrees.
 """
 
@@ -369,7 +369,7 @@ def _fraction(value: Any, path: str) -> str | None:
 # the schema file here and checked directly: a handful of comparisons and at most three regular
 # expressions. Whatever the direct check does not pass goes to the full schema, which has the
 # last word (and the message), so the direct check can only ever skip work on a payload the
-# schema accepts; tests/test_event_schemas.py checks that the two agree. Events from
+# schema accepts; tests/unit/protocol/test_event_schemas.py checks that the two agree. Events from
 # outside never take this path: `check_author_event` runs the full schema on every payload.
 
 _FIELD_KEYWORDS = frozenset(("type", "minLength", "maxLength", "pattern", "description"))

@@ -35,7 +35,7 @@ from pithauthor.registry.manifests import pinned_trust
 from pithauthor.verify import detect_kind, verify_document, verify_file
 
 Path_ = tuple[str | int, ...]
-VECTORS = Path(__file__).parent / "vectors" / "events"
+VECTORS = Path(__file__).parents[1] / "vectors" / "events"
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 
 

@@ -36,7 +36,7 @@ def _findings(result: Any) -> dict[str, dict[str, Any]]:
 
 def _failing(found: dict[str, dict[str, Any]]) -> set[str]:
     """The failing checks but the key store's own: the tests' keys use the test-only weak KDF,
-    which the key store's checks rightly call unsafe (tests/test_keys_cli.py tests those)."""
+    which the key store's checks rightly call unsafe (tests/cli/test_keys_cli.py tests those)."""
     bad = {c for c, f in found.items() if f["level"] in ("fail", "unsafe")}
     return {c for c in bad if not c.startswith("key ") and c != "kdf"}
 

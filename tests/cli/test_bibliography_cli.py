@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import RunPith, assert_one_line_error
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bib"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "bib"
 
 
 def test_clean_file_exits_0_with_a_table(pith: RunPith) -> None:
@@ -68,7 +68,7 @@ def test_the_worked_example_in_docs_prints_what_the_docs_show(
 ) -> None:
     import re
 
-    doc = (Path(__file__).parent.parent / "docs" / "cite.md").read_text("utf-8")
+    doc = (Path(__file__).parents[2] / "docs" / "cite.md").read_text("utf-8")
     bib = re.search(r"<!-- file: refs.bib -->\n```bibtex\n(.*?)```", doc, re.S)
     tex = re.search(r"<!-- file: main.tex -->\n```latex\n(.*?)```", doc, re.S)
     shown = re.search(r"```console\n\$ pith (.*?)(?:  # exit 1)?\n(.*?)```", doc, re.S)

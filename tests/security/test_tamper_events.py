@@ -47,7 +47,7 @@ from pithauthor.registry.outbox import Outbox
 # `event_id`, whose detail lists the signed fields; every field with a rule of its own also fails
 # the check named for that rule.
 
-VALID = Path(__file__).parent / "vectors" / "events" / "valid"
+VALID = Path(__file__).parents[1] / "vectors" / "events" / "valid"
 CLASSES = ("0123456789", "abcdef", "ghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 # field (list indices as []) -> checks that fail when it changes by one byte.

@@ -17,7 +17,7 @@ from pithauthor.bibliography.lookup import ArxivApi, LookupCache, LookupResult, 
 from pithauthor.bibliography.reading import BibReading, read_bibliographies
 from pithauthor.errors import InputError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bib"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 SCHOLAR = FIXTURES / "google-scholar-lookup.bib"
 
 #: What the local arXiv knows: the real papers of the fixture, and near misses.

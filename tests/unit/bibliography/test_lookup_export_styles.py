@@ -19,7 +19,7 @@ from lookup_corpus import DECLARED, ON_ARXIV, PAPERS, STYLES
 from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
 from pithauthor.bibliography.reading import BibEntry, read_bibliographies
 
-EXPORTS = Path(__file__).parent / "fixtures" / "bib" / "lookup"
+EXPORTS = Path(__file__).parents[2] / "fixtures" / "bib" / "lookup"
 #: Resolved entries of the 29 whose paper is on arXiv. The three not resolved: Goodfellow's
 #: "nets" (arXiv's title is "Networks"), Gubser's "noncritical" (arXiv: "Non-Critical", which
 #: its search splits), Green-Tao (preprint 4 years before, and a later same-title decoy).

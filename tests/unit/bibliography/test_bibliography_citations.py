@@ -13,7 +13,7 @@ from conftest import RunPith
 from pithauthor.bibliography.reading import cited_keys, read_citations
 from pithauthor.errors import ManuscriptError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bib"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 
 
 def _write(path: Path, text: str) -> Path:

@@ -14,7 +14,7 @@ from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.verify import verify_documents, verify_file
 
-VECTORS = Path(__file__).parent / "vectors" / "events"
+VECTORS = Path(__file__).parents[2] / "vectors" / "events"
 VALID = sorted((VECTORS / "valid").glob("*.json"))
 INDEX = json.loads((VECTORS / "invalid" / "index.json").read_text("utf-8"))
 
@@ -101,7 +101,7 @@ def test_key_file_is_marked_test_only_and_matches_the_vectors() -> None:
 def test_docs_name_exactly_the_checks_the_verifier_reports() -> None:
     import re
 
-    docs = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text("utf-8")
+    docs = (Path(__file__).parents[3] / "docs" / "protocol.md").read_text("utf-8")
     table = docs.split("### Verification", 1)[1].split("Inside a bundle", 1)[0]
     documented = set(re.findall(r"^\| \d+ \| `([a-z_]+)` \|", table, flags=re.MULTILINE))
     reported = {

@@ -651,7 +651,7 @@ def _check(
     # A command that reaches the dead registry before it meets the bad value (`cite` checks
     # its --from first) retried six times with its back-off: 6-12 s of sleep per run, most of
     # the matrix's time. The same six attempts, at once (the runs are in this process); what is
-    # tested is the refusal, not the back-off (tests/test_client_answers.py tests that).
+    # tested is the refusal, not the back-off (tests/cli/test_client_answers.py tests that).
     skip_backoff(monkeypatch)
     shutil.copytree(world.home, os.environ["PITH_HOME"])  # key "ada", this test's own copy
     paths = {**world.paths, "data": str(tmp_path / "registry-data")}

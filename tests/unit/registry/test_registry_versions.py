@@ -18,7 +18,7 @@ from pithauthor.registry.local.server import RegistryServer
 from pithauthor.verify import build_canonical_record, parse_arxiv_metadata
 
 ARXIV = "2101.99901"  # an example paper the local registry ships (v1 only)
-EXAMPLES = Path(__file__).resolve().parent.parent / "pithauthor" / "data" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "pithauthor" / "data" / "examples"
 V1_XML = (EXAMPLES / f"example-{ARXIV}.xml").read_text("utf-8")
 V2_XML = V1_XML.replace(
     "</version>",

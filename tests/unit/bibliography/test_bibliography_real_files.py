@@ -8,7 +8,7 @@ from pathlib import Path
 from pithauthor.bibliography.reading import BibEntry, BibReading, read_bibliographies
 from pithauthor.protocol.ids import ArxivId
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bib"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 # An entry start as a person would count it: `@type{` or `@type(` at a line start, not a
 # @string/@preamble/@comment. Independent of the reader under test.
 _ENTRY_START = re.compile(r"^\s*@(?!string|preamble|comment)[a-z]+\s*[{(]", re.I | re.M)

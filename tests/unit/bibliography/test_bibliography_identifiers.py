@@ -10,7 +10,7 @@ from pithauthor.bibliography.identifiers import find_identifier
 from pithauthor.bibliography.reading import BibEntry, read_bibliographies
 from pithauthor.protocol.ids import ArxivId, PithNumber
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bib"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 DEAR_BODY = "NFG5PAOXQUVIWDX5F7YSYYL7EW"  # pith:2023:... of arXiv:2302.12445 (tests/fixtures)
 
 # key in every-identifier-form.bib -> (the id it names, the rule that must find it)

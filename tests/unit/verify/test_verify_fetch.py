@@ -105,7 +105,7 @@ def test_local_registry_bundles_and_states_fetch_and_verify_strictly(
 # ================================================================================================
 # Hand-edited documents the field-by-field tamper suites do not make: verify refuses them.
 
-EVENTS = Path(__file__).parent / "vectors" / "events" / "valid"
+EVENTS = Path(__file__).parents[2] / "vectors" / "events" / "valid"
 
 
 class _Trickle(BaseHTTPRequestHandler):

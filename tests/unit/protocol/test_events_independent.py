@@ -15,7 +15,7 @@ import pytest
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-VECTORS = Path(__file__).parent / "vectors" / "events"
+VECTORS = Path(__file__).parents[2] / "vectors" / "events"
 SIGNED = ("event_type", "target", "subject_pith_number", "created_at", "signer", "payload")
 SIGNER = {"key_id", "public_key_fingerprint", "public_key_b64", "signer_id", "signer_type"}
 SIGNATURE = {"algorithm", "signed_message", "signature_b64"}

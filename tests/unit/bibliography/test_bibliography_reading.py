@@ -16,7 +16,7 @@ from pithauthor.errors import BibliographyError, InputError
 from pithauthor.protocol.ids import ArxivId
 from pithauthor.protocol.payloads import RELATIONSHIPS
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bib"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 MESSY = FIXTURES / "messy.bib"
 
 

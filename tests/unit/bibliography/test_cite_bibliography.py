@@ -267,7 +267,7 @@ def test_claim_and_replicate_with_submit_reach_the_registry_state(
 def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
     pith: RunPith, author: str, tmp_path: Path, no_backoff: None
 ) -> None:
-    record = str(Path(__file__).parent / "fixtures" / "record-2302.12445v2.json")
+    record = str(Path(__file__).parents[2] / "fixtures" / "record-2302.12445v2.json")
     dead = f"http://127.0.0.1:{free_port()}"
     result = pith("claim", REAL_NUMBER, "--record", record, "--submit", "--yes", "--registry", dead)
     assert result.returncode == 3

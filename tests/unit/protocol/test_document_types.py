@@ -41,8 +41,8 @@ from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.local.answers import state_document
 from pithauthor.registry.local.server import RegistryServer
 
-REPO = Path(__file__).resolve().parent.parent
-EVENTS = Path(__file__).parent / "vectors" / "events"
+REPO = Path(__file__).resolve().parents[3]
+EVENTS = Path(__file__).parents[2] / "vectors" / "events"
 VALID = sorted((EVENTS / "valid").glob("*.json"))
 BODY = "NFG5PAOXQUVIWDX5F7YSYYL7EW"
 
@@ -277,7 +277,7 @@ UNSEEN = {
     "no real bundle is among the vectors",
     ("RegistryEvent", "event_type"): "as for RecordCreated: seen in bundles, not in the vectors",
     ("RecordDocument", "upstream_receipt"): "the local registry's record of a paper added from a "
-    "pith.science record (tests/test_registry_server.py)",
+    "pith.science record (tests/unit/registry/test_registry_server.py)",
 }
 
 

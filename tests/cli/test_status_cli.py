@@ -19,7 +19,7 @@ from pithauthor.registry.local.server import RegistryServer
 PAPER_A = "2101.99901"
 PAPER_B = "2101.99902"  # authors: Example Author, Another Example; cites A and DeAR
 DEAR = "2302.12445"
-REFS = Path(__file__).resolve().parent.parent / "pithauthor" / "data" / "demo" / "refs.bib"
+REFS = Path(__file__).resolve().parents[2] / "pithauthor" / "data" / "demo" / "refs.bib"
 PASSPHRASE = "a passphrase for the status tests"
 
 

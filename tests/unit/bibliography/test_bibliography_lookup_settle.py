@@ -15,7 +15,7 @@ from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identif
 from pithauthor.bibliography.reading import read_bibliographies
 from pithauthor.errors import InputError
 
-MATHS = Path(__file__).parent / "fixtures" / "bib" / "lookup" / "mathscinet.bib"
+MATHS = Path(__file__).parents[2] / "fixtures" / "bib" / "lookup" / "mathscinet.bib"
 GREEN_TAO = "MR2415383"  # the preprint (math/0404188) and a later decoy (0805.4417)
 
 

@@ -30,7 +30,7 @@ from pithauthor.protocol.payloads import (
     schema_violation,
 )
 
-VECTORS = Path(__file__).parent / "vectors" / "events"
+VECTORS = Path(__file__).parents[2] / "vectors" / "events"
 FRACTION = "must be an integer without a fraction"
 
 
