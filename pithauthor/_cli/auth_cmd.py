@@ -22,8 +22,7 @@ def auth_login(
 ) -> None:
     """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
     from pithauthor.fs import MAX_SECRET_BYTES, read_user_text
-    from pithauthor.registry.client import registry_url
-    from pithauthor.registry.tokens import store_token
+    from pithauthor.registry import registry_url, store_token
 
     if bool(token_file) == token_stdin:
         raise InputError("give exactly one of --token-file F or --token-stdin")
@@ -40,8 +39,7 @@ def auth_logout(
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
 ) -> None:
     """Forget the token stored for a registry."""
-    from pithauthor.registry.client import registry_url
-    from pithauthor.registry.tokens import forget_token
+    from pithauthor.registry import forget_token, registry_url
 
     url = registry_url(registry)
     message(f"token for {url} removed" if forget_token(url) else f"no token stored for {url}")
@@ -50,7 +48,7 @@ def auth_logout(
 @auth_app.command("status")
 def auth_status() -> None:
     """List the registries a token is stored for (never the tokens)."""
-    from pithauthor.registry.tokens import TOKEN_ENV, env_token_origin, stored_registries
+    from pithauthor.registry import TOKEN_ENV, env_token_origin, stored_registries
 
     for url in stored_registries():
         data(url)

@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         relationship; 1 when some are; 2 when a file cannot be read or an option is wrong;
         3 when --lookup cannot reach arXiv's API.
         """
-        from pithauthor.bibliography.reading import (
+        from pithauthor.bibliography import (
             parse_relationship_map,
             read_bibliographies,
             render_table,

@@ -38,7 +38,7 @@ from pithauthor.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pithauthor.sign import Signer
+    from pithauthor.protocol import Signer
 
 
 def cite(
@@ -108,7 +108,7 @@ def cite(
     """Sign a citation of one paper (--to) by yours (--from), or of every paper your
     bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
     signed, 1 when some were not (unresolved, invalid, unparsable)."""
-    from pithauthor.registry.submit import check_destination
+    from pithauthor.registry import check_destination
 
     if bibfiles and cited is not None:
         raise InputError("give bibliography files or --to CITED, not both")
@@ -149,8 +149,8 @@ def _cite_one(
     output: Output,
 ) -> None:
     from pithauthor._cli.preview import citation_preview
-    from pithauthor.bibliography.reading import normalize_relationship
-    from pithauthor.registry.access import citing_number, subject_for
+    from pithauthor.protocol import normalize_relationship
+    from pithauthor.registry import citing_number, subject_for
     from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
@@ -195,22 +195,18 @@ def _cite_bibliographies(
     lookup: _LookupWith,
 ) -> bool:
     from pithauthor._cli.preview import bibliography_preview
-    from pithauthor.bibliography.cite import (
-        RecordCache,
+    from pithauthor.bibliography import (
+        BibEntry,
         RegistryResolver,
         Resolver,
-        sign_bibliography,
-    )
-    from pithauthor.bibliography.reading import (
-        BibEntry,
-        normalize_relationship,
         parse_relationship_map,
         read_bibliographies,
         render_table,
+        sign_bibliography,
     )
-    from pithauthor.keys.author import AuthorKey
-    from pithauthor.protocol.subject import Subject
-    from pithauthor.registry.access import citing_number
+    from pithauthor.keys import AuthorKey
+    from pithauthor.protocol import Subject, normalize_relationship
+    from pithauthor.registry import RecordCache, citing_number
 
     reading = read_bibliographies(
         [Path(f) for f in bibfiles],

@@ -10,7 +10,7 @@ from pithauthor._cli.output import warn
 def cited(path: Path) -> set[str]:
     """The keys the manuscript cites; a warning names the citation macros it defines that
     could not be followed (their entries may be `skipped`: the .aux is exact)."""
-    from pithauthor.bibliography.reading import read_citations
+    from pithauthor.bibliography import read_citations
 
     found = read_citations(Path(path))
     if found.unfollowed:

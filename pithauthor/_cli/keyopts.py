@@ -4,8 +4,8 @@ and where the signed events go.
 from pithauthor._cli.keyopts import KEY_OPTION, PASSPHRASE_FILE_OPTION
 
 def claim(..., key: str | None = KEY_OPTION, passphrase_file: str | None = PASSPHRASE_FILE_OPTION):
-    from pithauthor.keys.author import load_signing_key
-    from pithauthor.keys.passphrase import passphrase_source
+    from pithauthor.keys import load_signing_key
+    from pithauthor.keys import passphrase_source
     signer = load_signing_key(key, passphrase=passphrase_source(passphrase_file))
 """
 
@@ -21,7 +21,7 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
     nothing rather than to file names or a traceback in the middle of the author's command line.
     """
     from pithauthor.errors import PithError
-    from pithauthor.keys.author import known_keys
+    from pithauthor.keys import known_keys
 
     try:
         records = known_keys()  # creates no key store on a Tab
@@ -39,7 +39,7 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
 
 def complete_relationship(incomplete: str) -> list[str]:
     """Shell completion of the eight relationships (the one list in _core/relationships.py)."""
-    from pithauthor.sign import RELATIONSHIPS
+    from pithauthor.protocol import RELATIONSHIPS
 
     return [r for r in RELATIONSHIPS if r.startswith(incomplete.lower())]
 

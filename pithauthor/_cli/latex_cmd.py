@@ -66,8 +66,8 @@ def inject_cmd(
     offline: bool = OFFLINE_NUMBER_OPTION,
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
-    from pithauthor.keys.author import show
-    from pithauthor.latex.injection import badge_number, inject
+    from pithauthor.keys import show
+    from pithauthor.latex import badge_number, inject
 
     if pith is None and not author_key:
         raise InputError("give --pith NUMBER, --author-key, or both")
@@ -160,7 +160,7 @@ def arxiv_cmd(
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX. Each
     step is shown on stderr with its time (a spinner on a terminal)."""
     from pithauthor.fs import check_output_file
-    from pithauthor.latex.arxiv import build_arxiv_archive
+    from pithauthor.latex import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
     with StepLines() as steps:
@@ -225,8 +225,9 @@ def sty_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
-    from pithauthor.latex.injection import pith_sty_files, sty_found_by_tex
-    from pithauthor.latex.sty import copy_sty, install_sty
+    from pithauthor.latex import copy_sty, install_sty
+    from pithauthor.latex import found_by_tex as sty_found_by_tex
+    from pithauthor.latex import shipped_files as pith_sty_files
 
     if sum((path, copy is not None, install)) > 1:
         raise InputError("give one of --path, --copy FOLDER, --install")

@@ -12,11 +12,10 @@ import typer
 
 from pithauthor._cli.output import at_terminal, message, warn
 from pithauthor.errors import InputError
-from pithauthor.protocol.text import escaped
+from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.bibliography.lookup import LookupResult
-    from pithauthor.bibliography.reading import BibEntry, BibReading
+    from pithauthor.bibliography import BibEntry, BibReading, LookupResult
 
 LOOKUP_OPTION = typer.Option(
     False,
@@ -61,7 +60,7 @@ def check_lookup_options(
 
 def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> LookupResult:
     """Look the entries up, with a progress bar on a terminal and a summary on stderr."""
-    from pithauthor.bibliography.lookup import lookup_bibliography
+    from pithauthor.bibliography import lookup_bibliography
 
     with _ProgressBar() if sys.stderr.isatty() else nullcontext() as progress:
         result = lookup_bibliography(reading, api_url, offline=offline, progress=progress)
@@ -72,7 +71,7 @@ def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> Looku
 def settle_ambiguous(result: LookupResult, choose: bool) -> LookupResult:
     """For each `ambiguous` entry with candidates: with `choose` on a terminal, ask the author
     which one it is; otherwise print, for each candidate, the line that settles it by hand."""
-    from pithauthor.bibliography.lookup import paste_line, settle
+    from pithauthor.bibliography import paste_line, settle
 
     open_entries = [e for e in result.reading.entries if e.status == "ambiguous"]
     open_entries = [e for e in open_entries if e.lookup_choices]
@@ -130,7 +129,7 @@ def _shown(text: str) -> str:
 
 def write_back(result: LookupResult) -> None:
     """Add the identifiers found to the .bib files, saying what was done to each."""
-    from pithauthor.bibliography.lookup import write_back as write
+    from pithauthor.bibliography import write_back as write
 
     done = write(result.reading)
     for item in done:

@@ -8,7 +8,7 @@ import typer
 from pithauthor._cli.app import new_app
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
-from pithauthor.protocol.text import escaped
+from pithauthor.protocol import escaped
 
 outbox_app = new_app("The events waiting for, accepted by, or rejected by their registry.")
 REGISTRY_ONLY = typer.Option(
@@ -23,7 +23,7 @@ def outbox_list(
     as_json: bool = typer.Option(False, "--json", help="Print entries as JSON."),
 ) -> None:
     """List the outbox (oldest first): state, date stored, registry, event, paper."""
-    from pithauthor.registry.submit import STATES, Outbox, paper_titles
+    from pithauthor.registry import STATES, Outbox, paper_titles
 
     if state is not None and state not in STATES:
         raise InputError(f"--state must be one of {', '.join(STATES)}")
@@ -51,7 +51,7 @@ def outbox_retry(
     registry: str | None = REGISTRY_ONLY,
 ) -> None:
     """Put rejected events back to pending (then run `pith submit`)."""
-    from pithauthor.registry.submit import Outbox
+    from pithauthor.registry import Outbox
 
     with Outbox(note=message) as outbox:
         n = outbox.retry(event_ids or None, registry)
@@ -72,7 +72,7 @@ def outbox_drop(
     registry: str | None = REGISTRY_ONLY,
 ) -> None:
     """Delete events from the outbox (they are not withdrawn from any registry)."""
-    from pithauthor.registry.submit import Outbox
+    from pithauthor.registry import Outbox
 
     if not (event_ids or rejected or accepted or pending):
         raise InputError("name event ids, or pass --rejected / --accepted / --pending")
@@ -88,7 +88,7 @@ def outbox_drop(
 def outbox_recover() -> None:
     """Rebuild a damaged outbox from its journal (outbox.journal.jsonl beside it): the damaged
     file is kept aside, every event not dropped is pending again for its own registry."""
-    from pithauthor.registry.submit import recover
+    from pithauthor.registry import recover
 
     done = recover()
     if done.moved_to is not None:

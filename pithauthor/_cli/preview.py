@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pithauthor.protocol.text import escaped
+from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
-    from pithauthor import AuthorEvent, PithNumber, Subject
-    from pithauthor.keys.author import AuthorKey
+    from pithauthor import PithNumber, Subject
+    from pithauthor.keys import AuthorKey
+    from pithauthor.protocol import AuthorEvent
 
 HEADER = "{what} to sign (public and permanent once submitted):"
 _TITLE_WIDTH = 56

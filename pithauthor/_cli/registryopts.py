@@ -9,8 +9,7 @@ import typer
 from pithauthor._cli.output import message, warn
 
 if TYPE_CHECKING:
-    from pithauthor.registry.access import RegistryAccess, RegistryOptions
-    from pithauthor.registry.client import RegistryClient
+    from pithauthor.registry import RegistryAccess, RegistryClient, RegistryOptions
 
 REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.science)."
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
@@ -46,7 +45,7 @@ def registry_options(
     timeout: float = 20.0,
 ) -> RegistryOptions:
     """The shared options (and a command's own budget) as one object with named fields."""
-    from pithauthor.registry.access import RegistryOptions
+    from pithauthor.registry import RegistryOptions
 
     return RegistryOptions(
         registry,
@@ -97,7 +96,7 @@ def registry_access(
     timeout: float = 20.0,
 ) -> RegistryAccess:
     """The options as a registry opened on first use; its notes and warnings go to stderr."""
-    from pithauthor.registry.access import RegistryAccess
+    from pithauthor.registry import RegistryAccess
 
     options = registry_options(
         registry, trust_manifest, trust_local, retries=retries, timeout=timeout

@@ -12,10 +12,10 @@ from pithauthor._cli.output import ask, at_terminal, data, message
 from pithauthor.errors import ConfirmationNeeded, Declined
 
 if TYPE_CHECKING:
-    from pithauthor.keys.author import AuthorKey
-    from pithauthor.registry.access import RegistryAccess
-    from pithauthor.registry.statements import OnChange, Statements
-    from pithauthor.sign import AuthorEvent, Settle
+    from pithauthor.keys import AuthorKey
+    from pithauthor.protocol import AuthorEvent
+    from pithauthor.registry import OnChange, RegistryAccess, Statements
+    from pithauthor.sign import Settle
 
 
 def submit_now(
@@ -23,7 +23,7 @@ def submit_now(
 ) -> None:
     """Send what is pending in the outbox (with `only`: just those events, the ones a
     signing command showed); events that cannot go now stay there, and so do the others."""
-    from pithauthor.registry.submit import submit_pending
+    from pithauthor.registry import submit_pending
 
     result = submit_pending(client=registry.client, note=message, only=only)
     if not quiet:
@@ -86,8 +86,7 @@ class Output:
 
     def signer(self) -> AuthorKey:
         """The author's active signing key (or the named one), unlocked from the key store."""
-        from pithauthor.keys.author import load_signing_key
-        from pithauthor.keys.passphrase import passphrase_source
+        from pithauthor.keys import load_signing_key, passphrase_source
 
         return load_signing_key(self.key, passphrase=passphrase_source(self.passphrase_file))
 
@@ -95,7 +94,7 @@ class Output:
         """What the outbox already holds for this registry (read once)."""
         from pathlib import Path
 
-        from pithauthor.registry.statements import Statements, events_in_file
+        from pithauthor.registry import Statements, events_in_file
 
         if self._held is None:
             in_out = events_in_file(Path(self.out)) if self.out is not None else []
@@ -112,7 +111,7 @@ class Output:
 
     def deliver(self, events: Sequence[AuthorEvent]) -> str:
         """Write the events where asked; return where they went."""
-        from pithauthor.registry.submit import deliver
+        from pithauthor.registry import deliver
 
         show = data if self.print_events else None
         self.destination = deliver(
@@ -132,7 +131,7 @@ class Output:
         if self.submit:
             submit_now(self.registry, only=events)
         elif "the outbox" in self.destination:
-            from pithauthor.registry.client import registry_binding
+            from pithauthor.registry import registry_binding
 
             where = registry_binding(self.registry.options.registry)
             message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
@@ -158,7 +157,7 @@ class Output:
             out = None if in_out else self.out  # never a second line in the same file
             # where asked; with --submit into the outbox too (a no-op when it holds it)
             if out is not None or self.print_events or self.submit:
-                from pithauthor.registry.submit import deliver
+                from pithauthor.registry import deliver
 
                 show = data if self.print_events else None
                 self.destination = deliver(

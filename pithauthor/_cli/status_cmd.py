@@ -13,7 +13,7 @@ from pithauthor._cli.registryopts import (
     TRUST_MANIFEST_OPTION,
     make_client,
 )
-from pithauthor.protocol.text import escaped
+from pithauthor.protocol import escaped
 
 
 def status(
@@ -26,8 +26,7 @@ def status(
     """A paper's page: number, title, authors, what is verified, the record's completeness,
     claims, citations, replications, and what this machine's outbox holds for it per registry.
     The record and merged state are fetched and verified first."""
-    from pithauthor.registry.status import paper_status
-    from pithauthor.registry.submit import STATES
+    from pithauthor.registry import STATES, paper_status
 
     with make_client(registry, trust_manifest, trust_local, 4) as client:
         page = paper_status(client, ref)
@@ -85,7 +84,7 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
 def papers(as_json: bool = typer.Option(False, "--json", help="Print the papers as JSON.")) -> None:
     """The papers this machine's keys claimed, cited or replicated (from the outbox), with
     where their events stand per registry; newest first. No registry is asked."""
-    from pithauthor.registry.status import my_papers
+    from pithauthor.registry import my_papers
 
     rows = my_papers()
     if as_json:

@@ -9,11 +9,10 @@ import typer
 
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, registry_options
-from pithauthor.protocol.text import escaped
+from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.registry.client import RegistryClient
-    from pithauthor.registry.submit import SubmitResult
+    from pithauthor.registry import RegistryClient, SubmitResult
 
 
 def submit(
@@ -36,11 +35,11 @@ def submit(
 ) -> None:
     """Send every pending event of the outbox to the registry it was signed for (after
     storing FILE's events for --registry or the default, if given)."""
-    from pithauthor.registry.client import registry_binding
-    from pithauthor.registry.submit import (
+    from pithauthor.registry import (
         Outbox,
         combined,
         pending_by_registry,
+        registry_binding,
         submit_everywhere,
         submit_pending,
     )

@@ -26,8 +26,8 @@ from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.keys.author import AuthorKey
-    from pithauthor.sign import AuthorEvent
+    from pithauthor.keys import AuthorKey
+    from pithauthor.protocol import AuthorEvent
 
 # `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
 _EVENT_ID = re.compile(r"sha256:[0-9a-f]{8,64}")
@@ -53,8 +53,7 @@ def withdraw(
     """Sign the withdrawal of EVENT_ID, one of your events in the outbox: the registry's merge
     then shows it no more. Only the key that signed an event can withdraw it; the event and
     its withdrawal both stay public (docs/publishing.md)."""
-    from pithauthor.registry.client import registry_binding
-    from pithauthor.registry.submit import check_destination
+    from pithauthor.registry import check_destination, registry_binding
     from pithauthor.sign import withdraw as sign_withdrawal
 
     wanted = event_id.strip().lower()
@@ -109,7 +108,7 @@ def withdraw(
 def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
     """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
     from pithauthor._cli.preview import HEADER, shown, signer_line
-    from pithauthor.registry.statements import gist
+    from pithauthor.registry import gist
 
     return [
         HEADER.format(what="A withdrawal"),

@@ -1,1 +1,85 @@
-"""Internals of the author key store: secret containers, keyring access, metadata, passphrases."""
+"""Author keys: create, list, export, back up, rotate, delete, and load one for signing.
+
+Secrets live in the OS keyring or in passphrase-encrypted files (`secrets`), never in the
+public key list (`metadata`); `safety` says where keys go and whether that is safe.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pithauthor._face import lazy_face
+
+if TYPE_CHECKING:
+    from pithauthor.keys.author import (
+        BACKED_UP_AT,
+        BACKUP_FILE,
+        AuthorKey,
+        check_public_name,
+        delete,
+        export_public,
+        generate,
+        known_keys,
+        list_keys,
+        load_key,
+        load_signing_key,
+        set_public_name,
+        show,
+    )
+    from pithauthor.keys.backups import backup, import_backup, rotate
+    from pithauthor.keys.metadata import KeyRecord
+    from pithauthor.keys.passphrase import (
+        PassphraseSource,
+        backup_passphrase_source,
+        passphrase_source,
+    )
+
+__all__ = [
+    "AuthorKey",
+    "BACKED_UP_AT",
+    "BACKUP_FILE",
+    "KeyRecord",
+    "PassphraseSource",
+    "backup",
+    "backup_passphrase_source",
+    "check_public_name",
+    "delete",
+    "export_public",
+    "generate",
+    "import_backup",
+    "known_keys",
+    "list_keys",
+    "load_key",
+    "load_signing_key",
+    "passphrase_source",
+    "rotate",
+    "set_public_name",
+    "show",
+]
+
+# where each name lives (pithauthor/_face.py: why they load on first use)
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "AuthorKey": "pithauthor.keys.author",
+        "BACKED_UP_AT": "pithauthor.keys.author",
+        "BACKUP_FILE": "pithauthor.keys.author",
+        "KeyRecord": "pithauthor.keys.metadata",
+        "PassphraseSource": "pithauthor.keys.passphrase",
+        "backup": "pithauthor.keys.backups",
+        "backup_passphrase_source": "pithauthor.keys.passphrase",
+        "check_public_name": "pithauthor.keys.author",
+        "delete": "pithauthor.keys.author",
+        "export_public": "pithauthor.keys.author",
+        "generate": "pithauthor.keys.author",
+        "import_backup": "pithauthor.keys.backups",
+        "known_keys": "pithauthor.keys.author",
+        "list_keys": "pithauthor.keys.author",
+        "load_key": "pithauthor.keys.author",
+        "load_signing_key": "pithauthor.keys.author",
+        "passphrase_source": "pithauthor.keys.passphrase",
+        "rotate": "pithauthor.keys.backups",
+        "set_public_name": "pithauthor.keys.author",
+        "show": "pithauthor.keys.author",
+    },
+)

@@ -1,2 +1,53 @@
-"""Internals of the LaTeX helpers: byte-faithful text files, the main-file finder, the preamble
-locator (pylatexenc), the latexmk runner and the PDF checker."""
+r"""The LaTeX badge: inject `\usepackage{pith}` + `\pithnumber{...}` (`injection`), build and
+check the manuscript (`build`, `pdf`), pack it for arXiv (`arxiv`), badge snippets (`snippets`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pithauthor._face import lazy_face
+
+if TYPE_CHECKING:
+    from pithauthor.latex.arxiv import ArchiveResult, build_arxiv_archive
+    from pithauthor.latex.injection import InjectResult, Step, badge_number, inject
+    from pithauthor.latex.pdf import check_pdf
+    from pithauthor.latex.snippets import badge
+    from pithauthor.latex.sources import find_main_file
+    from pithauthor.latex.sty import copy_sty, found_by_tex, install_sty, shipped_files
+
+__all__ = [
+    "ArchiveResult",
+    "InjectResult",
+    "Step",
+    "badge",
+    "badge_number",
+    "build_arxiv_archive",
+    "check_pdf",
+    "copy_sty",
+    "find_main_file",
+    "found_by_tex",
+    "inject",
+    "install_sty",
+    "shipped_files",
+]
+
+# where each name lives (pithauthor/_face.py: why they load on first use)
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "ArchiveResult": "pithauthor.latex.arxiv",
+        "InjectResult": "pithauthor.latex.injection",
+        "Step": "pithauthor.latex.injection",
+        "badge": "pithauthor.latex.snippets",
+        "badge_number": "pithauthor.latex.injection",
+        "build_arxiv_archive": "pithauthor.latex.arxiv",
+        "check_pdf": "pithauthor.latex.pdf",
+        "copy_sty": "pithauthor.latex.sty",
+        "find_main_file": "pithauthor.latex.sources",
+        "found_by_tex": "pithauthor.latex.sty",
+        "inject": "pithauthor.latex.injection",
+        "install_sty": "pithauthor.latex.sty",
+        "shipped_files": "pithauthor.latex.sty",
+    },
+)

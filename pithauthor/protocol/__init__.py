@@ -1,17 +1,138 @@
-"""The pure core: canonical JSON, identifiers, records, events. No I/O in here.
-
-Every rule in here carries one of three tags (from the protocol notes,
-docs/protocol.md), in its module docstring or the comment heading it:
-
-- VERIFIED: recomputed from what the registry publishes; the vectors in tests/vectors and
-  tests/fixtures prove it, and the tests prove it again (canonical JSON, the record and its
-  Pith Number, the registry key and its receipts);
-- OBSERVED: seen in the documents or pages the registry serves, not recomputable (the
-  citation relationships, the shape of bundles and merged states);
-- DESIGN: not published by the registry: this project decides it, documents it in
-  docs/protocol.md, and keeps it in one module so it can follow the registry later (author
-  events, key ids, identity proofs, the local merge).
-
-The verdict words (a check `passed`, `failed`, `unverifiable`, `not_signed`, and what a verdict
-"speaks for") are defined in `pithauthor.protocol.verdict`.
+"""The Pith protocol, pure (no I/O): canonical JSON, identifiers, documents, events,
+records, identity proofs, and the verdict model; the checks of each document in `checks`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pithauthor._face import lazy_face
+
+if TYPE_CHECKING:
+    from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+    from pithauthor.protocol.documents import (
+        AuthorEvent,
+        CanonicalRecord,
+        ComputedRecord,
+        MergedState,
+        MirrorManifest,
+        Receipt,
+        RecordBundle,
+        RecordDocument,
+    )
+    from pithauthor.protocol.events import Signer
+    from pithauthor.protocol.identity import (
+        IdentityProof,
+        Standing,
+        normalize_orcid,
+        well_known_url,
+    )
+    from pithauthor.protocol.ids import (
+        ArxivId,
+        PithAlias,
+        PithNumber,
+        Reference,
+        classify_reference,
+        parse_reference,
+    )
+    from pithauthor.protocol.payloads import RELATIONSHIPS, Artifact, normalize_relationship
+    from pithauthor.protocol.record import (
+        ArxivMetadata,
+        build_canonical_record,
+        check_claimant,
+        check_own_name,
+        next_version_metadata,
+        pith_number_of,
+        summarise,
+    )
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.protocol.text import escaped, payload_text_problem, text_problem
+    from pithauthor.protocol.verdict import Check, RegistryKey, Report, Trust
+
+__all__ = [
+    "Artifact",
+    "ArxivId",
+    "ArxivMetadata",
+    "AuthorEvent",
+    "CanonicalRecord",
+    "Check",
+    "ComputedRecord",
+    "IdentityProof",
+    "MergedState",
+    "MirrorManifest",
+    "PithAlias",
+    "PithNumber",
+    "RELATIONSHIPS",
+    "Receipt",
+    "RecordBundle",
+    "RecordDocument",
+    "Reference",
+    "RegistryKey",
+    "Report",
+    "Signer",
+    "Standing",
+    "Subject",
+    "Trust",
+    "build_canonical_record",
+    "canonical",
+    "canonical_sha256",
+    "check_claimant",
+    "check_own_name",
+    "classify_reference",
+    "escaped",
+    "next_version_metadata",
+    "normalize_orcid",
+    "normalize_relationship",
+    "parse_reference",
+    "payload_text_problem",
+    "pith_number_of",
+    "summarise",
+    "text_problem",
+    "well_known_url",
+]
+
+# where each name lives (pithauthor/_face.py: why they load on first use)
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "Artifact": "pithauthor.protocol.payloads",
+        "ArxivId": "pithauthor.protocol.ids",
+        "ArxivMetadata": "pithauthor.protocol.record",
+        "AuthorEvent": "pithauthor.protocol.documents",
+        "CanonicalRecord": "pithauthor.protocol.documents",
+        "Check": "pithauthor.protocol.verdict",
+        "ComputedRecord": "pithauthor.protocol.documents",
+        "IdentityProof": "pithauthor.protocol.identity",
+        "MergedState": "pithauthor.protocol.documents",
+        "MirrorManifest": "pithauthor.protocol.documents",
+        "PithAlias": "pithauthor.protocol.ids",
+        "PithNumber": "pithauthor.protocol.ids",
+        "RELATIONSHIPS": "pithauthor.protocol.payloads",
+        "Receipt": "pithauthor.protocol.documents",
+        "RecordBundle": "pithauthor.protocol.documents",
+        "RecordDocument": "pithauthor.protocol.documents",
+        "Reference": "pithauthor.protocol.ids",
+        "RegistryKey": "pithauthor.protocol.verdict",
+        "Report": "pithauthor.protocol.verdict",
+        "Signer": "pithauthor.protocol.events",
+        "Standing": "pithauthor.protocol.identity",
+        "Subject": "pithauthor.protocol.subject",
+        "Trust": "pithauthor.protocol.verdict",
+        "build_canonical_record": "pithauthor.protocol.record",
+        "canonical": "pithauthor.protocol.canonical_json",
+        "canonical_sha256": "pithauthor.protocol.canonical_json",
+        "check_claimant": "pithauthor.protocol.record",
+        "check_own_name": "pithauthor.protocol.record",
+        "classify_reference": "pithauthor.protocol.ids",
+        "escaped": "pithauthor.protocol.text",
+        "next_version_metadata": "pithauthor.protocol.record",
+        "normalize_orcid": "pithauthor.protocol.identity",
+        "normalize_relationship": "pithauthor.protocol.payloads",
+        "parse_reference": "pithauthor.protocol.ids",
+        "payload_text_problem": "pithauthor.protocol.text",
+        "pith_number_of": "pithauthor.protocol.record",
+        "summarise": "pithauthor.protocol.record",
+        "text_problem": "pithauthor.protocol.text",
+        "well_known_url": "pithauthor.protocol.identity",
+    },
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pithauthor import classify_reference
+from pithauthor.protocol import classify_reference
 from pithauthor.errors import ArxivIdError, PithNumberError
 
 BODY = "NFG5PAOXQUVIWDX5F7YSYYL7EW"
