@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "__version__",
     "ArxivId",
     "AuthorKey",
     "Check",
@@ -57,6 +56,7 @@ __all__ = [
     "Statements",
     "Subject",
     "VerificationError",
+    "__version__",
     "attest_authorship",
     "build_arxiv_archive",
     "build_canonical_record",

@@ -1,7 +1,8 @@
 """Build and sign author events: claims of authorship, citation signatures, replication records.
 
 Each function takes a `signer` (anything meeting `pithauthor.protocol.events.Signer`, such as the
-key `pithauthor.keys.author.load_signing_key` returns), the subject paper as a `Subject` (number bound to
+key `pithauthor.keys.author.load_signing_key` returns), the subject paper as a `Subject` (number
+bound to
 its record's canonical_sha256), and the payload fields; it validates the payload against its
 JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol form (section 5
 of the protocol, `docs/protocol.md`). A retired key is refused with `KeyRetired`.
@@ -82,7 +83,8 @@ def artifact_sha256(path: Path | str) -> str:
         raise InputError(f"{path}: cannot read the artifact file ({exc.strerror})") from None
 
 
-#: Decides, before anything is signed, what becomes of a statement (`pithauthor.registry.statements`):
+#: Decides, before anything is signed, what becomes of a statement
+# (`pithauthor.registry.statements`):
 #: returns a signed event making the same statement (reused: nothing is signed), or the
 #: unsigned event to sign (perhaps now naming the event it `replaces`); or raises to refuse.
 Settle = Callable[[UnsignedEvent], UnsignedEvent | AuthorEvent]

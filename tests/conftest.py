@@ -87,7 +87,8 @@ def isolated_home(
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
-    test may reach pith.science (tests/unit/protocol/test_number_checks.py checks with a local registry)."""
+    test may reach pith.science (tests/unit/protocol/test_number_checks.py checks with a local
+    registry)."""
     home = tmp_path / "pith-home"
     monkeypatch.setenv("PITH_HOME", str(home))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
@@ -506,7 +507,7 @@ def registry_500s() -> Iterator[list[logging.LogRecord]]:
     (a test that makes one on purpose empties this list)."""
     records: list[logging.LogRecord] = []
     handler = _Collect(records)
-    logger = logging.getLogger("pithauthor.registry.local.run")
+    logger = logging.getLogger("pithauthor.registry.local")
     logger.addHandler(handler)
     try:
         yield records

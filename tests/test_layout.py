@@ -1,9 +1,11 @@
-"""The package's layout rules (README "Layout"): the command line imports only the public API,
-every command joins `pith` one way, and the registry client lives apart from batch submission."""
+"""The package's layout rules (docs/architecture.md): the command line imports only the public
+faces, every command joins `pith` one way, the protocol is pure, one module speaks HTTP, no
+module is over 500 lines, and the registry client lives apart from batch submission."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import typer
@@ -12,13 +14,31 @@ import pithauthor
 
 PACKAGE = Path(pithauthor.__file__).parent
 CLI = PACKAGE / "_cli"
-# what `_cli/` may import besides public modules: itself, and the version string
-CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version")
+# The public faces: a package's __init__ (its names in `__all__`) or a top-level module that is
+# its own face. Everything else is how a face does its work, and may change without notice.
+FACES = {
+    "pithauthor",
+    "pithauthor.errors",
+    "pithauthor.protocol",
+    "pithauthor.keys",
+    "pithauthor.registry",
+    "pithauthor.registry.local",
+    "pithauthor.identity",
+    "pithauthor.bibliography",
+    "pithauthor.latex",
+    "pithauthor.sign",
+    "pithauthor.verify",
+    "pithauthor.fs",
+    "pithauthor.doctor",
+}
+# what `_cli/` may import besides the faces: itself, the version string, and the demo that
+# `pith`'s entry point runs for `make demo`
+CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version", "pithauthor._demo")
 
 
 def _private_imports(path: Path) -> list[str]:
-    """Every import in `path` (at the top, in functions, under TYPE_CHECKING) of a private
-    pithauthor module or name, as `line: module`."""
+    """Every import in `path` (at the top, in functions, under TYPE_CHECKING) of a pithauthor
+    module that is not a public face, as `line: module`."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -29,47 +49,82 @@ def _private_imports(path: Path) -> list[str]:
                 continue
             module = node.module or ""
             targets = [module]
-            if module == "pithauthor":
-                targets += [f"pithauthor.{alias.name}" for alias in node.names]
+            if module == "pithauthor":  # `from pithauthor import keys` reaches a module too
+                targets += [
+                    f"pithauthor.{alias.name}"
+                    for alias in node.names
+                    if alias.name not in pithauthor.__all__
+                ]
         else:
             continue
         for target in targets:
-            parts = target.split(".")
-            if parts[0] != "pithauthor" or target.startswith(CLI_MAY_IMPORT):
+            if target.split(".")[0] != "pithauthor" or target.startswith(CLI_MAY_IMPORT):
                 continue
-            if any(part.startswith("_") for part in parts[1:]):
+            if target not in FACES:
                 found.append(f"{node.lineno}: {target}")
     return sorted(found, key=lambda line: int(line.split(":")[0]))
 
 
-def test_the_command_line_imports_no_private_pithauthor_module() -> None:
+def test_the_command_line_imports_only_public_faces() -> None:
     offences = {
         path.name: found for path in sorted(CLI.glob("*.py")) if (found := _private_imports(path))
     }
     assert offences == {}
 
 
-def test_the_private_import_check_sees_every_form(tmp_path: Path) -> None:
-    """Proves the check above can fail: each way of reaching a private module is caught."""
+def test_the_face_import_check_sees_every_form(tmp_path: Path) -> None:
+    """Proves the check above can fail: each way of reaching a module behind a face is caught."""
     source = tmp_path / "bad.py"
     source.write_text(
-        "from pithauthor.fs import read_user_text\n"
+        "from pithauthor.keys.store import generate\n"
         "import pithauthor.registry.outbox\n"
-        "from pithauthor import fs\n"
+        "from pithauthor import net\n"
         "def f():\n"
         "    from pithauthor.protocol.subject import Subject\n"
         "from . import sibling\n"
         "from pithauthor._cli.output import data\n"
-        "from pithauthor.registry.client import RegistryClient\n",
+        "from pithauthor.registry import RegistryClient\n"
+        "from pithauthor import PithNumber\n",
         encoding="utf-8",
     )
     assert _private_imports(source) == [
-        "1: pithauthor.fs",
+        "1: pithauthor.keys.store",
         "2: pithauthor.registry.outbox",
-        "3: pithauthor.fs",
+        "3: pithauthor.net",
         "5: pithauthor.protocol.subject",
         "6: relative import",
     ]
+
+
+def test_every_face_offers_exactly_what_it_lists() -> None:
+    """Each name a face lists resolves; a package's face lists its names, and no name it offers
+    is also one of its modules (importing that module would replace the name on the package)."""
+    import importlib
+    import pkgutil
+
+    for face in sorted(FACES):
+        module = importlib.import_module(face)
+        listed = getattr(module, "__all__", None)
+        if not hasattr(module, "__path__"):
+            if listed is None:
+                continue  # a top-level module is its own face: its public names
+        else:
+            assert listed, f"{face} lists no names"
+            submodules = {info.name for info in pkgutil.iter_modules(module.__path__)}
+            assert set(listed).isdisjoint(submodules), face
+        assert len(set(listed)) == len(listed), face
+        missing = [name for name in listed if getattr(module, name, None) is None]
+        assert missing == [], face
+
+
+def test_the_top_level_is_a_short_list() -> None:
+    """About 30 names at the top (the everyday calls); the rest is in the faces."""
+    assert 25 <= len(pithauthor.__all__) <= 40
+    assert "__version__" in pithauthor.__all__
+    for name in pithauthor.__all__:
+        value = getattr(pithauthor, name)
+        if name != "__version__":
+            assert value.__module__.startswith("pithauthor."), name
 
 
 def _names(app: typer.Typer) -> list[str]:
@@ -98,12 +153,11 @@ def test_the_registry_client_and_batch_submission_live_in_their_own_modules() ->
     import pithauthor.registry.client
     import pithauthor.registry.submit
 
-    for name in ("RegistryClient", "RetryPolicy", "registry_url", "fetch_subject", "resolve_arxiv"):
-        assert getattr(pithauthor, name) is getattr(pithauthor.registry.client, name)
+    assert pithauthor.RegistryClient is pithauthor.registry.RegistryClient
     assert pithauthor.RegistryClient.__module__ == "pithauthor.registry.client"
-    assert pithauthor.fetch_subject.__module__ == "pithauthor.registry.client"
+    assert pithauthor.registry.fetch_subject.__module__ == "pithauthor.registry.client"
     for name in ("SubmitResult", "submit_pending", "submit_events", "store_in_outbox"):
-        assert getattr(pithauthor, name).__module__ == "pithauthor.registry.submit"
+        assert getattr(pithauthor.registry, name).__module__ == "pithauthor.registry.submit"
     submit_defs = {
         node.name
         for node in ast.parse(
@@ -198,8 +252,8 @@ def test_an_httpx_client_is_made_in_one_place_the_network_module() -> None:
         for path in sorted(PACKAGE.rglob("*.py"))
         if (found := _http_clients_made(path))
     }
-    assert list(made) == ["_http.py"]
-    assert len(made["_http.py"]) == 1
+    assert list(made) == ["net.py"]
+    assert len(made["net.py"]) == 1
 
 
 def test_the_httpx_client_check_sees_every_form(tmp_path: Path) -> None:
@@ -266,3 +320,104 @@ def test_the_error_class_check_sees_a_subclass_defined_elsewhere(tmp_path: Path)
         encoding="utf-8",
     )
     assert _error_classes_defined(source, {"InputError", "NetworkError"}) == ["A", "B"]
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _imported(path: Path) -> list[tuple[int, str]]:
+    """Every module `path` imports (anywhere in it), with its line."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module))
+            if node.module == "pithauthor":
+                found += [(node.lineno, f"pithauthor.{a.name}") for a in node.names]
+    return found
+
+
+# The protocol part is pure: it computes, it does not reach the world. Besides itself it may use
+# `pithauthor.errors` and the standard library's computing modules (and the clock, for `utc_now`);
+# these are the ways out.
+IMPURE = (
+    "os",
+    "io",
+    "socket",
+    "ssl",
+    "http",
+    "urllib.request",
+    "httpx",
+    "sqlite3",
+    "subprocess",
+    "shutil",
+    "tempfile",
+    "pathlib",
+    "keyring",
+    "filelock",
+    "platformdirs",
+    "threading",
+)
+
+
+def _impure(path: Path) -> list[str]:
+    found = []
+    for line, module in _imported(path):
+        top = module.split(".")[0]
+        if module.startswith("pithauthor"):
+            if not module.startswith(
+                ("pithauthor.protocol", "pithauthor.errors", "pithauthor._face")
+            ):
+                found.append(f"{line}: {module}")
+        elif top in IMPURE or module in IMPURE:
+            found.append(f"{line}: {module}")
+    return found
+
+
+def test_the_protocol_package_is_pure() -> None:
+    offences = {
+        str(path.relative_to(PACKAGE)): found
+        for path in _modules()
+        if PACKAGE / "protocol" in path.parents and (found := _impure(path))
+    }
+    assert offences == {}
+
+
+def test_the_purity_check_sees_a_way_out(tmp_path: Path) -> None:
+    """Proves the check above can fail."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "import hashlib\nimport sqlite3\nfrom pathlib import Path\n"
+        "from pithauthor.protocol.ids import PithNumber\nfrom pithauthor.fs import read_user_file\n"
+        "def f():\n    import httpx\n",
+        encoding="utf-8",
+    )
+    assert _impure(source) == ["2: sqlite3", "3: pathlib", "5: pithauthor.fs", "7: httpx"]
+
+
+MAX_LINES = 500
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in _modules()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_no_noun_has_two_homes() -> None:
+    """A module's name says one thing: no two modules of the package share a name, bar the
+    faces' `__init__` and the names the protocol's checks take from the documents they check."""
+    allowed = {"__init__", "record", "identity", "merge"}
+    homes: dict[str, list[str]] = {}
+    for path in _modules():
+        if CLI in path.parents:
+            continue
+        homes.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    twice = {stem: where for stem, where in homes.items() if len(where) > 1 and stem not in allowed}
+    assert twice == {}
+    assert not re.search(r"\b_core\b|\b_registry\b", " ".join(str(p) for p in _modules()))

@@ -56,8 +56,8 @@ def next_step_line(text: str) -> None:
 
 
 class StepLines:
-    """Shows the steps of a long command (`pithauthor.latex.injection.Step`: `text`, and `seconds` once
-    done) on stderr: one plain line per finished step, `building (pdflatex, latexmk) … 4.1 s`;
+    """Shows the steps of a long command (`pithauthor.latex.injection.Step`: `text`, and `seconds`
+    once done) on stderr: one plain line per finished step, `building (pdflatex, latexmk) … 4.1 s`;
     on a terminal also a spinner with the time so far while a step runs (rich, transient: the
     spinner's line is erased, the finished line stays). Nothing goes to stdout. A step that
     fails prints nothing: the command's error is then the one line after the finished steps."""

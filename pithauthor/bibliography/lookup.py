@@ -7,8 +7,8 @@ their age. A file that cannot be read is a miss, and is replaced; so files are w
 atomically but not fsynced (two fsyncs per answer were most of a fresh lookup's time).
 
 Find the arXiv identifier of bibliography entries that carry none, by asking arXiv's API for
-their title and authors, and accepting only certain matches (rules: `pithauthor.bibliography.matching`,
-docs/cite.md).
+their title and authors, and accepting only certain matches (rules:
+`pithauthor.bibliography.matching`, docs/cite.md).
 
     reading = read_bibliographies([Path("refs.bib")])
     with ArxivApi() as api:
@@ -54,14 +54,14 @@ from pithauthor.protocol.ids import ArxivId
 
 __all__ = [
     "ARXIV_INTERVAL",
+    "DEFAULT_API",
+    "YEARS_AFTER",
+    "YEARS_BEFORE",
     "ArxivApi",
     "ArxivApiError",
-    "DEFAULT_API",
     "LookupCache",
     "LookupResult",
     "WriteBack",
-    "YEARS_AFTER",
-    "YEARS_BEFORE",
     "lookup_bibliography",
     "lookup_identifiers",
     "paste_line",

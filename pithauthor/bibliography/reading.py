@@ -33,11 +33,11 @@ from pithauthor.protocol.payloads import (
 from pithauthor.protocol.text import escaped
 
 __all__ = [
+    "STATUSES",
     "BibEntry",
     "BibReading",
     "Citations",
     "EntryRow",
-    "STATUSES",
     "cited_keys",
     "normalize_relationship",
     "parse_relationship_map",

@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "AuthorKey",
     "BACKED_UP_AT",
     "BACKUP_FILE",
+    "AuthorKey",
     "KeyRecord",
     "PassphraseSource",
     "backup",

@@ -49,9 +49,9 @@ from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orci
 from pithauthor.protocol.text import text_problem, utc_now
 
 __all__ = [
-    "AuthorKey",
     "BACKED_UP_AT",
     "BACKUP_FILE",
+    "AuthorKey",
     "KeyRecord",
     "PassphraseSource",
     "backup_passphrase_source",

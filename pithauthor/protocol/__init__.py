@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pithauthor.protocol.verdict import Check, RegistryKey, Report, Trust
 
 __all__ = [
+    "RELATIONSHIPS",
     "Artifact",
     "ArxivId",
     "ArxivMetadata",
@@ -62,7 +63,6 @@ __all__ = [
     "MirrorManifest",
     "PithAlias",
     "PithNumber",
-    "RELATIONSHIPS",
     "Receipt",
     "RecordBundle",
     "RecordDocument",

@@ -21,8 +21,8 @@ A cycle cannot be built: `event_id` is the hash of the payload that holds the li
 can only name one that existed before it. Only the key that signed an event can correct it: a
 link signed by another key is `replaces_signer`, and the event carrying it is invalid.
 
-The merge (`pithauthor.protocol.checks.merge`) applies these rules; `pith verify` reports them; the CLI
-uses `statement_key` and `unlinked` to find a statement the outbox already holds.
+The merge (`pithauthor.protocol.checks.merge`) applies these rules; `pith verify` reports them; the
+CLI uses `statement_key` and `unlinked` to find a statement the outbox already holds.
 """
 
 from __future__ import annotations

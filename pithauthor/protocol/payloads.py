@@ -14,8 +14,8 @@ The payload JSON Schemas shipped in `pithauthor/schemas/`, compiled once per pro
 
 Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
 schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
-thousands of events are signed or verified). `tests/unit/protocol/test_event_schemas.py` checks that the
-reference implementation `jsonschema` agrees.
+thousands of events are signed or verified). `tests/unit/protocol/test_event_schemas.py` checks
+that the reference implementation `jsonschema` agrees.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ from pithauthor.protocol.identity import IdentityProof
 from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
 
 __all__ = [
-    "Artifact",
     "DEFAULT_STATEMENT",
     "OUTCOMES",
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
+    "Artifact",
     "attestation_payload",
     "citation_payload",
     "digest_matches_number",

@@ -127,7 +127,8 @@ _REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp", "Cf"))
 # stability policy (Cc is exactly these 65; Cs the surrogates; Zl and Zp one character each);
 # Cf is not: these are its characters in Unicode 14.0 (Python 3.11) and U+13439-1343F, which
 # 15.0 made format controls (older tables call them unassigned), less the joiners.
-# tests/unit/protocol/test_signed_text.py checks the class against `unsafe_char` on every code point of the
+# tests/unit/protocol/test_signed_text.py checks the class against `unsafe_char` on every code
+# point of the
 # running Python's tables, so a format character a newer Unicode adds cannot slip through.
 _FORMAT = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"

@@ -51,10 +51,10 @@ from pithauthor.registry.tokens import (
 __all__ = [
     "DEFAULT_REGISTRY",
     "MAX_TIMEOUT",
+    "TOKEN_ENV",
     "RegistryClient",
     "RetryPolicy",
     "Subject",
-    "TOKEN_ENV",
     "default_trust",
     "env_token_origin",
     "fetch_subject",

@@ -1,4 +1,5 @@
-"""`pithauthor.latex.injection.inject` on small hand-made preambles: where the lines go, what stays."""
+"""`pithauthor.latex.injection.inject` on small hand-made preambles: where the lines go, what
+stays."""
 
 from __future__ import annotations
 

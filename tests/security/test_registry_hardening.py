@@ -141,7 +141,7 @@ def test_an_unexpected_error_is_a_logged_500_json_without_the_request(
         raise RuntimeError(f"bug while looking up {ref}")
 
     monkeypatch.setattr(server.store, "find", broken)
-    with caplog.at_level(logging.ERROR, logger="pithauthor.registry.local.run"):
+    with caplog.at_level(logging.ERROR, logger="pithauthor.registry.local"):
         answer = httpx.get(
             server.url + "/pith/SECRETREF", headers={"Authorization": "Bearer hunter2-token"}
         )

@@ -22,7 +22,8 @@ states with it and `pith verify` recomputes them with it.
              signed again: it counts once. It stays out of `current` and is listed under
              `duplicates` as {event, duplicate_of} (the earliest is kept); never an
              equivocation. A repeated correction (the same link, the same payload) likewise.
-    links    an event whose payload `replaces` or `withdraws` another (pithauthor.protocol.corrections)
+    links    an event whose payload `replaces` or `withdraws` another
+    (pithauthor.protocol.corrections)
              is invalid when its link breaks a rule there (another key, another subject, a
              replacement older than what it replaces...); a valid one comes after the event it
              names, whatever the order says, and takes it (and its repeats) out of `current`

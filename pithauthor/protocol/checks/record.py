@@ -1,4 +1,5 @@
-"""Checks of a registry record: its canonical record, hash, Pith Number, aliases and paper (pure)."""
+"""Checks of a registry record: its canonical record, hash, Pith Number, aliases and paper
+(pure)."""
 
 from __future__ import annotations
 

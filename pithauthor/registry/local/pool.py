@@ -161,7 +161,7 @@ def body_length(method: str, headers: email.message.Message) -> int:
     return length
 
 
-log = logging.getLogger("pithauthor.registry.local.run")
+log = logging.getLogger("pithauthor.registry.local")
 
 
 Address = Any

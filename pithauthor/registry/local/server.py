@@ -14,7 +14,8 @@ refused before any byte of the body is read.
 `{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Every request gets an
 answer: errors are JSON `{"error": ..., "failed_checks": [...]}` (4xx for bad input, 500 only
 for a bug, logged without the request's content). Connections wait in one selector thread that
-reads whole requests, then a bounded pool of workers answers them (`pithauthor.registry.local.pool`);
+reads whole requests, then a bounded pool of workers answers them
+(`pithauthor.registry.local.pool`);
 `pithauthor.registry.local.pool` says where a request ends. Links in the documents use the
 server's base URL, never the request's `Host`. `FaultPlan` is for tests only: it
 makes some requests fail (500, connection reset after the event was stored, or a stall past the

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pithauthor.protocol import classify_reference
 from pithauthor.errors import ArxivIdError, PithNumberError
+from pithauthor.protocol import classify_reference
 
 BODY = "NFG5PAOXQUVIWDX5F7YSYYL7EW"
 

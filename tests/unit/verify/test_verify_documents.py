@@ -3,8 +3,8 @@ author events; genuine ones pass, altered ones fail by the check named for the c
 
 The real vectors (tests/fixtures, tests/vectors) through `pith verify`, `pith number` and
 `verify_document`; the hand-edited documents the field-by-field tamper suites
-(tests/security/test_tamper_events.py, tests/security/test_tamper_documents.py) do not make; the attacks of
-issue 12 on verdicts (findings 1, 5 and 6), each replayed; and a record file handed to
+(tests/security/test_tamper_events.py, tests/security/test_tamper_documents.py) do not make; the
+attacks of issue 12 on verdicts (findings 1, 5 and 6), each replayed; and a record file handed to
 `pith claim --record`, verified as `pith verify` would.
 """
 
@@ -501,7 +501,8 @@ def test_record_file_without_a_receipt_is_taken_and_said(
     path = _write(tmp_path, "r.json", computed)
     out = tmp_path / "events.jsonl"
     number = RECORD["pith_number"]
-    # without `paper` it lists no authors: --force (refused without it, tests/unit/protocol/test_claim_authors.py)
+    # without `paper` it lists no authors: --force (refused without it,
+    # tests/unit/protocol/test_claim_authors.py)
     code, err = run(capsys, "claim", number, "--record", str(path), "--out", str(out), "--force")
     assert code == 0, err
     assert "has no registry receipt" in err

@@ -3,7 +3,8 @@
     python tests/vectors/events/generate.py [OUT_DIR]
 
 Deterministic: a fixed TEST-ONLY key (key.json), a fixed created_at, real records from
-tests/fixtures as subjects, and Ed25519 (deterministic by design). `tests/unit/protocol/test_event_vectors.py`
+tests/fixtures as subjects, and Ed25519 (deterministic by design).
+`tests/unit/protocol/test_event_vectors.py`
 checks that running this again gives exactly the committed files.
 """
 
