@@ -107,6 +107,7 @@ def inject_cmd(
                 "notes": result.notes,
                 "ltxml_action": result.ltxml_action,
                 "compat_action": result.compat_action,
+                "placement_def_action": result.placement_def_action,
             }
         )
         return
@@ -128,6 +129,9 @@ def inject_cmd(
         message(f"{result.sty}.ltxml: {would}{result.ltxml_action}")
     if result.compat_action != "unchanged":
         message(f"{result.sty.with_name('pith-compat.def')}: {would}{result.compat_action}")
+    if result.placement_def_action != "unchanged":
+        placement_def = result.sty.with_name("pith-placement.def")
+        message(f"{placement_def}: {would}{result.placement_def_action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
 

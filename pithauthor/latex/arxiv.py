@@ -26,6 +26,7 @@ from pithauthor.latex.buildtime import BuildClock, check_timeout
 from pithauthor.latex.injection import (
     COMPAT_NAME,
     LTXML_NAME,
+    PLACEMENT_DEF_NAME,
     STY_NAME,
     Progress,
     _inputs_of,
@@ -113,11 +114,11 @@ def build_arxiv_archive(
     output = Path(output).resolve()
     if not output.parent.is_dir():
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
-    # the paper's own pith.sty and pith-compat.def when it has them, else ours; the build's
-    # file list then packs pith-compat.def exactly when that pith.sty reads it
+    # the paper's own pith.sty and .def files when it has them, else ours; the build's file
+    # list then packs each .def file exactly when that pith.sty reads it
     overrides = {
         name: _packaged(name)
-        for name in (STY_NAME, COMPAT_NAME)
+        for name in (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME)
         if not (main.parent / name).is_file()
     }
     try:

@@ -87,6 +87,9 @@ LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
 # pith.sty's back-end code, read when hyperref or PDF management is not loaded: it travels
 # with pith.sty wherever pith.sty goes (the paper's folder, the build, the arXiv upload)
 COMPAT_NAME = "pith-compat.def"
+# pith.sty's placement code (the class title blocks, the margin), read for placement=title or
+# margin: it travels the same way
+PLACEMENT_DEF_NAME = "pith-placement.def"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,7 @@ class InjectResult:
     notes: list[str] = field(default_factory=list)
     ltxml_action: str = "unchanged"  # pith.sty.ltxml: "copied", "replaced" or "unchanged"
     compat_action: str = "unchanged"  # pith-compat.def: the same
+    placement_def_action: str = "unchanged"  # pith-placement.def: the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +273,7 @@ def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
 
 
 def _companion_action(main: Path, name: str) -> tuple[str, bytes]:
-    """pith.sty.ltxml and pith-compat.def follow pith.sty (whose other versions `_sty_plan`
+    """pith.sty.ltxml and the .def files follow pith.sty (whose other versions `_sty_plan`
     already refused): copied when missing, replaced when they differ from ours."""
     ours = _packaged(name)
     dest = main.parent / name
@@ -295,7 +299,12 @@ def _compile_and_check(
     log). When that build fails, the untouched sources are built too, to say whose fault it is."""
     clock = BuildClock(main, timeout)
     try:
-        ours = {main.name: new_bytes, STY_NAME: sty, COMPAT_NAME: _packaged(COMPAT_NAME)}
+        ours = {
+            main.name: new_bytes,
+            STY_NAME: sty,
+            COMPAT_NAME: _packaged(COMPAT_NAME),
+            PLACEMENT_DEF_NAME: _packaged(PLACEMENT_DEF_NAME),
+        }
         with build_sources(main, engine, ours, clock) as built:
             if number is not None:
                 check_pdf(built.result.pdf, number, require_link=link)
@@ -414,6 +423,7 @@ def inject(
         notes.append(f"{main.name} is a symbolic link: the badge goes into its target {written}")
     ltxml_action, ltxml = _companion_action(main, LTXML_NAME)
     compat_action, compat = _companion_action(main, COMPAT_NAME)
+    placement_def_action, placement_def = _companion_action(main, PLACEMENT_DEF_NAME)
     if changed and not dry_run:
         ensure_writable(written)
     if check:
@@ -441,6 +451,8 @@ def inject(
             replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
         if compat_action != "unchanged":
             replace_file(main.parent / COMPAT_NAME, compat, mode=0o644)
+        if placement_def_action != "unchanged":
+            replace_file(main.parent / PLACEMENT_DEF_NAME, placement_def, mode=0o644)
     return InjectResult(
         main=main,
         changed=changed,
@@ -454,10 +466,11 @@ def inject(
         notes=notes,
         ltxml_action=ltxml_action,
         compat_action=compat_action,
+        placement_def_action=placement_def_action,
     )
 
 
 def _packaged(name: str) -> bytes:
-    """The bytes of a packaged LaTeX file: pith.sty, pith-compat.def or pith.sty.ltxml (never
+    """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
     a link: its content)."""
     return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()

@@ -28,7 +28,7 @@ _CHECKOUT_LATEX = Path(__file__).resolve().parents[2] / "latex"
 
 
 def latex_file(name: str) -> Path:
-    """The path of a shipped LaTeX file (`pith.sty`, `pith-compat.def`, `pith.sty.ltxml`),
+    """The path of a shipped LaTeX file (`pith.sty`, a `.def` file, `pith.sty.ltxml`),
     always a real file."""
     packaged = Path(str(resources.files("pithauthor") / "data" / name))
     for path in (packaged, _CHECKOUT_LATEX / name):
@@ -56,11 +56,12 @@ def pith_sty_version() -> str:
     return f"{match.group(2)} ({match.group(1)})"
 
 
-SHIPPED = ("pith.sty", "pith-compat.def", "pith.sty.ltxml")
+SHIPPED = ("pith.sty", "pith-compat.def", "pith-placement.def", "pith.sty.ltxml")
 
 
 """What travels with a paper: the package, its back-end code (read when hyperref or PDF
-management is not loaded) and, when shipped, its LaTeXML binding."""
+management is not loaded), its placement code (read for placement=title or margin) and, when
+shipped, its LaTeXML binding."""
 
 
 TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"

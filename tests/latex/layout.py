@@ -123,6 +123,7 @@ def build_variant(manuscript: Manuscript, engine: str, variant: str, workdir: Pa
     shutil.copytree(MANUSCRIPTS / manuscript.folder, workdir)
     shutil.copy(STY, workdir / "pith.sty")
     shutil.copy(STY.with_name("pith-compat.def"), workdir / "pith-compat.def")
+    shutil.copy(STY.with_name("pith-placement.def"), workdir / "pith-placement.def")
     main = workdir / manuscript.main
     main.write_text(source(manuscript, variant), "utf-8")
     result = _run([ENGINES[engine], *TEX_FLAGS, main.name], workdir)
@@ -147,6 +148,7 @@ def shared_builds(manuscript: Manuscript, engine: str) -> dict[str, Build]:
             engine,
             STY.read_text("utf-8"),
             STY.with_name("pith-compat.def").read_text("utf-8"),
+            STY.with_name("pith-placement.def").read_text("utf-8"),
             *(source(manuscript, v) for v in VARIANTS),
         )
     )

@@ -204,6 +204,7 @@ def test_no_badge_packs_pith_sty_when_the_v1_paper_loads_it_for_its_author_key(
     members = unpack(archive, tmp_path / "arxiv")
     # pith.sty with what goes with it (pith.sty.ltxml always, pith-compat.def when it is read)
     assert {"paper.tex", "pith.sty", "pith.sty.ltxml"} <= set(members)
+    assert "pith-placement.def" not in members  # no number: nothing to place, not read
     assert "/PithNumber" not in info(pdflatex_alone(tmp_path / "arxiv", "paper.tex"))
 
 

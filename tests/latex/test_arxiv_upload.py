@@ -120,17 +120,25 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
         sty = tar.extractfile("pith.sty").read()  # type: ignore[union-attr]
         ltxml = tar.extractfile("pith.sty.ltxml").read()  # type: ignore[union-attr]
         compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
+        placement = tar.extractfile("pith-placement.def").read()  # type: ignore[union-attr]
     names = set(members)
     assert sorted(names) == packed.stdout.split()
     assert all(m.isreg() for m in members.values())  # never a link
     assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
-    if packed.name in SINGLE:  # the main file, and pith's two files at the top
-        assert names == {main, "pith.sty", "pith-compat.def", "pith.sty.ltxml"}
+    if packed.name in SINGLE:  # the main file, and pith's files at the top
+        assert names == {
+            main,
+            "pith.sty",
+            "pith-compat.def",
+            "pith-placement.def",
+            "pith.sty.ltxml",
+        }
     else:  # the parts in their subfolders too
         assert main in names and len(names) > 4
     assert sty == (REPO / "latex" / "pith.sty").read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
     assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
+    assert placement == (REPO / "latex" / "pith-placement.def").read_bytes()
     assert (Path(main).with_suffix(".bbl").name in names) == (packed.name in WITH_BBL)
     assert set(FIGURES.get(packed.name, ())) <= names
     assert not any(n.endswith(DEBRIS) for n in names)
@@ -193,12 +201,13 @@ def test_stale_build_files_from_a_failed_build_and_another_machine_are_not_used(
 
 
 def _paper(folder: Path, body: str, files: dict[str, str] | None = None) -> Path:
-    """paper.tex (an article with the badge), pith.sty and pith-compat.def (as `pith latex
+    """paper.tex (an article with the badge), pith.sty and its .def files (as `pith latex
     inject` leaves them), and `files` (name: text)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "paper.tex").write_text(article(body))
     shutil.copy(REPO / "latex" / "pith.sty", folder / "pith.sty")
-    shutil.copy(REPO / "latex" / "pith-compat.def", folder / "pith-compat.def")
+    for name in ("pith-compat.def", "pith-placement.def"):
+        shutil.copy(REPO / "latex" / name, folder / name)
     for name, text in (files or {}).items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -394,7 +403,8 @@ def commented() -> tuple[Path, Path, str]:
         (tmp / "stderr").write_text(result.stderr, "utf-8")
 
     compat = STY.with_name("pith-compat.def").read_text("utf-8")
-    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"), compat)), fill)
+    placement = STY.with_name("pith-placement.def").read_text("utf-8")
+    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"), compat, placement)), fill)
     return tmp / "paper", tmp / "upload.tar.gz", (tmp / "stderr").read_text("utf-8")
 
 

@@ -26,12 +26,14 @@ def test_ctan_bundle_unpacks_and_its_documentation_builds(tmp_path: Path) -> Non
         assert {
             "pith/pith.sty",
             "pith/pith-compat.def",
+            "pith/pith-placement.def",
             "pith/README.md",
             "pith/pith-doc.tex",
             "pith/pith-doc.pdf",
         } <= names
         assert bundle.read("pith/pith.sty") == STY.read_bytes()
-        assert bundle.read("pith/pith-compat.def") == STY.with_name("pith-compat.def").read_bytes()
+        for name in ("pith-compat.def", "pith-placement.def"):
+            assert bundle.read(f"pith/{name}") == STY.with_name(name).read_bytes()
         if (REPO / "latex" / "pith.sty.ltxml").exists():
             assert "pith/pith.sty.ltxml" in names
         bundle.extractall(tmp_path / "unpacked")

@@ -328,9 +328,13 @@ def test_a_title_page_shipped_inside_maketitle_gets_the_margin_badge_not_one_at_
     assert rect[1] > 792 - 72, "in the top margin of the title page"
 
 
-def _fls_reads_compat(result_pdf: Path) -> bool:
+def _fls_reads(result_pdf: Path, name: str) -> bool:
     fls = result_pdf.with_suffix(".fls").read_text("latin-1")
-    return any(line.endswith("pith-compat.def") for line in fls.splitlines())
+    return any(line.endswith(name) for line in fls.splitlines())
+
+
+def _fls_reads_compat(result_pdf: Path) -> bool:
+    return _fls_reads(result_pdf, "pith-compat.def")
 
 
 @pytest.mark.parametrize(
@@ -363,4 +367,42 @@ def test_a_missing_pith_compat_stops_the_build_saying_where_it_belongs(tmp_path:
     result = build(paper(NUMBER), tmp_path, compat=False)
     assert not result.ok
     assert "Fatal Package pith Error: File pith-compat.def not found: put it beside" in result.log
+    assert not result.pdf.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "number", "reads"),
+    [
+        pytest.param("", NUMBER, True, id="title"),
+        pytest.param("placement=margin", NUMBER, True, id="margin"),
+        pytest.param("placement=none", NUMBER, False, id="none"),
+        pytest.param("", None, False, id="no-number"),
+    ],
+)
+def test_pith_placement_is_read_only_when_pith_places_a_badge(
+    tmp_path: Path, options: str, number: str | None, reads: bool
+) -> None:
+    source = paper(NUMBER, options)
+    if number is None:
+        source = source.replace(f"\\pithnumber{{{NUMBER}}}\n", "")
+    result = build(source, tmp_path, recorder=True)
+    assert result.ok, result.output[-2000:]
+    assert _fls_reads(result.pdf, "pith-placement.def") == reads
+    assert (SHORT in page_text(result.pdf, 1)) == reads
+
+
+def test_placement_none_needs_no_pith_placement(tmp_path: Path) -> None:
+    source = paper(NUMBER, "placement=none").replace("Text.", "Text \\pithbadge.")
+    result = build(source, tmp_path, placement_def=False)
+    assert result.ok, result.output[-2000:]
+    assert SHORT in page_text(result.pdf, 1)
+    assert link_uris(result.pdf) == [URL]
+
+
+def test_a_missing_pith_placement_stops_the_build_saying_where_it_belongs(tmp_path: Path) -> None:
+    result = build(paper(NUMBER), tmp_path, placement_def=False)
+    assert not result.ok
+    assert (
+        "Fatal Package pith Error: File pith-placement.def not found: put it beside" in result.log
+    )
     assert not result.pdf.exists()

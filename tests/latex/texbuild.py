@@ -62,12 +62,16 @@ def build(
     halt: bool = True,
     compat: bool = True,
     recorder: bool = False,
+    placement_def: bool = True,
 ) -> Build:
-    """Write `source` as paper.tex in `workdir` (with pith.sty, and pith-compat.def unless
-    `compat` is false) and build it with `engine`; `halt=False` lets TeX go on after an error
-    (so that the log shows the error's help); `recorder` writes paper.fls (the files read)."""
+    """Write `source` as paper.tex in `workdir` (with pith.sty, pith-compat.def unless `compat`
+    is false, pith-placement.def unless `placement_def` is false) and build it with `engine`;
+    `halt=False` lets TeX go on after an error (so that the log shows the error's help);
+    `recorder` writes paper.fls (the files read)."""
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copy(STY, workdir / "pith.sty")
+    if placement_def:
+        shutil.copy(STY.with_name("pith-placement.def"), workdir / "pith-placement.def")
     if compat:
         shutil.copy(STY.with_name("pith-compat.def"), workdir / "pith-compat.def")
     (workdir / "paper.tex").write_text(source, encoding="utf-8")
