@@ -49,8 +49,8 @@ told apart where the answer arrives (`pithauthor.net.RegistryHttp.post_json`), n
 Messages never contain secret material: they are shown to users as they are.
 
 An error may carry a `hint`: the author's obvious next step (a command to run, a flag to add).
-The CLI prints it as a second line, `pith: next: ...`, right after the error line; the error
-line itself stays one line that says what is wrong.
+The CLI ends the one error line with it, `pith: error: WHAT IS WRONG; next: STEP`: bad input
+gets exactly one line on stderr, and that line says both what is wrong and what to do.
 """
 
 from __future__ import annotations

@@ -337,23 +337,21 @@ def _reset_process_state() -> None:
         core._keyring_backend = None  # type: ignore[attr-defined]
 
 
-NEXT_STEP = "pith: next: "
-"""How the line that names the next step after an error begins (errors.PithError.hint)."""
+NEXT_STEP = "; next: "
+"""How the next step after an error is named, at the end of the one error line
+(errors.PithError.hint)."""
 
 
 def error_lines(stderr: str) -> list[str]:
-    """The lines of stderr but a final next-step line (which must follow an error line)."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if len(lines) >= 2 and lines[-1].startswith(NEXT_STEP):
-        lines.pop()
-    return lines
+    """The non-blank lines of stderr (the next step, if any, ends the error line itself)."""
+    return [line for line in stderr.splitlines() if line.strip()]
 
 
 def next_step(stderr: str) -> str | None:
-    """The next step a failing command named, or None."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if len(lines) >= 2 and lines[-1].startswith(NEXT_STEP):
-        return lines[-1][len(NEXT_STEP) :]
+    """The next step a failing command named at the end of its error line, or None."""
+    lines = error_lines(stderr)
+    if lines and lines[-1].startswith("pith: error: ") and NEXT_STEP in lines[-1]:
+        return lines[-1].split(NEXT_STEP, 1)[1]
     return None
 
 
@@ -415,8 +413,8 @@ def local_registry(tmp_path: Path) -> Iterator[StartRegistry]:
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:
-    """A user error: the documented exit code, one error line on stderr (and at most the one
-    next-step line after it), no traceback."""
+    """A user error: the documented exit code, exactly one line on stderr (the error, ending
+    with its next step when it names one), no traceback."""
     assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
     lines = error_lines(result.stderr)
     assert len(lines) == 1, result.stderr

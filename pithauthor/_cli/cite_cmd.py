@@ -222,9 +222,14 @@ def _cite_bibliographies(
     if found is not None:
         found = lookupopts.settle_ambiguous(found, lookup.choose)
         reading = found.reading
-    citing_paper, citing_note, citing_arxiv = citing_number(citing, citing_record, output.registry)
+    # With nothing to sign, the citing paper only names the report: a full number is then not
+    # checked with the registry (it may be down, and nothing will be published).
+    nothing_to_sign = not reading.to_sign()
+    citing_paper, citing_note, citing_arxiv = citing_number(
+        citing, citing_record, output.registry, offline=nothing_to_sign
+    )
     resolver: Resolver | dict[str, Subject | str] = {}
-    if reading.to_sign():
+    if not nothing_to_sign:
         resolver = RegistryResolver(output.registry.client, RecordCache())
 
     def confirm(key: Signer, to_sign: Sequence[tuple[BibEntry, Subject]]) -> None:

@@ -33,7 +33,7 @@ from pithauthor._cli import (
 )
 from pithauthor._cli.app import name_values, new_app
 from pithauthor._cli.examples import add_examples
-from pithauthor._cli.output import error_line, next_step_line
+from pithauthor._cli.output import error_line
 from pithauthor._version import __version__
 from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
@@ -212,11 +212,9 @@ def _usage_error(exc: typer.TyperException) -> NoReturn:
 
 
 def _fail(text: str, code: int, hint: str | None = None) -> NoReturn:
-    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), and the next
-    step when the error names one; then exit."""
+    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), ending with the
+    next step when the error names one; then exit."""
     if os.environ.get("PITH_DEBUG") == "1" and sys.exc_info()[0] is not None:
         traceback.print_exc(file=sys.stderr)
-    error_line(text)
-    if hint:
-        next_step_line(hint)
+    error_line(text, hint)
     sys.exit(code)

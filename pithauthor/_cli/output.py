@@ -42,17 +42,13 @@ def ask(question: str) -> bool:
         return False
 
 
-def error_line(text: str) -> None:
-    """The one line a failing command prints."""
+def error_line(text: str, hint: str | None = None) -> None:
+    """The one line a failing command prints; the next step, when the error names one
+    (errors.PithError.hint), ends that same line after `; next: ` -- bad input gets one line."""
     first = " ".join(str(text).split()) or "unknown error"
-    sys.stderr.write(f"pith: error: {first}\n")
-
-
-def next_step_line(text: str) -> None:
-    """The one line after an error that says what to do next (errors.PithError.hint)."""
-    step = " ".join(str(text).split())
-    if step:
-        sys.stderr.write(f"pith: next: {step}\n")
+    step = " ".join(str(hint or "").split())
+    tail = f"; next: {step}" if step else ""
+    sys.stderr.write(f"pith: error: {first}{tail}\n")
 
 
 class StepLines:

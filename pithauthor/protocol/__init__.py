@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
-    from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+    from pithauthor.protocol.canonical_json import canonical, canonical_sha256, parse_json
     from pithauthor.protocol.documents import (
         AuthorEvent,
         CanonicalRecord,
@@ -83,6 +83,7 @@ __all__ = [
     "next_version_metadata",
     "normalize_orcid",
     "normalize_relationship",
+    "parse_json",
     "parse_reference",
     "payload_text_problem",
     "pith_number_of",
@@ -128,6 +129,7 @@ __getattr__, __dir__ = lazy_face(
         "next_version_metadata": "pithauthor.protocol.record",
         "normalize_orcid": "pithauthor.protocol.identity",
         "normalize_relationship": "pithauthor.protocol.payloads",
+        "parse_json": "pithauthor.protocol.canonical_json",
         "parse_reference": "pithauthor.protocol.ids",
         "payload_text_problem": "pithauthor.protocol.text",
         "pith_number_of": "pithauthor.protocol.record",

@@ -263,16 +263,17 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
 
 
 def citing_number(
-    ref: str, record: str | None, registry: RegistryAccess
+    ref: str, record: str | None, registry: RegistryAccess, *, offline: bool = False
 ) -> tuple[PithNumber, str | None, str | None]:
     """The citing paper's full Pith Number: given as such (checked with its record when one is
     at hand: the note says how, see `check_number`), from its record, or by look-up; and its
     arXiv id (no version) when its record was at hand, so that a citation of another version
-    of the same paper can be refused (`sign_citation`)."""
+    of the same paper can be refused (`sign_citation`). `offline`: a full number given as such
+    is checked only against the record cache (an arXiv id still needs its look-up)."""
     if record is None:
         named = classify_reference(ref)
         if named.number is not None and named.number.year is not None:
-            note, held = _check_number(named.number, registry, offline=False)
+            note, held = _check_number(named.number, registry, offline=offline)
             return named.number, note, _source_id(held)
     subject = subject_for(ref, record, registry)
     return subject.pith_number, None, subject.source_id

@@ -1,8 +1,7 @@
-"""Refusals with an obvious next step name it: one `pith: next: …` line right after the error
-line (errors.PithError.hint). The common mistakes of an author, each run as a real command; the
-bad-input matrix (tests/security/test_bad_input_matrix.py) requires the same of every malformed
-paper
-reference it feeds."""
+"""Refusals with an obvious next step name it at the end of the one error line,
+`pith: error: …; next: …` (errors.PithError.hint). The common mistakes of an author, each run
+as a real command; the bad-input matrix (tests/security/test_bad_input_matrix.py) requires the
+same of every malformed paper reference it feeds."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
     from pithauthor.registry.local.papers import example_papers
+    from pithauthor.registry.local.pool import Limits
     from pithauthor.registry.local.run import (
         AddedPaper,
         add_papers,
@@ -22,10 +23,12 @@ if TYPE_CHECKING:
         read_token_file,
         start_server,
     )
-    from pithauthor.registry.local.server import RegistryServer
+    from pithauthor.registry.local.server import FaultPlan, RegistryServer
 
 __all__ = [
     "AddedPaper",
+    "FaultPlan",
+    "Limits",
     "RegistryServer",
     "add_papers",
     "check_base_url",
@@ -41,6 +44,8 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "AddedPaper": "pithauthor.registry.local.run",
+        "FaultPlan": "pithauthor.registry.local.server",
+        "Limits": "pithauthor.registry.local.pool",
         "RegistryServer": "pithauthor.registry.local.server",
         "add_papers": "pithauthor.registry.local.run",
         "check_base_url": "pithauthor.registry.local.run",

@@ -4,6 +4,7 @@ real local registry over loopback, with a real key store; every entry's fate rep
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -224,9 +225,16 @@ def test_a_dead_registry_exits_3_with_one_line_and_writes_nothing(
 def test_nothing_to_sign_opens_no_key_and_no_registry(pith: RunPith, tmp_path: Path) -> None:
     bib = tmp_path / "refs.bib"
     bib.write_text("@book{b, title = {No identifier}, publisher = {P}, year = {2001}}\n", "utf-8")
-    dead = f"http://127.0.0.1:{free_port()}"
-    result = pith("cite", str(bib), "--from", REAL_NUMBER, "--registry", dead, "--json")
-    assert result.returncode == 0, result.stderr  # no key exists, the registry is down: unused
+    # a registry that listens but never answers: any connection to it is seen afterwards
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        result = pith("cite", str(bib), "--from", REAL_NUMBER, "--registry", url, "--json")
+        listener.settimeout(0)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    assert result.returncode == 0, result.stderr  # no key exists, the registry is unused
     assert json.loads(result.stdout)["rows"][0]["status"] == "no_identifier"
 
 
