@@ -20,8 +20,9 @@ from pithauthor.keys import backups as backups
 
 LINUX = sys.platform.startswith("linux")
 
-# the child: switch on the test-only cheap KDF (as tests/support/pith_launcher.py does), do ACTION, then
-# report its core-dump settings (before and after) on stdout, then crash with SIGABRT if asked
+# the child: switch on the test-only cheap KDF (as tests/support/pith_launcher.py does), do
+# ACTION, then report its core-dump settings (before and after) on stdout, then crash with
+# SIGABRT if asked
 CHILD = """
 import ctypes, json, os, resource, sys
 from pithauthor.keys import secrets
