@@ -18,9 +18,7 @@ tools whose public patching API the tests use (monkeypatch)."""
 
 
 def _test_files() -> list[Path]:
-    return sorted(
-        p for p in TESTS.rglob("*.py") if not any(p.is_relative_to(d) for d in NOT_TESTS)
-    )
+    return sorted(p for p in TESTS.rglob("*.py") if not any(p.is_relative_to(d) for d in NOT_TESTS))
 
 
 def _imported_test_modules(path: Path) -> list[str]:
