@@ -19,12 +19,6 @@ filling memory. Symbolic links are followed; a loop is one clear line. Each kind
 size limit (below), and at most limit + 1 bytes are ever read. Every fault becomes the caller's
 error class (an `InputError` for what the user names, the key store's own for its files)
 with one line that names the file and the fault.
-
-The author's files: read what the user names (regular files only, size-limited, `-` for
-stdin where allowed), refuse an output path before any work, and replace a file atomically.
-
-The rules live in `pithauthor.fs` (reading) and `pithauthor.fs` (writing); this is
-their public face, for the command line and for scripts that take paths from users.
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +44,7 @@ __all__ = [
     "check_output_file",
     "read_user_text",
     "replace_file",
+    "replace_files",
 ]
 
 
@@ -172,18 +167,55 @@ def replace_file(
     allows, else a copy), so that at every moment one complete version exists. `durable=False`
     skips the two fsyncs, for what can be rebuilt (a cache whose unreadable file is a miss): a
     crash may then lose the new version, and readers still never see a half-written one."""
-    path = Path(path)
-    tmp = _write_temp(path.parent, _bytes(data), mode, durable)
+    replace_files([(Path(path), data, mode, backup)], durable=durable)
+
+
+def replace_files(
+    files: Sequence[tuple[Path, bytes | str, int, Path | None]], *, durable: bool = True
+) -> None:
+    """`replace_file` for several (path, data, mode, backup): every new version is written and
+    synced before the first rename, each folder synced once after the last; when a write
+    fails, nothing is renamed and no temp file is left. Why (issue 27): `pith latex inject`
+    writes five files, and ten fsyncs one after another were most of its time."""
+    temps: list[Path] = []
     try:
-        if backup is not None:
-            _keep(path, backup)
-        os.replace(tmp, path)
+        for path, data, mode, _ in files:
+            temps.append(_write_temp(path.parent, _bytes(data), mode, durable=False))
+        if durable:
+            _sync_files(temps)
+        for (path, _, _, backup), tmp in zip(files, temps, strict=True):
+            if backup is not None:
+                _keep(path, backup)
+            os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        for tmp in temps:  # a temp already renamed is gone: nothing to remove
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
     if durable:
-        _fsync_dir(path.parent)
+        for folder in dict.fromkeys(path.parent for path, *_ in files):
+            _fsync_dir(folder)
+
+
+def _sync_files(paths: list[Path]) -> None:
+    """fsync each file; several at once, in threads (fsync releases the GIL), so that the file
+    system commits them together: about a third of the time of one after another on ext4."""
+    if len(paths) < 2:  # no thread for one file (nor an import for it)
+        for path in paths:
+            _fsync_path(path)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(paths)) as pool:
+        list(pool.map(_fsync_path, paths))  # list(): the first error is raised here
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _keep(path: Path, backup: Path) -> None:
@@ -215,11 +247,7 @@ def publishing(path: Path, *, mode: int = 0o600) -> Iterator[Path]:
     os.close(fd)
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync_path(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -253,50 +281,34 @@ _MIB = 1024 * 1024
 
 
 MAX_JSON_BYTES = 64 * _MIB
-
-
 """JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`)."""
 
 
 MAX_METADATA_BYTES = 16 * _MIB
-
-
 """arXiv metadata (arXivRaw XML or JSON) and record files given to `pith registry add`."""
 
 
 MAX_BIB_BYTES = 32 * _MIB
-
-
 """One .bib file."""
 
 
 MAX_TEX_BYTES = 16 * _MIB
-
-
 """One .tex or .aux file."""
 
 
 MAX_MANIFEST_BYTES = 1 * _MIB
-
-
 """A mirror manifest (`--trust-manifest`, `PITH_TRUST`)."""
 
 
 MAX_KEY_FILE_BYTES = 1 * _MIB
-
-
 """Key store files, key backups, the local registry's key and the token store."""
 
 
 MAX_PDF_BYTES = 64 * _MIB
-
-
 """A paper's PDF (`pith verify --paper-pdf FILE`); arXiv's own limit on a submission is 50 MB."""
 
 
 MAX_SECRET_BYTES = 4096
-
-
 """A passphrase file or a token file."""
 
 

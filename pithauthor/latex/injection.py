@@ -24,7 +24,7 @@ from pithauthor.errors import (
     ManuscriptError,
     PithNumberError,
 )
-from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_file
+from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_files
 from pithauthor.identity.fetch import read_pdf_author_keys
 from pithauthor.latex.blame import whose_fault
 from pithauthor.latex.build import build_sources
@@ -441,18 +441,22 @@ def inject(
         )
     backup: Path | None = None
     if not dry_run:
-        mode = written.stat().st_mode
+        # every file written first and the folder synced once (fs.replace_files): five
+        # replace_file calls cost ten fsyncs, most of inject's time on a 50,000-line paper
+        writes: list[tuple[Path, bytes | str, int, Path | None]] = []
         if changed:
             backup = backup_path(written)
-            replace_file(written, new_bytes, mode=mode, backup=backup)
+            writes.append((written, new_bytes, written.stat().st_mode, backup))
         if sty_action != "unchanged":
-            replace_file(write_target(main.parent / STY_NAME), sty, mode=0o644)
-        if ltxml_action != "unchanged":
-            replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
-        if compat_action != "unchanged":
-            replace_file(main.parent / COMPAT_NAME, compat, mode=0o644)
-        if placement_def_action != "unchanged":
-            replace_file(main.parent / PLACEMENT_DEF_NAME, placement_def, mode=0o644)
+            writes.append((write_target(main.parent / STY_NAME), sty, 0o644, None))
+        for name, action, data in (
+            (LTXML_NAME, ltxml_action, ltxml),
+            (COMPAT_NAME, compat_action, compat),
+            (PLACEMENT_DEF_NAME, placement_def_action, placement_def),
+        ):
+            if action != "unchanged":
+                writes.append((main.parent / name, data, 0o644, None))
+        replace_files(writes)
     return InjectResult(
         main=main,
         changed=changed,
