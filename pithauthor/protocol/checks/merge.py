@@ -5,8 +5,10 @@ specified in docs/registry.md, and lives in this ONE pure module so that the loc
 states with it and `pith verify` recomputes them with it.
 
     inputs   the record_created event, the source aliases, and every author event received
-    dedup    one event per event_id: of several, the smallest canonical bytes
-    order    by (created_at, event_id), both compared as text
+    dedup    one event per event_id: of several, the smallest canonical bytes (not the first
+             received: every merge of the same events keeps the same copy)
+    order    by (created_at, event_id), both compared as text (fixed-width UTC: text order is
+             time order; event_id breaks ties the same way everywhere)
     valid    check_author_event passes, subject_pith_number is this record's number, and
              payload.canonical_sha256 is this record's canonical_sha256
     slots    author_attestation: (signer key, "author")

@@ -56,6 +56,8 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     report = Report(kind="state")
     _required(report, state, STATE_REQUIRED)
     body = {k: v for k, v in state.items() if k != "state_sha256"}
+    # section 4, VERIFIED. A hash, not a signature: it shows the state is whole as written,
+    # not who wrote it (anyone who changes a state can recompute it)
     computed = canonical_sha256(body)
     report.add(
         "state_sha256",
@@ -78,6 +80,8 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     covered: list[str | Segments] = list(STATE_CHECKED)
     covered += _check_created(report, created, "current.record_created", canon, digest, trust)
     key = receipt_key(payload.get("receipt") if isinstance(payload, Mapping) else None, trust)
+    # a local registry's state must say our merge: naming the registry's unpublished one, it
+    # would have its merge reported unverifiable instead of recomputed (and perhaps failed)
     if key is not None and key.local:
         report.add(
             "merge_version",
