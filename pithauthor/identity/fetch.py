@@ -175,6 +175,8 @@ class _Fetcher:
                     if answer.is_redirect:
                         current = _redirect_target(current, answer.headers.get("location", ""))
                         continue
+                    # 404/410 is an answer (no proof there: "absent"); a 5xx or 429 says nothing
+                    # about the proof, so it is a network problem (exit 3), never "absent"
                     if answer.status_code in (404, 410):
                         raise _NotFound(f"HTTP {answer.status_code}")
                     if answer.status_code >= 500 or answer.status_code == 429:
@@ -218,6 +220,7 @@ def _json(data: bytes) -> Any:
 
 
 def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
+    # researcher URLs, not keywords: docs/identity.md, "Why a researcher URL and not a keyword"
     where = f"{api}/{orcid}/researcher-urls"
     try:
         doc = fetcher.json(where)

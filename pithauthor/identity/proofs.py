@@ -227,6 +227,7 @@ def _fetch_all(
     base = arxiv_pdf_base() if papers or paper_pdf is not None else ARXIV_PDF
     claimed = claimed_pdf(paper, base)
     if paper_pdf is not None:
+        # the user's copy of the PDF stands in for the event's paper proof (one fetch fewer)
         locator = papers[0] if papers else paper_pdf
         out.append(_check_paper(fetcher, paper_pdf, locator, kid, subject, claimed))
     else:
@@ -275,6 +276,8 @@ def verify_identity(
                 if asked:
                     report.add(prefix + "identity", False, "not a signed event: it has no signer")
                 continue
+            # unasked, only a claim's own proofs are fetched: a citation or replication carries
+            # none, and fetching is never done for an event nobody asked about
             if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
                 continue
             found, proofs = _check_identity(
