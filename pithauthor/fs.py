@@ -178,10 +178,9 @@ def replace_file(
 def replace_files(
     files: Sequence[tuple[Path, bytes | str, int, Path | None]], *, durable: bool = True
 ) -> None:
-    """`replace_file` for several (path, data, mode, backup): every new version is written and
-    synced before the first rename, each folder synced once after the last; when a write
-    fails, nothing is renamed and no temp file is left. Why (issue 27): `pith latex inject`
-    writes five files, and ten fsyncs one after another were most of its time."""
+    """`replace_file` for several (path, data, mode, backup): all written and synced before the
+    first rename, each folder synced once after the last; a failed write renames nothing and
+    leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject` (issue 27)."""
     temps: list[Path] = []
     try:
         for path, data, mode, _ in files:
