@@ -34,6 +34,7 @@ import secrets
 import shutil
 import stat
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,13 +118,14 @@ TEMP_PREFIX = ".tmp-"
 
 def _fsync_dir(folder: Path) -> None:
     """Make a rename in `folder` durable (a no-op where folders cannot be opened)."""
+    with contextlib.suppress(OSError):
+        _fsync_path(folder)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -139,11 +141,11 @@ def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
     return fd, tmp
 
 
-def _write_temp(folder: Path, data: bytes, mode: int, durable: bool = True) -> Path:
+def _write_temp(folder: Path, data: bytes | str, mode: int, durable: bool = True) -> Path:
     fd, tmp = _new_temp(folder, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
@@ -152,10 +154,6 @@ def _write_temp(folder: Path, data: bytes, mode: int, durable: bool = True) -> P
             tmp.unlink()
         raise
     return tmp
-
-
-def _bytes(data: bytes | str) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else data
 
 
 def replace_file(
@@ -184,7 +182,7 @@ def replace_files(
     temps: list[Path] = []
     try:
         for path, data, mode, _ in files:
-            temps.append(_write_temp(path.parent, _bytes(data), mode, durable=False))
+            temps.append(_write_temp(path.parent, data, mode, durable=False))
         if durable:
             _sync_files(temps)
         for (path, _, _, backup), tmp in zip(files, temps, strict=True):
@@ -202,24 +200,25 @@ def replace_files(
 
 
 def _sync_files(paths: list[Path]) -> None:
-    """fsync each file; several at once, in threads (fsync releases the GIL), so that the file
+    """fsync every file at once, a thread each (fsync releases the GIL), so that the file
     system commits them together: about a third of the time of one after another on ext4."""
-    if len(paths) < 2:  # no thread for one file (nor an import for it)
-        for path in paths:
+    errors: list[OSError] = []
+
+    def sync(path: Path) -> None:
+        try:
             _fsync_path(path)
-        return
-    from concurrent.futures import ThreadPoolExecutor
+        except OSError as exc:  # raised below, in the caller's thread
+            errors.append(exc)
 
-    with ThreadPoolExecutor(max_workers=len(paths)) as pool:
-        list(pool.map(_fsync_path, paths))  # list(): the first error is raised here
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    threads = [threading.Thread(target=sync, args=(path,)) for path in paths[1:]]
+    for thread in threads:
+        thread.start()
+    for path in paths[:1]:  # the first in this thread: one file (replace_file) starts none
+        sync(path)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def _keep(path: Path, backup: Path) -> None:
@@ -232,7 +231,7 @@ def _keep(path: Path, backup: Path) -> None:
 def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
     """Atomically create `path` holding `data`; FileExistsError if anything is already there."""
     path = Path(path)
-    tmp = _write_temp(path.parent, _bytes(data), mode)
+    tmp = _write_temp(path.parent, data, mode)
     try:  # link, not rename: it fails when `path` exists, where a rename would replace it
         os.link(tmp, path)
     finally:
