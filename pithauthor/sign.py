@@ -246,7 +246,7 @@ def _created_at(value: CreatedAt) -> str:
     if value is None:
         return utc_now()
     if isinstance(value, datetime):
-        if value.tzinfo is None:  # a local time read as UTC would be hours off, signed for good
+        if value.tzinfo is None:  # a local time read as UTC would be hours off, and signed
             raise EventError("created_at must carry a time zone (it is stored in UTC)")
         return utc_stamp(value)
     if not created_at_ok(value):
