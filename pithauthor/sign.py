@@ -3,8 +3,9 @@
 Each function takes a `signer` (anything meeting `pithauthor.protocol.events.Signer`, such as the
 key `pithauthor.keys.author.load_signing_key` returns), the subject paper as a `Subject` (number
 bound to its record's canonical_sha256), and the payload fields; it validates the payload
-against its JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol form (section 5
-of the protocol, `docs/protocol.md`). A retired key is refused with `KeyRetired`.
+against its JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol
+form (section 5 of the protocol, `docs/protocol.md`). A retired key is refused with
+`KeyRetired`.
 
 Corrections (DESIGN, docs/protocol.md "Corrections"): `replaces=EVENT_ID` signs the statement as
 the correction of an earlier event of the same key, type and subject; `withdraw` takes one
