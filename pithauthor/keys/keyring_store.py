@@ -53,6 +53,7 @@ def _call(fn: Callable[[], T], what: str) -> T:
         try:
             box["value"] = fn()
         except Exception as exc:  # any backend failure means "unusable"
+            # the type only: a backend's message may quote what it was handed, a secret included
             box["error"] = f"{type(exc).__name__}"
 
     limit = timeout()
