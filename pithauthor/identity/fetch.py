@@ -55,7 +55,7 @@ ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arx
 ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
 
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = 5.0  # `--proof-timeout`: a proof is checked now, not waited for (exit 3)
 
 
 JSON_LIMIT = 1 << 20  # 1 MiB: an ORCID researcher-urls answer or a pith-keys.json is small
@@ -67,7 +67,7 @@ PDF_LIMIT = MAX_PDF_BYTES  # a PDF fetched or read: the one limit, in `fs`
 PDF_ACCEPT = "application/pdf"
 
 
-MAX_REDIRECTS = 3
+MAX_REDIRECTS = 3  # same-origin ones only: enough for a slash or a moved page; a loop ends
 
 
 USER_AGENT = "pithauthor (identity proofs; https://pith.science)"
