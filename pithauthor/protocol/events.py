@@ -237,8 +237,9 @@ def check_envelope(event: Any) -> Report:
         else f"recomputed {expected_id} differs: one of {', '.join(SIGNED_FIELDS)} was changed "
         "after signing, or event_id itself",
     )
-    # over the *stated* event_id (docs/protocol.md, "Verification", check 12): with the check
-    # above, a field changed after signing fails event_id alone, a forged id the signature too
+    # over the *stated* event_id (docs/protocol.md, "Verification", check 12), so the two checks
+    # tell apart what happened: a field changed after signing fails `event_id` (the signature
+    # still holds for the old id); an id recomputed for the change fails `signature`
     report.add("signature", *_signature_ok(event["signature"], event["event_id"], public_key))
     return report
 
