@@ -6,9 +6,9 @@ import hashlib
 import json
 
 import pytest
-from conftest import load_fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import load_fixture
 
 from pithauthor.errors import ArxivIdError, PithNumberError
 from pithauthor.protocol.canonical_json import canonical, canonical_sha256, parse_json

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from conftest import load_fixture
-from fixed_signer import VECTOR_ORCID, FixedSigner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import load_fixture
+from support.signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor.errors import DocumentError, EventError, KeyRetired
 from pithauthor.protocol.canonical_json import canonical
