@@ -1,7 +1,8 @@
 """Run every benchmark in benchmarks/ (or those named) and write benchmarks/RESULTS.md.
 
-    python benchmarks/run.py              # all
-    python benchmarks/run.py startup      # only bench_startup.py
+    python benchmarks/run.py              # all: writes benchmarks/RESULTS.md
+    python benchmarks/run.py startup      # only bench_startup.py: benchmarks/RESULTS.partial.md
+    python benchmarks/run.py --help       # usage and the benchmark names; runs nothing
 
 Each `bench_*.py` module exposes `run() -> list[dict]`; each row holds a figure, a baseline
 measured in the same run, their ratio and the target ratio. No benchmark asserts: the report
@@ -10,6 +11,7 @@ says whether each target is met.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import platform
@@ -67,13 +69,25 @@ def _met(r: dict[str, Any]) -> str:
     return "no (informational, see docs/performance.md)" if r.get("informational") else "NO"
 
 
-def _render(rows: list[dict[str, Any]], errors: list[str], seconds: float) -> str:
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages: on a shared machine the figures mean little
+    without them (other processes' CPU time lands in every figure and baseline alike)."""
+    try:
+        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:  # not every platform has a load average
+        return "unknown"
+
+
+def _render(
+    rows: list[dict[str, Any]], errors: list[str], seconds: float, load: tuple[str, str]
+) -> str:
     lines = [
         "# Benchmark results",
         "",
         f"Written by `make bench` on {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} "
         f"in {seconds:.0f} s.",
         f"Machine: {_machine()}.",
+        f"Load average (1, 5, 15 min): {load[0]} before the run, {load[1]} after it.",
         "",
         "Each figure is compared with a baseline measured in the same run; the ratio is "
         "figure / baseline. For speed-ups (marked ≥) higher is better. How each benchmark "
@@ -93,13 +107,36 @@ def _render(rows: list[dict[str, Any]], errors: list[str], seconds: float) -> st
     return "\n".join(lines) + "\n"
 
 
+def _arguments(argv: list[str], names: list[str]) -> set[str]:
+    """The benchmarks asked for (none: all). `--help` prints usage and exits before anything
+    runs or is written; an unknown name is a usage error (exit 2), not an empty report."""
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run.py",
+        description="Run the benchmarks and write benchmarks/RESULTS.md (all of them) or "
+        "benchmarks/RESULTS.partial.md (those named).",
+        epilog="benchmarks: " + ", ".join(names),
+    )
+    parser.add_argument(
+        "benchmarks",
+        nargs="*",
+        metavar="BENCHMARK",
+        help="a benchmark to run, by name (startup) or module (bench_startup); default: all",
+    )
+    wanted = set(parser.parse_args(argv).benchmarks)
+    unknown = sorted(w for w in wanted if w.removeprefix("bench_") not in names)
+    if unknown:
+        parser.error(f"no such benchmark: {', '.join(unknown)} (choose from {', '.join(names)})")
+    return wanted
+
+
 def main(argv: list[str]) -> int:
-    wanted = set(argv)
     modules = sorted(p.stem for p in HERE.glob("bench_*.py"))
+    wanted = _arguments(argv, [m.removeprefix("bench_") for m in modules])
     if wanted:
         modules = [m for m in modules if m.removeprefix("bench_") in wanted or m in wanted]
     rows: list[dict[str, Any]] = []
     errors: list[str] = []
+    load_before = _load()
     start = time.perf_counter()
     for name in modules:
         print(f"running {name} …", file=sys.stderr, flush=True)
@@ -122,7 +159,7 @@ def main(argv: list[str]) -> int:
             )
         print(f"  ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         rows.extend(new_rows)
-    report = _render(rows, errors, time.perf_counter() - start)
+    report = _render(rows, errors, time.perf_counter() - start, (load_before, _load()))
     out = HERE / "RESULTS.md" if not wanted else HERE / "RESULTS.partial.md"
     if out.exists():  # keep the test-suite durations written by suite_times.py
         from suite_times import kept_section

@@ -68,6 +68,7 @@ def _registry(url: str, trust_manifests: list[str], timeout: float) -> Finding:
 
     check = f"registry {url}"
     local = is_local_registry(url)
+    # one attempt: the doctor says how things stand now, in seconds, not after six backoffs
     http = RegistryHttp(
         url, timeout=timeout, connect_timeout=timeout, retry=RetryPolicy(max_attempts=1)
     )

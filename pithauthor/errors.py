@@ -1,7 +1,7 @@
 """One error hierarchy for the whole package; the CLI maps each class to an exit code.
 
 Every error pithauthor raises on purpose is defined here and derives from `PithError`; the
-one catch site (`pithauthor._cli.app`) prints its message as one line on stderr and exits
+one catch site (`pithauthor._cli.main.main`) prints its message as one line on stderr and exits
 with its `exit_code`. The tree, with the exit code each branch maps to:
 
     PithError                     1  (the base; never raised itself)

@@ -20,11 +20,9 @@ size limit (below), and at most limit + 1 bytes are ever read. Every fault becom
 error class (an `InputError` for what the user names, the key store's own for its files)
 with one line that names the file and the fault.
 
-The author's files: read what the user names (regular files only, size-limited, `-` for
-stdin where allowed), refuse an output path before any work, and replace a file atomically.
-
-The rules live in `pithauthor.fs` (reading) and `pithauthor.fs` (writing); this is
-their public face, for the command line and for scripts that take paths from users.
+The public names (`__all__`) are for the command line and for scripts that take paths from
+users: read what the user names, refuse an output path before any work, replace a file
+atomically.
 """
 
 from __future__ import annotations
@@ -84,7 +82,7 @@ def private_dir(*parts: str) -> Path:
         folder = home.joinpath(*parts[:depth])
         if not folder.exists():
             folder.mkdir(mode=0o700)
-            if POSIX_MODES:
+            if POSIX_MODES:  # mkdir's mode passes through the umask: set it exactly
                 os.chmod(folder, 0o700)
     check_private(path, is_dir=True)
     return path
@@ -133,6 +131,7 @@ def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
     """A new, empty temp file in `folder` with exactly `mode`: (open descriptor, path)."""
     mode = stat.S_IMODE(mode)  # a file's st_mode may be given: keep its permission bits
     tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+    # O_EXCL: never a file (or a link) someone put there first; fchmod: the umask trimmed `mode`
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     if hasattr(os, "fchmod"):
         os.fchmod(fd, mode)
@@ -197,7 +196,7 @@ def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
     """Atomically create `path` holding `data`; FileExistsError if anything is already there."""
     path = Path(path)
     tmp = _write_temp(path.parent, _bytes(data), mode)
-    try:
+    try:  # link, not rename: it fails when `path` exists, where a rename would replace it
         os.link(tmp, path)
     finally:
         with contextlib.suppress(OSError):

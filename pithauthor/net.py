@@ -60,7 +60,10 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_REGISTRY = "https://pith.science"
+# the statuses that say "not now" rather than "no": overload (429, 503), a gateway between us and
+# the registry (502, 504), and 500, most often a passing fault (501, 505... are lasting ones)
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# methods that change nothing: a token is kept off them until the registry asks (`request`)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -156,6 +159,10 @@ class RetryPolicy:
     max_retry_after: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        # full jitter: `pith submit --parallel 8` threads that all met one 503 would otherwise
+        # come back at the same instant and meet it again. A Retry-After is a floor, capped:
+        # a registry asking for an hour does not hold a command for an hour (NetworkError
+        # comes instead, and the outbox keeps the event pending).
         jitter = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
         if retry_after is None:
             return jitter
@@ -200,6 +207,8 @@ class RegistryHttp:
         self._sleep = sleep
         headers = {
             "User-Agent": f"pithauthor/{__version__}",
+            # pith.science serves a record's JSON only to `application/ld+json` (PROTOCOL.md
+            # section 4, OBSERVED); plain JSON is what the rest of its answers are
             "Accept": "application/ld+json, application/json",
         }
         self._token = token or None
@@ -262,6 +271,9 @@ class RegistryHttp:
         last = ""
         mine = self._token is not None and where == self._token_origin
         authorize = mine and (method not in SAFE_METHODS or self._reads_need_token)
+        # A POST is retried like a GET after a time-out or a 5xx: the event's POST carries
+        # `Idempotency-Key: <event_id>` (docs/protocol.md, "Files and submission", DESIGN), so
+        # a second delivery of one event is answered 200 and never makes a second event.
         attempt = 0
         while attempt < self.retry.max_attempts:
             retry_after: float | None = None
@@ -278,6 +290,8 @@ class RegistryHttp:
                     )
                 if status < 400:
                     return response
+                # only a Bearer challenge from the token's own origin earns the token: a bare
+                # 401, or one from another origin, is an AuthError below
                 if status == 401 and mine and not authorize and _asks_for_token(response):
                     # A read went without the token (it is sent only where needed, so a
                     # registry that serves reads openly never sees it). This registry asks
@@ -317,6 +331,8 @@ class RegistryHttp:
                     f"the registry at {origin(url)} answered more than "
                     f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
                 ) from None
+        # the body is already decoded and whole: the rebuilt Response must not decode it a
+        # second time or check it against the length of the compressed one
         headers = [
             (k, v)
             for k, v in streamed.headers.multi_items()
@@ -358,6 +374,8 @@ def _answer_error(response: httpx.Response, url: str) -> Exception:
     except JSONFault:
         answer = None
     reason = answer.get("error") if isinstance(answer, Mapping) else None
+    # the registry's words end up in our one stderr line: no newlines (nothing that could pass
+    # for a line of ours), and short enough to stay one line
     reason = " ".join(str(reason or response.reason_phrase or "").split())[:300]
     where = origin(url)
     if status == 401:

@@ -2,10 +2,10 @@
 
 Each function takes a `signer` (anything meeting `pithauthor.protocol.events.Signer`, such as the
 key `pithauthor.keys.author.load_signing_key` returns), the subject paper as a `Subject` (number
-bound to
-its record's canonical_sha256), and the payload fields; it validates the payload against its
-JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol form (section 5
-of the protocol, `docs/protocol.md`). A retired key is refused with `KeyRetired`.
+bound to its record's canonical_sha256), and the payload fields; it validates the payload
+against its JSON Schema and returns the signed event, an `AuthorEvent` (a dict), in protocol
+form (section 5 of the protocol, `docs/protocol.md`). A retired key is refused with
+`KeyRetired`.
 
 Corrections (DESIGN, docs/protocol.md "Corrections"): `replaces=EVENT_ID` signs the statement as
 the correction of an earlier event of the same key, type and subject; `withdraw` takes one
@@ -223,7 +223,9 @@ def _sign(
         raise KeyRetired(f"the key {label} is retired; it can no longer sign")
     if replaces is not None:
         payload = replacing(payload, replaces)
-    problem = payload_text_problem(payload)  # one rule for every signed text field
+    # one rule for every signed text field, the verifier's check 15: an event that would not
+    # verify is never made
+    problem = payload_text_problem(payload)
     if problem is not None:
         raise EventError(f"{event_type}: {problem}; not signed (docs/events.md)")
     when = _created_at(created_at)
@@ -245,7 +247,7 @@ def _created_at(value: CreatedAt) -> str:
     if value is None:
         return utc_now()
     if isinstance(value, datetime):
-        if value.tzinfo is None:
+        if value.tzinfo is None:  # a local time read as UTC would be hours off, and signed
             raise EventError("created_at must carry a time zone (it is stored in UTC)")
         return utc_stamp(value)
     if not created_at_ok(value):

@@ -1,6 +1,5 @@
-"""Build canonical records and Pith Numbers from arXiv metadata files.
-
-Verify what the registry publishes and what authors sign, offline.
+"""Verify what the registry publishes and what authors sign, offline; and build canonical
+records and Pith Numbers from arXiv metadata files.
 
 `verify_document` takes a parsed JSON document (record, merged state, bundle, receipt, signed
 event, or the output of `pith number from-arxiv`) and returns a `Report` of named checks.
@@ -86,6 +85,7 @@ def detect_kind(doc: Any) -> str:
     """`record`, `state`, `bundle`, `event`, `receipt` or `computed_record`."""
     if not isinstance(doc, Mapping):
         raise DocumentError("expected a JSON object")
+    # the kinds that name themselves first: a bare `receipt` key (a record's mark) says less
     if doc.get("state_type") == "pith_open_graph_state" or "state_sha256" in doc:
         return "state"
     if doc.get("bundle_type") == "pith_open_graph_bundle":
@@ -128,6 +128,8 @@ def read_documents(path: Path | str) -> list[Any]:
     text = read_user_text(path, DocumentError, "JSON", limit=MAX_JSON_BYTES, stdin=True)
     if not text.strip():
         raise DocumentError(f"{path} is empty")
+    # the whole text first (a pretty-printed document spans lines), then line by line (JSONL);
+    # when the first line fails too, it is no JSONL, and the whole text's fault is the better line
     try:
         return [parse_json(text)]
     except JSONFault as whole_error:

@@ -331,10 +331,12 @@ _SHOW_WARNING = getattr(warnings, "_showwarning_orig", warnings.showwarning)
 
 def _reset_process_state() -> None:
     """Forget what a process would not carry over between `pith` runs: the keyring backend
-    chosen from PYTHON_KEYRING_BACKEND."""
+    chosen from PYTHON_KEYRING_BACKEND. `keyring` keeps the backend it chose first; its public
+    `init_backend()` chooses again from the environment as it is now (once keyring is loaded:
+    a run that never used it has nothing to forget, and loading it costs ~50 ms)."""
     core = sys.modules.get("keyring.core")
     if core is not None:
-        core._keyring_backend = None  # type: ignore[attr-defined]
+        core.init_backend()
 
 
 NEXT_STEP = "; next: "
@@ -428,7 +430,6 @@ def pytest_configure(config: pytest.Config) -> None:
         folder = tempfile.mkdtemp(prefix="pith-tex-builds-")
         os.environ[TEX_CACHE_ENV] = folder
         config.stash[_TEX_CACHE_OWNED] = folder
-    _build_the_command_tree_once()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -441,29 +442,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 TEX_CACHE_ENV = "PITH_TEST_TEX_CACHE"  # read by tests/latex/texbuild.py
 _TEX_CACHE_OWNED = pytest.StashKey[str]()
-
-
-def _build_the_command_tree_once() -> None:
-    """Typer turns the app into a click command tree on every `app()` call: about 90% of an
-    in-process `pith` run (50-130 ms). A real process builds it once; so does each test worker
-    now, for the `pith` app only (built at import, never changed afterwards)."""
-    import typer.main
-
-    build = typer.main.get_command
-    if getattr(build, "built_once", False):
-        return
-    built: dict[int, Any] = {}
-
-    def get_command(typer_instance: typer.Typer) -> Any:
-        main = sys.modules.get("pithauthor._cli.main")
-        if main is None or typer_instance is not getattr(main, "app", None):
-            return build(typer_instance)
-        if id(typer_instance) not in built:
-            built[id(typer_instance)] = build(typer_instance)
-        return built[id(typer_instance)]
-
-    get_command.built_once = True  # type: ignore[attr-defined]
-    typer.main.get_command = get_command
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -115,7 +115,7 @@ def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
 
     # both built here, fresh: a tree built by an earlier test of this worker holds the
     # defaults of that test's environment
-    full = typer.main.get_command(copy.copy(main.app))  # a copy: not the suite's cached one
+    full = typer.main.get_command(copy.copy(main.app))  # fresh: not main's cached tree
 
     def helps(command: Any, name: str, parent: Any = None) -> dict[str, str]:
         ctx = click.Context(command, info_name=name, parent=parent)

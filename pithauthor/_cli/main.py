@@ -10,6 +10,7 @@ import traceback
 from typing import Any, NoReturn
 
 import typer
+import typer.main
 
 from pithauthor._cli import (
     auth_cmd,
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             # which walks the whole tree, and anything else take the whole app)
             code = _root_only(args[0])(args=args, prog_name="pith", standalone_mode=False)
         else:
-            code = app(args=argv, prog_name="pith", standalone_mode=False)
+            code = _whole_tree()(args=args, prog_name="pith", standalone_mode=False)
     except typer.Abort:
         _fail("interrupted", 130)
     except KeyboardInterrupt:
@@ -158,6 +159,16 @@ def _entry_names() -> frozenset[str]:
 
 
 @functools.cache  # the app never changes once built; a test process runs `pith` many times
+def _whole_tree() -> Any:
+    """The click command of the whole app. `app()` would do the same, but Typer rebuilds the
+    tree on every call (50-130 ms, about 90% of an in-process `pith` run, and the test suite
+    runs `pith` in-process hundreds of times); a process runs one command, so building it once
+    changes nothing there. Typer's `app()` also installs its pretty-traceback hook, which never
+    fires here: `main` turns every exception into one line."""
+    return typer.main.get_command(app)
+
+
+@functools.cache  # the app never changes once built; a test process runs `pith` many times
 def _root_only(keep: str | None = None) -> Any:
     """The click group of `pith` with every command and group present by its name and help
     only, but `keep` (a top-level name), which is built whole: what `pith --help` lists, and
@@ -165,7 +176,6 @@ def _root_only(keep: str | None = None) -> Any:
     any help or run one (230 of them, half of what `pith --help` cost beyond `import typer`,
     issue 27); the root's own options and each entry's short help are built as in the full
     tree, so the text is the same (tests/test_startup_imports.py compares them)."""
-    import typer.main  # its attribute, not a copy: the test suite builds `app` once
 
     def stub(callback: Any) -> Any:
         """A callback without options that has `callback`'s name and help; it never runs."""

@@ -55,9 +55,10 @@ def serve(
     links = check_base_url(base_url) if base_url is not None else None
     folder = data_folder(data)
     server = start_server(folder, host, port, token=token, examples=examples, base_url=links)
+    # SIGTERM (a test harness, systemd) ends it as Ctrl-C does: `finally` closes the store
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     out(server.url)
-    sys.stdout.flush()
+    sys.stdout.flush()  # at once: a script that started it reads the URL before any request
     message(
         f"pith: local registry at {server.url} (key {server.key.key_id}, data {folder}); "
         "Ctrl-C stops it"

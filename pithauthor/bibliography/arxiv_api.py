@@ -189,7 +189,7 @@ USER_AGENT: Final = (
 )
 
 
-_MAX_RETRY_AFTER = 60.0
+_MAX_RETRY_AFTER = 60.0  # the longest wait one Retry-After gets: a lookup stays minutes, not hours
 
 
 class _Transient(Exception):

@@ -35,10 +35,13 @@ from pithauthor.errors import ManuscriptError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
 from pithauthor.protocol.text import VERBATIM_BLOCK
 
-#: A citation command by name: anything with `cite` in it, and `\nocite`.
+#: A citation command by name: anything with `cite` in it, and `\nocite`. Broad on purpose:
+#: natbib, biblatex and the styles define dozens (`\citet`, `\parencite`, `\autocite`,
+#: `\Citeauthor`...), and a missed one drops an entry from `--only-cited` without a word.
 CITE_NAME = re.compile(r"[A-Za-z]*[Cc]ite[A-Za-z]*|nocite")
 
 
+# names holding `cite` that configure citations and cite nothing (`\DeclareCiteCommand`, ...)
 NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup")
 
 

@@ -94,6 +94,8 @@ class LookupCache:
         """(papers, complete) for the query, or None when not cached (or too old)."""
         try:
             doc = parse_json(self._path(api, key).read_bytes())
+            # the file's own query must be this one: a name is only a hash prefix, and a file
+            # copied or left from another query is a miss, never another entry's answer
             if doc.get("version") != _VERSION or doc.get("query") != key:
                 return None
             if not any_age and time.time() - float(doc["fetched_at"]) > MAX_AGE:

@@ -155,6 +155,8 @@ class Query:
     def key(self) -> str:
         """The cache key: the normalised query (what is asked, not how it is batched)."""
         asked = [s for s in (query_surname(x) for x in self.surnames[:3]) if s]
+        # `v1|`: a change to how queries are built changes the prefix, so answers cached for
+        # the old queries are never taken for the new ones
         return "v1|" + " ".join(self.words) + "|" + ",".join(asked)
 
 
@@ -273,6 +275,7 @@ def _decide(query: Query, candidates: Sequence[Candidate], complete: bool) -> Ou
             f"{fits} fits, but so does {listed} except for its year (the entry's preprint?)",
             candidates=tuple(c.arxiv_id for c in [*certain, *year_only]),
         )
+    # one fit among a partial listing is not "exactly one": a second could be in the rest
     if len(certain) == 1 and not complete:
         c = certain[0]
         return Outcome(

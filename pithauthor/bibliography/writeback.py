@@ -44,6 +44,8 @@ class WriteBack:
 def _decode(data: bytes) -> tuple[str, str, int]:
     """The text as the reader decodes it, the codec that re-encodes it exactly, BOM length."""
     bom = len(_BOM) if data.startswith(_BOM) else 0
+    # UTF-8, else Windows' cp1252 (its quotes and dashes are not latin-1), else latin-1, which
+    # takes any byte; only ASCII is inserted, so each codec writes the new fields exactly
     for codec in ("utf-8", "cp1252", "latin-1"):
         try:
             return data[bom:].decode(codec), codec, bom
@@ -74,6 +76,7 @@ def insertions(
             continue
         position = start + len(raw)
         block = _entry(block)
+        # a key given twice: the first entry is the one BibTeX uses ("Repeated entry")
         if block is None or block.key not in ids or block.key in done:
             continue
         done.add(block.key)
@@ -122,6 +125,7 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
     edits, skipped = insertions(text, ids)
     if not edits:
         return WriteBack(Path(path), (), tuple(skipped), None)
+    # inserted into the bytes read, not the text encoded again: every other byte stays as it was
     new = data
     for at, insert in sorted(edits, reverse=True):
         offset = bom + len(text[:at].encode(codec))

@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urljoin
 
 from pithauthor.errors import InputError
@@ -55,7 +55,7 @@ ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arx
 ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
 
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = 5.0  # `--proof-timeout`: a proof is checked now, not waited for (exit 3)
 
 
 JSON_LIMIT = 1 << 20  # 1 MiB: an ORCID researcher-urls answer or a pith-keys.json is small
@@ -67,10 +67,13 @@ PDF_LIMIT = MAX_PDF_BYTES  # a PDF fetched or read: the one limit, in `fs`
 PDF_ACCEPT = "application/pdf"
 
 
-MAX_REDIRECTS = 3
+MAX_REDIRECTS = 3  # same-origin ones only: enough for a slash or a moved page; a loop ends
 
 
 USER_AGENT = "pithauthor (identity proofs; https://pith.science)"
+
+
+T = TypeVar("T")
 
 
 def orcid_api_base(given: str | None = None) -> str:
@@ -115,6 +118,16 @@ class _Fetcher:
         self.timeout, self.offline = timeout, offline
         self._client: httpx.Client | None = None
         self._seen: dict[tuple[str, str], bytes | _Parsed | Exception] = {}
+        self._derived: dict[tuple[object, ...], Any] = {}
+
+    def memo(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """`make()` once per run for `key`: what each event of a run would otherwise derive
+        again from the same answers and settings (2,000 claims by one author check one ORCID
+        record against one key; doing it per claim was a third of `verify --orcid`, issue 27).
+        Only for results that depend on nothing but `key` during one run."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return cast(T, self._derived[key])
 
     def close(self) -> None:
         if self._client is not None:
@@ -175,6 +188,8 @@ class _Fetcher:
                     if answer.is_redirect:
                         current = _redirect_target(current, answer.headers.get("location", ""))
                         continue
+                    # 404/410 is an answer (no proof there: "absent"); a 5xx or 429 says nothing
+                    # about the proof, so it is a network problem (exit 3), never "absent"
                     if answer.status_code in (404, 410):
                         raise _NotFound(f"HTTP {answer.status_code}")
                     if answer.status_code >= 500 or answer.status_code == 429:
@@ -218,6 +233,7 @@ def _json(data: bytes) -> Any:
 
 
 def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
+    # researcher URLs, not keywords: docs/identity.md, "Why a researcher URL and not a keyword"
     where = f"{api}/{orcid}/researcher-urls"
     try:
         doc = fetcher.json(where)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pithauthor.errors import InputError, NetworkError, PithError
@@ -196,7 +197,8 @@ def _check_identity(
         number = event.get("subject_pith_number")
         paper = next((p for p in papers if p.pith_number.full == number), None)
         proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher, paper)
-        local = retired_here(kid)  # this machine's key store may know the key retired
+        # this machine's key store may know the key retired (read once per run and key)
+        local = fetcher.memo(("retired_here", kid), lambda: retired_here(kid))
     report = identity_report(event, proofs, orcid=expected, signer=signer, local_retired=local)
     return report, proofs
 
@@ -219,14 +221,31 @@ def _fetch_all(
     subject = subject if isinstance(subject, str) else None
     papers = [str(p["locator"]) for p in listed if p.get("kind") == "paper"]
     out: list[ProofCheck] = []
-    api = orcid_api_base(orcid_api) if orcids else ""
-    out += [_check_orcid(fetcher, api, o, kid) for o in _unique(orcids)]
+    # the settings and each ORCID record's verdict on this key are the same for every event
+    # of the run: derived once (`_Fetcher.memo`; a ProofCheck is immutable, so it is shared)
+    api = (
+        fetcher.memo(("orcid_api", orcid_api), lambda: orcid_api_base(orcid_api)) if orcids else ""
+    )
+    out += [
+        fetcher.memo(("orcid", api, o, kid), partial(_check_orcid, fetcher, api, o, kid))
+        for o in _unique(orcids)
+    ]
     for p in listed:
         if p.get("kind") == "web":
-            out.append(_check_web(fetcher, str(p["locator"]), kid, named))
-    base = arxiv_pdf_base() if papers or paper_pdf is not None else ARXIV_PDF
+            web = str(p["locator"])
+            out.append(
+                fetcher.memo(
+                    ("web", web, kid, named), partial(_check_web, fetcher, web, kid, named)
+                )
+            )
+    base = (
+        fetcher.memo(("arxiv_pdf",), arxiv_pdf_base)
+        if papers or paper_pdf is not None
+        else ARXIV_PDF
+    )
     claimed = claimed_pdf(paper, base)
     if paper_pdf is not None:
+        # the user's copy of the PDF stands in for the event's paper proof (one fetch fewer)
         locator = papers[0] if papers else paper_pdf
         out.append(_check_paper(fetcher, paper_pdf, locator, kid, subject, claimed))
     else:
@@ -275,6 +294,8 @@ def verify_identity(
                 if asked:
                     report.add(prefix + "identity", False, "not a signed event: it has no signer")
                 continue
+            # unasked, only a claim's own proofs are fetched: a citation or replication carries
+            # none, and fetching is never done for an event nobody asked about
             if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
                 continue
             found, proofs = _check_identity(

@@ -89,6 +89,8 @@ class AuthorKey:
     __str__ = __repr__
 
     def __reduce__(self) -> Any:
+        # a pickle or a deep copy would carry the seed wherever it goes (a process pool's pipe,
+        # a cache on disk): a loaded key stays in this process
         raise TypeError("an AuthorKey holds a secret and cannot be pickled or copied")
 
     @property
@@ -147,6 +149,7 @@ class AuthorKey:
 
     def sign_digest(self, digest: bytes) -> bytes:
         """Ed25519 signature (64 bytes) over the 32 raw bytes of a SHA-256 digest."""
+        # here, at the one place that signs, so that no path around `load_signing_key` can
         if self.status != "active":
             raise KeyRetired(f"key {self.name!r} ({self.key_id}) is retired; it cannot sign")
         if len(digest) != 32:
@@ -213,6 +216,8 @@ def _resolve(records: list[KeyRecord], ref: str | None) -> KeyRecord:
             names = ", ".join(sorted(r.name for r in active))
             raise KeyNotFound(f"several active keys ({names}); choose one with --key NAME")
         return active[0]
+    # a key id or fingerprint names one key; a name may be shared by the active key and the
+    # retired ones it replaced (rotation keeps the name): the active one, else the newest
     by_id = [r for r in records if ref in (r.key_id, r.public_key_fingerprint)]
     if by_id:
         return by_id[0]
@@ -242,6 +247,8 @@ def _commit(
     try:
         with keystore_lock():
             records = change(load_records())
+            # the secret before the list: a crash between leaves an unlisted key file, never a
+            # listed key whose secret is gone
             prepared.write()
             save_records(records)
     except BaseException:

@@ -1,5 +1,5 @@
 """Backups of author keys (one encrypted file per key), importing them, and rotating a key
-(a new key, the old one retired by a signed statement of its successor).
+(a new key; the old one marked retired, the two linked by `replaces` and `replaced_by`).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def import_backup(
     pk = public_key_of(seed)
     if (record.public_key_b64, record.key_id) != (b64encode(pk), key_id(pk)):
         raise KeyFileTampered(f"{where}: the secret does not match the public key in the backup")
-    record.public_key_fingerprint = fingerprint_hex(pk)
+    record.public_key_fingerprint = fingerprint_hex(pk)  # recomputed, never the file's word
     _check_name(record.name)
     why: list[str] = []
 
@@ -137,6 +137,8 @@ def import_backup(
         return [*records, record]
 
     add(load_records())  # early answer, before any secret is stored; again under the lock
+    # A backup from before a rotation says "active": restored so, a key the author retired
+    # could sign again. Its ORCID link is the author's public word on it, so it is asked.
     if record.status == "active" and record.orcid is not None and check_orcid:
         try:  # before the lock: no network wait is held under it
             when = orcid_retirement(record, orcid_api)

@@ -22,7 +22,7 @@ from pithauthor.errors import KeyringUnavailable
 SERVICE = "pithauthor"
 PROBE_USER = "pithauthor-probe"
 TIMEOUT_ENV = "PITH_KEYRING_TIMEOUT"
-DEFAULT_TIMEOUT = 3.0
+DEFAULT_TIMEOUT = 3.0  # a keyring waiting on an unlock dialog nobody sees is "no keyring"
 _REFUSED_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
 
 T = TypeVar("T")
@@ -53,6 +53,7 @@ def _call(fn: Callable[[], T], what: str) -> T:
         try:
             box["value"] = fn()
         except Exception as exc:  # any backend failure means "unusable"
+            # the type only: a backend's message may quote what it was handed, a secret included
             box["error"] = f"{type(exc).__name__}"
 
     limit = timeout()

@@ -104,6 +104,9 @@ def backup_passphrase_source(
 ) -> PassphraseSource:
     """The backup-file passphrase: its own file or PITH_BACKUP_PASSPHRASE, else the key's
     non-interactive source (file or environment), else its own prompt."""
+    # At a terminal a backup gets its own prompt (its own passphrase: the backup leaves the
+    # machine). A script that gives only the key's passphrase has no one to answer a prompt:
+    # that passphrase serves the backup too, rather than the command failing.
     unattended = key_source.file is not None or bool(os.environ.get(key_source.env_var))
     return PassphraseSource(
         file=backup_passphrase_file,
@@ -133,6 +136,8 @@ def _read_file(name: str) -> str:
     else:
         text = read_user_text(name, InputError, what, limit=MAX_SECRET_BYTES)
         _warn_if_loose(Path(name))
+        # the first line only: the newline an editor or `echo` ends the file with (LF or CRLF)
+        # is never part of the passphrase
         text = text.splitlines()[0] if text else ""
     return text.rstrip("\r\n")
 

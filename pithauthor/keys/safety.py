@@ -40,6 +40,8 @@ def _private(path: Path, check: str, *, is_dir: bool) -> Finding:
         return Finding(check, "info", f"{path} (no POSIX modes on this system)")
     want = "700" if is_dir else "600"
     st = path.stat()
+    # another user's folder or file is unsafe whatever its mode: its owner can chmod it, or
+    # swap the key file under it
     if st.st_uid != os.getuid():
         return Finding(check, "unsafe", f"{path} is owned by uid {st.st_uid}, not by you")
     if stat.S_IMODE(st.st_mode) & 0o077:
@@ -53,6 +55,8 @@ def _home() -> list[Finding]:
     if not home.exists():
         return [Finding("home", "info", f"{home} ({source}); not created yet")]
     detail = f"{home} ({source}) mode {_mode(home)}" if POSIX_MODES else str(home)
+    # only a warning: the secrets inside are guarded by the keys folder's own 0700 (checked
+    # below, "unsafe" when loose); a readable home shows file names, not keys
     level = "warn" if POSIX_MODES and stat.S_IMODE(home.stat().st_mode) & 0o077 else "ok"
     if level == "warn":
         detail += f"; others can list it (chmod 700 {home} recommended)"

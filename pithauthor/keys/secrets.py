@@ -142,6 +142,8 @@ def open_seed(doc: Any, passphrase: str, where: str) -> bytes:
 
     parsed = _parse(doc, where)
     box_key, check_key = _derive(passphrase, parsed.salt, parsed.limits)
+    # `check` first: under a wrong passphrase the MAC fails too, and the user would be told
+    # "tampered" for a typo. Constant-time compares: the tags leak nothing by timing.
     if not hmac.compare_digest(_check_tag(check_key), parsed.check):
         raise WrongPassphrase(f"wrong passphrase for {where}")
     if not hmac.compare_digest(_mac_tag(check_key, doc), parsed.mac):
@@ -184,6 +186,10 @@ def _parse(doc: Any, where: str) -> _Parsed:
     ops, mem = kdf.get("opslimit"), kdf.get("memlimit")
     if not isinstance(ops, int) or not isinstance(mem, int) or isinstance(ops, bool):
         raise bad("kdf limits are not integers")
+    # A floor: a file pith accepts is never cheap to brute-force, whoever wrote it (a file
+    # swapped in with weak limits would otherwise quietly lower the cost of guessing the
+    # passphrase typed into it). A ceiling: the limits are read before anything is checked, so a
+    # file asking for terabytes would exhaust the machine before it could be refused.
     floor = moderate_limits()
     if not fast_kdf_enabled() and (ops < floor.opslimit or mem < floor.memlimit):
         raise KeyFileTampered(
@@ -226,6 +232,8 @@ def _check_tag(check_key: bytes) -> bytes:
 
 
 def _mac_tag(check_key: bytes, doc: dict[str, Any]) -> bytes:
+    # every field but the tags, the clear header (key id, public key) and the KDF and cipher
+    # parameters included: none of them can be changed without the passphrase
     body = canonical({k: v for k, v in doc.items() if k not in _TAG_FIELDS})
     return hashlib.blake2b(body, key=check_key, person=b"pith-file-mac", digest_size=32).digest()
 
@@ -341,6 +349,8 @@ def prepare_seed(
 
 def _store_keyring(seed: bytes, record: KeyRecord) -> None:
     keyring_store.store(record.key_id, b64encode(seed))
+    # read back before it counts as stored: the seed exists nowhere else, and a backend that
+    # accepted it without keeping it would lose the key for good
     back = keyring_store.load(record.key_id)
     if back is None or back != b64encode(seed):
         with contextlib.suppress(KeyringUnavailable):
@@ -383,6 +393,8 @@ def load_seed(record: KeyRecord, passphrase: PassphraseSource, note: Note) -> by
             raise KeyFileTampered(f"the keyring entry of {where} is damaged") from None
     else:
         seed = _load_from_file(record, passphrase, where, note)
+    # the public key in the key list is the one readers trust: another seed in the keyring or
+    # the file (swapped, or another key's) must never sign under this key's name
     if len(seed) != secrets.SEED_LENGTH or b64encode(public_key_of(seed)) != record.public_key_b64:
         raise KeyFileTampered(f"the secret of {where} does not match its public key")
     return seed

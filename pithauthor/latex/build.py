@@ -113,6 +113,8 @@ def build_sources(
     folder."""
     folder = main.parent.resolve()
     with tempfile.TemporaryDirectory(prefix="pith-build-") as tmp:
+        # a private copy: the author's folder gets no aux files, and the build sees the folder's
+        # sources without the products of earlier runs (`copy_sources`), as a fresh upload would
         project = Path(tmp) / "paper"
         project.mkdir()
         origins = copy_sources(folder, project, main)
@@ -158,7 +160,7 @@ def compile_project(
         "-halt-on-error",
         "-file-line-error",
         "-recorder",
-        "-norc",
+        "-norc",  # not the user's ~/.latexmkrc: the build must be the one arXiv will see
         str(main.relative_to(project)),
     ]
     stem = main.with_suffix("")
@@ -197,7 +199,9 @@ def _run(command: list[str], cwd: Path, limit: float) -> subprocess.CompletedPro
     """Run `command` in its own process group; at `limit` seconds, interrupt the whole group
     (TeX then writes where it was into its log), and kill what is left. Killing latexmk alone
     would leave its pdflatex running, holding a core, with nobody waiting for it."""
-    # max_print_line: TeX writes each log line whole (not wrapped at 79), so errors read whole
+    # max_print_line: TeX writes each log line whole (not wrapped at 79), so errors read whole.
+    # openout_any=p (no file written outside the build folder, no dot files) and shell_escape=f
+    # (no \write18): a manuscript is code, perhaps a co-author's or a template's.
     env = {**os.environ, "openout_any": "p", "shell_escape": "f", "max_print_line": "10000"}
     try:
         process = subprocess.Popen(
@@ -208,7 +212,7 @@ def _run(command: list[str], cwd: Path, limit: float) -> subprocess.CompletedPro
             text=True,
             errors="replace",
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,  # TeX asking for a file name gets EOF, not a wait forever
             start_new_session=True,
         )
     except OSError as exc:
@@ -373,7 +377,7 @@ _RERUN = re.compile(
     r"Rerun to get|Please rerun|Label\(s\) may have changed|rerun LaTeX|Rerun LaTeX", re.I
 )
 _RERUN_BIBER = re.compile(r"Please \(re\)run (Biber|BibTeX)")
-_MAX_RUNS = 5
+_MAX_RUNS = 5  # labels that never settle (a page reference moving a page) must stop somewhere
 
 
 def build_like_arxiv(

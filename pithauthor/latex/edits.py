@@ -65,6 +65,8 @@ def _resolve(folder: Path, name: str) -> Path | None:
     if not name:
         return None
     for candidate in (folder / name, folder / f"{name}.tex"):
+        # inside the paper's folder only (links resolved): `\input{../../.ssh/x}` is not
+        # read, and a file from outside would not be in the arXiv upload anyway
         if candidate.is_file() and folder.resolve() in candidate.resolve().parents:
             return candidate.resolve()
     return None

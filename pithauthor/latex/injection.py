@@ -75,9 +75,11 @@ STY_NAME = "pith.sty"
 PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
 
 
+# a record page's address, pasted where a number was asked for (`badge_number` refuses it)
 _RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
 
 
+# the loads `inject` may rewrite for a new placement: any other options are the author's, kept
 _PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
 
 
@@ -199,6 +201,8 @@ def _edits(
             notes.append(f"replaced \\pithnumber{{{use.text}}} with {full}")
         if pre.pith_package is None and inputs.package is None:
             at = use.macro.start
+            # a line goes in only at a live top-level line start: anywhere else it would land
+            # inside a group, a macro's argument or a conditional (docs/latex.md, "Where")
             if at not in pre.boundaries:
                 raise ManuscriptError(
                     f"{name}: \\pithnumber is used without \\usepackage{{pith}}; "
@@ -235,6 +239,7 @@ def _edits(
             edits.append((anchor.end, anchor.end, nl + package_line + number_line))
         else:
             edits.append((line, line, package_line + number_line))
+    # the last edit first: the positions of the earlier ones (all taken from `text`) stay true
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return [text, *notes]
@@ -424,6 +429,7 @@ def inject(
     ltxml_action, ltxml = _companion_action(main, LTXML_NAME)
     compat_action, compat = _companion_action(main, COMPAT_NAME)
     placement_def_action, placement_def = _companion_action(main, PLACEMENT_DEF_NAME)
+    # a read-only file is refused now, not after a `--check` build of a minute
     if changed and not dry_run:
         ensure_writable(written)
     if check:
@@ -440,6 +446,7 @@ def inject(
             placement=placement,
         )
     backup: Path | None = None
+    # every refusal is above: only now is anything written, each file whole (`replace_file`)
     if not dry_run:
         mode = written.stat().st_mode
         if changed:

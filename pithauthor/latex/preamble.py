@@ -47,6 +47,8 @@ _PACKAGE_LOADERS = ("usepackage", "RequirePackage")
 _INPUTS = ("input", "include")
 
 
+# each candidate `\begin{document}` costs a parse of the text before it: a file with thousands
+# of them (in comments, in a dead branch) must not cost thousands of parses
 _MAX_CANDIDATES = 1000
 
 
@@ -169,6 +171,7 @@ def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
         if dead or kind != "LatexMacroNode":
             continue
         span = Span(node.pos, _core_end(node))
+        # `\documentstyle`: a LaTeX 2.09 file, which LaTeX still runs in compatibility mode
         if node.macroname in ("documentclass", "documentstyle") and found.documentclass is None:
             found.documentclass = span
         elif node.macroname in _PACKAGE_LOADERS:
@@ -281,11 +284,19 @@ def _line(text: str, position: int) -> int:
 
 def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
     """For each top-level node: (conditional depth, inside a dead branch, where the innermost
-    dead conditional starts, or -1) after the node."""
+    dead conditional starts, or -1) after the node.
+
+    The preamble states. Only `\\iffalse` (before its `\\else`) and `\\iftrue` (after it) are
+    known to be dead here (`conditionals.py` has blanked the switches `\\let` to `\\iffalse`):
+    what an `\\ifpdf` or a `\\newif` switch does is not known without running TeX, so both
+    branches count as live, and as inside a conditional (depth > 0), where `_scan` finds no safe
+    line: a line added there would be read by one engine or setting and not by another."""
     declared: set[str] = set()
     stack: list[list[Any]] = []  # [kind, in_else, position]
     states: list[tuple[int, bool, int]] = []
-    recent: list[str] = []  # the last macro names (blanks and `=` between them skipped)
+    # the last three macro names (blanks and `=` between them skipped): enough to see
+    # `\let\ifdraft\iffalse`, an assignment of a switch, not a conditional to open
+    recent: list[str] = []
     for node in nodes:
         kind_of = type(node).__name__
         if kind_of == "LatexMacroNode":
@@ -383,6 +394,7 @@ def _context() -> Any:
         macros=[
             std_macro("pithnumber", False, 1),
             std_macro("RequirePackage", True, 1),
+            # `\newif` takes its switch as an argument: `\newif\ifdraft` opens no conditional
             std_macro("newif", False, 1),
         ],
         environments=[

@@ -305,6 +305,7 @@ def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]
                 continue
             has_bib = has_bib or name.endswith(".bib")
             files.append((relative, real))
+        # checked while walking: a home folder given by mistake is refused before it is read
         if len(files) > 20000:
             raise ManuscriptError(f"{folder}: more than 20000 files; is this the paper's folder?")
     origins: dict[str, Path] = {}

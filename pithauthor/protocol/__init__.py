@@ -1,5 +1,21 @@
 """The Pith protocol, pure (no I/O): canonical JSON, identifiers, documents, events,
 records, identity proofs, and the verdict model; the checks of each document in `checks`.
+
+The words its modules use for where a rule comes from (docs/protocol.md; the registry side is
+../shared/protocol/PROTOCOL.md, whose section numbers "section N" in a docstring refers to):
+
+- VERIFIED: a fact about the registry, recomputed from its own published data; a test proves it
+  on the registry's real vectors (records, receipts, a merged state, its key's manifest). Change
+  such code only with those tests green.
+- OBSERVED: seen in what the registry serves (field names, endpoints, the eight relationships),
+  but not recomputable: the code reads it and does not vouch for it.
+- DESIGN: this project's own choice where the registry publishes nothing (the author-event
+  envelope, its payloads, corrections, the local registry's merge), written down in
+  docs/protocol.md and kept in one module, so that it can follow the registry if it ever
+  publishes rules of its own.
+
+A verdict (`Report`) "speaks for" the parts of a document its checks cover, and lists every
+other part as `unverifiable` or `not_signed` (`pithauthor.protocol.verdict`).
 """
 
 from __future__ import annotations

@@ -149,6 +149,7 @@ def _check_tree(value: Any, depth: int = 1) -> None:
 def parse_json(data: bytes | str) -> Any:
     """The value of strict JSON `data`, or `JSONFault` saying in one line why it is refused."""
     if isinstance(data, bytes):
+        # a byte order mark is an editor's (Windows Notepad writes one), not content
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         try:
@@ -167,7 +168,7 @@ def parse_json(data: bytes | str) -> Any:
         )
     except JSONFault:
         raise
-    except RecursionError:
+    except RecursionError:  # deeper than Python's own stack: refused before `_check_tree` runs
         raise JSONFault(f"nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
         raise JSONFault(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None

@@ -112,12 +112,16 @@ def link_faults(event: Mapping[str, Any], target: Mapping[str, Any] | None) -> l
     if target is None:
         return ["replaces_unknown"]
     faults = []
+    # the same key, not the same signer_id: anyone can write an ORCID iD into signer_id, only
+    # the key's holder can sign with it
     if _fingerprint(event) != _fingerprint(target):
         faults.append("replaces_signer")
     if event.get("event_type") != target.get("event_type"):
         faults.append("replaces_type")
     if event.get("subject_pith_number") != target.get("subject_pith_number"):
         faults.append("replaces_subject")
+    # as text: the envelope admits only fixed-width UTC stamps, whose text order is time order;
+    # the same second is allowed (a correction made at once)
     if str(event.get("created_at", "")) < str(target.get("created_at", "")):
         faults.append("replaces_order")
     named = link_of(target)

@@ -237,6 +237,9 @@ def check_envelope(event: Any) -> Report:
         else f"recomputed {expected_id} differs: one of {', '.join(SIGNED_FIELDS)} was changed "
         "after signing, or event_id itself",
     )
+    # over the *stated* event_id (docs/protocol.md, "Verification", check 12), so the two checks
+    # tell apart what happened: a field changed after signing fails `event_id` (the signature
+    # still holds for the old id); an id recomputed for the change fails `signature`
     report.add("signature", *_signature_ok(event["signature"], event["event_id"], public_key))
     return report
 
@@ -252,7 +255,7 @@ def created_at_ok(value: Any) -> bool:
 def _real_stamp(value: str) -> bool:
     if not CREATED_AT_RE.fullmatch(value):
         return False
-    try:
+    try:  # the pattern admits 2026-02-30T25:61:00Z: the calendar does not
         datetime.fromisoformat(value[:-1])
     except ValueError:
         return False
@@ -260,7 +263,8 @@ def _real_stamp(value: str) -> bool:
 
 
 def _signer_id_ok(value: str, kid: str) -> tuple[bool, str]:
-    """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN)."""
+    """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN).
+    Anyone can write any iD here: only identity proofs (`checks.identity`) tie it to the key."""
     if value.startswith("orcid:"):
         orcid = value[6:]
         ok = is_orcid(orcid)

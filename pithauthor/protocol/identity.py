@@ -145,7 +145,7 @@ WEB_DOCUMENT_VERSION = "pith-keys.v1"
 PDF_INFO_KEY = "/PithAuthorKeys"
 
 
-MAX_PROOFS = 8
+MAX_PROOFS = 8  # the schema's maxItems: a claim names a few places, not a list to crawl
 
 
 # "named": a file names the key, but nothing shows an author put it there (not the arXiv PDF

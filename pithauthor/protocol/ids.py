@@ -45,7 +45,8 @@ _YEAR_RE = re.compile(r"[0-9]{4}")
 
 
 def _check_body(text: str, *, what: str, lengths: tuple[int, ...]) -> str:
-    """Upper-case `text` and check alphabet then length; return it."""
+    """Upper-case `text` and check alphabet then length; return it. The alphabet first: a
+    mistyped character (`0` for `O`, `1` for `I`) is the likelier fault, named by position."""
     body = text.strip().upper()
     if not body:
         raise PithNumberError(f"{what} is empty")
@@ -150,7 +151,8 @@ class PithNumber:
         return f"{base_url.rstrip('/')}/pith/{self.body}"
 
     def same_paper(self, other: PithNumber) -> bool:
-        """True when both name the same body (years compared only when both are known)."""
+        """True when both name the same body (years compared only when both are known): the
+        130-bit body names the paper by itself; the year is a check on it, not part of it."""
         if self.body != other.body:
             return False
         return self.year is None or other.year is None or self.year == other.year
@@ -184,6 +186,8 @@ def parse_reference(text: str) -> PithNumber | PithAlias:
     return PithNumber.parse(text)
 
 
+# the archives of arXiv's old-style identifiers (closed list): `hep-tx/9901001` fits the
+# pattern but names nothing, and is refused with its archive named
 OLD_ARCHIVES = frozenset(
     [
         "acc-phys",
@@ -287,7 +291,7 @@ class ArxivId:
             raise ArxivIdError(f"{raw!r}: month {yymm[2:]} in {yymm} is not 01-12")
         if yymm < "0704":
             raise ArxivIdError(f"{raw!r}: new-style identifiers start in April 2007 (0704)")
-        expected = 4 if yymm < "1501" else 5
+        expected = 4 if yymm < "1501" else 5  # arXiv went to five digits in January 2015
         if len(num) != expected:
             raise ArxivIdError(
                 f"{raw!r}: identifiers from {yymm} have a {expected}-digit number, not {len(num)}"

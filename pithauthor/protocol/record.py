@@ -46,6 +46,8 @@ _CATEGORY_RE = re.compile(r"[a-z-]+(\.[A-Za-z-]+)?")
 
 def text_canon_sha256(text: str) -> str:
     """Hash of a title or abstract: lower-cased, runs of white space folded to one space."""
+    # nothing more (TeX kept as arXiv stores it, no Unicode normalisation): section 2,
+    # VERIFIED against the registry's own hashes; any "cleaning" would give another number
     return sha256_hex(" ".join(text.lower().split()).encode("utf-8"))
 
 
@@ -55,7 +57,7 @@ def rfc2822_to_utc(text: str) -> str:
         when = parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError):
         raise MetadataError(f"{text!r} is not an RFC 2822 date") from None
-    if when.tzinfo is None:
+    if when.tzinfo is None:  # `-0000` (RFC 2822: zone unknown); arXiv's own dates are GMT
         when = when.replace(tzinfo=UTC)
     return utc_stamp(when)
 

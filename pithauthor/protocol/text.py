@@ -29,8 +29,6 @@ loopback address or `localhost`); a host; no spaces or control characters; a por
 `pithauthor.net` (the one network module) applies it; so does `protocol.checks.fields` for
 the links a record names. Origins are compared here too, one way for all (`origin_of`).
 
-Signed text and printed text: the one rule (`pithauthor.protocol.text`), for callers.
-
 >>> text_problem("Ada ‮ecalevoL")   # why it cannot be signed, or None
 >>> escaped(title)                        # safe to print: invisible characters escaped
 """
@@ -128,8 +126,8 @@ _REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp", "Cf"))
 # Cf is not: these are its characters in Unicode 14.0 (Python 3.11) and U+13439-1343F, which
 # 15.0 made format controls (older tables call them unassigned), less the joiners.
 # tests/unit/protocol/test_signed_text.py checks the class against `unsafe_char` on every code
-# point of the
-# running Python's tables, so a format character a newer Unicode adds cannot slip through.
+# point of the running Python's tables, so a format character a newer Unicode adds cannot slip
+# through.
 _FORMAT = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
@@ -256,6 +254,8 @@ def checked_url(url: str, what: str) -> SplitResult:
         raise InputError(f"{what} {url!r}: port 0")
     if parts.username is not None or parts.password is not None:
         raise InputError(f"{what} {url!r}: an address with a user name or password is refused")
+    # plain http only where no byte leaves the machine: elsewhere anyone on the path could
+    # change a record, a proof or an answer in flight (a token would travel in clear too)
     if parts.scheme == "http" and not is_loopback(host):
         raise InputError(f"{what}: refusing plain http to {host} (https, or http only to loopback)")
     return parts
@@ -270,6 +270,7 @@ def origin_of(url: str) -> tuple[str, str, int] | None:
     same host is another server, and may be another person's."""
     try:
         parts = urlsplit(url.strip())
+        # `example.org.` (the root's dot) is `example.org`: one host, one origin
         host, port = (parts.hostname or "").lower().rstrip("."), parts.port
     except ValueError:
         return None

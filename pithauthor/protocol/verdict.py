@@ -92,7 +92,9 @@ class Report:
     """The checks made on one document. `ok` is False when any check failed.
 
     An unverifiable check does not fail `ok` (it fails `strict_ok`), and is never shown as
-    passed; a not-signed entry fails neither.
+    passed; a not-signed entry fails neither. Why `ok` tolerates it: every state pith.science
+    serves has an unpublished merge, so an `ok` that failed on it could never pass a real state;
+    `strict_ok` is for a reader who takes only what can be recomputed.
     """
 
     kind: str
@@ -200,7 +202,8 @@ def _trie(patterns: tuple[str | Segments, ...]) -> _Trie:
 
 
 def uncovered(doc: Any, patterns: Iterable[str | Segments]) -> tuple[str, ...]:
-    """Paths of the largest parts of `doc` that no pattern covers (document order).
+    """Paths of the largest parts of `doc` that no pattern covers (document order): `paper`
+    once, not each field inside it, so that a report stays short and still misses nothing.
 
     An empty object or list that patterns reach into has nothing uncovered in it."""
     root = _trie(tuple(patterns))

@@ -141,7 +141,7 @@ class RegistryClient:
             self.base_url,
             token=token,
             timeout=timeout,
-            connect_timeout=min(timeout, 5.0),
+            connect_timeout=min(timeout, 5.0),  # a dead host is told at once; reads may be long
             retry=retry,
             max_connections=max_connections,
         )
@@ -197,6 +197,8 @@ class RegistryClient:
             return cached
         doc = self.http.get_json(f"/pith/{body}")
         record = self._verified_record(doc, number)
+        # verified records only, for the client's life: a record is named by its own hash and
+        # never changes, and a batch of events about one paper asks for it once per event
         with self._lock:
             self._records[body] = record
             self._records[PithNumber.parse(record["pith_number"]).body] = record
@@ -243,6 +245,8 @@ class RegistryClient:
         """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
         of the version named, when one is)."""
         aid = ArxivId.parse(arxiv_id)
+        # the resolver's URL is the one records name (section 4, OBSERVED). Its answer is signed
+        # by no one, so the number it gives is trusted only once its record verifies (below)
         try:  # a version named is asked for: a registry keeping every version answers it
             answer = self.http.get_json(f"/api/pith-number/resolve?arxiv={aid}&json=true")
         except RegistryAnswerError as exc:
@@ -311,6 +315,7 @@ class RegistryClient:
         if isinstance(ref, PithNumber):
             return ref
         text = ref.strip()
+        # an arXiv id has a `.` (2302.12445) or a `/` (hep-th/9901001); a Pith body has neither
         if not text.lower().startswith("pith") and ("." in text or "/" in text):
             return self.resolve(text)
         return parse_reference(text)
@@ -352,6 +357,8 @@ class RegistryClient:
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
+        # anything short of a clear acceptance leaves the event pending: marked accepted on a
+        # doubtful answer, it would never be sent again, and might never have arrived
         if (
             status not in (200, 201)
             or not isinstance(answer, Mapping)

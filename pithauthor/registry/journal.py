@@ -96,6 +96,10 @@ def _damaged(path: Path, why: str) -> OutboxDamaged:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    # autocommit (isolation_level=None): the outbox writes its own BEGIN IMMEDIATE ... COMMIT,
+    # so a store takes the write lock up front instead of upgrading a read lock (which can fail
+    # with "database is locked" between two processes); one connection serves every thread,
+    # under the Outbox's own lock
     return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
 
 
@@ -115,6 +119,7 @@ def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
     conn = _connect(path)
     try:
         _check(conn, path)
+        # WAL: readers (`pith outbox list`) never block a `pith submit` that records answers
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
@@ -131,6 +136,8 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
     """SQLite's quick_check, the schema version, the tables, and the rows against the
     journal's count (raises OutboxDamaged)."""
     conn.execute("PRAGMA busy_timeout=30000")
+    # quick_check, not integrity_check: it runs on every open (O(N), no index cross-check);
+    # three problems at most, as many as one error line can name
     problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
     if problems != ["ok"]:
         raise _damaged(path, "; ".join(str(p) for p in problems))
@@ -204,6 +211,8 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
     registry) or a version-2 one (no `outbox_count`) to this schema, once: returns (rows
     bound, the registry) when it bound any."""
+    # the version is read again under the write lock: two processes opening an old outbox at
+    # once both see it old here, and only the first may migrate it
     if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
         return None
     default = registry_binding(None)
@@ -310,6 +319,8 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
                 "SELECT registry, stored_at, body, event_id, state FROM outbox "
                 "ORDER BY stored_at, event_id"
             ).fetchall()
+            # accepted rows are journalled as such, so a recovery does not send them again;
+            # rejected ones are not (as in `Outbox.mark_rejected`)
             lines = [_stored_line(r, t, b) for r, t, b, _, _ in rows]
             lines += [
                 {"op": "accepted", "event_id": e, "registry": r}

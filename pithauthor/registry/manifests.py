@@ -22,13 +22,16 @@ TRUST_ENV = "PITH_TRUST"
 @cache
 def pinned_trust() -> Trust:
     """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
+    # shipped, never fetched: a manifest fetched from the registry would be the registry
+    # vouching for itself (section 3: a client pins the key)
     text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
     return Trust.from_manifest(parse_json(text))
 
 
 def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:
     """Keys from a manifest file the user chose to trust (e.g. a local registry's), each
-    labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`)."""
+    labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`). `local` by default: a key
+    the user adds is reported as theirs to vouch for, never as the pinned key's word."""
     doc = read_user_json(path, DocumentError, "a mirror manifest", limit=MAX_MANIFEST_BYTES)
     mirrors = doc.get("mirrors", []) if isinstance(doc, dict) else None
     if not isinstance(mirrors, list) or not all(

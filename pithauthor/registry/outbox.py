@@ -355,7 +355,9 @@ class Outbox:
     def mark_rejected(
         self, event_id: str, registry: str, reason: str, answer: Any, *, attempted: bool = False
     ) -> bool:
-        """Record `registry`'s refusal of the row bound to it (as `mark_accepted`)."""
+        """Record `registry`'s refusal of the row bound to it (as `mark_accepted`). Not
+        journalled: a recovery brings the row back as pending, and the registry refuses it
+        again, so nothing but one more attempt is lost."""
         registry = registry_binding(registry)
         return self._changed(
             "UPDATE outbox SET state='rejected', answer=?, reason=?, updated_at=?, "
@@ -442,6 +444,7 @@ def _row(event: object) -> tuple[str, str, str, str]:
         checked["event_id"],
         checked["event_type"],
         checked["subject_pith_number"],
+        # canonical bytes, not the text given: every copy sent of one event_id is one string
         canonical(checked).decode("utf-8"),
     )
 

@@ -21,6 +21,8 @@ from pithauthor.protocol.documents import JSONObject
 
 DB_NAME = "records.sqlite3"
 DEFAULT_TTL = 24 * 3600
+# keyed by registry too: one paper's record differs between registries (its receipt's key, the
+# origin of its links), and an event is sent only where the record it used came from
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
     registry TEXT NOT NULL, body TEXT NOT NULL, doc TEXT NOT NULL,
@@ -42,7 +44,7 @@ class RecordCache:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
-        path.chmod(0o600)
+        path.chmod(0o600)  # SQLite creates its file under the umask (often 0644)
 
     @classmethod
     def existing(cls) -> RecordCache | None:

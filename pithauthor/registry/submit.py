@@ -67,7 +67,7 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 LEASE_SECONDS = 600.0  # longer than one event's POST with every retry; then another may send it
-WAIT_POLL = 0.2
+WAIT_POLL = 0.2  # seconds between looks (one SELECT each) at the rows another process holds
 
 
 @dataclass
@@ -316,6 +316,7 @@ class Submission:
         posted = False
         try:
             url = self._action_url(entry.event)
+            # from here on, bytes may have reached the registry: a failure counts as an attempt
             posted = True
             status, answer = self.client.submit(entry.event, url)
         except EventRefused as exc:
@@ -343,6 +344,7 @@ class Submission:
         expired or whose owner died (`send` claims before it sends, so each is sent at most
         once). Gives up after one lease: a holder still alive then is stuck, and its events
         stay pending."""
+        # monotonic here (leases use wall-clock time): this deadline is only this process's
         deadline = time.monotonic() + self.lease_seconds
         while not self.stop.is_set():
             waiting = [

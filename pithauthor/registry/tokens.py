@@ -33,7 +33,7 @@ from pithauthor.net import DEFAULT_REGISTRY, check_url, origin
 
 TOKEN_ENV = "PITH_TOKEN"
 FILE_VERSION = 2
-_KEYRING_PREFIX = "token:"
+_KEYRING_PREFIX = "token:"  # one keyring service holds key seeds too (by key id): kept apart
 
 
 def _path() -> Path:
@@ -77,6 +77,8 @@ def _read(path: Path) -> dict[str, dict[str, str]]:
 
 
 def _write(path: Path, entries: dict[str, dict[str, str]]) -> None:
+    # keyring-held tokens are listed here too: a keyring cannot be asked what it holds, and
+    # `stored_registries` must answer without the secrets
     doc = {"version": FILE_VERSION, "tokens": entries}
     replace_file(path, json.dumps(doc, indent=2, sort_keys=True) + "\n", mode=0o600)
 
@@ -91,6 +93,8 @@ def token_for(registry: str) -> str | None:
     stored for it, else None."""
     where = _origin(registry)
     env = os.environ.get(TOKEN_ENV, "").strip()
+    # only for PITH_REGISTRY's origin: a `--registry` pointing elsewhere (anyone's server)
+    # must not receive the token a CI job set for its own registry
     if env and where == env_token_origin():
         return env
     entry = _read(_path()).get(where)
@@ -109,6 +113,7 @@ def token_for(registry: str) -> str | None:
 def store_token(registry: str, token: str) -> str:
     """Store `token` for `registry`'s origin; returns where it went ("keyring" or the file)."""
     token = token.strip()
+    # it goes into an `Authorization` header: a line break there would start another header
     if not token or any(c.isspace() for c in token):
         raise InputError("a token is one non-empty word (no spaces or line breaks)")
     where = _origin(registry)

@@ -1,5 +1,10 @@
 """The checks of every document pith verifies, one module per document (pure):
 `receipt`, `record`, `bundle`, `state`, `links`, `event`, `identity`, and the local `merge`.
+
+Each returns a `Report` that speaks for exactly the fields its checks cover (the `*_CHECKED`
+patterns of `fields`), and lists every other field by path as unverifiable or not signed: see
+`pithauthor.protocol.verdict` for the words, and `pithauthor.protocol` for VERIFIED, OBSERVED
+and DESIGN.
 """
 
 from __future__ import annotations

@@ -71,6 +71,8 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
     if not isinstance(events, list):
         report.add("events", False, "events is not a list")
         events = []
+    # by type or by target: an event that says it is about the record under another type is
+    # counted here too, so a second record_created cannot pass as a registry event
     created = [
         i
         for i, e in enumerate(events)
@@ -187,8 +189,10 @@ def _check_author_at(
     expected_type: str | None = None,
     checked: dict[int, CheckedEntry] | None = None,
 ) -> None:
-    """An author event inside a document, checked in full whatever signer_type it declares.
-    `checked` (when given) keeps what `check_author_event` failed, for the merge (merge.Checked)."""
+    """An author event inside a document, checked in full whatever signer_type it declares
+    (relabelled `signer_type: registry`, it would otherwise pass as an unverifiable registry
+    event, which nobody checks). `checked` (when given) keeps what `check_author_event`
+    failed, for the merge (merge.Checked)."""
     sub, typed = checked_author_event(event)
     # `structure` passed: the event has exactly the envelope's fields and its signature block
     # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
@@ -255,6 +259,7 @@ def _report_registry_events(report: Report, registry: list[str]) -> None:
 
 
 def _unique_event_ids(report: Report, events: Iterable[Any]) -> None:
+    # one event_id is one statement: listed twice, it would be counted twice
     seen: set[str] = set()
     repeated: list[str] = []
     for event in events:

@@ -43,6 +43,7 @@ from pithauthor.protocol.verdict import FAILED, Report
 def check_author_event(event: Any) -> Report:
     """Every rule an author event must meet, each as a named check."""
     report = check_envelope(event)
+    # the checks below index the fields by name: only a sound structure guarantees them
     if report.checks[0].name == "structure" and report.checks[0].status == FAILED:
         return report
     etype, payload = event["event_type"], event["payload"]
@@ -51,8 +52,10 @@ def check_author_event(event: Any) -> Report:
     violation = schema_violation(etype, payload)
     report.add("payload_schema", violation is None, violation or f"pithauthor.{etype}.v1")
     if violation is not None:
-        return report
+        return report  # likewise: the payload's fields are read as the schema promises them
     subject = _subject_number(report, event["subject_pith_number"])
+    # 130 bits (what a number carries) bind the payload to the subject here; where the record
+    # itself is at hand (a bundle, a state) all 256 are compared (`payload_record`)
     if subject is not None:
         digest = payload["canonical_sha256"]
         bound = digest_matches_number(digest, subject)

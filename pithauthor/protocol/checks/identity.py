@@ -96,7 +96,10 @@ def late_retirements(
     event: Mapping[str, Any], proofs: Sequence[ProofCheck], local_retired: str | None = None
 ) -> list[tuple[str, str | None]]:
     """(source, retired_at) of every source saying the key was retired before the event was
-    made (or not saying when): the ORCID link, the web document, the local key store."""
+    made (or not saying when): the ORCID link, the web document, the local key store. A key
+    retired after the event leaves the event bound: rotating a key must not unbind every claim
+    it made while it was current. A retirement without a date cannot be placed, so it counts
+    against the event."""
     said: list[tuple[str, str | None]] = [
         (p.kind, p.finding.retired_at)
         for p in proofs

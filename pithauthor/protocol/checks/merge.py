@@ -5,8 +5,10 @@ specified in docs/registry.md, and lives in this ONE pure module so that the loc
 states with it and `pith verify` recomputes them with it.
 
     inputs   the record_created event, the source aliases, and every author event received
-    dedup    one event per event_id: of several, the smallest canonical bytes
-    order    by (created_at, event_id), both compared as text
+    dedup    one event per event_id: of several, the smallest canonical bytes (not the first
+             received: every merge of the same events keeps the same copy)
+    order    by (created_at, event_id), both compared as text (fixed-width UTC: text order is
+             time order; event_id breaks ties the same way everywhere)
     valid    check_author_event passes, subject_pith_number is this record's number, and
              payload.canonical_sha256 is this record's canonical_sha256
     slots    author_attestation: (signer key, "author")
@@ -185,12 +187,14 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
 
     def repeat_of(event: AuthorEvent, slot: str) -> str | None:
         """The earlier event `event` repeats word for word (module docstring), if any."""
-        said = statement_key(event)
         link = link_of(event)
         if link is not None:
-            return corrections_said.get((said, *link))
+            return corrections_said.get((statement_key(event), *link))
         held = holders.get(slot)
-        for eid in held[1] if held is not None else ():
+        if held is None:  # nothing in its slot to repeat: the common case, without a hash
+            return None
+        said = statement_key(event)
+        for eid in held[1]:
             if statement_key(live[eid]) == said:
                 return eid
         return None
@@ -444,12 +448,16 @@ def state_inputs(state: Mapping[str, Any]) -> list[object]:
     return events
 
 
-def remerge(state: Mapping[str, Any], checked: Checked | None = None) -> dict[str, object]:
+def remerge(
+    state: Mapping[str, Any], checked: Checked | None = None, *, hashed: bool = True
+) -> dict[str, object]:
     """Recompute a local state from the events it lists; equal to `state` when it is honest.
 
     The state is not trusted yet, so its record parts are copied as they are (untyped); the
     document is the one `merge_state` builds, field for field. `checked`: what
-    `check_author_event` failed on events of `state` checked just before (see `Checked`)."""
+    `check_author_event` failed on events of `state` checked just before (see `Checked`).
+    `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
+    it compares with (`check_state`), serialising megabytes a second time (issue 27)."""
     current = state.get("current")
     if not isinstance(current, Mapping):
         raise ValueError("the state has no current object")
@@ -484,5 +492,6 @@ def remerge(state: Mapping[str, Any], checked: Checked | None = None) -> dict[st
         "applied_event_ids": merged.applied,
         **merged.corrections(),
     }
-    again["state_sha256"] = state_hash(again)
+    if hashed:
+        again["state_sha256"] = state_hash(again)
     return again

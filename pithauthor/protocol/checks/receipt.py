@@ -40,6 +40,8 @@ def receipt_key(receipt: Any, trust: Trust) -> RegistryKey | None:
     kid = receipt.get("key_id")
     key = trust.get(kid) if isinstance(kid, str) else None
     fp = receipt.get("public_key_fingerprint")
+    # a trusted key id beside another key's fingerprint is no receipt of that key: a receipt
+    # cannot borrow a trusted name
     if key is None or (fp is not None and fp != key.fingerprint):
         return None
     return key
@@ -56,6 +58,7 @@ def check_receipt(receipt: Any, canonical_sha256_hex: str, trust: Trust) -> Repo
         receipt.get("canonical_sha256") == canonical_sha256_hex,
         "the receipt names the record's canonical_sha256",
     )
+    # absent from the rows of receipts.jsonl: the registry's one rule (section 3) applies
     message = receipt.get("signed_message", RECEIPT_MESSAGE)
     report.add("receipt_message", message == RECEIPT_MESSAGE, f"signed_message {message!r}")
     if "algorithm" in receipt or "kind" in receipt:
@@ -75,6 +78,8 @@ def check_receipt(receipt: Any, canonical_sha256_hex: str, trust: Trust) -> Repo
     report.add("receipt_key", True, f"{key_id} ({key.source})")
     try:
         signature = b64decode(str(receipt.get("signature_b64", "")))
+        # the 32 raw digest bytes, never the 64 hex characters (section 3, VERIFIED: the real
+        # receipts verify over the bytes only)
         digest = hex_digest_bytes(canonical_sha256_hex)
     except ValueError as exc:
         report.add("receipt_signature", False, str(exc))

@@ -144,7 +144,9 @@ def _parse_number(value: Any) -> PithNumber | None:
 def _check_aliases(
     report: Report, where: str, aliases: Any, number: PithNumber, canon: Mapping[str, Any]
 ) -> None:
-    """Exactly one alias of each known kind, each the value the record gives."""
+    """Exactly one alias of each known kind, each the value the record gives: an alias is a
+    look-up key, and a wrong or extra one would let a look-up by another paper's alias reach
+    this record."""
     source = canon.get("source")
     source = source if isinstance(source, Mapping) else {}
     expected = {
@@ -173,7 +175,9 @@ def _check_aliases(
 
 
 def _check_paper(report: Report, paper: Any, canon: Mapping[str, Any]) -> None:
-    """The displayed paper matches the canonical record (title via title_canon_sha256)."""
+    """The displayed paper matches the canonical record (title via title_canon_sha256). The
+    record signs only the title's hash; checking the shown title against it keeps a record from
+    showing another paper's title (which `pith cite` and `pith outbox list` print)."""
     meta = canon.get("metadata")
     if not isinstance(paper, Mapping) or not isinstance(meta, Mapping):
         report.add("paper", False, "paper is not an object")
@@ -205,6 +209,7 @@ def _check_paper(report: Report, paper: Any, canon: Mapping[str, Any]) -> None:
 
 
 def _paper_names(number: PithNumber, canon: Mapping[str, Any]) -> tuple[str, ...]:
+    # the names a link to this paper may use: its body, its 8-character alias, its arXiv id
     source = canon.get("source")
     aid = source.get("id") if isinstance(source, Mapping) else None
     return (number.body, number.alias(8), *([aid] if isinstance(aid, str) else []))

@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from pithauthor.protocol.canonical_json import (
-    canonical_sha256,
-)
+from pithauthor.protocol.canonical_json import canonical, canonical_sha256
 from pithauthor.protocol.checks.bundle import (
     _check_author_at,
     _check_created,
@@ -58,6 +56,8 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     report = Report(kind="state")
     _required(report, state, STATE_REQUIRED)
     body = {k: v for k, v in state.items() if k != "state_sha256"}
+    # section 4, VERIFIED. A hash, not a signature: it shows the state is whole as written,
+    # not who wrote it (anyone who changes a state can recompute it)
     computed = canonical_sha256(body)
     report.add(
         "state_sha256",
@@ -80,6 +80,8 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     covered: list[str | Segments] = list(STATE_CHECKED)
     covered += _check_created(report, created, "current.record_created", canon, digest, trust)
     key = receipt_key(payload.get("receipt") if isinstance(payload, Mapping) else None, trust)
+    # a local registry's state must say our merge: naming the registry's unpublished one, it
+    # would have its merge reported unverifiable instead of recomputed (and perhaps failed)
     if key is not None and key.local:
         report.add(
             "merge_version",
@@ -89,7 +91,9 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     report.extend(check_canonical(canon, digest, state.get("pith_number")), prefix="record.")
     report.add(
         "record.current_matches",
-        isinstance(canon, Mapping) and current.get("canonical_record") == canon,
+        # canonical bytes, not ==: 2023.0 == 2023 in Python, not in what a reader is shown
+        isinstance(canon, Mapping)
+        and canonical(current.get("canonical_record")) == canonical(canon),
         "current.canonical_record = the record_created payload",
     )
     if number is not None and isinstance(canon, Mapping):
@@ -208,12 +212,21 @@ def _check_local_merge(
 ) -> None:
     """A local registry's state: recompute our published merge and compare, key by key.
     `checked`: the verdicts on its events, found by `check_state` just before."""
+    # The state is hashed once, by the `state_sha256` check of `check_state`: the recomputed
+    # state is compared field by field without `state_sha256`. Equal fields serialise alike
+    # (so the recomputed hash would equal the state's own) except where Python's == is looser
+    # than JSON: 2 == 2.0, 0 == False. Every number here is a counter this merge writes as an
+    # int (the rest are strings, or the state's own objects copied), hence the type comparison.
     try:
-        again = remerge(state, checked)
+        again = remerge(state, checked, hashed=False)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         report.add("merge", False, f"cannot recompute {LOCAL_MERGE_VERSION}: {exc}")
         return
-    differing = sorted(k for k in set(again) | set(state) if again.get(k) != state.get(k))
+    differing = sorted(
+        k
+        for k in (set(again) | set(state)) - {"state_sha256"}
+        if again.get(k) != state.get(k) or type(again.get(k)) is not type(state.get(k))
+    )
     report.add(
         "merge",
         not differing,

@@ -31,7 +31,8 @@ ACTIONS = {
 
 
 def source_aliases(rec: StoredRecord) -> list[SourceAlias]:
-    """The aliases of a record, as the registry lists them (sorted by kind)."""
+    """The aliases of a record, as the registry lists them (sorted by kind, as text: the real
+    record vector lists `pith_short_12` before `pith_short_8`, and so does this one)."""
     number = PithNumber.parse(rec.pith_number)
     src = rec.canonical_record["source"]
     pairs: list[tuple[AliasKind, str]] = [
@@ -101,7 +102,9 @@ def record_created(rec: StoredRecord, key: LocalKey) -> RecordCreated:
             "source_version": src["version"],
         },
     }
-    rest = {k: v for k, v in event.items() if k != "event_id"}  # the hash covers the rest
+    # the hash covers the rest. This preimage is our DESIGN (the registry's is not published):
+    # `pith verify` recomputes it for a local registry's record_created (checks.bundle)
+    rest = {k: v for k, v in event.items() if k != "event_id"}
     event["event_id"] = "sha256:" + canonical_sha256(rest)
     return event
 

@@ -110,6 +110,8 @@ def add_paper(
         paper=paper,
     )
     new = store.add_record(rec)
+    # the stored one, not `rec`: a paper added again keeps its first receipt (records never
+    # change once served, and clients may hold the first)
     stored = store.find(number.body)
     assert stored is not None
     return stored, new

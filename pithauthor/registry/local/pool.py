@@ -239,6 +239,9 @@ class ConnectionPool:
         self._serve = serve
         self._workers = ThreadPoolExecutor(limits.workers, thread_name_prefix="pith-registry")
         self._selector = selectors.DefaultSelector()
+        # A selector is not thread-safe: only the waiting-room thread registers sockets. New and
+        # kept-alive connections come to it through `_incoming`, and a byte on this socket pair
+        # wakes its `select` to take them at once.
         self._incoming: queue.SimpleQueue[_Connection] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -324,6 +327,7 @@ class ConnectionPool:
                 if conn.buf:  # sent after its last request: perhaps a whole request already
                     conn.deadline = time.monotonic() + self.limits.header_timeout
                     self._advance(conn)
+            # a short timeout: the deadlines below are checked even when nothing arrives
             for key, _ in self._selector.select(timeout=0.1):
                 if key.fileobj is self._wake_r:
                     with contextlib.suppress(OSError):
@@ -389,6 +393,7 @@ class ConnectionPool:
                 with contextlib.suppress(OSError):
                     conn.sock.send(verdict.interim)
             return
+        # out of the selector before a worker has it: two threads never read one socket
         self._leave(conn)
         data = bytes(conn.buf[: verdict.size])
         del conn.buf[: verdict.size]

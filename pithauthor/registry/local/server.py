@@ -14,12 +14,10 @@ refused before any byte of the body is read.
 `{ref}` is a body, a unique 8/12/16-character alias, or an arXiv id. Every request gets an
 answer: errors are JSON `{"error": ..., "failed_checks": [...]}` (4xx for bad input, 500 only
 for a bug, logged without the request's content). Connections wait in one selector thread that
-reads whole requests, then a bounded pool of workers answers them
-(`pithauthor.registry.local.pool`);
-`pithauthor.registry.local.pool` says where a request ends. Links in the documents use the
-server's base URL, never the request's `Host`. `FaultPlan` is for tests only: it
-makes some requests fail (500, connection reset after the event was stored, or a stall past the
-client's timeout).
+reads whole requests, then a bounded pool of workers answers them; the same module says where a
+request ends (`pithauthor.registry.local.pool`). Links in the documents use the server's base
+URL, never the request's `Host`. `FaultPlan` is for tests only: it makes some requests fail
+(500, connection reset after the event was stored, or a stall past the client's timeout).
 """
 
 from __future__ import annotations
@@ -187,7 +185,7 @@ class RegistryServer(HTTPServer):
             return HTTPFailure(404, f"this registry takes no {parts[3]!r} events")
         if self.token is None:
             return None
-        got = str(headers.get("Authorization", ""))
+        got = str(headers.get("Authorization", ""))  # compared in constant time: no timing oracle
         if not got.startswith("Bearer "):
             return HTTPFailure(401, "this registry wants sign-in (a bearer token)")
         if not hmac.compare_digest(got[7:].strip().encode(), self.token.encode()):
@@ -343,6 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(exc.status, exc.body, extra)
 
     def _reset(self) -> None:
+        # linger 0: close() sends RST, not FIN; the client sees its answer lost after the store
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         self.connection.close()
         raise _Reset
@@ -461,7 +460,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPFailure(400, f"the body is not strict JSON: {exc}") from None
         if not isinstance(event, dict):
             raise HTTPFailure(400, "the body must be a signed event (a JSON object)")
-        key = self.headers.get("Idempotency-Key")
+        key = self.headers.get("Idempotency-Key")  # = event_id: DESIGN, docs/protocol.md section 5
         if key is None or key != event.get("event_id"):
             raise HTTPFailure(400, "the Idempotency-Key header must equal the event's event_id")
         report, checked = checked_author_event(event)

@@ -61,6 +61,8 @@ class LocalKey:
 
     @cached_property
     def key_id(self) -> str:
+        # a name of its own, never like pith.science's `pith-v1-...`: every check a local key
+        # passes shows that it is a local registry's word, not Pith's
         return "pithauthor-local-" + fingerprint_b32(self.public_key)[:8].lower()
 
     def sign(self, message: bytes) -> str:
@@ -105,7 +107,7 @@ class LocalKey:
             "mirrors": [
                 {
                     "name": REGISTRY_NAME,
-                    "mirror_type": "local",
+                    "mirror_type": "local",  # `--trust-local-registry` takes only such keys
                     "base_url": base,
                     "bundle_pattern": base + "/pith/{suffix}/bundle.json",
                     "state_pattern": base + "/pith/{suffix}/state.json",

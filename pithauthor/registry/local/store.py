@@ -154,7 +154,7 @@ class RegistryStore:
     answer is given only after the commit holding the event is durable.
     """
 
-    MAX_GROUP = 256
+    MAX_GROUP = 256  # one transaction's events at most: a flood of POSTs is answered in waves
 
     def __init__(self, data_dir: Path) -> None:
         self.path = _private_db(data_dir)
@@ -229,6 +229,8 @@ class RegistryStore:
         number = found.number
         if number is not None and number.year is not None and number.full != rec.pith_number:
             return None  # pith:YEAR:BODY of another year names no record here
+        # only a body is cached: it names one record for good, while an alias prefix or a bare
+        # arXiv id may name another (or none, ambiguous) once more records are stored
         if number is not None:
             self._by_body[rec.body] = rec
         return rec

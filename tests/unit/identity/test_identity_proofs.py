@@ -218,3 +218,28 @@ def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None
     assert report.ok
     alone = identity_report(event(), [pdf], signer=KEY)
     assert {c.name: c.detail for c in alone.checks}["identity_proof.paper"].startswith("current")
+
+
+def test_one_run_asks_orcid_once_yet_judges_each_claims_own_key(server: IdentityServer) -> None:
+    """A run derives each ORCID verdict once per (record, key): claims by the named key pass,
+    a claim by another key in the same run does not take their verdict."""
+    from pithauthor.identity.proofs import verify_identity
+    from pithauthor.verify import verify_documents
+
+    server.site.records[VECTOR_ORCID] = [("Pith author key", key_url(KEY))]
+    other = FixedSigner(b"\x05" * 32)
+    claims = [event(position=1), event(position=2)]
+    claims.insert(
+        1, attest_authorship(other, subject(), name="Josiah Carberry", orcid=VECTOR_ORCID)
+    )
+    report = verify_documents(claims)
+    proofs = verify_identity(claims, report, orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    asked = [p for p, _ in server.site.requests if p.endswith("/researcher-urls")]
+    assert len(asked) == 1
+    assert [p.finding.standing if p.finding else None for p in proofs] == [
+        "current",
+        "absent",
+        "current",
+    ]
+    failed = {c.name.split(".")[0] for c in report.failed}
+    assert failed == {"[2]"}

@@ -114,6 +114,31 @@ def test_check_state_fails_a_reordered_local_state(tmp_path: Path) -> None:
     assert failed == ["merge"]
 
 
+def test_check_state_fails_a_counter_equal_in_python_but_not_in_json(tmp_path: Path) -> None:
+    """The merge is compared field by field, the state hashed once: 2.0 and False equal 2 and 0
+    in Python but serialise otherwise, so a counter of another JSON type must fail the merge."""
+    state, trust = make_state(tmp_path, [citation(TestSigner(), 1)])
+    assert check_state(state, trust).ok
+    assert (state["event_count"], state["invalid_event_count"]) == (2, 0)
+    for name, forged in (("event_count", 2.0), ("invalid_event_count", False)):
+        edited = copy.deepcopy(state)
+        edited[name] = forged
+        edited["state_sha256"] = canonical_sha256(
+            {k: v for k, v in edited.items() if k != "state_sha256"}
+        )
+        failed = [c.name for c in check_state(edited, trust).failed]
+        assert failed == ["merge"], (name, failed)
+    # the record shown in `current` is compared by its bytes, too
+    edited = copy.deepcopy(state)
+    shown = copy.deepcopy(state["current"]["canonical_record"])  # not the payload's own object
+    shown["source"]["version"] = 2.0
+    edited["current"]["canonical_record"] = shown
+    edited["state_sha256"] = canonical_sha256(
+        {k: v for k, v in edited.items() if k != "state_sha256"}
+    )
+    assert "record.current_matches" in [c.name for c in check_state(edited, trust).failed]
+
+
 def test_pith_verify_passes_a_local_state_and_fails_a_miscounted_one(
     tmp_path: Path, pith: RunPith
 ) -> None:
