@@ -69,6 +69,7 @@ def _print_record(record: KeyRecord, as_json: bool, extra: dict[str, Any] | None
 def _sources(passphrase_file: str | None, backup_file: str | None = None) -> Any:
     from pithauthor.keys import backup_passphrase_source, passphrase_source
 
+    # each source reads its first line of stdin: two would split one stream between them
     if passphrase_file == "-" and backup_file == "-":
         raise InputError("only one of the passphrases can come from standard input")
     key = passphrase_source(passphrase_file)
@@ -387,6 +388,8 @@ def prove_web_cmd(
 
     where = well_known_url(url)
     record = show(key)
+    # every key of this author (same ORCID iD), retired ones too: the document must keep
+    # naming a retired key, or the claims it signed while current would lose their proof
     mine = [
         r
         for r in list_keys()

@@ -54,8 +54,8 @@ def claim_preview(
     paper: Subject, key: AuthorKey, event: AuthorEvent, position_note: str
 ) -> list[str]:
     """The claim as signed: its payload's name, ORCID iD, statement and proofs."""
-    # read from the built event, not from the options: the author sees the very text the
-    # signature will cover (folded white space and all), never a paraphrase of it
+    # read from the signed event (held in memory until the author says yes), not from the
+    # options: the author sees the very text the signature covers, never a paraphrase of it
     payload: Any = event["payload"]
     author = payload["author"]
     lines = [
