@@ -128,9 +128,7 @@ def _validity(
     return failures, (typed if not failures else None)
 
 
-#: A slot as a tuple of the strings that name it (signer key, kind, and what the kind adds):
-#: compared and hashed as it is, where serialising it per event was a tenth of the merge.
-Slot = tuple[object, ...]
+Slot = tuple[object, ...]  # the strings naming a slot, as a dict key (not serialised per event)
 
 
 def slot_and_claim(event: AuthorEvent) -> tuple[Slot, object]:
