@@ -34,7 +34,8 @@ import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "check_output_file",
     "read_user_text",
     "replace_file",
+    "replace_files",
 ]
 
 
@@ -116,13 +118,14 @@ TEMP_PREFIX = ".tmp-"
 
 def _fsync_dir(folder: Path) -> None:
     """Make a rename in `folder` durable (a no-op where folders cannot be opened)."""
+    with contextlib.suppress(OSError):
+        _fsync_path(folder)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -138,11 +141,11 @@ def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
     return fd, tmp
 
 
-def _write_temp(folder: Path, data: bytes, mode: int, durable: bool = True) -> Path:
+def _write_temp(folder: Path, data: bytes | str, mode: int, durable: bool = True) -> Path:
     fd, tmp = _new_temp(folder, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
@@ -151,10 +154,6 @@ def _write_temp(folder: Path, data: bytes, mode: int, durable: bool = True) -> P
             tmp.unlink()
         raise
     return tmp
-
-
-def _bytes(data: bytes | str) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else data
 
 
 def replace_file(
@@ -171,18 +170,55 @@ def replace_file(
     allows, else a copy), so that at every moment one complete version exists. `durable=False`
     skips the two fsyncs, for what can be rebuilt (a cache whose unreadable file is a miss): a
     crash may then lose the new version, and readers still never see a half-written one."""
-    path = Path(path)
-    tmp = _write_temp(path.parent, _bytes(data), mode, durable)
+    replace_files([(Path(path), data, mode, backup)], durable=durable)
+
+
+def replace_files(
+    files: Sequence[tuple[Path, bytes | str, int, Path | None]], *, durable: bool = True
+) -> None:
+    """`replace_file` for several (path, data, mode, backup): all written and synced before the
+    first rename, each folder synced once after the last; a failed write renames nothing and
+    leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject` (issue 27)."""
+    temps: list[Path] = []
     try:
-        if backup is not None:
-            _keep(path, backup)
-        os.replace(tmp, path)
+        for path, data, mode, _ in files:
+            temps.append(_write_temp(path.parent, data, mode, durable=False))
+        if durable:
+            _sync_files(temps)
+        for (path, _, _, backup), tmp in zip(files, temps, strict=True):
+            if backup is not None:
+                _keep(path, backup)
+            os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        for tmp in temps:  # a temp already renamed is gone: nothing to remove
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
     if durable:
-        _fsync_dir(path.parent)
+        for folder in dict.fromkeys(path.parent for path, *_ in files):
+            _fsync_dir(folder)
+
+
+def _sync_files(paths: list[Path]) -> None:
+    """fsync every file at once, a thread each (fsync releases the GIL), so that the file
+    system commits them together: about a third of the time of one after another on ext4."""
+    errors: list[OSError] = []
+
+    def sync(path: Path) -> None:
+        try:
+            _fsync_path(path)
+        except OSError as exc:  # raised below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sync, args=(path,)) for path in paths[1:]]
+    for thread in threads:
+        thread.start()
+    for path in paths[:1]:  # the first in this thread: one file (replace_file) starts none
+        sync(path)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def _keep(path: Path, backup: Path) -> None:
@@ -195,7 +231,7 @@ def _keep(path: Path, backup: Path) -> None:
 def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
     """Atomically create `path` holding `data`; FileExistsError if anything is already there."""
     path = Path(path)
-    tmp = _write_temp(path.parent, _bytes(data), mode)
+    tmp = _write_temp(path.parent, data, mode)
     try:  # link, not rename: it fails when `path` exists, where a rename would replace it
         os.link(tmp, path)
     finally:
@@ -214,11 +250,7 @@ def publishing(path: Path, *, mode: int = 0o600) -> Iterator[Path]:
     os.close(fd)
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync_path(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -252,50 +284,34 @@ _MIB = 1024 * 1024
 
 
 MAX_JSON_BYTES = 64 * _MIB
-
-
 """JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`)."""
 
 
 MAX_METADATA_BYTES = 16 * _MIB
-
-
 """arXiv metadata (arXivRaw XML or JSON) and record files given to `pith registry add`."""
 
 
 MAX_BIB_BYTES = 32 * _MIB
-
-
 """One .bib file."""
 
 
 MAX_TEX_BYTES = 16 * _MIB
-
-
 """One .tex or .aux file."""
 
 
 MAX_MANIFEST_BYTES = 1 * _MIB
-
-
 """A mirror manifest (`--trust-manifest`, `PITH_TRUST`)."""
 
 
 MAX_KEY_FILE_BYTES = 1 * _MIB
-
-
 """Key store files, key backups, the local registry's key and the token store."""
 
 
 MAX_PDF_BYTES = 64 * _MIB
-
-
 """A paper's PDF (`pith verify --paper-pdf FILE`); arXiv's own limit on a submission is 50 MB."""
 
 
 MAX_SECRET_BYTES = 4096
-
-
 """A passphrase file or a token file."""
 
 

@@ -161,8 +161,8 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         # full jitter: `pith submit --parallel 8` threads that all met one 503 would otherwise
         # come back at the same instant and meet it again. A Retry-After is a floor, capped:
-        # a registry asking for an hour does not hold a command for an hour (NetworkError
-        # comes instead, and the outbox keeps the event pending).
+        # a registry asking for an hour is asked again after `max_retry_after`, and after the
+        # last attempt NetworkError ends the command (the outbox keeps the event pending).
         jitter = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
         if retry_after is None:
             return jitter

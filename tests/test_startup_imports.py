@@ -6,6 +6,7 @@ import copy
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,3 +136,22 @@ def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
         others = [n for n in names if n != name and n in ("verify", "claim")]
         for other in others:
             assert partial.get_command(ctx, other).params == []
+
+
+def test_bib_scan_imports_neither_the_lookup_nor_the_network(tmp_path: Path) -> None:
+    """`pith bib scan REFS.bib` reads the .bib only: the lookup's matching and arXiv client, the
+    network and the signing libraries load with --lookup or the commands that need them (issue
+    27: start-up). pylatexenc is not in the list: bibtexparser itself imports it."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{a, title={T}, eprint={2302.12445}}\n", encoding="utf-8")
+    modules = _imported_modules("bib", "scan", str(bib))
+    # the measurement itself works (a face's import_module is not itself listed by importtime)
+    assert "pithauthor.bibliography.reader" in modules
+    unwanted = {
+        "pithauthor.bibliography.matching",
+        "pithauthor.bibliography.arxiv_api",
+        "pithauthor.bibliography.lookup",
+        "httpx",
+        "nacl",
+    }
+    assert sorted(unwanted & modules) == []

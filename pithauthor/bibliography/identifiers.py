@@ -27,7 +27,8 @@ from pithauthor.protocol.ids import OLD_ARCHIVES, ArxivId, PithNumber
 
 Identifier = ArxivId | PithNumber
 
-#: Fields the rules read; crossref never copies these from a parent entry.
+#: Fields the rules read; crossref never copies these from a parent entry: a proceedings
+#: volume's eprint or DOI names the volume, not the paper that cross-references it.
 IDENTIFIER_FIELDS = frozenset(
     ("pith", "eprint", "archiveprefix", "eprinttype", "primaryclass", "eprintclass", "doi", "url")
 )

@@ -16,11 +16,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pithauthor.bibliography.cited import ALL, Citations, cited_keys, read_citations
+from pithauthor.bibliography.cited import ALL
 from pithauthor.bibliography.identifiers import Identifier, find_identifier
-from pithauthor.bibliography.matching import Choice
 from pithauthor.bibliography.names import to_unicode
 from pithauthor.bibliography.reader import RawEntry, RawFailure, read_files
 from pithauthor.errors import InputError
@@ -32,17 +31,17 @@ from pithauthor.protocol.payloads import (
 )
 from pithauthor.protocol.text import escaped
 
+if TYPE_CHECKING:  # a type only: `pith bib scan` without --lookup loads no matching (issue 27)
+    from pithauthor.bibliography.matching import Choice
+
 __all__ = [
     "STATUSES",
     "BibEntry",
     "BibReading",
-    "Citations",
     "EntryRow",
-    "cited_keys",
     "normalize_relationship",
     "parse_relationship_map",
     "read_bibliographies",
-    "read_citations",
     "render_table",
     "rows_as_json",
     "source_counts",

@@ -149,7 +149,7 @@ class AuthorKey:
 
     def sign_digest(self, digest: bytes) -> bytes:
         """Ed25519 signature (64 bytes) over the 32 raw bytes of a SHA-256 digest."""
-        # here, at the one place that signs, so that no path around `load_signing_key` can
+        # refused here, where every signature is made, whatever path led to the key
         if self.status != "active":
             raise KeyRetired(f"key {self.name!r} ({self.key_id}) is retired; it cannot sign")
         if len(digest) != 32:

@@ -24,14 +24,13 @@ from pithauthor.latex.blame import whose_fault
 from pithauthor.latex.build import build_like_arxiv, build_sources
 from pithauthor.latex.buildtime import BuildClock, check_timeout
 from pithauthor.latex.injection import (
-    COMPAT_NAME,
     LTXML_NAME,
-    PLACEMENT_DEF_NAME,
     STY_NAME,
     Progress,
     _inputs_of,
     _packaged,
     _step,
+    pith_build_files,
 )
 from pithauthor.latex.pdf import (
     check_badge_visible,
@@ -116,11 +115,7 @@ def build_arxiv_archive(
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
     # the paper's own pith.sty and .def files when it has them, else ours; the build's file
     # list then packs each .def file exactly when that pith.sty reads it
-    overrides = {
-        name: _packaged(name)
-        for name in (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME)
-        if not (main.parent / name).is_file()
-    }
+    overrides = pith_build_files(main.parent)
     try:
         with ExitStack() as stack:
             # the step is the build and the reading of its PDF: a paper refused for its number

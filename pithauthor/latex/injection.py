@@ -24,7 +24,7 @@ from pithauthor.errors import (
     ManuscriptError,
     PithNumberError,
 )
-from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_file
+from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_files
 from pithauthor.identity.fetch import read_pdf_author_keys
 from pithauthor.latex.blame import whose_fault
 from pithauthor.latex.build import build_sources
@@ -92,6 +92,12 @@ COMPAT_NAME = "pith-compat.def"
 # pith.sty's placement code (the class title blocks, the margin), read for placement=title or
 # margin: it travels the same way
 PLACEMENT_DEF_NAME = "pith-placement.def"
+
+
+# what a build of a badged paper reads besides the paper: pith.sty and its two .def files
+BUILD_FILES = (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME)
+# what follows pith.sty into the paper's folder (`inject`): the .def files and the binding
+COMPANIONS = (LTXML_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,12 +310,7 @@ def _compile_and_check(
     log). When that build fails, the untouched sources are built too, to say whose fault it is."""
     clock = BuildClock(main, timeout)
     try:
-        ours = {
-            main.name: new_bytes,
-            STY_NAME: sty,
-            COMPAT_NAME: _packaged(COMPAT_NAME),
-            PLACEMENT_DEF_NAME: _packaged(PLACEMENT_DEF_NAME),
-        }
+        ours = {**pith_build_files(), main.name: new_bytes, STY_NAME: sty}
         with build_sources(main, engine, ours, clock) as built:
             if number is not None:
                 check_pdf(built.result.pdf, number, require_link=link)
@@ -426,9 +427,7 @@ def inject(
     written = write_target(main)  # through a symbolic link to its target: the link stays
     if written != main:
         notes.append(f"{main.name} is a symbolic link: the badge goes into its target {written}")
-    ltxml_action, ltxml = _companion_action(main, LTXML_NAME)
-    compat_action, compat = _companion_action(main, COMPAT_NAME)
-    placement_def_action, placement_def = _companion_action(main, PLACEMENT_DEF_NAME)
+    companions = {name: _companion_action(main, name) for name in COMPANIONS}
     # a read-only file is refused now, not after a `--check` build of a minute
     if changed and not dry_run:
         ensure_writable(written)
@@ -448,18 +447,18 @@ def inject(
     backup: Path | None = None
     # every refusal is above: only now is anything written, each file whole (`replace_file`)
     if not dry_run:
-        mode = written.stat().st_mode
+        # every file written first and the folder synced once (fs.replace_files): five
+        # replace_file calls cost ten fsyncs, most of inject's time on a 50,000-line paper
+        writes: list[tuple[Path, bytes | str, int, Path | None]] = []
         if changed:
             backup = backup_path(written)
-            replace_file(written, new_bytes, mode=mode, backup=backup)
+            writes.append((written, new_bytes, written.stat().st_mode, backup))
         if sty_action != "unchanged":
-            replace_file(write_target(main.parent / STY_NAME), sty, mode=0o644)
-        if ltxml_action != "unchanged":
-            replace_file(main.parent / LTXML_NAME, ltxml, mode=0o644)
-        if compat_action != "unchanged":
-            replace_file(main.parent / COMPAT_NAME, compat, mode=0o644)
-        if placement_def_action != "unchanged":
-            replace_file(main.parent / PLACEMENT_DEF_NAME, placement_def, mode=0o644)
+            writes.append((write_target(main.parent / STY_NAME), sty, 0o644, None))
+        for name, (action, data) in companions.items():
+            if action != "unchanged":
+                writes.append((main.parent / name, data, 0o644, None))
+        replace_files(writes)
     return InjectResult(
         main=main,
         changed=changed,
@@ -471,10 +470,20 @@ def inject(
         checked=check,
         dry_run=dry_run,
         notes=notes,
-        ltxml_action=ltxml_action,
-        compat_action=compat_action,
-        placement_def_action=placement_def_action,
+        ltxml_action=companions[LTXML_NAME][0],
+        compat_action=companions[COMPAT_NAME][0],
+        placement_def_action=companions[PLACEMENT_DEF_NAME][0],
     )
+
+
+def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
+    """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
+    `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
+    return {
+        name: _packaged(name)
+        for name in BUILD_FILES
+        if folder is None or not (folder / name).is_file()
+    }
 
 
 def _packaged(name: str) -> bytes:

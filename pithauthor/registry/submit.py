@@ -67,7 +67,7 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 LEASE_SECONDS = 600.0  # longer than one event's POST with every retry; then another may send it
-WAIT_POLL = 0.2  # seconds between looks (one SELECT each) at the rows another process holds
+WAIT_POLL = 0.2  # seconds between looks at the rows another process holds (a few SELECTs)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import RunPith
 
-from pithauthor.bibliography.reading import cited_keys, read_citations
+from pithauthor.bibliography.cited import cited_keys, read_citations
 from pithauthor.errors import ManuscriptError
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"

@@ -63,3 +63,55 @@ def test_a_cache_answer_is_written_without_fsync_and_a_durable_file_with_it(
     assert synced == []  # rebuildable: atomic, not durable
     replace_file(tmp_path / "key.json", b"{}")
     assert len(synced) == 2  # the file, then its folder
+
+
+def test_replace_files_syncs_every_file_and_their_folder_once_then_renames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from pithauthor.fs import replace_files
+
+    synced: list[str] = []
+    real = os.fsync
+    monkeypatch.setattr(
+        os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")) or real(fd)
+    )
+    main = tmp_path / "main.tex"
+    main.write_bytes(b"old paper")
+    backup = tmp_path / "main.tex.pith-backup"
+    replace_files(
+        [
+            (main, b"new paper", 0o640, backup),
+            (tmp_path / "pith.sty", b"sty", 0o644, None),
+            (tmp_path / "pith.def", "def", 0o644, None),
+        ]
+    )
+    assert main.read_bytes() == b"new paper" and backup.read_bytes() == b"old paper"
+    assert (tmp_path / "pith.sty").read_bytes() == b"sty"
+    assert (tmp_path / "pith.def").read_bytes() == b"def"
+    assert stat.S_IMODE(main.stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "pith.sty").stat().st_mode) == 0o644
+    # three temp files (synced before any rename, under their temp names) and the folder once
+    assert len(synced) == 4 and synced.count(str(tmp_path)) == 1
+    assert all(Path(name).name.startswith(".tmp-") for name in synced if name != str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "main.tex",
+        "main.tex.pith-backup",
+        "pith.def",
+        "pith.sty",
+    ]
+
+
+def test_replace_files_renames_nothing_and_leaves_no_temp_when_one_write_fails(
+    tmp_path: Path,
+) -> None:
+    from pithauthor.fs import replace_files
+
+    main = tmp_path / "main.tex"
+    main.write_bytes(b"old paper")
+    missing = tmp_path / "no-such-folder" / "pith.sty"
+    with pytest.raises(FileNotFoundError):
+        replace_files([(main, b"new paper", 0o644, None), (missing, b"sty", 0o644, None)])
+    assert main.read_bytes() == b"old paper"
+    assert list(tmp_path.iterdir()) == [main]
