@@ -25,7 +25,7 @@ unexport PYTHONDONTWRITEBYTECODE
 PYTEST := $(PY) -m pytest -n auto --dist worksteal
 
 # Every test but the slow ones, TeX included (a bare `pytest` runs the same set). The workers
-# share each TeX build (tests/latex/texbuild.py: shared_folder).
+# share each TeX build (tests/support/latex/texbuild.py: shared_folder).
 test: $(STAMP)
 	$(PYTEST)
 
@@ -50,7 +50,7 @@ bench: $(STAMP)
 
 # Pictures of the badge for docs/latex.md (needs TeX Live and poppler-utils).
 pictures: $(STAMP)
-	$(PY) tests/latex/pictures.py
+	$(PY) tests/support/latex/pictures.py
 	PITH_UPDATE_IMAGES=1 $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" tests/latex/test_sty_pictures.py
 
 ctan: $(STAMP)

@@ -34,7 +34,7 @@ _SURNAMES = ["Smith", "Müller", "García", "Wang", "Kim", "Novak", "Rossi", "Du
 
 def papers_and_bib(path: Path, entries: int = ENTRIES) -> list[Any]:
     """The local arXiv's papers (each entry's, and as many unrelated ones) and the .bib."""
-    from arxiv_api_server import Paper
+    from support.arxiv_server import Paper
 
     rng = random.Random(SEED)
     papers, out = [], []
@@ -58,7 +58,7 @@ def papers_and_bib(path: Path, entries: int = ENTRIES) -> list[Any]:
 
 
 def run() -> list[dict[str, Any]]:
-    from arxiv_api_server import ArxivServer
+    from support.arxiv_server import ArxivServer
 
     from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
     from pithauthor.bibliography.matching import normal_title, phrase_words, title_words

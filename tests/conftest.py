@@ -6,53 +6,40 @@ sets): `make test` runs every other test, TeX included."""
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
-import pty
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
-import traceback
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
+from support.cite import EXTRA_IDS, PASSPHRASE, REAL_BIB_IDS
+from support.cli import (
+    LAUNCHER,
+    NO_REGISTRY,
+    OnTerminal,
+    RunPith,
+    StartRegistry,
+    on_terminal,
+    run_in_process,
+    skip_backoff,
+    use_fast_kdf,
+)
+from support.registry import arxiv_metadata, manifest_file, start_server
 
 if TYPE_CHECKING:
     from pithauthor.registry.local.server import RegistryServer
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
-# Test modules that share data import each other by name (`from test_registry_merge import
-# make_state`), and the tests live in folders by subject (tests/unit/<package>/, tests/cli/,
-# tests/security/, tests/latex/): every test folder is on sys.path, after the test's own.
-for _folder in (
-    "cli",
-    "security",
-    "latex",
-    *(f"unit/{p.name}" for p in (Path(__file__).parent / "unit").glob("*")),
-):
-    if str(Path(__file__).parent / _folder) not in sys.path:
-        sys.path.append(str(Path(__file__).parent / _folder))
-LAUNCHER = str(Path(__file__).parent / "pith_launcher.py")
-"""`pith` as the tests start it: `python -m pithauthor` plus the test-only KDF switch."""
-FAST_KDF_ENV = "PITH_TEST_FAST_KDF"
-"""Read by tests/pith_launcher.py only: never by the package."""
-REPO = Path(__file__).resolve().parent.parent
 REQUIRE_TEX = os.environ.get("PITH_REQUIRE_TEX") == "1"
 
 _CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", "PITH_TRUST")
-
-
-NO_REGISTRY = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
 
 
 @pytest.fixture(scope="session")
@@ -109,32 +96,6 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     skip_backoff(monkeypatch)
 
 
-def skip_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What `no_backoff` does, for a test that sets it up in its own helper."""
-    from pithauthor.net import RetryPolicy
-
-    monkeypatch.setattr(RetryPolicy, "delay", lambda self, attempt, retry_after=None: 0.0)
-
-
-def use_fast_kdf(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TEST ONLY: the cheap KDF in this process, and in `pith` processes the test starts."""
-    from pithauthor.keys import secrets
-
-    monkeypatch.setattr(secrets, "TEST_FAST_KDF", True)
-    monkeypatch.setenv(FAST_KDF_ENV, "1")
-
-
-def load_fixture(name: str) -> Any:
-    """A JSON fixture from tests/fixtures (a .jsonl file gives a list)."""
-    path = FIXTURES / name
-    if name.endswith(".jsonl"):
-        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
-    return json.loads(path.read_text("utf-8"))
-
-
-RunPith = Callable[..., subprocess.CompletedProcess[str]]
-
-
 @pytest.fixture
 def pith_process() -> RunPith:
     """Run the real `pith` command in a subprocess; returns the CompletedProcess.
@@ -183,68 +144,6 @@ def pith() -> RunPith:
     return run
 
 
-def run_in_process(
-    args: list[str],
-    *,
-    input: str | None = None,
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """`pith ARGS` through `pithauthor._cli.main.main` with its own stdin/stdout/stderr,
-    environment and working directory, all restored afterwards."""
-    from pithauthor._cli.main import main
-    from pithauthor.keys import secrets
-
-    saved_fast_kdf = secrets.TEST_FAST_KDF
-
-    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
-    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
-    stderr = io.TextIOWrapper(
-        io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True
-    )
-    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
-    saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
-    code: int | str | None = 0
-    try:
-        os.environ.update(env or {})
-        os.environ.setdefault("COLUMNS", "80")  # as wide as a pipe, even under `pytest -s`
-        extra_paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        sys.path[:0] = [p for p in extra_paths if p and p not in sys.path]
-        if cwd is not None:
-            os.chdir(cwd)
-        _reset_process_state()
-        secrets.TEST_FAST_KDF = os.environ.get(FAST_KDF_ENV) == "1"  # as pith_launcher.py does
-        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
-        with warnings.catch_warnings():
-            _interpreter_warnings()
-            try:
-                main(args)
-            except SystemExit as exc:
-                code = exc.code
-            except BaseException:  # what the interpreter would print before exit 1
-                traceback.print_exc(file=sys.stderr)
-                code = 1
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        secrets.TEST_FAST_KDF = saved_fast_kdf
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-        sys.path[:] = saved_path
-        _reset_process_state()
-    if code is None:
-        returncode = 0
-    elif isinstance(code, int):
-        returncode = code
-    else:  # sys.exit("message"): printed on stderr, exit 1
-        stderr.write(f"{code}\n")
-        returncode = 1
-    return subprocess.CompletedProcess(["pith", *args], returncode, _text(stdout), _text(stderr))
-
-
-OnTerminal = Callable[..., tuple[int, str]]
-
-
 @pytest.fixture
 def terminal() -> OnTerminal:
     """Run a real process with stdin and stderr on a pseudo-terminal (stdout discarded),
@@ -263,98 +162,6 @@ def terminal() -> OnTerminal:
         return on_terminal(argv, answers, prompt=prompt, env=env)
 
     return run
-
-
-def on_terminal(
-    argv: list[str],
-    answers: Sequence[bytes],
-    *,
-    prompt: bytes = b"[y/N]",
-    env: dict[str, str] | None = None,
-) -> tuple[int, str]:
-    """The `terminal` fixture's runner (tests/test_docs_commands.py has its own: it drives a
-    shell with several kinds of prompt)."""
-    main, child = pty.openpty()
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.Popen(
-        argv, stdin=child, stdout=subprocess.DEVNULL, stderr=child, env=full_env
-    )
-    os.close(child)
-    seen, asked = b"", 0
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 60)
-            if not ready:
-                raise AssertionError(f"the command neither asked nor ended: {seen!r}")
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            # count the prompts shown so far: each new one gets the next answer
-            if seen.count(prompt) > asked:
-                if asked >= len(answers):
-                    expected = len(answers)
-                    raise AssertionError(f"asked {asked + 1} times, {expected} expected: {seen!r}")
-                os.write(main, answers[asked] + b"\n")
-                asked += 1
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(main)
-    assert asked == len(answers), (f"asked {asked} times, {len(answers)} expected", seen)
-    return code, seen.decode("utf-8", "replace")
-
-
-def _text(stream: io.TextIOWrapper) -> str:
-    """What `subprocess.run(text=True)` would read: decoded, universal newlines."""
-    stream.flush()
-    data = stream.buffer.getvalue()  # type: ignore[attr-defined]
-    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _interpreter_warnings() -> None:
-    """Warnings as a fresh `python -m pithauthor` shows them: on (our) stderr, default filters."""
-    warnings.resetwarnings()
-    warnings.simplefilter("default")
-    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
-        warnings.filterwarnings("ignore", category=category)
-    warnings.showwarning = _SHOW_WARNING
-
-
-# the interpreter's own (pytest swaps warnings.showwarning): writes to sys.stderr when called
-_SHOW_WARNING = getattr(warnings, "_showwarning_orig", warnings.showwarning)
-
-
-def _reset_process_state() -> None:
-    """Forget what a process would not carry over between `pith` runs: the keyring backend
-    chosen from PYTHON_KEYRING_BACKEND. `keyring` keeps the backend it chose first; its public
-    `init_backend()` chooses again from the environment as it is now (once keyring is loaded:
-    a run that never used it has nothing to forget, and loading it costs ~50 ms)."""
-    core = sys.modules.get("keyring.core")
-    if core is not None:
-        core.init_backend()
-
-
-NEXT_STEP = "; next: "
-"""How the next step after an error is named, at the end of the one error line
-(errors.PithError.hint)."""
-
-
-def error_lines(stderr: str) -> list[str]:
-    """The non-blank lines of stderr (the next step, if any, ends the error line itself)."""
-    return [line for line in stderr.splitlines() if line.strip()]
-
-
-def next_step(stderr: str) -> str | None:
-    """The next step a failing command named at the end of its error line, or None."""
-    lines = error_lines(stderr)
-    if lines and lines[-1].startswith("pith: error: ") and NEXT_STEP in lines[-1]:
-        return lines[-1].split(NEXT_STEP, 1)[1]
-    return None
 
 
 class _ServeChosenDocuments(BaseHTTPRequestHandler):
@@ -392,15 +199,12 @@ def hostile_registry() -> Iterator[tuple[str, dict[str, Any]]]:
         server.server_close()
 
 
-StartRegistry = Callable[..., "RegistryServer"]
-
-
 @pytest.fixture
 def local_registry(tmp_path: Path) -> Iterator[StartRegistry]:
     """Start the project's own local registry on loopback (a free port, in a thread, with the
     example papers): `local_registry(data_dir=None, **RegistryServer options)` returns the
     running server; each one started is stopped when the test ends, whatever happened."""
-    from registry_helpers import start_server
+    from support.registry import start_server
 
     started: list[RegistryServer] = []
 
@@ -414,14 +218,33 @@ def local_registry(tmp_path: Path) -> Iterator[StartRegistry]:
         server.stop()
 
 
-def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:
-    """A user error: the documented exit code, exactly one line on stderr (the error, ending
-    with its next step when it names one), no traceback."""
-    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
-    lines = error_lines(result.stderr)
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("pith: error: "), result.stderr
-    assert "Traceback" not in result.stderr
+@pytest.fixture
+def cite_registry(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The cite tests' local registry: the example papers and support.cite's EXTRA_IDS and
+    REAL_BIB_IDS, on loopback; yields its url, trust manifest file and server."""
+    from pithauthor.registry.local.papers import add_paper
+
+    server = start_server(tmp_path / "registry")
+    for aid in EXTRA_IDS + REAL_BIB_IDS:
+        path = tmp_path / f"{aid.replace('/', '_')}.json"
+        path.write_text(json.dumps(arxiv_metadata(aid)), "utf-8")
+        add_paper(server.store, server.key, path)
+    manifest = manifest_file(server.url, tmp_path / "registry", tmp_path / "manifest.json")
+    try:
+        yield {"url": server.url, "manifest": str(manifest), "server": server}
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def cite_author(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
+    from pithauthor.keys.author import generate
+
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
+    # author 2 of the DeAR record, author 1 of the records the registry fixture adds
+    return generate("ada", public_name="Chengjian Liu", backend="file", note=lambda _: None).key_id
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -433,14 +256,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The shared TeX builds (tests/latex/texbuild.py) go when the session that made them ends."""
+    """The shared TeX builds (tests/support/latex/texbuild.py) go when the session that made
+    them ends."""
     folder = config.stash.get(_TEX_CACHE_OWNED, None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
         os.environ.pop(TEX_CACHE_ENV, None)
 
 
-TEX_CACHE_ENV = "PITH_TEST_TEX_CACHE"  # read by tests/latex/texbuild.py
+TEX_CACHE_ENV = "PITH_TEST_TEX_CACHE"  # read by tests/support/latex/texbuild.py
 _TEX_CACHE_OWNED = pytest.StashKey[str]()
 
 
@@ -497,14 +321,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """A pytest-xdist worker hands its tamper counts to the controller, which prints them."""
     output = getattr(session.config, "workeroutput", None)
     if output is not None:
-        from tamper_counts import COUNTS
+        from support.tamper_counts import COUNTS
 
         output["tamper_counts"] = json.dumps(COUNTS)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    from tamper_counts import count
+    from support.tamper_counts import count
 
     rows = json.loads(getattr(node, "workeroutput", {}).get("tamper_counts", "{}"))
     for suite, row in rows.items():
@@ -513,7 +337,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The tamper suites' counts (tried / refused / accepted and reported), when any ran."""
-    from tamper_counts import lines
+    from support.tamper_counts import lines
 
     rows = lines()
     if rows:

@@ -37,7 +37,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-LAUNCHER = Path(__file__).parent / "pith_launcher.py"
+LAUNCHER = Path(__file__).parent / "support" / "pith_launcher.py"
 
 # (page, command) pairs that need the real internet; each with why it cannot run here.
 LOOKUP = (
@@ -364,8 +364,8 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
 def servers(registry: tuple[str, Path]) -> Iterator[tuple[str, Path, str, str]]:
     """The local registry, its manifest, a local arXiv API (with no papers) and a local ORCID
     API where the docs' ORCID iD (ORCID's own example) has a record with no links."""
-    from arxiv_api_server import ArxivServer
-    from identity_server import IdentityServer, Site
+    from support.arxiv_server import ArxivServer
+    from support.identity_server import IdentityServer, Site
 
     with ArxivServer() as arxiv, IdentityServer(Site(records={ORCID: []})) as orcid:
         yield (*registry, arxiv.url, orcid.orcid_api)

@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from support.paths import REPO
 
 
 @pytest.mark.slow

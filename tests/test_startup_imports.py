@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith
+from support.cli import RunPith
 
 HEAVY = ("httpx", "keyring", "nacl", "bibtexparser", "pylatexenc", "sqlite3", "jsonschema", "rich")
 
@@ -48,7 +48,7 @@ def test_version_answers_before_the_command_tree_is_built() -> None:
 
 def test_a_command_does_import_what_it_needs() -> None:
     """Proves the check can fail: verifying a record does load PyNaCl."""
-    from conftest import FIXTURES
+    from support.paths import FIXTURES
 
     modules = _imported_modules("verify", str(FIXTURES / "record-2302.12445v2.json"))
     assert "nacl" in modules

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import RunPith, assert_one_line_error
+from support.cli import RunPith, assert_one_line_error
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "bib"
 

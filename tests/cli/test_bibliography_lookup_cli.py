@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arxiv_api_server import ArxivServer, Paper
-from conftest import RunPith, assert_one_line_error
-from registry_helpers import free_port
-from test_bibliography_lookup import PAPERS, SCHOLAR
-from test_cite_bibliography import CITING, _number, author, registry  # noqa: F401
+from support.arxiv_server import ArxivServer, Paper
+from support.cite import CITING, number_of
+from support.cli import RunPith, assert_one_line_error
+from support.lookup_corpus import SCHOLAR
+from support.lookup_corpus import SCHOLAR_PAPERS as PAPERS
+from support.registry import free_port
 
 LOOKED_UP = {
     "vaswani2017attention", "devlin2019bert", "witten1998anti", "li2018deep", "maldacena1999large"
@@ -153,8 +154,8 @@ CITE_BIB = """@article{lovelace2021example,
 
 def test_cite_signs_the_entries_found_by_lookup_and_only_those(
     pith: RunPith,
-    registry: dict[str, Any],  # noqa: F811
-    author: str,  # noqa: F811
+    cite_registry: dict[str, Any],
+    cite_author: str,
     tmp_path: Path,
 ) -> None:
     bib = tmp_path / "refs.bib"
@@ -162,8 +163,8 @@ def test_cite_signs_the_entries_found_by_lookup_and_only_those(
     out = tmp_path / "citations.jsonl"
     with ArxivServer(CITE_PAPERS) as server:
         result = pith(
-            "cite", str(bib), "--from", CITING, "--registry", registry["url"],
-            "--trust-manifest", registry["manifest"], "--lookup", "--arxiv-api", server.url,
+            "cite", str(bib), "--from", CITING, "--registry", cite_registry["url"],
+            "--trust-manifest", cite_registry["manifest"], "--lookup", "--arxiv-api", server.url,
             "--out", str(out), "--json", "--write-back",
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -171,7 +172,7 @@ def test_cite_signs_the_entries_found_by_lookup_and_only_those(
     rows = {row["key"]: row for row in report["rows"]}
     assert rows["lovelace2021example"]["status"] == "signed"
     assert rows["lovelace2021example"]["source"] == "lookup"
-    assert rows["lovelace2021example"]["identifier"] == _number("2101.99903")
+    assert rows["lovelace2021example"]["identifier"] == number_of("2101.99903")
     assert rows["lovelace2021near"]["status"] == "ambiguous"  # "...: a survey" is not it
     assert report["events"] == 1 and report["sources"] == {"lookup": 1}
     (event,) = [json.loads(line) for line in out.read_text("utf-8").splitlines()]

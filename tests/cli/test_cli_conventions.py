@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith, assert_one_line_error, use_fast_kdf
+from support.cli import RunPith, assert_one_line_error, use_fast_kdf
 
 from pithauthor._cli.main import app
 
@@ -103,7 +103,7 @@ def test_keys_delete_never_prompts_without_a_terminal(
 def test_signing_without_submit_names_the_next_step(
     pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from conftest import REPO
+    from support.paths import REPO
 
     from pithauthor.keys.author import generate
 

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunPith
-from keys_helpers import subprocess_env
+from support.cli import RunPith
+from support.keys import subprocess_env
+from support.paths import REPO
 
 RECORD = REPO / "tests" / "fixtures" / "record-2302.12445v2.json"
 RAW = REPO / "tests" / "fixtures" / "arxivraw-2302.12445.xml"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import RunPith, assert_one_line_error
-from registry_helpers import REAL_NUMBER, citations, manifest_file, start_server
+from support.cli import RunPith, assert_one_line_error
+from support.registry import REAL_NUMBER, citations, manifest_file, start_server
 
 from pithauthor.errors import (
     AuthError,
@@ -203,7 +203,7 @@ def test_cli_refuses_plain_http_to_a_remote_host(pith: RunPith) -> None:
 
 
 def test_cli_dead_network_is_exit_3_with_the_outbox_intact(tmp_path: Path, pith: RunPith) -> None:
-    from registry_helpers import free_port
+    from support.registry import free_port
 
     events = citations(2)
     batch = tmp_path / "events.jsonl"
@@ -227,7 +227,7 @@ def test_network_error_after_every_attempt_names_the_registry() -> None:
 
 
 def test_unknown_number_during_submit_keeps_the_events_pending(server: RegistryServer) -> None:
-    from registry_helpers import TestSigner, citation
+    from support.registry import TestSigner, citation
 
     from pithauthor.protocol.ids import PithNumber
     from pithauthor.protocol.subject import Subject
@@ -258,7 +258,7 @@ def test_answer_that_is_not_json_keeps_the_events_pending(server: RegistryServer
 
 
 def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServer) -> None:
-    from registry_helpers import TestSigner, citation
+    from support.registry import TestSigner, citation
 
     event = citation(TestSigner(), 1)
     store_in_outbox([event], server.url)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, use_fast_kdf
+from support.cli import RunPith, use_fast_kdf
 
 from pithauthor.protocol.payloads import RELATIONSHIPS
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith, use_fast_kdf
-from identity_server import IdentityServer, Site
-from registry_helpers import TestSigner, citation, manifest_file, start_server
+from support.cli import RunPith, use_fast_kdf
+from support.identity_server import IdentityServer, Site
+from support.registry import TestSigner, citation, manifest_file, start_server
 
 from pithauthor.registry.local.server import RegistryServer
 
@@ -169,6 +169,6 @@ def test_doctor_creates_nothing_in_a_fresh_home(pith: RunPith, isolated_home: Pa
 
 @pytest.mark.parametrize("bad", ["0", "-1", "nan", "61"])
 def test_a_bad_timeout_is_one_line_and_exit_2(pith: RunPith, bad: str) -> None:
-    from conftest import assert_one_line_error
+    from support.cli import assert_one_line_error
 
     assert_one_line_error(pith("doctor", "--timeout", bad), 2)

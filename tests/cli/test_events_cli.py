@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error, use_fast_kdf
-from fixed_signer import VECTOR_ORCID
+from support.cli import RunPith, assert_one_line_error, use_fast_kdf
+from support.paths import FIXTURES
+from support.signer import VECTOR_ORCID
 
 from pithauthor._cli.main import main
 from pithauthor.verify import read_documents, verify_file

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, use_fast_kdf
-from identity_server import IdentityServer, Site
+from support.cli import use_fast_kdf
+from support.identity_server import IdentityServer, Site
+from support.paths import FIXTURES
 
 from pithauthor._cli.main import main
 from pithauthor.verify import read_documents

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LAUNCHER, RunPith, assert_one_line_error, use_fast_kdf
-from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, subprocess_env, write_backup
+from support.cli import LAUNCHER, RunPith, assert_one_line_error, use_fast_kdf
+from support.keys import PASSPHRASE, SENTINEL_SEED, assert_no_seed, subprocess_env, write_backup
 
 FAST = {"PITH_TEST_FAST_KDF": "1", "PITH_PASSPHRASE": PASSPHRASE}
 DIGEST = bytes(range(32))

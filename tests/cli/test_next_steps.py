@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error, next_step, use_fast_kdf
+from support.cli import RunPith, assert_one_line_error, next_step, use_fast_kdf
+from support.paths import FIXTURES
 
 PASSPHRASE = "next step passphrase"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"

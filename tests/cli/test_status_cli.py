@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith, use_fast_kdf
-from registry_helpers import start_server
+from support.cli import RunPith, use_fast_kdf
+from support.registry import start_server
 
 from pithauthor.registry.local.server import RegistryServer
 

@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import FIXTURES, RunPith
-from registry_helpers import (
+from support.cli import RunPith
+from support.paths import FIXTURES
+from support.registry import (
     REAL_NUMBER,
     TestSigner,
     attestation,

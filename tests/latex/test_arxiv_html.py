@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from arxiv_helpers import BODY, NUMBER, article, run_pith, unpack
+from support.latex.arxiv import BODY, NUMBER, article, run_pith, unpack
 
 REPO = Path(__file__).resolve().parents[2]
 LATEXML = pytest.mark.tex("latexml", "latexmlpost", "latexmk", "pdflatex")

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from arxiv_helpers import NUMBER, article, pages, pdflatex_alone, unpack
-from conftest import LAUNCHER, OnTerminal, RunPith, assert_one_line_error
-from pdfcheck import info
+from support.cli import LAUNCHER, OnTerminal, RunPith, assert_one_line_error
+from support.latex.arxiv import NUMBER, article, pages, pdflatex_alone, unpack
+from support.latex.pdfcheck import info
 
 from pithauthor.errors import VerificationError
 from pithauthor.latex.arxiv import build_arxiv_archive

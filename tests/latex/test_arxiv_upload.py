@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from arxiv_helpers import (
+from support.cli import RunPith, assert_one_line_error
+from support.latex.arxiv import (
     BODY,
     NUMBER,
     article,
@@ -28,10 +29,9 @@ from arxiv_helpers import (
     run_pith,
     unpack,
 )
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import MAINS, copy_manuscript, snapshot
-from pdfcheck import info, link_uris, page_text
-from texbuild import STY, shared_folder
+from support.latex.inject import MAINS, copy_manuscript, snapshot
+from support.latex.pdfcheck import info, link_uris, page_text
+from support.latex.texbuild import STY, shared_folder
 
 from pithauthor import PithNumber
 from pithauthor.errors import VerificationError

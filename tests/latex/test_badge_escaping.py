@@ -6,10 +6,10 @@ from html.parser import HTMLParser
 from urllib.parse import unquote
 
 import pytest
-from examples_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support.examples_budget import examples
 
 from pithauthor.errors import InputError
 from pithauthor.latex.snippets import badge

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from arxiv_helpers import latexmk
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import NUMBER, snapshot
-from pdfcheck import page_text
+from support.cli import RunPith, assert_one_line_error
+from support.latex.arxiv import latexmk
+from support.latex.inject import NUMBER, snapshot
+from support.latex.pdfcheck import page_text
 
 from pithauthor import PithNumber
 from pithauthor.latex.injection import inject

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import NUMBER, snapshot
+from support.cli import RunPith, assert_one_line_error
+from support.latex.inject import NUMBER, snapshot
 
 import pithauthor.latex.injection
 from pithauthor.latex import buildtime

@@ -9,8 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from pdfcheck import info
-from texbuild import NUMBER, REPO, STY
+from support.latex.pdfcheck import info
+from support.latex.texbuild import NUMBER, REPO, STY
 
 
 @pytest.mark.tex("pdflatex")

@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from identity_server import IdentityServer, Site
-from pdfcheck import info, page_text
-from texbuild import NUMBER, REPO
+from support.cli import use_fast_kdf
+from support.identity_server import IdentityServer, Site
+from support.latex.pdfcheck import info, page_text
+from support.latex.texbuild import NUMBER
+from support.paths import FIXTURES
 
 from pithauthor._cli.main import main
 from pithauthor.verify import read_documents
-
-sys.path.insert(0, str(REPO / "tests"))
-from conftest import FIXTURES, use_fast_kdf
 
 pytestmark = pytest.mark.tex("pdflatex")
 

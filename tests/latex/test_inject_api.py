@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from inject_helpers import NUMBER, OTHER
+from support.latex.inject import NUMBER, OTHER
 
 from pithauthor import PithNumber
 from pithauthor.errors import InputError, ManuscriptError

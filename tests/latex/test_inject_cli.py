@@ -6,8 +6,8 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import NUMBER, OTHER, snapshot
+from support.cli import RunPith, assert_one_line_error
+from support.latex.inject import NUMBER, OTHER, snapshot
 
 GOOD = "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
 
@@ -46,7 +46,7 @@ def test_inject_then_again_is_idempotent_and_other_number_needs_force(
 def test_an_arxiv_id_is_resolved_through_the_registry_and_its_version_named(
     tmp_path: Path, pith: RunPith
 ) -> None:
-    from registry_helpers import REAL_NUMBER, start_server
+    from support.registry import REAL_NUMBER, start_server
 
     server = start_server(tmp_path / "registry")
     try:

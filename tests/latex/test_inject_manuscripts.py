@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from arxiv_helpers import latexmk
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import MAINS, NUMBER, copy_manuscript, snapshot
-from pdfcheck import link_uris, page_text
+from support.cli import RunPith, assert_one_line_error
+from support.latex.arxiv import latexmk
+from support.latex.inject import MAINS, NUMBER, copy_manuscript, snapshot
+from support.latex.pdfcheck import link_uris, page_text
 
 from pithauthor import PithNumber
 from pithauthor.latex.arxiv import build_arxiv_archive

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import NUMBER, snapshot
+from support.cli import RunPith, assert_one_line_error
+from support.latex.inject import NUMBER, snapshot
 
 from pithauthor import PithNumber
 from pithauthor.errors import InputError

@@ -8,11 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from arxiv_helpers import latexmk
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import NUMBER, copy_manuscript, snapshot
-from pdfcheck import link_uris, log_problems
 from pypdf import PdfReader
+from support.cli import RunPith, assert_one_line_error
+from support.latex.arxiv import latexmk
+from support.latex.inject import NUMBER, copy_manuscript, snapshot
+from support.latex.pdfcheck import link_uris, log_problems
 
 from pithauthor import PithNumber
 from pithauthor.errors import ManuscriptError

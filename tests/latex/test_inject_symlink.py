@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
-from inject_helpers import NUMBER
+from support.cli import RunPith, assert_one_line_error
+from support.latex.inject import NUMBER
 
 from pithauthor import PithNumber
 from pithauthor.errors import ManuscriptError

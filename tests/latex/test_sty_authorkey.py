@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pdfcheck import info, page_text
-from texbuild import NUMBER, build
+from support.latex.pdfcheck import info, page_text
+from support.latex.texbuild import NUMBER, build
 
 from pithauthor.identity.fetch import read_pdf_author_keys
 
@@ -98,7 +98,7 @@ def test_keys_join_the_xmp_packet_where_one_is_written(
 ) -> None:
     import xml.etree.ElementTree as ET
 
-    from pdfcheck import xmp_text
+    from support.latex.pdfcheck import xmp_text
 
     source = paper([K1, K2], before=before, preamble=preamble).replace(
         "\\title", f"\\pithnumber{{{NUMBER}}}\n\\title"

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pdfcheck import (
+from pypdf import PdfReader
+from support.latex.pdfcheck import (
     info,
     link_rects,
     link_uris,
@@ -21,8 +22,7 @@ from pdfcheck import (
     page_text,
     word_box,
 )
-from pypdf import PdfReader
-from texbuild import NUMBER, SHORT, URL, build, shared_build, template, without_pith
+from support.latex.texbuild import NUMBER, SHORT, URL, build, shared_build, template, without_pith
 
 PDFLATEX_CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
 FAST = {(c, "pdflatex", "") for c in PDFLATEX_CLASSES} | {

@@ -8,8 +8,8 @@ on page 1, print the badge, and add no warning to the same paper without pith.""
 from __future__ import annotations
 
 import pytest
-from pdfcheck import info, link_uris, log_problems, page_text, xmp_text
-from texbuild import NUMBER, SHORT, URL, shared_build
+from support.latex.pdfcheck import info, link_uris, log_problems, page_text, xmp_text
+from support.latex.texbuild import NUMBER, SHORT, URL, shared_build
 
 pytestmark = pytest.mark.tex("pdflatex")
 

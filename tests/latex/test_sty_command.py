@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
-from pdfcheck import info
-from texbuild import NUMBER, STY
+from support.cli import RunPith, assert_one_line_error
+from support.latex.pdfcheck import info
+from support.latex.texbuild import NUMBER, STY
 
 from pithauthor.latex.injection import pith_sty_files
 from pithauthor.latex.sty import copy_sty, install_sty

@@ -20,14 +20,23 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections import Counter
 from functools import cache
 
-import pdfcheck
 import pytest
-from layout import MANUSCRIPT_LIST, Manuscript, shared_builds
-from pdfcheck import Box, info, link_rects, link_uris, log_problems, xmp_text
-from texbuild import NUMBER, SHORT, URL, Build
+from support.latex import pdfcheck
+from support.latex.layout import (
+    MANUSCRIPT_LIST,
+    Manuscript,
+    badge_words,
+    only_badge_pages,
+    overlaps,
+    rounded,
+    shared_builds,
+    title_page,
+    union,
+)
+from support.latex.pdfcheck import info, link_rects, link_uris, log_problems, xmp_text
+from support.latex.texbuild import NUMBER, URL, Build
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
 # acmart-biblatex is acmart-sigconf's class with another bibliography: slow
@@ -57,55 +66,7 @@ def builds(request: pytest.FixtureRequest) -> dict[str, Build]:
     return result
 
 
-Words = list[tuple[str, Box]]
 pages_words = cache(pdfcheck.pages_words)  # a shared build's PDF is read back once per worker
-
-
-def title_page(pages: list[tuple[tuple[float, float], Words]], manuscript: Manuscript) -> int:
-    """The 0-based index of the first page that prints the manuscript's marker word."""
-    for index, (_size, words) in enumerate(pages):
-        if any(manuscript.marker in word for word, _box in words):
-            return index
-    raise AssertionError(f"{manuscript.marker!r} is on no page")
-
-
-def badge_words(words: Words) -> Words:
-    """The badge's words: the short form and the label words on its line just before it."""
-    found: Words = []
-    for word, box in words:
-        if word == SHORT:
-            found.append((word, box))
-            for other, obox in words:
-                same_line = abs(obox[3] - box[3]) < 1.5 and box[0] - 90 < obox[0] < box[0]
-                if same_line and other in ("Pith", "Number"):
-                    found.append((other, obox))
-    return found
-
-
-def union(boxes: list[Box]) -> Box:
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
-
-
-def overlaps(a: Box, b: Box, clearance: float = 0.5) -> bool:
-    return not (
-        a[2] + clearance <= b[0]
-        or b[2] + clearance <= a[0]
-        or a[3] + clearance <= b[1]
-        or b[3] + clearance <= a[1]
-    )
-
-
-def rounded(words: Words) -> Counter[tuple[str, tuple[float, ...]]]:
-    return Counter((word, tuple(round(v, 1) for v in box)) for word, box in words)
-
-
-def only_badge_pages(pages: list[tuple[tuple[float, float], Words]]) -> list[int]:
-    return [i for i, (_size, words) in enumerate(pages) if badge_words(words)]
 
 
 @pytest.mark.parametrize(("manuscript", "engine"), CELLS)

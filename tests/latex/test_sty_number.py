@@ -6,21 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pdfcheck import info, page_text
-from texbuild import BODY, NUMBER, SHORT, build
+from support.latex.pdfcheck import info, page_text
+from support.latex.texbuild import BODY, NUMBER, SHORT, build, paper
 
 pytestmark = pytest.mark.tex("pdflatex")
-
-
-def paper(number: str, options: str = "", preamble: str = "") -> str:
-    opts = f"[{options}]" if options else ""
-    return (
-        "\\documentclass{article}\n"
-        f"\\usepackage{opts}{{pith}}\n"
-        f"\\pithnumber{{{number}}}\n{preamble}"
-        "\\title{T}\\author{A}\n"
-        "\\begin{document}\n\\maketitle\nText.\n\\end{document}\n"
-    )
 
 
 @pytest.mark.parametrize("number", [NUMBER, NUMBER.lower(), "PITH:2023:" + BODY.lower()])

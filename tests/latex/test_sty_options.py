@@ -6,9 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pdfcheck import info, link_uris, log_problems, metadata_streams, page_text, xmp_text
-from test_sty_number import paper
-from texbuild import BODY, NUMBER, SHORT, URL, build
+from support.latex.pdfcheck import (
+    info,
+    link_uris,
+    log_problems,
+    metadata_streams,
+    page_text,
+    xmp_text,
+)
+from support.latex.texbuild import BODY, NUMBER, SHORT, URL, build, paper
 
 pytestmark = pytest.mark.tex("pdflatex")
 
@@ -293,7 +299,7 @@ def test_a_paper_without_a_title_block_gets_the_badge_in_the_top_margin_and_a_wa
     assert result.ok, result.output[-2000:]
     assert SHORT in page_text(result.pdf)
     assert link_uris(result.pdf) == [URL]
-    from pdfcheck import link_rects, word_box
+    from support.latex.pdfcheck import link_rects, word_box
 
     (rect,) = link_rects(result.pdf)
     height = 792  # US letter, article's default
@@ -322,7 +328,7 @@ def test_a_title_page_shipped_inside_maketitle_gets_the_margin_badge_not_one_at_
     result = build(source, tmp_path)
     assert result.ok, result.output[-2000:]
     assert SHORT in page_text(result.pdf, 1) and SHORT not in page_text(result.pdf, 2)
-    from pdfcheck import link_rects
+    from support.latex.pdfcheck import link_rects
 
     (rect,) = link_rects(result.pdf, 0)
     assert rect[1] > 792 - 72, "in the top margin of the title page"

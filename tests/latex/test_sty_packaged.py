@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from texbuild import STY
+from support.latex.texbuild import STY
 
 from pithauthor.latex.sty import pith_sty_path, pith_sty_version
 

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from pdfcheck import render_crop, word_box
-from texbuild import REPO, SHORT, shared_build, template
+from support.latex.pdfcheck import render_crop, word_box
+from support.latex.texbuild import REPO, SHORT, shared_build, template
 
 CLASSES = ["article", "amsart", "revtex4-2", "acmart", "IEEEtran", "llncs", "elsarticle"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

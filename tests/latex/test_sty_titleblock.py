@@ -16,12 +16,20 @@ import re
 from collections import Counter
 from functools import cache
 
-import pdfcheck
 import pytest
-from layout import BY_NAME, MANUSCRIPT_LIST, Manuscript, shared_builds
-from pdfcheck import Box, drawn_rects
-from test_sty_layout import badge_words, overlaps, title_page, union
-from texbuild import NUMBER, Build, shared_build, without_pith
+from support.latex import pdfcheck
+from support.latex.layout import (
+    BY_NAME,
+    MANUSCRIPT_LIST,
+    Manuscript,
+    badge_words,
+    overlaps,
+    shared_builds,
+    title_page,
+    union,
+)
+from support.latex.pdfcheck import Box, drawn_rects
+from support.latex.texbuild import NUMBER, Build, shared_build, without_pith
 
 pytestmark = pytest.mark.tex("pdflatex")
 pages_words = cache(pdfcheck.pages_words)

@@ -28,8 +28,9 @@ from typing import Any
 
 import pytest
 import typer
-from conftest import FIXTURES, error_lines, next_step, run_in_process, skip_backoff, use_fast_kdf
-from tamper_counts import count
+from support.cli import error_lines, next_step, run_in_process, skip_backoff, use_fast_kdf
+from support.paths import FIXTURES
+from support.tamper_counts import count
 
 from pithauthor._cli.main import app
 from pithauthor.fs import MAX_JSON_BYTES

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error
+from support.cli import RunPith, assert_one_line_error
+from support.paths import FIXTURES
 
 RECORD_TEXT = (FIXTURES / "record-2302.12445v2.json").read_text("utf-8")
 XML_TEXT = (FIXTURES / "arxivraw-2302.12445.xml").read_text("utf-8")

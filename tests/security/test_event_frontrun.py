@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from registry_helpers import (
+from support.registry import (
     REAL_NUMBER,
     TestSigner,
     attestation,
@@ -24,7 +24,7 @@ from registry_helpers import (
     replication,
     start_server,
 )
-from tamper_counts import count
+from support.tamper_counts import count
 
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import canonical, parse_json

@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error, use_fast_kdf
+from support.cli import RunPith, assert_one_line_error, use_fast_kdf
+from support.paths import FIXTURES
 
 MAX_PDF_BYTES = 64 * 1024 * 1024  # pithauthor.fs.MAX_PDF_BYTES
 

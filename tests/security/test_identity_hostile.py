@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixed_signer import VECTOR_ORCID, FixedSigner
-from identity_server import IdentityServer, Site, researcher_urls
+from support.identity_server import IdentityServer, Site, researcher_urls
+from support.signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor.identity.proofs import check_identity
 from pithauthor.protocol.identity import (
@@ -245,7 +245,7 @@ def _pdf_bytes(keys: str) -> bytes:
 
 
 def dear() -> Subject:
-    from conftest import FIXTURES
+    from support.paths import FIXTURES
 
     return Subject.from_document(json.loads((FIXTURES / DEAR_RECORD).read_text("utf-8")))
 

@@ -12,16 +12,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FAST_KDF_ENV, use_fast_kdf
-from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
+from support.cli import FAST_KDF_ENV, use_fast_kdf
+from support.keys import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 
 from pithauthor.keys import author
 from pithauthor.keys import backups as backups
 
 LINUX = sys.platform.startswith("linux")
 
-# the child: switch on the test-only cheap KDF (as tests/pith_launcher.py does), do ACTION, then
-# report its core-dump settings (before and after) on stdout, then crash with SIGABRT if asked
+# the child: switch on the test-only cheap KDF (as tests/support/pith_launcher.py does), do
+# ACTION, then report its core-dump settings (before and after) on stdout, then crash with
+# SIGABRT if asked
 CHILD = """
 import ctypes, json, os, resource, sys
 from pithauthor.keys import secrets

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from examples_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from registry_helpers import SUBJECT, TestSigner, citations, start_server
+from support.examples_budget import examples
+from support.registry import SUBJECT, TestSigner, citations, start_server
 
 from pithauthor.registry.local.pool import Limits, client_group
 from pithauthor.registry.local.server import RegistryServer

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import RunPith, assert_one_line_error
-from registry_helpers import SUBJECT, TestSigner, citations, start_server
+from support.cli import RunPith, assert_one_line_error
+from support.registry import SUBJECT, TestSigner, citations, start_server
 
 from pithauthor.registry.local.pool import Limits
 from pithauthor.registry.local.server import RegistryServer

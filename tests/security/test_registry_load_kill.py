@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from registry_helpers import SUBJECT, TestSigner, citation, free_port, spawn_server
+from support.registry import SUBJECT, TestSigner, citation, free_port, spawn_server
 
 CLIENTS = 30
 PER_CLIENT = 100

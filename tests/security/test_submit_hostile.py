@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from registry_helpers import citations, start_server
+from support.registry import citations, start_server
 
 import pithauthor.net
 from pithauthor.errors import NetworkError, RegistryResponseError

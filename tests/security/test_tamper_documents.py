@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import FIXTURES, load_fixture
-from examples_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from registry_helpers import REAL_NUMBER, TestSigner, attestation, citation, replication
-from tamper_counts import count
+from support.examples_budget import examples
+from support.paths import FIXTURES, load_fixture
+from support.registry import REAL_NUMBER, TestSigner, attestation, citation, replication
+from support.tamper_counts import count
 
 from pithauthor.errors import DocumentError
 from pithauthor.protocol.canonical_json import canonical_sha256
@@ -253,7 +253,7 @@ def run_suite(name: str, doc: Any, trust: Trust, tmp_path: Path, sample: bool = 
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A real local registry with events of every type, one equivocation and a record added
     from the real registry's record file (it keeps the upstream receipt)."""
-    from registry_helpers import start_server
+    from support.registry import start_server
 
     data = tmp_path_factory.mktemp("tamper") / "reg"
     srv = start_server(data)

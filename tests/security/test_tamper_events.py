@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from examples_budget import examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from tamper_counts import count
+from support.examples_budget import examples
+from support.tamper_counts import count
 
 from pithauthor.errors import EventError
 from pithauthor.protocol.canonical_json import MAX_SAFE_INTEGER, JSONFault, canonical, parse_json

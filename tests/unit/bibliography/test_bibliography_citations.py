@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import RunPith
+from support.cli import RunPith
 
 from pithauthor.bibliography.cited import cited_keys, read_citations
 from pithauthor.errors import ManuscriptError

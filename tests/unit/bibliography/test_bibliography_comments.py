@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import RunPith
+from support.cli import RunPith
 
 from pithauthor.bibliography.lookup import write_back
 from pithauthor.bibliography.reading import read_bibliographies

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from arxiv_api_server import ArxivServer
-from conftest import OnTerminal, RunPith
-from lookup_corpus import PAPERS
+from support.arxiv_server import ArxivServer
+from support.cli import OnTerminal, RunPith
+from support.lookup_corpus import PAPERS
 
 from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers, settle
 from pithauthor.bibliography.reading import read_bibliographies

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from arxiv_api_server import ArxivServer
-from test_bibliography_lookup import PAPERS, SCHOLAR
+from support.arxiv_server import ArxivServer
+from support.lookup_corpus import SCHOLAR
+from support.lookup_corpus import SCHOLAR_PAPERS as PAPERS
 
 from pithauthor.bibliography.lookup import ArxivApi, lookup_identifiers, write_back
 from pithauthor.bibliography.reading import read_bibliographies

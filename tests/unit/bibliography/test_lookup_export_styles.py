@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arxiv_api_server import ArxivServer
-from lookup_corpus import DECLARED, ON_ARXIV, PAPERS, STYLES
+from support.arxiv_server import ArxivServer
+from support.lookup_corpus import DECLARED, ON_ARXIV, PAPERS, STYLES
 
 from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
 from pithauthor.bibliography.reading import BibEntry, read_bibliographies

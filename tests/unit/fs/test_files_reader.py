@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_in_process
+from support.cli import run_in_process
+from support.paths import FIXTURES
 
 from pithauthor.errors import DocumentError, InputError
 from pithauthor.fs import check_output_file, read_user_file, read_user_json

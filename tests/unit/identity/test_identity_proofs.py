@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fixed_signer import VECTOR_ORCID, FixedSigner
-from identity_server import IdentityServer, Site, keywords, researcher_urls
+from support.identity_server import IdentityServer, Site, keywords, researcher_urls
+from support.signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor.errors import EventError, InputError
 from pithauthor.identity.fetch import JSON_LIMIT

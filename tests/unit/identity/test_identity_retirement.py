@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, error_lines, use_fast_kdf
-from identity_server import IdentityServer, Site
+from support.cli import error_lines, use_fast_kdf
+from support.identity_server import IdentityServer, Site
+from support.paths import FIXTURES
 
 from pithauthor._cli.main import main
 

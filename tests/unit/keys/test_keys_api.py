@@ -11,11 +11,11 @@ from pathlib import Path
 
 import keyring
 import pytest
-from conftest import use_fast_kdf
 from keyring.backends import fail
-from keys_helpers import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 from nacl.signing import VerifyKey
 from pith_test_keyrings import MemoryKeyring
+from support.cli import use_fast_kdf
+from support.keys import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 
 from pithauthor.errors import (
     KeyExists,

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LAUNCHER, run_in_process, use_fast_kdf
-from keys_helpers import PASSPHRASE
+from support.cli import LAUNCHER, run_in_process, use_fast_kdf
+from support.keys import PASSPHRASE
 
 ROUNDS = 3  # threads: without the key-store lock, most author are lost (15 of 19)
 PROCESS_ROUNDS = 2  # processes: without the lock, 1-6 of 13 author lost in each of 5 runs

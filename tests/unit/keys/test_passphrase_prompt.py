@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import FAST_KDF_ENV, LAUNCHER, error_lines
+from support.cli import FAST_KDF_ENV, LAUNCHER, error_lines
 
 GOOD = "a long passphrase for the prompt test"
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
-from registry_helpers import REAL_NUMBER
+from support.cli import OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
+from support.paths import FIXTURES
+from support.registry import REAL_NUMBER
 
 from pithauthor.errors import InputError
 from pithauthor.protocol.record import check_claimant, same_person, split_authors
@@ -247,7 +248,7 @@ def test_keys_generate_on_a_terminal_asks_for_the_public_name(
 ) -> None:
     import sys
 
-    from conftest import LAUNCHER
+    from support.cli import LAUNCHER
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", "claim authors passphrase")

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error
-from registry_helpers import manifest_file, start_server
+from support.cli import RunPith, assert_one_line_error
+from support.paths import FIXTURES
+from support.registry import manifest_file, start_server
 
 from pithauthor.registry.local.server import RegistryServer
 

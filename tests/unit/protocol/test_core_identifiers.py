@@ -6,7 +6,7 @@ import hashlib
 import json
 
 import pytest
-from conftest import load_fixture
+from support.paths import load_fixture
 
 from pithauthor.errors import ArxivIdError, PithNumberError
 from pithauthor.protocol.canonical_json import canonical, canonical_sha256

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, load_fixture
+from support.paths import FIXTURES, load_fixture
 
 from pithauthor.errors import MetadataError
 from pithauthor.protocol.canonical_json import canonical_sha256

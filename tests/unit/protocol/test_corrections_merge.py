@@ -9,41 +9,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from registry_helpers import REAL_NUMBER, SUBJECT, TestSigner
-from test_registry_merge import make_state
+from support.registry import (
+    CITING,
+    REAL_NUMBER,
+    SUBJECT,
+    T0,
+    T1,
+    T2,
+    TestSigner,
+    cite_event,
+    claim_event,
+    event_ids,
+    make_state,
+)
 
 from pithauthor.errors import EventError
 from pithauthor.protocol.checks.merge import apply_events
 from pithauthor.protocol.checks.state import check_state
-from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import Subject
 from pithauthor.sign import attest_authorship, sign_citation, withdraw
-
-CITING = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
-T0, T1, T2 = "2026-11-29T12:00:00Z", "2026-11-29T12:05:00Z", "2026-11-29T12:10:00Z"
-
-
-def _claim(signer: TestSigner, position: int, when: str = T0, **kw: Any) -> dict[str, Any]:
-    event = attest_authorship(
-        signer, SUBJECT, name="Ada Lovelace", position=position, created_at=when, **kw
-    )
-    return dict(event)
-
-
-def _cite(signer: TestSigner, relationship: str, when: str = T0, **kw: Any) -> dict[str, Any]:
-    return dict(sign_citation(signer, SUBJECT, CITING, relationship, created_at=when, **kw))
-
-
-def _ids(events: list[dict[str, Any]]) -> list[str]:
-    return [e["event_id"] for e in events]
 
 
 def test_a_replaced_claim_shows_only_the_new_one_and_is_no_equivocation(tmp_path: Path) -> None:
     ada = TestSigner()
-    old = _claim(ada, 2)
-    new = _claim(ada, 3, T1, replaces=old["event_id"])
+    old = claim_event(ada, 2)
+    new = claim_event(ada, 3, T1, replaces=old["event_id"])
     state, trust = make_state(tmp_path, [new, old])
-    assert _ids(state["current"]["author_attestations"]) == [new["event_id"]]
+    assert event_ids(state["current"]["author_attestations"]) == [new["event_id"]]
     assert state["equivocation_count"] == 0 and state["equivocations"] == []
     assert state["superseded"] == [
         {"event": old, "superseded_by": new["event_id"], "how": "replaced"}
@@ -56,14 +48,14 @@ def test_a_replaced_claim_shows_only_the_new_one_and_is_no_equivocation(tmp_path
 def test_without_the_link_the_same_change_is_an_equivocation(tmp_path: Path) -> None:
     """The contrast that makes the test above mean something."""
     ada = TestSigner()
-    state, _ = make_state(tmp_path, [_claim(ada, 2), _claim(ada, 3, T1)])
+    state, _ = make_state(tmp_path, [claim_event(ada, 2), claim_event(ada, 3, T1)])
     assert state["equivocation_count"] == 1
     assert "superseded" not in state
 
 
 def test_a_withdrawn_citation_leaves_current_and_the_withdrawal_is_listed(tmp_path: Path) -> None:
     ada = TestSigner()
-    cited = _cite(ada, "extends")
+    cited = cite_event(ada, "extends")
     gone = dict(withdraw(ada, cited, created_at=T1))
     assert gone["payload"]["withdraws"] == cited["event_id"]
     assert gone["event_type"] == "citation_signature"
@@ -77,11 +69,11 @@ def test_a_withdrawn_citation_leaves_current_and_the_withdrawal_is_listed(tmp_pa
 
 def test_a_chain_of_replacements_keeps_the_last(tmp_path: Path) -> None:
     ada = TestSigner()
-    a = _cite(ada, "cites")
-    b = _cite(ada, "extends", T1, replaces=a["event_id"])
-    c = _cite(ada, "supports", T2, replaces=b["event_id"])
+    a = cite_event(ada, "cites")
+    b = cite_event(ada, "extends", T1, replaces=a["event_id"])
+    c = cite_event(ada, "supports", T2, replaces=b["event_id"])
     state, trust = make_state(tmp_path, [c, a, b])
-    assert _ids(state["current"]["citation_signatures"]) == [c["event_id"]]
+    assert event_ids(state["current"]["citation_signatures"]) == [c["event_id"]]
     assert [s["superseded_by"] for s in state["superseded"]] == [b["event_id"], c["event_id"]]
     assert state["equivocation_count"] == 0
     assert check_state(state, trust).ok
@@ -91,26 +83,26 @@ def test_a_replacement_in_the_same_second_comes_after_what_it_replaces(tmp_path:
     """Merge order is (created_at, event_id); a link must win over the id's accident."""
     ada = TestSigner()
     for position in range(1, 60):  # some replacement sorts before its target by event_id
-        old = _claim(ada, position)
-        new = _claim(ada, position + 100, T0, replaces=old["event_id"])
+        old = claim_event(ada, position)
+        new = claim_event(ada, position + 100, T0, replaces=old["event_id"])
         if new["event_id"] < old["event_id"]:
             break
     else:
         pytest.fail("no event_id ordering case found")
     state, _ = make_state(tmp_path, [old, new])
-    assert _ids(state["current"]["author_attestations"]) == [new["event_id"]]
+    assert event_ids(state["current"]["author_attestations"]) == [new["event_id"]]
     assert state["equivocation_count"] == 0
 
 
 def test_another_key_cannot_withdraw_or_replace_someone_elses_claim(tmp_path: Path) -> None:
     ada, mallory = TestSigner(), TestSigner()
-    claim = _claim(ada, 2)
+    claim = claim_event(ada, 2)
     with pytest.raises(EventError, match="only the key that signed"):
         withdraw(mallory, claim)
     forged = dict(sign_citation(mallory, SUBJECT, CITING, "cites", created_at=T1))
-    hostile_withdrawal = _claim(mallory, 2, T1, replaces=claim["event_id"])
+    hostile_withdrawal = claim_event(mallory, 2, T1, replaces=claim["event_id"])
     state, trust = make_state(tmp_path, [claim, hostile_withdrawal, forged])
-    assert _ids(state["current"]["author_attestations"]) == [claim["event_id"]]
+    assert event_ids(state["current"]["author_attestations"]) == [claim["event_id"]]
     assert state["invalid_events"] == [
         {"event": hostile_withdrawal, "reasons": ["replaces_signer"]}
     ]
@@ -119,31 +111,31 @@ def test_another_key_cannot_withdraw_or_replace_someone_elses_claim(tmp_path: Pa
 
 def test_a_replacement_older_than_its_target_is_invalid(tmp_path: Path) -> None:
     ada = TestSigner()
-    old = _claim(ada, 2, T1)
-    backdated = _claim(ada, 3, T0, replaces=old["event_id"])
+    old = claim_event(ada, 2, T1)
+    backdated = claim_event(ada, 3, T0, replaces=old["event_id"])
     state, _ = make_state(tmp_path, [old, backdated])
-    assert _ids(state["current"]["author_attestations"]) == [old["event_id"]]
+    assert event_ids(state["current"]["author_attestations"]) == [old["event_id"]]
     assert state["invalid_events"][0]["reasons"] == ["replaces_order"]
 
 
 def test_a_link_to_an_event_the_state_lacks_is_invalid_until_it_arrives(tmp_path: Path) -> None:
     ada = TestSigner()
-    old = _claim(ada, 2)
-    new = _claim(ada, 3, T1, replaces=old["event_id"])
+    old = claim_event(ada, 2)
+    new = claim_event(ada, 3, T1, replaces=old["event_id"])
     alone, _ = make_state(tmp_path / "a", [new])
     assert alone["invalid_events"][0]["reasons"] == ["replaces_unknown"]
     assert alone["current"]["author_attestations"] == []
     both, _ = make_state(tmp_path / "b", [new, old])
-    assert _ids(both["current"]["author_attestations"]) == [new["event_id"]]
+    assert event_ids(both["current"]["author_attestations"]) == [new["event_id"]]
 
 
 def test_a_link_to_another_papers_event_or_type_is_invalid() -> None:
     ada = TestSigner()
     other = Subject(CITING, "e3beb26c87a6d30d7373b0956294a4d9837dce5a1ab5f253ff36b58cbbf843e1")
     elsewhere = dict(attest_authorship(ada, other, name="Ada Lovelace", created_at=T0))
-    cite = _cite(ada, "cites")
-    moved = _claim(ada, 2, T1, replaces=elsewhere["event_id"])
-    retyped = _claim(ada, 2, T1, replaces=cite["event_id"])
+    cite = cite_event(ada, "cites")
+    moved = claim_event(ada, 2, T1, replaces=elsewhere["event_id"])
+    retyped = claim_event(ada, 2, T1, replaces=cite["event_id"])
     applied = apply_events([elsewhere, cite, moved, retyped])  # type: ignore[list-item]
     assert applied.broken_links[moved["event_id"]] == ["replaces_subject"]
     assert applied.broken_links[retyped["event_id"]] == ["replaces_type"]
@@ -151,12 +143,12 @@ def test_a_link_to_another_papers_event_or_type_is_invalid() -> None:
 
 def test_two_corrections_of_one_event_the_second_is_an_equivocation(tmp_path: Path) -> None:
     ada = TestSigner()
-    old = _claim(ada, 2)
-    first = _claim(ada, 3, T1, replaces=old["event_id"])
-    second = _claim(ada, 4, T2, replaces=old["event_id"])
+    old = claim_event(ada, 2)
+    first = claim_event(ada, 3, T1, replaces=old["event_id"])
+    second = claim_event(ada, 4, T2, replaces=old["event_id"])
     late_withdrawal = dict(withdraw(ada, old, created_at=T2))
     state, trust = make_state(tmp_path, [old, first, second, late_withdrawal])
-    assert _ids(state["current"]["author_attestations"]) == [first["event_id"]]
+    assert event_ids(state["current"]["author_attestations"]) == [first["event_id"]]
     assert {e["kept_event_id"] for e in state["equivocations"]} == {first["event_id"]}
     assert state["equivocation_count"] == 2
     assert check_state(state, trust).ok
@@ -164,21 +156,21 @@ def test_two_corrections_of_one_event_the_second_is_an_equivocation(tmp_path: Pa
 
 def test_a_withdrawal_is_final_and_must_restate_what_it_withdraws(tmp_path: Path) -> None:
     ada = TestSigner()
-    cited = _cite(ada, "extends")
+    cited = cite_event(ada, "extends")
     gone = dict(withdraw(ada, cited, created_at=T1))
-    revived = _cite(ada, "cites", T2, replaces=gone["event_id"])
+    revived = cite_event(ada, "cites", T2, replaces=gone["event_id"])
     state, _ = make_state(tmp_path / "a", [cited, gone, revived])
     assert state["invalid_events"][0]["reasons"] == ["replaces_withdrawal"]
-    fresh = _cite(ada, "cites", T2)  # a new statement after a withdrawal is applied
+    fresh = cite_event(ada, "cites", T2)  # a new statement after a withdrawal is applied
     state, _ = make_state(tmp_path / "b", [cited, gone, fresh])
-    assert _ids(state["current"]["citation_signatures"]) == [fresh["event_id"]]
+    assert event_ids(state["current"]["citation_signatures"]) == [fresh["event_id"]]
     assert state["equivocation_count"] == 0
 
 
 def test_verify_fails_a_state_whose_correction_was_tampered_with(tmp_path: Path) -> None:
     ada = TestSigner()
-    old = _claim(ada, 2)
-    new = _claim(ada, 3, T1, replaces=old["event_id"])
+    old = claim_event(ada, 2)
+    new = claim_event(ada, 3, T1, replaces=old["event_id"])
     state, trust = make_state(tmp_path, [old, new])
     hidden = copy.deepcopy(state)
     del hidden["superseded"]  # the replaced event left out: the link has no target
@@ -195,15 +187,15 @@ def test_verify_checks_a_link_in_a_jsonl_file_and_says_when_it_cannot(tmp_path: 
     from pithauthor.verify import verify_documents
 
     ada, mallory = TestSigner(), TestSigner()
-    old = _claim(ada, 2)
-    new = _claim(ada, 3, T1, replaces=old["event_id"])
+    old = claim_event(ada, 2)
+    new = claim_event(ada, 3, T1, replaces=old["event_id"])
     both = verify_documents([old, new])
     assert both.ok
     assert next(c for c in both.checks if c.name == "[2].link").status == "passed"
     alone = verify_documents([new])
     link = next(c for c in alone.checks if c.name == "link")
     assert link.status == "unverifiable" and "not at hand" in link.detail
-    hostile = _claim(mallory, 3, T1, replaces=old["event_id"])
+    hostile = claim_event(mallory, 3, T1, replaces=old["event_id"])
     report = verify_documents([old, hostile])
     assert not report.ok
     assert {c.name for c in report.failed} == {"[2].link"}
@@ -216,14 +208,16 @@ def test_the_local_registry_refuses_a_correction_of_another_keys_event_over_http
     """At the door: a withdrawal or replacement naming a stored event it may not correct is 422
     with the rule; one naming an event not stored yet is taken (it may come later)."""
     import httpx
-    from registry_helpers import start_server
+    from support.registry import start_server
 
     server = start_server(tmp_path / "reg")
     try:
         ada, mallory = TestSigner(), TestSigner()
-        claim = _claim(ada, 2)
-        hostile = _claim(mallory, 2, T1, replaces=claim["event_id"])
-        early = _claim(ada, 3, T1, replaces=_claim(ada, 4)["event_id"])  # target never sent
+        claim = claim_event(ada, 2)
+        hostile = claim_event(mallory, 2, T1, replaces=claim["event_id"])
+        early = claim_event(
+            ada, 3, T1, replaces=claim_event(ada, 4)["event_id"]
+        )  # target never sent
 
         def post(event: dict[str, Any]) -> httpx.Response:
             url = f"{server.url}/pith/{SUBJECT.pith_number.body}/action/author_attestation"
@@ -247,11 +241,11 @@ def test_the_merge_with_corrections_is_independent_of_arrival_order(tmp_path: Pa
     import random
 
     ada, bob = TestSigner(), TestSigner()
-    a = _cite(ada, "cites")
-    b = _cite(ada, "extends", T1, replaces=a["event_id"])
+    a = cite_event(ada, "cites")
+    b = cite_event(ada, "extends", T1, replaces=a["event_id"])
     c = dict(withdraw(ada, b, created_at=T2))
-    claim = _claim(bob, 1)
-    fixed = _claim(bob, 2, T0, replaces=claim["event_id"])  # same second as its target
+    claim = claim_event(bob, 1)
+    fixed = claim_event(bob, 2, T0, replaces=claim["event_id"])  # same second as its target
     events = [a, b, c, claim, fixed]
     first, _ = make_state(tmp_path / "a", events)
     for seed in range(5):
@@ -260,7 +254,7 @@ def test_the_merge_with_corrections_is_independent_of_arrival_order(tmp_path: Pa
         again, _ = make_state(tmp_path / "a", shuffled)  # the same registry key
         assert again == first
     assert first["current"]["citation_signatures"] == []
-    assert _ids(first["current"]["author_attestations"]) == [fixed["event_id"]]
+    assert event_ids(first["current"]["author_attestations"]) == [fixed["event_id"]]
 
 
 def test_replicate_replace_with_new_artifacts_corrects_the_one_record_of_that_kind() -> None:

@@ -22,8 +22,8 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import httpx
 import pytest
-from conftest import FIXTURES, load_fixture
-from registry_helpers import TestSigner, attestation, citation, replication, start_server
+from support.paths import FIXTURES, load_fixture
+from support.registry import TestSigner, attestation, citation, replication, start_server
 
 from pithauthor.protocol import documents as d
 from pithauthor.protocol.checks.bundle import check_bundle
@@ -171,7 +171,7 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
 
 def _corrections() -> list[d.AuthorEvent]:
     """Each type replaced, and then withdrawn: every link field of every payload."""
-    from registry_helpers import SUBJECT
+    from support.registry import SUBJECT
 
     from pithauthor.sign import attest_authorship, record_replication, sign_citation, withdraw
 
@@ -203,7 +203,7 @@ def _corrections() -> list[d.AuthorEvent]:
 
 
 def _signed_events() -> list[tuple[str, Any]]:
-    from registry_helpers import SUBJECT
+    from support.registry import SUBJECT
 
     from pithauthor.sign import attest_authorship, record_replication, sign_citation
 

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunPith, assert_one_line_error, use_fast_kdf
-from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
+from support.cli import RunPith, assert_one_line_error, use_fast_kdf
+from support.paths import FIXTURES
+from support.registry import REAL_NUMBER, free_port, manifest_file, start_server
 
 WRONG_YEAR = REAL_NUMBER.replace("pith:2023:", "pith:2022:")
 RIGHT = f"the record of arXiv 2302.12445v2 is {REAL_NUMBER}"

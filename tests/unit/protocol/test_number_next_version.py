@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import REPO, RunPith, assert_one_line_error
+from support.cli import RunPith, assert_one_line_error
+from support.paths import REPO
 
 RAW = REPO / "tests" / "fixtures" / "arxivraw-2302.12445.xml"
 REAL_V2 = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the registry's record of 2302.12445v2

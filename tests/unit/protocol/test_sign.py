@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from conftest import load_fixture
-from fixed_signer import VECTOR_ORCID, FixedSigner
+from support.paths import load_fixture
+from support.signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor.errors import DocumentError, EventError, KeyRetired
 from pithauthor.protocol.checks.event import check_author_event

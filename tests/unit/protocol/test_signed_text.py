@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, load_fixture, use_fast_kdf
-from fixed_signer import VECTOR_ORCID, FixedSigner
+from support.cli import use_fast_kdf
+from support.paths import FIXTURES, load_fixture
+from support.signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor._cli.main import main
 from pithauthor.errors import EventError

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from registry_helpers import TestSigner, citations, manifest_file, start_server
+from support.registry import TestSigner, citations, manifest_file, start_server
 
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.local.server import FaultPlan, RegistryServer

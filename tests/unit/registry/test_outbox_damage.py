@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, assert_one_line_error
-from registry_helpers import TestSigner, citations
+from support.cli import RunPith, assert_one_line_error
+from support.registry import TestSigner, citations
 
 from pithauthor.errors import OutboxDamaged
 from pithauthor.registry.journal import SCHEMA_VERSION

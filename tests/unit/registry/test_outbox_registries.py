@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith
-from registry_helpers import REAL_NUMBER, TestSigner, citations, start_server
+from support.cli import RunPith
+from support.registry import REAL_NUMBER, TestSigner, citations, start_server
 
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.outbox import Outbox
@@ -180,7 +180,7 @@ def test_an_older_outbox_is_migrated_once_and_says_so(isolated_home: Path, pith:
 def test_outbox_list_shows_the_title_of_a_locally_known_record(
     isolated_home: Path, pith: RunPith
 ) -> None:
-    from conftest import load_fixture
+    from support.paths import load_fixture
 
     from pithauthor.registry.record_cache import RecordCache
 
@@ -199,7 +199,7 @@ def test_outbox_list_shows_the_title_of_a_locally_known_record(
 def test_a_cached_title_that_is_not_the_records_own_is_not_shown(
     isolated_home: Path, pith: RunPith
 ) -> None:
-    from conftest import load_fixture
+    from support.paths import load_fixture
 
     from pithauthor.registry.record_cache import RecordCache
 
@@ -216,7 +216,7 @@ def test_a_cached_title_that_is_not_the_records_own_is_not_shown(
 def test_a_claim_signed_for_a_registry_is_sent_there_only(
     two: tuple[RegistryServer, RegistryServer], pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conftest import use_fast_kdf
+    from support.cli import use_fast_kdf
 
     from pithauthor.keys.author import generate
 
@@ -259,7 +259,7 @@ def test_a_claim_signed_for_a_registry_is_sent_there_only(
 def test_a_registry_that_is_down_does_not_stop_the_others(
     two: tuple[RegistryServer, RegistryServer], pith: RunPith
 ) -> None:
-    from registry_helpers import free_port
+    from support.registry import free_port
 
     a, _ = two
     dead = f"http://127.0.0.1:{free_port()}"

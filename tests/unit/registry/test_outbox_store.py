@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import RunPith
-from registry_helpers import TestSigner, citations
+from support.cli import RunPith
+from support.registry import TestSigner, citations
 
 from pithauthor.errors import EventError
 from pithauthor.registry.outbox import Outbox

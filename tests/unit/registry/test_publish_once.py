@@ -4,9 +4,7 @@ withdrawal takes one back; the registry's merged state shows the newest only, wi
 `equivocation_count` 0, and `pith verify` checks the links. A real local registry over loopback
 and a real key store throughout."""
 
-# The local registry and key fixtures are those of the cite tests, imported by name: their
-# parameters "redefine" the imports (F811), which is how pytest finds them.
-# ruff: noqa: F811
+# The local registry and key fixtures are the cite tests' (tests/conftest.py).
 
 from __future__ import annotations
 
@@ -16,28 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunPith, assert_one_line_error, use_fast_kdf
-from registry_helpers import REAL_NUMBER
-from test_cite_bibliography import (  # noqa: F401  (author, registry: fixtures)
-    BIB,
-    PASSPHRASE,
-    _bib,
-    _cite,
-    author,
-    registry,
-)
+from support.cite import BIB, PASSPHRASE, run_cite, write_bib
+from support.cli import RunPith, assert_one_line_error, use_fast_kdf
+from support.registry import REAL_NUMBER
 
 from pithauthor.registry.outbox import Outbox
 
 PAPER = "2101.99903"
 
 
-def _trust(registry: dict[str, Any]) -> tuple[str, ...]:
-    return ("--registry", registry["url"], "--trust-manifest", registry["manifest"])
+def _trust(cite_registry: dict[str, Any]) -> tuple[str, ...]:
+    return ("--registry", cite_registry["url"], "--trust-manifest", cite_registry["manifest"])
 
 
-def _state(pith: RunPith, registry: dict[str, Any], ref: str, out: Path) -> dict[str, Any]:
-    fetched = pith("fetch", ref, "--what", "state", "-o", str(out), *_trust(registry))
+def _state(pith: RunPith, cite_registry: dict[str, Any], ref: str, out: Path) -> dict[str, Any]:
+    fetched = pith("fetch", ref, "--what", "state", "-o", str(out), *_trust(cite_registry))
     assert fetched.returncode == 0, fetched.stderr
     state: dict[str, Any] = json.loads(out.read_text("utf-8"))
     return state
@@ -48,75 +39,75 @@ def _outbox_ids() -> list[str]:
         return [e.event_id for e in outbox.entries()]
 
 
-def _claim(pith: RunPith, registry: dict[str, Any], *args: str) -> Any:
-    return pith("claim", PAPER, *args, "--submit", "--yes", *_trust(registry))
+def _claim(pith: RunPith, cite_registry: dict[str, Any], *args: str) -> Any:
+    return pith("claim", PAPER, *args, "--submit", "--yes", *_trust(cite_registry))
 
 
 def test_claim_twice_signs_and_sends_nothing_the_second_time(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
-    first = _claim(pith, registry, "--position", "1")
+    first = _claim(pith, cite_registry, "--position", "1")
     assert first.returncode == 0, first.stderr
     assert "accepted 1," in first.stderr
     stored = _outbox_ids()
-    again = _claim(pith, registry, "--position", "1")
+    again = _claim(pith, cite_registry, "--position", "1")
     assert again.returncode == 0, again.stderr
     assert "already signed: author_attestation" in again.stderr
     assert "nothing new was signed" in again.stderr
     assert "signed author_attestation" not in again.stderr
     assert "accepted 0," in again.stderr  # nothing was pending: nothing was sent
     assert _outbox_ids() == stored
-    state = _state(pith, registry, PAPER, tmp_path / "state.json")
+    state = _state(pith, cite_registry, PAPER, tmp_path / "state.json")
     assert len(state["current"]["author_attestations"]) == 1
     assert state["equivocation_count"] == 0
 
 
 def test_a_changed_claim_is_refused_without_replace_and_replaces_with_it(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
-    assert _claim(pith, registry, "--position", "1").returncode == 0
+    assert _claim(pith, cite_registry, "--position", "1").returncode == 0
     stored = _outbox_ids()
-    changed = _claim(pith, registry)  # the same author, now without a position
+    changed = _claim(pith, cite_registry)  # the same author, now without a position
     assert_one_line_error(changed, 2)
     assert "you already signed author claim" in changed.stderr
     assert "--replace" in changed.stderr
     assert _outbox_ids() == stored  # nothing signed
-    replaced = _claim(pith, registry, "--replace")
+    replaced = _claim(pith, cite_registry, "--replace")
     assert replaced.returncode == 0, replaced.stderr
     assert f"replaces {stored[0][:19]}…" in replaced.stderr
     state_file = tmp_path / "state.json"
-    state = _state(pith, registry, PAPER, state_file)
+    state = _state(pith, cite_registry, PAPER, state_file)
     (current,) = state["current"]["author_attestations"]
     assert "position" not in current["payload"]["author"]
     assert current["payload"]["replaces"] == stored[0]
     assert [s["event"]["event_id"] for s in state["superseded"]] == stored
     assert state["equivocation_count"] == 0
-    verified = pith("verify", str(state_file), "--trust-manifest", registry["manifest"])
+    verified = pith("verify", str(state_file), "--trust-manifest", cite_registry["manifest"])
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "current.author_attestations[0].link" in verified.stdout
     # and again: the correction itself is not signed twice
-    twice = _claim(pith, registry, "--replace")
+    twice = _claim(pith, cite_registry, "--replace")
     assert twice.returncode == 0, twice.stderr
     assert "already signed" in twice.stderr
     assert len(_outbox_ids()) == 2
 
 
 def test_replace_with_nothing_to_replace_is_refused(
-    pith: RunPith, registry: dict[str, Any], author: str
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str
 ) -> None:
-    refused = _claim(pith, registry, "--position", "1", "--replace")
+    refused = _claim(pith, cite_registry, "--position", "1", "--replace")
     assert_one_line_error(refused, 2)
     assert "holds no author claim of yours" in refused.stderr
     assert _outbox_ids() == []
 
 
 def test_replicate_twice_signs_nothing_the_second_time(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
     args = (
         "replicate", PAPER, "--kind", "replication", "--outcome", "reproduced",
         "--summary", "Re-ran it.", "--artifact", "https://example.org/log.txt",
-        "--sha256", "ab" * 32, "--submit", "--yes", *_trust(registry),
+        "--sha256", "ab" * 32, "--submit", "--yes", *_trust(cite_registry),
     )  # fmt: skip
     assert pith(*args).returncode == 0
     again = pith(*args)
@@ -129,26 +120,26 @@ def test_replicate_twice_signs_nothing_the_second_time(
     corrected = pith(*other, "--replace")
     assert corrected.returncode == 0, corrected.stderr
     assert "replaces sha256:" in corrected.stderr
-    state = _state(pith, registry, PAPER, tmp_path / "s.json")
+    state = _state(pith, cite_registry, PAPER, tmp_path / "s.json")
     (record,) = state["current"]["replication_records"]
     assert record["payload"]["outcome"] == "not_reproduced"
     assert state["equivocation_count"] == 0
     # the replaced record cannot be withdrawn: its replacement is what stands
     (old_id,) = [s["event"]["event_id"] for s in state["superseded"]]
-    refused = pith("withdraw", old_id, "--submit", "--yes", *_trust(registry))
+    refused = pith("withdraw", old_id, "--submit", "--yes", *_trust(cite_registry))
     assert_one_line_error(refused, 2)
     assert f"was replaced by {record['event_id']}" in refused.stderr
 
 
 def test_cite_twice_signs_only_what_is_new_or_changed(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
-    bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
-    first = _cite(pith, registry, str(bib), "--submit", "--yes")
+    bib = write_bib(tmp_path, BIB.split("@misc{missing")[0])
+    first = run_cite(pith, cite_registry, str(bib), "--submit", "--yes")
     assert first.returncode == 0, first.stderr
     assert "accepted 4" in first.stderr
     stored = set(_outbox_ids())
-    again = _cite(pith, registry, str(bib), "--submit", "--yes", "--json")
+    again = run_cite(pith, cite_registry, str(bib), "--submit", "--yes", "--json")
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert "accepted 0," in again.stderr  # nothing sent again
@@ -156,14 +147,14 @@ def test_cite_twice_signs_only_what_is_new_or_changed(
     assert report["counts"]["already_signed"] == 4
     assert set(_outbox_ids()) == stored
     # one relationship changed: that citation alone is signed, as the replacement
-    changed = _cite(pith, registry, str(bib), "--map", "byurl=extends", "--submit", "--yes",
+    changed = run_cite(pith, cite_registry, str(bib), "--map", "byurl=extends", "--submit", "--yes",
                     "--json")  # fmt: skip
     assert changed.returncode == 0, changed.stderr
     rows = {r["key"]: r for r in json.loads(changed.stdout)["rows"]}
     assert rows["byurl"]["status"] == "signed" and "replaces sha256:" in rows["byurl"]["detail"]
     assert rows["real"]["status"] == "already_signed"
     assert len(set(_outbox_ids()) - stored) == 1
-    state = _state(pith, registry, PAPER, tmp_path / "state.json")  # byurl cites 2101.99903
+    state = _state(pith, cite_registry, PAPER, tmp_path / "state.json")  # byurl cites 2101.99903
     (citation,) = state["current"]["citation_signatures"]
     assert citation["payload"]["relationship"] == "extends"
     assert state["superseded"][0]["how"] == "replaced"
@@ -172,12 +163,12 @@ def test_cite_twice_signs_only_what_is_new_or_changed(
 
 def test_withdraw_removes_a_citation_once_and_only_its_key_may(
     pith: RunPith,
-    registry: dict[str, Any],
-    author: str,
+    cite_registry: dict[str, Any],
+    cite_author: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    trust = _trust(registry)
+    trust = _trust(cite_registry)
     cited = pith("cite", "--to", "2302.12445", "--from", "2101.99901", "--relationship",
                  "extends", "--submit", "--yes", *trust)  # fmt: skip
     assert cited.returncode == 0, cited.stderr
@@ -186,12 +177,12 @@ def test_withdraw_removes_a_citation_once_and_only_its_key_may(
     assert gone.returncode == 0, gone.stderr
     assert f"withdraws citation_signature {citation_id[:19]}…" in gone.stderr
     state_file = tmp_path / "state.json"
-    state = _state(pith, registry, REAL_NUMBER, state_file)
+    state = _state(pith, cite_registry, REAL_NUMBER, state_file)
     assert state["current"]["citation_signatures"] == []
     assert state["superseded"][0]["how"] == "withdrawn"
     assert len(state["withdrawals"]) == 1
     assert state["equivocation_count"] == 0
-    verified = pith("verify", str(state_file), "--trust-manifest", registry["manifest"])
+    verified = pith("verify", str(state_file), "--trust-manifest", cite_registry["manifest"])
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "withdrawals[0].link" in verified.stdout
     twice = pith("withdraw", citation_id, "--submit", "--yes", *trust)
@@ -216,34 +207,33 @@ def test_withdraw_removes_a_citation_once_and_only_its_key_may(
 
 
 def test_withdraw_of_an_unknown_or_malformed_event_is_one_line(
-    pith: RunPith, registry: dict[str, Any], author: str
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str
 ) -> None:
-    unknown = pith("withdraw", "sha256:" + "0" * 64, *_trust(registry))
+    unknown = pith("withdraw", "sha256:" + "0" * 64, *_trust(cite_registry))
     assert_one_line_error(unknown, 2)
     assert "the outbox holds no event" in unknown.stderr
-    malformed = pith("withdraw", "1234", *_trust(registry))
+    malformed = pith("withdraw", "1234", *_trust(cite_registry))
     assert_one_line_error(malformed, 2)
     assert "is not an event id" in malformed.stderr
 
 
 def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_after(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
     """Reuse is per registry: what pith.science (or another local registry) was sent does not
     count as said to this one."""
-    from registry_helpers import manifest_file, start_server
-    from test_cite_bibliography import _metadata
+    from support.registry import arxiv_metadata, manifest_file, start_server
 
     from pithauthor.registry.local.papers import add_paper
 
     other = start_server(tmp_path / "other")
     try:
         meta = tmp_path / "paper.json"
-        meta.write_text(json.dumps(_metadata(PAPER)), "utf-8")
+        meta.write_text(json.dumps(arxiv_metadata(PAPER)), "utf-8")
         add_paper(other.store, other.key, meta)
         manifest = manifest_file(other.url, tmp_path / "other", tmp_path / "other.json")
         there = ("--registry", other.url, "--trust-manifest", str(manifest))
-        assert _claim(pith, registry, "--position", "1").returncode == 0
+        assert _claim(pith, cite_registry, "--position", "1").returncode == 0
         first = pith("claim", PAPER, "--position", "1", "--submit", "--yes", *there)
         assert first.returncode == 0, first.stderr
         assert "signed author_attestation" in first.stderr
@@ -252,14 +242,14 @@ def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_a
         assert "already signed" in again.stderr
         with Outbox() as outbox:
             assert len(outbox.entries(registry=other.url)) == 1
-            assert len(outbox.entries(registry=registry["url"])) == 1
+            assert len(outbox.entries(registry=cite_registry["url"])) == 1
     finally:
         other.stop()
 
 
 def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: Path) -> None:
     """sign_bibliography's `confirm` sees only what is new: a second run has nothing to ask."""
-    from registry_helpers import SUBJECT, TestSigner
+    from support.registry import SUBJECT, TestSigner
 
     from pithauthor import PithNumber, read_bibliographies
     from pithauthor.bibliography.cite import sign_bibliography
@@ -286,10 +276,10 @@ def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: 
 
 
 def test_claim_into_the_same_file_twice_writes_one_line_and_says_already_signed(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
     out = tmp_path / "h.jsonl"
-    args = ("claim", PAPER, "--position", "1", "-o", str(out), *_trust(registry))
+    args = ("claim", PAPER, "--position", "1", "-o", str(out), *_trust(cite_registry))
     assert pith(*args).returncode == 0
     again = pith(*args)
     assert again.returncode == 0, again.stderr
@@ -300,39 +290,39 @@ def test_claim_into_the_same_file_twice_writes_one_line_and_says_already_signed(
 
 
 def test_the_same_claim_signed_on_two_machines_is_one_claim_in_the_registry(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
     """Two files (two outboxes, two machines) with the same statement at two times: the
     registry takes both events, and its merged state holds the claim once."""
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out in (first, second):
-        signed = pith("claim", PAPER, "--position", "1", "-o", str(out), *_trust(registry))
+        signed = pith("claim", PAPER, "--position", "1", "-o", str(out), *_trust(cite_registry))
         assert signed.returncode == 0, signed.stderr
         time.sleep(1.1)  # created_at has whole seconds: the second machine signs later
     both = tmp_path / "both.jsonl"
     both.write_text(first.read_text("utf-8") + second.read_text("utf-8"), "utf-8")
     ids = [json.loads(line)["event_id"] for line in both.read_text("utf-8").splitlines()]
     assert len(set(ids)) == 2  # two events (two created_at), one statement
-    sent = pith("submit", str(both), *_trust(registry))
+    sent = pith("submit", str(both), *_trust(cite_registry))
     assert sent.returncode == 0, sent.stderr
     state_file = tmp_path / "state.json"
-    state = _state(pith, registry, PAPER, state_file)
+    state = _state(pith, cite_registry, PAPER, state_file)
     assert len(state["current"]["author_attestations"]) == 1
     assert state["equivocation_count"] == 0
     assert [d["event"]["event_id"] for d in state["duplicates"]] == ids[1:]  # the later one
     assert state["current"]["author_attestations"][0]["event_id"] == ids[0]
-    verified = pith("verify", str(state_file), "--trust-manifest", registry["manifest"])
+    verified = pith("verify", str(state_file), "--trust-manifest", cite_registry["manifest"])
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_cite_submit_sends_only_what_it_showed_and_leaves_older_rows_pending(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
-    older = pith("claim", PAPER, "--position", "1", *_trust(registry))  # into the outbox
+    older = pith("claim", PAPER, "--position", "1", *_trust(cite_registry))  # into the outbox
     assert older.returncode == 0, older.stderr
     (older_id,) = _outbox_ids()
-    bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
-    sent = _cite(pith, registry, str(bib), "--submit", "--yes")
+    bib = write_bib(tmp_path, BIB.split("@misc{missing")[0])
+    sent = run_cite(pith, cite_registry, str(bib), "--submit", "--yes")
     assert sent.returncode == 0, sent.stderr
     assert "accepted 4," in sent.stderr  # the 4 citations shown, not the claim
     assert "1 other pending row stays in the outbox" in sent.stderr
@@ -342,15 +332,15 @@ def test_cite_submit_sends_only_what_it_showed_and_leaves_older_rows_pending(
 
 
 def test_cite_a_bibliography_into_the_same_file_twice_writes_each_citation_once(
-    pith: RunPith, registry: dict[str, Any], author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
-    bib = _bib(tmp_path, BIB.split("@misc{missing")[0])
+    bib = write_bib(tmp_path, BIB.split("@misc{missing")[0])
     out = tmp_path / "k.jsonl"
-    first = _cite(pith, registry, str(bib), "-o", str(out), "-y")
+    first = run_cite(pith, cite_registry, str(bib), "-o", str(out), "-y")
     assert first.returncode == 0, first.stderr
     written = out.read_text("utf-8").splitlines()
     assert len(written) == 4
-    again = _cite(pith, registry, str(bib), "-o", str(out), "-y", "--json")
+    again = run_cite(pith, cite_registry, str(bib), "-o", str(out), "-y", "--json")
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert report["counts"]["already_signed"] == 4 and report["events"] == 0

@@ -7,35 +7,14 @@ import copy
 import json
 import random
 from pathlib import Path
-from typing import Any
 
-from conftest import RunPith
-from registry_helpers import TestSigner, attestation, citation
+from support.cli import RunPith
+from support.registry import TestSigner, attestation, citation, make_state
 
 from pithauthor.protocol.canonical_json import canonical_sha256
-from pithauthor.protocol.checks.merge import merge_state, remerge
+from pithauthor.protocol.checks.merge import remerge
 from pithauthor.protocol.checks.state import check_state
-from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.local.answers import record_created, source_aliases
-from pithauthor.registry.local.papers import add_paper, example_papers
 from pithauthor.registry.local.signer import load_or_create_key
-from pithauthor.registry.local.store import RegistryStore
-
-
-def make_state(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[dict[str, Any], Trust]:
-    data = tmp_path / "reg"
-    key = load_or_create_key(data)
-    store = RegistryStore(data)
-    rec, _ = add_paper(store, key, next(p for p in example_papers() if "2302" in p.name))
-    state = merge_state(
-        pith_number=rec.pith_number,
-        canonical_record=rec.canonical_record,
-        record_created=record_created(rec, key),
-        source_aliases=source_aliases(rec),
-        events=events,
-    )
-    manifest = key.manifest("http://127.0.0.1:1")
-    return state, Trust.from_manifest(manifest, local=True)
 
 
 def test_merge_is_independent_of_arrival_order_and_repeats(tmp_path: Path) -> None:
@@ -165,7 +144,7 @@ def test_pith_verify_passes_a_local_state_and_fails_a_miscounted_one(
 
 
 def test_real_registry_state_stays_unverifiable_for_the_merge() -> None:
-    from conftest import load_fixture
+    from support.paths import load_fixture
 
     from pithauthor.registry.manifests import pinned_trust
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FIXTURES
-from registry_helpers import REAL_NUMBER, start_server
+from support.paths import FIXTURES
+from support.registry import REAL_NUMBER, start_server
 
 from pithauthor.protocol.checks.record import check_record
 from pithauthor.protocol.subject import Subject

@@ -8,14 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from registry_helpers import (
-    REAL_NUMBER,
-    SUBJECT,
-    TestSigner,
-    attestation,
-    citation,
-    start_server,
-)
+from support.registry import REAL_NUMBER, SUBJECT, TestSigner, attestation, citation, start_server
 
 from pithauthor.protocol.checks.record import check_record
 from pithauthor.protocol.checks.state import check_state
@@ -181,7 +174,7 @@ def test_key_survives_restart_and_is_private(tmp_path: Path) -> None:
 
 
 def test_state_of_a_real_record_added_from_json(tmp_path: Path) -> None:
-    from conftest import FIXTURES
+    from support.paths import FIXTURES
 
     from pithauthor.registry.local.papers import add_paper
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunPith, use_fast_kdf
-from registry_helpers import start_server
+from support.cli import RunPith, use_fast_kdf
+from support.registry import start_server
 
 from pithauthor.registry.local.server import RegistryServer
 

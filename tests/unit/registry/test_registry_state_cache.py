@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from registry_helpers import REAL_NUMBER, SUBJECT, TestSigner, start_server
+from support.registry import REAL_NUMBER, SUBJECT, TestSigner, start_server
 
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.local import answers

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import RunPith, use_fast_kdf
-from registry_helpers import start_server
+from support.cli import RunPith, use_fast_kdf
+from support.registry import start_server
 
 from pithauthor.protocol.record import pith_number_of
 from pithauthor.registry.local.server import RegistryServer

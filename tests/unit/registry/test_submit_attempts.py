@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from registry_helpers import REAL_NUMBER, citations, start_server
+from support.registry import REAL_NUMBER, citations, start_server
 
 from pithauthor.net import RetryPolicy
 from pithauthor.registry.client import RegistryClient

@@ -12,15 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    FIXTURES,
-    LAUNCHER,
-    OnTerminal,
-    RunPith,
-    assert_one_line_error,
-    use_fast_kdf,
-)
-from registry_helpers import REAL_NUMBER, free_port, manifest_file, start_server
+from support.cli import LAUNCHER, OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
+from support.paths import FIXTURES
+from support.registry import REAL_NUMBER, free_port, manifest_file, start_server
 
 RECORD = str(FIXTURES / "record-2302.12445v2.json")
 EXAMPLE = "2101.99901"  # an example paper of the local registry

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from registry_helpers import (
+from support.registry import (
     REAL_NUMBER,
     TestSigner,
     citations,

@@ -14,10 +14,10 @@ from typing import Any
 
 import keyring
 import pytest
-from conftest import RunPith
 from keyring.backends import fail
-from keys_helpers import subprocess_env
 from pith_test_keyrings import MemoryKeyring
+from support.cli import RunPith
+from support.keys import subprocess_env
 
 from pithauthor.errors import AuthError
 from pithauthor.net import RegistryHttp

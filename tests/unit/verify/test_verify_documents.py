@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, RunPith, load_fixture
-from fixed_signer import FixedSigner
+from support.cli import RunPith
+from support.paths import FIXTURES, load_fixture
+from support.signer import FixedSigner
 
 from pithauthor.errors import EventError
 from pithauthor.protocol.canonical_json import canonical_sha256
@@ -460,7 +461,7 @@ def test_fields_no_signature_covers_are_listed_as_not_signed(pith: RunPith) -> N
 @pytest.fixture
 def author(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """A real key in this test's PITH_HOME (test-only cheap KDF), unlocked by PITH_PASSPHRASE."""
-    from conftest import use_fast_kdf
+    from support.cli import use_fast_kdf
 
     from pithauthor.keys.author import generate
 

@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conftest import RunPith, StartRegistry, load_fixture
+from support.cli import RunPith, StartRegistry
+from support.paths import load_fixture
 
 # ================================================================================================
 # A hostile registry is a real HTTP server on loopback serving documents the test chose.
@@ -76,7 +77,7 @@ def test_fetch_refuses_unverifiable_parts_unless_asked(
 def test_local_registry_bundles_and_states_fetch_and_verify_strictly(
     pith: RunPith, tmp_path: Path, local_registry: StartRegistry
 ) -> None:
-    from registry_helpers import TestSigner, citation, manifest_file
+    from support.registry import TestSigner, citation, manifest_file
 
     srv = local_registry(tmp_path / "reg")
     import httpx

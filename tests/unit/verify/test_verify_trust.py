@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, RunPith, StartRegistry, assert_one_line_error, load_fixture
+from support.cli import RunPith, StartRegistry, assert_one_line_error
+from support.paths import FIXTURES, load_fixture
 
 from pithauthor.errors import DocumentError
 from pithauthor.protocol.checks.receipt import check_receipt

@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent.parent
 sys.path.insert(0, str(TESTS))
 
-from fixed_signer import VECTOR_ORCID, VECTOR_SEED, FixedSigner  # noqa: E402
+from support.signer import VECTOR_ORCID, VECTOR_SEED, FixedSigner  # noqa: E402
 
 from pithauthor.protocol.canonical_json import b64encode  # noqa: E402
 from pithauthor.protocol.events import SIGNED_FIELDS, seal  # noqa: E402

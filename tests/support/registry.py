@@ -3,7 +3,7 @@
 Until the events branch (pithauthor.sign) is merged, events are built here with the envelope and
 the contract payloads. Run as a script to serve a registry in a subprocess (optionally slowed):
 
-    python tests/registry_helpers.py DATA_DIR PORT [DELAY_SECONDS]
+    python tests/support/registry.py DATA_DIR PORT [DELAY_SECONDS]
 """
 
 from __future__ import annotations
@@ -20,14 +20,20 @@ from typing import Any
 
 from nacl.signing import SigningKey
 
+from pithauthor.protocol.checks.merge import merge_state
 from pithauthor.protocol.events import seal, signer_block, unsigned_event
 from pithauthor.protocol.identity import key_id
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.local.answers import record_created, source_aliases
 from pithauthor.registry.local.papers import add_paper, example_papers
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
+from pithauthor.registry.local.signer import load_or_create_key
+from pithauthor.registry.local.store import RegistryStore
+from pithauthor.sign import attest_authorship, sign_citation
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 REAL_NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
 REAL_SHA = "694dd781d7852a8b0efd2ff12c617f25b959612a7c7a23e12497b4715d745ec0"
 SUBJECT = Subject(PithNumber.parse(REAL_NUMBER), REAL_SHA)
@@ -168,3 +174,61 @@ if __name__ == "__main__":
     for p in example_papers():
         add_paper(srv.store, srv.key, p)
     srv.serve_forever()
+
+
+def make_state(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[dict[str, Any], Trust]:
+    """The state the local registry merges from `events` for the example paper 2302.12445,
+    with the trust of that registry's key (a fresh key and store under `tmp_path`)."""
+    data = tmp_path / "reg"
+    key = load_or_create_key(data)
+    store = RegistryStore(data)
+    rec, _ = add_paper(store, key, next(p for p in example_papers() if "2302" in p.name))
+    state = merge_state(
+        pith_number=rec.pith_number,
+        canonical_record=rec.canonical_record,
+        record_created=record_created(rec, key),
+        source_aliases=source_aliases(rec),
+        events=events,
+    )
+    manifest = key.manifest("http://127.0.0.1:1")
+    return state, Trust.from_manifest(manifest, local=True)
+
+
+CITING = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
+"""A paper that cites SUBJECT in the correction tests."""
+T0, T1, T2 = "2026-11-29T12:00:00Z", "2026-11-29T12:05:00Z", "2026-11-29T12:10:00Z"
+
+
+def claim_event(signer: TestSigner, position: int, when: str = T0, **kw: Any) -> dict[str, Any]:
+    """An authorship claim of SUBJECT by `signer` (Ada Lovelace, at `position`)."""
+    event = attest_authorship(
+        signer, SUBJECT, name="Ada Lovelace", position=position, created_at=when, **kw
+    )
+    return dict(event)
+
+
+def cite_event(signer: TestSigner, relationship: str, when: str = T0, **kw: Any) -> dict[str, Any]:
+    """A citation of SUBJECT by CITING, signed by `signer`."""
+    return dict(sign_citation(signer, SUBJECT, CITING, relationship, created_at=when, **kw))
+
+
+def event_ids(events: list[dict[str, Any]]) -> list[str]:
+    return [e["event_id"] for e in events]
+
+
+def arxiv_metadata(arxiv_id: str) -> dict[str, Any]:
+    """Synthetic arXiv metadata for `arxiv_id`, as the local registry registers a paper from:
+    the cite tests' first author (Chengjian Liu) listed first."""
+    return {
+        "arxiv_id": arxiv_id,
+        "latest_version": 1,
+        "title": f"Example paper {arxiv_id} for the cite tests",
+        # the `author` key's public name first: claims check it against this list
+        "authors": "Chengjian Liu, Another Example",
+        "abstract": "An example abstract.",
+        "categories": "hep-th" if "/" in arxiv_id else "cs.DL",
+        "license": "",
+        "v1_date_rfc2822": "Mon, 4 Jan 1999 10:00:00 GMT"
+        if "/" in arxiv_id
+        else "Mon, 4 Jan 2021 10:00:00 GMT",
+    }

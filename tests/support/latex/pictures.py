@@ -9,11 +9,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# run as a script (`make pictures`): tests/ on the path, for the support package
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from layout import MANUSCRIPT_LIST, build_variant
-from pdfcheck import pages_words
-from texbuild import REPO, SHORT
+from support.latex.layout import MANUSCRIPT_LIST, build_variant
+from support.latex.pdfcheck import pages_words
+from support.latex.texbuild import REPO, SHORT
 
 DPI = 50
 SHARE = 0.4  # of the page height, from the top, or down to just below the badge

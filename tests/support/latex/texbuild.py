@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 STY = REPO / "latex" / "pith.sty"
 TEMPLATES = REPO / "templates"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the real record of arXiv:2302.12445
@@ -178,3 +178,15 @@ def without_pith(source: str) -> str:
         or (line.startswith("\\usepackage[") and "{pith}" not in line)
     ]
     return "".join(lines)
+
+
+def paper(number: str, options: str = "", preamble: str = "") -> str:
+    """A one-page article that loads pith with `options` and sets `number`."""
+    opts = f"[{options}]" if options else ""
+    return (
+        "\\documentclass{article}\n"
+        f"\\usepackage{opts}{{pith}}\n"
+        f"\\pithnumber{{{number}}}\n{preamble}"
+        "\\title{T}\\author{A}\n"
+        "\\begin{document}\n\\maketitle\nText.\n\\end{document}\n"
+    )

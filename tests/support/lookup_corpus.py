@@ -12,7 +12,8 @@ Scott), a retitled v2, and "X: a survey" beside an entry titled "X".
 
 from __future__ import annotations
 
-from arxiv_api_server import Paper
+from support.arxiv_server import Paper
+from support.paths import FIXTURES
 
 REAL = [
     Paper("1512.03385", "Deep Residual Learning for Image Recognition",
@@ -221,3 +222,32 @@ DECLARED = {
     "Witten:1998qj": "hep-th/9802150",
     "2007ApJS..170..377S": "astro-ph/0603449",
 }
+
+
+SCHOLAR = FIXTURES / "bib" / "google-scholar-lookup.bib"
+"""A Google Scholar export whose entries the lookup tests resolve against SCHOLAR_PAPERS."""
+
+#: What the local arXiv knows for SCHOLAR: the real papers of the fixture, and near misses.
+SCHOLAR_PAPERS = [
+    Paper("1706.03762", "Attention Is All You Need",
+          ["Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit", "Llion Jones",
+           "Aidan N. Gomez", "Lukasz Kaiser", "Illia Polosukhin"],
+          "2017-06-12T17:57:34Z", version=7),
+    Paper("1810.04805", "BERT: Pre-training of Deep Bidirectional Transformers for Language "
+          "Understanding", ["Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"],
+          "2018-10-11T00:50:01Z", version=2),
+    Paper("hep-th/9802150", "Anti De Sitter Space And Holography", ["Edward Witten"],
+          "1998-02-23T02:32:35Z", version=3, doi="10.4310/ATMP.1998.v2.n2.a2",
+          category="hep-th"),
+    Paper("hep-th/9711200", "The Large N Limit of Superconformal Field Theories and "
+          "Supergravity", ["Juan M. Maldacena"], "1997-11-27T21:29:36Z", version=3,
+          doi="10.1023/A:1026654312961", category="hep-th"),
+    Paper("2101.01169", "Transformers in Vision: A Survey",
+          ["Salman Khan", "Muzammal Naseer", "Munawar Hayat", "Syed Waqas Zamir",
+           "Fahad Shahbaz Khan", "Mubarak Shah"], "2021-01-04T18:57:24Z", version=5),
+    Paper("1807.07987", "Deep Learning", ["Nicholas G. Polson", "Vadim O. Sokolov"],
+          "2018-07-20T17:28:52Z", version=2, category="stat.ML"),
+    Paper("1810.06339", "Deep Reinforcement Learning", ["Yuxi Li"], "2018-10-15T01:13:46Z"),
+    Paper("1701.07274", "Deep Reinforcement Learning: An Overview", ["Yuxi Li"],
+          "2017-01-25T21:57:04Z", version=6),
+]  # fmt: skip

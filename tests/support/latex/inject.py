@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-MANUSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "manuscripts"
+MANUSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "manuscripts"
 NUMBER = "pith:2023:NFG5PAOXQUVIHWKP5TT6Y3LVRM"
 OTHER = "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAINS = {

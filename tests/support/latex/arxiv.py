@@ -10,10 +10,11 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from conftest import run_in_process
 from pypdf import PdfReader
 
-REPO = Path(__file__).resolve().parents[2]
+from support.cli import run_in_process
+
+REPO = Path(__file__).resolve().parents[3]
 NUMBER = "pith:2023:NFG5PAOXQUVIHWKP5TT6Y3LVRM"
 BODY = NUMBER.split(":")[2]
 ARTICLE = r"""\documentclass{article}

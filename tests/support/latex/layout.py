@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from texbuild import (
+from support.latex.pdfcheck import Box
+from support.latex.texbuild import (
     ENGINES,
     NUMBER,
+    SHORT,
     STY,
     TEX_FLAGS,
     Build,
@@ -24,7 +27,7 @@ from texbuild import (
     shared_folder,
 )
 
-MANUSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "manuscripts"
+MANUSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "manuscripts"
 VARIANTS = ("baseline", "title", "margin")
 
 
@@ -160,3 +163,54 @@ def shared_builds(manuscript: Manuscript, engine: str) -> dict[str, Build]:
     root = shared_folder(key, fill)
     stem = Path(manuscript.main).stem
     return {v: load_build(root / v, stem) for v in VARIANTS}
+
+
+Words = list[tuple[str, Box]]
+"""The words of a page, each with its box, as pdfcheck.pages_words reads them."""
+
+
+def title_page(pages: list[tuple[tuple[float, float], Words]], manuscript: Manuscript) -> int:
+    """The 0-based index of the first page that prints the manuscript's marker word."""
+    for index, (_size, words) in enumerate(pages):
+        if any(manuscript.marker in word for word, _box in words):
+            return index
+    raise AssertionError(f"{manuscript.marker!r} is on no page")
+
+
+def badge_words(words: Words) -> Words:
+    """The badge's words: the short form and the label words on its line just before it."""
+    found: Words = []
+    for word, box in words:
+        if word == SHORT:
+            found.append((word, box))
+            for other, obox in words:
+                same_line = abs(obox[3] - box[3]) < 1.5 and box[0] - 90 < obox[0] < box[0]
+                if same_line and other in ("Pith", "Number"):
+                    found.append((other, obox))
+    return found
+
+
+def union(boxes: list[Box]) -> Box:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def overlaps(a: Box, b: Box, clearance: float = 0.5) -> bool:
+    return not (
+        a[2] + clearance <= b[0]
+        or b[2] + clearance <= a[0]
+        or a[3] + clearance <= b[1]
+        or b[3] + clearance <= a[1]
+    )
+
+
+def rounded(words: Words) -> Counter[tuple[str, tuple[float, ...]]]:
+    return Counter((word, tuple(round(v, 1) for v in box)) for word, box in words)
+
+
+def only_badge_pages(pages: list[tuple[tuple[float, float], Words]]) -> list[int]:
+    return [i for i, (_size, words) in enumerate(pages) if badge_words(words)]
