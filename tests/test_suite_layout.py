@@ -6,6 +6,7 @@ drives them through their public API, as `pith` does."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -21,10 +22,15 @@ def _test_files() -> list[Path]:
     return sorted(p for p in TESTS.rglob("*.py") if not any(p.is_relative_to(d) for d in NOT_TESTS))
 
 
+@functools.cache  # both checks read every file: each is parsed once per worker
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text("utf-8"), str(path))
+
+
 def _imported_test_modules(path: Path) -> list[str]:
     """Every import in `path` of a test module or a conftest, as `line: module`."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -41,7 +47,7 @@ def _imported_test_modules(path: Path) -> list[str]:
 def _third_party_patches(path: Path) -> list[str]:
     """Every assignment to an attribute of an imported third-party module, and every
     `monkeypatch.setattr` of one (by module object or by dotted path), as `line: target`."""
-    tree = ast.parse(path.read_text("utf-8"), str(path))
+    tree = _tree(path)
     modules: dict[str, str] = {}  # local name -> module it is bound to
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -115,10 +115,12 @@ class Report:
 
     def extend(self, other: Report, prefix: str = "", path_prefix: str = "") -> None:
         """Add `other`'s checks, names prefixed by `prefix`, paths by `path_prefix`."""
-        append = self.checks.append
+        append, make = self.checks.append, tuple.__new__
         for c in other.checks:
             paths = tuple([path_prefix + p for p in c.paths]) if c.paths else ()
-            append(Check(prefix + c.name, c.status, c.detail, paths))
+            # tuple.__new__ skips the NamedTuple's Python-level __new__: a document of 1,000
+            # events re-names 15,000 checks here (the same four fields, in order)
+            append(make(Check, (prefix + c.name, c.status, c.detail, paths)))
 
     @property
     def ok(self) -> bool:

@@ -128,26 +128,29 @@ def _validity(
     return failures, (typed if not failures else None)
 
 
-def slot_and_claim(event: AuthorEvent) -> tuple[str, object]:
+Slot = tuple[object, ...]  # the strings naming a slot, as a dict key (not serialised per event)
+
+
+def slot_and_claim(event: AuthorEvent) -> tuple[Slot, object]:
     """The slot a valid event fills and the claim it makes there (see the module docstring).
 
     The payload's keys say its type: each type's schema admits only its own fields."""
     key = event["signer"]["public_key_fingerprint"]
     payload = event["payload"]
     claim: object
-    slot: list[object]
+    slot: Slot
     if "author" in payload:  # author_attestation
         author = payload["author"]
         claim = [author["name"], author.get("orcid"), author.get("position")]
-        slot = [key, "author"]
+        slot = (key, "author")
     elif "citing_pith_number" in payload:  # citation_signature
-        slot = [key, "citation", payload["citing_pith_number"]]
+        slot = (key, "citation", payload["citing_pith_number"])
         claim = payload["relationship"]
     else:  # replication_record
-        shas = sorted(a["sha256"] for a in payload["artifacts"])
-        slot = [key, "replication", payload["kind"], shas]
+        shas = tuple(sorted(a["sha256"] for a in payload["artifacts"]))
+        slot = (key, "replication", payload["kind"], shas)
         claim = payload["outcome"]
-    return canonical(slot).decode("utf-8"), claim
+    return slot, claim
 
 
 @dataclass
@@ -178,14 +181,14 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     by_id = {e["event_id"]: e for e in events}
     _check_links(events, by_id, result.broken_links)
     live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
-    slot_of: dict[str, str] = {}
-    holders: dict[str, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
+    slot_of: dict[str, Slot] = {}
+    holders: dict[Slot, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
     kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
     # what each correction said (statement and link) -> the correction applied first
     corrections_said: dict[tuple[str, str, str], str] = {}
     first_of: dict[str, str] = {}  # a repeat -> the event it repeats
 
-    def repeat_of(event: AuthorEvent, slot: str) -> str | None:
+    def repeat_of(event: AuthorEvent, slot: Slot) -> str | None:
         """The earlier event `event` repeats word for word (module docstring), if any."""
         link = link_of(event)
         if link is not None:
@@ -210,7 +213,7 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
             }
         )
 
-    def hold(event: AuthorEvent, slot: str, claim: object) -> None:
+    def hold(event: AuthorEvent, slot: Slot, claim: object) -> None:
         eid = event["event_id"]
         holders.setdefault(slot, (claim, []))[1].append(eid)
         live[eid] = event

@@ -11,6 +11,7 @@ from pithauthor.protocol.canonical_json import canonical, canonical_sha256
 from pithauthor.protocol.checks.bundle import (
     _check_author_at,
     _check_created,
+    _completeness,
     _registry_event,
     _report_registry_events,
     _unique_event_ids,
@@ -31,19 +32,9 @@ from pithauthor.protocol.checks.merge import Checked, CheckedEntry, remerge
 from pithauthor.protocol.checks.receipt import receipt_key
 from pithauthor.protocol.checks.record import _check_aliases, _parse_number, check_canonical
 from pithauthor.protocol.corrections import link_verdict
-from pithauthor.protocol.documents import (
-    MergedState,
-)
+from pithauthor.protocol.documents import MergedState
 from pithauthor.protocol.ids import PithNumber
-from pithauthor.protocol.verdict import (
-    NOT_SIGNED,
-    Check,
-    Report,
-    Segments,
-    Trust,
-    uncovered,
-    under,
-)
+from pithauthor.protocol.verdict import Report, Segments, Trust, uncovered, under
 
 __all__ = [
     "check_state",
@@ -126,13 +117,10 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
             event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
             at = f"equivocations[{index}].conflicting_event"
             report.not_signed(f"{at}.not_signed", under(at, uncovered(event, EVENT_CHECKED)))
-        report.checks.append(
-            Check(
-                "completeness",
-                NOT_SIGNED,
-                "a local state is not signed: its merge of the events it lists was recomputed, "
-                "but an event left out of every list cannot be detected",
-            )
+        _completeness(
+            report,
+            "a local state is not signed: its merge of the events it lists was recomputed, "
+            "but an event left out of every list cannot be detected",
         )
     else:
         merge = state.get("merge_version")

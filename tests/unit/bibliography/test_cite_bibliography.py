@@ -111,7 +111,7 @@ def test_submit_sends_the_citations_and_the_registry_state_holds_them_once(
 
 
 def test_the_on_disk_cache_resolves_again_with_the_registry_gone(
-    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path, no_backoff: None
 ) -> None:
     bib = write_bib(tmp_path, BIB.split("@misc{missing")[0])
     citing = number_of("2101.99902")  # a full number: no look-up needed for the citing paper
