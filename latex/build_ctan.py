@@ -1,7 +1,7 @@
 """Build the CTAN bundle of pith.sty: `python latex/build_ctan.py OUT.zip` (`make ctan`).
 
-The zip holds one folder `pith/` with pith.sty, pith-compat.def (the back-end code pith.sty
-reads without hyperref or PDF management), pith-placement.def (its placement code, read for
+The zip holds one folder `pith/` with pith.sty, pith-compat.def (the code pith.sty reads on
+LaTeX before 2022-06 or without hyperref or PDF management), pith-placement.def (its placement code, read for
 placement=title or margin), pith.sty.ltxml (when present), README.md,
 pith-doc.tex and pith-doc.pdf, built here from pith-doc.tex with pdfLaTeX (twice, for the
 references). Exit 1, with the log's first error, when the documentation does not build.

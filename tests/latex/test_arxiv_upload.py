@@ -360,7 +360,10 @@ def test_a_long_tex_error_is_reported_whole_not_cut_at_the_logs_79_columns(
     main.write_text(main.read_text().replace(NUMBER, "2302.12445"))  # an arXiv id, by hand
     result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "upload.tar.gz"))
     assert_one_line_error(result, 1)
-    assert "is not a Pith Number (the body may hold only A-Z and 2-7)." in result.stderr
+    whole = (
+        "is not a Pith Number (pith:YYYY:, YYYY from 1991, then 26 characters from A-Z and 2-7)."
+    )
+    assert whole in result.stderr
 
 
 def test_a_section_file_given_as_main_is_bad_input_before_any_build(
