@@ -8,7 +8,6 @@ record, and sign one citation per cited paper, reporting what happened to every 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -193,14 +192,14 @@ def sign_bibliography(
             (e.identifier for e in entries if e.identifier is not None), resolver, parallel=parallel
         )
     )
-    rows = {id(e): e.row() for e in reading.entries}
+    # the signer's outcome of each entry it takes; the others keep their reading's row (below)
+    rows: dict[int, EntryRow] = {}
     first_of: dict[str, BibEntry] = {}
     to_sign: list[tuple[BibEntry, Subject]] = []
     for entry in entries:
         outcome = resolved[str(entry.identifier)]
-        row = rows[id(entry)]
         if isinstance(outcome, str):
-            rows[id(entry)] = dataclasses.replace(row, status="unresolved", detail=outcome)
+            rows[id(entry)] = entry.outcome_row("unresolved", outcome)
         elif outcome.pith_number.body == citing.body or self_citation_problem(
             citing.full, outcome.pith_number.full, citing_arxiv, outcome.source_id
         ):
@@ -210,13 +209,12 @@ def sign_bibliography(
                 if same
                 else (f"another version of the citing paper (arXiv {citing_arxiv})")
             )
-            rows[id(entry)] = dataclasses.replace(row, status="skipped", detail=detail)
+            rows[id(entry)] = entry.outcome_row("skipped", detail)
         elif (first := first_of.get(outcome.pith_number.body)) is not None:
-            rows[id(entry)] = dataclasses.replace(
-                row,
-                status="duplicate",
-                identifier=outcome.pith_number.full,
-                detail=f"same paper as {first.key} ({first.source_file}:{first.line})",
+            rows[id(entry)] = entry.outcome_row(
+                "duplicate",
+                f"same paper as {first.key} ({first.source_file}:{first.line})",
+                outcome.pith_number.full,
             )
         else:
             first_of[outcome.pith_number.body] = entry
@@ -251,18 +249,17 @@ def sign_bibliography(
                 fresh.append((entry, subject))
                 if settled is not None and settled.replaced is not None:
                     note = f", replaces {settled.replaced[:19]}…"
-            rows[id(entry)] = dataclasses.replace(
-                rows[id(entry)],
-                status=status,
-                identifier=subject.pith_number.full,
-                detail=f"{entry.relationship}; {event['event_id'][:19]}…{note}",
+            rows[id(entry)] = entry.outcome_row(
+                status,
+                f"{entry.relationship}; {event['event_id'][:19]}…{note}",
+                subject.pith_number.full,
             )
         # Signed in memory only so far: nothing is stored or sent before `confirm` returns,
         # and a bibliography whose citations are all signed already asks nothing.
         if confirm is not None and fresh:
             confirm(key, fresh)
 
-    by_entry = [rows[id(e)] for e in reading.entries]
+    by_entry = [rows.get(id(e)) or e.row() for e in reading.entries]
     order = {str(p): i for i, p in enumerate(reading.files)}
     all_rows = sorted(
         [*by_entry, *reading.failures], key=lambda r: (order.get(r.file, len(order)), r.line or 0)

@@ -73,6 +73,9 @@ STATUSES: Final[tuple[str, ...]] = (
 _COLUMNS = ("key", "file", "line", "status", "identifier", "source", "detail")
 
 
+_KNOWN_STATUSES = frozenset(STATUSES)  # every row is checked: one hash, not a scan of 13
+
+
 @dataclass(frozen=True, slots=True)
 class EntryRow:
     """What happened to one entry (or one unparsable block, whose key may be unknown)."""
@@ -86,7 +89,7 @@ class EntryRow:
     source: str | None = None  # how the identifier was found: a field name, or "lookup"
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
+        if self.status not in _KNOWN_STATUSES:
             raise ValueError(f"unknown row status {self.status!r}")
 
     def as_dict(self) -> dict[str, Any]:
@@ -192,13 +195,31 @@ class BibEntry:
 
     def row(self) -> EntryRow:
         """This entry's report row."""
+        status = self.status  # a walk of the entry's fields: once per row
         return EntryRow(
             key=self.key,
             file=str(self.source_file),
             line=self.line,
-            status=self.status,
+            status=status,
             identifier=None if self.identifier is None else str(self.identifier),
-            detail="; ".join(d for d in (self._detail(), *self.notes) if d),
+            detail="; ".join(d for d in (self._detail(status), *self.notes) if d),
+            source=self.source,
+        )
+
+    def outcome_row(self, status: str, detail: str, identifier: str | None = None) -> EntryRow:
+        """The row of this entry once the signer is done with it: its place and source, the
+        signer's `status` and `detail`, and `identifier` (the resolved number) when given.
+        The same as replacing those in `row()`, without building the reading's row first
+        (a signed bibliography makes one per entry, issue 27)."""
+        return EntryRow(
+            key=self.key,
+            file=str(self.source_file),
+            line=self.line,
+            status=status,
+            identifier=identifier
+            if identifier is not None
+            else (None if self.identifier is None else str(self.identifier)),
+            detail=detail,
             source=self.source,
         )
 
@@ -209,8 +230,7 @@ class BibEntry:
             return None
         return self.identifier_source.split(" ")[0]
 
-    def _detail(self) -> str:
-        status = self.status
+    def _detail(self, status: str) -> str:
         if status == "skipped":
             return "not cited by the manuscript"
         if status == "invalid_identifier":

@@ -21,6 +21,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 # One encoder for the process: `json.dumps` with non-default options builds a new JSONEncoder
@@ -29,9 +30,37 @@ from typing import Any
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+# The C encoder that `_CANONICAL.encode` builds on every call (CPython's `_json`), made once
+# with the same options (no circular-reference table, no indent, ":" and ",", sorted keys, no
+# skipped keys, NaN as `encode` writes it): `encode` also allocates that table and a closure
+# per call, a quarter of the cost of serialising an event (issue 27). Without the table a
+# value holding itself (never JSON) ends in RecursionError instead of ValueError.
+# tests/unit/protocol/test_core_identifiers.py checks it writes what `json.dumps` writes;
+# where `_json` is missing, `encode` does the work.
+_MAKE_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed
+_C_ENCODER = (
+    None
+    if _MAKE_C_ENCODER is None
+    else _MAKE_C_ENCODER(
+        None, _CANONICAL.default, json.encoder.encode_basestring, None, ":", ",", True, False, True
+    )
+)
+
+
 def canonical(obj: Any) -> bytes:
     """The protocol's canonical bytes: sorted keys, no spaces, UTF-8, non-ASCII kept as is."""
-    return _CANONICAL.encode(obj).encode("utf-8")
+    return canonical_text(obj).encode("utf-8")
+
+
+def canonical_text(obj: Any) -> str:
+    """`canonical(obj)` before its UTF-8 encoding (to place inside a larger canonical text)."""
+    if _C_ENCODER is not None and type(obj) is dict:
+        return "".join(_C_ENCODER(obj, 0))
+    return _CANONICAL.encode(obj)
+
+
+#: A text as a canonical JSON string, quotes included: the encoder's own escaping.
+json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def sha256_hex(data: bytes) -> str:

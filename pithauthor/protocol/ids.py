@@ -18,7 +18,7 @@ alias is a Pith Number or alias. The parse errors of the chosen kind are raised 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pithauthor.errors import ArxivIdError, PithNumberError
 from pithauthor.protocol.canonical_json import base32_nopad, hex_digest_bytes
@@ -79,6 +79,13 @@ class PithNumber:
 
     body: str
     year: int | None = None
+    # `pith:YYYY:BODY`, written once: a signer reads `full` several times per event, and the
+    # formatting was a twentieth of signing a bibliography (issue 27). Not compared or shown.
+    _full: str | None = field(init=False, repr=False, compare=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.year is not None:
+            object.__setattr__(self, "_full", f"pith:{self.year:04d}:{self.body}")
 
     @classmethod
     def parse(cls, text: str) -> PithNumber:
@@ -131,9 +138,9 @@ class PithNumber:
     @property
     def full(self) -> str:
         """`pith:YYYY:BODY`; raises when the year is unknown."""
-        if self.year is None:
+        if self._full is None:
             raise PithNumberError(f"the year of {self.body} is unknown; give pith:YYYY:{self.body}")
-        return f"pith:{self.year:04d}:{self.body}"
+        return self._full
 
     @property
     def short(self) -> str:

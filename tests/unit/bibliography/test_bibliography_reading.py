@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,20 @@ def test_to_sign_is_exactly_the_found_entries(messy: BibReading) -> None:
     keys = [e.key for e in messy.to_sign()]
     assert keys == [r.key for r in messy.rows() if r.status == "found"]
     assert len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("identifier", [None, "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"])
+def test_an_outcome_row_is_the_reading_row_with_the_signers_outcome(
+    messy: BibReading, identifier: str | None
+) -> None:
+    """`pith cite` builds each signed entry's row directly: it must be the reading's row with
+    status, detail and (when resolved) identifier replaced, for every kind of entry."""
+    assert {e.status for e in messy.entries} >= {"found", "duplicate", "no_identifier"}
+    for entry in messy.entries:
+        row = entry.row()
+        new = {"identifier": identifier} if identifier is not None else {}
+        expected = dataclasses.replace(row, status="signed", detail="extends; sha256:…", **new)
+        assert entry.outcome_row("signed", "extends; sha256:…", identifier) == expected
 
 
 def test_relationship_precedence_field_then_map_then_default(tmp_path: Path) -> None:

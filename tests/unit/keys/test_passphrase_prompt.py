@@ -9,9 +9,8 @@ import pty
 import select
 import subprocess
 import sys
-from pathlib import Path
 
-from support.cli import FAST_KDF_ENV, LAUNCHER, error_lines
+from support.cli import FAST_KDF_ENV, LAUNCHER, RunPith, error_lines
 
 GOOD = "a long passphrase for the prompt test"
 
@@ -107,15 +106,12 @@ def test_a_short_new_passphrase_gets_a_warning() -> None:
     assert "pith: warning: the new passphrase has 5 characters; one of 12 or more" in shown
 
 
-def test_a_wrong_passphrase_from_the_environment_is_not_asked_again(
-    tmp_path: Path, monkeypatch: object
-) -> None:
+def test_a_wrong_passphrase_from_the_environment_is_not_asked_again(pith: RunPith) -> None:
     assert _generate(GOOD)[0] == 0
-    env = {**os.environ, "PITH_PASSPHRASE": "wrong", FAST_KDF_ENV: "1"}
-    result = subprocess.run(
-        [sys.executable, LAUNCHER, "keys", "show", "ada", "--check"],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
+    # no terminal (stdin a pipe): in this process, as a script piping into pith would run it
+    result = pith(
+        "keys", "show", "ada", "--check", env={"PITH_PASSPHRASE": "wrong", FAST_KDF_ENV: "1"}
+    )
     assert result.returncode == 4
     assert "try again" not in result.stderr
     assert len(error_lines(result.stderr)) == 1 and "wrong passphrase" in result.stderr

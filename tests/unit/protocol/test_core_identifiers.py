@@ -6,10 +6,12 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.paths import load_fixture
 
 from pithauthor.errors import ArxivIdError, PithNumberError
-from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+from pithauthor.protocol.canonical_json import canonical, canonical_sha256, parse_json
 from pithauthor.protocol.ids import ArxivId, PithAlias, PithNumber, parse_reference
 
 CANONICAL_ROWS = load_fixture("canonical_records.jsonl")
@@ -162,3 +164,38 @@ def test_canonical_matches_the_protocol_definition_literally() -> None:
     expected = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical(obj) == expected.encode("utf-8")
     assert hashlib.sha256(canonical(obj)).hexdigest() == RECORD["canonical_sha256"]
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=["Cs"])),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _JSON_VALUES, max_size=6))
+def test_canonical_writes_what_json_dumps_writes_for_any_object(obj: dict) -> None:
+    """`canonical` calls CPython's C encoder directly (made once): byte for byte the output of
+    the protocol's definition, escapes, control characters and non-ASCII text included."""
+    expected = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical(obj) == expected.encode("utf-8")
+    assert parse_json(canonical(obj)) == obj
+
+
+def test_canonical_refuses_what_json_cannot_write() -> None:
+    """A value that is not JSON raises as `json.dumps` does; a lone surrogate cannot be UTF-8."""
+    with pytest.raises(TypeError):
+        canonical({"a": object()})
+    with pytest.raises(UnicodeEncodeError):
+        canonical({"a": "\ud800"})
+    loop: dict = {}
+    loop["self"] = loop
+    with pytest.raises((ValueError, RecursionError)):
+        canonical(loop)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.paths import load_fixture
 from support.signer import VECTOR_ORCID, FixedSigner
 
 from pithauthor.errors import DocumentError, EventError, KeyRetired
+from pithauthor.protocol.canonical_json import canonical
 from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.events import SIGNED_FIELDS, _signed_bytes
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import Subject
 from pithauthor.sign import (
@@ -284,3 +289,49 @@ def test_subject_refuses_a_record_that_does_not_hash_to_its_number() -> None:
 def test_subject_number_must_be_cut_from_its_digest() -> None:
     with pytest.raises(DocumentError, match="does not give"):
         Subject(PithNumber.parse(DEAR), SHA)
+
+
+# any text, often with what JSON escapes (quote, backslash, controls) and non-ASCII
+_TEXT = st.text(
+    st.characters(exclude_categories=["Cs"]) | st.sampled_from('"\\\n\x00\x7fé\u2028'), max_size=12
+)
+_LEAF = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | _TEXT
+_PAYLOAD = st.dictionaries(
+    _TEXT, st.recursive(_LEAF, lambda inner: st.lists(inner, max_size=3), max_leaves=6), max_size=6
+)
+_TOP = [f for f in SIGNED_FIELDS if f not in ("signer", "payload")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    texts=st.fixed_dictionaries({f: _TEXT for f in _TOP}),
+    signer=st.dictionaries(_TEXT, _TEXT, max_size=5),
+    payload=_PAYLOAD,
+    spoil=st.sampled_from([None, None, None, "signer", *_TOP]),  # mostly all text
+    leaf=_LEAF,
+)
+def test_the_signed_bytes_of_any_event_are_canonical_json_of_its_signed_fields(
+    texts: dict[str, Any], signer: dict[str, Any], payload: dict[str, Any], spoil: Any, leaf: Any
+) -> None:
+    """`seal` and `compute_event_id` place the kept signer text and the payload in a template:
+    it must be `canonical` of the six signed fields, whatever they hold (a field that is not
+    text takes `canonical` itself)."""
+    event = {**texts, "signer": signer, "payload": payload, "event_id": "x", "signature": {}}
+    if spoil == "signer":
+        event["signer"] = {**signer, "signer_type": leaf}
+    elif spoil is not None:
+        event[spoil] = leaf
+    expected = canonical({k: event[k] for k in SIGNED_FIELDS})
+    assert _signed_bytes(event) == expected
+    assert _signed_bytes(event) == expected  # again: the signer text now comes from the cache
+
+
+def test_a_real_events_id_is_the_hash_of_its_canonical_signed_fields(
+    dear: Subject, pipeline: Subject
+) -> None:
+    context = 'é "quoted" \\ back'  # escaped and non-ASCII text in the template's payload
+    event = sign_citation(FixedSigner(), dear, pipeline.pith_number, "extends", context=context)
+    signed = {k: event[k] for k in SIGNED_FIELDS}
+    raw = json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert event["event_id"] == "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
+    assert _failed(event) == []

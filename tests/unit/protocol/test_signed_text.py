@@ -93,6 +93,14 @@ def test_the_fast_scan_refuses_exactly_the_characters_of_the_rule_on_every_code_
     assert {unicodedata.category(c) for c in refused - by_category} <= {"Cn"}
 
 
+def test_printable_text_never_holds_a_refused_character_on_any_code_point() -> None:
+    """`payload_text_problem` passes printable text without its scan: that is sound only if
+    no refused character is printable in the running Python's Unicode tables."""
+    every = "".join(map(chr, range(0x110000)))  # the regex is the rule (the test above)
+    refused = set(_UNSAFE.findall(every))
+    assert len(refused) > 2000 and not [c for c in refused if c.isprintable()]
+
+
 @pytest.mark.parametrize("text", ALLOWED)
 def test_real_names_in_any_script_are_allowed(text: str) -> None:
     assert text_problem(text) is None
