@@ -209,6 +209,27 @@ def test_badge_once_without_kernel_hooks(tmp_path: Path) -> None:
     assert _title_count(tmp_path, "", hooks_hidden=True) == 1
 
 
+def test_options_still_count_on_a_kernel_without_process_key_options(tmp_path: Path) -> None:
+    # LaTeX before 2022-06 has no \ProcessKeyOptions: pith-compat.def, read in the preamble,
+    # processes the options with l3keys2e (outside the group the file is read in, or the
+    # options it sets would be lost when the group ends)
+    source = paper(NUMBER, "style=compact,baseurl=https://mirror.example.org/").replace(
+        "\\usepackage", "\\let\\ProcessKeyOptions\\undefined\n\\usepackage", 1
+    )
+    assert "\\let\\ProcessKeyOptions\\undefined" in source
+    result = build(source, tmp_path, recorder=True)
+    assert result.ok, result.output[-2000:]
+    assert any(
+        line.endswith("l3keys2e.sty")
+        for line in result.pdf.with_suffix(".fls").read_text("latin-1").splitlines()
+    )
+    mirror = "https://mirror.example.org/pith/" + BODY
+    assert link_uris(result.pdf) == [mirror]
+    assert info(result.pdf)["/PithURL"] == mirror
+    text = page_text(result.pdf)
+    assert SHORT in text and "Pith Number" not in text  # style=compact: no label
+
+
 @pytest.mark.parametrize(
     ("engine", "preamble", "metadata"),
     [
