@@ -25,13 +25,13 @@ is not seen (the registry's merged state shows it: `pith fetch REF --what state`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pithauthor.errors import InputError
+from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.checks.merge import Applied, apply_events, order_key, slot_and_claim
 from pithauthor.protocol.corrections import replacing, statement_key
@@ -188,9 +188,11 @@ def events_in_file(path: Path) -> list[AuthorEvent]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     found = []
     for line in text.splitlines():
+        # as strict as a registry reads it: a line a lenient parser would accept (a key twice,
+        # NaN) is no event anyone can publish, so it must not count as one already made
         try:
-            doc = json.loads(line)
-        except ValueError:
+            doc = parse_json(line)
+        except ValueError:  # JSONFault is a ValueError
             continue
         typed = checked_author_event(doc)[1]
         if typed is not None:

@@ -348,3 +348,20 @@ def test_cite_a_bibliography_into_the_same_file_twice_writes_each_citation_once(
     assert len(reused) == 4 and all("signed before: reused" in r["detail"] for r in reused)
     assert out.read_text("utf-8").splitlines() == written
     assert _outbox_ids() == []
+
+
+def test_a_file_line_that_is_not_strict_json_is_not_taken_for_a_statement_already_made(
+    tmp_path: Path,
+) -> None:
+    """`-o FILE` reuse reads the file as strictly as a registry would: a line with a key twice
+    (lenient parsers keep the last value) is no event, so it cannot stand for one."""
+    from pithauthor.registry import events_in_file
+
+    vector = Path(__file__).parents[2] / "vectors/events/valid/author_attestation.json"
+    line = json.dumps(json.loads(vector.read_text("utf-8")), separators=(",", ":"))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(line + "\n", "utf-8")
+    assert len(events_in_file(plain)) == 1  # the clean line is one statement
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text('{"event_type":"withdrawn",' + line[1:] + "\n", "utf-8")
+    assert events_in_file(twice) == []
