@@ -223,16 +223,20 @@ def replication_payload(
 _TO_INT32 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv")
 
 
+_LOWER_HEX = frozenset("0123456789abcdef")
+
+
 def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
     """True when `number`'s body is the first 26 base32 characters of the digest.
 
     The same as `base32_nopad(digest)[:26] == body`: 26 characters are the top 130 bits.
     """
-    try:
-        raw = bytes.fromhex(canonical_sha256)
-    except ValueError:
+    # exactly 64 lower-case hex digits, as the protocol shows every hash: `bytes.fromhex` alone
+    # would also take upper case and spaces, spellings no verifier accepts in a signed payload
+    if len(canonical_sha256) != 64 or not _LOWER_HEX.issuperset(canonical_sha256):
         return False
-    if len(raw) != 32 or len(number.body) != BODY_LENGTH:
+    raw = bytes.fromhex(canonical_sha256)
+    if len(number.body) != BODY_LENGTH:
         return False
     return int.from_bytes(raw[:17], "big") >> 6 == int(number.body.translate(_TO_INT32), 32)
 

@@ -254,6 +254,16 @@ def test_subject_from_a_registry_record(dear: Subject) -> None:
     assert dear.source_id == "2302.12445"
 
 
+@pytest.mark.parametrize(
+    "spelling", [str.upper, lambda hexa: " ".join([hexa[:32], hexa[32:]])], ids=["upper", "space"]
+)
+def test_a_subject_digest_is_lower_case_hex_only(dear: Subject, spelling: Any) -> None:
+    """The protocol shows every hash as lower-case hex (VERIFIED); `bytes.fromhex` would take
+    these spellings of the same bytes, and the event signed from them could never verify."""
+    with pytest.raises(DocumentError, match="does not give"):
+        Subject(dear.pith_number, spelling(dear.canonical_sha256))
+
+
 def test_subject_from_from_arxiv_json_equals_the_registry_record(dear: Subject) -> None:
     raw = json.dumps(load_fixture("arxiv-metadata-2302.12445.json")).encode()
     computed = summarise(build_canonical_record(parse_meta(raw)))
