@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
+
+# the test keyring back-ends importable by the name PYTHON_KEYRING_BACKEND gives them
+# (`pith_test_keyrings`), in this process too, before any test module imports them
+import support.keys  # noqa: F401
 from support.cite import EXTRA_IDS, PASSPHRASE, REAL_BIB_IDS
 from support.cli import (
     LAUNCHER,
