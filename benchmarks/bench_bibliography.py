@@ -126,7 +126,7 @@ def generate(path: Path, entries: int = ENTRIES, seed: int = SEED) -> None:
 def run() -> list[dict[str, Any]]:
     import bibtexparser
 
-    from pithauthor.bibliography.names import to_unicode
+    from pithauthor.bibliography.identifiers import to_unicode
     from pithauthor.bibliography.reading import read_bibliographies
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -72,7 +72,7 @@ LATENCY = 0.005
 _SERVE_WITH_LATENCY = """
 import sys
 from pathlib import Path
-from pithauthor.registry.local.papers import add_paper, example_papers
+from pithauthor.registry.local.run import add_paper, example_papers
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
 srv = RegistryServer(Path(sys.argv[1]), faults=FaultPlan(every=0, delay_seconds=float(sys.argv[2])))
 for p in example_papers():
@@ -111,7 +111,7 @@ def _submit(
 ) -> tuple[float, float, float]:
     """(seconds, client CPU seconds, server CPU seconds) of sending `events` from an outbox."""
     from pithauthor.registry.client import RegistryClient
-    from pithauthor.registry.manifests import pinned_trust
+    from pithauthor.registry.credentials import pinned_trust
     from pithauthor.registry.outbox import Outbox
     from pithauthor.registry.submit import submit_pending
 

@@ -21,13 +21,13 @@ from pithauthor.errors import InputError, PithError
 from pithauthor.fs import pith_home
 from pithauthor.identity.proofs import check_key_on_orcid
 from pithauthor.keys.author import BACKED_UP_AT, BACKUP_FILE, known_keys
-from pithauthor.keys.metadata import KeyRecord
 from pithauthor.keys.safety import Finding as KeyFinding
 from pithauthor.keys.safety import diagnose as diagnose_keys
+from pithauthor.keys.storage import KeyRecord
 from pithauthor.net import RegistryHttp, RetryPolicy
 from pithauthor.registry.client import is_local_registry, registry_binding, registry_url
+from pithauthor.registry.credentials import Trust, default_trust
 from pithauthor.registry.journal import DB_NAME
-from pithauthor.registry.manifests import Trust, default_trust
 from pithauthor.registry.outbox import Outbox
 
 FAILING = ("fail", "unsafe")

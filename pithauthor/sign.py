@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor.errors import EventError, InputError, KeyRetired, OrcidError
-from pithauthor.protocol.corrections import replacing, withdrawing
 from pithauthor.protocol.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
 from pithauthor.protocol.events import Signer, created_at_ok, seal, signer_block, unsigned_event
 from pithauthor.protocol.identity import fingerprint_hex, normalize_orcid, proofs_problem
@@ -46,7 +45,7 @@ from pithauthor.protocol.payloads import (
     self_citation_problem,
 )
 from pithauthor.protocol.record import AuthorCheck, check_claimant, check_own_name
-from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.subject import Subject, replacing, withdrawing
 from pithauthor.protocol.text import payload_text_problem, utc_now, utc_stamp
 
 __all__ = [

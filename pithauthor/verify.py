@@ -18,10 +18,8 @@ from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.bundle import check_bundle
 from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.protocol.checks.fields import EVENT_CHECKED
-from pithauthor.protocol.checks.receipt import check_receipt_row
-from pithauthor.protocol.checks.record import check_computed, check_record
+from pithauthor.protocol.checks.record import check_computed, check_receipt_row, check_record
 from pithauthor.protocol.checks.state import check_state
-from pithauthor.protocol.corrections import link_verdict
 from pithauthor.protocol.record import (
     ArxivMetadata,
     build_canonical_record,
@@ -30,8 +28,9 @@ from pithauthor.protocol.record import (
     pith_number_of,
     summarise,
 )
+from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Trust, uncovered
-from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.credentials import pinned_trust
 
 __all__ = [
     "ArxivMetadata",

@@ -226,7 +226,7 @@ def local_registry(tmp_path: Path) -> Iterator[StartRegistry]:
 def cite_registry(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The cite tests' local registry: the example papers and support.cite's EXTRA_IDS and
     REAL_BIB_IDS, on loopback; yields its url, trust manifest file and server."""
-    from pithauthor.registry.local.papers import add_paper
+    from pithauthor.registry.local.run import add_paper
 
     server = start_server(tmp_path / "registry")
     for aid in EXTRA_IDS + REAL_BIB_IDS:

@@ -146,7 +146,7 @@ def test_bib_scan_imports_neither_the_lookup_nor_the_network(tmp_path: Path) -> 
     bib.write_text("@article{a, title={T}, eprint={2302.12445}}\n", encoding="utf-8")
     modules = _imported_modules("bib", "scan", str(bib))
     # the measurement itself works (a face's import_module is not itself listed by importtime)
-    assert "pithauthor.bibliography.reader" in modules
+    assert "pithauthor.bibliography.bibtex" in modules
     unwanted = {
         "pithauthor.bibliography.matching",
         "pithauthor.bibliography.arxiv_api",

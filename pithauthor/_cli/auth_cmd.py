@@ -7,8 +7,8 @@ import os
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.options import REGISTRY_HELP
 from pithauthor._cli.output import data, message
-from pithauthor._cli.registryopts import REGISTRY_HELP
 from pithauthor.errors import InputError
 
 auth_app = new_app("Sign-in tokens for registries that want them.")

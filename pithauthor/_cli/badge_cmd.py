@@ -6,14 +6,14 @@ from typing import Literal
 
 import typer
 
-from pithauthor._cli.output import data, message
-from pithauthor._cli.registryopts import (
+from pithauthor._cli.options import (
     OFFLINE_NUMBER_OPTION,
     REGISTRY_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
     number_access,
 )
+from pithauthor._cli.output import data, message
 
 
 def badge_cmd(

@@ -6,15 +6,16 @@ from pathlib import Path
 
 import typer
 
-from pithauthor._cli import citedopts, lookupopts
+from pithauthor._cli import options
 from pithauthor._cli.app import new_app
-from pithauthor._cli.keyopts import complete_mapping, complete_relationship
-from pithauthor._cli.lookupopts import (
+from pithauthor._cli.options import (
     ARXIV_API_OPTION,
     CHOOSE_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
     WRITE_BACK_OPTION,
+    complete_mapping,
+    complete_relationship,
 )
 from pithauthor._cli.output import data, emit_json, warn
 
@@ -70,12 +71,12 @@ def register(app: typer.Typer) -> None:
             status_counts,
         )
 
-        lookupopts.check_lookup_options(lookup, offline, write_back, choose)
+        options.check_lookup_options(lookup, offline, write_back, choose)
         reading = read_bibliographies(
             files,
             default_relationship=relationship,
             relationship_map=parse_relationship_map(mapping),
-            only_cited=None if only_cited is None else citedopts.cited(only_cited),
+            only_cited=None if only_cited is None else options.cited(only_cited),
         )
         for text in reading.warnings:
             warn(text)
@@ -85,12 +86,12 @@ def register(app: typer.Typer) -> None:
             warn(f"cited but in no bibliography: {', '.join(reading.missing_cited)}")
         lookup_stats = None
         if lookup:
-            result = lookupopts.run_lookup(reading, arxiv_api, offline)
-            result = lookupopts.settle_ambiguous(result, choose)
+            result = options.run_lookup(reading, arxiv_api, offline)
+            result = options.settle_ambiguous(result, choose)
             lookup_stats = result.stats()
             reading = result.reading
             if write_back:
-                lookupopts.write_back(result)
+                options.write_back(result)
         rows = reading.rows()
         if as_json:
             emit_json(

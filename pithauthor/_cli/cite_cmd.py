@@ -7,31 +7,27 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
-from pithauthor._cli import citedopts, lookupopts
-from pithauthor._cli.keyopts import (
-    KEY_OPTION,
-    OUT_OPTION,
-    PASSPHRASE_FILE_OPTION,
-    complete_mapping,
-    complete_relationship,
-)
-from pithauthor._cli.lookupopts import (
+from pithauthor._cli import options
+from pithauthor._cli.options import (
     ARXIV_API_OPTION,
     CHOOSE_OPTION,
+    KEY_OPTION,
     LOOKUP_OPTION,
     OFFLINE_OPTION,
-    WRITE_BACK_OPTION,
-    check_lookup_options,
-)
-from pithauthor._cli.output import emit_json, message, warn
-from pithauthor._cli.registryopts import (
+    OUT_OPTION,
+    PASSPHRASE_FILE_OPTION,
     REGISTRY_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    WRITE_BACK_OPTION,
     YES_OPTION,
+    check_lookup_options,
+    complete_mapping,
+    complete_relationship,
     registry_access,
 )
+from pithauthor._cli.output import emit_json, message, warn
 from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError
 
@@ -148,7 +144,7 @@ def _cite_one(
     context: str | None,
     output: Output,
 ) -> None:
-    from pithauthor._cli.preview import citation_preview
+    from pithauthor._cli.signing import citation_preview
     from pithauthor.protocol import normalize_relationship
     from pithauthor.registry import citing_number, subject_for
     from pithauthor.sign import sign_citation
@@ -194,7 +190,7 @@ def _cite_bibliographies(
     output: Output,
     lookup: _LookupWith,
 ) -> bool:
-    from pithauthor._cli.preview import bibliography_preview
+    from pithauthor._cli.signing import bibliography_preview
     from pithauthor.bibliography import (
         BibEntry,
         RegistryResolver,
@@ -212,15 +208,15 @@ def _cite_bibliographies(
         [Path(f) for f in bibfiles],
         default_relationship=normalize_relationship(relationship),
         relationship_map=parse_relationship_map(mapping),
-        only_cited=citedopts.cited(Path(only_cited)) if only_cited else None,
+        only_cited=options.cited(Path(only_cited)) if only_cited else None,
     )
     for note in reading.warnings:
         warn(note)
     for name in reading.unknown_map_keys:
         warn(f"--map {name}: no entry has this key")
-    found = lookupopts.run_lookup(reading, lookup.api, lookup.offline) if lookup.on else None
+    found = options.run_lookup(reading, lookup.api, lookup.offline) if lookup.on else None
     if found is not None:
-        found = lookupopts.settle_ambiguous(found, lookup.choose)
+        found = options.settle_ambiguous(found, lookup.choose)
         reading = found.reading
     # With nothing to sign, the citing paper only names the report: a full number is then not
     # checked with the registry (it may be down, and nothing will be published).
@@ -252,7 +248,7 @@ def _cite_bibliographies(
     )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
-        lookupopts.write_back(found)
+        options.write_back(found)
     message(render_table(report.rows))
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
     where = f" -> {destination}" if destination else ""

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from pithauthor._cli.keyopts import (
+from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     RECORD_OPTION,
-)
-from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     REPLACE_OPTION,
     SUBMIT_OPTION,
@@ -67,7 +65,7 @@ def claim(
 ) -> None:
     """Sign an author attestation of SUBJECT with your key. Claiming again what the outbox
     holds reuses that event; a different claim on the same paper needs --replace."""
-    from pithauthor._cli.preview import claim_preview
+    from pithauthor._cli.signing import claim_preview
     from pithauthor.identity import proofs_from_specs
     from pithauthor.protocol import check_claimant, check_own_name, normalize_orcid
     from pithauthor.registry import check_destination, subject_for

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from pithauthor._cli.keyopts import JSON_OPTION
+from pithauthor._cli.options import JSON_OPTION, REGISTRY_OPTION, TRUST_MANIFEST_OPTION
 from pithauthor._cli.output import data, emit_json
-from pithauthor._cli.registryopts import REGISTRY_OPTION, TRUST_MANIFEST_OPTION
 
 
 def doctor_cmd(

@@ -7,8 +7,8 @@ from typing import Literal
 
 import typer
 
+from pithauthor._cli.options import LOCAL_HELP, REGISTRY_HELP, TRUST_HELP, make_client
 from pithauthor._cli.output import data, emit_json, message
-from pithauthor._cli.registryopts import LOCAL_HELP, REGISTRY_HELP, TRUST_HELP, make_client
 from pithauthor.errors import InputError
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from pithauthor._cli.app import new_app
-from pithauthor._cli.keyopts import (
+from pithauthor._cli.options import (
     BACKEND_OPTION,
     BACKUP_PASSPHRASE_FILE_OPTION,
     INSECURE_PLAINTEXT_OPTION,

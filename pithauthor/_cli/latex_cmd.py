@@ -7,15 +7,15 @@ from pathlib import Path
 import typer
 
 from pithauthor._cli.app import new_app
-from pithauthor._cli.keyopts import complete_key
-from pithauthor._cli.output import StepLines, data, emit_json, message, warn
-from pithauthor._cli.registryopts import (
+from pithauthor._cli.options import (
     OFFLINE_NUMBER_OPTION,
     REGISTRY_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
+    complete_key,
     number_access,
 )
+from pithauthor._cli.output import StepLines, data, emit_json, message, warn
 from pithauthor.errors import InputError
 
 latex_app = new_app("Add the Pith badge to a LaTeX manuscript and pack it for arXiv.", name="latex")

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from pithauthor._cli.keyopts import (
+from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     RECORD_OPTION,
-)
-from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     REPLACE_OPTION,
     SUBMIT_OPTION,
@@ -66,7 +64,7 @@ def replicate(
 ) -> None:
     """Sign a replication record of SUBJECT. Recording again what the outbox holds reuses
     that event; a different record with the same kind and artifacts needs --replace."""
-    from pithauthor._cli.preview import replication_preview
+    from pithauthor._cli.signing import replication_preview
     from pithauthor.protocol import Artifact
     from pithauthor.registry import check_destination, subject_for
     from pithauthor.sign import artifact_sha256, record_replication

@@ -6,13 +6,13 @@ from typing import Any
 
 import typer
 
-from pithauthor._cli.output import data, emit_json, message
-from pithauthor._cli.registryopts import (
+from pithauthor._cli.options import (
     REGISTRY_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
     make_client,
 )
+from pithauthor._cli.output import data, emit_json, message
 from pithauthor.protocol import escaped
 
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from pithauthor._cli.options import LOCAL_HELP, TRUST_HELP, registry_options
 from pithauthor._cli.output import data, emit_json, message, warn
-from pithauthor._cli.registryopts import LOCAL_HELP, TRUST_HELP, registry_options
 from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:

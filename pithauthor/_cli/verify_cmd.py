@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.options import REGISTRY_OPTION, TRUST_LOCAL_OPTION, make_client
 from pithauthor._cli.output import data, emit_json, message
-from pithauthor._cli.registryopts import REGISTRY_OPTION, TRUST_LOCAL_OPTION, make_client
 from pithauthor.errors import NetworkError
 from pithauthor.protocol import escaped
 

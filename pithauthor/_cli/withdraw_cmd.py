@@ -7,14 +7,11 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pithauthor._cli.keyopts import (
+from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
-)
-from pithauthor._cli.output import message
-from pithauthor._cli.registryopts import (
     REGISTRY_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
@@ -22,6 +19,7 @@ from pithauthor._cli.registryopts import (
     YES_OPTION,
     registry_access,
 )
+from pithauthor._cli.output import message
 from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
 
@@ -107,7 +105,7 @@ def withdraw(
 
 def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
     """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
-    from pithauthor._cli.preview import HEADER, shown, signer_line
+    from pithauthor._cli.signing import HEADER, shown, signer_line
     from pithauthor.registry import gist
 
     return [

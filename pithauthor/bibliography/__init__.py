@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pithauthor.bibliography.lookup import (
         LookupCache,
         LookupResult,
+        WriteBack,
         lookup_bibliography,
         lookup_identifiers,
         paste_line,
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
         source_counts,
         status_counts,
     )
-    from pithauthor.bibliography.writeback import WriteBack
 
 __all__ = [
     "ARXIV_INTERVAL",
@@ -96,7 +96,7 @@ __getattr__, __dir__ = lazy_face(
         "RegistryResolver": "pithauthor.bibliography.cite",
         "Resolver": "pithauthor.bibliography.cite",
         "STATUSES": "pithauthor.bibliography.reading",
-        "WriteBack": "pithauthor.bibliography.writeback",
+        "WriteBack": "pithauthor.bibliography.lookup",
         "YEARS_AFTER": "pithauthor.bibliography.matching",
         "YEARS_BEFORE": "pithauthor.bibliography.matching",
         "cited_keys": "pithauthor.bibliography.cited",

@@ -28,7 +28,7 @@ from pithauthor.protocol.ids import ArxivId, PithNumber
 from pithauthor.protocol.payloads import self_citation_problem
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.text import utc_now
-from pithauthor.registry.record_cache import RecordCache
+from pithauthor.registry.client import RecordCache
 from pithauthor.sign import sign_citation
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Final
 
-from pithauthor.bibliography.names import (
+from pithauthor.bibliography.identifiers import (
     Person,
     collaborations,
     fold,

@@ -18,10 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pithauthor.bibliography.bibtex import RawEntry, RawFailure, read_files
 from pithauthor.bibliography.cited import ALL
-from pithauthor.bibliography.identifiers import Identifier, find_identifier
-from pithauthor.bibliography.names import to_unicode
-from pithauthor.bibliography.reader import RawEntry, RawFailure, read_files
+from pithauthor.bibliography.identifiers import Identifier, find_identifier, to_unicode
 from pithauthor.errors import InputError
 from pithauthor.protocol.ids import ArxivId, PithNumber
 from pithauthor.protocol.payloads import (

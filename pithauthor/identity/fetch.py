@@ -16,9 +16,7 @@ from pithauthor.errors import InputError
 from pithauthor.fs import MAX_PDF_BYTES, read_user_file
 from pithauthor.net import AnswerTooLarge, AnswerTooSlow, check_url, new_client, read_capped
 from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.checks.identity import (
-    ProofCheck,
-)
+from pithauthor.protocol.checks.event import ProofCheck
 from pithauthor.protocol.identity import (
     PDF_INFO_KEY,
     Finding,

@@ -4,7 +4,7 @@
     >>> check_identity(event, orcid="0000-0002-1825-0097")   # a Report of named checks
 
 The rules (what a proof names, how it is matched) live in `pithauthor.protocol.identity`; the
-verdict in `pithauthor.protocol.checks.identity`. This module fetches: httpx with short timeouts,
+verdict in `pithauthor.protocol.checks.event`. This module fetches: httpx with short timeouts,
 answers capped in size, JSON read strictly, redirects followed only within the same origin
 (scheme, host and port). See docs/identity.md.
 """
@@ -30,8 +30,8 @@ from pithauthor.identity.fetch import (
     claimed_pdf,
     orcid_api_base,
 )
-from pithauthor.keys.metadata import retired_here
-from pithauthor.protocol.checks.identity import (
+from pithauthor.keys.storage import retired_here
+from pithauthor.protocol.checks.event import (
     ProofCheck,
     event_key_id,
     event_orcid,
@@ -57,7 +57,7 @@ from pithauthor.protocol.text import checked_url
 from pithauthor.protocol.verdict import Report
 
 if TYPE_CHECKING:
-    from pithauthor.keys.metadata import KeyRecord
+    from pithauthor.keys.storage import KeyRecord
 
 __all__ = [
     "IdentityProof",

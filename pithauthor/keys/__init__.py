@@ -27,12 +27,12 @@ if TYPE_CHECKING:
         show,
     )
     from pithauthor.keys.backups import backup, import_backup, rotate
-    from pithauthor.keys.metadata import KeyRecord
     from pithauthor.keys.passphrase import (
         PassphraseSource,
         backup_passphrase_source,
         passphrase_source,
     )
+    from pithauthor.keys.storage import KeyRecord
 
 __all__ = [
     "BACKED_UP_AT",
@@ -64,7 +64,7 @@ __getattr__, __dir__ = lazy_face(
         "AuthorKey": "pithauthor.keys.author",
         "BACKED_UP_AT": "pithauthor.keys.author",
         "BACKUP_FILE": "pithauthor.keys.author",
-        "KeyRecord": "pithauthor.keys.metadata",
+        "KeyRecord": "pithauthor.keys.storage",
         "PassphraseSource": "pithauthor.keys.passphrase",
         "backup": "pithauthor.keys.backups",
         "backup_passphrase_source": "pithauthor.keys.passphrase",

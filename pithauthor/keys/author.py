@@ -25,13 +25,6 @@ from pithauthor.errors import (
     KeyRetired,
 )
 from pithauthor.fs import pith_home
-from pithauthor.keys.metadata import (
-    METADATA_FILE,
-    KeyRecord,
-    keystore_lock,
-    load_records,
-    save_records,
-)
 from pithauthor.keys.passphrase import PassphraseSource, backup_passphrase_source, passphrase_source
 from pithauthor.keys.safety import diagnose
 from pithauthor.keys.secrets import (
@@ -43,6 +36,13 @@ from pithauthor.keys.secrets import (
     public_key_of,
     remove_seed,
     stderr_note,
+)
+from pithauthor.keys.storage import (
+    METADATA_FILE,
+    KeyRecord,
+    keystore_lock,
+    load_records,
+    save_records,
 )
 from pithauthor.protocol.canonical_json import b64decode, b64encode
 from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orcid, signer_id

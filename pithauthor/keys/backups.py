@@ -28,11 +28,6 @@ from pithauthor.keys.author import (
     _note_backup,
     _resolve,
 )
-from pithauthor.keys.metadata import (
-    KeyRecord,
-    create_private,
-    load_records,
-)
 from pithauthor.keys.passphrase import PassphraseSource, backup_passphrase_source, passphrase_source
 from pithauthor.keys.secrets import (
     Note,
@@ -42,6 +37,7 @@ from pithauthor.keys.secrets import (
     public_key_of,
     stderr_note,
 )
+from pithauthor.keys.storage import KeyRecord, create_private, load_records
 from pithauthor.protocol.canonical_json import b64encode
 from pithauthor.protocol.identity import fingerprint_hex, key_id
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pithauthor.errors import KeyFileTampered
 from pithauthor.fs import HOME_ENV, MAX_KEY_FILE_BYTES, POSIX_MODES, pith_home, read_user_file
-from pithauthor.keys import keyring_store, secrets
-from pithauthor.keys.metadata import METADATA_FILE
+from pithauthor.keys import secrets, storage
 from pithauthor.keys.passphrase import BACKUP_PASSPHRASE_ENV, PASSPHRASE_ENV
+from pithauthor.keys.storage import METADATA_FILE
 from pithauthor.protocol.canonical_json import parse_json
 
 
@@ -109,7 +109,7 @@ def _keys() -> list[Finding]:
 
 
 def _keyring() -> list[Finding]:
-    status = keyring_store.probe()
+    status = storage.probe()
     if status.usable:
         return [
             Finding(

@@ -32,10 +32,9 @@ from pithauthor.errors import (
     KeyringUnavailable,
     WrongPassphrase,
 )
-from pithauthor.keys import keyring_store, secrets
-from pithauthor.keys.metadata import KeyRecord, create_private, keys_dir, read_private
-from pithauthor.keys.nodump import forbid_core_dumps
-from pithauthor.keys.passphrase import PROMPT_TRIES, PassphraseSource
+from pithauthor.keys import secrets, storage
+from pithauthor.keys.passphrase import PROMPT_TRIES, PassphraseSource, forbid_core_dumps
+from pithauthor.keys.storage import KeyRecord, create_private, keys_dir, read_private
 from pithauthor.protocol.canonical_json import b64decode, b64encode, canonical, parse_json
 
 # PyNaCl is imported where a secrets is sealed or opened: `pith keys list` skips it.
@@ -299,7 +298,7 @@ class PreparedSecret:
             self._written = None
         if self.in_keyring:
             with contextlib.suppress(KeyringUnavailable):
-                keyring_store.delete(self.record.key_id)
+                storage.delete(self.record.key_id)
 
 
 def prepare_seed(
@@ -321,7 +320,7 @@ def prepare_seed(
         return _plaintext(seed, record)
     fallback = ""
     if backend in ("auto", "keyring"):
-        status = keyring_store.probe()
+        status = storage.probe()
         if status.usable:
             try:
                 _store_keyring(seed, record)
@@ -348,13 +347,13 @@ def prepare_seed(
 
 
 def _store_keyring(seed: bytes, record: KeyRecord) -> None:
-    keyring_store.store(record.key_id, b64encode(seed))
+    storage.store(record.key_id, b64encode(seed))
     # read back before it counts as stored: the seed exists nowhere else, and a backend that
     # accepted it without keeping it would lose the key for good
-    back = keyring_store.load(record.key_id)
+    back = storage.load(record.key_id)
     if back is None or back != b64encode(seed):
         with contextlib.suppress(KeyringUnavailable):
-            keyring_store.delete(record.key_id)
+            storage.delete(record.key_id)
         raise KeyringUnavailable("the keyring did not return what was saved")
     record.backend, record.file = "keyring", None
 
@@ -384,7 +383,7 @@ def load_seed(record: KeyRecord, passphrase: PassphraseSource, note: Note) -> by
     forbid_core_dumps()
     where = f"key {record.name!r} ({record.key_id})"
     if record.backend == "keyring":
-        text = keyring_store.load(record.key_id)
+        text = storage.load(record.key_id)
         if text is None:
             raise KeyNotFound(f"the secret of {where} is not in the OS keyring")
         try:
@@ -442,7 +441,7 @@ def _load_from_file(
 def remove_seed(record: KeyRecord) -> None:
     """Delete the secret of `record` from its backend."""
     if record.backend == "keyring":
-        keyring_store.delete(record.key_id)
+        storage.delete(record.key_id)
         return
     path = keys_dir() / (record.file or file_name(record))
     path.unlink(missing_ok=True)

@@ -12,9 +12,8 @@ if TYPE_CHECKING:
     from pithauthor.latex.arxiv import ArchiveResult, build_arxiv_archive
     from pithauthor.latex.injection import InjectResult, Step, badge_number, inject
     from pithauthor.latex.pdf import check_pdf
-    from pithauthor.latex.snippets import badge
     from pithauthor.latex.sources import find_main_file
-    from pithauthor.latex.sty import copy_sty, found_by_tex, install_sty, shipped_files
+    from pithauthor.latex.sty import badge, copy_sty, found_by_tex, install_sty, shipped_files
 
 __all__ = [
     "ArchiveResult",
@@ -39,7 +38,7 @@ __getattr__, __dir__ = lazy_face(
         "ArchiveResult": "pithauthor.latex.arxiv",
         "InjectResult": "pithauthor.latex.injection",
         "Step": "pithauthor.latex.injection",
-        "badge": "pithauthor.latex.snippets",
+        "badge": "pithauthor.latex.sty",
         "badge_number": "pithauthor.latex.injection",
         "build_arxiv_archive": "pithauthor.latex.arxiv",
         "check_pdf": "pithauthor.latex.pdf",

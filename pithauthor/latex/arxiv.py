@@ -20,9 +20,8 @@ from pithauthor.errors import (
 )
 from pithauthor.fs import publishing
 from pithauthor.latex import upload
-from pithauthor.latex.blame import whose_fault
-from pithauthor.latex.build import build_like_arxiv, build_sources
-from pithauthor.latex.buildtime import BuildClock, check_timeout
+from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
+from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
     LTXML_NAME,
     STY_NAME,
@@ -39,11 +38,7 @@ from pithauthor.latex.pdf import (
     pdf_facts,
 )
 from pithauthor.latex.preamble import locate
-from pithauthor.latex.sources import (
-    engine_of,
-    find_main_file,
-    read_text_file,
-)
+from pithauthor.latex.sources import engine_of, find_main_file, read_text_file
 from pithauthor.latex.upload import strip_comments
 from pithauthor.protocol.ids import PithNumber
 

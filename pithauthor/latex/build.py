@@ -1,7 +1,5 @@
-"""Build a manuscript from its sources in a private folder (latexmk, fresh, with -recorder) and
-sort what the build read: the paper's own files, TeX Live's, and anything else (refused).
-
-Used by `pith latex inject --check` and `pith latex arxiv` alike, so that both fail the same way.
+"""Build a manuscript from its sources in a private folder (latexmk, fresh, with -recorder), sort
+what the build read, and when a build with the badge fails, say whose fault it is.
 """
 
 from __future__ import annotations
@@ -21,8 +19,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from pithauthor.errors import BuildError, CompileFailed
-from pithauthor.latex.buildtime import DEFAULT_LIMIT, BuildClock
+from pithauthor.latex.clock import DEFAULT_LIMIT, BuildClock
 from pithauthor.latex.sources import copy_sources
+
+# Build a manuscript from its sources in a private folder (latexmk, fresh, with -recorder) and
+# sort what the build read: the paper's own files, TeX Live's, and anything else (refused).
+#
+# Used by `pith latex inject --check` and `pith latex arxiv` alike, so that both fail the same way.
 
 ENGINE_FLAGS = {
     "pdflatex": ["-pdf"],
@@ -30,23 +33,34 @@ ENGINE_FLAGS = {
     "lualatex": ["-pdflua"],
     "latex": ["-pdfps"],
 }
+
 _GRACE = 10.0  # seconds TeX has, once interrupted, to write where it was into its log
+
 # TeX's answer to SIGINT (with -file-line-error), then the line it was reading: `l.5 \x`
 _INTERRUPTED = re.compile(r"^(.+?):(\d+): Interruption\.$\n(?:l\.\d+ (.*))?", re.M)
+
 _FILE_LINE_ERROR = re.compile(r"^\S.*?:\d+: ")
+
 _NEEDS_UNICODE_ENGINE = re.compile(r"XeTeX|LuaTeX|XeLaTeX|LuaLaTeX|fontspec|unicode-math", re.I)
+
 _CONTINUED = re.compile(r"^\([A-Za-z0-9@_.-]+\)\s+")  # a package error's next line
+
 _LATEXMK_NOT_FOUND = re.compile(
     r"^Latexmk: I WON'T RUN '([^']+)' because I don't find the following files:\n"
     r"((?:[ \t]+\S.*\n?)+)",
     re.MULTILINE,
 )
+
 _LATEXMK_SUMMARY = re.compile(
     r"^Collected error summary.*\n[ \t]+(\S[^:\n]*): .*?(?:See file '([^']+\.blg)')?$", re.M
 )
+
 _BLG_ERROR = re.compile(r"^(?:.*---line \d+ of file .*|.*> ERROR - .*|I couldn't open .*)$", re.M)
+
 _LATEXMK_FAILURE = re.compile(r"^Latexmk: (Failure in processing file .*)\n[ \t]+(\S.*)$", re.M)
+
 _MISSING = re.compile(r"(?:File `([^']+)' not found|I can't find file `([^']+)')")
+
 # the TeX installation's trees; TEXMFHOME and TEXMFLOCAL hold the user's or the site's own
 # additions, which arXiv does not have (warned about, not packed)
 _TREE_VARS = (
@@ -58,7 +72,9 @@ _TREE_VARS = (
     "TEXMFVAR",
     "TEXMFCONFIG",
 )
+
 _PERSONAL_VARS = ("TEXMFHOME", "TEXMFLOCAL")
+
 _SYSTEM_TREES = (
     "/usr/share/texlive",
     "/usr/share/texmf",
@@ -376,7 +392,9 @@ def read_recorder(fls: Path, project: Path, pdf: Path) -> BuildResult:
 _RERUN = re.compile(
     r"Rerun to get|Please rerun|Label\(s\) may have changed|rerun LaTeX|Rerun LaTeX", re.I
 )
+
 _RERUN_BIBER = re.compile(r"Please \(re\)run (Biber|BibTeX)")
+
 _MAX_RUNS = 5  # labels that never settle (a page reference moving a page) must stop somewhere
 
 
@@ -424,3 +442,47 @@ def build_like_arxiv(
     if not pdf.is_file():
         raise BuildError(f"the archive's build wrote no {pdf.name}")
     return pdf
+
+
+# Whose fault a failed build is: when the paper with its badge does not compile, the same
+# sources are built without the badge (with a `pith.sty` that defines pith's commands and does
+# nothing), and the author is told which of the two it is.
+
+STY_NAME = "pith.sty"
+
+# pith.sty's public commands (docs/latex.md, "Usage"), each doing nothing: the paper builds as
+# if pith had never been added, and a \pithbadge or \pithsetup of the author's stays harmless
+NULL_STY = rb"""\ProvidesPackage{pith}[2000/01/01 doing nothing: the paper without its badge]
+\DeclareOption*{}
+\ProcessOptions\relax
+\providecommand\pithnumber[1]{}
+\providecommand\pithsetup[1]{}
+\providecommand\pithbadge{}
+\providecommand\pithbadgename{Pith Number}
+\providecommand\pithauthorkey[1]{}
+\providecommand\pithauthorkeys{}
+\endinput
+"""
+
+
+def whose_fault(
+    failed: CompileFailed,
+    main: Path,
+    engine: str,
+    without_badge: dict[str, bytes],
+    clock: BuildClock | None,
+) -> BuildError:
+    """The error to raise for `failed` (the build with the badge), once the sources of `main`
+    are built with `without_badge` (name -> bytes; pith.sty becomes the one doing nothing)."""
+    overrides = {**without_badge, STY_NAME: NULL_STY}
+    try:
+        with build_sources(main, engine, overrides, clock):
+            pass
+    except CompileFailed as plain:
+        return BuildError(f"the paper does not compile without the badge either: {plain.reason}")
+    except BuildError as plain:
+        return BuildError(f"the paper does not build without the badge either: {plain}")
+    return BuildError(
+        f"adding the badge breaks the build: {failed.reason} (the paper compiles without it: "
+        "this is a bug in pith.sty; please report it with this message and the preamble)"
+    )

@@ -26,10 +26,8 @@ from pithauthor.errors import (
 )
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_files
 from pithauthor.identity.fetch import read_pdf_author_keys
-from pithauthor.latex.blame import whose_fault
-from pithauthor.latex.build import build_sources
-from pithauthor.latex.buildtime import BuildClock, check_timeout
-from pithauthor.latex.edits import InputFacts, add_author_keys, preamble_inputs
+from pithauthor.latex.build import build_sources, whose_fault
+from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.pdf import (
     check_badge_visible,
     check_pdf,
@@ -37,11 +35,14 @@ from pithauthor.latex.pdf import (
 )
 from pithauthor.latex.preamble import Preamble, locate
 from pithauthor.latex.sources import (
+    InputFacts,
     TextFile,
+    add_author_keys,
     backup_path,
     engine_of,
     ensure_writable,
     find_main_file,
+    preamble_inputs,
     read_text_file,
     write_target,
 )

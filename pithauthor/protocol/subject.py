@@ -1,16 +1,35 @@
-"""The paper an event is about: its Pith Number and the canonical_sha256 it was cut from."""
+"""What an event is about (pure): the paper (its Pith Number and the canonical_sha256 it was
+cut from), and for a correction the earlier event it replaces or withdraws (DESIGN).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from pithauthor.errors import DocumentError, PithError
 from pithauthor.protocol.canonical_json import canonical_sha256
+from pithauthor.protocol.documents import AuthorEvent, AuthorPayload, UnsignedEvent
+from pithauthor.protocol.events import SIGNED_FIELDS
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import digest_matches_number
 from pithauthor.protocol.record import pith_number_of, split_authors, text_canon_sha256
+
+__all__ = [
+    "LINK_FAULTS",
+    "LINK_FIELDS",
+    "link_faults",
+    "link_of",
+    "link_verdict",
+    "replacing",
+    "statement_key",
+    "unlinked",
+    "withdrawing",
+]
+
+
+# The paper an event is about: its Pith Number and the canonical_sha256 it was cut from.
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +123,152 @@ def _canonical_of(doc: Mapping[str, Any]) -> tuple[Any, Any]:
         stated = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
         return current.get("canonical_record"), stated
     return None, None
+
+
+# Correcting an author event (DESIGN): a replacement names the event it corrects, a withdrawal
+# the event it takes back. Both are ordinary signed events of the same type; the link is one
+# optional payload field, so it is signed with the rest and no one else can add or move it.
+#
+#     replaces   "sha256:<hex>" of the event this one corrects: the merge shows this one instead
+#     withdraws  "sha256:<hex>" of the event this one takes back: the merge shows neither; the
+#                rest of the payload restates the withdrawn event's (its own link left out), so
+#                nobody can read a withdrawal as a new statement
+#
+# A link holds (`link_faults` is empty) when the event it names
+#
+#     replaces_unknown     is at hand (in the same merged state, file or outbox) and valid
+#     replaces_signer      was signed by the same key (`signer.public_key_fingerprint`)
+#     replaces_type        is of the same event type
+#     replaces_subject     is about the same subject (`subject_pith_number`)
+#     replaces_order       was not created after the event naming it
+#     replaces_withdrawal  is not itself a withdrawal (a withdrawal is final: sign anew instead)
+#     withdraws_payload    (a withdrawal) has the same payload, links left out
+#
+# A cycle cannot be built: `event_id` is the hash of the payload that holds the link, so an event
+# can only name one that existed before it. Only the key that signed an event can correct it: a
+# link signed by another key is `replaces_signer`, and the event carrying it is invalid.
+#
+# The merge (`pithauthor.protocol.checks.merge`) applies these rules; `pith verify` reports them;
+# the CLI uses `statement_key` and `unlinked` to find a statement the outbox already holds.
+
+LinkKind = Literal["replaces", "withdraws"]
+
+LINK_FIELDS: Final[tuple[LinkKind, ...]] = ("replaces", "withdraws")
+
+LINK_FAULTS: Final = (
+    "replaces_unknown",
+    "replaces_signer",
+    "replaces_type",
+    "replaces_subject",
+    "replaces_order",
+    "replaces_withdrawal",
+    "withdraws_payload",
+)
+
+
+def link_of(event: Mapping[str, Any]) -> tuple[LinkKind, str] | None:
+    """(`replaces` or `withdraws`, the event id it names), or None for a plain statement."""
+    payload = event.get("payload")
+    if not isinstance(payload, Mapping):
+        return None
+    for kind in LINK_FIELDS:
+        target = payload.get(kind)
+        if isinstance(target, str):
+            return kind, target
+    return None
+
+
+def unlinked(payload: AuthorPayload) -> AuthorPayload:
+    """The payload without its link: what the statement says, whatever it corrects."""
+    copied = payload.copy()
+    copied.pop("replaces", None)
+    copied.pop("withdraws", None)
+    return copied
+
+
+def statement_key(event: UnsignedEvent) -> str:
+    """What makes two events the same statement: sha256 of the signed fields but `created_at`,
+    the payload's link left out (signing the same thing again, at another time, is no new
+    statement, and a correction that says what the event it corrects said is none either)."""
+    fields: dict[str, object] = {k: v for k, v in event.items() if k in SIGNED_FIELDS}
+    del fields["created_at"]
+    fields["payload"] = unlinked(event["payload"])
+    return canonical_sha256(fields)
+
+
+def replacing(payload: AuthorPayload, event_id: str) -> AuthorPayload:
+    """`payload` as the correction of `event_id`."""
+    linked = unlinked(payload)
+    linked["replaces"] = event_id
+    return linked
+
+
+def withdrawing(withdrawn: AuthorEvent) -> AuthorPayload:
+    """The payload of the withdrawal of event `withdrawn`: its own, restated, naming it."""
+    linked = unlinked(withdrawn["payload"])
+    linked["withdraws"] = withdrawn["event_id"]
+    return linked
+
+
+def link_faults(event: Mapping[str, Any], target: Mapping[str, Any] | None) -> list[str]:
+    """The link rules (module docstring) that `event`'s link to `target` breaks; `target` is
+    the event its link names, or None when that event is not at hand. Empty without a link."""
+    link = link_of(event)
+    if link is None:
+        return []
+    if target is None:
+        return ["replaces_unknown"]
+    faults = []
+    # the same key, not the same signer_id: anyone can write an ORCID iD into signer_id, only
+    # the key's holder can sign with it
+    if _fingerprint(event) != _fingerprint(target):
+        faults.append("replaces_signer")
+    if event.get("event_type") != target.get("event_type"):
+        faults.append("replaces_type")
+    if event.get("subject_pith_number") != target.get("subject_pith_number"):
+        faults.append("replaces_subject")
+    # as text: the envelope admits only fixed-width UTC stamps, whose text order is time order;
+    # the same second is allowed (a correction made at once)
+    if str(event.get("created_at", "")) < str(target.get("created_at", "")):
+        faults.append("replaces_order")
+    named = link_of(target)
+    if named is not None and named[0] == "withdraws":
+        faults.append("replaces_withdrawal")
+    if link[0] == "withdraws":
+        mine, theirs = event.get("payload"), target.get("payload")
+        if not (
+            isinstance(mine, Mapping)
+            and isinstance(theirs, Mapping)
+            and _without_links(mine) == _without_links(theirs)
+        ):
+            faults.append("withdraws_payload")
+    return faults
+
+
+def link_verdict(
+    event: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]]
+) -> tuple[bool | None, str] | None:
+    """How `event`'s link fares against the events at hand (`known`, by event_id): None
+    without a link; (True, detail) when it holds, (False, the broken rules) when it breaks,
+    (None, detail) when the event it names is not at hand (so it cannot be checked here)."""
+    link = link_of(event)
+    if link is None:
+        return None
+    how, target_id = link
+    named = f"{how} {target_id[:19]}…"
+    target = known.get(target_id)
+    if target is None:
+        return None, f"{named}, which is not at hand here: compare with the registry's state"
+    faults = link_faults(event, target)
+    if faults:
+        return False, f"{named}: {', '.join(faults)}"
+    return True, f"{named}: at hand, same key, type and subject, not newer"
+
+
+def _without_links(payload: Mapping[str, object]) -> dict[str, object]:
+    return {k: v for k, v in payload.items() if k not in LINK_FIELDS}
+
+
+def _fingerprint(event: Mapping[str, Any]) -> object:
+    signer = event.get("signer")
+    return signer.get("public_key_fingerprint") if isinstance(signer, Mapping) else None

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from pithauthor.registry.client import (
         MAX_TIMEOUT,
+        RecordCache,
         RegistryClient,
         fetch_subject,
         is_local_registry,
@@ -30,12 +31,28 @@ if TYPE_CHECKING:
         registry_url,
         resolve_arxiv,
     )
-    from pithauthor.registry.manifests import default_trust, load_manifest_file, pinned_trust
+    from pithauthor.registry.credentials import (
+        TOKEN_ENV,
+        default_trust,
+        env_token_origin,
+        forget_token,
+        load_manifest_file,
+        pinned_trust,
+        store_token,
+        stored_registries,
+    )
     from pithauthor.registry.outbox import STATES, Outbox, OutboxEntry
-    from pithauthor.registry.record_cache import RecordCache
     from pithauthor.registry.recovery import Recovered, recover
-    from pithauthor.registry.statements import OnChange, Settled, Statements, events_in_file, gist
-    from pithauthor.registry.status import COMPLETENESS, my_papers, paper_status
+    from pithauthor.registry.statements import (
+        COMPLETENESS,
+        OnChange,
+        Settled,
+        Statements,
+        events_in_file,
+        gist,
+        my_papers,
+        paper_status,
+    )
     from pithauthor.registry.submit import (
         SubmitResult,
         append_jsonl,
@@ -48,13 +65,6 @@ if TYPE_CHECKING:
         submit_events,
         submit_everywhere,
         submit_pending,
-    )
-    from pithauthor.registry.tokens import (
-        TOKEN_ENV,
-        env_token_origin,
-        forget_token,
-        store_token,
-        stored_registries,
     )
 
 __all__ = [
@@ -112,12 +122,12 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "COMPLETENESS": "pithauthor.registry.status",
+        "COMPLETENESS": "pithauthor.registry.statements",
         "MAX_TIMEOUT": "pithauthor.registry.client",
         "OnChange": "pithauthor.registry.statements",
         "Outbox": "pithauthor.registry.outbox",
         "OutboxEntry": "pithauthor.registry.outbox",
-        "RecordCache": "pithauthor.registry.record_cache",
+        "RecordCache": "pithauthor.registry.client",
         "Recovered": "pithauthor.registry.recovery",
         "RegistryAccess": "pithauthor.registry.access",
         "RegistryClient": "pithauthor.registry.client",
@@ -126,7 +136,7 @@ __getattr__, __dir__ = lazy_face(
         "Settled": "pithauthor.registry.statements",
         "Statements": "pithauthor.registry.statements",
         "SubmitResult": "pithauthor.registry.submit",
-        "TOKEN_ENV": "pithauthor.registry.tokens",
+        "TOKEN_ENV": "pithauthor.registry.credentials",
         "append_jsonl": "pithauthor.registry.submit",
         "check_destination": "pithauthor.registry.submit",
         "check_number": "pithauthor.registry.access",
@@ -134,28 +144,28 @@ __getattr__, __dir__ = lazy_face(
         "citing_number": "pithauthor.registry.access",
         "combined": "pithauthor.registry.submit",
         "connect": "pithauthor.registry.access",
-        "default_trust": "pithauthor.registry.manifests",
+        "default_trust": "pithauthor.registry.credentials",
         "deliver": "pithauthor.registry.submit",
-        "env_token_origin": "pithauthor.registry.tokens",
+        "env_token_origin": "pithauthor.registry.credentials",
         "events_in_file": "pithauthor.registry.statements",
         "fetch_subject": "pithauthor.registry.client",
-        "forget_token": "pithauthor.registry.tokens",
+        "forget_token": "pithauthor.registry.credentials",
         "gist": "pithauthor.registry.statements",
         "is_local_registry": "pithauthor.registry.client",
-        "load_manifest_file": "pithauthor.registry.manifests",
-        "my_papers": "pithauthor.registry.status",
-        "paper_status": "pithauthor.registry.status",
+        "load_manifest_file": "pithauthor.registry.credentials",
+        "my_papers": "pithauthor.registry.statements",
+        "paper_status": "pithauthor.registry.statements",
         "paper_titles": "pithauthor.registry.submit",
         "pending_by_registry": "pithauthor.registry.submit",
-        "pinned_trust": "pithauthor.registry.manifests",
+        "pinned_trust": "pithauthor.registry.credentials",
         "read_subject": "pithauthor.registry.access",
         "recover": "pithauthor.registry.recovery",
         "registry_binding": "pithauthor.registry.client",
         "registry_url": "pithauthor.registry.client",
         "resolve_arxiv": "pithauthor.registry.client",
         "store_in_outbox": "pithauthor.registry.submit",
-        "store_token": "pithauthor.registry.tokens",
-        "stored_registries": "pithauthor.registry.tokens",
+        "store_token": "pithauthor.registry.credentials",
+        "stored_registries": "pithauthor.registry.credentials",
         "subject_for": "pithauthor.registry.access",
         "submit_events": "pithauthor.registry.submit",
         "submit_everywhere": "pithauthor.registry.submit",

@@ -26,14 +26,14 @@ from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import (
     MAX_TIMEOUT,
+    RecordCache,
     RegistryClient,
     Say,
     is_local_registry,
     registry_url,
 )
-from pithauthor.registry.manifests import TRUST_ENV as TRUST_ENV
-from pithauthor.registry.manifests import default_trust
-from pithauthor.registry.record_cache import RecordCache
+from pithauthor.registry.credentials import TRUST_ENV as TRUST_ENV
+from pithauthor.registry.credentials import default_trust
 from pithauthor.verify import detect_kind, read_documents, verify_document
 
 __all__ = [

@@ -35,14 +35,13 @@ from pithauthor.net import DEFAULT_REGISTRY as DEFAULT_REGISTRY
 from pithauthor.net import RetryPolicy as RetryPolicy
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.subject import Subject
-from pithauthor.registry.client import RegistryClient, registry_binding
+from pithauthor.registry.client import DB_NAME as CACHE_NAME
+from pithauthor.registry.client import RecordCache, RegistryClient, registry_binding
 from pithauthor.registry.client import fetch_subject as fetch_subject
 from pithauthor.registry.client import registry_url as registry_url
 from pithauthor.registry.client import resolve_arxiv as resolve_arxiv
-from pithauthor.registry.manifests import default_trust as default_trust
+from pithauthor.registry.credentials import default_trust as default_trust
 from pithauthor.registry.outbox import STATES, Note, Outbox, OutboxEntry, new_lease_owner
-from pithauthor.registry.record_cache import DB_NAME as CACHE_NAME
-from pithauthor.registry.record_cache import RecordCache
 from pithauthor.registry.recovery import Recovered, recover
 
 __all__ = [

@@ -22,8 +22,8 @@ from pithauthor.errors import (
 )
 from pithauthor.net import RegistryHttp, RetryPolicy, check_url, origin, parse_retry_after
 from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.manifests import pinned_trust
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 

@@ -12,7 +12,7 @@ from markdown_it import MarkdownIt
 from support.examples_budget import examples
 
 from pithauthor.errors import InputError
-from pithauthor.latex.snippets import badge
+from pithauthor.latex.sty import badge
 from pithauthor.protocol.ids import PithNumber
 
 NUMBER = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")

@@ -16,8 +16,8 @@ from support.cli import RunPith, assert_one_line_error
 from support.latex.inject import NUMBER, snapshot
 
 import pithauthor.latex.injection
-from pithauthor.latex import buildtime
-from pithauthor.latex.buildtime import BuildClock
+from pithauthor.latex import clock as buildtime
+from pithauthor.latex.clock import BuildClock
 from pithauthor.latex.sty import pith_sty_path
 
 TEX = pytest.mark.tex("latexmk", "pdflatex")

@@ -29,8 +29,8 @@ from support.tamper_counts import count
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import canonical, parse_json
 from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.manifests import pinned_trust
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]

@@ -21,8 +21,8 @@ import pithauthor.net
 from pithauthor.errors import NetworkError, RegistryResponseError
 from pithauthor.net import RegistryHttp, RetryPolicy
 from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.manifests import pinned_trust
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 

@@ -27,7 +27,7 @@ from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.local.answers import record_created, source_aliases
-from pithauthor.registry.local.papers import add_paper, example_papers
+from pithauthor.registry.local.run import add_paper, example_papers
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
 from pithauthor.registry.local.signer import load_or_create_key
 from pithauthor.registry.local.store import RegistryStore

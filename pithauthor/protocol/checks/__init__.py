@@ -15,13 +15,17 @@ from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
     from pithauthor.protocol.checks.bundle import check_bundle, checked_bundle
-    from pithauthor.protocol.checks.event import check_author_event, checked_author_event
-    from pithauthor.protocol.checks.identity import ProofCheck
+    from pithauthor.protocol.checks.event import (
+        ProofCheck,
+        check_author_event,
+        checked_author_event,
+    )
     from pithauthor.protocol.checks.merge import remerge
-    from pithauthor.protocol.checks.receipt import check_receipt, check_receipt_row
     from pithauthor.protocol.checks.record import (
         check_canonical,
         check_computed,
+        check_receipt,
+        check_receipt_row,
         check_record,
         checked_record,
     )
@@ -48,13 +52,13 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "ProofCheck": "pithauthor.protocol.checks.identity",
+        "ProofCheck": "pithauthor.protocol.checks.event",
         "check_author_event": "pithauthor.protocol.checks.event",
         "check_bundle": "pithauthor.protocol.checks.bundle",
         "check_canonical": "pithauthor.protocol.checks.record",
         "check_computed": "pithauthor.protocol.checks.record",
-        "check_receipt": "pithauthor.protocol.checks.receipt",
-        "check_receipt_row": "pithauthor.protocol.checks.receipt",
+        "check_receipt": "pithauthor.protocol.checks.record",
+        "check_receipt_row": "pithauthor.protocol.checks.record",
         "check_record": "pithauthor.protocol.checks.record",
         "check_state": "pithauthor.protocol.checks.state",
         "checked_author_event": "pithauthor.protocol.checks.event",

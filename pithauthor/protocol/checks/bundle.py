@@ -19,8 +19,13 @@ from pithauthor.protocol.checks.fields import (
     _required,
 )
 from pithauthor.protocol.checks.merge import CheckedEntry
-from pithauthor.protocol.checks.receipt import check_receipt, receipt_key
-from pithauthor.protocol.checks.record import _check_aliases, _parse_number, check_canonical
+from pithauthor.protocol.checks.record import (
+    _check_aliases,
+    _parse_number,
+    check_canonical,
+    check_receipt,
+    receipt_key,
+)
 from pithauthor.protocol.documents import (
     RecordBundle,
 )

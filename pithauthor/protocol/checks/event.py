@@ -1,31 +1,16 @@
-"""Verification of one author-signed event: the envelope, then the payload rules.
-
-Payload checks, after the envelope's (see `envelope.check_envelope`):
-
-- `payload_schema`: the payload meets its event type's JSON Schema; the detail names the JSON
-  path of the first failing field (`payload.relationship must be one of [...]`);
-- `payload_subject`: the payload's `canonical_sha256` is the digest that
-  `subject_pith_number` was cut from (base32(digest)[:26] = BODY);
-- `payload_orcid` (attestations that name an ORCID iD): the iD's check digit is right, and it
-  is the signer's when the signer is identified by an ORCID iD;
-- `payload_text`: no text field holds a control character or a bidirectional control
-  (`pithauthor.protocol.text`: the rule every signed text field meets when it is signed);
-- `payload_citing` (citations): the citing paper is not the cited one (the subject);
-- `payload_identity_proofs` (attestations that carry them): each locator suits its kind, and an
-  ORCID proof names the author's own iD (docs/identity.md). Fetching them is not done here.
-
-Parsed JSON becomes a typed `AuthorEvent` here only: `checked_author_event` (every rule) or
-`typed_author_event` (the shape, for events this package stored after checking them in full).
+"""Checks of one author event (pure): its envelope and payload rules, and whether its signer is
+the identity that was asked for (from proofs fetched by `pithauthor.identity`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.events import EVENT_TARGETS, check_envelope, shape_faults
-from pithauthor.protocol.identity import is_orcid, proofs_problem
+from pithauthor.protocol.identity import Finding, after_retirement, is_orcid, proofs_problem
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import (
     ATTESTATION,
@@ -37,7 +22,26 @@ from pithauthor.protocol.payloads import (
     self_citation_problem,
 )
 from pithauthor.protocol.text import payload_text_problem
-from pithauthor.protocol.verdict import FAILED, Report
+from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check, Report
+
+# Verification of one author-signed event: the envelope, then the payload rules.
+#
+# Payload checks, after the envelope's (see `envelope.check_envelope`):
+#
+# - `payload_schema`: the payload meets its event type's JSON Schema; the detail names the JSON
+#   path of the first failing field (`payload.relationship must be one of [...]`);
+# - `payload_subject`: the payload's `canonical_sha256` is the digest that
+#   `subject_pith_number` was cut from (base32(digest)[:26] = BODY);
+# - `payload_orcid` (attestations that name an ORCID iD): the iD's check digit is right, and it
+#   is the signer's when the signer is identified by an ORCID iD;
+# - `payload_text`: no text field holds a control character or a bidirectional control
+#   (`pithauthor.protocol.text`: the rule every signed text field meets when it is signed);
+# - `payload_citing` (citations): the citing paper is not the cited one (the subject);
+# - `payload_identity_proofs` (attestations that carry them): each locator suits its kind, and an
+#   ORCID proof names the author's own iD (docs/identity.md). Fetching them is not done here.
+#
+# Parsed JSON becomes a typed `AuthorEvent` here only: `checked_author_event` (every rule) or
+# `typed_author_event` (the shape, for events this package stored after checking them in full).
 
 
 def check_author_event(event: Any) -> Report:
@@ -127,3 +131,194 @@ def _check_orcid(report: Report, payload: Mapping[str, Any], signer_id: str) -> 
         )
     else:
         report.add("payload_orcid", True, f"payload.author.orcid {orcid}")
+
+
+# From fetched proofs to named checks: is the event's signer the identity that was asked for?
+#
+# "Identity-bound": an event whose key an outside source (the ORCID record the event names, or a
+# web page the author controls) lists as the author's, as current or as retired after the event
+# was signed. A signature alone proves only that the key signed; being identity-bound is what
+# ties the key to a person. Proofs are DESIGN (docs/identity.md); a proof that could not be
+# fetched is `unverifiable` (pithauthor.protocol.verdict): it neither binds nor refutes.
+#
+# Pure: the proofs are fetched by `pithauthor.identity.proofs`, which hands each one here as a
+# `ProofCheck` (where it was fetched, and what was found there, or why it could not be).
+#
+# Checks, in order:
+#
+# - `identity.signer` (`--signer KEY_ID`): the event's `signer.key_id` is that key id;
+# - `identity.orcid` (`--orcid ID`): the event names that iD (`signer_id` `orcid:ID`, or the
+#   attestation's `payload.author.orcid`) and no other;
+# - `identity_proof.<kind>`: one per proof checked: passed when the source names the key (as
+#   current or as retired, said in the detail), failed when it does not, unverifiable when it
+#   could not be fetched;
+# - `identity.retired`: failed when a source (the ORCID link, the web document, the local key
+#   store) says the key was retired before the event's `created_at`, or does not say when;
+# - `identity_bound` (`--orcid`): an ORCID proof for that iD names the key, and the key was not
+#   retired before the event. Unverifiable proofs do not count: an identity was asked for, so
+#   not knowing fails;
+# - `identity` (nothing asked): "not identity-bound" when the claim carries no proofs
+#   (unverifiable, which does not fail the event).
+
+
+@dataclass(frozen=True, slots=True)
+class ProofCheck:
+    """One proof as checked: its kind and locator, where it was fetched, and the outcome.
+
+    `finding` is None when the source could not be read; `problem` then says why, and
+    `network` whether the cause was the network (a timeout, a refused connection, a 5xx)."""
+
+    kind: str
+    locator: str
+    where: str
+    finding: Finding | None = None
+    problem: str = ""
+    network: bool = False
+
+    def as_check(self, retired_by: Sequence[str] = ()) -> Check:
+        """The check; `retired_by` names other proofs that mark the key retired, so that a
+        proof that cannot say so itself (a PDF) is not reported as current."""
+        name = f"identity_proof.{self.kind}"
+        if self.finding is None:
+            return Check(name, UNVERIFIABLE, f"{self.where}: {self.problem}")
+        standing = self.finding.standing
+        if standing == "named":  # shows only that the file names the key: reported, not passed
+            return Check(
+                name, UNVERIFIABLE, f"named, not bound: {self.where}: {self.finding.detail}"
+            )
+        status = FAILED if standing == "absent" else PASSED
+        label = {"current": "current", "retired": "RETIRED key", "absent": "no proof"}[standing]
+        if standing == "current" and retired_by:
+            label = f"RETIRED key (per {', '.join(retired_by)})"
+        return Check(name, status, f"{label}: {self.where}: {self.finding.detail}")
+
+
+def event_proofs(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The `identity_proofs` an attestation carries (empty for other events)."""
+    payload = event.get("payload")
+    proofs = payload.get("identity_proofs") if isinstance(payload, Mapping) else None
+    return [p for p in proofs if isinstance(p, Mapping)] if isinstance(proofs, list) else []
+
+
+def event_orcid(event: Mapping[str, Any]) -> str | None:
+    """The ORCID iD the event names: its signer_id's, else the attestation payload's."""
+    signer = event.get("signer")
+    sid = signer.get("signer_id") if isinstance(signer, Mapping) else None
+    if isinstance(sid, str) and sid.startswith("orcid:"):
+        return sid[len("orcid:") :]
+    payload = event.get("payload")
+    return payload_orcid(payload) if isinstance(payload, Mapping) else None
+
+
+def event_key_id(event: Mapping[str, Any]) -> str | None:
+    signer = event.get("signer")
+    kid = signer.get("key_id") if isinstance(signer, Mapping) else None
+    return kid if isinstance(kid, str) else None
+
+
+def late_retirements(
+    event: Mapping[str, Any], proofs: Sequence[ProofCheck], local_retired: str | None = None
+) -> list[tuple[str, str | None]]:
+    """(source, retired_at) of every source saying the key was retired before the event was
+    made (or not saying when): the ORCID link, the web document, the local key store. A key
+    retired after the event leaves the event bound: rotating a key must not unbind every claim
+    it made while it was current. A retirement without a date cannot be placed, so it counts
+    against the event."""
+    said: list[tuple[str, str | None]] = [
+        (p.kind, p.finding.retired_at)
+        for p in proofs
+        if p.finding is not None and p.finding.standing == "retired"
+    ]
+    if local_retired is not None:
+        said.append(("the local key store", local_retired))
+    created = event.get("created_at")
+    return [(who, when) for who, when in dict.fromkeys(said) if after_retirement(created, when)]
+
+
+def _retired_detail(event: Mapping[str, Any], late: Sequence[tuple[str, str | None]]) -> str:
+    sources = "; ".join(f"per {who}, {when or 'at an unstated date'}" for who, when in late)
+    return (
+        f"the key was retired ({sources}) and this event is dated {event.get('created_at')}, "
+        "after it (or not known to be before): a retired key's later events are not "
+        "identity-bound"
+    )
+
+
+def identity_report(
+    event: Mapping[str, Any],
+    proofs: Sequence[ProofCheck],
+    *,
+    orcid: str | None = None,
+    signer: str | None = None,
+    local_retired: str | None = None,
+) -> Report:
+    """The identity checks of one event, given the proofs already fetched and, when the local
+    key store holds the key as retired, its `retired_at`."""
+    report = Report(kind="identity")
+    kid = event_key_id(event)
+    if signer is not None:
+        report.add("identity.signer", kid == signer, f"signer.key_id {kid}, expected {signer}")
+    named = event_orcid(event)
+    if orcid is not None:
+        payload = event.get("payload")
+        stated = payload_orcid(payload) if isinstance(payload, Mapping) else None
+        others = {o for o in (named, stated) if o is not None and o != orcid}
+        ok = named == orcid and not others
+        detail = f"the event names {named or 'no ORCID iD'}" + (
+            f" and {', '.join(sorted(others))}" if others and named == orcid else ""
+        )
+        report.add("identity.orcid", ok, f"{detail}; expected {orcid}")
+    retired_by = sorted(
+        {p.kind for p in proofs if p.finding is not None and p.finding.standing == "retired"}
+    )
+    for proof in proofs:
+        report.checks.append(proof.as_check(retired_by))
+    late = late_retirements(event, proofs, local_retired)
+    if late:
+        report.add("identity.retired", False, _retired_detail(event, late))
+    if orcid is not None:
+        report.checks.append(_bound(proofs, orcid, _retired_detail(event, late) if late else None))
+    elif signer is None and not proofs:
+        listed = event_proofs(event)
+        if listed:
+            names = ", ".join(f"{p.get('kind')} {p.get('locator')}" for p in listed)
+            report.unverifiable(
+                "identity", f"carries {names}; not checked (give --orcid ID or --signer KEY_ID)"
+            )
+        else:
+            report.unverifiable(
+                "identity", "not identity-bound: the claim carries no identity proofs"
+            )
+    return report
+
+
+def _bound(proofs: Sequence[ProofCheck], orcid: str, late: str | None) -> Check:
+    """`late`: why the key's retirement predates the event, when it does."""
+    mine = [p for p in proofs if p.kind == "orcid" and p.locator == orcid]
+    held = [
+        p for p in mine if p.finding is not None and p.finding.standing in ("current", "retired")
+    ]
+    if held and late is not None:
+        return Check("identity_bound", FAILED, f"not bound to ORCID iD {orcid}: {late}")
+    if held:
+        retired = any(p.finding is not None and p.finding.standing == "retired" for p in held)
+        how = "as a retired key" if retired else "as a current key"
+        return Check("identity_bound", PASSED, f"the ORCID record {orcid} names the key {how}")
+    unknown = [p for p in mine if p.finding is None]
+    if unknown:
+        return Check(
+            "identity_bound",
+            FAILED,
+            f"the ORCID proof for {orcid} is unverifiable ({unknown[0].problem}); "
+            "an identity was asked for, so it is not established",
+        )
+    return Check("identity_bound", FAILED, f"no proof binds the key to ORCID iD {orcid}")
+
+
+def only_network_failed(report: Report, proofs: Sequence[ProofCheck]) -> bool:
+    """True when the report fails only because a needed proof could not be fetched over the
+    network (so a later retry may pass): the CLI exits 3 then, not 1."""
+    failed = {c.name for c in report.failed}
+    return failed == {"identity_bound"} and any(
+        p.finding is None and p.network and p.kind == "orcid" for p in proofs
+    )

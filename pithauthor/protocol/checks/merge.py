@@ -25,7 +25,7 @@ states with it and `pith verify` recomputes them with it.
              `duplicates` as {event, duplicate_of} (the earliest is kept); never an
              equivocation. A repeated correction (the same link, the same payload) likewise.
     links    an event whose payload `replaces` or `withdraws` another
-    (pithauthor.protocol.corrections)
+    (pithauthor.protocol.subject)
              is invalid when its link breaks a rule there (another key, another subject, a
              replacement older than what it replaces...); a valid one comes after the event it
              names, whatever the order says, and takes it (and its repeats) out of `current`
@@ -44,7 +44,6 @@ from typing import Any, Final
 
 from pithauthor.protocol.canonical_json import canonical, canonical_sha256
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.corrections import link_faults, link_of, statement_key
 from pithauthor.protocol.documents import (
     AuthorEvent,
     CanonicalRecord,
@@ -57,6 +56,7 @@ from pithauthor.protocol.documents import (
     StateCurrent,
     Superseded,
 )
+from pithauthor.protocol.subject import link_faults, link_of, statement_key
 
 MERGE_VERSION = "pithauthor-local-merge-v1"
 STATE_TYPE: Final = "pith_open_graph_state"

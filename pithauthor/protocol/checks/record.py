@@ -1,5 +1,6 @@
-"""Checks of a registry record: its canonical record, hash, Pith Number, aliases and paper
-(pure)."""
+"""Checks of a registry record (pure): its receipt (trusted key, Ed25519 signature), its canonical
+record, hash, Pith Number, aliases and paper, and the links and agent actions it carries.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +9,30 @@ from typing import Any, cast
 
 from pithauthor.errors import PithError
 from pithauthor.protocol.canonical_json import (
+    b64decode,
+    base32_nopad,
     canonical_sha256,
+    hex_digest_bytes,
 )
 from pithauthor.protocol.checks.fields import (
     ALIAS_KINDS,
     PAPER_FIELDS,
+    RECEIPT_ALGORITHM,
+    RECEIPT_KIND,
+    RECEIPT_MESSAGE,
+    RECEIPT_ROW_CHECKED,
     RECORD_CHECKED,
     RECORD_REQUIRED,
     _required,
 )
-from pithauthor.protocol.checks.links import _check_actions, _check_links
-from pithauthor.protocol.checks.receipt import check_receipt, receipt_key
 from pithauthor.protocol.documents import (
     RecordDocument,
 )
-from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
 from pithauthor.protocol.record import pith_number_of, text_canon_sha256
+from pithauthor.protocol.text import is_loopback, origin_of
 from pithauthor.protocol.verdict import (
+    RegistryKey,
     Report,
     Trust,
     uncovered,
@@ -33,10 +41,155 @@ from pithauthor.protocol.verdict import (
 __all__ = [
     "check_canonical",
     "check_computed",
+    "check_receipt",
+    "check_receipt_row",
     "check_record",
     "checked_record",
 ]
 
+
+# Checks of the links and agent actions a record carries: each must point at the registry
+# that signed the receipt and name this paper (pure).
+
+
+def _url_ok(url: Any, key: RegistryKey | None, names: tuple[str, ...]) -> bool:
+    """On the origin of the registry whose key signed the record, and about this paper. The
+    origin and loopback tests are the network layer's one rule (`protocol.text`); a LOCAL
+    registry's key also covers its other loopback spellings (`localhost` for `127.0.0.1`, any
+    port), as a local registry may be reached by either."""
+    if not isinstance(url, str) or key is None or key.base_url is None:
+        return False
+    got, want = origin_of(url), origin_of(key.base_url)
+    if got is None or want is None:
+        return False
+    same = got == want or (
+        key.local and is_loopback(got[1]) and is_loopback(want[1]) and got[0] == want[0]
+    )
+    return same and any(n in url for n in names)
+
+
+def _check_links(
+    report: Report, field: str, links: Any, key: RegistryKey | None, names: tuple[str, ...]
+) -> None:
+    """Every URL of `agent_actions` / `links`: on the registry's origin, naming this paper."""
+    if not isinstance(links, Mapping):
+        report.add(field, False, "not an object")
+        return
+    urls = [(k, v) for k, v in links.items() if not isinstance(v, Mapping)]
+    urls += [
+        (f"{k}.{n}", u) for k, v in links.items() if isinstance(v, Mapping) for n, u in v.items()
+    ]
+    wrong = [k for k, u in urls if not _url_ok(u, key, names)]
+    where = key.base_url if key is not None and key.base_url else "(no trusted registry origin)"
+    report.add(
+        field,
+        not wrong,
+        f"not on {where} or not about this paper: " + ", ".join(wrong)
+        if wrong
+        else f"every link is on {where} and names this paper",
+    )
+
+
+def _check_actions(report: Report, agent_actions: Any, number: PithNumber) -> None:
+    actions = agent_actions.get("actions") if isinstance(agent_actions, Mapping) else None
+    if not isinstance(actions, Mapping):
+        report.add("action_links", False, "agent_actions.actions is not an object")
+        return
+    wrong = [
+        name
+        for name, url in actions.items()
+        if not (isinstance(url, str) and f"/pith/{number.body}/action/" in url)
+    ]
+    report.add(
+        "action_links",
+        not wrong,
+        "links not to this record: " + ", ".join(wrong)
+        if wrong
+        else "every action names this body",
+    )
+
+
+# Checks of a registry receipt: the trusted key it names and its Ed25519 signature (pure).
+
+# --- receipts ----------------------------------------------------------------------------------
+
+
+def receipt_key(receipt: Any, trust: Trust) -> RegistryKey | None:
+    """The trusted key a receipt names (by id, and by fingerprint when it gives one)."""
+    if not isinstance(receipt, Mapping):
+        return None
+    kid = receipt.get("key_id")
+    key = trust.get(kid) if isinstance(kid, str) else None
+    fp = receipt.get("public_key_fingerprint")
+    # a trusted key id beside another key's fingerprint is no receipt of that key: a receipt
+    # cannot borrow a trusted name
+    if key is None or (fp is not None and fp != key.fingerprint):
+        return None
+    return key
+
+
+def check_receipt(receipt: Any, canonical_sha256_hex: str, trust: Trust) -> Report:
+    """A registry receipt: Ed25519 by a trusted key over the 32 raw digest bytes."""
+    report = Report(kind="receipt")
+    if not isinstance(receipt, Mapping):
+        report.add("receipt", False, "no receipt object")
+        return report
+    report.add(
+        "receipt_digest",
+        receipt.get("canonical_sha256") == canonical_sha256_hex,
+        "the receipt names the record's canonical_sha256",
+    )
+    # absent from the rows of receipts.jsonl: the registry's one rule (section 3) applies
+    message = receipt.get("signed_message", RECEIPT_MESSAGE)
+    report.add("receipt_message", message == RECEIPT_MESSAGE, f"signed_message {message!r}")
+    if "algorithm" in receipt or "kind" in receipt:
+        algo, kind = receipt.get("algorithm", RECEIPT_ALGORITHM), receipt.get("kind", RECEIPT_KIND)
+        report.add(
+            "receipt_kind",
+            algo == RECEIPT_ALGORITHM and kind == RECEIPT_KIND,
+            f"algorithm {algo!r}, kind {kind!r}",
+        )
+    key_id = receipt.get("key_id")
+    key = receipt_key(receipt, trust)
+    if key is None:
+        known = isinstance(key_id, str) and trust.get(key_id) is not None
+        why = "its fingerprint is not that key's" if known else "unknown registry key (not trusted)"
+        report.add("receipt_key", False, f"{key_id!r}: {why}")
+        return report
+    report.add("receipt_key", True, f"{key_id} ({key.source})")
+    try:
+        signature = b64decode(str(receipt.get("signature_b64", "")))
+        # the 32 raw digest bytes, never the 64 hex characters (section 3, VERIFIED: the real
+        # receipts verify over the bytes only)
+        digest = hex_digest_bytes(canonical_sha256_hex)
+    except ValueError as exc:
+        report.add("receipt_signature", False, str(exc))
+        return report
+    report.add(
+        "receipt_signature",
+        len(signature) == 64 and key.verify_digest(digest, signature),
+        "Ed25519 over the 32 raw bytes of canonical_sha256",
+    )
+    return report
+
+
+def check_receipt_row(row: Mapping[str, Any], trust: Trust) -> Report:
+    """A bare receipt row (receipts.jsonl): `{pith_body, canonical_sha256, key_id,
+    signature_b64}`."""
+    report = Report(kind="receipt")
+    digest = row.get("canonical_sha256")
+    try:
+        body = base32_nopad(hex_digest_bytes(str(digest)))[:BODY_LENGTH]
+        report.add("pith_body", row.get("pith_body") == body, f"base32(digest)[:26] = {body}")
+    except ValueError as exc:
+        report.add("pith_body", False, str(exc))
+    report.extend(check_receipt(row, str(digest), trust))
+    report.not_signed("not_signed", uncovered(row, RECEIPT_ROW_CHECKED))
+    return report
+
+
+# Checks of a registry record: its canonical record, hash, Pith Number, aliases and paper
+# (pure).
 
 # --- records -------------------------------------------------------------------------------------
 

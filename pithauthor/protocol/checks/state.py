@@ -29,11 +29,15 @@ from pithauthor.protocol.checks.fields import (
     _required,
 )
 from pithauthor.protocol.checks.merge import Checked, CheckedEntry, remerge
-from pithauthor.protocol.checks.receipt import receipt_key
-from pithauthor.protocol.checks.record import _check_aliases, _parse_number, check_canonical
-from pithauthor.protocol.corrections import link_verdict
+from pithauthor.protocol.checks.record import (
+    _check_aliases,
+    _parse_number,
+    check_canonical,
+    receipt_key,
+)
 from pithauthor.protocol.documents import MergedState
 from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Segments, Trust, uncovered, under
 
 __all__ = [
@@ -173,7 +177,7 @@ def _check_corrections(
 ) -> None:
     """Every event in `current` or `withdrawals` that replaces or withdraws another: the event
     it names is in this state, signed by the same key, of the same type and subject, not
-    newer (pithauthor.protocol.corrections). For a registry's state whose merge is not ours, a
+    newer (pithauthor.protocol.subject). For a registry's state whose merge is not ours, a
     named event it does not list is unverifiable, not failed."""
     by_id = {str(e.get("event_id")): e for e in events if isinstance(e, Mapping)}
     current = state.get("current")

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
-    from pithauthor.registry.local.papers import example_papers
     from pithauthor.registry.local.pool import Limits
     from pithauthor.registry.local.run import (
         AddedPaper,
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
         check_base_url,
         check_host,
         data_folder,
+        example_papers,
         read_token_file,
         start_server,
     )
@@ -51,7 +51,7 @@ __getattr__, __dir__ = lazy_face(
         "check_base_url": "pithauthor.registry.local.run",
         "check_host": "pithauthor.registry.local.run",
         "data_folder": "pithauthor.registry.local.run",
-        "example_papers": "pithauthor.registry.local.papers",
+        "example_papers": "pithauthor.registry.local.run",
         "read_token_file": "pithauthor.registry.local.run",
         "start_server": "pithauthor.registry.local.run",
     },

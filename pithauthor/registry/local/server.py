@@ -40,8 +40,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.corrections import link_faults, link_of
 from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer
+from pithauthor.protocol.subject import link_faults, link_of
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.local import answers as documents
 from pithauthor.registry.local import pool as framing

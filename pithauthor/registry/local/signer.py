@@ -15,7 +15,7 @@ from typing import Any
 
 from pithauthor.errors import DocumentError, UnsafePermissions
 from pithauthor.fs import MAX_KEY_FILE_BYTES, create_file, read_user_json
-from pithauthor.keys.nodump import forbid_core_dumps
+from pithauthor.keys.passphrase import forbid_core_dumps
 from pithauthor.protocol.canonical_json import b64encode, hex_digest_bytes
 from pithauthor.protocol.checks.merge import MERGE_VERSION
 from pithauthor.protocol.documents import MirrorManifest, Receipt, RegistrySigner
@@ -150,7 +150,7 @@ def _read_key(path: Path) -> LocalKey:
 
 def load_or_create_key(data_dir: Path) -> LocalKey:
     """The key in `data_dir`, made (0600) on first use; from now on this process makes no
-    core dump (the seed is in memory: see pithauthor.keys.nodump)."""
+    core dump (the seed is in memory: see pithauthor.keys.passphrase)."""
     forbid_core_dumps()
     ensure_private_dir(data_dir)
     path = data_dir / KEY_FILE

@@ -205,7 +205,7 @@ def test_json_report_lists_where_and_what(server: IdentityServer) -> None:
 
 
 def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None:
-    from pithauthor.protocol.checks.identity import ProofCheck, identity_report
+    from pithauthor.protocol.checks.event import ProofCheck, identity_report
     from pithauthor.protocol.identity import Finding
 
     pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))

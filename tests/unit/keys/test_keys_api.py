@@ -27,7 +27,7 @@ from pithauthor.errors import (
     UnsafePermissions,
     WrongPassphrase,
 )
-from pithauthor.keys import author, metadata
+from pithauthor.keys import author, storage
 from pithauthor.keys import backups as backups
 from pithauthor.keys.passphrase import PassphraseSource
 from pithauthor.protocol.canonical_json import b64decode
@@ -184,9 +184,9 @@ def test_several_active_keys_need_a_name() -> None:
 
 def test_creating_a_file_never_overwrites(tmp_path: Path) -> None:
     path = tmp_path / "secret"
-    metadata.create_private(path, "first")
+    storage.create_private(path, "first")
     with pytest.raises(KeyExists):
-        metadata.create_private(path, "second")
+        storage.create_private(path, "second")
     assert path.read_text() == "first"
     assert [p.name for p in tmp_path.iterdir()] == ["secret"]
 

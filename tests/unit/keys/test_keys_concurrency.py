@@ -168,7 +168,7 @@ def chain_end(chain: list[dict[str, str | None]]) -> str | None:
 def test_a_failed_key_list_write_leaves_no_key_file(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pithauthor.keys import author, metadata
+    from pithauthor.keys import author, storage
     from pithauthor.keys import backups as backups
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
@@ -181,7 +181,7 @@ def test_a_failed_key_list_write_leaves_no_key_file(
     monkeypatch.setattr(author, "save_records", full_disk)
     with pytest.raises(OSError):
         author.generate("second", note=lambda _: None)
-    monkeypatch.setattr(author, "save_records", metadata.save_records)
+    monkeypatch.setattr(author, "save_records", storage.save_records)
     folder = isolated_home / "keys"
     assert [r.name for r in author.list_keys()] == ["first"]
     assert {p.name for p in folder.glob("*.key")} == {author.show("first").file}

@@ -493,7 +493,7 @@ TYPED_MODULES = [
     "pithauthor/registry/journal.py",
     "pithauthor/registry/recovery.py",
     "pithauthor/verify.py",
-    "pithauthor/registry/record_cache.py",
+    "pithauthor/registry/client.py",
     "pithauthor/registry/submit.py",
     "pithauthor/registry/client.py",
     "pithauthor/registry/access.py",

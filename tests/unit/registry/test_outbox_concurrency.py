@@ -17,8 +17,8 @@ import pytest
 from support.registry import TestSigner, citations, manifest_file, start_server
 
 from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.credentials import default_trust
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
-from pithauthor.registry.manifests import default_trust
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 

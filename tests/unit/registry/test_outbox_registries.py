@@ -182,7 +182,7 @@ def test_outbox_list_shows_the_title_of_a_locally_known_record(
 ) -> None:
     from support.paths import load_fixture
 
-    from pithauthor.registry.record_cache import RecordCache
+    from pithauthor.registry.client import RecordCache
 
     store_in_outbox(citations(1, TestSigner()), "http://127.0.0.1:8787")
     title = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
@@ -201,7 +201,7 @@ def test_a_cached_title_that_is_not_the_records_own_is_not_shown(
 ) -> None:
     from support.paths import load_fixture
 
-    from pithauthor.registry.record_cache import RecordCache
+    from pithauthor.registry.client import RecordCache
 
     store_in_outbox(citations(1, TestSigner()), "http://127.0.0.1:8787")
     doc = load_fixture("record-2302.12445v2.json")

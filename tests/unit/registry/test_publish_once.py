@@ -224,7 +224,7 @@ def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_a
     count as said to this one."""
     from support.registry import arxiv_metadata, manifest_file, start_server
 
-    from pithauthor.registry.local.papers import add_paper
+    from pithauthor.registry.local.run import add_paper
 
     other = start_server(tmp_path / "other")
     try:

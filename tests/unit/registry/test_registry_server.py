@@ -13,8 +13,8 @@ from support.registry import REAL_NUMBER, SUBJECT, TestSigner, attestation, cita
 from pithauthor.protocol.checks.record import check_record
 from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.verdict import Trust
+from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.manifests import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 
@@ -176,7 +176,7 @@ def test_key_survives_restart_and_is_private(tmp_path: Path) -> None:
 def test_state_of_a_real_record_added_from_json(tmp_path: Path) -> None:
     from support.paths import FIXTURES
 
-    from pithauthor.registry.local.papers import add_paper
+    from pithauthor.registry.local.run import add_paper
 
     srv = RegistryServer(tmp_path / "reg")
     rec, new = add_paper(srv.store, srv.key, FIXTURES / "record-2302.12445v2.json")

@@ -10,8 +10,8 @@ from support.registry import REAL_NUMBER, citations, start_server
 
 from pithauthor.net import RetryPolicy
 from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.signer import load_or_create_key
-from pithauthor.registry.manifests import pinned_trust
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 

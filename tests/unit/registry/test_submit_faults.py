@@ -28,8 +28,8 @@ from support.registry import (
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import FaultPlan
-from pithauthor.registry.manifests import pinned_trust
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 

@@ -22,7 +22,7 @@ from support.keys import subprocess_env
 from pithauthor.errors import AuthError
 from pithauthor.net import RegistryHttp
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.tokens import forget_token, store_token, stored_registries, token_for
+from pithauthor.registry.credentials import forget_token, store_token, stored_registries, token_for
 
 TOKEN = "tok-3f9a1c"
 

@@ -18,10 +18,10 @@ from support.cli import RunPith, StartRegistry, assert_one_line_error
 from support.paths import FIXTURES, load_fixture
 
 from pithauthor.errors import DocumentError
-from pithauthor.protocol.checks.receipt import check_receipt
+from pithauthor.protocol.checks.record import check_receipt
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.manifests import pinned_trust
+from pithauthor.registry.credentials import pinned_trust
 
 # ================================================================================================
 # The pinned registry key and its receipts (section 3, VERIFIED on the real vectors).

@@ -1,12 +1,5 @@
-"""Bearer tokens for registries that want sign-in, each bound to one origin.
-
-- `PITH_TOKEN` is for the origin of `PITH_REGISTRY` (https://pith.science when unset) only.
-- `pith auth login` stores a token for the registry's origin (`scheme://host:port`): in the OS
-  keyring when a usable one answers (the key store's probe), else in
-  `<PITH_HOME>/auth/tokens.json` (folder 0700, file 0600). That file always lists which origins
-  have a token and where it is; it holds a token's value only when no keyring was usable.
-- The client sends a token only to its own origin, and on reads only when that registry asked
-  (see `pithauthor.net.RegistryHttp`).
+"""What this machine holds for registries: the keys it trusts (the pinned Pith manifest, plus
+manifests the user adds) and the sign-in tokens, each bound to one origin.
 """
 
 from __future__ import annotations
@@ -14,25 +7,96 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import AuthError, InputError, KeyringUnavailable
+from pithauthor.errors import AuthError, DocumentError, InputError, KeyringUnavailable
 from pithauthor.fs import (
     MAX_KEY_FILE_BYTES,
+    MAX_MANIFEST_BYTES,
     check_private,
     private_dir,
     read_user_json,
     replace_file,
 )
-from pithauthor.keys import keyring_store
+from pithauthor.keys import storage
 from pithauthor.net import DEFAULT_REGISTRY, check_url, origin
+from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.protocol.verdict import RegistryKey, Trust
+
+__all__ = [
+    "RegistryKey",
+    "Trust",
+    "default_trust",
+    "load_manifest_file",
+    "pinned_trust",
+]
+
+
+# The registry keys pithauthor trusts: the pinned Pith manifest, plus keys the user adds.
+
+PINNED_MANIFEST = "pith-mirrors.json"
+
+TRUST_ENV = "PITH_TRUST"
+
+
+@cache
+def pinned_trust() -> Trust:
+    """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
+    # shipped, never fetched: a manifest fetched from the registry would be the registry
+    # vouching for itself (section 3: a client pins the key)
+    text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
+    return Trust.from_manifest(parse_json(text))
+
+
+def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:
+    """Keys from a manifest file the user chose to trust (e.g. a local registry's), each
+    labelled `<label> <path>` (`--trust-manifest`, `PITH_TRUST`). `local` by default: a key
+    the user adds is reported as theirs to vouch for, never as the pinned key's word."""
+    doc = read_user_json(path, DocumentError, "a mirror manifest", limit=MAX_MANIFEST_BYTES)
+    mirrors = doc.get("mirrors", []) if isinstance(doc, dict) else None
+    if not isinstance(mirrors, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("public_key", {}), dict) for m in mirrors
+    ):
+        raise DocumentError(f"{path} is not a mirror manifest (a JSON object with mirrors)")
+    try:
+        return Trust.from_manifest(doc, local=local, source=f"{label} {path}")
+    except DocumentError as exc:
+        raise DocumentError(f"{path}: {exc}") from None
+
+
+def default_trust(manifests: Iterable[Path | str] = ()) -> Trust:
+    """The pinned key, plus the manifests in `$PITH_TRUST` (OS path separator) and
+    `manifests` (`--trust-manifest`), each key labelled with where it came from. A manifest
+    naming a trusted key id with another key is refused (`DocumentError`, exit 2)."""
+    trust = pinned_trust()
+    paths = [p for p in os.environ.get(TRUST_ENV, "").split(os.pathsep) if p.strip()]
+    sources = [(p, f"{TRUST_ENV} manifest") for p in paths]
+    sources += [(str(p), "--trust-manifest") for p in manifests]
+    for path, label in sources:
+        trust = trust.with_keys(load_manifest_file(Path(path), label=label).keys.values())
+    return trust
+
+
+# Bearer tokens for registries that want sign-in, each bound to one origin.
+#
+# - `PITH_TOKEN` is for the origin of `PITH_REGISTRY` (https://pith.science when unset) only.
+# - `pith auth login` stores a token for the registry's origin (`scheme://host:port`): in the OS
+#   keyring when a usable one answers (the key store's probe), else in
+#   `<PITH_HOME>/auth/tokens.json` (folder 0700, file 0600). That file always lists which origins
+#   have a token and where it is; it holds a token's value only when no keyring was usable.
+# - The client sends a token only to its own origin, and on reads only when that registry asked
+#   (see `pithauthor.net.RegistryHttp`).
 
 # filelock is imported when the token file is written (it loads asyncio).
 
 TOKEN_ENV = "PITH_TOKEN"
+
 FILE_VERSION = 2
+
 _KEYRING_PREFIX = "token:"  # one keyring service holds key seeds too (by key id): kept apart
 
 
@@ -102,7 +166,7 @@ def token_for(registry: str) -> str | None:
         return None
     if entry.get("store") == "keyring":
         try:
-            return keyring_store.load(_KEYRING_PREFIX + where)
+            return storage.load(_KEYRING_PREFIX + where)
         except KeyringUnavailable as exc:
             raise AuthError(
                 f"the token for {where} is in the OS keyring, which failed: {exc}"
@@ -120,16 +184,16 @@ def store_token(registry: str, token: str) -> str:
     with _locked() as path:
         entries = _read(path)
         store = "file"
-        if keyring_store.probe().usable:
+        if storage.probe().usable:
             try:
-                keyring_store.store(_KEYRING_PREFIX + where, token)
-                if keyring_store.load(_KEYRING_PREFIX + where) == token:
+                storage.store(_KEYRING_PREFIX + where, token)
+                if storage.load(_KEYRING_PREFIX + where) == token:
                     store = "keyring"
             except KeyringUnavailable:
                 pass
         if store == "file" and entries.get(where, {}).get("store") == "keyring":
             with contextlib.suppress(KeyringUnavailable):
-                keyring_store.delete(_KEYRING_PREFIX + where)
+                storage.delete(_KEYRING_PREFIX + where)
         entries[where] = (
             {"store": "keyring"} if store == "keyring" else {"store": "file", "token": token}
         )
@@ -146,7 +210,7 @@ def forget_token(registry: str) -> bool:
         if entry is None:
             return False
         if entry.get("store") == "keyring":
-            keyring_store.delete(_KEYRING_PREFIX + where)
+            storage.delete(_KEYRING_PREFIX + where)
         _write(path, entries)
     return True
 
