@@ -60,8 +60,9 @@ def papers_and_bib(path: Path, entries: int = ENTRIES) -> list[Any]:
 def run() -> list[dict[str, Any]]:
     from support.arxiv_server import ArxivServer
 
+    from pithauthor.bibliography.arxiv_api import ArxivApi
     from pithauthor.bibliography.identifiers import name_key, person, to_unicode
-    from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
+    from pithauthor.bibliography.lookup import LookupCache, lookup_identifiers
     from pithauthor.bibliography.matching import normal_title, phrase_words, title_words
     from pithauthor.bibliography.reading import read_bibliographies
 

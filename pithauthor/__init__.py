@@ -30,15 +30,24 @@ if TYPE_CHECKING:
         PithNumber,
         Report,
         Subject,
+        build_canonical_record,
         canonical_sha256,
         parse_reference,
     )
     from pithauthor.registry import RegistryClient, Statements, store_in_outbox, submit_pending
-    from pithauthor.sign import attest_authorship, record_replication, sign_citation, withdraw
+    from pithauthor.sign import (
+        Settle,
+        artifact_sha256,
+        attest_authorship,
+        record_replication,
+        sign_citation,
+        withdraw,
+    )
     from pithauthor.verify import (
-        build_canonical_record,
         read_arxiv_metadata,
+        read_documents,
         verify_document,
+        verify_documents,
         verify_file,
     )
 
@@ -53,10 +62,12 @@ __all__ = [
     "PithNumber",
     "RegistryClient",
     "Report",
+    "Settle",
     "Statements",
     "Subject",
     "VerificationError",
     "__version__",
+    "artifact_sha256",
     "attest_authorship",
     "build_arxiv_archive",
     "build_canonical_record",
@@ -69,12 +80,14 @@ __all__ = [
     "parse_reference",
     "read_arxiv_metadata",
     "read_bibliographies",
+    "read_documents",
     "record_replication",
     "sign_bibliography",
     "sign_citation",
     "store_in_outbox",
     "submit_pending",
     "verify_document",
+    "verify_documents",
     "verify_file",
     "withdraw",
 ]
@@ -83,6 +96,10 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
+        "verify_documents": "pithauthor.verify",
+        "read_documents": "pithauthor.verify",
+        "Settle": "pithauthor.sign",
+        "artifact_sha256": "pithauthor.sign",
         "ArxivId": "pithauthor.protocol",
         "AuthorKey": "pithauthor.keys",
         "Check": "pithauthor.protocol",
@@ -98,7 +115,7 @@ __getattr__, __dir__ = lazy_face(
         "VerificationError": "pithauthor.errors",
         "attest_authorship": "pithauthor.sign",
         "build_arxiv_archive": "pithauthor.latex",
-        "build_canonical_record": "pithauthor.verify",
+        "build_canonical_record": "pithauthor.protocol",
         "canonical_sha256": "pithauthor.protocol",
         "check_identity": "pithauthor.identity",
         "inject": "pithauthor.latex",

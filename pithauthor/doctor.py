@@ -25,8 +25,9 @@ from pithauthor.keys.safety import Finding as KeyFinding
 from pithauthor.keys.safety import diagnose as diagnose_keys
 from pithauthor.keys.storage import KeyRecord
 from pithauthor.net import RegistryHttp, RetryPolicy
+from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import is_local_registry, registry_binding, registry_url
-from pithauthor.registry.credentials import Trust, default_trust
+from pithauthor.registry.credentials import default_trust
 from pithauthor.registry.journal import DB_NAME
 from pithauthor.registry.outbox import Outbox
 

@@ -48,8 +48,7 @@ from pithauthor.errors import (
 )
 from pithauthor.fs import MAX_JSON_BYTES
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
-from pithauthor.protocol.text import checked_url
-from pithauthor.protocol.text import origin as origin
+from pithauthor.protocol.text import checked_url, origin
 
 MAX_ANSWER_BYTES = MAX_JSON_BYTES
 """The largest answer read from a registry, decoded (a record, state or bundle is JSON)."""

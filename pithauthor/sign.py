@@ -32,10 +32,6 @@ from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import (
     ATTESTATION,
     CITATION,
-    DEFAULT_STATEMENT,
-    OUTCOMES,
-    PROOF_SYSTEMS,
-    RELATIONSHIPS,
     REPLICATION,
     Artifact,
     attestation_payload,
@@ -44,28 +40,15 @@ from pithauthor.protocol.payloads import (
     replication_payload,
     self_citation_problem,
 )
-from pithauthor.protocol.record import AuthorCheck, check_claimant, check_own_name
 from pithauthor.protocol.subject import Subject, replacing, withdrawing
 from pithauthor.protocol.text import payload_text_problem, utc_now, utc_stamp
 
 __all__ = [
-    "DEFAULT_STATEMENT",
-    "OUTCOMES",
-    "PROOF_SYSTEMS",
-    "RELATIONSHIPS",
-    "Artifact",
-    "AuthorCheck",
-    "AuthorEvent",
     "Settle",
-    "Signer",
-    "Subject",
     "artifact_sha256",
     "attest_authorship",
-    "check_claimant",
-    "check_own_name",
     "record_replication",
     "sign_citation",
-    "utc_now",
     "withdraw",
 ]
 

@@ -22,26 +22,17 @@ from pithauthor.protocol.checks.record import check_computed, check_receipt_row,
 from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.record import (
     ArxivMetadata,
-    build_canonical_record,
-    next_version_metadata,
     parse_arxiv_raw,
-    pith_number_of,
-    summarise,
 )
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Trust, uncovered
 from pithauthor.registry.credentials import pinned_trust
 
 __all__ = [
-    "ArxivMetadata",
-    "build_canonical_record",
     "detect_kind",
-    "next_version_metadata",
     "parse_arxiv_metadata",
-    "pith_number_of",
     "read_arxiv_metadata",
     "read_documents",
-    "summarise",
     "verify_document",
     "verify_documents",
     "verify_file",

@@ -63,7 +63,7 @@ def _resolve_annotations(callback: Any) -> None:
             code = _COMPILED[value] = compile(value, "<annotation>", "eval")
         try:
             annotations[key] = eval(code, callback.__globals__)  # our own source, our module
-        except Exception:  # left as it was: Typer then reports it as it always did
+        except Exception:  # left as it was: Typer then reports it always did
             continue
 
 

@@ -144,10 +144,10 @@ def _cite_one(
     context: str | None,
     output: Output,
 ) -> None:
+    from pithauthor import sign_citation
     from pithauthor._cli.signing import citation_preview
     from pithauthor.protocol import normalize_relationship
     from pithauthor.registry import citing_number, subject_for
-    from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
     citing_paper, citing_note, citing_arxiv = citing_number(citing, citing_record, output.registry)

@@ -65,11 +65,11 @@ def claim(
 ) -> None:
     """Sign an author attestation of SUBJECT with your key. Claiming again what the outbox
     holds reuses that event; a different claim on the same paper needs --replace."""
+    from pithauthor import attest_authorship
     from pithauthor._cli.signing import claim_preview
     from pithauthor.identity import proofs_from_specs
     from pithauthor.protocol import check_claimant, check_own_name, normalize_orcid
     from pithauthor.registry import check_destination, subject_for
-    from pithauthor.sign import attest_authorship
 
     check_destination(out)
     orcid = normalize_orcid(orcid) if orcid else None

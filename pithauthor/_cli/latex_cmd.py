@@ -229,14 +229,12 @@ def sty_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
-    from pithauthor.latex import copy_sty, install_sty
-    from pithauthor.latex import found_by_tex as sty_found_by_tex
-    from pithauthor.latex import shipped_files as pith_sty_files
+    from pithauthor.latex import copy_sty, found_by_tex, install_sty, shipped_files
 
     if sum((path, copy is not None, install)) > 1:
         raise InputError("give one of --path, --copy FOLDER, --install")
     if copy is None and not install:
-        files = pith_sty_files()
+        files = shipped_files()
         if as_json:
             emit_json({"files": [str(f) for f in files]})
         else:
@@ -251,7 +249,7 @@ def sty_cmd(
             data(str(item.path))
             message(f"{item.path}: {item.action}")
     if install:
-        found = sty_found_by_tex()
+        found = found_by_tex()
         if found is None or found.resolve() != done[0].path.resolve():
             warn(f"LaTeX finds {found or 'no pith.sty'} first, not the installed copy")
         else:

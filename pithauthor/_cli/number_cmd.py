@@ -30,9 +30,9 @@ def from_arxiv(
     ),
 ) -> None:
     """Compute the Pith Number of a paper from its arXiv metadata, offline."""
+    from pithauthor import read_arxiv_metadata
     from pithauthor.fs import MAX_METADATA_BYTES, read_user_text
     from pithauthor.protocol import build_canonical_record, next_version_metadata, summarise
-    from pithauthor.verify import read_arxiv_metadata
 
     meta = read_arxiv_metadata(file)
     changes = (title, abstract_file, categories, license)

@@ -38,7 +38,7 @@ def serve(
     ),
 ) -> None:
     """Serve the local registry until interrupted. Prints its URL on stdout."""
-    from pithauthor.registry.local import (
+    from pithauthor.registry import (
         check_base_url,
         check_host,
         data_folder,
@@ -87,7 +87,7 @@ def add(
     as_json: bool = typer.Option(False, "--json", help="Print what was added as JSON."),
 ) -> None:
     """Add papers; each is signed with the local registry's key."""
-    from pithauthor.registry.local import add_papers, data_folder, example_papers
+    from pithauthor.registry import add_papers, data_folder, example_papers
 
     paths = [Path(f) for f in files or []] + (example_papers() if examples else [])
     added = add_papers(data_folder(data), paths, trust_manifest)

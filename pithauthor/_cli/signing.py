@@ -14,11 +14,10 @@ from pithauthor.errors import ConfirmationNeeded, Declined
 from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
-    from pithauthor import PithNumber, Subject
+    from pithauthor import PithNumber, Settle, Subject
     from pithauthor.keys import AuthorKey
     from pithauthor.protocol import AuthorEvent
     from pithauthor.registry import OnChange, RegistryAccess, Statements
-    from pithauthor.sign import Settle
 
 
 # What `pith claim`, `pith cite` and `pith replicate` share after parsing: the key, where the

@@ -35,6 +35,7 @@ def submit(
 ) -> None:
     """Send every pending event of the outbox to the registry it was signed for (after
     storing FILE's events for --registry or the default, if given)."""
+    from pithauthor import read_documents
     from pithauthor.registry import (
         Outbox,
         combined,
@@ -43,7 +44,6 @@ def submit(
         submit_everywhere,
         submit_pending,
     )
-    from pithauthor.verify import read_documents
 
     options = registry_options(
         registry, trust_manifest, trust_local, parallel=parallel, retries=retries, timeout=timeout

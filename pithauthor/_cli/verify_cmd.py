@@ -68,10 +68,10 @@ def verify(
     no signature covers are listed as not signed; --strict also fails on unverifiable parts.
 
     With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1."""
+    from pithauthor import read_documents, verify_documents
     from pithauthor.identity import identity_network_failure, verify_identity
     from pithauthor.protocol import normalize_orcid
     from pithauthor.registry import default_trust
-    from pithauthor.verify import read_documents, verify_documents
 
     if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
         orcid = normalize_orcid(orcid)

@@ -51,8 +51,8 @@ def withdraw(
     """Sign the withdrawal of EVENT_ID, one of your events in the outbox: the registry's merge
     then shows it no more. Only the key that signed an event can withdraw it; the event and
     its withdrawal both stay public (docs/publishing.md)."""
+    from pithauthor import withdraw as sign_withdrawal
     from pithauthor.registry import check_destination, registry_binding
-    from pithauthor.sign import withdraw as sign_withdrawal
 
     wanted = event_id.strip().lower()
     if not _EVENT_ID.fullmatch(wanted):

@@ -1,5 +1,6 @@
 """Bibliographies: read .bib files and the keys a manuscript cites (`reading`), find
-missing arXiv identifiers (`lookup`), and sign one citation per cited paper (`cite`).
+missing arXiv identifiers and write them back (`lookup`), and sign one citation per cited
+paper (`cite`).
 """
 
 from __future__ import annotations
@@ -9,32 +10,20 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
-    from pithauthor.bibliography.arxiv_api import ARXIV_INTERVAL, DEFAULT_API, ArxivApi
-    from pithauthor.bibliography.cite import (
-        FAILED_STATUSES,
-        CiteReport,
-        RegistryResolver,
-        Resolver,
-        resolve_identifiers,
-        sign_bibliography,
-    )
-    from pithauthor.bibliography.cited import Citations, cited_keys, read_citations
+    from pithauthor.bibliography.arxiv_api import ArxivApi
+    from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
+    from pithauthor.bibliography.cited import cited_keys, read_citations
     from pithauthor.bibliography.lookup import (
-        LookupCache,
         LookupResult,
-        WriteBack,
         lookup_bibliography,
         lookup_identifiers,
         paste_line,
         settle,
         write_back,
     )
-    from pithauthor.bibliography.matching import YEARS_AFTER, YEARS_BEFORE
     from pithauthor.bibliography.reading import (
-        STATUSES,
         BibEntry,
         BibReading,
-        EntryRow,
         parse_relationship_map,
         read_bibliographies,
         render_table,
@@ -44,23 +33,12 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "ARXIV_INTERVAL",
-    "DEFAULT_API",
-    "FAILED_STATUSES",
-    "STATUSES",
-    "YEARS_AFTER",
-    "YEARS_BEFORE",
     "ArxivApi",
     "BibEntry",
     "BibReading",
-    "Citations",
-    "CiteReport",
-    "EntryRow",
-    "LookupCache",
     "LookupResult",
     "RegistryResolver",
     "Resolver",
-    "WriteBack",
     "cited_keys",
     "lookup_bibliography",
     "lookup_identifiers",
@@ -69,7 +47,6 @@ __all__ = [
     "read_bibliographies",
     "read_citations",
     "render_table",
-    "resolve_identifiers",
     "rows_as_json",
     "settle",
     "sign_bibliography",
@@ -82,23 +59,12 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "ARXIV_INTERVAL": "pithauthor.bibliography.arxiv_api",
         "ArxivApi": "pithauthor.bibliography.arxiv_api",
         "BibEntry": "pithauthor.bibliography.reading",
         "BibReading": "pithauthor.bibliography.reading",
-        "Citations": "pithauthor.bibliography.cited",
-        "CiteReport": "pithauthor.bibliography.cite",
-        "DEFAULT_API": "pithauthor.bibliography.arxiv_api",
-        "EntryRow": "pithauthor.bibliography.reading",
-        "FAILED_STATUSES": "pithauthor.bibliography.cite",
-        "LookupCache": "pithauthor.bibliography.lookup",
         "LookupResult": "pithauthor.bibliography.lookup",
         "RegistryResolver": "pithauthor.bibliography.cite",
         "Resolver": "pithauthor.bibliography.cite",
-        "STATUSES": "pithauthor.bibliography.reading",
-        "WriteBack": "pithauthor.bibliography.lookup",
-        "YEARS_AFTER": "pithauthor.bibliography.matching",
-        "YEARS_BEFORE": "pithauthor.bibliography.matching",
         "cited_keys": "pithauthor.bibliography.cited",
         "lookup_bibliography": "pithauthor.bibliography.lookup",
         "lookup_identifiers": "pithauthor.bibliography.lookup",
@@ -107,7 +73,6 @@ __getattr__, __dir__ = lazy_face(
         "read_bibliographies": "pithauthor.bibliography.reading",
         "read_citations": "pithauthor.bibliography.cited",
         "render_table": "pithauthor.bibliography.reading",
-        "resolve_identifiers": "pithauthor.bibliography.cite",
         "rows_as_json": "pithauthor.bibliography.reading",
         "settle": "pithauthor.bibliography.lookup",
         "sign_bibliography": "pithauthor.bibliography.cite",

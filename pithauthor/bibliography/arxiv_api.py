@@ -41,13 +41,12 @@ from pithauthor.net import (
     AnswerTooSlow,
     check_url,
     new_client,
-    origin,
     parse_retry_after,
     read_capped,
     transport_reason,
 )
 from pithauthor.protocol.ids import ArxivId
-from pithauthor.protocol.text import is_loopback
+from pithauthor.protocol.text import is_loopback, origin
 
 if TYPE_CHECKING:
     import httpx

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = [
     "FAILED_STATUSES",
     "CiteReport",
-    "RecordCache",
     "RegistryResolver",
     "Resolver",
     "resolve_identifiers",

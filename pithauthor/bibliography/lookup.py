@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from pithauthor.bibliography.arxiv_api import (
-    ARXIV_INTERVAL,
     DEFAULT_API,
     RESULTS_PER_TITLE,
     ArxivApi,
@@ -27,8 +26,6 @@ from pithauthor.bibliography.arxiv_api import (
 from pithauthor.bibliography.bibtex import _evaluate, blank_comments
 from pithauthor.bibliography.identifiers import find_identifier
 from pithauthor.bibliography.matching import (
-    YEARS_AFTER,
-    YEARS_BEFORE,
     Candidate,
     Query,
     concerns,
@@ -36,19 +33,13 @@ from pithauthor.bibliography.matching import (
     query_for,
 )
 from pithauthor.bibliography.reading import BibEntry, BibReading
-from pithauthor.errors import ArxivApiError, BibliographyError, InputError
+from pithauthor.errors import BibliographyError, InputError
 from pithauthor.fs import MAX_BIB_BYTES, private_dir, read_user_file, replace_file
 from pithauthor.latex.sources import backup_path
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.ids import ArxivId
 
 __all__ = [
-    "ARXIV_INTERVAL",
-    "DEFAULT_API",
-    "YEARS_AFTER",
-    "YEARS_BEFORE",
-    "ArxivApi",
-    "ArxivApiError",
     "LookupCache",
     "LookupResult",
     "WriteBack",

@@ -38,7 +38,7 @@ from pithauthor.bibliography.identifiers import (
     to_unicode,
 )
 
-__all__ = ["fold"]  # re-exported: the comparison form lives with the LaTeX decoding
+__all__ = []
 
 #: The arXiv year may be this many years before the entry's year (a journal version in maths
 #: or physics often appears two or three years after its preprint) ...

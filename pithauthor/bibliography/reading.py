@@ -38,7 +38,6 @@ __all__ = [
     "BibEntry",
     "BibReading",
     "EntryRow",
-    "normalize_relationship",
     "parse_relationship_map",
     "read_bibliographies",
     "render_table",

@@ -9,30 +9,24 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
-    from pithauthor.identity.fetch import DEFAULT_ORCID_API, orcid_api_base, read_pdf_author_keys
+    from pithauthor.identity.fetch import orcid_api_base
     from pithauthor.identity.proofs import (
-        OrcidProof,
         check_identity,
         check_key_on_orcid,
         identity_network_failure,
         orcid_proof,
-        orcid_retirement,
         proofs_from_specs,
         verify_identity,
         web_proof_document,
     )
 
 __all__ = [
-    "DEFAULT_ORCID_API",
-    "OrcidProof",
     "check_identity",
     "check_key_on_orcid",
     "identity_network_failure",
     "orcid_api_base",
     "orcid_proof",
-    "orcid_retirement",
     "proofs_from_specs",
-    "read_pdf_author_keys",
     "verify_identity",
     "web_proof_document",
 ]
@@ -41,16 +35,12 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "DEFAULT_ORCID_API": "pithauthor.identity.fetch",
-        "OrcidProof": "pithauthor.identity.proofs",
         "check_identity": "pithauthor.identity.proofs",
         "check_key_on_orcid": "pithauthor.identity.proofs",
         "identity_network_failure": "pithauthor.identity.proofs",
         "orcid_api_base": "pithauthor.identity.fetch",
         "orcid_proof": "pithauthor.identity.proofs",
-        "orcid_retirement": "pithauthor.identity.proofs",
         "proofs_from_specs": "pithauthor.identity.proofs",
-        "read_pdf_author_keys": "pithauthor.identity.fetch",
         "verify_identity": "pithauthor.identity.proofs",
         "web_proof_document": "pithauthor.identity.proofs",
     },

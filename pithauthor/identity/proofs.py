@@ -50,7 +50,6 @@ from pithauthor.protocol.identity import (
     parse_key_id,
     web_document,
     web_origin,
-    well_known_url,
 )
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.text import checked_url
@@ -60,16 +59,13 @@ if TYPE_CHECKING:
     from pithauthor.keys.storage import KeyRecord
 
 __all__ = [
-    "IdentityProof",
     "OrcidProof",
-    "ProofCheck",
     "check_identity",
     "identity_network_failure",
     "orcid_proof",
     "orcid_retirement",
     "proofs_from_specs",
     "web_proof_document",
-    "well_known_url",
 ]
 
 

@@ -1,7 +1,7 @@
 """Author keys: create, list, export, back up, rotate, delete, and load one for signing.
 
 Secrets live in the OS keyring or in passphrase-encrypted files (`secrets`), never in the
-public key list (`metadata`); `safety` says where keys go and whether that is safe.
+public key list (`storage`); `safety` says where keys go and whether that is safe.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
     from pithauthor.keys.author import (
-        BACKED_UP_AT,
-        BACKUP_FILE,
         AuthorKey,
         check_public_name,
         delete,
@@ -27,19 +25,12 @@ if TYPE_CHECKING:
         show,
     )
     from pithauthor.keys.backups import backup, import_backup, rotate
-    from pithauthor.keys.passphrase import (
-        PassphraseSource,
-        backup_passphrase_source,
-        passphrase_source,
-    )
+    from pithauthor.keys.passphrase import backup_passphrase_source, passphrase_source
     from pithauthor.keys.storage import KeyRecord
 
 __all__ = [
-    "BACKED_UP_AT",
-    "BACKUP_FILE",
     "AuthorKey",
     "KeyRecord",
-    "PassphraseSource",
     "backup",
     "backup_passphrase_source",
     "check_public_name",
@@ -62,10 +53,7 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "AuthorKey": "pithauthor.keys.author",
-        "BACKED_UP_AT": "pithauthor.keys.author",
-        "BACKUP_FILE": "pithauthor.keys.author",
         "KeyRecord": "pithauthor.keys.storage",
-        "PassphraseSource": "pithauthor.keys.passphrase",
         "backup": "pithauthor.keys.backups",
         "backup_passphrase_source": "pithauthor.keys.passphrase",
         "check_public_name": "pithauthor.keys.author",

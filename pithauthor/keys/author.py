@@ -25,8 +25,7 @@ from pithauthor.errors import (
     KeyRetired,
 )
 from pithauthor.fs import pith_home
-from pithauthor.keys.passphrase import PassphraseSource, backup_passphrase_source, passphrase_source
-from pithauthor.keys.safety import diagnose
+from pithauthor.keys.passphrase import PassphraseSource, passphrase_source
 from pithauthor.keys.secrets import (
     Note,
     PreparedSecret,
@@ -52,18 +51,13 @@ __all__ = [
     "BACKED_UP_AT",
     "BACKUP_FILE",
     "AuthorKey",
-    "KeyRecord",
-    "PassphraseSource",
-    "backup_passphrase_source",
     "delete",
-    "diagnose",
     "export_public",
     "generate",
     "known_keys",
     "list_keys",
     "load_key",
     "load_signing_key",
-    "passphrase_source",
     "set_public_name",
     "show",
 ]

@@ -1,5 +1,6 @@
 r"""The LaTeX badge: inject `\usepackage{pith}` + `\pithnumber{...}` (`injection`), build and
-check the manuscript (`build`, `pdf`), pack it for arXiv (`arxiv`), badge snippets (`snippets`).
+check the manuscript (`build`, `pdf`), pack it for arXiv (`arxiv`), pith.sty and badge
+snippets (`sty`).
 """
 
 from __future__ import annotations
@@ -9,15 +10,13 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
-    from pithauthor.latex.arxiv import ArchiveResult, build_arxiv_archive
-    from pithauthor.latex.injection import InjectResult, Step, badge_number, inject
+    from pithauthor.latex.arxiv import build_arxiv_archive
+    from pithauthor.latex.injection import Step, badge_number, inject
     from pithauthor.latex.pdf import check_pdf
     from pithauthor.latex.sources import find_main_file
     from pithauthor.latex.sty import badge, copy_sty, found_by_tex, install_sty, shipped_files
 
 __all__ = [
-    "ArchiveResult",
-    "InjectResult",
     "Step",
     "badge",
     "badge_number",
@@ -35,8 +34,6 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "ArchiveResult": "pithauthor.latex.arxiv",
-        "InjectResult": "pithauthor.latex.injection",
         "Step": "pithauthor.latex.injection",
         "badge": "pithauthor.latex.sty",
         "badge_number": "pithauthor.latex.injection",

@@ -46,9 +46,7 @@ from pithauthor.latex.sources import (
     read_text_file,
     write_target,
 )
-from pithauthor.latex.sty import another_version, copy_sty, install_sty, latex_file, pith_sty_path
-from pithauthor.latex.sty import found_by_tex as sty_found_by_tex
-from pithauthor.latex.sty import shipped_files as pith_sty_files
+from pithauthor.latex.sty import another_version, latex_file, pith_sty_path
 from pithauthor.protocol.identity import pdf_key_ids
 from pithauthor.protocol.ids import PithNumber, classify_reference
 from pithauthor.registry.access import check_number
@@ -60,13 +58,7 @@ __all__ = [
     "InjectResult",
     "Step",
     "badge_number",
-    "check_pdf",
-    "copy_sty",
-    "find_main_file",
     "inject",
-    "install_sty",
-    "pith_sty_files",
-    "sty_found_by_tex",
 ]
 
 

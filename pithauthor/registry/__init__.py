@@ -1,7 +1,6 @@
-"""Registries: the client that fetches and verifies (`client`, `access`), submission
-through the durable outbox (`submit`, `outbox`, `journal`, `recovery`), what was already
-said (`statements`), a paper's page (`status`), sign-in tokens and trusted manifests.
-The local registry is `pithauthor.registry.local`.
+"""Registries: the client that fetches and verifies, the options of a command, submission
+through the durable outbox, what you already said, a paper's page, sign-in tokens and trusted
+manifests; and the local registry (`local/`), the same protocol served from this machine.
 """
 
 from __future__ import annotations
@@ -14,37 +13,38 @@ if TYPE_CHECKING:
     from pithauthor.registry.access import (
         RegistryAccess,
         RegistryOptions,
-        check_number,
-        check_registry_options,
         citing_number,
-        connect,
         read_subject,
         subject_for,
     )
     from pithauthor.registry.client import (
-        MAX_TIMEOUT,
         RecordCache,
         RegistryClient,
-        fetch_subject,
-        is_local_registry,
         registry_binding,
         registry_url,
-        resolve_arxiv,
     )
     from pithauthor.registry.credentials import (
         TOKEN_ENV,
         default_trust,
         env_token_origin,
         forget_token,
-        load_manifest_file,
-        pinned_trust,
         store_token,
         stored_registries,
     )
+    from pithauthor.registry.local.pool import Limits
+    from pithauthor.registry.local.run import (
+        add_papers,
+        check_base_url,
+        check_host,
+        data_folder,
+        example_papers,
+        read_token_file,
+        start_server,
+    )
+    from pithauthor.registry.local.server import FaultPlan
     from pithauthor.registry.outbox import STATES, Outbox, OutboxEntry
     from pithauthor.registry.recovery import Recovered, recover
     from pithauthor.registry.statements import (
-        COMPLETENESS,
         OnChange,
         Settled,
         Statements,
@@ -55,23 +55,21 @@ if TYPE_CHECKING:
     )
     from pithauthor.registry.submit import (
         SubmitResult,
-        append_jsonl,
         check_destination,
         combined,
         deliver,
         paper_titles,
         pending_by_registry,
         store_in_outbox,
-        submit_events,
         submit_everywhere,
         submit_pending,
     )
 
 __all__ = [
-    "COMPLETENESS",
-    "MAX_TIMEOUT",
     "STATES",
     "TOKEN_ENV",
+    "FaultPlan",
+    "Limits",
     "OnChange",
     "Outbox",
     "OutboxEntry",
@@ -83,37 +81,34 @@ __all__ = [
     "Settled",
     "Statements",
     "SubmitResult",
-    "append_jsonl",
+    "add_papers",
+    "check_base_url",
     "check_destination",
-    "check_number",
-    "check_registry_options",
+    "check_host",
     "citing_number",
     "combined",
-    "connect",
+    "data_folder",
     "default_trust",
     "deliver",
     "env_token_origin",
     "events_in_file",
-    "fetch_subject",
+    "example_papers",
     "forget_token",
     "gist",
-    "is_local_registry",
-    "load_manifest_file",
     "my_papers",
     "paper_status",
     "paper_titles",
     "pending_by_registry",
-    "pinned_trust",
     "read_subject",
+    "read_token_file",
     "recover",
     "registry_binding",
     "registry_url",
-    "resolve_arxiv",
+    "start_server",
     "store_in_outbox",
     "store_token",
     "stored_registries",
     "subject_for",
-    "submit_events",
     "submit_everywhere",
     "submit_pending",
 ]
@@ -122,8 +117,8 @@ __all__ = [
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "COMPLETENESS": "pithauthor.registry.statements",
-        "MAX_TIMEOUT": "pithauthor.registry.client",
+        "FaultPlan": "pithauthor.registry.local.server",
+        "Limits": "pithauthor.registry.local.pool",
         "OnChange": "pithauthor.registry.statements",
         "Outbox": "pithauthor.registry.outbox",
         "OutboxEntry": "pithauthor.registry.outbox",
@@ -137,37 +132,34 @@ __getattr__, __dir__ = lazy_face(
         "Statements": "pithauthor.registry.statements",
         "SubmitResult": "pithauthor.registry.submit",
         "TOKEN_ENV": "pithauthor.registry.credentials",
-        "append_jsonl": "pithauthor.registry.submit",
+        "add_papers": "pithauthor.registry.local.run",
+        "check_base_url": "pithauthor.registry.local.run",
         "check_destination": "pithauthor.registry.submit",
-        "check_number": "pithauthor.registry.access",
-        "check_registry_options": "pithauthor.registry.access",
+        "check_host": "pithauthor.registry.local.run",
         "citing_number": "pithauthor.registry.access",
         "combined": "pithauthor.registry.submit",
-        "connect": "pithauthor.registry.access",
+        "data_folder": "pithauthor.registry.local.run",
         "default_trust": "pithauthor.registry.credentials",
         "deliver": "pithauthor.registry.submit",
         "env_token_origin": "pithauthor.registry.credentials",
         "events_in_file": "pithauthor.registry.statements",
-        "fetch_subject": "pithauthor.registry.client",
+        "example_papers": "pithauthor.registry.local.run",
         "forget_token": "pithauthor.registry.credentials",
         "gist": "pithauthor.registry.statements",
-        "is_local_registry": "pithauthor.registry.client",
-        "load_manifest_file": "pithauthor.registry.credentials",
         "my_papers": "pithauthor.registry.statements",
         "paper_status": "pithauthor.registry.statements",
         "paper_titles": "pithauthor.registry.submit",
         "pending_by_registry": "pithauthor.registry.submit",
-        "pinned_trust": "pithauthor.registry.credentials",
         "read_subject": "pithauthor.registry.access",
+        "read_token_file": "pithauthor.registry.local.run",
         "recover": "pithauthor.registry.recovery",
         "registry_binding": "pithauthor.registry.client",
         "registry_url": "pithauthor.registry.client",
-        "resolve_arxiv": "pithauthor.registry.client",
+        "start_server": "pithauthor.registry.local.run",
         "store_in_outbox": "pithauthor.registry.submit",
         "store_token": "pithauthor.registry.credentials",
         "stored_registries": "pithauthor.registry.credentials",
         "subject_for": "pithauthor.registry.access",
-        "submit_events": "pithauthor.registry.submit",
         "submit_everywhere": "pithauthor.registry.submit",
         "submit_pending": "pithauthor.registry.submit",
     },

@@ -32,7 +32,6 @@ from pithauthor.registry.client import (
     is_local_registry,
     registry_url,
 )
-from pithauthor.registry.credentials import TRUST_ENV as TRUST_ENV
 from pithauthor.registry.credentials import default_trust
 from pithauthor.verify import detect_kind, read_documents, verify_document
 

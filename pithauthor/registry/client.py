@@ -22,7 +22,7 @@ from pithauthor.errors import (
     VerificationError,
 )
 from pithauthor.fs import pith_home, private_dir
-from pithauthor.net import DEFAULT_REGISTRY, RegistryHttp, RetryPolicy, check_url, origin
+from pithauthor.net import DEFAULT_REGISTRY, RegistryHttp, RetryPolicy, check_url
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.bundle import checked_bundle
 from pithauthor.protocol.checks.record import checked_record
@@ -41,36 +41,21 @@ from pithauthor.protocol.ids import (
     parse_reference,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import is_loopback
+from pithauthor.protocol.text import is_loopback, origin
 from pithauthor.protocol.verdict import Report, Trust
 from pithauthor.registry.credentials import (
-    TOKEN_ENV,
     default_trust,
-    env_token_origin,
-    forget_token,
-    store_token,
-    stored_registries,
     token_for,
 )
-from pithauthor.registry.credentials import TRUST_ENV as TRUST_ENV
 
 __all__ = [
-    "DEFAULT_REGISTRY",
     "MAX_TIMEOUT",
-    "TOKEN_ENV",
     "RegistryClient",
-    "RetryPolicy",
-    "Subject",
-    "default_trust",
-    "env_token_origin",
     "fetch_subject",
-    "forget_token",
     "is_local_registry",
     "registry_binding",
     "registry_url",
     "resolve_arxiv",
-    "store_token",
-    "stored_registries",
 ]
 
 

@@ -23,13 +23,12 @@ from pithauthor.fs import (
     replace_file,
 )
 from pithauthor.keys import storage
-from pithauthor.net import DEFAULT_REGISTRY, check_url, origin
+from pithauthor.net import DEFAULT_REGISTRY, check_url
 from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.verdict import RegistryKey, Trust
+from pithauthor.protocol.text import origin
+from pithauthor.protocol.verdict import Trust
 
 __all__ = [
-    "RegistryKey",
-    "Trust",
     "default_trust",
     "load_manifest_file",
     "pinned_trust",

@@ -19,8 +19,8 @@ from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import replacing, statement_key
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.outbox import held_events
-from pithauthor.registry.submit import Outbox, OutboxEntry, paper_titles
+from pithauthor.registry.outbox import Outbox, OutboxEntry, held_events
+from pithauthor.registry.submit import paper_titles
 from pithauthor.verify import verify_document
 
 __all__ = [

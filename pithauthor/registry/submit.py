@@ -24,32 +24,23 @@ from pithauthor.errors import (
     EventRefused,
     InputError,
     NetworkError,
-    OutboxDamaged,
     PithError,
     RegistryRejected,
 )
 from pithauthor.fs import append_lines, check_output_file, pith_home
 
 # Named in docs/submit.md before `pithauthor.registry.client` existed; still importable from here.
-from pithauthor.net import DEFAULT_REGISTRY as DEFAULT_REGISTRY
-from pithauthor.net import RetryPolicy as RetryPolicy
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.subject import Subject
 from pithauthor.registry.client import DB_NAME as CACHE_NAME
-from pithauthor.registry.client import RecordCache, RegistryClient, registry_binding
-from pithauthor.registry.client import fetch_subject as fetch_subject
-from pithauthor.registry.client import registry_url as registry_url
-from pithauthor.registry.client import resolve_arxiv as resolve_arxiv
-from pithauthor.registry.credentials import default_trust as default_trust
-from pithauthor.registry.outbox import STATES, Note, Outbox, OutboxEntry, new_lease_owner
-from pithauthor.registry.recovery import Recovered, recover
+from pithauthor.registry.client import (
+    RecordCache,
+    RegistryClient,
+    registry_binding,
+)
+from pithauthor.registry.outbox import Note, Outbox, OutboxEntry, new_lease_owner
 
 __all__ = [
-    "STATES",
-    "Outbox",
-    "OutboxDamaged",
-    "OutboxEntry",
-    "Recovered",
     "SubmitResult",
     "append_jsonl",
     "check_destination",
@@ -57,7 +48,6 @@ __all__ = [
     "deliver",
     "paper_titles",
     "pending_by_registry",
-    "recover",
     "store_in_outbox",
     "submit_events",
     "submit_everywhere",

@@ -20,7 +20,8 @@ from pithauthor.errors import (
     RegistryResponseError,
     VerificationError,
 )
-from pithauthor.net import RegistryHttp, RetryPolicy, check_url, origin, parse_retry_after
+from pithauthor.net import RegistryHttp, RetryPolicy, check_url, parse_retry_after
+from pithauthor.protocol.text import origin
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer

@@ -12,8 +12,7 @@ from support.cli import RunPith, assert_one_line_error
 from support.latex.pdfcheck import info
 from support.latex.texbuild import NUMBER, STY
 
-from pithauthor.latex.injection import pith_sty_files
-from pithauthor.latex.sty import copy_sty, install_sty
+from pithauthor.latex.sty import copy_sty, install_sty, shipped_files
 
 
 def test_path_names_a_real_file_identical_to_latex_pith_sty(pith: RunPith) -> None:
@@ -31,7 +30,7 @@ def test_the_packaged_pith_sty_is_not_a_link_in_git() -> None:
         cwd=STY.parents[1], capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "120000" not in tracked  # git's mode for a symbolic link
-    assert pith_sty_files()[0].resolve() == STY.resolve()
+    assert shipped_files()[0].resolve() == STY.resolve()
 
 
 def test_copy_puts_real_files_and_refuses_another_version_without_force(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pithauthor.verify import ArxivMetadata, build_canonical_record, pith_number_of
+from pithauthor.protocol.record import ArxivMetadata, build_canonical_record, pith_number_of
 from support.cli import RunPith
 from support.registry import arxiv_metadata
 

@@ -21,18 +21,17 @@ from pithauthor.fs import (
 from pithauthor.protocol.canonical_json import JSONFault, canonical_sha256, parse_json
 from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.documents import CanonicalRecord, PaperSummary, Receipt, RecordDocument
-from pithauthor.protocol.record import arxiv_raw_authors, pith_number_of
+from pithauthor.protocol.record import arxiv_raw_authors, build_canonical_record, pith_number_of
 from pithauthor.protocol.text import is_loopback, utc_now
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.credentials import default_trust, pinned_trust
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.local.signer import LocalKey, load_or_create_key
 from pithauthor.registry.local.store import RegistryStore, StoredRecord
-from pithauthor.verify import build_canonical_record, parse_arxiv_metadata
+from pithauthor.verify import parse_arxiv_metadata
 
 __all__ = [
     "AddedPaper",
-    "RegistryServer",
     "add_papers",
     "check_base_url",
     "check_host",

@@ -14,10 +14,10 @@ from support.lookup_corpus import SCHOLAR_PAPERS as PAPERS
 
 from pithauthor._version import __version__
 from pithauthor.bibliography import arxiv_api
-from pithauthor.bibliography.arxiv_api import ArxivApiError, parse_feed
-from pithauthor.bibliography.lookup import ArxivApi, LookupCache, LookupResult, lookup_identifiers
+from pithauthor.bibliography.arxiv_api import ArxivApi, parse_feed
+from pithauthor.bibliography.lookup import LookupCache, LookupResult, lookup_identifiers
 from pithauthor.bibliography.reading import BibReading, read_bibliographies
-from pithauthor.errors import InputError
+from pithauthor.errors import ArxivApiError, InputError
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 

@@ -11,7 +11,8 @@ from support.arxiv_server import ArxivServer
 from support.cli import OnTerminal, RunPith
 from support.lookup_corpus import PAPERS
 
-from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers, settle
+from pithauthor.bibliography.arxiv_api import ArxivApi
+from pithauthor.bibliography.lookup import LookupCache, lookup_identifiers, settle
 from pithauthor.bibliography.reading import read_bibliographies
 from pithauthor.errors import InputError
 

@@ -11,7 +11,8 @@ from support.arxiv_server import ArxivServer
 from support.lookup_corpus import SCHOLAR
 from support.lookup_corpus import SCHOLAR_PAPERS as PAPERS
 
-from pithauthor.bibliography.lookup import ArxivApi, lookup_identifiers, write_back, write_eprints
+from pithauthor.bibliography.arxiv_api import ArxivApi
+from pithauthor.bibliography.lookup import lookup_identifiers, write_back, write_eprints
 from pithauthor.bibliography.reading import read_bibliographies
 from pithauthor.errors import BibliographyError
 

@@ -16,7 +16,8 @@ import pytest
 from support.arxiv_server import ArxivServer
 from support.lookup_corpus import DECLARED, ON_ARXIV, PAPERS, STYLES
 
-from pithauthor.bibliography.lookup import ArxivApi, LookupCache, lookup_identifiers
+from pithauthor.bibliography.arxiv_api import ArxivApi
+from pithauthor.bibliography.lookup import LookupCache, lookup_identifiers
 from pithauthor.bibliography.reading import BibEntry, read_bibliographies
 
 EXPORTS = Path(__file__).parents[2] / "fixtures" / "bib" / "lookup"

@@ -19,14 +19,10 @@ from pithauthor.protocol.canonical_json import canonical
 from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.protocol.events import SIGNED_FIELDS, _signed_bytes
 from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import RELATIONSHIPS
+from pithauthor.protocol.record import build_canonical_record, summarise
 from pithauthor.protocol.subject import Subject
-from pithauthor.sign import (
-    RELATIONSHIPS,
-    attest_authorship,
-    record_replication,
-    sign_citation,
-)
-from pithauthor.verify import build_canonical_record, summarise
+from pithauthor.sign import attest_authorship, record_replication, sign_citation
 from pithauthor.verify import parse_arxiv_metadata as parse_meta
 
 DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the registry's number for arXiv 2302.12445
