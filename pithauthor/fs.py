@@ -1,28 +1,6 @@
-"""Where pithauthor keeps its data: PITH_HOME, or the platform's user data folder.
-
-Every private folder under it (keys, outbox, caches) is made with mode 0700 and is refused when
-others can reach it, with the command that fixes it.
-
-Atomic file writes: a temp file in the same folder, fsync, then one rename (or link).
-
-A reader sees the old file or the new one, never a half-written one; a crash leaves at most a
-`.tmp-*` file behind, never a truncated target. Files are created with `mode` (0600 by default).
-`replace_file`/`create_file` write bytes held in memory; `publishing` lends the temp path to a
-writer that checks its file before it is published (`pith latex arxiv` proves its archive).
-
-Reading a file the user named: the one path every input file goes through.
-
-Only regular files are read (or standard input for `-`, where a command allows it). The file is
-opened without blocking and the opened descriptor is checked before a byte is read, so a FIFO,
-a device such as /dev/zero, a socket or a folder is refused at once instead of hanging or
-filling memory. Symbolic links are followed; a loop is one clear line. Each kind of input has a
-size limit (below), and at most limit + 1 bytes are ever read. Every fault becomes the caller's
-error class (an `InputError` for what the user names, the key store's own for its files)
-with one line that names the file and the fault.
-
-The public names (`__all__`) are for the command line and for scripts that take paths from
-users: read what the user names, refuse an output path before any work, replace a file
-atomically.
+"""The one file-system module: where pithauthor keeps its data (PITH_HOME), private folders and
+files, atomic and durable writes, and reading the files a user names (regular files only,
+size-limited, one clear error each).
 """
 
 from __future__ import annotations
@@ -54,6 +32,11 @@ __all__ = [
 
 
 # platformdirs is imported only when PITH_HOME is unset.
+
+# Where pithauthor keeps its data: PITH_HOME, or the platform's user data folder.
+#
+# Every private folder under it (keys, outbox, caches) is made with mode 0700 and is refused when
+# others can reach it, with the command that fixes it.
 
 APP_NAME = "pithauthor"
 
@@ -112,6 +95,13 @@ def check_private(path: Path, *, is_dir: bool) -> None:
             f"{what} {path} has mode {mode}, others can read it; fix it with: chmod {want} {path}"
         )
 
+
+# Atomic file writes: a temp file in the same folder, fsync, then one rename (or link).
+#
+# A reader sees the old file or the new one, never a half-written one; a crash leaves at most a
+# `.tmp-*` file behind, never a truncated target. Files are created with `mode` (0600 by default).
+# `replace_file`/`create_file` write bytes held in memory; `publishing` lends the temp path to a
+# writer that checks its file before it is published (`pith latex arxiv` proves its archive).
 
 TEMP_PREFIX = ".tmp-"
 
@@ -279,6 +269,16 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool =
     finally:
         os.close(fd)
 
+
+# Reading a file the user named: the one path every input file goes through.
+#
+# Only regular files are read (or standard input for `-`, where a command allows it). The file is
+# opened without blocking and the opened descriptor is checked before a byte is read, so a FIFO,
+# a device such as /dev/zero, a socket or a folder is refused at once instead of hanging or
+# filling memory. Symbolic links are followed; a loop is one clear line. Each kind of input has a
+# size limit (below), and at most limit + 1 bytes are ever read. Every fault becomes the caller's
+# error class (an `InputError` for what the user names, the key store's own for its files)
+# with one line that names the file and the fault.
 
 _MIB = 1024 * 1024
 

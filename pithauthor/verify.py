@@ -1,9 +1,5 @@
-"""Verify what the registry publishes and what authors sign, offline; and build canonical
-records and Pith Numbers from arXiv metadata files.
-
-`verify_document` takes a parsed JSON document (record, merged state, bundle, receipt, signed
-event, or the output of `pith number from-arxiv`) and returns a `Report` of named checks.
-`verify_file` reads a JSON or JSONL file first.
+"""Offline verification of what a registry publishes and what authors sign (`verify_document`,
+`verify_file`), and canonical records computed from arXiv metadata files.
 """
 
 from __future__ import annotations
@@ -39,6 +35,9 @@ __all__ = [
 ]
 
 
+# Build canonical records and Pith Numbers from arXiv metadata files.
+
+
 def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
     """arXivRaw XML (OAI-PMH) or the JSON metadata form, told apart by their first byte."""
     if b"\x00" in data:
@@ -64,6 +63,12 @@ def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
     )
     return parse_arxiv_metadata(data)
 
+
+# Verify what the registry publishes and what authors sign, offline.
+#
+# `verify_document` takes a parsed JSON document (record, merged state, bundle, receipt, signed
+# event, or the output of `pith number from-arxiv`) and returns a `Report` of named checks.
+# `verify_file` reads a JSON or JSONL file first.
 
 COMPUTED_FIELDS = {"canonical_record", "canonical_sha256", "pith_number"}
 

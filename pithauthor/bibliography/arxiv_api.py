@@ -1,21 +1,5 @@
-"""arXiv's API, the pure half: the `search_query` we send and the Atom feed it answers.
-
-The query interface is described in arXiv's API manual: `search_query` with field prefixes
-(`ti:` title, `au:` author), phrases in double quotes, `AND`/`OR`/`ANDNOT` and parentheses;
-`start`, `max_results`. The answer is an Atom 1.0 feed with OpenSearch's `totalResults`, one
-`<entry>` per paper (`<id>http://arxiv.org/abs/ID vN</id>`, `<title>`, `<published>`,
-`<author><name>`, `<arxiv:doi>`), and errors as a feed whose one entry is titled `Error`.
-The XML is parsed by defusedxml: no DTD, no entities, so no entity expansion bombs.
-
-arXiv's API over HTTP, as its terms of use ask: one connection, one request at a time, at
-least 3 seconds apart, a User-Agent that says who is asking; a bounded answer.
-
-The 3-second spacing holds for every host except loopback ones (127.0.0.0/8, ::1,
-localhost): those are your own machine (a test server, a local mirror), where arXiv's terms do
-not reach; `loopback_interval` (default 0) sets their spacing, for tests and benchmarks.
-
-The URL rule, the client, the capped read and the retry statuses are the one network layer's
-(`pithauthor.net`); only the pacing and arXiv's own answers are this module's.
+"""arXiv's API for `--lookup`: the `search_query` we send and the Atom feed it answers (pure),
+and the client that asks, one request at a time at arXiv's pace, over the one network layer.
 """
 
 from __future__ import annotations
@@ -51,6 +35,15 @@ from pithauthor.protocol.text import is_loopback, origin
 if TYPE_CHECKING:
     import httpx
 
+
+# arXiv's API, the pure half: the `search_query` we send and the Atom feed it answers.
+#
+# The query interface is described in arXiv's API manual: `search_query` with field prefixes
+# (`ti:` title, `au:` author), phrases in double quotes, `AND`/`OR`/`ANDNOT` and parentheses;
+# `start`, `max_results`. The answer is an Atom 1.0 feed with OpenSearch's `totalResults`, one
+# `<entry>` per paper (`<id>http://arxiv.org/abs/ID vN</id>`, `<title>`, `<published>`,
+# `<author><name>`, `<arxiv:doi>`), and errors as a feed whose one entry is titled `Error`.
+# The XML is parsed by defusedxml: no DTD, no entities, so no entity expansion bombs.
 
 ATOM: Final = "{http://www.w3.org/2005/Atom}"
 
@@ -172,6 +165,16 @@ def _candidate(entry: Any) -> Candidate | None:
     doi = _text(entry, f"{ARXIV}doi") or None
     return Candidate(arxiv_id, _text(entry, f"{ATOM}title"), authors[:500], int(published[:4]), doi)
 
+
+# arXiv's API over HTTP, as its terms of use ask: one connection, one request at a time, at
+# least 3 seconds apart, a User-Agent that says who is asking; a bounded answer.
+#
+# The 3-second spacing holds for every host except loopback ones (127.0.0.0/8, ::1,
+# localhost): those are your own machine (a test server, a local mirror), where arXiv's terms do
+# not reach; `loopback_interval` (default 0) sets their spacing, for tests and benchmarks.
+#
+# The URL rule, the client, the capped read and the retry statuses are the one network layer's
+# (`pithauthor._http`); only the pacing and arXiv's own answers are this module's.
 
 DEFAULT_API: Final = "https://export.arxiv.org/api/query"
 

@@ -1,19 +1,5 @@
-"""`%` comments in a .bib file, read as biber reads them (pure).
-
-BibTeX has no comment character, but biber (and every editor's "comment out" command) treats
-`%` as the start of a comment running to the end of the line, anywhere except inside a field
-value: a commented-out entry (`% @article{key, ...`) or field (`%  doi = {...},`) is ignored.
-bibtexparser v2 does not know this (it reads `% @article{b,` as an entry with a field named
-`%   title`), so the text is blanked before it is parsed: each comment's characters become
-spaces, newlines stay, and so every offset and line number of the file still holds.
-
-Read .bib files with bibtexparser v2 into plain entries and failure records.
-
-bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
-removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
-concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
-is also faster than two middlewares. Blocks the splitter could not parse become failures; the
-rest go on.
+"""The .bib file format: `%` comments read as biber reads them (pure), and .bib files read with
+bibtexparser v2 into plain entries and failure records.
 """
 
 from __future__ import annotations
@@ -28,6 +14,15 @@ from typing import Any
 from pithauthor.bibliography.identifiers import IDENTIFIER_FIELDS
 from pithauthor.errors import BibliographyError
 from pithauthor.fs import MAX_BIB_BYTES, read_user_file
+
+# `%` comments in a .bib file, read as biber reads them (pure).
+#
+# BibTeX has no comment character, but biber (and every editor's "comment out" command) treats
+# `%` as the start of a comment running to the end of the line, anywhere except inside a field
+# value: a commented-out entry (`% @article{key, ...`) or field (`%  doi = {...},`) is ignored.
+# bibtexparser v2 does not know this (it reads `% @article{b,` as an entry with a field named
+# `%   title`), so the text is blanked before it is parsed: each comment's characters become
+# spaces, newlines stay, and so every offset and line number of the file still holds.
 
 _ENTRY_START = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
 
@@ -142,6 +137,14 @@ def commented_entries(
 
 
 # bibtexparser is imported where files are parsed: it takes longer to load than Typer.
+
+# Read .bib files with bibtexparser v2 into plain entries and failure records.
+#
+# bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
+# removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
+# concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
+# is also faster than two middlewares. Blocks the splitter could not parse become failures; the
+# rest go on.
 
 #: BibTeX's predefined month macros.
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august")

@@ -1,28 +1,5 @@
-r"""Citation macros a manuscript defines itself, and the keys their uses cite (pure).
-
-Authors wrap `\cite` in their own commands (`\newcommand{\refref}[1]{\cite{#1}}`). A
-definition is followed when it is one of
-
-- `\newcommand`, `\renewcommand`, `\providecommand`, `\DeclareRobustCommand` (starred or
-  not, `[N]` arguments, `[default]` for an optional first one);
-- `\NewDocumentCommand` and its Renew/Provide/Declare forms with argument types `m`, `o`,
-  `O{...}`, `s`;
-- `\def`, `\gdef`, `\edef`, `\xdef` with undelimited parameters `#1#2...`;
-- `\let\refref\cite` (or `=`): then `\refref` is `\cite`;
-
-and its body passes whole arguments to a citation command (`\cite{#1}`, `\citep[#1]{#2}`,
-`\cite{#1,#2}`, another followed macro) or cites fixed keys (`\cite{knuth84}`). Anything
-else in a definition that holds a citation (a key built from an argument, `\cite{pre#1}`;
-delimited `\def` parameters; other xparse argument types) is *not followed* and named, so that
-the author knows which entries `--only-cited` may have missed. Reading the `.aux` is exact.
-
-The keys a manuscript cites, from its `.aux` file or from its LaTeX source.
-
-From LaTeX: every `\cite`-like command (natbib, biblatex, apacite, starred, with optional
-arguments, biblatex's multicite `\cites[..]{a}[..]{b}`) and `\nocite`, outside comments and
-verbatim-like environments, in the main file and the files it `\input`s or `\include`s inside
-its own folder tree, and the citation macros the manuscript defines (`cite_macros`). `*` in the
-result means `\nocite{*}`: every entry is cited.
+r"""What a manuscript cites: the citation macros it defines itself (pure), and the keys its
+`\cite` commands (and those macros) cite, read from the .aux files or the .tex sources.
 """
 
 from __future__ import annotations
@@ -34,6 +11,24 @@ from pathlib import Path
 from pithauthor.errors import ManuscriptError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
 from pithauthor.protocol.text import VERBATIM_BLOCK
+
+# Citation macros a manuscript defines itself, and the keys their uses cite (pure).
+#
+# Authors wrap `\cite` in their own commands (`\newcommand{\refref}[1]{\cite{#1}}`). A
+# definition is followed when it is one of
+#
+# - `\newcommand`, `\renewcommand`, `\providecommand`, `\DeclareRobustCommand` (starred or
+#   not, `[N]` arguments, `[default]` for an optional first one);
+# - `\NewDocumentCommand` and its Renew/Provide/Declare forms with argument types `m`, `o`,
+#   `O{...}`, `s`;
+# - `\def`, `\gdef`, `\edef`, `\xdef` with undelimited parameters `#1#2...`;
+# - `\let\refref\cite` (or `=`): then `\refref` is `\cite`;
+#
+# and its body passes whole arguments to a citation command (`\cite{#1}`, `\citep[#1]{#2}`,
+# `\cite{#1,#2}`, another followed macro) or cites fixed keys (`\cite{knuth84}`). Anything
+# else in a definition that holds a citation (a key built from an argument, `\cite{pre#1}`;
+# delimited `\def` parameters; other xparse argument types) is *not followed* and named, so that
+# the author knows which entries `--only-cited` may have missed. Reading the `.aux` is exact.
 
 #: A citation command by name: anything with `cite` in it, and `\nocite`. Broad on purpose:
 #: natbib, biblatex and the styles define dozens (`\citet`, `\parencite`, `\autocite`,
@@ -291,6 +286,14 @@ def split_keys(text: str) -> set[str]:
     """The keys of one argument (`a, b`); none holding `#` (a macro's parameter)."""
     return {key.strip() for key in text.split(",") if key.strip() and "#" not in key}
 
+
+# The keys a manuscript cites, from its `.aux` file or from its LaTeX source.
+#
+# From LaTeX: every `\cite`-like command (natbib, biblatex, apacite, starred, with optional
+# arguments, biblatex's multicite `\cites[..]{a}[..]{b}`) and `\nocite`, outside comments and
+# verbatim-like environments, in the main file and the files it `\input`s or `\include`s inside
+# its own folder tree, and the citation macros the manuscript defines (`cite_macros`). `*` in the
+# result means `\nocite{*}`: every entry is cited.
 
 ALL = "*"
 

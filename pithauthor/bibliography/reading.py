@@ -1,14 +1,6 @@
-"""The per-entry report: one row per bibliography entry, as a text table or as JSON.
-
-Read an author's bibliography: one `BibEntry` per entry, with its identifier and relationship.
-
-This is the reading half of `pith cite` (no network, no signing):
-
-    reading = read_bibliographies([Path("refs.bib")], only_cited=cited_keys(Path("main.aux")))
-    for entry in reading.to_sign(): ...  # an identifier, a valid relationship, first of its paper
-    print(render_table(reading.rows()), file=sys.stderr)
-
-Identifier rules, statuses and fields are documented in docs/cite.md.
+"""Reading an author's bibliography: one `BibEntry` per entry, with its identifier and
+relationship, and the per-entry report (one row per entry, as a text table or as JSON).
+The reading half of `pith cite`: no network, no signing.
 """
 
 from __future__ import annotations
@@ -46,6 +38,8 @@ __all__ = [
     "status_counts",
 ]
 
+
+# The per-entry report: one row per bibliography entry, as a text table or as JSON.
 
 #: Every status a row can have. `found` is the reading-only outcome (an identifier, nothing
 #: wrong); the signer turns it into `signed`, `already_signed` (the outbox holds that very
@@ -146,6 +140,16 @@ def render_table(rows: Sequence[EntryRow], *, max_detail: int = 80) -> str:
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
+# Read an author's bibliography: one `BibEntry` per entry, with its identifier and relationship.
+#
+# This is the reading half of `pith cite` (no network, no signing):
+#
+#     reading = read_bibliographies([Path("refs.bib")], only_cited=cited_keys(Path("main.aux")))
+#     for entry in reading.to_sign(): ...  # an identifier, a valid relationship, first of its paper
+#     print(render_table(reading.rows()), file=sys.stderr)
+#
+# Identifier rules, statuses and fields are documented in docs/cite.md.
 
 RELATIONSHIP_FIELD = "pith-relationship"
 

@@ -1,16 +1,6 @@
-"""The passphrase-encrypted secrets of a 32-byte seed (key files and backups share it).
-
-    out        = argon2id(passphrase, salt, opslimit, memlimit) -> 64 bytes
-    box_key    = out[:32]   XSalsa20-Poly1305 (SecretBox) key for the seed
-    check_key  = out[32:]   BLAKE2b key for two tags:
-    check      = BLAKE2b(key=check_key, person="pith-pw-check", "pithauthor passphrase check v1")
-    mac        = BLAKE2b(key=check_key, person="pith-file-mac", canonical(document minus tags))
-
-Opening: a wrong `check` means a wrong passphrase (or changed KDF fields, which cannot be told
-apart); a right `check` with a wrong `mac`, a SecretBox failure, or a seed whose public key is
-not the one written in clear means the file was changed: KeyFileTampered.
-
-Putting a seed into a backend (keyring, encrypted file, plaintext file) and getting it back.
+"""A key's secret (its 32-byte seed): the passphrase-encrypted container that key files and
+backups share (argon2id + XSalsa20-Poly1305), and reading and writing secrets in the OS keyring
+or in key files.
 """
 
 from __future__ import annotations
@@ -38,6 +28,18 @@ from pithauthor.keys.storage import KeyRecord, create_private, keys_dir, read_pr
 from pithauthor.protocol.canonical_json import b64decode, b64encode, canonical, parse_json
 
 # PyNaCl is imported where a secrets is sealed or opened: `pith keys list` skips it.
+
+# The passphrase-encrypted container of a 32-byte seed (key files and backups share it).
+#
+#     out        = argon2id(passphrase, salt, opslimit, memlimit) -> 64 bytes
+#     box_key    = out[:32]   XSalsa20-Poly1305 (SecretBox) key for the seed
+#     check_key  = out[32:]   BLAKE2b key for two tags:
+#     check      = BLAKE2b(key=check_key, person="pith-pw-check", "pithauthor passphrase check v1")
+#     mac        = BLAKE2b(key=check_key, person="pith-file-mac", canonical(document minus tags))
+#
+# Opening: a wrong `check` means a wrong passphrase (or changed KDF fields, which cannot be told
+# apart); a right `check` with a wrong `mac`, a SecretBox failure, or a seed whose public key is
+# not the one written in clear means the file was changed: KeyFileTampered.
 
 FORMAT = "pithauthor-secret"
 
@@ -238,6 +240,8 @@ def _mac_tag(check_key: bytes, doc: dict[str, Any]) -> bytes:
 
 
 # PyNaCl is imported where a key is derived: listing keys skips it.
+
+# Putting a seed into a backend (keyring, encrypted file, plaintext file) and getting it back.
 
 PLAINTEXT_FORMAT = "pithauthor-plaintext-secret"
 

@@ -1,17 +1,6 @@
-"""Check that a PDF carries the Pith Number (Info key /PithNumber) and the link to its page.
-
-Whether the badge can be seen on the page: nothing painted over its box, and (for the title
-placement) in the upper half of its page, where title blocks are (not at the page's foot).
-
-Text extraction finds the badge's words even under a figure (issue 23: a CVPR teaser drawn over
-it), so the page's content stream is read as a PDF viewer paints it: in order, each text run,
-path, image and form (an included figure) with the box it covers on the page. The badge is the
-link to its record page; what it draws is the first run of paintings inside that link's
-rectangle. Whatever is painted after the last of them, across the rectangle's middle line and
-over a fifth of it at least, hides it.
-
-Boxes are conservative estimates, not glyph outlines: a text run's width is taken from its
-characters (half an em each, with the kerning of TJ arrays), and a path's box from its points.
+"""Checking a built PDF: it carries the Pith Number (Info key /PithNumber) and the link to its
+page, and the badge can be seen (nothing painted over its box, and for the title placement,
+in the upper half of its page).
 """
 
 from __future__ import annotations
@@ -24,6 +13,9 @@ from pithauthor.errors import VerificationError
 from pithauthor.protocol.ids import PithNumber
 
 # pypdf is imported where a PDF is read: only --check and `latex arxiv` do.
+
+
+# Check that a PDF carries the Pith Number (Info key /PithNumber) and the link to its page.
 
 
 def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
@@ -94,6 +86,19 @@ def page_count(pdf: Path) -> int:
 
 
 # pypdf is imported where a PDF is read.
+
+# Whether the badge can be seen on the page: nothing painted over its box, and (for the title
+# placement) in the upper half of its page, where title blocks are (not at the page's foot).
+#
+# Text extraction finds the badge's words even under a figure (issue 23: a CVPR teaser drawn over
+# it), so the page's content stream is read as a PDF viewer paints it: in order, each text run,
+# path, image and form (an included figure) with the box it covers on the page. The badge is the
+# link to its record page; what it draws is the first run of paintings inside that link's
+# rectangle. Whatever is painted after the last of them, across the rectangle's middle line and
+# over a fifth of it at least, hides it.
+#
+# Boxes are conservative estimates, not glyph outlines: a text run's width is taken from its
+# characters (half an em each, with the kerning of TJ arrays), and a path's box from its points.
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the page's coordinates
 

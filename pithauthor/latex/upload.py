@@ -1,19 +1,6 @@
-r"""What arXiv's submission system checks or needs, as far as its documentation says
-(info.arxiv.org/help: submit_tex, faq/mistakes, 00README): file names, hidden files, the size
-of the upload, biblatex .bbl versions, \include in subfolders, and the `00README.json` that
-names the top-level file and the compiler (Submission 1.5).
-
-Strip TeX comments from a source file, since arXiv publishes the sources it is sent.
-
-The scan follows TeX's own rules closely enough to be safe: `\%` and `\\` are control
-symbols, `\verb|...|` and the first argument of `\url`, `\href` and friends are copied as they
-stand (URLs hold `%`), and so is the body of every verbatim-like environment. A comment that
-has the line to itself goes with its line; a comment after text keeps its `%`, which also
-swallows the end of line (removing it would add a space). The first line is kept when it is an
-arXiv `%&format` directive.
-
-pylatexenc's walker could find comment nodes, but it does not know that `\url` reads its
-argument verbatim and it re-parses the whole body; this scanner is linear and small.
+"""What arXiv's submission system checks or needs (file names, hidden files, upload size, .bbl
+versions, `00README.json`), and TeX comments stripped from the sources, since arXiv publishes
+the sources it is sent.
 """
 
 from __future__ import annotations
@@ -24,6 +11,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
+
+# What arXiv's submission system checks or needs, as far as its documentation says
+# (info.arxiv.org/help: submit_tex, faq/mistakes, 00README): file names, hidden files, the size
+# of the upload, biblatex .bbl versions, \include in subfolders, and the `00README.json` that
+# names the top-level file and the compiler (Submission 1.5).
 
 # arXiv's limit on the size of an upload; above it the submission needs an exception
 SIZE_LIMIT = 50 * 1024 * 1024
@@ -115,6 +107,18 @@ def size_warning(size: int) -> list[str]:
         "limit: make the figures smaller"
     ]
 
+
+# Strip TeX comments from a source file, since arXiv publishes the sources it is sent.
+#
+# The scan follows TeX's own rules closely enough to be safe: `\%` and `\\` are control
+# symbols, `\verb|...|` and the first argument of `\url`, `\href` and friends are copied as they
+# stand (URLs hold `%`), and so is the body of every verbatim-like environment. A comment that
+# has the line to itself goes with its line; a comment after text keeps its `%`, which also
+# swallows the end of line (removing it would add a space). The first line is kept when it is an
+# arXiv `%&format` directive.
+#
+# pylatexenc's walker could find comment nodes, but it does not know that `\url` reads its
+# argument verbatim and it re-parses the whole body; this scanner is linear and small.
 
 # macros whose first mandatory argument is read verbatim (braces or a delimiter)
 _URL_MACROS = frozenset({"url", "href", "nolinkurl", "path", "burl", "Url", "lstinline"})

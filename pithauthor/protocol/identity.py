@@ -1,29 +1,6 @@
-r"""How an Ed25519 public key is named (section 3 rule, plus this project's key-id DESIGN).
-
-- `public_key_fingerprint` = first 16 bytes of sha256(raw public key), as 32 hex characters
-  (VERIFIED on the registry key).
-- `key_id` (DESIGN) = `ed25519:` + the first 26 characters of base32(sha256(raw public key)),
-  the same base32 fingerprint the registry manifest publishes; any verifier recomputes it from
-  the public key alone.
-- `signer_id` (DESIGN) = `orcid:<ORCID iD>` when the author gave one, else the key id.
-
-ORCID iDs: format and the ISO 7064 MOD 11-2 check digit (pure, no I/O).
-
-The one home of the ORCID rule: what users type is read by `normalize_orcid` (bare iD or an
-orcid.org URL), what signed documents carry is checked by `is_orcid` (bare iD only).
-
-Identity proofs for author keys (DESIGN): what each proof names, and how it is matched.
-
-Three proofs bind a key id (`ed25519:` + 26 base32 characters) to a person, each naming the key
-id so that it cannot be reused for another key:
-
-- `orcid`: a researcher URL on the public ORCID record whose address ends in `/key/<key id>`
-  (`https://pith.science/key/ed25519:...`); its name says whether the key is retired;
-- `web`: `<origin>/.well-known/pith-keys.json` lists the key id (and the author's ORCID iD);
-- `paper`: the PDF's Info dictionary holds `/PithAuthorKeys` with the key id (`\pithauthorkey`).
-
-This module is pure: it builds what an author publishes and reads what was fetched. Fetching
-lives in `pithauthor.identity.proofs`.
+"""Identity in the protocol (pure): how an Ed25519 public key is named (fingerprint, key id),
+ORCID iDs and their check digit, and the identity proofs an author publishes (what a proof
+holds, where it is found, and when a retired key still speaks).
 """
 
 from __future__ import annotations
@@ -39,6 +16,15 @@ from urllib.parse import unquote, urlsplit
 from pithauthor.errors import InputError, OrcidError
 from pithauthor.protocol.canonical_json import base32_nopad
 from pithauthor.protocol.text import checked_url
+
+# How an Ed25519 public key is named (section 3 rule, plus this project's key-id DESIGN).
+#
+# - `public_key_fingerprint` = first 16 bytes of sha256(raw public key), as 32 hex characters
+#   (VERIFIED on the registry key).
+# - `key_id` (DESIGN) = `ed25519:` + the first 26 characters of base32(sha256(raw public key)),
+#   the same base32 fingerprint the registry manifest publishes; any verifier recomputes it from
+#   the public key alone.
+# - `signer_id` (DESIGN) = `orcid:<ORCID iD>` when the author gave one, else the key id.
 
 KEY_ID_PREFIX = "ed25519:"
 
@@ -80,6 +66,11 @@ def parse_key_id(text: str) -> str:
         raise InputError(f"{shown!r} is not a key id ({KEY_ID_PREFIX} + 26 base32 characters)")
     return candidate
 
+
+# ORCID iDs: format and the ISO 7064 MOD 11-2 check digit (pure, no I/O).
+#
+# The one home of the ORCID rule: what users type is read by `normalize_orcid` (bare iD or an
+# orcid.org URL), what signed documents carry is checked by `is_orcid` (bare iD only).
 
 _FORM = re.compile(r"[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]")
 
@@ -123,6 +114,19 @@ def normalize_orcid(text: str) -> str:
         )
     return value
 
+
+# Identity proofs for author keys (DESIGN): what each proof names, and how it is matched.
+#
+# Three proofs bind a key id (`ed25519:` + 26 base32 characters) to a person, each naming the key
+# id so that it cannot be reused for another key:
+#
+# - `orcid`: a researcher URL on the public ORCID record whose address ends in `/key/<key id>`
+#   (`https://pith.science/key/ed25519:...`); its name says whether the key is retired;
+# - `web`: `<origin>/.well-known/pith-keys.json` lists the key id (and the author's ORCID iD);
+# - `paper`: the PDF's Info dictionary holds `/PithAuthorKeys` with the key id (`\pithauthorkey`).
+#
+# This module is pure: it builds what an author publishes and reads what was fetched. Fetching
+# lives in `pithauthor.identity`.
 
 PROOF_KINDS = ("orcid", "web", "paper")
 

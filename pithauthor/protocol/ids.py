@@ -1,18 +1,6 @@
-"""Pith Numbers: `pith:YYYY:BODY`, the bare body, and the short aliases (VERIFIED rules).
-
-BODY is the first 26 characters of the RFC 4648 base32 form of a record's SHA-256 digest
-(130 bits), YYYY the year of the paper's first submission. The first 8, 12 and 16 characters of
-BODY are *aliases*: they name a paper only through a registry look-up, never by themselves.
-
-arXiv identifiers: new style (`2302.12445v2`), old style (`hep-th/9901001`), with an `arXiv:`
-prefix, as the DOI `10.48550/arXiv.ID`, or as an arxiv.org `abs`/`pdf` URL; parsed and normalised.
-
-What an identifier a user typed names: a Pith Number, a short alias, or an arXiv paper.
-
-The one place that decides "arXiv id or Pith Number?" (pure, no I/O). Anything that starts with
-`pith` is a Pith Number or alias; anything with a `/` or `.` or the word arXiv in it is an arXiv
-identifier (new or old style, DOI or URL); a bare 26-character body or an 8/12/16-character
-alias is a Pith Number or alias. The parse errors of the chosen kind are raised as they are.
+"""The identifiers of the protocol (pure): Pith Numbers (`pith:YYYY:BODY`, the bare body, the
+short aliases; VERIFIED rules), arXiv identifiers old and new, and the references a command
+accepts for a paper (any of those, told apart by `parse_reference`).
 """
 
 from __future__ import annotations
@@ -22,6 +10,12 @@ from dataclasses import dataclass, field
 
 from pithauthor.errors import ArxivIdError, PithNumberError
 from pithauthor.protocol.canonical_json import base32_nopad, hex_digest_bytes
+
+# Pith Numbers: `pith:YYYY:BODY`, the bare body, and the short aliases (VERIFIED rules).
+#
+# BODY is the first 26 characters of the RFC 4648 base32 form of a record's SHA-256 digest
+# (130 bits), YYYY the year of the paper's first submission. The first 8, 12 and 16 characters of
+# BODY are *aliases*: they name a paper only through a registry look-up, never by themselves.
 
 BODY_LENGTH = 26
 
@@ -193,6 +187,9 @@ def parse_reference(text: str) -> PithNumber | PithAlias:
     return PithNumber.parse(text)
 
 
+# arXiv identifiers: new style (`2302.12445v2`), old style (`hep-th/9901001`), with an `arXiv:`
+# prefix, as the DOI `10.48550/arXiv.ID`, or as an arxiv.org `abs`/`pdf` URL; parsed and normalised.
+
 # the archives of arXiv's old-style identifiers (closed list): `hep-tx/9901001` fits the
 # pattern but names nothing, and is refused with its archive named
 OLD_ARCHIVES = frozenset(
@@ -341,6 +338,14 @@ def _version(m: re.Match[str], raw: str) -> int | None:
     if int(ver) < 1:
         raise ArxivIdError(f"{raw!r}: versions start at v1")
     return int(ver)
+
+
+# What an identifier a user typed names: a Pith Number, a short alias, or an arXiv paper.
+#
+# The one place that decides "arXiv id or Pith Number?" (pure, no I/O). Anything that starts with
+# `pith` is a Pith Number or alias; anything with a `/` or `.` or the word arXiv in it is an arXiv
+# identifier (new or old style, DOI or URL); a bare 26-character body or an 8/12/16-character
+# alias is a Pith Number or alias. The parse errors of the chosen kind are raised as they are.
 
 
 @dataclass(frozen=True, slots=True)

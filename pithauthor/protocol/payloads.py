@@ -1,21 +1,6 @@
-"""The eight relationships a citation can carry (the registry's citation form, OBSERVED).
-
-This tuple is the one place the names live: the bibliography reader validates against it and
-the citation events use it.
-
-The payloads of the three author event types (DESIGN), as plain data and pure rules.
-
-The JSON Schemas in `pithauthor/schemas/` are the authority on shape and bounds; this module
-holds the names and lists they use, builds payloads in protocol form (optional keys omitted,
-never null), and the two rules a schema cannot state: the ORCID check digit, and that the
-payload's `canonical_sha256` is the digest the subject's Pith Number was cut from.
-
-The payload JSON Schemas shipped in `pithauthor/schemas/`, compiled once per process.
-
-Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
-schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
-thousands of events are signed or verified). `tests/unit/protocol/test_event_schemas.py` checks
-that the reference implementation `jsonschema` agrees.
+"""The payloads of author events (pure): the eight relationships a citation can carry, each event
+type's JSON Schema (`pithauthor/schemas/`) and the checks it implies, and the payload fields
+that name a paper, an artifact or an ORCID iD.
 """
 
 from __future__ import annotations
@@ -56,6 +41,11 @@ __all__ = [
 ]
 
 
+# The eight relationships a citation can carry (the registry's citation form, OBSERVED).
+#
+# This tuple is the one place the names live: the bibliography reader validates against it and
+# the citation events use it.
+
 RELATIONSHIPS: Final[tuple[str, ...]] = (
     "supports",
     "refutes",
@@ -92,6 +82,13 @@ def normalize_relationship(text: str) -> str:
         raise InputError(problem)
     return text.strip().lower()
 
+
+# The payloads of the three author event types (DESIGN), as plain data and pure rules.
+#
+# The JSON Schemas in `pithauthor/schemas/` are the authority on shape and bounds; this module
+# holds the names and lists they use, builds payloads in protocol form (optional keys omitted,
+# never null), and the two rules a schema cannot state: the ORCID check digit, and that the
+# payload's `canonical_sha256` is the digest the subject's Pith Number was cut from.
 
 ATTESTATION: Final = "author_attestation"
 
@@ -264,6 +261,13 @@ def payload_orcid(payload: Mapping[str, Any]) -> str | None:
     orcid = author.get("orcid") if isinstance(author, Mapping) else None
     return orcid if isinstance(orcid, str) else None
 
+
+# The payload JSON Schemas shipped in `pithauthor/schemas/`, compiled once per process.
+#
+# Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
+# schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
+# thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
+# reference implementation `jsonschema` agrees.
 
 Validate = Callable[[Any], Any]
 

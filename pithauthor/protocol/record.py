@@ -1,21 +1,6 @@
-"""The canonical record of an arXiv paper, its hash and its Pith Number (section 2, VERIFIED).
-
-{"metadata": {"abstract_canon_sha256", "cross_cats_sorted", "license", "primary_cat",
-              "submitted_at", "title_canon_sha256"},
- "schema_version": "1.0",
- "source": {"id", "kind": "arxiv", "version"}}
-
-A paper's author list, and whether a claimant's public name is one of them.
-
-A claim signs the author's public name and, with `--position N`, their place in the list; both
-are compared with the record's authors before anything is signed. Names are compared the way
-people write them: accents and case folded ("Ádá" = "Ada"), "Lovelace, Ada" = "Ada Lovelace",
-an initial stands for any given name with that letter ("A. Lovelace", "A.-M. Legendre"), and
-a middle name one side leaves out is no mismatch ("Ada Lovelace" = "Ada K. Lovelace"). Given
-names are compared in order ("Ada Lovelace" is not "Augusta Ada Lovelace") and the surname (the
-last word) must always agree. Pure: no I/O.
-
-Read arXiv's OAI-PMH `arXivRaw` metadata (a whole GetRecord answer or the bare element).
+"""The canonical record of an arXiv paper (pure, section 2, VERIFIED): its fields computed from
+arXiv's metadata (arXivRaw XML or JSON), the authors as arXiv writes them, and the record's
+hash and Pith Number.
 """
 
 from __future__ import annotations
@@ -34,6 +19,13 @@ from pithauthor.protocol.canonical_json import canonical_sha256, sha256_hex
 from pithauthor.protocol.documents import CanonicalRecord, ComputedRecord
 from pithauthor.protocol.ids import ArxivId, PithNumber
 from pithauthor.protocol.text import utc_stamp
+
+# The canonical record of an arXiv paper, its hash and its Pith Number (section 2, VERIFIED).
+#
+# {"metadata": {"abstract_canon_sha256", "cross_cats_sorted", "license", "primary_cat",
+#               "submitted_at", "title_canon_sha256"},
+#  "schema_version": "1.0",
+#  "source": {"id", "kind": "arxiv", "version"}}
 
 SCHEMA_VERSION = "1.0"
 
@@ -197,6 +189,16 @@ def summarise(record: CanonicalRecord) -> ComputedRecord:
     }
 
 
+# A paper's author list, and whether a claimant's public name is one of them.
+#
+# A claim signs the author's public name and, with `--position N`, their place in the list; both
+# are compared with the record's authors before anything is signed. Names are compared the way
+# people write them: accents and case folded ("Ádá" = "Ada"), "Lovelace, Ada" = "Ada Lovelace",
+# an initial stands for any given name with that letter ("A. Lovelace", "A.-M. Legendre"), and
+# a middle name one side leaves out is no mismatch ("Ada Lovelace" = "Ada K. Lovelace"). Given
+# names are compared in order ("Ada Lovelace" is not "Augusta Ada Lovelace") and the surname (the
+# last word) must always agree. Pure: no I/O.
+
 # arXiv's authors field: "A. One, B. Two and C. Three (Some University)"
 _AFFILIATION = re.compile(r"\([^()]*\)")
 
@@ -324,6 +326,8 @@ def _short_list(authors: tuple[str, ...], limit: int = 8) -> str:
     shown = ", ".join(authors[:limit])
     return shown if len(authors) <= limit else f"{shown}, … {len(authors)} in all"
 
+
+# Read arXiv's OAI-PMH `arXivRaw` metadata (a whole GetRecord answer or the bare element).
 
 ARXIV_RAW_NS = "http://arxiv.org/OAI/arXivRaw/"
 

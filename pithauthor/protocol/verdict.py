@@ -1,37 +1,6 @@
-"""Named check results, shared by every verifier: passed, failed, unverifiable or not signed.
-
-What a verdict "speaks for": the parts of a document whose truth its `ok` vouches for, i.e.
-every field some check below covers (a signature over it, a hash recomputed from it, a rule
-applied to it). A verdict is OK only when each such part it carries was checked and passed;
-it says nothing about the rest, and says so: those parts are listed, never silently taken.
-
-- `passed` / `failed`: recomputed here, from the document and the trusted keys;
-- `unverifiable`: a part the verdict cannot speak for because nobody outside the registry can
-  check it (a registry `event_id` preimage, the registry's merge). Never shown as passed;
-  `strict_ok` fails on it;
-- `not_signed`: fields present in the document that no signature or recomputation covers
-  (display text, counters, timestamps the registry adds). Listed, never counted as verified.
-
-Which fields of a JSON document a verdict covers, and which it does not (pure).
-
-A verifier names what it checked as path patterns (`receipt.key_id`, `aliases[*].alias_kind`,
-`current.graph_snapshots[3]`); a pattern covers the node it names and everything inside it.
-`uncovered` walks the document and returns the paths of the largest subtrees no pattern covers,
-so every field present is either checked or reported (as not signed).
-
-Registry keys a client trusts, read from a mirror manifest (section 3, VERIFIED).
-
-Words used here and by every verdict that names a key:
-
-- the pinned key: the Pith registry's key shipped inside the package (`PINNED_KEY_ID`, from
-  `pithauthor/data/pith-mirrors.json`). It is trusted without asking anyone, and no manifest
-  can name its key id with another key: otherwise a manifest handed to a user could replace
-  pith.science's key and vouch for forged receipts (issue 12, finding 4);
-- a local key (`RegistryKey.local`): a key the user chose to trust (a manifest file,
-  PITH_TRUST, `--trust-local-registry`); its `source` says where it came from and is shown in
-  each check it passes, so that a verdict never passes off a local key's word as Pith's;
-- VERIFIED: the manifest's fingerprints are recomputed from its key (section 3 rules) and a
-  manifest whose fingerprint disagrees with its key is refused.
+"""The verdict model (pure): named checks (passed, failed, unverifiable, not signed) gathered in
+a `Report`, what a verdict *speaks for* (the fields it checked; every other field is listed as
+not signed), and `Trust`, the registry keys a verdict is checked against.
 """
 
 from __future__ import annotations
@@ -45,6 +14,20 @@ from typing import Any, Literal, NamedTuple
 from pithauthor.errors import DocumentError
 from pithauthor.protocol.canonical_json import b64decode
 from pithauthor.protocol.identity import PUBLIC_KEY_LENGTH, fingerprint_b32, fingerprint_hex
+
+# Named check results, shared by every verifier: passed, failed, unverifiable or not signed.
+#
+# What a verdict "speaks for": the parts of a document whose truth its `ok` vouches for, i.e.
+# every field some check below covers (a signature over it, a hash recomputed from it, a rule
+# applied to it). A verdict is OK only when each such part it carries was checked and passed;
+# it says nothing about the rest, and says so: those parts are listed, never silently taken.
+#
+# - `passed` / `failed`: recomputed here, from the document and the trusted keys;
+# - `unverifiable`: a part the verdict cannot speak for because nobody outside the registry can
+#   check it (a registry `event_id` preimage, the registry's merge). Never shown as passed;
+#   `strict_ok` fails on it;
+# - `not_signed`: fields present in the document that no signature or recomputation covers
+#   (display text, counters, timestamps the registry adds). Listed, never counted as verified.
 
 Status = Literal["passed", "failed", "unverifiable", "not_signed"]
 
@@ -151,6 +134,13 @@ class Report:
         }
 
 
+# Which fields of a JSON document a verdict covers, and which it does not (pure).
+#
+# A verifier names what it checked as path patterns (`receipt.key_id`, `aliases[*].alias_kind`,
+# `current.graph_snapshots[3]`); a pattern covers the node it names and everything inside it.
+# `uncovered` walks the document and returns the paths of the largest subtrees no pattern covers,
+# so every field present is either checked or reported (as not signed).
+
 Segments = tuple[str, ...]
 
 
@@ -238,6 +228,20 @@ def under(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
 
 
 # PyNaCl is imported where a signature is checked: commands that check none skip it.
+
+# Registry keys a client trusts, read from a mirror manifest (section 3, VERIFIED).
+#
+# Words used here and by every verdict that names a key:
+#
+# - the pinned key: the Pith registry's key shipped inside the package (`PINNED_KEY_ID`, from
+#   `pithauthor/data/pith-mirrors.json`). It is trusted without asking anyone, and no manifest
+#   can name its key id with another key: otherwise a manifest handed to a user could replace
+#   pith.science's key and vouch for forged receipts (issue 12, finding 4);
+# - a local key (`RegistryKey.local`): a key the user chose to trust (a manifest file,
+#   PITH_TRUST, `--trust-local-registry`); its `source` says where it came from and is shown in
+#   each check it passes, so that a verdict never passes off a local key's word as Pith's;
+# - VERIFIED: the manifest's fingerprints are recomputed from its key (section 3 rules) and a
+#   manifest whose fingerprint disagrees with its key is refused.
 
 PINNED_SOURCE = "pinned manifest"
 

@@ -1,38 +1,6 @@
-r"""Where one HTTP/1.1 request ends (RFC 9112), decided from its head alone: pure, no I/O.
-
-The local registry's waiting room reads every byte of a request before a worker sees it, so it
-must know where the request ends. It asks `head_size` (where the head ends) and `body_length`
-(how long the body is), and the worker parses the same bytes with the same parser
-(`http.client.parse_headers`, as `http.server` does) and asks `body_length` again. One function
-for both sides: the two can never disagree about where the next request starts, which is what
-request smuggling needs.
-
-Framing the registry refuses (400, and the connection is closed), per RFC 9112 section 6:
-`Transfer-Encoding` in any form (it is not implemented, and with `Content-Length` beside it a
-proxy and this server could split the stream differently), more than one `Content-Length`, a
-`Content-Length` that is not only ASCII digits (`int()` would take `+10`, `1_0`, `\f10`), a
-header line that is not `name: value` (`Content-Length : 5` would be silently ignored by the
-parser), a folded header line, and a body on a GET.
-
-Connections of the local registry: a waiting room that reads every request, and a bounded
-pool of workers that only answer.
-
-A worker never waits for a client's request. One selector thread (the waiting room) holds every open
-connection and reads what arrives into that connection's buffer; after each read it asks
-`inspect` (the server's framing rules) whether the buffer starts with a whole request. Only
-then is the request, head and body, handed to one of at most `workers` threads, which parses
-it from memory and answers. So a client that sends its headers or its body one byte a second
-holds a buffer and a connection slot, never a thread: the others keep being answered.
-`inspect` can also say "answer now" after the head (a refused token, a bad length, a body too
-large): the body is then never read.
-
-Time limits, from the waiting room: `idle_timeout` with no request under way, `header_timeout`
-from a request's first byte to the end of its head, `body_timeout` from there to the end of its
-body; past one, the connection is closed. A connection beyond `max_connections` open ones, or
-beyond `max_per_address` from one client address (for IPv6, one /64 network), gets `503` (with
-`Retry-After: 1`) and is closed: one address cannot take every slot. After an answer, a
-kept-alive connection goes back to the waiting room with whatever it sent after its request (a
-pipelined request is inspected like any other).
+"""The local registry's HTTP front: where one HTTP/1.1 request ends, decided from its head alone
+(RFC 9112, pure), and the waiting room and worker pool that read each request in full, within
+limits, before a handler sees it.
 """
 
 from __future__ import annotations
@@ -53,6 +21,22 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+# Where one HTTP/1.1 request ends (RFC 9112), decided from its head alone: pure, no I/O.
+#
+# The local registry's waiting room reads every byte of a request before a worker sees it, so it
+# must know where the request ends. It asks `head_size` (where the head ends) and `body_length`
+# (how long the body is), and the worker parses the same bytes with the same parser
+# (`http.client.parse_headers`, as `http.server` does) and asks `body_length` again. One function
+# for both sides: the two can never disagree about where the next request starts, which is what
+# request smuggling needs.
+#
+# Framing the registry refuses (400, and the connection is closed), per RFC 9112 section 6:
+# `Transfer-Encoding` in any form (it is not implemented, and with `Content-Length` beside it a
+# proxy and this server could split the stream differently), more than one `Content-Length`, a
+# `Content-Length` that is not only ASCII digits (`int()` would take `+10`, `1_0`, `\f10`), a
+# header line that is not `name: value` (`Content-Length : 5` would be silently ignored by the
+# parser), a folded header line, and a body on a GET.
 
 MAX_LINE = 65536
 
@@ -160,6 +144,26 @@ def body_length(method: str, headers: email.message.Message) -> int:
         raise FramingError(f"a {method} request has no body here")
     return length
 
+
+# Connections of the local registry: a waiting room that reads every request, and a bounded
+# pool of workers that only answer.
+#
+# A worker never waits for a client's request. One selector thread (the waiting room) holds every
+# open connection and reads what arrives into that connection's buffer; after each read it asks
+# `inspect` (the server's framing rules) whether the buffer starts with a whole request. Only
+# then is the request, head and body, handed to one of at most `workers` threads, which parses
+# it from memory and answers. So a client that sends its headers or its body one byte a second
+# holds a buffer and a connection slot, never a thread: the others keep being answered.
+# `inspect` can also say "answer now" after the head (a refused token, a bad length, a body too
+# large): the body is then never read.
+#
+# Time limits, from the waiting room: `idle_timeout` with no request under way, `header_timeout`
+# from a request's first byte to the end of its head, `body_timeout` from there to the end of its
+# body; past one, the connection is closed. A connection beyond `max_connections` open ones, or
+# beyond `max_per_address` from one client address (for IPv6, one /64 network), gets `503` (with
+# `Retry-After: 1`) and is closed: one address cannot take every slot. After an answer, a
+# kept-alive connection goes back to the waiting room with whatever it sent after its request (a
+# pipelined request is inspected like any other).
 
 log = logging.getLogger("pithauthor.registry.local")
 

@@ -1,13 +1,6 @@
-"""The local registry's cache of served documents: each paper's merged state and bundle, as the
-bytes sent, kept until a new event for that paper is stored.
-
-Merging re-checks every event, so building a state costs time in proportion to the paper's
-events, and anyone may post events: without this cache a busy paper would slow every reader
-without bound. An entry is tagged with the paper's event version (`RegistryStore.
-events_version`, read *before* the events it was built from), so an entry can only be older
-than the store, never newer, and a read that finds another version rebuilds.
-
-SQLite storage of the local registry: records, and author events deduplicated by event_id.
+"""The local registry's storage: papers, events and receipts in SQLite, and the cache of the
+documents it served (each paper's merged state and bundle, as the bytes sent), kept until a
+new event for that paper is stored.
 """
 
 from __future__ import annotations
@@ -28,6 +21,15 @@ from pithauthor.protocol.checks.event import typed_author_event
 from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor.protocol.ids import classify_reference
 from pithauthor.registry.local.signer import ensure_private_dir
+
+# The local registry's cache of served documents: each paper's merged state and bundle, as the
+# bytes sent, kept until a new event for that paper is stored.
+#
+# Merging re-checks every event, so building a state costs time in proportion to the paper's
+# events, and anyone may post events: without this cache a busy paper would slow every reader
+# without bound. An entry is tagged with the paper's event version (`RegistryStore.
+# events_version`, read *before* the events it was built from), so an entry can only be older
+# than the store, never newer, and a read that finds another version rebuilds.
 
 Key = tuple[str, str]  # (record body, "state" | "bundle")
 
@@ -71,6 +73,8 @@ class DocumentCache:
             while len(self._entries) > self._limit:
                 self._entries.popitem(last=False)
 
+
+# SQLite storage of the local registry: records, and author events deduplicated by event_id.
 
 DB_FILE = "registry.sqlite3"
 
