@@ -128,10 +128,9 @@ def registry_access(
 #
 # from pithauthor._cli.options import KEY_OPTION, PASSPHRASE_FILE_OPTION
 #
-# def claim(..., key: str | None = KEY_OPTION, passphrase_file: str | None =
-# PASSPHRASE_FILE_OPTION):
-#     from pithauthor.keys import load_signing_key
-#     from pithauthor.keys import passphrase_source
+# def claim(..., key: str | None = KEY_OPTION,
+#           passphrase_file: str | None = PASSPHRASE_FILE_OPTION):
+#     from pithauthor.keys import load_signing_key, passphrase_source
 #     signer = load_signing_key(key, passphrase=passphrase_source(passphrase_file))
 
 

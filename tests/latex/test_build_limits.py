@@ -16,8 +16,7 @@ from support.cli import RunPith, assert_one_line_error
 from support.latex.inject import NUMBER, snapshot
 
 import pithauthor.latex.injection
-from pithauthor.latex import clock as buildtime
-from pithauthor.latex.clock import BuildClock
+from pithauthor.latex.clock import DEFAULT_LIMIT, MIN_LIMIT, BuildClock
 from pithauthor.latex.sty import pith_sty_path
 
 TEX = pytest.mark.tex("latexmk", "pdflatex")
@@ -123,7 +122,7 @@ def test_inject_timeout_without_check_is_refused_before_anything_is_written(
 
 def test_a_paper_never_built_gets_the_first_build_limit(tmp_path: Path) -> None:
     clock = BuildClock(paper(tmp_path / "p"), None)
-    assert clock.limit() == buildtime.DEFAULT_LIMIT
+    assert clock.limit() == DEFAULT_LIMIT
 
 
 def test_the_limit_follows_the_papers_last_build_and_is_remembered_per_paper(
@@ -134,12 +133,12 @@ def test_the_limit_follows_the_papers_last_build_and_is_remembered_per_paper(
     with clock.timed():
         time.sleep(0.05)
     assert clock.first is not None and clock.first >= 0.05
-    assert clock.limit() == buildtime.MIN_LIMIT  # a fast build: the floor
+    assert clock.limit() == MIN_LIMIT  # a fast build: the floor
     clock.first = 100.0  # as if the first build had taken 100 s
     assert clock.limit() == 500.0
     # the next command knows the paper from its recorded build; another paper does not
-    assert BuildClock(main, None).limit() == buildtime.MIN_LIMIT
-    assert BuildClock(other, None).limit() == buildtime.DEFAULT_LIMIT
+    assert BuildClock(main, None).limit() == MIN_LIMIT
+    assert BuildClock(other, None).limit() == DEFAULT_LIMIT
     assert BuildClock(main, 7).limit() == 7  # --timeout wins
     record = Path(os.environ["PITH_HOME"]) / "cache" / "build-times.json"
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
@@ -152,7 +151,7 @@ def test_a_failed_build_is_not_remembered(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), clock.timed():
         raise RuntimeError("the build failed")
     assert clock.first is None
-    assert BuildClock(main, None).limit() == buildtime.DEFAULT_LIMIT
+    assert BuildClock(main, None).limit() == DEFAULT_LIMIT
 
 
 def test_a_damaged_record_of_build_times_is_ignored(tmp_path: Path) -> None:
@@ -162,7 +161,7 @@ def test_a_damaged_record_of_build_times_is_ignored(tmp_path: Path) -> None:
     record = Path(os.environ["PITH_HOME"]) / "cache" / "build-times.json"
     for damage in (b"\x00garbage", b"[1, 2]", b'{"x": "y"}'):
         record.write_bytes(damage)
-        assert BuildClock(main, None).limit() == buildtime.DEFAULT_LIMIT
+        assert BuildClock(main, None).limit() == DEFAULT_LIMIT
 
 
 # -- whose fault a failed build is -------------------------------------------------------------
