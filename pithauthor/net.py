@@ -238,9 +238,9 @@ class RegistryHttp:
 
     # --- requests ------------------------------------------------------------------------
 
-    def get_json(self, path_or_url: str) -> Any:
-        """GET and parse JSON (with retries and error mapping)."""
-        response = self.request("GET", self.url(path_or_url))
+    def get_json(self, path_or_url: str, *, attempts: int | None = None) -> Any:
+        """GET and parse JSON (with retries and error mapping); `attempts` caps the policy's."""
+        response = self.request("GET", self.url(path_or_url), attempts=attempts)
         return _json(response)
 
     def post_json(
@@ -262,8 +262,11 @@ class RegistryHttp:
             raise EventRefused(str(exc), exc.status, exc.answer) from None
         return response.status_code, _json(response)
 
-    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """One request with the retry policy; raises the package's errors, never httpx's."""
+    def request(
+        self, method: str, url: str, *, attempts: int | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """One request with the retry policy (at most `attempts` tries when given); raises the
+        package's errors, never httpx's."""
         import httpx
 
         where = origin(url)
@@ -273,8 +276,11 @@ class RegistryHttp:
         # A POST is retried like a GET after a time-out or a 5xx: the event's POST carries
         # `Idempotency-Key: <event_id>` (docs/protocol.md, "Files and submission", DESIGN), so
         # a second delivery of one event is answered 200 and never makes a second event.
+        limit = (
+            self.retry.max_attempts if attempts is None else min(attempts, self.retry.max_attempts)
+        )
         attempt = 0
-        while attempt < self.retry.max_attempts:
+        while attempt < limit:
             retry_after: float | None = None
             try:
                 response = self._send(method, url, self._with_token(kwargs, authorize))
@@ -309,12 +315,12 @@ class RegistryHttp:
                 last = f"HTTP {status}"
                 if status in (429, 503):
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if attempt + 1 < self.retry.max_attempts:
+            if attempt + 1 < limit:
                 self._sleep(self.retry.delay(attempt, retry_after))
             attempt += 1
         raise NetworkError(
             f"the registry at {where} did not answer ({last}) after "
-            f"{self.retry.max_attempts} attempts; nothing was lost, try again later"
+            f"{limit} attempts; nothing was lost, try again later"
         )
 
     def _send(self, method: str, url: str, kwargs: dict[str, Any]) -> httpx.Response:

@@ -284,6 +284,10 @@ def _source_id(record: RecordDocument | None) -> str | None:
     return found if isinstance(found, str) else None
 
 
+# tries for a look-up whose failure only leaves a note (`check_number`)
+_COURTESY_ATTEMPTS = 2
+
+
 def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool = False) -> str:
     """Compare a full Pith Number with its paper's record: the one in the record cache
     (`<PITH_HOME>/cache`, verified again now), or else the registry's (one look-up, then kept
@@ -306,7 +310,10 @@ def _check_number(
         return f"note: offline and no record of {number.full} at hand: its year is unchecked", None
     if record is None:
         try:
-            record = registry.client.record(number.body)
+            # two tries, not the command's whole retry budget: the year check is a courtesy
+            # that ends in a note when the registry is away, and an author working offline
+            # should not wait out a back-off (about 8 s over six tries) for it
+            record = registry.client.record(number.body, attempts=_COURTESY_ATTEMPTS)
         except NetworkError:
             return (
                 f"note: {base} could not be reached: the year of {number.full} is unchecked",

@@ -182,15 +182,16 @@ class RegistryClient:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def record(self, ref: str | PithNumber) -> RecordDocument:
-        """The record of `ref` (number, body, alias or arXiv id), verified; else an error."""
+    def record(self, ref: str | PithNumber, *, attempts: int | None = None) -> RecordDocument:
+        """The record of `ref` (number, body, alias or arXiv id), verified; else an error.
+        `attempts` caps the retry policy's for a look-up the caller can do without."""
         number = self._reference(ref)
         body = number.body if isinstance(number, PithNumber) else number.prefix
         with self._lock:
             cached = self._records.get(body)
         if cached is not None:
             return cached
-        doc = self.http.get_json(f"/pith/{body}")
+        doc = self.http.get_json(f"/pith/{body}", attempts=attempts)
         record = self._verified_record(doc, number)
         # verified records only, for the client's life: a record is named by its own hash and
         # never changes, and a batch of events about one paper asks for it once per event

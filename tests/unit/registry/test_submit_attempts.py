@@ -4,11 +4,15 @@ registry still verifies every event it is sent, and its key seed never shows in 
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from support.registry import REAL_NUMBER, citations, start_server
 
 from pithauthor.net import RetryPolicy
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.registry.access import RegistryAccess, RegistryOptions, check_number
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.signer import load_or_create_key
@@ -70,3 +74,34 @@ def test_the_registry_key_seed_is_not_in_its_repr(tmp_path: Path) -> None:
     key = load_or_create_key(tmp_path / "reg")
     assert key.seed.hex() not in repr(key)
     assert key.key_id == load_or_create_key(tmp_path / "reg").key_id  # derived, and stable
+
+
+def test_the_year_check_of_a_number_tries_a_failing_registry_twice_not_the_whole_budget(
+    tmp_path: Path,
+) -> None:
+    """`check_number` only leaves a note when the registry is away: an author offline must not
+    wait out the command's six tries and their back-off for it."""
+    asked: list[str] = []
+
+    class Unavailable(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        access = RegistryAccess(RegistryOptions(url, retries=6))
+        note = check_number(PithNumber.parse(REAL_NUMBER), access)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "could not be reached" in note and "unchecked" in note
+    assert len(asked) == 2, asked
