@@ -48,7 +48,8 @@ class Recorder(BaseHTTPRequestHandler):
 
 def _serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # polled every 50 ms, not 0.5 s: `shutdown` waits for the next poll, twice per test
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
 
 

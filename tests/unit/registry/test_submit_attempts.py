@@ -95,7 +95,7 @@ def test_the_year_check_of_a_number_tries_a_failing_registry_twice_not_the_whole
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
         access = RegistryAccess(RegistryOptions(url, retries=6))

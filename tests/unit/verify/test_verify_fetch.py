@@ -131,7 +131,7 @@ class _Trickle(BaseHTTPRequestHandler):
 def test_an_orcid_api_trickling_its_answer_is_a_time_out_exit_3(pith: RunPith) -> None:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
     httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
     api = f"http://127.0.0.1:{httpd.server_address[1]}/v3.0"
     try:
         result = pith(
