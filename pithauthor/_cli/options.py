@@ -158,7 +158,7 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
 
 
 def complete_relationship(incomplete: str) -> list[str]:
-    """Shell completion of the eight relationships (the one list in _core/relationships.py)."""
+    """Shell completion of the eight relationships (their one list: protocol/payloads.py)."""
     from pithauthor.protocol import RELATIONSHIPS
 
     return [r for r in RELATIONSHIPS if r.startswith(incomplete.lower())]
