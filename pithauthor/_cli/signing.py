@@ -318,7 +318,13 @@ def bibliography_preview(
         title = shown(paper.title) if paper.title else "(no title)"
         if len(title) > _TITLE_WIDTH - 20:
             title = title[: _TITLE_WIDTH - 21] + "…"
-        cited = f"{title} ({paper.pith_number.alias(8)}…)"
+        # the arXiv version too: each version is its own record, and the one signed is shown
+        version = (
+            f"{paper.source_id}v{paper.source_version}, "
+            if paper.source_id and paper.source_version
+            else ""
+        )
+        cited = f"{title} ({version}{paper.pith_number.alias(8)}…)"
         lines.append(f"  {shown(ref):<{width}}  {cited:<{_TITLE_WIDTH}}  {relationship}")
     lines.append(signer_line(key))
     return lines

@@ -100,12 +100,15 @@ class RegistryResolver:
 
     def _resolve(self, arxiv: ArxivId) -> PithNumber:
         base = self.client.base_url
-        cached = self.cache.resolution(base, arxiv.id) if self.cache else None
+        # The version the entry names is asked for: a registry keeping every version answers
+        # with that version's record, the one the author cited. One that holds no record of it
+        # answers with its latest, and the entry's row says so (`_version_note`).
+        cached = self.cache.resolution(base, str(arxiv)) if self.cache else None
         if cached is not None:
             return PithNumber.parse(cached)
-        number = self.client.resolve(arxiv.id)
+        number = self.client.resolve(str(arxiv), any_version=True)
         if self.cache:
-            self.cache.put_resolution(base, arxiv.id, number.full)
+            self.cache.put_resolution(base, str(arxiv), number.full)
         return number
 
     def _record(self, number: PithNumber) -> RecordDocument:
@@ -149,6 +152,15 @@ def resolve_identifiers(
     with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pith-cite") as pool:
         results = list(pool.map(one, unique.values()))
     return dict(zip(unique, results, strict=True))
+
+
+def _version_note(entry: BibEntry, subject: Subject) -> str:
+    """A note when the entry names an arXiv version other than the record's: the registry
+    holds no record of that version, and the citation names the paper's record it has."""
+    named = entry.identifier.version if isinstance(entry.identifier, ArxivId) else None
+    if named is None or subject.source_version in (None, named):
+        return ""
+    return f"; cites v{subject.source_version}: the registry holds no v{named} record"
 
 
 def _open(signer: Signer | Callable[[], Signer]) -> Signer:
@@ -248,6 +260,7 @@ def sign_bibliography(
                 fresh.append((entry, subject))
                 if settled is not None and settled.replaced is not None:
                     note = f", replaces {settled.replaced[:19]}…"
+            note += _version_note(entry, subject)
             rows[id(entry)] = entry.outcome_row(
                 status,
                 f"{entry.relationship}; {event['event_id'][:19]}…{note}",

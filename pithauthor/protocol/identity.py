@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from pithauthor.errors import InputError, OrcidError
 from pithauthor.protocol.canonical_json import base32_nopad
-from pithauthor.protocol.text import checked_url
+from pithauthor.protocol.text import checked_url, origin
 
 # How an Ed25519 public key is named (section 3 rule, plus this project's key-id DESIGN).
 #
@@ -225,11 +225,10 @@ def web_document(keys: Sequence[WebKey], orcid: str | None) -> WebDocument:
 
 def web_origin(url: str) -> str:
     """`https://host[:port]` of a site URL; InputError unless `checked_url` allows it."""
-    parts = checked_url(url, "the site")
-    host = (parts.hostname or "").lower()
-    host = f"[{host}]" if ":" in host else host
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"
+    checked_url(url, "the site")
+    # one spelling per origin (`text.origin`: no default port, no root dot), so a proof signed
+    # for `https://example.org:443/` is the same public statement as one for `https://example.org`
+    return origin(url.strip())
 
 
 def well_known_url(origin: str) -> str:

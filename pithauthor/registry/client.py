@@ -237,9 +237,11 @@ class RegistryClient:
             raise VerificationError(f"asked for {wanted}, the registry sent {got.full}")
         return record
 
-    def resolve(self, arxiv_id: str) -> PithNumber:
+    def resolve(self, arxiv_id: str, *, any_version: bool = False) -> PithNumber:
         """The Pith Number of an arXiv paper, via the resolver; the record is verified (and is
-        of the version named, when one is)."""
+        of the version named, when one is). `any_version`: a registry that holds no record of
+        the version named may answer with its latest (a citation names the paper; the caller
+        shows which version it got)."""
         aid = ArxivId.parse(arxiv_id)
         # the resolver's URL is the one records name (section 4, OBSERVED). Its answer is signed
         # by no one, so the number it gives is trusted only once its record verifies (below)
@@ -264,7 +266,7 @@ class RegistryClient:
         source = record["canonical_record"].get("source")
         if source is None or source.get("id") != aid.id:
             raise VerificationError(f"the resolver sent {number.full}, which is not {aid.id}")
-        if aid.version is not None and source.get("version") != aid.version:
+        if aid.version is not None and source.get("version") != aid.version and not any_version:
             raise VerificationError(
                 f"the registry resolves {aid.id} to v{source.get('version')} ({number.full}), "
                 f"not to v{aid.version}"

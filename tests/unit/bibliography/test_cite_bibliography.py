@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from support.cite import BIB, REAL_BIB_IDS, number_of, run_cite, write_bib
 from support.cli import RunPith, assert_one_line_error
-from support.registry import REAL_NUMBER, free_port
+from support.registry import REAL_NUMBER, arxiv_metadata, free_port
 
+from pithauthor.protocol.record import ArxivMetadata, build_canonical_record, pith_number_of
 from pithauthor.verify import (
     read_documents,
     verify_file,
@@ -216,3 +217,51 @@ def test_an_arxiv_id_and_a_pith_field_naming_the_same_paper_give_one_event(
     assert rows["viapith"]["status"] == "duplicate"
     assert "viaarxiv" in rows["viapith"]["detail"]
     assert len(read_documents(out)) == 1
+
+
+def _add_version(registry: dict[str, Any], tmp_path: Path, arxiv_id: str, version: int) -> str:
+    """Registers `version` of the synthetic paper `arxiv_id` beside those held; its number."""
+    from pithauthor.registry.local.run import add_paper
+
+    meta = {**arxiv_metadata(arxiv_id), "latest_version": version}
+    path = tmp_path / f"v{version}.json"
+    path.write_text(json.dumps(meta), "utf-8")
+    add_paper(registry["server"].store, registry["server"].key, path)
+    return pith_number_of(build_canonical_record(ArxivMetadata.from_json(meta))).full
+
+
+def test_an_entry_naming_a_version_cites_that_versions_record_when_the_registry_holds_it(
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
+) -> None:
+    v2 = _add_version(cite_registry, tmp_path, "2101.99903", 2)
+    v1 = number_of("2101.99903")
+    assert v1 != v2  # each version is its own record
+    out = tmp_path / "c.jsonl"
+    bib = write_bib(
+        tmp_path, "@misc{old, title = {B}, url = {https://arxiv.org/abs/2101.99903v1}}\n"
+    )
+    result = run_cite(pith, cite_registry, str(bib), "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    (event,) = read_documents(out)
+    assert event["subject_pith_number"] == v1  # not the latest version's number
+    assert f"(2101.99903v1, {v1[10:18]}…)" in result.stderr  # the preview names the version
+    bare = write_bib(tmp_path, "@misc{new, title = {B}, eprint = {2101.99903}}\n")
+    result = run_cite(pith, cite_registry, str(bare), "--out", str(tmp_path / "d.jsonl"))
+    assert result.returncode == 0, result.stderr
+    (event,) = read_documents(tmp_path / "d.jsonl")
+    assert event["subject_pith_number"] == v2  # no version named: the latest held
+
+
+def test_an_entry_naming_a_version_the_registry_lacks_cites_the_latest_and_its_row_says_so(
+    pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "c.jsonl"
+    bib = write_bib(tmp_path, "@misc{later, title = {C}, eprint = {2101.99904v3}}\n")
+    result = run_cite(pith, cite_registry, str(bib), "--out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    (event,) = read_documents(out)
+    assert event["subject_pith_number"] == number_of("2101.99904")  # v1, all the registry has
+    (row,) = json.loads(result.stdout)["rows"]
+    assert row["status"] == "signed"
+    assert "cites v1: the registry holds no v3 record" in row["detail"]
+    assert "(2101.99904v1, " in result.stderr  # the preview showed the version signed

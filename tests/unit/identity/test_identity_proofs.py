@@ -121,6 +121,12 @@ def test_web_origin_is_the_origin() -> None:
     assert web_origin("http://127.0.0.1:5000/") == "http://127.0.0.1:5000"  # this machine only
 
 
+def test_web_origin_has_one_spelling_per_origin_so_one_site_is_one_proof() -> None:
+    for same in ("https://example.org:443/", "HTTPS://Example.ORG./x", "https://example.org"):
+        assert web_origin(same) == "https://example.org"
+    assert web_origin("https://[::1]:443/") == "https://[::1]"
+
+
 def test_an_orcid_proof_must_name_the_authors_id() -> None:
     proof = [{"kind": "orcid", "locator": "0000-0001-5109-3700"}]
     assert proofs_problem(proof, VECTOR_ORCID) is not None
