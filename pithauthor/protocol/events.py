@@ -77,28 +77,20 @@ def signer_block(signer: Signer) -> EventSigner:
     return _signer_parts(signer.public_key, signer.signer_id)[0].copy()
 
 
-# One key signs thousands of events in a row: its block and the block's canonical text are
-# made once (copied into each event, so no event shares a dict with another).
+# A key's names are pure functions of its 32 bytes, and one key signs thousands of events in a
+# row: its block and the block's canonical text are made once (two SHA-256 and a base64 per
+# event were a tenth of signing, issue 27), and copied into each event (no event shares a dict).
 @lru_cache(maxsize=256)
 def _signer_parts(public_key: bytes, signer_id: str) -> tuple[EventSigner, str]:
     """The `signer` object of a key and signer id, and its canonical text."""
-    kid, fp, b64 = _key_names(public_key)
     block: EventSigner = {
-        "key_id": kid,
-        "public_key_fingerprint": fp,
-        "public_key_b64": b64,
+        "key_id": key_id(public_key),
+        "public_key_fingerprint": fingerprint_hex(public_key),
+        "public_key_b64": b64encode(public_key),
         "signer_id": signer_id,
         "signer_type": "author",
     }
     return block, canonical_text(block)
-
-
-# A key's names are pure functions of its 32 bytes, and one key signs or verifies thousands of
-# events in a row: two SHA-256 and a base64 per event were a tenth of signing (issue 27).
-@lru_cache(maxsize=256)
-def _key_names(public_key: bytes) -> tuple[str, str, str]:
-    """key_id, fingerprint and base64 of a raw public key."""
-    return key_id(public_key), fingerprint_hex(public_key), b64encode(public_key)
 
 
 @lru_cache(maxsize=256)
@@ -197,9 +189,11 @@ def _signer_text_of(items: tuple[tuple[Any, Any], ...]) -> str | None:
     return canonical_text(dict(items))
 
 
-def seal(unsigned: UnsignedEvent, signer: Signer) -> AuthorEvent:
-    """Add event_id and the signature over its 32 raw digest bytes."""
-    digest = _event_digest(unsigned)  # signed as bytes, named in hex: one hash for both
+def seal(unsigned: UnsignedEvent, signer: Signer, signed: bytes | None = None) -> AuthorEvent:
+    """Add event_id and the signature over its 32 raw digest bytes; `signed`: the canonical
+    signed fields when the caller wrote them (`seal_built`)."""
+    # signed as bytes, named in hex: one hash for both
+    digest = hashlib.sha256(_signed_bytes(unsigned) if signed is None else signed).digest()
     signature = signer.sign_digest(digest)
     return {
         **unsigned,
@@ -221,34 +215,13 @@ def seal_built(
     payload_text: str,
 ) -> AuthorEvent:
     """`seal(unsigned_event(...), signer)` for a payload whose builder checked every field and
-    wrote its canonical text (`payload_text`): the same event, without the copies and the
-    generic serialiser (a third of a citation's cost beyond its signature, issue 27). The
-    envelope is checked as `unsigned_event` checks it; `payload` becomes the event's own."""
-    target = EVENT_TARGETS.get(event_type)
-    if target is None:
-        raise ValueError(f"unknown event type {event_type!r}")
-    if not created_at_ok(created_at):
-        raise ValueError("created_at must be UTC at second precision, YYYY-MM-DDTHH:MM:SSZ")
+    wrote its canonical text (`payload_text`): the signed bytes from one template, not the
+    generic serialiser (a third of a citation's cost beyond its signature, issue 27)."""
     block, block_text = _signer_parts(signer.public_key, signer.signer_id)
-    number = subject.full
-    digest = hashlib.sha256(
-        _envelope(created_at, event_type, payload_text, block_text, number, target)
-    ).digest()
-    signature = signer.sign_digest(digest)
-    return {  # the fields in the order `seal` gives them
-        "event_type": event_type,
-        "target": target,
-        "subject_pith_number": number,
-        "created_at": created_at,
-        "signer": block.copy(),
-        "payload": payload,
-        "event_id": "sha256:" + digest.hex(),
-        "signature": {
-            "algorithm": "ed25519",
-            "signed_message": SIGNED_MESSAGE,
-            "signature_b64": b64encode(signature),
-        },
-    }
+    unsigned = unsigned_event(event_type, subject, created_at, block, payload)
+    number, target = unsigned["subject_pith_number"], unsigned["target"]
+    signed = _envelope(created_at, event_type, payload_text, block_text, number, target)
+    return seal(unsigned, signer, signed)
 
 
 def shape_faults(event: Any) -> list[str]:
