@@ -80,16 +80,18 @@ def inject_cmd(
     if pith is not None:
         with number_access(registry, trust_manifest, trust_local) as access:
             number, which = badge_number(pith, access, offline=offline)
-    result = inject(
-        target,
-        number,
-        author_keys=keys,
-        dry_run=dry_run,
-        check=check,
-        force=force,
-        placement=placement,
-        timeout=timeout,
-    )
+    with StepLines() as steps:  # the --check build, shown as it runs (it may take minutes)
+        result = inject(
+            target,
+            number,
+            author_keys=keys,
+            dry_run=dry_run,
+            check=check,
+            force=force,
+            placement=placement,
+            timeout=timeout,
+            progress=steps,
+        )
     if which:  # after inject: a manuscript it refuses is the one error line
         message(which)
     if as_json:

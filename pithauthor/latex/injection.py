@@ -297,14 +297,20 @@ def _compile_and_check(
     link: bool = True,
     timeout: float | None = None,
     placement: str | None = None,
+    progress: Progress | None = None,
 ) -> list[str]:
     """Build the sources with the new main file, as `arxiv` does, and check the PDF (the badge
     visible on its page, too); return notes on where the badge went (pith.sty's own word in the
-    log). When that build fails, the untouched sources are built too, to say whose fault it is."""
+    log). When that build fails, the untouched sources are built too, to say whose fault it is.
+    `progress` is told each build as a step (a paper's build may take minutes)."""
     clock = BuildClock(main, timeout)
     try:
         ours = {**pith_build_files(), main.name: new_bytes, STY_NAME: sty}
-        with build_sources(main, engine, ours, clock) as built:
+        # the step is the build and the reading of its PDF, as `arxiv`'s
+        with (
+            _step(progress, f"checking: building a copy ({engine}, latexmk)"),
+            build_sources(main, engine, ours, clock) as built,
+        ):
             if number is not None:
                 check_pdf(built.result.pdf, number, require_link=link)
                 if link:
@@ -313,7 +319,8 @@ def _compile_and_check(
                 _check_pdf_keys(built.result.pdf, author_keys)
             return placement_notes(built.result.log)
     except CompileFailed as failed:
-        raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
+        with _step(progress, "building the untouched sources, to tell whose fault it is"):
+            raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
@@ -377,6 +384,7 @@ def inject(
     force: bool = False,
     placement: str | None = None,
     timeout: float | None = None,
+    progress: Progress | None = None,
 ) -> InjectResult:
     """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
     `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
@@ -386,7 +394,7 @@ def inject(
     `\\usepackage{pith}` as it is and adds a plain one (the default, title).
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     `timeout` (seconds) bounds the `check` build; without it the limit comes from the paper's
-    own builds (docs/latex.md).
+    own builds (docs/latex.md). `progress` is told the `check` builds as steps (`Step`).
     """
     check_timeout(timeout)
     if number is None and not author_keys:
@@ -436,6 +444,7 @@ def inject(
             link=placement != "none",
             timeout=timeout,
             placement=placement,
+            progress=progress,
         )
     backup: Path | None = None
     # every refusal is above: only now is anything written, each file whole (`replace_file`)

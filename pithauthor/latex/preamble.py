@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from pithauthor.errors import ManuscriptError
-from pithauthor.latex.conditionals import _CONDITIONALS, _assigned, _blank_false_branches
+from pithauthor.latex.conditionals import _CONDITIONALS, _TOKEN, _assigned, _blank_false_branches
 from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
 
 # pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
@@ -39,6 +39,10 @@ _ENVIRONMENT_COMMAND = re.compile(r"\\(begin|end)(?![A-Za-z])(?:\s*\{([^{}\\]*)\
 
 # same-length stand-ins that pylatexenc does not know (so they take no argument)
 _MASKS = {"begin": "\\pithB", "end": "\\ptE"}
+
+
+# blanks as pylatexenc's tokenizer skips them (str.isspace) before a macro's next argument
+_SPACE = re.compile(r"\s*")
 
 
 _PACKAGE_LOADERS = ("usepackage", "RequirePackage")
@@ -382,13 +386,21 @@ def _pith_number_use(text: str, node: Any, span: Span, name: str) -> PithNumberU
     return PithNumberUse(macro=span, value=value, text=text[value.start : value.end])
 
 
+# the definitions pylatexenc knows, with its argument specs (pylatexenc/latexwalker/_defaultspecs)
+_DEFINITIONS = dict.fromkeys(("newcommand", "renewcommand", "providecommand"), "*{[[{") | {
+    "newenvironment": "*{[[{{",
+    "renewenvironment": "*{[[{{",
+}
+
+
 @lru_cache(maxsize=1)
 def _context() -> Any:
     """pylatexenc's default context, plus the macros and verbatim environments we care about."""
     from pylatexenc.latexwalker import get_default_latex_context_db
-    from pylatexenc.macrospec import EnvironmentSpec, std_macro
+    from pylatexenc.macrospec import EnvironmentSpec, MacroSpec, std_macro
 
     db = get_default_latex_context_db()
+    definitions = _definition_parser()
     db.add_context_category(
         "pithauthor",
         macros=[
@@ -396,6 +408,7 @@ def _context() -> Any:
             std_macro("RequirePackage", True, 1),
             # `\newif` takes its switch as an argument: `\newif\ifdraft` opens no conditional
             std_macro("newif", False, 1),
+            *(MacroSpec(n, args_parser=definitions(spec)) for n, spec in _DEFINITIONS.items()),
         ],
         environments=[
             EnvironmentSpec(env, args_parser=_verbatim_parser(env)) for env in VERBATIM_ENVIRONMENTS
@@ -407,7 +420,6 @@ def _context() -> Any:
 
 def _verbatim_parser(environment: str) -> Any:
     """An argument parser that takes everything up to `\\end{environment}` (or the end)."""
-    from pylatexenc import latexwalker
     from pylatexenc.macrospec import ParsedVerbatimArgs, VerbatimArgsParser
 
     class _UntilEnd(VerbatimArgsParser):  # type: ignore[misc]
@@ -415,13 +427,74 @@ def _verbatim_parser(environment: str) -> Any:
             end = w.s.find("\\end{" + environment + "}", pos)
             if end == -1:
                 end = len(w.s)
-            chars = w.make_node(
-                latexwalker.LatexCharsNode,
-                parsing_state=parsing_state,
-                chars=w.s[pos:end],
-                pos=pos,
-                len=end - pos,
-            )
+            chars = _node(w, parsing_state, "LatexCharsNode", pos, end - pos, chars=w.s[pos:end])
             return (ParsedVerbatimArgs(verbatim_chars_node=chars), pos, end - pos)
 
     return _UntilEnd(verbatim_arg_type="verbatim-environment")
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """Just after the `}` closing the `{` at `start`, braces counted as TeX counts them when it
+    reads an argument (`\\{`, `\\}` and comments do not count); the end of `text` if none."""
+    depth = 0
+    for token in _TOKEN.finditer(text, start):
+        depth += {"{": 1, "}": -1}.get(token.group(0), 0)
+        if depth == 0:
+            return token.end()
+    return len(text)
+
+
+def _definition_parser() -> Any:
+    """The arguments of `\\newcommand` and the other `_DEFINITIONS`, each braced one a group of
+    plain characters found by counting braces: TeX reads a definition's arguments as balanced
+    text, and nothing here reads inside them (only top-level nodes), while pylatexenc parsed
+    each body node by node, 3/4 of the parse of a preamble of `\\newcommand` lines (issue 27).
+    Each group has pylatexenc's position and length; anything unusual (a bare `\\newcommand\\x`,
+    a comment or a paragraph break between the arguments, the end) is left to pylatexenc."""
+    from pylatexenc.macrospec import MacroStandardArgsParser, ParsedMacroArgs
+
+    def plain_args(w: Any, pos: int, argspec: str, state: Any) -> tuple[list[Any], int] | None:
+        args: list[Any] = []
+        at = pos
+        for kind in argspec:
+            ahead = _SPACE.match(w.s, at).end()  # type: ignore[union-attr]
+            if ahead >= len(w.s) or "\n\n" in w.s[at:ahead]:
+                return None  # the end, or a paragraph break (a token of its own)
+            char = w.s[ahead]
+            if kind in "*[" and char != kind:
+                args.append(None)  # no star, no optional argument
+            elif kind == "*":
+                args.append(_node(w, state, "LatexCharsNode", ahead, 1, chars="*"))
+                at = ahead + 1
+            elif kind == "[":
+                found = w.get_latex_maybe_optional_arg(at, parsing_state=state)
+                args.append(None if found is None else found[0])
+                at = at if found is None else found[1] + found[2]
+            elif char != "{":
+                return None
+            else:
+                end = _balanced_end(w.s, ahead)
+                inner = end - 1 if w.s[end - 1] == "}" else end
+                body = w.s[ahead + 1 : inner]
+                chars = _node(w, state, "LatexCharsNode", ahead + 1, len(body), chars=body)
+                args.append(_node(w, state, "LatexGroupNode", ahead, end - ahead, nodelist=[chars]))
+                at = end
+        return args, at
+
+    class _DefinitionArgs(MacroStandardArgsParser):  # type: ignore[misc]
+        def parse_args(self, w: Any, pos: int, parsing_state: Any = None) -> Any:
+            state = w.make_parsing_state() if parsing_state is None else parsing_state
+            found = plain_args(w, pos, self.argspec, state)
+            if found is None:
+                return super().parse_args(w, pos, parsing_state=parsing_state)
+            args, at = found
+            return ParsedMacroArgs(argspec=self.argspec, argnlist=args), pos, at - pos
+
+    return _DefinitionArgs
+
+
+def _node(w: Any, state: Any, kind: str, pos: int, size: int, **fields: Any) -> Any:
+    """A new pylatexenc node of class `kind` at [pos, pos + size)."""
+    from pylatexenc import latexwalker
+
+    return w.make_node(getattr(latexwalker, kind), parsing_state=state, pos=pos, len=size, **fields)

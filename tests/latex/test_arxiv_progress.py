@@ -244,3 +244,45 @@ def test_no_badge_proof_fails_when_the_archive_builds_a_number_the_paper_has_not
     with pytest.raises(VerificationError, match=f"/PithNumber is '{NUMBER}', expected none"):
         build_arxiv_archive(folder, output, no_badge=True)
     assert not output.exists()
+
+
+INJECT_CHECK = "checking: building a copy (pdflatex, latexmk)"
+
+
+@TEX
+def test_inject_check_shows_its_build_as_a_step_with_its_time(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = _v1(tmp_path / "paper")
+    start = time.monotonic()
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    took = time.monotonic() - start
+    assert result.returncode == 0, result.stderr
+    steps = _steps(result.stderr)
+    assert list(steps) == [INJECT_CHECK], result.stderr
+    assert 0 < steps[INJECT_CHECK] <= took
+    # the step line comes before the lines that say what was written
+    lines = result.stderr.splitlines()
+    assert lines.index(next(ln for ln in lines if ln.startswith(INJECT_CHECK))) < lines.index(
+        f"{folder / 'paper.tex'}: badge added"
+    )
+
+
+@TEX
+def test_inject_check_tells_both_builds_of_a_failure_and_finishes_neither(
+    tmp_path: Path,
+) -> None:
+    from pithauthor import PithError, PithNumber
+    from pithauthor.latex.injection import inject
+
+    folder = _v1(tmp_path / "paper")
+    paper = folder / "paper.tex"
+    paper.write_text(paper.read_text().replace("The first version", "\\undefinedmacro"))
+    told: list[Step] = []
+    with pytest.raises(PithError, match=r"[Uu]ndefined"):
+        inject(folder, PithNumber.parse(NUMBER), check=True, progress=told.append)
+    # neither finished: the command's error is then its one line (test_inject_manuscripts)
+    assert told == [
+        Step(INJECT_CHECK),
+        Step("building the untouched sources, to tell whose fault it is"),
+    ]

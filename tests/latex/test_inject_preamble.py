@@ -241,3 +241,60 @@ def test_the_preamble_rewritten_up_to_a_cut_is_the_whole_rewrite_cut_there(const
         assert part == whole[:cut], cut
         clipped = [(a, min(b, cut), at) for a, b, at in regions if at < cut and a <= cut]
         assert part_regions == clipped, cut
+
+
+# definitions whose bodies are read by counting braces, not parsed node by node (issue 27)
+DEFINITIONS = {
+    **CONSTRUCTS,
+    "star-optional-and-nested-groups": "\\newcommand*{\\x}[2][d]{#1 {#2} {{x}}}\n",
+    "bare-name": "\\newcommand\\y{y}\n\\renewcommand*\\z[1]{#1}\n",
+    "blanks-between-arguments": "\\newcommand {\\d} [1]\n  {d}\n",
+    "paragraph-before-the-body": "\\newcommand{\\p}\n\n{p}\n",
+    "brace-in-a-comment": "\\renewcommand{\\a}{% a } in a comment\n}\n\\usepackage{xcolor}\n",
+    "comment-between-arguments": "\\newcommand{\\c}% why\n{c}\n",
+    "escaped-braces": "\\providecommand{\\b}{\\{ escaped \\} braces}\n",
+    "environment-definition": "\\newenvironment{e}[1][x]{\\begin{center}#1}{\\end{center}}\n",
+    "hyperref-inside-a-body": "\\newcommand{\\h}{\\usepackage{hyperref}}\n",
+    "conditional-inside-a-body": "\\newcommand{\\e}{\\iffalse}\n\\newcommand{\\f}{\\fi}\n",
+    "unclosed-body": "\\newcommand{\\u}{\\textbf{unclosed}\n",
+    "unclosed-inside-a-comment": "\\newcommand{\\v}{% }\n",
+}
+
+
+def _facts(text: str) -> object:
+    try:
+        return locate(text, "paper.tex")
+    except ManuscriptError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("name", sorted(DEFINITIONS))
+def test_definitions_read_by_counting_braces_give_what_pylatexenc_full_parse_gives(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast reading of `\\newcommand`-like arguments must find the same preamble (every span,
+    every safe line, the same refusal) as pylatexenc parsing each body node by node."""
+    from pithauthor.latex import preamble
+
+    text = HEAD + DEFINITIONS[name] + "\\usepackage{hyperref}\n" + TAIL
+    fast = _facts(text)
+    monkeypatch.setattr(preamble, "_DEFINITIONS", {})  # pylatexenc's own `\newcommand`
+    preamble._context.cache_clear()
+    try:
+        full = _facts(text)
+    finally:
+        preamble._context.cache_clear()  # rebuilt with the fast reading once restored
+    assert fast == full
+
+
+def test_a_definitions_body_is_one_group_of_plain_characters() -> None:
+    """Proves the comparison above compares two readings: the fast one leaves bodies unparsed."""
+    from pithauthor.latex.preamble import _parse_to_document
+
+    text = HEAD + "\\newcommand*{\\x}[1]{\\textbf{#1} %}\n}\n" + TAIL
+    nodes, _ = _parse_to_document(text, "paper.tex")
+    definition = next(n for n in nodes if getattr(n, "macroname", "") == "newcommand")
+    body = definition.nodeargd.argnlist[-1]
+    assert [type(n).__name__ for n in body.nodelist] == ["LatexCharsNode"]
+    assert body.nodelist[0].chars == "\\textbf{#1} %}\n"
+    assert text[body.pos : body.pos + body.len] == "{\\textbf{#1} %}\n}"
