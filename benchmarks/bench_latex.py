@@ -1,6 +1,7 @@
 """pdfLaTeX time of a small article with pith.sty against the same article without it, once
-with hyperref in both and once without: median of several runs each (target <= 1.05x; for
-scale, orcidlink with TikZ costs about 1.37x)."""
+with hyperref in both and once without: median of several runs each. Targets: <= 1.02x with
+hyperref (issue 27's table), <= 1.05x without (for scale, orcidlink with TikZ costs about
+1.37x). Under load the rows move by +-0.05x between runs: compare runs made side by side."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 STY = Path(__file__).resolve().parent.parent / "latex" / "pith.sty"
 RUNS = 15
-TARGET = 1.05
+TARGETS = {"with hyperref": 1.02, "no hyperref": 1.05}
 
 ARTICLE = r"""\documentclass{article}
 %(preamble)s
@@ -70,7 +71,7 @@ def run() -> list[dict[str, object]]:
                 "figure": round(figure, 4),
                 "baseline": round(baseline, 4),
                 "ratio": round(figure / baseline, 3),
-                "target": TARGET,
+                "target": TARGETS[label],
                 "unit": "s",
                 "note": f"median of {RUNS} interleaved runs",
             }
