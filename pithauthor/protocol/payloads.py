@@ -453,6 +453,32 @@ def _meets_flat(
     return True
 
 
+# The rules of a citation's fields, for the signer's template (`pithauthor.sign`, issue 27).
+
+
+@cache
+def citation_rules() -> dict[str, FieldRule] | None:
+    """The schema's rule per citation field, when it is flat and its payload_schema is the
+    constant `citation_payload` writes; else None (every citation takes the full checks)."""
+    flat = _flat_rules(CITATION)
+    if flat is None or flat[1]["payload_schema"][0] != frozenset((PAYLOAD_SCHEMAS[CITATION],)):
+        return None
+    return flat[1]
+
+
+def plain_field(value: Any, rule: FieldRule) -> bool:
+    """`value` is text that meets `rule` and is printable (printable text is clean to sign: the
+    fast case of `text.payload_text_problem`, shown for every code point in test_signed_text)."""
+    allowed, low, high, pattern = rule
+    return (
+        type(value) is str
+        and low <= len(value) <= high
+        and (allowed is None or value in allowed)
+        and (pattern is None or pattern.search(value) is not None)
+        and value.isprintable()
+    )
+
+
 def built_payload_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
     """`schema_violation` for a payload pithauthor built: the same verdict, by the direct check
     when the type's schema is flat and the payload passes it, else by the full schema."""
