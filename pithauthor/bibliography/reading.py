@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pithauthor.bibliography.bibtex import RawEntry, RawFailure, read_files
-from pithauthor.bibliography.cited import ALL
 from pithauthor.bibliography.identifiers import Identifier, find_identifier, to_unicode
 from pithauthor.errors import InputError
 from pithauthor.protocol.ids import ArxivId, PithNumber
@@ -317,7 +316,11 @@ def read_bibliographies(
     default = normalize_relationship(default_relationship)
     mapping = dict(relationship_map or {})
     folded_map = {key.lower(): value for key, value in mapping.items()}
-    cited = None if only_cited is None or ALL in only_cited else {k.lower() for k in only_cited}
+    cited = None
+    if only_cited is not None:  # the manuscript reader loads only then (issue 27: start-up)
+        from pithauthor.bibliography.cited import ALL
+
+        cited = None if ALL in only_cited else {k.lower() for k in only_cited}
     warnings: list[str] = []
     raw_entries, raw_failures = read_files(paths, warnings)
     entries = [_entry(raw, default, mapping, folded_map, cited) for raw in raw_entries]
