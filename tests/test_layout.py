@@ -6,6 +6,7 @@ re-exports what another defines, and modules and the names of a face are capped.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -34,11 +35,20 @@ FACES = {
 CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version", "pithauthor._demo")
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """`path` parsed once per test process. Most rules below walk every module of the package,
+    and parsing all of it costs 0.2-0.4 s of CPU: seven rules parsing it afresh were about 2 s
+    of `make check`. The rules only read the trees; the tests that prove a rule can fail write
+    their own file in their own tmp_path, so no cached path is ever written again."""
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
 def _private_imports(path: Path) -> list[str]:
     """Every import in `path` (at the top, in functions, under TYPE_CHECKING) of a pithauthor
     module that is not a public face, as `line: module`."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -197,7 +207,7 @@ def _imports_in_functions(path: Path) -> list[str]:
                 found.extend(f"{child.lineno}: {name}" for name in names)
             visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
 
-    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    visit(_tree(path), False)
     return found
 
 
@@ -220,7 +230,7 @@ def test_library_modules_defer_only_slow_third_party_imports() -> None:
 def _http_clients_made(path: Path) -> list[str]:
     """Every place in `path` that makes an httpx client: `httpx.Client(...)`,
     `httpx.AsyncClient(...)`, or a `Client` imported from httpx and called, as `line: call`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _tree(path)
     imported = {
         alias.asname or alias.name
         for node in ast.walk(tree)
@@ -278,7 +288,7 @@ def test_the_httpx_client_check_sees_every_form(tmp_path: Path) -> None:
 def _error_classes_defined(path: Path, errors: set[str]) -> list[str]:
     """Classes in `path` that derive (directly) from one of the `errors` classes."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ClassDef):
             bases = {
                 b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
@@ -330,7 +340,7 @@ def _modules() -> list[Path]:
 def _imported(path: Path) -> list[tuple[int, str]]:
     """Every module `path` imports (anywhere in it), with its line."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -459,7 +469,7 @@ def test_every_face_is_listed_and_offers_few_names() -> None:
 def _re_exports(path: Path) -> list[str]:
     """What `path` offers that another module defines: an import marked `x as x`, or a name in
     its `__all__` that it does not define itself."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     defined = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

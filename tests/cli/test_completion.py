@@ -1,5 +1,7 @@
-"""Shell completion through Click's own machinery, in a real `pith` process: key names where a
-key goes, the eight relationships where a relationship goes, never file names there."""
+"""Shell completion through Click's own machinery: key names where a key goes, the eight
+relationships where a relationship goes, never file names there. The cases run `pith`
+in-process (the same `main`, reading the same environment variables a shell sets); one test
+asks a real `pith` process, so the installed entry point is proven to answer the same."""
 
 from __future__ import annotations
 
@@ -13,12 +15,13 @@ from pithauthor.protocol.payloads import RELATIONSHIPS
 PASSPHRASE = {"PITH_PASSPHRASE": "completion passphrase"}
 
 
-def _complete(pith_process: RunPith, words: str, cwd: Path) -> list[str]:
+def _complete(run: RunPith, words: str, cwd: Path) -> list[str]:
     """What bash is offered for the last word of `words`, asked the way the script of
     `pith completion bash` asks (Typer's complete_bash protocol): one candidate a line. An
-    empty answer is where bash would fall back to file names."""
+    empty answer is where bash would fall back to file names. `run`: the `pith` fixture or
+    `pith_process` (a real process costs ~0.5 s of CPU, an in-process run a few ms)."""
     argv = words.split(" ")
-    result = pith_process(
+    result = run(
         env={
             "_PITH_COMPLETE": "complete_bash",
             "COMP_WORDS": words,
@@ -53,39 +56,45 @@ def two_keys(pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
      "pith keys prove orcid --key al", "pith latex inject --key al"],
 )  # fmt: skip
 def test_a_key_completes_to_the_key_names_of_the_store(
-    pith_process: RunPith, two_keys: Path, words: str
+    pith: RunPith, two_keys: Path, words: str
 ) -> None:
-    assert sorted(_complete(pith_process, words, two_keys)) == ["albert", "alice"]
+    assert sorted(_complete(pith, words, two_keys)) == ["albert", "alice"]
 
 
-def test_a_key_id_prefix_completes_to_that_key_id(
-    pith: RunPith, pith_process: RunPith, two_keys: Path
-) -> None:
+def test_a_key_id_prefix_completes_to_that_key_id(pith: RunPith, two_keys: Path) -> None:
     listed = pith("keys", "list", "--json")
     import json
 
     key_id = json.loads(listed.stdout)[0]["key_id"]
-    assert _complete(pith_process, f"pith keys backup {key_id[:12]}", two_keys) == [key_id]
+    assert _complete(pith, f"pith keys backup {key_id[:12]}", two_keys) == [key_id]
 
 
-def test_with_no_key_store_a_key_completes_to_nothing(
-    pith_process: RunPith, tmp_path: Path
-) -> None:
-    assert _complete(pith_process, "pith cite --key ", tmp_path) == []
+def test_with_no_key_store_a_key_completes_to_nothing(pith: RunPith, tmp_path: Path) -> None:
+    assert _complete(pith, "pith cite --key ", tmp_path) == []
 
 
 @pytest.mark.parametrize("command", ["pith cite --relationship", "pith bib scan --relationship"])
-def test_a_relationship_completes_to_the_eight(
-    pith_process: RunPith, tmp_path: Path, command: str
-) -> None:
-    assert _complete(pith_process, f"{command} ", tmp_path) == list(RELATIONSHIPS)
-    assert _complete(pith_process, f"{command} s", tmp_path) == ["supports"]
-    assert _complete(pith_process, f"{command} c", tmp_path) == ["compares", "cites"]
+def test_a_relationship_completes_to_the_eight(pith: RunPith, tmp_path: Path, command: str) -> None:
+    assert _complete(pith, f"{command} ", tmp_path) == list(RELATIONSHIPS)
+    assert _complete(pith, f"{command} s", tmp_path) == ["supports"]
+    assert _complete(pith, f"{command} c", tmp_path) == ["compares", "cites"]
 
 
 def test_a_map_value_completes_its_relationship_after_the_equals_sign(
-    pith_process: RunPith, tmp_path: Path
+    pith: RunPith, tmp_path: Path
 ) -> None:
-    got = _complete(pith_process, "pith cite --map knuth84=c", tmp_path)
+    got = _complete(pith, "pith cite --map knuth84=c", tmp_path)
     assert got == ["knuth84=compares", "knuth84=cites"]
-    assert _complete(pith_process, "pith cite --map knu", tmp_path) == []
+    assert _complete(pith, "pith cite --map knu", tmp_path) == []
+
+
+def test_a_real_pith_process_completes_keys_and_relationships_from_its_environment(
+    pith_process: RunPith, two_keys: Path
+) -> None:
+    """The installed entry point (`python -m pithauthor`, as the completion script runs it)
+    answers from the variables the shell sets, before and instead of running a command."""
+    assert sorted(_complete(pith_process, "pith cite --key al", two_keys)) == ["albert", "alice"]
+    assert _complete(pith_process, "pith bib scan --relationship c", two_keys) == [
+        "compares",
+        "cites",
+    ]

@@ -15,6 +15,7 @@ parameter a few of its bad inputs, taking turns so that every bad input meets so
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -374,7 +375,12 @@ _SOCKETS: list[socket.socket] = []
 
 
 # --- enumerating the app --------------------------------------------------------------------
-def _commands() -> Iterator[tuple[str, Any]]:
+@functools.cache
+def _commands() -> tuple[tuple[str, Any], ...]:
+    """Every command of the app with its click command, built once per test process: Typer
+    builds the whole tree afresh on each get_command (all 230 options), and every case of the
+    matrix looked its command up: about 60% of the matrix's CPU. The cases only read it."""
+
     def walk(command: Any, path: list[str]) -> Iterator[tuple[str, Any]]:
         if hasattr(command, "commands"):
             for name, sub in command.commands.items():
@@ -382,7 +388,7 @@ def _commands() -> Iterator[tuple[str, Any]]:
         else:
             yield " ".join(path), command
 
-    yield from walk(typer.main.get_command(app), [])
+    return tuple(walk(typer.main.get_command(app), []))
 
 
 def _is_flag(param: Any) -> bool:
