@@ -64,6 +64,11 @@ STATUSES: Final[tuple[str, ...]] = (
 _COLUMNS = ("key", "file", "line", "status", "identifier", "source", "detail")
 
 
+# `*` among the keys a manuscript cites (cited.py): `\nocite{*}`, every entry is cited. Here, not
+# in cited.py: `pith bib scan` without --only-cited loads no manuscript reader (issue 27).
+ALL = "*"
+
+
 _KNOWN_STATUSES = frozenset(STATUSES)  # every row is checked: one hash, not a scan of 13
 
 
@@ -322,11 +327,7 @@ def read_bibliographies(
     default = normalize_relationship(default_relationship)
     mapping = dict(relationship_map or {})
     folded_map = {key.lower(): value for key, value in mapping.items()}
-    cited = None
-    if only_cited is not None:  # the manuscript reader loads only then (issue 27: start-up)
-        from pithauthor.bibliography.cited import ALL
-
-        cited = None if ALL in only_cited else {k.lower() for k in only_cited}
+    cited = None if only_cited is None or ALL in only_cited else {k.lower() for k in only_cited}
     warnings: list[str] = []
     raw_entries, raw_failures = read_files(paths, warnings)
     entries = [_entry(raw, default, mapping, folded_map, cited) for raw in raw_entries]

@@ -10,13 +10,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from pithauthor.errors import InputError
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
 
-# Types only, and fastjsonschema and importlib.resources loaded where a schema is first compiled:
+# Types only, and fastjsonschema loaded where a schema is first compiled:
 # `pith bib scan` reads the relationships from here and needs none of them (issue 27: start-up).
 if TYPE_CHECKING:
     from pithauthor.protocol.documents import (
@@ -289,8 +290,6 @@ def schema_file(event_type: str) -> str:
 @cache
 def load_schema(event_type: str) -> dict[str, Any]:
     """The payload schema of `event_type`, as parsed JSON."""
-    from importlib import resources
-
     text = (
         resources.files("pithauthor.schemas").joinpath(schema_file(event_type)).read_text("utf-8")
     )
