@@ -208,13 +208,16 @@ class BibEntry:
     def row(self) -> EntryRow:
         """This entry's report row."""
         status = self.status  # a walk of the entry's fields: once per row
+        detail = self._detail(status)
+        if self.notes:  # most entries have none: no generator for them (issue 27)
+            detail = "; ".join(d for d in (detail, *self.notes) if d)
         return EntryRow(
             key=self.key,
             file=str(self.source_file),
             line=self.line,
             status=status,
             identifier=None if self.identifier is None else str(self.identifier),
-            detail="; ".join(d for d in (self._detail(status), *self.notes) if d),
+            detail=detail,
             source=self.source,
         )
 
