@@ -1,8 +1,11 @@
 """pithauthor: the author's side of the Pith open graph.
 
-The names here are the everyday calls of an author's script; the rest is in each
-package's public face (`pithauthor.keys`, `pithauthor.registry`, ...), listed in
-docs/architecture.md. Every public error is in `pithauthor.errors`.
+The names here are what an author's script calls first: load a key, sign a claim, citations,
+a replication or a withdrawal, submit through the outbox, verify what a registry sent; the
+typed results of those calls, and the root error. Everything a single domain or only the
+command line uses stays in its package's public face (`pithauthor.keys`, `pithauthor.registry`,
+`pithauthor.latex`, `pithauthor.identity`, ...), listed in docs/architecture.md. Every public
+error, `PithError` and the tree below it, is in `pithauthor.errors`.
 """
 
 from __future__ import annotations
@@ -13,28 +16,11 @@ from pithauthor._face import lazy_face
 from pithauthor._version import __version__
 
 if TYPE_CHECKING:
-    from pithauthor.bibliography import lookup_identifiers, read_bibliographies, sign_bibliography
-    from pithauthor.errors import (
-        InputError,
-        KeyStoreError,
-        NetworkError,
-        PithError,
-        VerificationError,
-    )
-    from pithauthor.identity import check_identity, orcid_proof
+    from pithauthor.bibliography import read_bibliographies, sign_bibliography
+    from pithauthor.errors import PithError
     from pithauthor.keys import AuthorKey, load_signing_key
-    from pithauthor.latex import build_arxiv_archive, inject
-    from pithauthor.protocol import (
-        ArxivId,
-        Check,
-        PithNumber,
-        Report,
-        Subject,
-        build_canonical_record,
-        canonical_sha256,
-        parse_reference,
-    )
-    from pithauthor.registry import RegistryClient, Statements, store_in_outbox, submit_pending
+    from pithauthor.protocol import ArxivId, AuthorEvent, Check, PithNumber, Report, Subject
+    from pithauthor.registry import RegistryClient, store_in_outbox, submit_pending
     from pithauthor.sign import (
         Settle,
         artifact_sha256,
@@ -53,31 +39,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArxivId",
+    "AuthorEvent",
     "AuthorKey",
     "Check",
-    "InputError",
-    "KeyStoreError",
-    "NetworkError",
     "PithError",
     "PithNumber",
     "RegistryClient",
     "Report",
     "Settle",
-    "Statements",
     "Subject",
-    "VerificationError",
     "__version__",
     "artifact_sha256",
     "attest_authorship",
-    "build_arxiv_archive",
-    "build_canonical_record",
-    "canonical_sha256",
-    "check_identity",
-    "inject",
     "load_signing_key",
-    "lookup_identifiers",
-    "orcid_proof",
-    "parse_reference",
     "read_arxiv_metadata",
     "read_bibliographies",
     "read_documents",
@@ -101,28 +75,16 @@ __getattr__, __dir__ = lazy_face(
         "Settle": "pithauthor.sign",
         "artifact_sha256": "pithauthor.sign",
         "ArxivId": "pithauthor.protocol",
+        "AuthorEvent": "pithauthor.protocol",
         "AuthorKey": "pithauthor.keys",
         "Check": "pithauthor.protocol",
-        "InputError": "pithauthor.errors",
-        "KeyStoreError": "pithauthor.errors",
-        "NetworkError": "pithauthor.errors",
         "PithError": "pithauthor.errors",
         "PithNumber": "pithauthor.protocol",
         "RegistryClient": "pithauthor.registry",
         "Report": "pithauthor.protocol",
-        "Statements": "pithauthor.registry",
         "Subject": "pithauthor.protocol",
-        "VerificationError": "pithauthor.errors",
         "attest_authorship": "pithauthor.sign",
-        "build_arxiv_archive": "pithauthor.latex",
-        "build_canonical_record": "pithauthor.protocol",
-        "canonical_sha256": "pithauthor.protocol",
-        "check_identity": "pithauthor.identity",
-        "inject": "pithauthor.latex",
         "load_signing_key": "pithauthor.keys",
-        "lookup_identifiers": "pithauthor.bibliography",
-        "orcid_proof": "pithauthor.identity",
-        "parse_reference": "pithauthor.protocol",
         "read_arxiv_metadata": "pithauthor.verify",
         "read_bibliographies": "pithauthor.bibliography",
         "record_replication": "pithauthor.sign",

@@ -21,22 +21,40 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pithauthor.errors import EventError, InputError, KeyRetired, OrcidError
-from pithauthor.protocol.documents import AuthorEvent, AuthorPayload, EventType, UnsignedEvent
-from pithauthor.protocol.events import Signer, created_at_ok, seal, signer_block, unsigned_event
+from pithauthor.protocol.canonical_json import json_string
+from pithauthor.protocol.documents import (
+    AuthorEvent,
+    AuthorPayload,
+    CitationPayload,
+    EventType,
+    UnsignedEvent,
+)
+from pithauthor.protocol.events import (
+    Signer,
+    created_at_ok,
+    seal,
+    seal_built,
+    signer_block,
+    unsigned_event,
+)
 from pithauthor.protocol.identity import fingerprint_hex, normalize_orcid, proofs_problem
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import (
     ATTESTATION,
     CITATION,
+    PAYLOAD_SCHEMAS,
     REPLICATION,
     Artifact,
     attestation_payload,
     built_payload_violation,
     citation_payload,
+    citation_rules,
+    plain_field,
     replication_payload,
     self_citation_problem,
 )
@@ -140,7 +158,56 @@ def sign_citation(
         citation_key=citation_key,
         context=context,
     )
-    return _sign(signer, CITATION, cited.pith_number, payload, created_at, replaces, settle)
+    # a Subject's digest was checked when it was made (a subclass could skip that); `settle`
+    # and `replaces` change the payload after it is built, so those take the full checks
+    proven = type(cited) is Subject and replaces is None and settle is None
+    text = _citation_text(payload) if proven else None
+    return _sign(signer, CITATION, cited.pith_number, payload, created_at, replaces, settle, text)
+
+
+def _citation_text(payload: CitationPayload) -> str | None:
+    """The canonical JSON text of a citation payload `citation_payload` just built from a
+    Subject, when each field from outside passes its schema rule here; None when one is
+    doubtful (the full checks then have the last word, and the message).
+
+    The cited digest (a Subject's) and payload_schema (a constant) are proven by construction;
+    the text is written in one template instead of the sorting encoder. Checking and
+    serialising were half of signing a citation (issue 27); tests/unit/protocol/test_sign.py
+    signs hostile-but-accepted fields this way and runs the strict checker on every event."""
+    rules = citation_rules()
+    head = _citation_head(payload["citing_pith_number"], payload["relationship"])
+    key, note = payload.get("citation_key"), payload.get("context")
+    if (
+        rules is None
+        or head is None
+        or not (key is None or plain_field(key, rules["citation_key"]))
+        or not (note is None or plain_field(note, rules["context"]))
+    ):
+        return None
+    # the keys in sorted order, as the canonical encoder writes them; optional ones left out
+    key_text = "" if key is None else f',"citation_key":{json_string(key)}'
+    note_text = "" if note is None else f',"context":{json_string(note)}'
+    return (
+        f'{{"canonical_sha256":"{payload["canonical_sha256"]}"{key_text},'
+        f'"citing_pith_number":{head[0]}{note_text},{head[1]}}}'
+    )
+
+
+# A bibliography's citations share the citing paper and a few relationships: those two fields
+# are checked, and written, once per pair.
+@lru_cache(maxsize=64)
+def _citation_head(citing: str, relationship: str) -> tuple[str, str] | None:
+    """(the citing number as JSON, the payload_schema and relationship fields as JSON) when both
+    pass their schema rules; None when either does not."""
+    rules = citation_rules()
+    if (
+        rules is None
+        or not plain_field(citing, rules["citing_pith_number"])
+        or not plain_field(relationship, rules["relationship"])
+    ):
+        return None
+    tail = f'"payload_schema":{json_string(PAYLOAD_SCHEMAS[CITATION])},"relationship":'
+    return json_string(citing), tail + json_string(relationship)
 
 
 def record_replication(
@@ -199,18 +266,23 @@ def _sign(
     created_at: CreatedAt,
     replaces: str | None,
     settle: Settle | None,
+    payload_text: str | None = None,
 ) -> AuthorEvent:
+    """Sign `payload`; `payload_text`, its canonical text, only when its builder checked every
+    field against its schema rules (then the full checks are not run again)."""
     if getattr(signer, "status", None) == "retired":
         label = getattr(signer, "name", None) or getattr(signer, "key_id", "this key")
         raise KeyRetired(f"the key {label} is retired; it can no longer sign")
     if replaces is not None:
-        payload = replacing(payload, replaces)
+        payload, payload_text = replacing(payload, replaces), None
     # one rule for every signed text field, the verifier's check 15: an event that would not
     # verify is never made
-    problem = payload_text_problem(payload)
+    problem = None if payload_text is not None else payload_text_problem(payload)
     if problem is not None:
         raise EventError(f"{event_type}: {problem}; not signed (docs/events.md)")
     when = _created_at(created_at)
+    if payload_text is not None and settle is None:  # checked field by field as it was built
+        return seal_built(event_type, subject, when, signer, payload, payload_text)
     unsigned = unsigned_event(event_type, subject, when, signer_block(signer), payload)
     if settle is not None:
         settled = settle(unsigned)

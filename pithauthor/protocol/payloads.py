@@ -228,14 +228,20 @@ def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
 
     The same as `base32_nopad(digest)[:26] == body`: 26 characters are the top 130 bits.
     """
+    return digest_matches_body(canonical_sha256, number.body)
+
+
+def digest_matches_body(canonical_sha256: str, body: str) -> bool:
+    """`digest_matches_number` for a number's 26-character body, upper-case base32 (a verifier
+    has it as text, from a `subject_pith_number` already checked, not as a PithNumber)."""
     # exactly 64 lower-case hex digits, as the protocol shows every hash: `bytes.fromhex` alone
     # would also take upper case and spaces, spellings no verifier accepts in a signed payload
     if len(canonical_sha256) != 64 or not _LOWER_HEX.issuperset(canonical_sha256):
         return False
-    raw = bytes.fromhex(canonical_sha256)
-    if len(number.body) != BODY_LENGTH:
+    if len(body) != BODY_LENGTH:
         return False
-    return int.from_bytes(raw[:17], "big") >> 6 == int(number.body.translate(_TO_INT32), 32)
+    # the top 130 bits of the digest, read as the 17 leading bytes' top 136 bits less 6
+    return int(canonical_sha256[:34], 16) >> 6 == int(body.translate(_TO_INT32), 32)
 
 
 def self_citation_problem(
@@ -377,8 +383,9 @@ def _fraction(value: Any, path: str) -> str | None:
 # the schema file here and checked directly: a handful of comparisons and at most three regular
 # expressions. Whatever the direct check does not pass goes to the full schema, which has the
 # last word (and the message), so the direct check can only ever skip work on a payload the
-# schema accepts; tests/unit/protocol/test_event_schemas.py checks that the two agree. Events from
-# outside never take this path: `check_author_event` runs the full schema on every payload.
+# schema accepts; tests/unit/protocol/test_event_schemas.py checks that the two agree (and both
+# with the reference `jsonschema`). Verification takes the same path (`check_author_event`): a
+# payload from outside meets its schema by the direct check or is judged by the full one.
 
 _FIELD_KEYWORDS = frozenset(("type", "minLength", "maxLength", "pattern", "description"))
 
@@ -444,6 +451,32 @@ def _meets_flat(
         if not low <= len(value) <= high or (pattern is not None and not pattern.search(value)):
             return False
     return True
+
+
+# The rules of a citation's fields, for the signer's template (`pithauthor.sign`, issue 27).
+
+
+@cache
+def citation_rules() -> dict[str, FieldRule] | None:
+    """The schema's rule per citation field, when it is flat and its payload_schema is the
+    constant `citation_payload` writes; else None (every citation takes the full checks)."""
+    flat = _flat_rules(CITATION)
+    if flat is None or flat[1]["payload_schema"][0] != frozenset((PAYLOAD_SCHEMAS[CITATION],)):
+        return None
+    return flat[1]
+
+
+def plain_field(value: Any, rule: FieldRule) -> bool:
+    """`value` is text that meets `rule` and is printable (printable text is clean to sign: the
+    fast case of `text.payload_text_problem`, shown for every code point in test_signed_text)."""
+    allowed, low, high, pattern = rule
+    return (
+        type(value) is str
+        and low <= len(value) <= high
+        and (allowed is None or value in allowed)
+        and (pattern is None or pattern.search(value) is not None)
+        and value.isprintable()
+    )
 
 
 def built_payload_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ from pithauthor.errors import DocumentError, PithError
 from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.documents import AuthorEvent, AuthorPayload, UnsignedEvent
 from pithauthor.protocol.events import SIGNED_FIELDS
-from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.ids import FIRST_YEAR, PithNumber
 from pithauthor.protocol.payloads import digest_matches_number
 from pithauthor.protocol.record import pith_number_of, split_authors, text_canon_sha256
 
@@ -51,8 +51,12 @@ class Subject:
     authors: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        if self.pith_number.year is None:
+        year = self.pith_number.year
+        if year is None:
             raise DocumentError(f"the subject {self.pith_number} needs its year: pith:YYYY:BODY")
+        # a PithNumber made directly is not checked: the events signed about it must verify
+        if not FIRST_YEAR <= year <= 9999:
+            raise DocumentError(f"the subject's year {year} is not in {FIRST_YEAR}-9999")
         if not digest_matches_number(self.canonical_sha256, self.pith_number):
             raise DocumentError(
                 f"canonical_sha256 {self.canonical_sha256[:16]}... does not give "
@@ -169,7 +173,9 @@ LINK_FAULTS: Final = (
 def link_of(event: Mapping[str, Any]) -> tuple[LinkKind, str] | None:
     """(`replaces` or `withdraws`, the event id it names), or None for a plain statement."""
     payload = event.get("payload")
-    if not isinstance(payload, Mapping):
+    # a dict first: the ABC's isinstance is slower than the rest, and a merge asks this of
+    # every event several times (issue 27)
+    if type(payload) is not dict and not isinstance(payload, Mapping):
         return None
     for kind in LINK_FIELDS:
         target = payload.get(kind)

@@ -308,3 +308,40 @@ def test_options_for_another_registry_never_carry_the_local_key_to_a_remote_one(
         2,
     )
     assert options.for_registry("http://localhost:9").trust_local is True
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_an_answer_of_megabytes_arrives_byte_for_byte_plain_or_compressed(encoding: str) -> None:
+    # the read fills one buffer and hands it over without a copy (net.read_capped): every byte
+    # of a 1 MB answer, in order, whether its length is the body's or the compressed one's
+    import gzip
+    import os
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    doc = json.dumps({"blob": os.urandom(500_000).hex()}).encode()
+    sent = gzip.compress(doc) if encoding == "gzip" else doc
+
+    class Big(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", encoding)
+            self.send_header("Content-Length", str(len(sent)))
+            self.end_headers()
+            self.wfile.write(sent)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Big)
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    http = RegistryHttp(f"http://127.0.0.1:{httpd.server_address[1]}")
+    try:
+        response = http.request("GET", http.url("/big"))
+        assert response.content == doc
+        assert http.get_json("/big") == json.loads(doc)
+    finally:
+        http.close()
+        httpd.shutdown()
+        httpd.server_close()

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pithauthor.protocol.documents import AuthorEvent
-from pithauthor.protocol.events import EVENT_TARGETS, check_envelope, shape_faults
+from pithauthor.protocol.events import EVENT_TARGETS, envelope_checks, shape_faults
 from pithauthor.protocol.identity import Finding, after_retirement, is_orcid, proofs_problem
-from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import (
     ATTESTATION,
     CITATION,
     EVENT_TYPES,
-    digest_matches_number,
+    built_payload_violation,
+    digest_matches_body,
     payload_orcid,
     schema_violation,
     self_citation_problem,
@@ -46,33 +46,40 @@ from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check, Rep
 
 def check_author_event(event: Any) -> Report:
     """Every rule an author event must meet, each as a named check."""
-    report = check_envelope(event)
+    report, sound, subject_ok = envelope_checks(event)
     # the checks below index the fields by name: only a sound structure guarantees them
-    if report.checks[0].name == "structure" and report.checks[0].status == FAILED:
+    if not sound:
         return report
     etype, payload = event["event_type"], event["payload"]
     if etype not in EVENT_TYPES:
         return report  # already failed as event_type
-    violation = schema_violation(etype, payload)
-    report.add("payload_schema", violation is None, violation or f"pithauthor.{etype}.v1")
+    # the full schema's verdict (by the direct check when a flat schema's payload passes it)
+    violation = built_payload_violation(etype, payload)
+    checks = report.checks
     if violation is not None:
+        checks.append(Check("payload_schema", FAILED, violation))
         return report  # likewise: the payload's fields are read as the schema promises them
-    subject = _subject_number(report, event["subject_pith_number"])
+    checks.append(_SCHEMA_OK[etype])
+    subject_number = event["subject_pith_number"]
     # 130 bits (what a number carries) bind the payload to the subject here; where the record
-    # itself is at hand (a bundle, a state) all 256 are compared (`payload_record`)
-    if subject is not None:
+    # itself is at hand (a bundle, a state) all 256 are compared (`payload_record`). A subject
+    # that failed its check is not taken apart: a passed one is exactly pith:YYYY:BODY
+    if subject_ok:
         digest = payload["canonical_sha256"]
-        bound = digest_matches_number(digest, subject)
+        bound = digest_matches_body(digest, subject_number[10:])
         verb = "gives" if bound else "does not give"
-        report.add(
-            "payload_subject", bound, f"payload.canonical_sha256 {digest[:12]}... {verb} {subject}"
+        checks.append(
+            Check(
+                "payload_subject",
+                PASSED if bound else FAILED,
+                f"payload.canonical_sha256 {digest[:12]}... {verb} {subject_number}",
+            )
         )
     problem = payload_text_problem(payload)
-    report.add("payload_text", problem is None, problem or "no control or bidirectional characters")
+    checks.append(_TEXT_OK if problem is None else Check("payload_text", FAILED, problem))
     if etype == CITATION:
-        subject_number = event["subject_pith_number"]
         problem = self_citation_problem(payload["citing_pith_number"], subject_number)
-        report.add("payload_citing", problem is None, problem or "cites another paper")
+        checks.append(_CITING_OK if problem is None else Check("payload_citing", FAILED, problem))
     if etype == ATTESTATION:
         _check_orcid(report, payload, event["signer"]["signer_id"])
         proofs = payload.get("identity_proofs")
@@ -84,6 +91,14 @@ def check_author_event(event: Any) -> Report:
                 problem or ", ".join(f"{p['kind']} {p['locator']}" for p in proofs),
             )
     return report
+
+
+# The payload checks that pass with a fixed detail, made once (a Check is an immutable tuple)
+_SCHEMA_OK = {
+    etype: Check("payload_schema", PASSED, f"pithauthor.{etype}.v1") for etype in EVENT_TYPES
+}
+_TEXT_OK = Check("payload_text", PASSED, "no control or bidirectional characters")
+_CITING_OK = Check("payload_citing", PASSED, "cites another paper")
 
 
 def checked_author_event(doc: object) -> tuple[Report, AuthorEvent | None]:
@@ -107,14 +122,6 @@ def typed_author_event(doc: object) -> AuthorEvent | None:
 def _typed(doc: object) -> AuthorEvent:
     """The one cast to AuthorEvent, made only once the shape of `doc` is checked."""
     return cast(AuthorEvent, doc)
-
-
-def _subject_number(report: Report, value: str) -> PithNumber | None:
-    """The subject as a number, when the envelope's `subject` check found it well formed."""
-    if any(c.name == "subject" and c.status == FAILED for c in report.checks):
-        return None
-    _, year, body = value.split(":")
-    return PithNumber(body=body, year=int(year))
 
 
 def _check_orcid(report: Report, payload: Mapping[str, Any], signer_id: str) -> None:

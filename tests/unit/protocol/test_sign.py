@@ -297,6 +297,17 @@ def test_subject_number_must_be_cut_from_its_digest() -> None:
         Subject(PithNumber.parse(DEAR), SHA)
 
 
+@pytest.mark.parametrize("year", [1990, 10000, -1])
+def test_a_subject_year_outside_the_numbers_range_is_refused(year: int) -> None:
+    """A PithNumber made directly skips `parse`: a Subject of it would sign events that fail
+    the verifier's subject check (the template writes the number as it is)."""
+    body = PithNumber.parse(DEAR).body
+    digest = load_fixture("record-2302.12445v2.json")["canonical_sha256"]
+    with pytest.raises(DocumentError, match="year"):
+        Subject(PithNumber(body, year), digest)
+    assert Subject(PithNumber(body, 2023), digest).pith_number.full == DEAR
+
+
 # any text, often with what JSON escapes (quote, backslash, controls) and non-ASCII
 _TEXT = st.text(
     st.characters(exclude_categories=["Cs"]) | st.sampled_from('"\\\n\x00\x7fé\u2028'), max_size=12
@@ -341,3 +352,92 @@ def test_a_real_events_id_is_the_hash_of_its_canonical_signed_fields(
     raw = json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert event["event_id"] == "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
     assert _failed(event) == []
+
+
+# --- the signer's template for citations (issue 27) --------------------------------------------
+# `sign_citation` checks the fields from outside by their schema rules and writes the payload and
+# the envelope in one template (`sign._citation_text`, `events.seal_built`). The full path is the
+# one a `settle=` takes; an identity settle forces it for the same inputs, so both must give the
+# same event (Ed25519 signatures are deterministic) or the same refusal.
+def _same_statement(unsigned: Any) -> Any:
+    return unsigned
+
+
+# any text, weighted to what the template must escape or the rules must refuse near their limits
+_FIELD = st.text(
+    st.characters(exclude_categories=["Cs"]) | st.sampled_from('"\\\n\t é\u00a0\u202e\u2028'),
+    max_size=24,
+) | st.sampled_from(["a" * 200, "a" * 201, "x" * 500, "x" * 501, "", " ", "k"])
+
+
+def _both_ways(dear: Subject, pipeline: Subject, **fields: Any) -> tuple[Any, Any]:
+    """(the template's outcome, the full path's outcome): an event, or the refusal's text."""
+    outcomes = []
+    for settle in (None, _same_statement):
+        try:
+            outcomes.append(
+                sign_citation(
+                    FixedSigner(),
+                    pipeline,
+                    dear.pith_number,
+                    created_at="2026-12-01T10:00:00Z",
+                    settle=settle,
+                    **fields,
+                )
+            )
+        except EventError as exc:
+            outcomes.append(str(exc))
+    return outcomes[0], outcomes[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.none() | _FIELD,
+    context=st.none() | _FIELD,
+    relationship=st.sampled_from([*RELATIONSHIPS, "Extends", "cites ", ""]),
+)
+def test_the_citation_template_makes_the_full_paths_event_or_its_refusal(
+    key: str | None, context: str | None, relationship: str
+) -> None:
+    dear = Subject.from_document(load_fixture("record-2302.12445v2.json"))
+    pipeline = Subject.from_document(load_fixture("state-2204.10562v1.json"))
+    fast, full = _both_ways(
+        dear, pipeline, relationship=relationship, citation_key=key, context=context
+    )
+    assert fast == full
+    if isinstance(fast, dict):  # and what is signed passes every strict check, id recomputed
+        assert _failed(fast) == []
+        signed = {k: fast[k] for k in SIGNED_FIELDS}
+        assert fast["event_id"] == "sha256:" + hashlib.sha256(canonical(signed)).hexdigest()
+
+
+def test_a_plain_citation_takes_the_template_not_the_full_checks(
+    dear: Subject, pipeline: Subject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without this, the agreement above could hold because both ways are the full path."""
+    import pithauthor.sign as signing
+
+    def refuse(*_: Any) -> str:
+        raise AssertionError("the full checks ran on a payload the template had checked")
+
+    monkeypatch.setattr(signing, "built_payload_violation", refuse)
+    monkeypatch.setattr(signing, "payload_text_problem", refuse)
+    key, context = 'k"\\é', 'a "quoted" \\ é context'
+    event = sign_citation(FixedSigner(), pipeline, dear.pith_number, "extends", citation_key=key,
+                          context=context)  # fmt: skip
+    assert _failed(event) == []
+    assert event["payload"]["citation_key"] == key and event["payload"]["context"] == context
+    # a field the template doubts (a no-break space is printable but white space) falls back
+    with pytest.raises(AssertionError, match="full checks ran"):
+        sign_citation(FixedSigner(), pipeline, dear.pith_number, "extends", context="a\u00a0b")
+
+
+def test_the_template_events_do_not_share_dicts(dear: Subject, pipeline: Subject) -> None:
+    """The signer block is kept per key: each event must still hold its own copy."""
+    first, second = (
+        sign_citation(FixedSigner(), pipeline, dear.pith_number, "cites", citation_key=k)
+        for k in ("a", "b")
+    )
+    first["signer"]["signer_id"] = "changed"
+    assert second["signer"]["signer_id"] != "changed"
+    assert _failed(second) == []
