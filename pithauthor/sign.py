@@ -50,6 +50,7 @@ from pithauthor.protocol.payloads import (
     PAYLOAD_SCHEMAS,
     REPLICATION,
     Artifact,
+    FieldRule,
     attestation_payload,
     built_payload_violation,
     citation_payload,
@@ -174,14 +175,15 @@ def _citation_text(payload: CitationPayload) -> str | None:
     the text is written in one template instead of the sorting encoder. Checking and
     serialising were half of signing a citation (issue 27); tests/unit/protocol/test_sign.py
     signs hostile-but-accepted fields this way and runs the strict checker on every event."""
-    rules = citation_rules()
-    head = _citation_head(payload["citing_pith_number"], payload["relationship"])
+    citing, relationship = payload["citing_pith_number"], payload["relationship"]
+    if type(citing) is not str or type(relationship) is not str:  # (the cache needs a hash)
+        return None
+    head = _citation_head(citing, relationship)
     key, note = payload.get("citation_key"), payload.get("context")
     if (
-        rules is None
-        or head is None
-        or not (key is None or plain_field(key, rules["citation_key"]))
-        or not (note is None or plain_field(note, rules["context"]))
+        head is None
+        or not (key is None or plain_field(key, head[2]))
+        or not (note is None or plain_field(note, head[3]))
     ):
         return None
     # the keys in sorted order, as the canonical encoder writes them; optional ones left out
@@ -196,9 +198,9 @@ def _citation_text(payload: CitationPayload) -> str | None:
 # A bibliography's citations share the citing paper and a few relationships: those two fields
 # are checked, and written, once per pair.
 @lru_cache(maxsize=64)
-def _citation_head(citing: str, relationship: str) -> tuple[str, str] | None:
-    """(the citing number as JSON, the payload_schema and relationship fields as JSON) when both
-    pass their schema rules; None when either does not."""
+def _citation_head(citing: str, relationship: str) -> tuple[str, str, FieldRule, FieldRule] | None:
+    """(the citing number as JSON, the payload_schema and relationship fields as JSON, the rules
+    of citation_key and context) when both pass their schema rules; None when either does not."""
     rules = citation_rules()
     if (
         rules is None
@@ -207,7 +209,12 @@ def _citation_head(citing: str, relationship: str) -> tuple[str, str] | None:
     ):
         return None
     tail = f'"payload_schema":{json_string(PAYLOAD_SCHEMAS[CITATION])},"relationship":'
-    return json_string(citing), tail + json_string(relationship)
+    return (
+        json_string(citing),
+        tail + json_string(relationship),
+        rules["citation_key"],
+        rules["context"],
+    )
 
 
 def record_replication(
