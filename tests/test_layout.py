@@ -191,6 +191,7 @@ DEFERRED = {
     "keyring",
     "bibtexparser",
     "pylatexenc",
+    "fastjsonschema",  # 50 ms, for `pith bib scan` which validates no event (issue 27)
     "pypdf",
     "filelock",
     "platformdirs",

@@ -155,3 +155,40 @@ def test_bib_scan_imports_neither_the_lookup_nor_the_network(tmp_path: Path) -> 
         "nacl",
     }
     assert sorted(unwanted & modules) == []
+
+
+def _loaded_modules(*args: str) -> set[str]:
+    """Every module loaded by the end of a `pith ARGS` process (sys.modules, printed at exit: a
+    face's import_module, which importtime does not list, included)."""
+    script = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\n'.join(['MODULES', *sys.modules])))\n"
+        f"sys.argv = ['pith', *{list(args)!r}]\n"
+        "runpy.run_module('pithauthor', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stderr.split("MODULES\n", 1)[1].splitlines())
+
+
+def test_bib_scan_loads_no_manuscript_reader_schema_validator_or_event_documents(
+    tmp_path: Path,
+) -> None:
+    """`pith bib scan` loads the manuscript reader only with --only-cited, and neither the
+    schema validator nor the event documents' types (issue 27: start-up); with --only-cited the
+    reader is loaded, so the check can fail."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{a, title={T}, eprint={2302.12445}}\n", encoding="utf-8")
+    tex = tmp_path / "main.tex"
+    tex.write_text("\\documentclass{article}\\begin{document}\\cite{a}\\end{document}\n")
+    modules = _loaded_modules("bib", "scan", str(bib))
+    assert "pithauthor.protocol.payloads" in modules  # where the relationships are read
+    unwanted = {
+        "pithauthor.bibliography.cited",
+        "pithauthor.protocol.documents",
+        "pithauthor.protocol.identity",
+        "fastjsonschema",
+    }
+    assert sorted(unwanted & modules) == []
+    cited = _loaded_modules("bib", "scan", str(bib), "--only-cited", str(tex))
+    assert "pithauthor.bibliography.cited" in cited

@@ -293,9 +293,7 @@ def split_keys(text: str) -> set[str]:
 # arguments, biblatex's multicite `\cites[..]{a}[..]{b}`) and `\nocite`, outside comments and
 # verbatim-like environments, in the main file and the files it `\input`s or `\include`s inside
 # its own folder tree, and the citation macros the manuscript defines (`cite_macros`). `*` in the
-# result means `\nocite{*}`: every entry is cited.
-
-ALL = "*"
+# result means `\nocite{*}`: every entry is cited (reading.ALL).
 
 
 _VERBATIM = VERBATIM_BLOCK

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pithauthor.bibliography.bibtex import RawEntry, RawFailure, read_files
-from pithauthor.bibliography.cited import ALL
 from pithauthor.bibliography.identifiers import Identifier, find_identifier, to_unicode
 from pithauthor.errors import InputError
 from pithauthor.protocol.ids import ArxivId, PithNumber
@@ -63,6 +62,11 @@ STATUSES: Final[tuple[str, ...]] = (
 
 
 _COLUMNS = ("key", "file", "line", "status", "identifier", "source", "detail")
+
+
+# `*` among the keys a manuscript cites (cited.py): `\nocite{*}`, every entry is cited. Here, not
+# in cited.py: `pith bib scan` without --only-cited loads no manuscript reader (issue 27).
+ALL = "*"
 
 
 _KNOWN_STATUSES = frozenset(STATUSES)  # every row is checked: one hash, not a scan of 13
@@ -164,7 +168,6 @@ class BibEntry:
     source_file: Path
     line: int
     fields: Mapping[str, str]
-    title_unicode: str
     identifier: ArxivId | PithNumber | None
     identifier_source: str | None
     relationship: str | None
@@ -177,6 +180,13 @@ class BibEntry:
     lookup_status: str | None = None  # after `--lookup`: resolved, ambiguous or not_found
     lookup_detail: str | None = None  # its evidence, candidates, or why it was not looked up
     lookup_choices: tuple[Choice, ...] = ()  # `ambiguous`: the candidates, to settle it
+
+    @property
+    def title_unicode(self) -> str:
+        """The title as Unicode text, converted when asked (`to_unicode` caches it): only the
+        lookup and its choices show titles, and the LaTeX of 300 titles was a fifth of reading
+        them for `pith bib scan` (issue 27: start-up)."""
+        return to_unicode(self.fields.get("title", ""))
 
     @property
     def status(self) -> str:
@@ -198,13 +208,16 @@ class BibEntry:
     def row(self) -> EntryRow:
         """This entry's report row."""
         status = self.status  # a walk of the entry's fields: once per row
+        detail = self._detail(status)
+        if self.notes:  # most entries have none: no generator for them (issue 27)
+            detail = "; ".join(d for d in (detail, *self.notes) if d)
         return EntryRow(
             key=self.key,
             file=str(self.source_file),
             line=self.line,
             status=status,
             identifier=None if self.identifier is None else str(self.identifier),
-            detail="; ".join(d for d in (self._detail(status), *self.notes) if d),
+            detail=detail,
             source=self.source,
         )
 
@@ -359,7 +372,6 @@ def _entry(
         source_file=raw.file,
         line=raw.line,
         fields=raw.fields,
-        title_unicode=to_unicode(raw.fields.get("title", "")),
         identifier=found.identifier,
         identifier_source=found.source,
         relationship=relationship,

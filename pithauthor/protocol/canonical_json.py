@@ -81,7 +81,7 @@ def base32_nopad(data: bytes) -> str:
 
 def b64encode(data: bytes) -> str:
     """Standard base64 with padding, as the registry writes keys and signatures."""
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")  # `base64.b64encode`'s call
 
 
 def b64decode(text: str) -> bytes:

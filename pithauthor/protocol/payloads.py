@@ -11,22 +11,24 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Final, cast
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from pithauthor.errors import InputError
 from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.documents import (
-    ArtifactRef,
-    AttestationAuthor,
-    AttestationPayload,
-    CitationPayload,
-    EventType,
-    ReplicationPayload,
-)
-from pithauthor.protocol.identity import IdentityProof
 from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
+
+# Types only, and fastjsonschema loaded where a schema is first compiled:
+# `pith bib scan` reads the relationships from here and needs none of them (issue 27: start-up).
+if TYPE_CHECKING:
+    from pithauthor.protocol.documents import (
+        ArtifactRef,
+        AttestationAuthor,
+        AttestationPayload,
+        CitationPayload,
+        EventType,
+        ReplicationPayload,
+    )
+    from pithauthor.protocol.identity import IdentityProof
 
 __all__ = [
     "DEFAULT_STATEMENT",
@@ -309,6 +311,8 @@ def _validator(event_type: str) -> tuple[Validate, bool]:
     schema = dict(load_schema(event_type))
     if schema.pop("not", _BOTH_CORRECTIONS) != _BOTH_CORRECTIONS:
         raise ValueError(f"{schema_file(event_type)}: an unexpected top-level 'not'")
+    import fastjsonschema
+
     validate: Validate = fastjsonschema.compile(schema)
     return validate, _numeric(schema)
 
@@ -343,7 +347,11 @@ def schema_violation(event_type: str, payload: Mapping[str, Any]) -> str | None:
     validate, numeric = _validator(event_type)
     try:
         validate(payload)
-    except fastjsonschema.JsonSchemaValueException as exc:
+    except Exception as exc:
+        from fastjsonschema import JsonSchemaValueException  # loaded by `_validator`
+
+        if not isinstance(exc, JsonSchemaValueException):
+            raise
         message = str(exc.message)
         return "payload" + message[4:] if message.startswith("data") else message
     if "replaces" in payload and "withdraws" in payload:  # the schema's `not` (see above)
@@ -443,12 +451,16 @@ def _meets_flat(
         return False
     for name, value in payload.items():
         rule = rules.get(name)
-        if rule is None or not isinstance(value, str):
+        # exactly str, as the JSON reader gives: anything else is left to the full schema
+        if rule is None or type(value) is not str:
             return False
         allowed, low, high, pattern = rule
-        if allowed is not None and value not in allowed:
-            return False
-        if not low <= len(value) <= high or (pattern is not None and not pattern.search(value)):
+        if allowed is not None:  # a const or an enum of texts: nothing more to ask
+            if value not in allowed:
+                return False
+        elif not low <= len(value) <= high or (
+            pattern is not None and pattern.search(value) is None
+        ):
             return False
     return True
 

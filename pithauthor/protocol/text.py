@@ -218,6 +218,8 @@ def payload_text_problem(payload: Any) -> str | None:
 def escaped(text: str) -> str:
     """`text` safe to print: control, format (bidirectional controls among them), surrogate,
     private-use, unassigned and separator characters as `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`."""
+    if text.isprintable():  # none of those (see `payload_text_problem`): the text as it is
+        return text
     out = []
     for char in text:
         category = unicodedata.category(char)

@@ -6,6 +6,7 @@ page's foreground; the same paper without the cover passes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from support.cli import RunPith, assert_one_line_error
 from support.latex.arxiv import latexmk
 from support.latex.inject import NUMBER, snapshot
 from support.latex.pdfcheck import page_text
+from support.latex.texbuild import STY, shared_folder
 
 from pithauthor import PithNumber
 from pithauthor.latex.injection import inject
@@ -53,14 +55,25 @@ def write_paper(folder: Path, title_block: str = TEASER, preamble: str = "") -> 
     return folder
 
 
-def badge_box(tmp_path: Path) -> tuple[float, float, float, float, float]:
+def badge_box() -> tuple[float, float, float, float, float]:
     """Where the badge of the teaser paper lands with the shipped pith.sty: its link's
-    rectangle (x0, y0, x1, y1, from the page's foot) and the page's height, in bp."""
-    folder = write_paper(tmp_path / "measure")
-    inject(folder, NUMBER_OBJ)
-    view = view_badge(latexmk(folder, "paper.tex"), URL)
-    assert view is not None
-    return (*view.rect, view.page_height)
+    rectangle (x0, y0, x1, y1, from the page's foot) and the page's height, in bp.
+
+    Measured once per test session and shared across workers (`shared_folder`, keyed by the
+    paper and the bytes of latex/pith*): five tests draw over the same box, and each measuring
+    build is a latexmk run of two pdflatex passes (about 1 s of CPU)."""
+
+    def measure(shared: Path) -> None:
+        folder = write_paper(shared / "measure")
+        inject(folder, NUMBER_OBJ)
+        view = view_badge(latexmk(folder, "paper.tex"), URL)
+        assert view is not None
+        (shared / "box.json").write_text(json.dumps([*view.rect, view.page_height]), "utf-8")
+
+    package = [p.read_text("utf-8") for p in sorted(STY.parent.glob("pith*"))]
+    key = "\0".join(("badge box", PAPER % ("", TEASER), *package))
+    x0, y0, x1, y1, height = json.loads((shared_folder(key, measure) / "box.json").read_text())
+    return (x0, y0, x1, y1, height)
 
 
 def cover_over(box: tuple[float, float, float, float, float], what: str) -> str:
@@ -79,7 +92,7 @@ def cover_over(box: tuple[float, float, float, float, float], what: str) -> str:
 def test_check_fails_on_a_badge_covered_on_purpose_naming_what_covers_it(
     tmp_path: Path, pith: RunPith
 ) -> None:
-    box = badge_box(tmp_path)
+    box = badge_box()
     for what in sorted(COVERS):
         folder = write_paper(tmp_path / what.replace(" ", "-"), preamble=cover_over(box, what))
         before = snapshot(folder)
@@ -102,7 +115,7 @@ def test_a_cvpr_teaser_pulled_up_under_the_title_leaves_the_badge_visible(tmp_pa
 def test_a_cover_beside_the_badge_is_not_taken_for_one_over_it(
     tmp_path: Path, pith: RunPith
 ) -> None:
-    x0, y0, x1, y1, height = badge_box(tmp_path)
+    x0, y0, x1, y1, height = badge_box()
     beside = (x0, y0 + 40, x1, y1 + 40, height)  # the same figure, 40 bp higher on the page
     folder = write_paper(tmp_path / "paper", preamble=cover_over(beside, "a figure"))
     result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
@@ -113,7 +126,7 @@ def test_a_cover_beside_the_badge_is_not_taken_for_one_over_it(
 def test_the_margin_placement_escapes_a_figure_over_the_title_badge(
     tmp_path: Path, pith: RunPith
 ) -> None:
-    folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(tmp_path), "a figure"))
+    folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(), "a figure"))
     result = pith(
         "latex", "inject", str(folder), "--pith", NUMBER, "--check", "--placement", "margin"
     )
@@ -136,7 +149,7 @@ def test_a_covered_badge_is_still_in_the_text_layer_so_only_painting_order_tells
     tmp_path: Path,
 ) -> None:
     """Why the paintings are read: text extraction finds the badge's words either way."""
-    covered = write_paper(tmp_path / "covered", preamble=cover_over(badge_box(tmp_path), "text"))
+    covered = write_paper(tmp_path / "covered", preamble=cover_over(badge_box(), "text"))
     inject(covered, NUMBER_OBJ)
     pdf = latexmk(covered, "paper.tex")
     assert "pith:" in page_text(pdf)
@@ -147,7 +160,7 @@ def test_a_covered_badge_is_still_in_the_text_layer_so_only_painting_order_tells
 
 @TEX
 def test_arxiv_warns_when_the_badge_of_the_upload_is_hidden(tmp_path: Path, pith: RunPith) -> None:
-    folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(tmp_path), "a figure"))
+    folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(), "a figure"))
     inject(folder, NUMBER_OBJ)
     out = tmp_path / "paper.tar.gz"
     result = pith("latex", "arxiv", str(folder), "-o", str(out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any, cast
 
 from pithauthor.protocol.canonical_json import (
@@ -31,6 +32,7 @@ from pithauthor.protocol.documents import (
 )
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.verdict import (
+    FAILED,
     NOT_SIGNED,
     PASSED,
     Check,
@@ -208,18 +210,18 @@ def _check_author_at(
     structure_ok = first.name == "structure" and first.status == PASSED
     if checked is not None:
         checked[id(event)] = (event, [c.name for c in sub.failed], typed)
-    if isinstance(event, Mapping):
-        sub.add(
-            "subject_matches",
-            subject is not None and event.get("subject_pith_number") == subject.full,
-            f"the event is about {subject.full if subject else 'this record'}",
+    # `type(...) is dict` first: the ABC's isinstance costs more than the check it guards, and
+    # this runs for every event of a document
+    if type(event) is dict or isinstance(event, Mapping):
+        full = subject.full if subject is not None else None
+        sub.checks.append(
+            _about(full is not None and event.get("subject_pith_number") == full, full)
         )
         payload = event.get("payload")
-        sub.add(
-            "payload_record",
-            isinstance(payload, Mapping) and payload.get("canonical_sha256") == digest,
-            "payload.canonical_sha256 is this record's (all 256 bits)",
-        )
+        record = (type(payload) is dict or isinstance(payload, Mapping)) and payload.get(
+            "canonical_sha256"
+        ) == digest
+        sub.checks.append(_RECORD_OK if record else _RECORD_FAILED)
         if expected_type is not None:
             sub.add(
                 "list",
@@ -229,6 +231,20 @@ def _check_author_at(
         if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
             sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
     report.extend(sub, prefix=f"{at}.", path_prefix=f"{at}.")
+
+
+# The checks `_check_author_at` adds to each event depend only on the document's subject: made
+# once per document, not once per event (a Check is an immutable tuple)
+_RECORD_DETAIL = "payload.canonical_sha256 is this record's (all 256 bits)"
+_RECORD_OK = Check("payload_record", PASSED, _RECORD_DETAIL)
+_RECORD_FAILED = Check("payload_record", FAILED, _RECORD_DETAIL)
+
+
+@lru_cache(maxsize=64)
+def _about(ok: bool, full: str | None) -> Check:
+    return Check(
+        "subject_matches", PASSED if ok else FAILED, f"the event is about {full or 'this record'}"
+    )
 
 
 def _registry_event(report: Report, event: Any, at: str, trust: Trust, registry: list[str]) -> None:

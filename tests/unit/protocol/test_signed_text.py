@@ -194,6 +194,18 @@ def test_escaped_makes_every_invisible_character_visible() -> None:
     assert escaped("Sofía 山田") == "Sofía 山田"
 
 
+def test_escaped_leaves_exactly_the_printable_characters_of_every_code_point_as_they_are() -> None:
+    """`escaped` returns printable text untouched without looking at each character (issue 27):
+    that is right only if no printable character is one it escapes, on every code point of the
+    running Python's tables; and every character it keeps alone is printed as itself."""
+    for code in range(0x110000):
+        char = chr(code)
+        category = unicodedata.category(char)
+        escapes = category[0] == "C" or category in ("Zl", "Zp")
+        assert not (escapes and char.isprintable()), hex(code)
+        assert (escaped(char) == char) != escapes, hex(code)
+
+
 # --- through the `pith` command -------------------------------------------------------------
 
 
