@@ -74,14 +74,14 @@ class Signer(Protocol):
 
 def signer_block(signer: Signer) -> EventSigner:
     """The `signer` object of an event made by `signer`."""
-    return _signer_parts(signer.public_key, signer.signer_id)[0].copy()
+    return signer_parts(signer.public_key, signer.signer_id)[0].copy()
 
 
 # A key's names are pure functions of its 32 bytes, and one key signs thousands of events in a
 # row: its block and the block's canonical text are made once (two SHA-256 and a base64 per
 # event were a tenth of signing, issue 27), and copied into each event (no event shares a dict).
 @lru_cache(maxsize=256)
-def _signer_parts(public_key: bytes, signer_id: str) -> tuple[EventSigner, str]:
+def signer_parts(public_key: bytes, signer_id: str) -> tuple[EventSigner, str]:
     """The `signer` object of a key and signer id, and its canonical text."""
     block: EventSigner = {
         "key_id": key_id(public_key),
@@ -156,10 +156,12 @@ def _signed_bytes(event: Mapping[str, Any]) -> bytes:
         or type(target) is not str
     ):
         return canonical({k: event[k] for k in SIGNED_FIELDS})
-    return _envelope(created_at, event_type, canonical_text(payload), signer_text, subject, target)
+    return envelope_bytes(
+        created_at, event_type, canonical_text(payload), signer_text, subject, target
+    )
 
 
-def _envelope(
+def envelope_bytes(
     created_at: str, event_type: str, payload: str, signer: str, subject: str, target: str
 ) -> bytes:
     """The canonical signed bytes from the four texts and the canonical texts of `payload` and
@@ -189,39 +191,24 @@ def _signer_text_of(items: tuple[tuple[Any, Any], ...]) -> str | None:
     return canonical_text(dict(items))
 
 
-def seal(unsigned: UnsignedEvent, signer: Signer, signed: bytes | None = None) -> AuthorEvent:
-    """Add event_id and the signature over its 32 raw digest bytes; `signed`: the canonical
-    signed fields when the caller wrote them (`seal_built`)."""
-    # signed as bytes, named in hex: one hash for both
-    digest = hashlib.sha256(_signed_bytes(unsigned) if signed is None else signed).digest()
+def seal(unsigned: UnsignedEvent, signer: Signer) -> AuthorEvent:
+    """Add event_id and the signature over its 32 raw digest bytes."""
+    digest = _event_digest(unsigned)  # signed as bytes, named in hex: one hash for both
     signature = signer.sign_digest(digest)
     return {
         **unsigned,
         "event_id": "sha256:" + digest.hex(),
-        "signature": {
-            "algorithm": "ed25519",
-            "signed_message": SIGNED_MESSAGE,
-            "signature_b64": b64encode(signature),
-        },
+        "signature": signature_block(signature),
     }
 
 
-def seal_built(
-    event_type: EventType,
-    subject: PithNumber,
-    created_at: str,
-    signer: Signer,
-    payload: AuthorPayload,
-    payload_text: str,
-) -> AuthorEvent:
-    """`seal(unsigned_event(...), signer)` for a payload whose builder checked every field and
-    wrote its canonical text (`payload_text`): the signed bytes from one template, not the
-    generic serialiser (a third of a citation's cost beyond its signature, issue 27)."""
-    block, block_text = _signer_parts(signer.public_key, signer.signer_id)
-    unsigned = unsigned_event(event_type, subject, created_at, block, payload)
-    number, target = unsigned["subject_pith_number"], unsigned["target"]
-    signed = _envelope(created_at, event_type, payload_text, block_text, number, target)
-    return seal(unsigned, signer, signed)
+def signature_block(signature: bytes) -> EventSignature:
+    """The `signature` object of an event: Ed25519 over the 32 raw bytes of its event_id."""
+    return {
+        "algorithm": "ed25519",
+        "signed_message": SIGNED_MESSAGE,
+        "signature_b64": b64encode(signature),
+    }
 
 
 def shape_faults(event: Any) -> list[str]:

@@ -451,12 +451,16 @@ def _meets_flat(
         return False
     for name, value in payload.items():
         rule = rules.get(name)
-        if rule is None or not isinstance(value, str):
+        # exactly str, as the JSON reader gives: anything else is left to the full schema
+        if rule is None or type(value) is not str:
             return False
         allowed, low, high, pattern = rule
-        if allowed is not None and value not in allowed:
-            return False
-        if not low <= len(value) <= high or (pattern is not None and not pattern.search(value)):
+        if allowed is not None:  # a const or an enum of texts: nothing more to ask
+            if value not in allowed:
+                return False
+        elif not low <= len(value) <= high or (
+            pattern is not None and pattern.search(value) is None
+        ):
             return False
     return True
 
