@@ -365,9 +365,9 @@ def _same_statement(unsigned: Any) -> Any:
 
 # any text, weighted to what the template must escape or the rules must refuse near their limits
 _FIELD = st.text(
-    st.characters(exclude_categories=["Cs"]) | st.sampled_from('"\\\n\t é\u00a0\u202e\u2028'),
+    st.characters() | st.sampled_from('"\\\n\t é\u00a0\u202e\u2028\ud800'),
     max_size=24,
-) | st.sampled_from(["a" * 200, "a" * 201, "x" * 500, "x" * 501, "", " ", "k"])
+) | st.sampled_from(["a" * 200, "a" * 201, "x" * 500, "x" * 501, "", " ", "k", 7, ["k"]])
 
 
 def _both_ways(dear: Subject, pipeline: Subject, **fields: Any) -> tuple[Any, Any]:
@@ -394,10 +394,10 @@ def _both_ways(dear: Subject, pipeline: Subject, **fields: Any) -> tuple[Any, An
 @given(
     key=st.none() | _FIELD,
     context=st.none() | _FIELD,
-    relationship=st.sampled_from([*RELATIONSHIPS, "Extends", "cites ", ""]),
+    relationship=st.sampled_from([*RELATIONSHIPS, "Extends", "cites ", "", 3, ["cites"]]),
 )
 def test_the_citation_template_makes_the_full_paths_event_or_its_refusal(
-    key: str | None, context: str | None, relationship: str
+    key: Any, context: Any, relationship: Any
 ) -> None:
     dear = Subject.from_document(load_fixture("record-2302.12445v2.json"))
     pipeline = Subject.from_document(load_fixture("state-2204.10562v1.json"))
