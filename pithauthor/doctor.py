@@ -1,10 +1,11 @@
 """`pith doctor`: is this machine ready to sign, submit and badge, and is it safe?
 
 Each check is one finding, `ok`, `info`, `warn`, `fail` or `unsafe`, with the next step when
-there is one. The key store's checks are `pithauthor.keys.safety`; this module adds the
-rest: each registry (reachable, and serving the key this machine trusts for it), TeX and
-latexmk, the outbox (pending and rejected events per registry), a backup of each active key,
-and each key's ORCID proof. Read-only: it creates nothing (no key store, no outbox).
+there is one: the key store (folder and file modes, encrypted key files, the keyring, the
+passphrase sources), each registry (reachable, and serving the key this machine trusts
+for it), TeX and latexmk, the outbox (pending and rejected events per registry), a backup
+of each active key, and each key's ORCID proof. Read-only: it creates nothing (no key
+store, no outbox).
 
 The network checks (registry, ORCID) are time-bound (one try, `timeout` seconds each) and are
 skipped with `offline`.
@@ -13,18 +14,22 @@ skipped with `offline`.
 from __future__ import annotations
 
 import math
+import os
 import shutil
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from pithauthor.errors import InputError, PithError
-from pithauthor.fs import pith_home
+from pithauthor.errors import InputError, KeyFileTampered, PithError
+from pithauthor.fs import HOME_ENV, MAX_KEY_FILE_BYTES, POSIX_MODES, pith_home, read_user_file
 from pithauthor.identity.proofs import check_key_on_orcid
+from pithauthor.keys import secrets, storage
 from pithauthor.keys.author import BACKED_UP_AT, BACKUP_FILE, known_keys
-from pithauthor.keys.safety import Finding as KeyFinding
-from pithauthor.keys.safety import diagnose as diagnose_keys
-from pithauthor.keys.storage import KeyRecord
+from pithauthor.keys.passphrase import BACKUP_PASSPHRASE_ENV, PASSPHRASE_ENV
+from pithauthor.keys.storage import METADATA_FILE, KeyRecord
 from pithauthor.net import RegistryHttp, RetryPolicy
+from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import is_local_registry, registry_binding, registry_url
 from pithauthor.registry.credentials import default_trust
@@ -48,8 +53,132 @@ class Finding:
         return {"check": self.check, "level": self.level, "detail": self.detail, "next": self.next}
 
 
-def _from_keystore(found: KeyFinding) -> Finding:
-    return Finding(found.check, found.level, found.detail)
+# --- the key store: modes, encryption, keyring, passphrase sources (read-only) ---------------
+
+
+def _mode(path: Path) -> str:
+    return oct(stat.S_IMODE(path.stat().st_mode))[2:]
+
+
+def _private(path: Path, check: str, *, is_dir: bool) -> Finding:
+    if not POSIX_MODES:
+        return Finding(check, "info", f"{path} (no POSIX modes on this system)")
+    want = "700" if is_dir else "600"
+    st = path.stat()
+    # another user's folder or file is unsafe whatever its mode: its owner can chmod it, or
+    # swap the key file under it
+    if st.st_uid != os.getuid():
+        return Finding(check, "unsafe", f"{path} is owned by uid {st.st_uid}, not by you")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        return Finding(check, "unsafe", f"{path} has mode {_mode(path)}; fix: chmod {want} {path}")
+    return Finding(check, "ok", f"{path} mode {_mode(path)}")
+
+
+def _home() -> list[Finding]:
+    home = pith_home()
+    source = f"${HOME_ENV}" if os.environ.get(HOME_ENV) else "platform user data folder"
+    if not home.exists():
+        return [Finding("home", "info", f"{home} ({source}); not created yet")]
+    detail = f"{home} ({source}) mode {_mode(home)}" if POSIX_MODES else str(home)
+    # only a warning: the secrets inside are guarded by the keys folder's own 0700 (checked
+    # below, "unsafe" when loose); a readable home shows file names, not keys
+    level = "warn" if POSIX_MODES and stat.S_IMODE(home.stat().st_mode) & 0o077 else "ok"
+    if level == "warn":
+        detail += f"; others can list it (chmod 700 {home} recommended)"
+    return [Finding("home", level, detail)]
+
+
+def _key_files(keys: Path) -> list[Finding]:
+    findings: list[Finding] = []
+    for path in sorted(keys.iterdir()):
+        if not path.is_file():
+            continue
+        findings.append(_private(path, f"file {path.name}", is_dir=False))
+        if path.suffix != ".key":
+            continue
+        findings.extend(_key_file_content(path))
+    return findings
+
+
+def _key_file_content(path: Path) -> list[Finding]:
+    try:
+        doc = parse_json(
+            read_user_file(path, KeyFileTampered, "a key file", limit=MAX_KEY_FILE_BYTES)
+        )
+    except (KeyFileTampered, ValueError):
+        return [Finding(f"key {path.name}", "warn", "cannot be read as JSON")]
+    if not isinstance(doc, dict):
+        return [Finding(f"key {path.name}", "warn", "not a key file")]
+    if doc.get("format") != secrets.FORMAT:
+        return [Finding(f"key {path.name}", "unsafe", "the secret key is stored unencrypted")]
+    kdf = doc.get("kdf")
+    if not isinstance(kdf, dict):
+        kdf = {}
+    floor = secrets.moderate_limits()
+    ops, mem = kdf.get("opslimit", 0), kdf.get("memlimit", 0)
+    if not isinstance(ops, int) or not isinstance(mem, int):
+        return [Finding(f"key {path.name}", "warn", "KDF parameters unreadable")]
+    if ops < floor.opslimit or mem < floor.memlimit:
+        return [Finding(f"key {path.name}", "unsafe", f"argon2id below moderate ({ops}, {mem})")]
+    return [Finding(f"key {path.name}", "ok", f"argon2id opslimit {ops} memlimit {mem}")]
+
+
+def _keys() -> list[Finding]:
+    keys = pith_home() / "keys"
+    if not keys.exists():
+        return [Finding("keys folder", "info", f"{keys}; not created yet")]
+    findings = [_private(keys, "keys folder", is_dir=True)]
+    if not (keys / METADATA_FILE).exists():
+        findings.append(Finding("key list", "info", "no keys yet"))
+    return findings + _key_files(keys)
+
+
+def _keyring() -> list[Finding]:
+    status = storage.probe()
+    if status.usable:
+        return [
+            Finding(
+                "backend", "ok", f"OS keyring {status.backend}: {status.reason}; new keys go there"
+            )
+        ]
+    return [
+        Finding(
+            "backend",
+            "info",
+            f"no usable OS keyring ({status.backend}: {status.reason}); "
+            "new keys go to encrypted key files",
+        )
+    ]
+
+
+def _passphrase() -> list[Finding]:
+    findings = []
+    for var in (PASSPHRASE_ENV, BACKUP_PASSPHRASE_ENV):
+        if os.environ.get(var):
+            findings.append(Finding("passphrase", "info", f"{var} is set"))
+    if not findings:
+        findings.append(
+            Finding(
+                "passphrase",
+                "info",
+                f"{PASSPHRASE_ENV} is not set; key files need a prompt or --passphrase-file",
+            )
+        )
+    if secrets.fast_kdf_enabled():
+        findings.append(
+            Finding(
+                "kdf",
+                "unsafe",
+                "the test-only weak KDF is switched on in this process: new key files are weak",
+            )
+        )
+    return findings
+
+
+def _key_store() -> list[Finding]:
+    """The key store's findings, in report order: the backend, PITH_HOME, the keys folder
+    and each key file, the passphrase sources."""
+    return [*_keyring(), *_home(), *_keys(), *_passphrase()]
 
 
 # --- registries ----------------------------------------------------------------------------
@@ -284,7 +413,7 @@ def diagnose(
         raise InputError("--timeout must be a number of seconds in (0, 60]")
     registry_url(registry)
     default_trust(manifests)
-    findings = [_from_keystore(f) for f in diagnose_keys()]
+    findings = _key_store()
     try:
         records = known_keys()
     except PithError:
