@@ -1,7 +1,8 @@
 """Author keys: create, list, export, back up, rotate, delete, and load one for signing.
 
 Secrets live in the OS keyring or in passphrase-encrypted files (`secrets`), never in the
-public key list (`storage`); `safety` says where keys go and whether that is safe.
+public key list (`storage`); `pith doctor` (`pithauthor.doctor`) says where keys go and
+whether that is safe.
 """
 
 from __future__ import annotations
