@@ -230,6 +230,10 @@ def _run(command: list[str], cwd: Path, limit: float) -> subprocess.CompletedPro
             env=env,
             stdin=subprocess.DEVNULL,  # TeX asking for a file name gets EOF, not a wait forever
             start_new_session=True,
+            # a pith run in a script's background (`… &`) or by CI inherits SIGINT ignored, and
+            # TeX would too: the interrupt at the limit could not make it say where it was. Only
+            # then is the default restored in the child (preexec_fn: the one way to un-ignore)
+            preexec_fn=_default_sigint if _sigint_ignored() else None,
         )
     except OSError as exc:
         raise BuildError(f"{command[0]} cannot be run ({exc.strerror})") from None
@@ -249,6 +253,14 @@ def _run(command: list[str], cwd: Path, limit: float) -> subprocess.CompletedPro
         process.wait()
         raise
     return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def _sigint_ignored() -> bool:
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _signal_group(process: subprocess.Popen[str], sig: int) -> None:

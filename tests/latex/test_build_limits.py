@@ -233,3 +233,25 @@ def test_arxiv_of_a_badged_paper_broken_on_its_own_says_so(tmp_path: Path, pith:
     assert_one_line_error(result, 1)
     assert "the paper does not compile without the badge either: " in result.stderr
     assert "main.tex:9: Undefined control sequence" in result.stderr
+
+
+@TEX
+def test_a_pith_started_with_sigint_ignored_still_names_the_line_tex_was_at(
+    tmp_path: Path, pith: RunPith, builds_here: Path
+) -> None:
+    """A script's background job (`pith latex arxiv … &`) or a CI runner starts pith with SIGINT
+    ignored; TeX must still hear the interrupt at the limit."""
+    import signal
+
+    folder = tmp_path / "paper"
+    paper(folder, preamble=BADGE, body=LOOP)
+    (folder / "pith.sty").write_bytes(pith_sty_path().read_bytes())
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        result = pith("latex", "arxiv", str(folder), "-o", str(tmp_path / "a.tar.gz"),
+                      "--timeout", LOOP_LIMIT)  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert_one_line_error(result, 1)
+    assert "TeX was at main.tex line 9: \\def\\x{\\x}\\x" in result.stderr
+    assert processes_inside(builds_here) == []
