@@ -280,3 +280,14 @@ def test_generated_manuscripts_read_the_same_from_the_head(parts: list[str], cod
         path = Path(folder) / "paper.tex"
         path.write_bytes("".join(parts).encode(codec))
         same_reading(path)
+
+
+def test_the_fixture_manuscripts_read_the_same_from_the_head(tmp_path: Path) -> None:
+    """Every .tex of the real templates in tests/fixtures/manuscripts (main files and the
+    pieces they input), and the main files read from their head alone."""
+    from support.latex.inject import MAINS, MANUSCRIPTS
+
+    taken = {p.relative_to(MANUSCRIPTS): same_reading(p) for p in MANUSCRIPTS.rglob("*.tex")}
+    assert len(taken) > len(MAINS)
+    whole = [name for name, main in MAINS.items() if taken[Path(name) / main] is not True]
+    assert whole == ["llncs-biblatex"]  # shorter than a head (20 lines)
