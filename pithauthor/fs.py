@@ -31,10 +31,8 @@ __all__ = [
 ]
 
 
-# platformdirs is imported only when PITH_HOME is unset.
-
-# Where pithauthor keeps its data: PITH_HOME, or the platform's user data folder.
-#
+# Where pithauthor keeps its data: PITH_HOME, or the platform's user data folder (platformdirs,
+# imported only when PITH_HOME is unset).
 # Every private folder under it (keys, outbox, caches) is made with mode 0700 and is refused when
 # others can reach it, with the command that fixes it.
 
@@ -100,10 +98,15 @@ def check_private(path: Path, *, is_dir: bool) -> None:
 #
 # A reader sees the old file or the new one, never a half-written one; a crash leaves at most a
 # `.tmp-*` file behind, never a truncated target. Files are created with `mode` (0600 by default).
-# `replace_file`/`create_file` write bytes held in memory; `publishing` lends the temp path to a
-# writer that checks its file before it is published (`pith latex arxiv` proves its archive).
+# `replace_file`/`create_file` write what is held in memory (`Data`: bytes, text as UTF-8, or
+# pieces of bytes written in turn: `inject` writes a manuscript's new head, then a view of its
+# untouched body); `publishing` lends the temp path to a writer that checks its file before it
+# is published (`pith latex arxiv` proves its archive).
 
 TEMP_PREFIX = ".tmp-"
+
+
+Data = bytes | str | list[bytes | memoryview]
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -131,11 +134,12 @@ def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
     return fd, tmp
 
 
-def _write_temp(folder: Path, data: bytes | str, mode: int, durable: bool = True) -> Path:
+def _write_temp(folder: Path, data: Data, mode: int, durable: bool = True) -> Path:
     fd, tmp = _new_temp(folder, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for piece in data if isinstance(data, list) else [data]:
+                handle.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
@@ -147,12 +151,7 @@ def _write_temp(folder: Path, data: bytes | str, mode: int, durable: bool = True
 
 
 def replace_file(
-    path: Path,
-    data: bytes | str,
-    *,
-    mode: int = 0o600,
-    backup: Path | None = None,
-    durable: bool = True,
+    path: Path, data: Data, *, mode: int = 0o600, backup: Path | None = None, durable: bool = True
 ) -> None:
     """Atomically replace `path` (or create it) with `data`.
 
@@ -164,7 +163,7 @@ def replace_file(
 
 
 def replace_files(
-    files: Sequence[tuple[Path, bytes | str, int, Path | None]], *, durable: bool = True
+    files: Sequence[tuple[Path, Data, int, Path | None]], *, durable: bool = True
 ) -> None:
     """`replace_file` for several (path, data, mode, backup): all written and synced before the
     first rename, each folder synced once after the last; a failed write renames nothing and

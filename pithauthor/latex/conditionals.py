@@ -1,10 +1,12 @@
 r"""TeX conditionals in a preamble (`\iffalse`, `\newif` switches set false): the branches
-TeX skips are blanked, length kept, before the preamble is parsed (pure).
+TeX skips are blanked, length kept, before the preamble is parsed; then the state of the
+conditionals after each parsed top-level node (pure).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pithauthor.protocol.text import VERBATIM_BLOCK
 
@@ -120,3 +122,51 @@ def _assigned(before: list[str]) -> str | None:
     if len(before) >= 2 and before[-2] == "let":
         return before[-1]
     return None
+
+
+def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
+    """For each top-level node: (conditional depth, inside a dead branch, where the innermost
+    dead conditional starts, or -1) after the node.
+
+    The preamble states. Only `\\iffalse` (before its `\\else`) and `\\iftrue` (after it) are
+    known to be dead here (`conditionals.py` has blanked the switches `\\let` to `\\iffalse`):
+    what an `\\ifpdf` or a `\\newif` switch does is not known without running TeX, so both
+    branches count as live, and as inside a conditional (depth > 0), where `_scan` finds no safe
+    line: a line added there would be read by one engine or setting and not by another."""
+    declared: set[str] = set()
+    stack: list[list[Any]] = []  # [kind, in_else, position]
+    states: list[tuple[int, bool, int]] = []
+    # the last three macro names (blanks and `=` between them skipped): enough to see
+    # `\let\ifdraft\iffalse`, an assignment of a switch, not a conditional to open
+    recent: list[str] = []
+    for node in nodes:
+        kind_of = type(node).__name__
+        if kind_of == "LatexMacroNode":
+            recent = [*recent[-2:], node.macroname]
+        elif not (kind_of == "LatexCharsNode" and node.chars.strip() in ("", "=")):
+            recent = []
+        if kind_of == "LatexMacroNode":
+            name = node.macroname
+            assigned = _assigned(recent[:-1]) if name in _CONDITIONALS or name in declared else None
+            if assigned is not None:  # `\let\ifdraft\iffalse`: a new switch, no branch
+                if assigned:
+                    declared.add(assigned)
+            elif name == "newif":
+                args = node.nodeargd.argnlist if node.nodeargd else []
+                for arg in args:
+                    if arg is not None and type(arg).__name__ == "LatexMacroNode":
+                        declared.add(arg.macroname)
+            elif name in _CONDITIONALS or name in declared:
+                kind = {"iffalse": "false", "iftrue": "true"}.get(name, "other")
+                stack.append([kind, False, node.pos])
+            elif name == "else" and stack:
+                stack[-1][1] = True
+            elif name == "fi" and stack:
+                stack.pop()
+        openers = [
+            pos
+            for kind, in_else, pos in stack
+            if (kind == "false" and not in_else) or (kind == "true" and in_else)
+        ]
+        states.append((len(stack), bool(openers), openers[-1] if openers else -1))
+    return states

@@ -24,7 +24,7 @@ from pithauthor.errors import (
     ManuscriptError,
     PithNumberError,
 )
-from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_files
+from pithauthor.fs import MAX_TEX_BYTES, Data, read_user_file, replace_files
 from pithauthor.identity.fetch import read_pdf_author_keys
 from pithauthor.latex.build import build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
@@ -33,17 +33,16 @@ from pithauthor.latex.pdf import (
     check_pdf,
     placement_notes,
 )
-from pithauthor.latex.preamble import Preamble, locate
+from pithauthor.latex.preamble import Preamble, add_author_keys
 from pithauthor.latex.sources import (
     InputFacts,
     TextFile,
-    add_author_keys,
     backup_path,
     engine_of,
     ensure_writable,
     find_main_file,
     preamble_inputs,
-    read_text_file,
+    read_preamble,
     write_target,
 )
 from pithauthor.latex.sty import another_version, latex_file, pith_sty_path
@@ -403,9 +402,10 @@ def inject(
         _require_year(number)
     _package_load(placement)
     main = find_main_file(Path(target))
-    source = read_text_file(main)
+    # only the head is decoded and edited (the body stays bytes); author keys are placed by a
+    # parse of the edited text, and that is proven on the whole text only: they read it all
+    source, preamble = read_preamble(main, whole=bool(author_keys))
     engine = engine_of(source.text)
-    preamble = locate(source.text, main.name)
     new_text, notes = source.text, []
     facts = _inputs_of(source, preamble)
     elsewhere = None if preamble.pith_numbers else facts.number
@@ -422,8 +422,9 @@ def inject(
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
         if added:
             notes.append(f"added {added} \\pithauthorkey line(s)")
-    new_bytes = source.raw if new_text == source.text else source.encode(new_text)
-    changed = new_bytes != source.raw
+    # `text` encodes to the bytes read: only a new text makes new bytes (encoded once, here)
+    changed = new_text != source.text
+    pieces: list[bytes | memoryview] = source.pieces(new_text) if changed else [source.raw]
     sty_action, sty = _sty_plan(main, force)
     written = write_target(main)  # through a symbolic link to its target: the link stays
     if written != main:
@@ -436,7 +437,7 @@ def inject(
         notes += _compile_and_check(
             main,
             source,
-            new_bytes,
+            b"".join(pieces),
             sty,
             engine,
             number,
@@ -451,10 +452,10 @@ def inject(
     if not dry_run:
         # every file written first and the folder synced once (fs.replace_files): five
         # replace_file calls cost ten fsyncs, most of inject's time on a 50,000-line paper
-        writes: list[tuple[Path, bytes | str, int, Path | None]] = []
+        writes: list[tuple[Path, Data, int, Path | None]] = []
         if changed:
             backup = backup_path(written)
-            writes.append((written, new_bytes, written.stat().st_mode, backup))
+            writes.append((written, pieces, written.stat().st_mode, backup))
         if sty_action != "unchanged":
             writes.append((write_target(main.parent / STY_NAME), sty, 0o644, None))
         for name, (action, data) in companions.items():

@@ -15,17 +15,21 @@ what pylatexenc's LaTeX model does not:
   there and never close it, swallowing the rest of the file;
 - the text TeX skips in `\iffalse ... \fi` (to its `\else`) is blanked: TeX does not count
   braces there, so an unbalanced `{` in a disabled block must not open a group.
+
+`add_author_keys` puts `\pithauthorkey{KEY_ID}` lines where the preamble has room for them (the
+paper proof of docs/identity.md).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from pithauthor.errors import ManuscriptError
-from pithauthor.latex.conditionals import _CONDITIONALS, _TOKEN, _assigned, _blank_false_branches
+from pithauthor.latex.conditionals import _TOKEN, _blank_false_branches, _conditional_states
 from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
 
 # pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
@@ -286,54 +290,6 @@ def _line(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
-def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
-    """For each top-level node: (conditional depth, inside a dead branch, where the innermost
-    dead conditional starts, or -1) after the node.
-
-    The preamble states. Only `\\iffalse` (before its `\\else`) and `\\iftrue` (after it) are
-    known to be dead here (`conditionals.py` has blanked the switches `\\let` to `\\iffalse`):
-    what an `\\ifpdf` or a `\\newif` switch does is not known without running TeX, so both
-    branches count as live, and as inside a conditional (depth > 0), where `_scan` finds no safe
-    line: a line added there would be read by one engine or setting and not by another."""
-    declared: set[str] = set()
-    stack: list[list[Any]] = []  # [kind, in_else, position]
-    states: list[tuple[int, bool, int]] = []
-    # the last three macro names (blanks and `=` between them skipped): enough to see
-    # `\let\ifdraft\iffalse`, an assignment of a switch, not a conditional to open
-    recent: list[str] = []
-    for node in nodes:
-        kind_of = type(node).__name__
-        if kind_of == "LatexMacroNode":
-            recent = [*recent[-2:], node.macroname]
-        elif not (kind_of == "LatexCharsNode" and node.chars.strip() in ("", "=")):
-            recent = []
-        if kind_of == "LatexMacroNode":
-            name = node.macroname
-            assigned = _assigned(recent[:-1]) if name in _CONDITIONALS or name in declared else None
-            if assigned is not None:  # `\let\ifdraft\iffalse`: a new switch, no branch
-                if assigned:
-                    declared.add(assigned)
-            elif name == "newif":
-                args = node.nodeargd.argnlist if node.nodeargd else []
-                for arg in args:
-                    if arg is not None and type(arg).__name__ == "LatexMacroNode":
-                        declared.add(arg.macroname)
-            elif name in _CONDITIONALS or name in declared:
-                kind = {"iffalse": "false", "iftrue": "true"}.get(name, "other")
-                stack.append([kind, False, node.pos])
-            elif name == "else" and stack:
-                stack[-1][1] = True
-            elif name == "fi" and stack:
-                stack.pop()
-        openers = [
-            pos
-            for kind, in_else, pos in stack
-            if (kind == "false" and not in_else) or (kind == "true" and in_else)
-        ]
-        states.append((len(stack), bool(openers), openers[-1] if openers else -1))
-    return states
-
-
 def _core_end(node: Any) -> int:
     """Where a macro's name and arguments end (before the spaces pylatexenc attaches)."""
     args = [a for a in (node.nodeargd.argnlist if node.nodeargd else []) if a is not None]
@@ -498,3 +454,36 @@ def _node(w: Any, state: Any, kind: str, pos: int, size: int, **fields: Any) -> 
     from pylatexenc import latexwalker
 
     return w.make_node(getattr(latexwalker, kind), parsing_state=state, pos=pos, len=size, **fields)
+
+
+_KEY_USE = re.compile(r"^[ \t]*\\pithauthorkey\s*\{\s*([^}]*?)\s*\}", re.MULTILINE)
+
+
+def add_author_keys(text: str, name: str, newline: str, key_ids: Sequence[str]) -> tuple[str, int]:
+    """`text` with a `\\pithauthorkey` line for each key id it lacks, and how many were added.
+
+    The lines go after the last `\\pithauthorkey`, else after `\\pithnumber`, else after
+    `\\usepackage{pith}`, else (with `\\usepackage{pith}`) after `\\documentclass`/hyperref."""
+    pre = locate(text, name)
+    head = text[: pre.begin_document]
+    present = _KEY_USE.findall(head)
+    missing = [k for k in dict.fromkeys(key_ids) if k not in present]
+    if not missing:
+        return text, 0
+    lines = "".join(f"\\pithauthorkey{{{k}}}{newline}" for k in missing)
+    uses = list(_KEY_USE.finditer(head))
+    if uses:
+        anchor = uses[-1].end()
+    elif pre.pith_numbers:
+        anchor = pre.pith_numbers[-1].macro.end
+    elif pre.pith_package is not None:
+        anchor = pre.pith_package.end
+    else:
+        anchor = pre.documentclass.end
+        if pre.hyperref is not None and pre.hyperref.end > anchor:
+            anchor = pre.hyperref.end
+        lines = "\\usepackage{pith}" + newline + lines
+    at = pre.line_start_after(anchor)
+    if at is None:
+        raise ManuscriptError(f"{name}: no safe line in the preamble for \\pithauthorkey")
+    return text[:at] + lines + text[at:], len(missing)

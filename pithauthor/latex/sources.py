@@ -1,21 +1,28 @@
 r"""A manuscript's sources: text files read to be written back byte for byte, the main file and
-its engine, the files its preamble reads, `\pithauthorkey` lines added, and the sources copied
-into a private folder.
+its engine (its head alone decoded and parsed, when that suffices), the files its preamble reads,
+and the sources copied into a private folder.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import shutil
 import stat
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pithauthor.errors import ManuscriptError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
-from pithauthor.latex.preamble import InputUse, has_live_begin_document, locate, locate_fragment
+from pithauthor.latex.preamble import (
+    _BEGIN_DOCUMENT,
+    InputUse,
+    Preamble,
+    has_live_begin_document,
+    locate,
+    locate_fragment,
+)
 
 # A text file read so that it can be written back byte for byte: encoding, BOM, newlines kept.
 #
@@ -38,6 +45,9 @@ class TextFile:
     encoding: str  # "utf-8" or "latin-1"
     bom: bool
     newline: str  # "\n" or "\r\n": the file's line ending (that of its first line)
+    # where in `raw` `text` ends: None when it is the whole file, else `text` is the file's head
+    # (`read_preamble`) and the bytes from `end` on are written back untouched (`pieces`)
+    end: int | None = None
 
     def encode(self, text: str) -> bytes:
         """`text` in the file's own encoding (and BOM)."""
@@ -48,6 +58,18 @@ class TextFile:
                 f"{self.path}: the new text cannot be written in {self.encoding}: {exc.reason}"
             ) from None
         return (_BOM + body) if self.bom else body
+
+    def pieces(self, text: str) -> list[bytes | memoryview]:
+        """The bytes of the file whose `text` (the head, when `end` is set) is now `text`: the
+        rest is a view of `raw`, never copied (the body of a 50,000-line paper was copied three
+        times, issue 27)."""
+        head = self.encode(text)
+        return [head] if self.end is None else [head, memoryview(self.raw)[self.end :]]
+
+
+def _newline(text: str) -> str:
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def read_text_file(path: Path) -> TextFile:
@@ -61,9 +83,89 @@ def read_text_file(path: Path) -> TextFile:
         if bom:
             raise ManuscriptError(f"{path} starts with a UTF-8 BOM but is not UTF-8") from None
         text, encoding = body.decode("latin-1"), "latin-1"
-    first = text.find("\n")
-    newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
-    return TextFile(path=path, raw=raw, text=text, encoding=encoding, bom=bom, newline=newline)
+    return TextFile(path, raw, text, encoding, bom, _newline(text))
+
+
+# `read_preamble`: a manuscript's head decoded and parsed, its body kept as bytes (issue 27)
+
+_CHUNK = 1 << 18  # UTF-8 is checked this many bytes at a time
+
+
+_BEGIN_BYTES = re.compile(rb"\\begin\s*\{document\}")
+
+
+_DIFF_LINES = 4  # `inject`'s diff shows the lines up to this many after `\begin{document}`
+
+
+def _is_utf8(body: memoryview) -> bool:
+    """Whether `body` is UTF-8, decoded a chunk at a time: no copy of the whole file is made."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for at in range(0, len(body), _CHUNK):
+            decoder.decode(body[at : at + _CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _head_end(raw: bytes, start: int) -> int | None:
+    """Where the head to decode ends: after the line `_DIFF_LINES` lines past the first
+    `\\begin{document}` in the bytes, and after `_MAGIC_LINES` lines at least; None when the
+    file ends first. A newline byte always ends a character in UTF-8 and Latin-1."""
+    found = _BEGIN_BYTES.search(raw, start)
+    if found is None:
+        return None
+    ends = []
+    for at, lines in ((found.start(), _DIFF_LINES), (start, _MAGIC_LINES)):
+        for _ in range(lines):
+            at = raw.find(b"\n", at) + 1
+            if at == 0:
+                return None
+        ends.append(at)
+    return max(ends)
+
+
+def _head_suffices(text: str, pre: Preamble) -> bool:
+    """Whether `locate` on the head `text` found what it finds on the whole text: its first
+    `\\begin{document}` is the live one, and nothing before it needs the rest (`\\iffalse`:
+    `\\newif` switches and verbatim blocks are looked for in the whole text). And whether the
+    head holds what `engine_of` and `inject`'s diff read."""
+    first = _BEGIN_DOCUMENT.search(text)
+    return (
+        first is not None
+        and pre.begin_document == first.start()
+        and "\\iffalse" not in text[: first.end()]
+        and text.count("\n") >= _MAGIC_LINES
+        and text.count("\n", pre.begin_document) >= _DIFF_LINES
+    )
+
+
+def read_preamble(path: Path, *, whole: bool = False) -> tuple[TextFile, Preamble]:
+    """`read_text_file` and `locate` in one, decoding only the head of the file: its text up
+    to a few lines past the live `\\begin{document}` (`TextFile.end`), when `_head_suffices`
+    proves that the whole text gives the same preamble; else (or with `whole`) all of it. The
+    encoding is still that of the whole file, and every check of `read_text_file` is made."""
+    raw = read_user_file(path, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
+    bom = raw.startswith(_BOM)
+    start = len(_BOM) if bom else 0
+    if raw.isascii() or _is_utf8(memoryview(raw)[start:]):
+        encoding = "utf-8"
+    elif bom:
+        raise ManuscriptError(f"{path} starts with a UTF-8 BOM but is not UTF-8")
+    else:
+        encoding = "latin-1"
+    end = None if whole else _head_end(raw, start)
+    if end is not None:
+        head = raw[start:end].decode(encoding)
+        try:
+            pre: Preamble | None = locate(head, path.name)
+        except ManuscriptError:
+            pre = None  # said again below, from the whole text, as it always was
+        if pre is not None and _head_suffices(head, pre):
+            return TextFile(path, raw, head, encoding, bom, _newline(head), end), pre
+    text = raw[start:].decode(encoding)
+    return TextFile(path, raw, text, encoding, bom, _newline(text)), locate(text, path.name)
 
 
 def write_target(path: Path) -> Path:
@@ -324,8 +426,6 @@ def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]
 
 # What the files a preamble reads hold (`\input{preamble}`, Overleaf style, and the files those
 # read in turn): a `\pithnumber`, or the `\usepackage{pith}` the main file must not repeat.
-#
-# Add `\pithauthorkey{KEY_ID}` lines to a preamble (the paper proof of docs/identity.md).
 
 _MAX_DEPTH = 8  # \input chains deeper than this are not followed (nor are loops)
 
@@ -382,36 +482,3 @@ def _resolve(folder: Path, name: str) -> Path | None:
         if candidate.is_file() and folder.resolve() in candidate.resolve().parents:
             return candidate.resolve()
     return None
-
-
-_KEY_USE = re.compile(r"^[ \t]*\\pithauthorkey\s*\{\s*([^}]*?)\s*\}", re.MULTILINE)
-
-
-def add_author_keys(text: str, name: str, newline: str, key_ids: Sequence[str]) -> tuple[str, int]:
-    """`text` with a `\\pithauthorkey` line for each key id it lacks, and how many were added.
-
-    The lines go after the last `\\pithauthorkey`, else after `\\pithnumber`, else after
-    `\\usepackage{pith}`, else (with `\\usepackage{pith}`) after `\\documentclass`/hyperref."""
-    pre = locate(text, name)
-    head = text[: pre.begin_document]
-    present = _KEY_USE.findall(head)
-    missing = [k for k in dict.fromkeys(key_ids) if k not in present]
-    if not missing:
-        return text, 0
-    lines = "".join(f"\\pithauthorkey{{{k}}}{newline}" for k in missing)
-    uses = list(_KEY_USE.finditer(head))
-    if uses:
-        anchor = uses[-1].end()
-    elif pre.pith_numbers:
-        anchor = pre.pith_numbers[-1].macro.end
-    elif pre.pith_package is not None:
-        anchor = pre.pith_package.end
-    else:
-        anchor = pre.documentclass.end
-        if pre.hyperref is not None and pre.hyperref.end > anchor:
-            anchor = pre.hyperref.end
-        lines = "\\usepackage{pith}" + newline + lines
-    at = pre.line_start_after(anchor)
-    if at is None:
-        raise ManuscriptError(f"{name}: no safe line in the preamble for \\pithauthorkey")
-    return text[:at] + lines + text[at:], len(missing)

@@ -115,3 +115,15 @@ def test_replace_files_renames_nothing_and_leaves_no_temp_when_one_write_fails(
         replace_files([(main, b"new paper", 0o644, None), (missing, b"sty", 0o644, None)])
     assert main.read_bytes() == b"old paper"
     assert list(tmp_path.iterdir()) == [main]
+
+
+def test_a_file_given_in_pieces_is_written_as_their_bytes_in_order(tmp_path: Path) -> None:
+    """`inject` gives a manuscript as its new head and a view of its untouched body."""
+    from pithauthor.fs import replace_file
+
+    body = b"\\begin{document}\nbody\n"
+    target = tmp_path / "main.tex"
+    replace_file(target, [b"head\n", memoryview(b"xx" + body)[2:], b""], mode=0o644)
+    assert target.read_bytes() == b"head\n" + body
+    replace_file(target, [])
+    assert target.read_bytes() == b""
