@@ -29,7 +29,7 @@ from pithauthor.protocol.payloads import self_citation_problem
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.client import RecordCache
-from pithauthor.sign import sign_citation
+from pithauthor.sign import citation_signer
 
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
@@ -238,18 +238,13 @@ def sign_bibliography(
         fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
         created_at = created_at or utc_now()  # one signing time for the whole bibliography
         settle = held.settle("auto") if held is not None else None
+        # what the citations share (key, time, citing paper) is checked and written once
+        sign = citation_signer(
+            key, citing, created_at=created_at, citing_arxiv=citing_arxiv, settle=settle
+        )
         for entry, subject in to_sign:
             assert entry.relationship is not None  # `found` entries have one
-            event = sign_citation(
-                key,
-                subject,
-                citing,
-                entry.relationship,
-                citation_key=entry.key[:200],
-                created_at=created_at,
-                settle=settle,
-                citing_arxiv=citing_arxiv,
-            )
+            event = sign(subject, entry.relationship, entry.key[:200])
             settled = held.last if held is not None else None
             status, note = "signed", ""
             if settled is not None and settled.decision == "reused":
