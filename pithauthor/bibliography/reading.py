@@ -72,7 +72,7 @@ ALL = "*"
 _KNOWN_STATUSES = frozenset(STATUSES)  # every row is checked: one hash, not a scan of 13
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class EntryRow:
     """What happened to one entry (or one unparsable block, whose key may be unknown)."""
 
@@ -84,12 +84,39 @@ class EntryRow:
     detail: str = ""
     source: str | None = None  # how the identifier was found: a field name, or "lookup"
 
-    def __post_init__(self) -> None:
-        if self.status not in _KNOWN_STATUSES:
-            raise ValueError(f"unknown row status {self.status!r}")
+    def __init__(
+        self,
+        key: str | None,
+        file: str,
+        line: int | None,
+        status: str,
+        identifier: str | None = None,
+        detail: str = "",
+        source: str | None = None,
+    ) -> None:
+        """The dataclass's own __init__, but each field is stored through its slot's setter:
+        the generated one of a frozen class calls `object.__setattr__` per field, which made
+        building a row half the cost of a signed bibliography's per-entry bookkeeping (a row
+        per entry, issue 27). Setting a field afterwards still raises FrozenInstanceError."""
+        if status not in _KNOWN_STATUSES:
+            raise ValueError(f"unknown row status {status!r}")
+        _set_key(self, key)
+        _set_file(self, file)
+        _set_line(self, line)
+        _set_status(self, status)
+        _set_identifier(self, identifier)
+        _set_detail(self, detail)
+        _set_source(self, source)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _COLUMNS}
+
+
+# the slots' own setters (member descriptors), in the fields' order; test_bibliography_report.py
+# checks that the row keeps the dataclass's fields, order, defaults, equality and frozenness
+(_set_key, _set_file, _set_line, _set_status, _set_identifier, _set_detail, _set_source) = (
+    EntryRow.__dict__[name].__set__ for name in EntryRow.__slots__
+)
 
 
 def rows_as_json(rows: Iterable[EntryRow]) -> list[dict[str, Any]]:
