@@ -278,14 +278,15 @@ def citation_signer(
     target = EVENT_TARGETS[CITATION]
     before, between, after = _envelope_frame(created_at, CITATION, block_text, target)
     schema = PAYLOAD_SCHEMAS[CITATION]
-    sign_digest = signer.sign_digest
+    sign_digest, sha256 = signer.sign_digest, hashlib.sha256
+    heads: dict[str, _Head] = {}  # `_citation_head` of each relationship that passed it
 
     def sign(cited: Subject, relationship: str, key: str | None) -> AuthorEvent:
         # a Subject's digest and number were checked when it was made (a subclass could skip
         # that); relationship and key are the author's: the rules of `_citation_text`
         if type(cited) is not Subject or type(relationship) is not str:
             return careful(cited, relationship, key)
-        head = _citation_head(citing_full, relationship)
+        head = heads.get(relationship) or _citation_head(citing_full, relationship)
         subject = cited.pith_number.full
         if (
             head is None
@@ -301,9 +302,10 @@ def citation_signer(
         }
         if key is not None:
             payload["citation_key"] = key
+        heads[relationship] = head
         text = _citation_template(head, cited.canonical_sha256, key, None)
         signed = f"{before}{text}{between}{json_string(subject)}{after}".encode()
-        digest = hashlib.sha256(signed).digest()  # signed as bytes, named in hex
+        digest = sha256(signed).digest()  # signed as bytes, named in hex
         return {  # `_seal_citation`'s event
             "event_type": CITATION,
             "target": target,

@@ -243,8 +243,9 @@ def sign_bibliography(
             key, citing, created_at=created_at, citing_arxiv=citing_arxiv, settle=settle
         )
         for entry, subject in to_sign:
-            assert entry.relationship is not None  # `found` entries have one
-            event = sign(subject, entry.relationship, entry.key[:200])
+            relationship = entry.relationship
+            assert relationship is not None  # `found` entries have one
+            event = sign(subject, relationship, entry.key[:200])
             settled = held.last if held is not None else None
             status, note = "signed", ""
             if settled is not None and settled.decision == "reused":
@@ -252,15 +253,16 @@ def sign_bibliography(
                 reused.append(event["event_id"])
             else:
                 events.append(event)
-                fresh.append((entry, subject))
+                if held is not None:  # (without an outbox, all of `to_sign` is new: below)
+                    fresh.append((entry, subject))
                 if settled is not None and settled.replaced is not None:
                     note = f", replaces {settled.replaced[:19]}…"
             note += _version_note(entry, subject)
             rows[id(entry)] = entry.outcome_row(
-                status,
-                f"{entry.relationship}; {event['event_id'][:19]}…{note}",
-                subject.pith_number.full,
+                status, f"{relationship}; {event['event_id'][:19]}…{note}", subject.pith_number.full
             )
+        if held is None:
+            fresh = to_sign  # (the same list: nothing was reused)
         # Signed in memory only so far: nothing is stored or sent before `confirm` returns,
         # and a bibliography whose citations are all signed already asks nothing.
         if confirm is not None and fresh:
