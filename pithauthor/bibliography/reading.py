@@ -238,14 +238,16 @@ class BibEntry:
         detail = self._detail(status)
         if self.notes:  # most entries have none: no generator for them (issue 27)
             detail = "; ".join(d for d in (detail, *self.notes) if d)
+        # (key, file, line, status, identifier, detail, source): by position, as below, since
+        # matching seven keywords was a third of building a row (a row per entry, issue 27)
         return EntryRow(
-            key=self.key,
-            file=str(self.source_file),
-            line=self.line,
-            status=status,
-            identifier=None if self.identifier is None else str(self.identifier),
-            detail=detail,
-            source=self.source,
+            self.key,
+            str(self.source_file),
+            self.line,
+            status,
+            None if self.identifier is None else str(self.identifier),
+            detail,
+            self.source,
         )
 
     def outcome_row(self, status: str, detail: str, identifier: str | None = None) -> EntryRow:
@@ -253,16 +255,10 @@ class BibEntry:
         signer's `status` and `detail`, and `identifier` (the resolved number) when given.
         The same as replacing those in `row()`, without building the reading's row first
         (a signed bibliography makes one per entry, issue 27)."""
+        if identifier is None and self.identifier is not None:
+            identifier = str(self.identifier)
         return EntryRow(
-            key=self.key,
-            file=str(self.source_file),
-            line=self.line,
-            status=status,
-            identifier=identifier
-            if identifier is not None
-            else (None if self.identifier is None else str(self.identifier)),
-            detail=detail,
-            source=self.source,
+            self.key, str(self.source_file), self.line, status, identifier, detail, self.source
         )
 
     @property
