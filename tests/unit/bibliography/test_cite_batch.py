@@ -53,7 +53,7 @@ def _bib(entries: list[tuple[str, str, int, str | None]]) -> str:
         if names == "arxiv":
             fields.append(f"eprint = {{{SUBJECTS[i].source_id}v2}}")
         elif names == "pith":
-            fields.append(f"note = {{{SUBJECTS[i].pith_number.full}}}")
+            fields.append(f"pith = {{{SUBJECTS[i].pith_number.full}}}")
         elif names == "unknown":
             fields.append(f"eprint = {{2102.{i:05d}}}")
         if relationship is not None:
@@ -116,3 +116,37 @@ def test_the_batch_signs_a_bibliography_as_the_full_checks_do(
     assert asked == expected_asked
     for event in report.events:
         assert [c.name for c in check_author_event(event).failed] == []
+
+
+def test_the_key_is_opened_once_and_only_when_there_is_something_to_sign() -> None:
+    """The one pass signs as it goes: the loader must still be called for the first citation
+    only, and never for a bibliography with nothing to sign."""
+    text = _bib([("a", "unknown", 0, None), ("b", "arxiv", 1, None), ("c", "pith", 1, None)])
+    text += _bib([("d", "arxiv", 2, "extends"), ("e", "none", 0, None)])
+    with tempfile.TemporaryDirectory() as tmp:
+        bib = Path(tmp) / "refs.bib"
+        bib.write_text(text, encoding="utf-8")
+        reading = read_bibliographies([bib])
+        bib.write_text(_bib([("a", "unknown", 0, None), ("e", "none", 0, None)]), "utf-8")
+        nothing = read_bibliographies([bib])
+    opened: list[int] = []
+
+    def loader() -> TestSigner:
+        opened.append(1)
+        return SIGNER
+
+    asked: list[list[str]] = []
+    citing = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")
+    resolved = _resolved([str(e.identifier) for e in reading.to_sign()])
+    report = sign_bibliography(
+        reading, citing, loader, resolved, created_at=STAMP,
+        confirm=lambda _k, pairs: asked.append([e.key for e, _s in pairs]),
+    )  # fmt: skip
+    assert opened == [1] and asked == [["b1", "d0"]]
+    assert [r.status for r in report.rows] == [
+        "unresolved", "signed", "duplicate", "signed", "no_identifier",
+    ]  # fmt: skip
+    empty = sign_bibliography(
+        nothing, citing, loader, _resolved([str(e.identifier) for e in nothing.to_sign()])
+    )
+    assert opened == [1] and empty.events == []
