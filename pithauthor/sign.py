@@ -66,9 +66,11 @@ from pithauthor.protocol.subject import Subject, replacing, withdrawing
 from pithauthor.protocol.text import payload_text_problem, utc_now, utc_stamp
 
 __all__ = [
+    "CitationSigner",
     "Settle",
     "artifact_sha256",
     "attest_authorship",
+    "citation_signer",
     "record_replication",
     "sign_citation",
     "withdraw",
@@ -189,19 +191,27 @@ def _citation_text(payload: CitationPayload) -> str | None:
         or not (note is None or plain_field(note, head[3]))
     ):
         return None
+    return _citation_template(head, payload["canonical_sha256"], key, note)
+
+
+def _citation_template(head: _Head, digest: str, key: str | None, note: str | None) -> str:
+    """The canonical text of a citation payload whose fields were checked (`_citation_text`)."""
     # the keys in sorted order, as the canonical encoder writes them; optional ones left out
     key_text = "" if key is None else f',"citation_key":{json_string(key)}'
     note_text = "" if note is None else f',"context":{json_string(note)}'
     return (
-        f'{{"canonical_sha256":"{payload["canonical_sha256"]}"{key_text},'
+        f'{{"canonical_sha256":"{digest}"{key_text},'
         f'"citing_pith_number":{head[0]}{note_text},{head[1]}}}'
     )
 
 
 # A bibliography's citations share the citing paper and a few relationships: those two fields
 # are checked, and written, once per pair.
+_Head = tuple[str, str, FieldRule, FieldRule]
+
+
 @lru_cache(maxsize=64)
-def _citation_head(citing: str, relationship: str) -> tuple[str, str, FieldRule, FieldRule] | None:
+def _citation_head(citing: str, relationship: str) -> _Head | None:
     """(the citing number as JSON, the payload_schema and relationship fields as JSON, the rules
     of citation_key and context) when both pass their schema rules; None when either does not."""
     rules = citation_rules()
@@ -217,6 +227,109 @@ def _citation_head(citing: str, relationship: str) -> tuple[str, str, FieldRule,
         tail + json_string(relationship),
         rules["citation_key"],
         rules["context"],
+    )
+
+
+#: Signs one citation of a `citation_signer`'s citing paper: (cited, relationship, citation_key).
+CitationSigner = Callable[[Subject, str, "str | None"], AuthorEvent]
+
+
+def citation_signer(
+    signer: Signer,
+    citing: PithNumber,
+    *,
+    created_at: str,
+    citing_arxiv: str | None = None,
+    settle: Settle | None = None,
+) -> CitationSigner:
+    """`sign_citation(signer, cited, citing, relationship, citation_key=key, created_at=...,
+    citing_arxiv=..., settle=...)` as a function of (cited, relationship, key): the same event,
+    or the same refusal, for each of the many citations of one paper (`pith cite`).
+
+    What every citation of the batch shares is checked and written once, not per citation
+    (issue 27): the citing number, the key (its retirement, its signer block), the signing
+    time, and the envelope's text around the payload and the subject. Per citation, the fields
+    from outside (relationship, key, the cited subject) pass the same rules as in
+    `_citation_text`; anything doubtful, and every citation when `settle` is given, is signed by
+    `sign_citation` itself, which then has the last word. tests/unit/protocol/test_sign_batch.py
+    compares both on hostile fields, the strict checker verifying every event."""
+
+    def careful(cited: Subject, relationship: str, key: str | None) -> AuthorEvent:
+        return sign_citation(
+            signer,
+            cited,
+            citing,
+            relationship,
+            citation_key=key,
+            created_at=created_at,
+            settle=settle,
+            citing_arxiv=citing_arxiv,
+        )
+
+    if (
+        settle is not None
+        or citing.year is None
+        or getattr(signer, "status", None) == "retired"
+        or not created_at_ok(created_at)
+    ):
+        return careful  # each call refuses as sign_citation does, or takes its full checks
+    citing_full = citing.full
+    block, block_text = signer_parts(signer.public_key, signer.signer_id)
+    target = EVENT_TARGETS[CITATION]
+    before, between, after = _envelope_frame(created_at, CITATION, block_text, target)
+    schema = PAYLOAD_SCHEMAS[CITATION]
+    sign_digest, sha256 = signer.sign_digest, hashlib.sha256
+    heads: dict[str, _Head] = {}  # `_citation_head` of each relationship that passed it
+
+    def sign(cited: Subject, relationship: str, key: str | None) -> AuthorEvent:
+        # a Subject's digest and number were checked when it was made (a subclass could skip
+        # that); relationship and key are the author's: the rules of `_citation_text`
+        if type(cited) is not Subject or type(relationship) is not str:
+            return careful(cited, relationship, key)
+        head = heads.get(relationship) or _citation_head(citing_full, relationship)
+        subject = cited.pith_number.full
+        if (
+            head is None
+            or not (key is None or plain_field(key, head[2]))
+            or self_citation_problem(citing_full, subject, citing_arxiv, cited.source_id)
+        ):
+            return careful(cited, relationship, key)
+        payload: CitationPayload = {  # `citation_payload`'s dict, in its order
+            "payload_schema": schema,
+            "canonical_sha256": cited.canonical_sha256,
+            "citing_pith_number": citing_full,
+            "relationship": relationship,
+        }
+        if key is not None:
+            payload["citation_key"] = key
+        heads[relationship] = head
+        text = _citation_template(head, cited.canonical_sha256, key, None)
+        signed = f"{before}{text}{between}{json_string(subject)}{after}".encode()
+        digest = sha256(signed).digest()  # signed as bytes, named in hex
+        return {  # `_seal_citation`'s event
+            "event_type": CITATION,
+            "target": target,
+            "subject_pith_number": subject,
+            "created_at": created_at,
+            "signer": block.copy(),  # each event has its own
+            "payload": payload,
+            "event_id": "sha256:" + digest.hex(),
+            "signature": signature_block(sign_digest(digest)),
+        }
+
+    return sign
+
+
+def _envelope_frame(
+    created_at: str, event_type: str, signer: str, target: str
+) -> tuple[str, str, str]:
+    """`envelope_bytes` cut around the payload and the subject: (before the payload's text,
+    between it and the subject's JSON string, after that), for a batch that shares the rest."""
+    return (
+        f'{{"created_at":{json_string(created_at)},"event_type":{json_string(event_type)},'
+        '"payload":',
+        f',"signer":{signer},"subject_pith_number":',
+        f',"target":{json_string(target)}}}',
     )
 
 

@@ -29,7 +29,7 @@ from pithauthor.protocol.payloads import self_citation_problem
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.client import RecordCache
-from pithauthor.sign import sign_citation
+from pithauthor.sign import CitationSigner, citation_signer
 
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
@@ -195,83 +195,88 @@ def sign_bibliography(
     `citing_arxiv` (the citing paper's arXiv id, when its record is at hand) skips entries that
     are another version of the citing paper, as `sign_citation` refuses them.
     """
-    entries = reading.to_sign()
     resolved = (
         resolver
         if isinstance(resolver, Mapping)
         else resolve_identifiers(
-            (e.identifier for e in entries if e.identifier is not None), resolver, parallel=parallel
+            (e.identifier for e in reading.to_sign() if e.identifier is not None),
+            resolver,
+            parallel=parallel,
         )
     )
-    # the signer's outcome of each entry it takes; the others keep their reading's row (below)
-    rows: dict[int, EntryRow] = {}
+    # One pass over the entries, in order: the entries to sign (`to_sign`: status `found`) get
+    # the signer's row, the others keep their reading's row. No list of pairs, no map of rows by
+    # entry, no second pass: a row per entry of a large bibliography (issue 27).
+    by_entry: list[EntryRow] = []
     first_of: dict[str, BibEntry] = {}
-    to_sign: list[tuple[BibEntry, Subject]] = []
-    for entry in entries:
-        outcome = resolved[str(entry.identifier)]
-        if isinstance(outcome, str):
-            rows[id(entry)] = entry.outcome_row("unresolved", outcome)
-        elif outcome.pith_number.body == citing.body or self_citation_problem(
-            citing.full, outcome.pith_number.full, citing_arxiv, outcome.source_id
-        ):
-            same = outcome.pith_number.body == citing.body
-            detail = (
-                "this is the citing paper itself"
-                if same
-                else (f"another version of the citing paper (arXiv {citing_arxiv})")
-            )
-            rows[id(entry)] = entry.outcome_row("skipped", detail)
-        elif (first := first_of.get(outcome.pith_number.body)) is not None:
-            rows[id(entry)] = entry.outcome_row(
-                "duplicate",
-                f"same paper as {first.key} ({first.source_file}:{first.line})",
-                outcome.pith_number.full,
-            )
-        else:
-            first_of[outcome.pith_number.body] = entry
-            to_sign.append((entry, outcome))
-
     events: list[AuthorEvent] = []
     reused: list[str] = []
-    if to_sign:
-        key = _open(signer)
-        fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
-        created_at = created_at or utc_now()  # one signing time for the whole bibliography
-        settle = held.settle("auto") if held is not None else None
-        for entry, subject in to_sign:
-            assert entry.relationship is not None  # `found` entries have one
-            event = sign_citation(
-                key,
-                subject,
-                citing,
-                entry.relationship,
-                citation_key=entry.key[:200],
-                created_at=created_at,
-                settle=settle,
-                citing_arxiv=citing_arxiv,
+    fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
+    key: Signer | None = None
+    sign: CitationSigner | None = None
+    for entry in reading.entries:
+        if entry.status != "found":
+            by_entry.append(entry.row())
+            continue
+        outcome = resolved[str(entry.identifier)]
+        if isinstance(outcome, str):
+            by_entry.append(entry.outcome_row("unresolved", outcome))
+            continue
+        number = outcome.pith_number
+        if number.body == citing.body or self_citation_problem(
+            citing.full, number.full, citing_arxiv, outcome.source_id
+        ):
+            detail = (
+                "this is the citing paper itself"
+                if number.body == citing.body
+                else (f"another version of the citing paper (arXiv {citing_arxiv})")
             )
-            settled = held.last if held is not None else None
-            status, note = "signed", ""
-            if settled is not None and settled.decision == "reused":
-                status, note = "already_signed", " (signed before: reused)"
-                reused.append(event["event_id"])
-            else:
-                events.append(event)
-                fresh.append((entry, subject))
-                if settled is not None and settled.replaced is not None:
-                    note = f", replaces {settled.replaced[:19]}…"
-            note += _version_note(entry, subject)
-            rows[id(entry)] = entry.outcome_row(
-                status,
-                f"{entry.relationship}; {event['event_id'][:19]}…{note}",
-                subject.pith_number.full,
+            by_entry.append(entry.outcome_row("skipped", detail))
+            continue
+        if (first := first_of.get(number.body)) is not None:
+            by_entry.append(
+                entry.outcome_row(
+                    "duplicate",
+                    f"same paper as {first.key} ({first.source_file}:{first.line})",
+                    number.full,
+                )
             )
-        # Signed in memory only so far: nothing is stored or sent before `confirm` returns,
-        # and a bibliography whose citations are all signed already asks nothing.
-        if confirm is not None and fresh:
-            confirm(key, fresh)
+            continue
+        first_of[number.body] = entry
+        if sign is None:  # the first citation to sign: the key is opened now, not for nothing
+            key = _open(signer)
+            created_at = created_at or utc_now()  # one signing time for the whole bibliography
+            settle = held.settle("auto") if held is not None else None
+            # what the citations share (key, time, citing paper) is checked and written once
+            sign = citation_signer(
+                key, citing, created_at=created_at, citing_arxiv=citing_arxiv, settle=settle
+            )
+        relationship = entry.relationship
+        assert relationship is not None  # `found` entries have one
+        event = sign(outcome, relationship, entry.key[:200])
+        settled = held.last if held is not None else None
+        status, note = "signed", ""
+        if settled is not None and settled.decision == "reused":
+            status, note = "already_signed", " (signed before: reused)"
+            reused.append(event["event_id"])
+        else:
+            events.append(event)
+            if confirm is not None:
+                fresh.append((entry, outcome))
+            if settled is not None and settled.replaced is not None:
+                note = f", replaces {settled.replaced[:19]}…"
+        note += _version_note(entry, outcome)
+        by_entry.append(
+            entry.outcome_row(
+                status, f"{relationship}; {event['event_id'][:19]}…{note}", number.full
+            )
+        )
+    # Signed in memory only so far: nothing is stored or sent before `confirm` returns, and a
+    # bibliography whose citations are all signed already asks nothing.
+    if confirm is not None and fresh:
+        assert key is not None  # something was signed
+        confirm(key, fresh)
 
-    by_entry = [rows.get(id(e)) or e.row() for e in reading.entries]
     order = {str(p): i for i, p in enumerate(reading.files)}
     all_rows = sorted(
         [*by_entry, *reading.failures], key=lambda r: (order.get(r.file, len(order)), r.line or 0)

@@ -72,7 +72,7 @@ ALL = "*"
 _KNOWN_STATUSES = frozenset(STATUSES)  # every row is checked: one hash, not a scan of 13
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class EntryRow:
     """What happened to one entry (or one unparsable block, whose key may be unknown)."""
 
@@ -84,12 +84,39 @@ class EntryRow:
     detail: str = ""
     source: str | None = None  # how the identifier was found: a field name, or "lookup"
 
-    def __post_init__(self) -> None:
-        if self.status not in _KNOWN_STATUSES:
-            raise ValueError(f"unknown row status {self.status!r}")
+    def __init__(
+        self,
+        key: str | None,
+        file: str,
+        line: int | None,
+        status: str,
+        identifier: str | None = None,
+        detail: str = "",
+        source: str | None = None,
+    ) -> None:
+        """The dataclass's own __init__, but each field is stored through its slot's setter:
+        the generated one of a frozen class calls `object.__setattr__` per field, which made
+        building a row half the cost of a signed bibliography's per-entry bookkeeping (a row
+        per entry, issue 27). Setting a field afterwards still raises FrozenInstanceError."""
+        if status not in _KNOWN_STATUSES:
+            raise ValueError(f"unknown row status {status!r}")
+        _set_key(self, key)
+        _set_file(self, file)
+        _set_line(self, line)
+        _set_status(self, status)
+        _set_identifier(self, identifier)
+        _set_detail(self, detail)
+        _set_source(self, source)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _COLUMNS}
+
+
+# the slots' own setters (member descriptors), in the fields' order; test_bibliography_report.py
+# checks that the row keeps the dataclass's fields, order, defaults, equality and frozenness
+(_set_key, _set_file, _set_line, _set_status, _set_identifier, _set_detail, _set_source) = (
+    EntryRow.__dict__[name].__set__ for name in EntryRow.__slots__
+)
 
 
 def rows_as_json(rows: Iterable[EntryRow]) -> list[dict[str, Any]]:
@@ -211,14 +238,16 @@ class BibEntry:
         detail = self._detail(status)
         if self.notes:  # most entries have none: no generator for them (issue 27)
             detail = "; ".join(d for d in (detail, *self.notes) if d)
+        # (key, file, line, status, identifier, detail, source): by position, as below, since
+        # matching seven keywords was a third of building a row (a row per entry, issue 27)
         return EntryRow(
-            key=self.key,
-            file=str(self.source_file),
-            line=self.line,
-            status=status,
-            identifier=None if self.identifier is None else str(self.identifier),
-            detail=detail,
-            source=self.source,
+            self.key,
+            str(self.source_file),
+            self.line,
+            status,
+            None if self.identifier is None else str(self.identifier),
+            detail,
+            self.source,
         )
 
     def outcome_row(self, status: str, detail: str, identifier: str | None = None) -> EntryRow:
@@ -226,16 +255,10 @@ class BibEntry:
         signer's `status` and `detail`, and `identifier` (the resolved number) when given.
         The same as replacing those in `row()`, without building the reading's row first
         (a signed bibliography makes one per entry, issue 27)."""
+        if identifier is None and self.identifier is not None:
+            identifier = str(self.identifier)
         return EntryRow(
-            key=self.key,
-            file=str(self.source_file),
-            line=self.line,
-            status=status,
-            identifier=identifier
-            if identifier is not None
-            else (None if self.identifier is None else str(self.identifier)),
-            detail=detail,
-            source=self.source,
+            self.key, str(self.source_file), self.line, status, identifier, detail, self.source
         )
 
     @property

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pithauthor.bibliography.reading import (
     STATUSES,
@@ -83,3 +88,59 @@ def test_the_summary_counts_where_identifiers_came_from() -> None:
     assert lines[-1] == (
         "4 entries: 2 found, 1 signed, 1 not_found; identifiers from 2 lookup, 1 eprint"
     )
+
+
+# EntryRow stores its fields through its slots' setters, not the generated frozen __init__
+# (issue 27): it must still be exactly the dataclass it declares.
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Declared:
+    key: str | None
+    file: str
+    line: int | None
+    status: str
+    identifier: str | None = None
+    detail: str = ""
+    source: str | None = None
+
+
+_VALUE = st.none() | st.text(max_size=3) | st.integers(-2, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.tuples(_VALUE, _VALUE, _VALUE, st.sampled_from(STATUSES), _VALUE, _VALUE, _VALUE),
+    cut=st.integers(4, 7),
+    by_name=st.booleans(),
+)
+def test_a_row_is_the_frozen_dataclass_it_declares(
+    values: tuple[Any, ...], cut: int, by_name: bool
+) -> None:
+    names = [f.name for f in dataclasses.fields(EntryRow)]
+    assert names == [f.name for f in dataclasses.fields(_Declared)] == list(EntryRow.__slots__)
+    given_ = values[:cut]  # the later fields may take their defaults
+    if by_name:
+        by = dict(zip(names[:cut], given_, strict=True))
+        row, declared = EntryRow(**by), _Declared(**by)
+    else:
+        row, declared = EntryRow(*given_), _Declared(*given_)
+    assert dataclasses.astuple(row) == dataclasses.astuple(declared)
+    assert [getattr(row, n) for n in names] == [getattr(declared, n) for n in names]
+    assert repr(row) == repr(declared).replace("_Declared", "EntryRow")
+    assert row == EntryRow(*dataclasses.astuple(row)) and hash(row) == hash(declared)
+    assert dataclasses.replace(row, detail="x").detail == "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.status = "found"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del row.key  # type: ignore[misc]
+
+
+def test_a_row_takes_the_dataclass_signature() -> None:
+    expected = inspect.signature(_Declared.__init__)
+    assert inspect.signature(EntryRow.__init__).parameters.keys() == expected.parameters.keys()
+    for name, parameter in inspect.signature(EntryRow.__init__).parameters.items():
+        assert parameter.default == expected.parameters[name].default, name
+        assert parameter.kind == expected.parameters[name].kind, name
+    with pytest.raises(TypeError):
+        EntryRow("k", "f.bib", 1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        EntryRow("k", "f.bib", 1, "found", nonsense=1)  # type: ignore[call-arg]
