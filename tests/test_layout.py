@@ -201,6 +201,8 @@ DEFERRED = {
 DEFERRED_STANDARD = {
     "importlib.resources",  # 5 ms (tempfile, zipfile): only event validation reads a schema
     "shutil",  # bz2 and lzma: only a backup that cannot be a hard link copies
+    "hashlib",  # OpenSSL: `pith bib scan` hashes nothing
+    "datetime",  # the protocol's stamps are made from time.time(); only utc_stamp takes one
 }
 
 
