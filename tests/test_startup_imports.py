@@ -213,3 +213,40 @@ def test_a_plain_bib_scan_loads_neither_typer_nor_pydantic(tmp_path: Path) -> No
         assert sorted(m for m in modules if m.split(".")[0] in frameworks) == [], args
         assert "pithauthor._cli.main" not in modules
     assert {"typer", "pydantic"} <= _loaded_modules("bib", "scan", str(bib), "--help")
+
+
+def _signature_defaults(callback: Any) -> list[tuple[str, Any, Any]]:
+    import inspect
+
+    parameters = inspect.signature(callback).parameters.items()
+    return [(name, p.default, p.annotation) for name, p in parameters if p.default is not p.empty]
+
+
+def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
+    """`app.defaults` reads a callback's parameters from the function itself (issue 27:
+    `inspect.signature` was most of naming every option at start-up): for every command of
+    `pith`, and functions of every shape, it says what `inspect.signature` says."""
+    import functools
+
+    from pithauthor._cli import app, main
+
+    def walk(typer_app: Any) -> list[Any]:
+        found = [c.callback for c in typer_app.registered_commands if c.callback]
+        for group in typer_app.registered_groups:
+            if group.typer_instance is not None:
+                found += walk(group.typer_instance)
+        return found
+
+    callbacks = walk(main.app)
+    assert len(callbacks) > 30
+
+    def plain(a: int, b: str = "x", *rest: int, c: bool, d: float = 1.0, **more: str) -> None: ...
+    def positional(a: int = 1, /, b: int = 2) -> None: ...
+    def bare(a, b=3):  # type: ignore[no-untyped-def]
+        ...
+
+    @functools.wraps(plain)
+    def wrapped(*args: Any, **kwargs: Any) -> None: ...
+
+    for callback in [*callbacks, plain, positional, bare, wrapped, functools.partial(plain, 1)]:
+        assert app.defaults(callback) == _signature_defaults(callback), callback
