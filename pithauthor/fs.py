@@ -8,8 +8,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
-import shutil
 import stat
 import sys
 import threading
@@ -126,7 +124,8 @@ def _fsync_path(path: Path) -> None:
 def _new_temp(folder: Path, mode: int) -> tuple[int, Path]:
     """A new, empty temp file in `folder` with exactly `mode`: (open descriptor, path)."""
     mode = stat.S_IMODE(mode)  # a file's st_mode may be given: keep its permission bits
-    tmp = folder / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
+    # os.urandom(8).hex() is what secrets.token_hex(8) returns; secrets loads hashlib and random
+    tmp = folder / f"{TEMP_PREFIX}{os.urandom(8).hex()}"
     # O_EXCL: never a file (or a link) someone put there first; fchmod: the umask trimmed `mode`
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     if hasattr(os, "fchmod"):
@@ -214,6 +213,8 @@ def _keep(path: Path, backup: Path) -> None:
     try:
         os.link(path, backup)
     except OSError:
+        import shutil  # here: it loads bz2 and lzma, and only a failed link needs it
+
         shutil.copy2(path, backup)
 
 

@@ -157,9 +157,9 @@ def test_bib_scan_imports_neither_the_lookup_nor_the_network(tmp_path: Path) -> 
     assert sorted(unwanted & modules) == []
 
 
-def _loaded_modules(*args: str) -> set[str]:
+def _loaded_modules(*args: str, ok: tuple[int, ...] = (0,)) -> set[str]:
     """Every module loaded by the end of a `pith ARGS` process (sys.modules, printed at exit: a
-    face's import_module, which importtime does not list, included)."""
+    face's import_module, which importtime does not list, included); its exit code in `ok`."""
     script = (
         "import atexit, runpy, sys\n"
         "atexit.register(lambda: sys.stderr.write('\\n'.join(['MODULES', *sys.modules])))\n"
@@ -167,7 +167,7 @@ def _loaded_modules(*args: str) -> set[str]:
         "runpy.run_module('pithauthor', run_name='__main__')\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in ok, done.stderr
     return set(done.stderr.split("MODULES\n", 1)[1].splitlines())
 
 
@@ -192,3 +192,61 @@ def test_bib_scan_loads_no_manuscript_reader_schema_validator_or_event_documents
     assert sorted(unwanted & modules) == []
     cited = _loaded_modules("bib", "scan", str(bib), "--only-cited", str(tex))
     assert "pithauthor.bibliography.cited" in cited
+
+
+def test_a_plain_bib_scan_loads_neither_typer_nor_pydantic(tmp_path: Path) -> None:
+    """The plain forms of `pith bib scan` are answered before Typer is loaded (issue 27:
+    importing Typer and pydantic takes longer than the scan); a form the entry point leaves to
+    Typer (--help here) does load it, so the check can fail."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@article{a, title={T}, eprint={2302.12445}}\n", encoding="utf-8")
+    tex = tmp_path / "main.tex"
+    tex.write_text("\\cite{a}\n", encoding="utf-8")
+    frameworks = {"typer", "pydantic", "pydantic_core", "click", "rich", "shellingham"}
+    for args in (
+        (str(bib),),
+        (str(bib), "--json", "--only-cited", str(tex), "--map", "a=extends"),
+        ("--relationship=uses_method", str(bib), str(bib)),  # a repeated key: exit 1
+    ):
+        modules = _loaded_modules("bib", "scan", *args, ok=(0, 1))
+        assert "pithauthor.bibliography.bibtex" in modules  # the scan did run
+        assert sorted(m for m in modules if m.split(".")[0] in frameworks) == [], args
+        assert "pithauthor._cli.main" not in modules
+    assert {"typer", "pydantic"} <= _loaded_modules("bib", "scan", str(bib), "--help")
+
+
+def _signature_defaults(callback: Any) -> list[tuple[str, Any, Any]]:
+    import inspect
+
+    parameters = inspect.signature(callback).parameters.items()
+    return [(name, p.default, p.annotation) for name, p in parameters if p.default is not p.empty]
+
+
+def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
+    """`app.defaults` reads a callback's parameters from the function itself (issue 27:
+    `inspect.signature` was most of naming every option at start-up): for every command of
+    `pith`, and functions of every shape, it says what `inspect.signature` says."""
+    import functools
+
+    from pithauthor._cli import app, main
+
+    def walk(typer_app: Any) -> list[Any]:
+        found = [c.callback for c in typer_app.registered_commands if c.callback]
+        for group in typer_app.registered_groups:
+            if group.typer_instance is not None:
+                found += walk(group.typer_instance)
+        return found
+
+    callbacks = walk(main.app)
+    assert len(callbacks) > 30
+
+    def plain(a: int, b: str = "x", *rest: int, c: bool, d: float = 1.0, **more: str) -> None: ...
+    def positional(a: int = 1, /, b: int = 2) -> None: ...
+    def bare(a, b=3):  # type: ignore[no-untyped-def]
+        ...
+
+    @functools.wraps(plain)
+    def wrapped(*args: Any, **kwargs: Any) -> None: ...
+
+    for callback in [*callbacks, plain, positional, bare, wrapped, functools.partial(plain, 1)]:
+        assert app.defaults(callback) == _signature_defaults(callback), callback

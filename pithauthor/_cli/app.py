@@ -69,12 +69,46 @@ def _resolve_annotations(callback: Any) -> None:
 
 def _name_parameters(callback: Any) -> None:
     _resolve_annotations(callback)
-    for name, parameter in inspect.signature(callback).parameters.items():
-        info = parameter.default
+    for name, info, annotation in defaults(callback):
         if not isinstance(info, OptionInfo | ArgumentInfo) or info.metavar is not None:
             continue
-        annotation = str(parameter.annotation)
+        annotation = str(annotation)
         if "bool" in annotation or "Literal" in annotation:
             continue  # a flag, or choices Typer lists itself
         base = next((v for k, v in _METAVARS.items() if k in annotation), name.upper())
         info.metavar = base + ("..." if "list[" in annotation else "")
+
+
+def defaults(callback: Any) -> list[tuple[str, Any, Any]]:
+    """(name, default, annotation) of each parameter of `callback` that has a default, in
+    order: what `inspect.signature` says, read from the function itself. `inspect.signature`
+    of the 38 command callbacks was most of `name_values`, and `name_values` a third of what
+    `pith --help` costs beyond `import typer` (issue 27); tests/test_startup_imports.py compares
+    the two on every callback. A callback that is not a plain function asks `inspect`."""
+    code = getattr(callback, "__code__", None)
+    if (
+        not inspect.isfunction(callback)
+        or code is None
+        or hasattr(callback, "__wrapped__")
+        or hasattr(callback, "__signature__")
+    ):
+        return [
+            (name, p.default, p.annotation)
+            for name, p in inspect.signature(callback).parameters.items()
+            if p.default is not p.empty
+        ]
+    annotations = callback.__annotations__
+    positional = code.co_varnames[: code.co_argcount]
+    given = callback.__defaults__ or ()
+    found = [
+        (name, value, annotations.get(name, inspect.Parameter.empty))
+        for name, value in zip(positional[len(positional) - len(given) :], given, strict=True)
+    ]
+    keywords = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    kwdefaults = callback.__kwdefaults__ or {}
+    found += [
+        (name, kwdefaults[name], annotations.get(name, inspect.Parameter.empty))
+        for name in keywords
+        if name in kwdefaults
+    ]
+    return found

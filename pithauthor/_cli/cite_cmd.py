@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import typer
 
 from pithauthor._cli import options
+from pithauthor._cli.bib_cmd import cited
 from pithauthor._cli.options import (
     ARXIV_API_OPTION,
     CHOOSE_OPTION,
@@ -208,7 +209,7 @@ def _cite_bibliographies(
         [Path(f) for f in bibfiles],
         default_relationship=normalize_relationship(relationship),
         relationship_map=parse_relationship_map(mapping),
-        only_cited=options.cited(Path(only_cited)) if only_cited else None,
+        only_cited=cited(Path(only_cited)) if only_cited else None,
     )
     for note in reading.warnings:
         warn(note)

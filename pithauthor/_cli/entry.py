@@ -1,17 +1,50 @@
-"""The console entry point. `pith --version` answers before the command tree (and Typer) is
-loaded; everything else goes to the Typer application in `pithauthor._cli.main`."""
+"""The console entry point. `pith --version` and the plain forms of `pith bib scan` answer
+before the command tree (and Typer) is loaded; everything else goes to the Typer application
+in `pithauthor._cli.main`.
+
+Why `bib scan`: importing Typer and pydantic takes longer than the whole scan of a 300-entry
+bibliography (issue 27). The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
+--relationship, --map) run the same code as the Typer command and end the same way on an
+error (`output.exit_on_error`); anything else, --help or a mistake included, is Typer's
+(tests/cli/test_bib_scan_fast_path.py runs many forms both ways).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+
+COMPLETE_ENV = "_PITH_COMPLETE"
+"""Set by the script of `pith completion SHELL` (completion_cmd) when the shell asks."""
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--version"]:
+    args = sys.argv[1:]
+    if args == ["--version"]:
         from pithauthor._version import __version__
 
         sys.stdout.write(f"pith {__version__}\n")
         return
+    if args[:2] == ["bib", "scan"] and COMPLETE_ENV not in os.environ:
+        plain_bib_scan(args[2:])  # returns only when the form is not plain
     from pithauthor._cli.main import main as run
 
     run()
+
+
+def plain_bib_scan(args: list[str]) -> None:
+    """`pith bib scan ARGS` without Typer when ARGS is a plain form: it exits (SystemExit with
+    the command's exit code); else it returns, having done nothing."""
+    from pithauthor._cli import bib_cmd
+    from pithauthor._cli.output import exit_on_error, fail
+
+    parameters = bib_cmd.plain_form(args)
+    if parameters is None:
+        return
+    try:
+        code = bib_cmd.run_plain(**parameters)
+    except KeyboardInterrupt:  # as main.main ends it
+        fail("interrupted", 130)
+    except Exception as exc:
+        exit_on_error(exc)
+    sys.exit(code)

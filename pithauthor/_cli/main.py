@@ -6,7 +6,6 @@ import copy
 import functools
 import os
 import sys
-import traceback
 from typing import Any, NoReturn
 
 import typer
@@ -33,10 +32,10 @@ from pithauthor._cli import (
     withdraw_cmd,
 )
 from pithauthor._cli.app import name_values, new_app
+from pithauthor._cli.entry import COMPLETE_ENV
 from pithauthor._cli.examples import add_examples
-from pithauthor._cli.output import error_line
+from pithauthor._cli.output import exit_on_error, fail
 from pithauthor._version import __version__
-from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
 app = new_app(
     "The author's side of the Pith open graph: keys, claims, citations, replications, "
@@ -91,10 +90,6 @@ name_values(app)
 add_examples(app)
 
 
-COMPLETE_ENV = "_PITH_COMPLETE"
-"""Set by the script of `pith completion SHELL` (completion_cmd) when the shell asks."""
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app; turn every expected error into one line and a code.
 
@@ -115,27 +110,13 @@ def main(argv: list[str] | None = None) -> None:
         else:
             code = _whole_tree()(args=args, prog_name="pith", standalone_mode=False)
     except typer.Abort:
-        _fail("interrupted", 130)
+        fail("interrupted", 130)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        fail("interrupted", 130)
     except typer.TyperException as exc:  # click's usage errors and the like
         _usage_error(exc)
     except Exception as exc:
-        if isinstance(exc, PithError):
-            _fail(str(exc), exc.exit_code, exc.hint)
-        if isinstance(exc, OSError):
-            where = f": {exc.filename}" if exc.filename else ""
-            _fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
-        if isinstance(exc, RecursionError | UnicodeError | ValueError):
-            # Last resort only: every reader maps these at the source; reaching here is a bug.
-            _fail(
-                f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
-                "please report it (PITH_DEBUG=1 shows details)",
-                EXIT_INPUT,
-            )
-        _fail(
-            f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED
-        )
+        exit_on_error(exc)
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -218,13 +199,4 @@ def _usage_error(exc: typer.TyperException) -> NoReturn:
     format_message = getattr(exc, "format_message", None)
     text = format_message() if callable(format_message) else str(exc)
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-    _fail(f"{text.rstrip('.')}{hint}", int(getattr(exc, "exit_code", 2)))
-
-
-def _fail(text: str, code: int, hint: str | None = None) -> NoReturn:
-    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), ending with the
-    next step when the error names one; then exit."""
-    if os.environ.get("PITH_DEBUG") == "1" and sys.exc_info()[0] is not None:
-        traceback.print_exc(file=sys.stderr)
-    error_line(text, hint)
-    sys.exit(code)
+    fail(f"{text.rstrip('.')}{hint}", int(getattr(exc, "exit_code", 2)))

@@ -1,5 +1,6 @@
 """The options commands share, declared once: the registry, its trust and timeout; the key and
-its passphrase; the .aux/.tex files that say what a manuscript cites; and `--lookup`'s options.
+its passphrase; and `--lookup`'s options. (What `--only-cited` reads is `bib_cmd.cited`: the
+entry point's plain `pith bib scan` reads it without Typer.)
 """
 
 from __future__ import annotations
@@ -7,7 +8,6 @@ from __future__ import annotations
 import sys
 from contextlib import nullcontext
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -224,24 +224,6 @@ OUT_OPTION = typer.Option(
 )
 
 EVENT_JSON_OPTION = typer.Option(False, "--json", help="Print the signed event (JSONL).")
-
-
-# `--only-cited MAIN.tex|MAIN.aux`, for `pith cite` and `pith bib scan`.
-
-
-def cited(path: Path) -> set[str]:
-    """The keys the manuscript cites; a warning names the citation macros it defines that
-    could not be followed (their entries may be `skipped`: the .aux is exact)."""
-    from pithauthor.bibliography import read_citations
-
-    found = read_citations(Path(path))
-    if found.unfollowed:
-        names = "; ".join(f"\\{name}: {why}" for name, why in sorted(found.unfollowed.items()))
-        warn(
-            f"--only-cited {path}: citation macros not followed ({names}); the entries they "
-            "cite may be 'skipped': give the .aux (after a LaTeX run) for the exact list"
-        )
-    return set(found.keys)
 
 
 # `--lookup`, `--offline`, `--arxiv-api`, `--write-back`, `--choose`, for `pith cite` and

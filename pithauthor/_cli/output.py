@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any
+import traceback
+from typing import Any, NoReturn
+
+from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
 
 
 def data(text: str) -> None:
@@ -49,6 +53,34 @@ def error_line(text: str, hint: str | None = None) -> None:
     step = " ".join(str(hint or "").split())
     tail = f"; next: {step}" if step else ""
     sys.stderr.write(f"pith: error: {first}{tail}\n")
+
+
+def exit_on_error(exc: Exception) -> NoReturn:
+    """End the process for an expected error raised by a command: its one line and its exit
+    code. Typer's own errors are main.py's; this is the rest, shared with the entry point's
+    fast path (`pith bib scan` answered before Typer is loaded), so both end alike."""
+    if isinstance(exc, PithError):
+        fail(str(exc), exc.exit_code, exc.hint)
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
+    if isinstance(exc, RecursionError | UnicodeError | ValueError):
+        # Last resort only: every reader maps these at the source; reaching here is a bug.
+        fail(
+            f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
+            "please report it (PITH_DEBUG=1 shows details)",
+            EXIT_INPUT,
+        )
+    fail(f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED)
+
+
+def fail(text: str, code: int, hint: str | None = None) -> NoReturn:
+    """Print the one error line (and, with PITH_DEBUG=1, the traceback first), ending with the
+    next step when the error names one; then exit."""
+    if os.environ.get("PITH_DEBUG") == "1" and sys.exc_info()[0] is not None:
+        traceback.print_exc(file=sys.stderr)
+    error_line(text, hint)
+    sys.exit(code)
 
 
 class StepLines:

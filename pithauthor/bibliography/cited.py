@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pithauthor.errors import ManuscriptError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
-from pithauthor.protocol.text import VERBATIM_BLOCK
+from pithauthor.protocol.text import verbatim_block
 
 # Citation macros a manuscript defines itself, and the keys their uses cite (pure).
 #
@@ -296,7 +296,7 @@ def split_keys(text: str) -> set[str]:
 # result means `\nocite{*}`: every entry is cited (reading.ALL).
 
 
-_VERBATIM = VERBATIM_BLOCK
+_VERBATIM = verbatim_block()
 
 
 _VERB = re.compile(r"\\verb\*?([^a-zA-Z\s*])(?:(?!\1).)*\1")

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from pithauthor.errors import ArxivIdError, PithNumberError
@@ -120,8 +120,11 @@ _DBLP_NUMBER = re.compile(r"\s+[0-9]{4}$")
 #: Suffixes that are a `jr` part when written after the name (`John Smith Jr.`).
 _JR = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "junior", "senior"})
 
-#: biblatex's extended name format: `family=..., given=..., prefix=..., suffix=...`.
-_EXTENDED = re.compile(r"^\s*(?:family|given|prefix|suffix|useprefix)\s*=", re.IGNORECASE)
+
+@cache  # compiled on first use (see _url_re): only the lookup reads names
+def _extended_re() -> re.Pattern[str]:
+    """biblatex's extended name format: `family=..., given=..., prefix=..., suffix=...`."""
+    return re.compile(r"^\s*(?:family|given|prefix|suffix|useprefix)\s*=", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +161,7 @@ def person(name: str) -> Person | None:
     name = " ".join(_DBLP_NUMBER.sub("", name.strip()).split())
     if not name or name.lower() == "others":
         return None
-    if _EXTENDED.match(name):
+    if _extended_re().match(name):
         return _extended(name)
     try:
         parts = parse_single_name_into_parts(name, strict=False)
@@ -314,20 +317,42 @@ TEXT_FIELDS = (
 
 _ID = r"(?:[0-9]{4}\.[0-9]{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?/[0-9]{7})(?:v[0-9]+)?"
 
-_URL_RE = re.compile(r"arxiv\.org/(?:abs|pdf)/(" + _ID + r")(?:\.pdf)?", re.IGNORECASE)
+# These are compiled on first use, not at import: `[a-z]` under IGNORECASE makes `re` build a
+# table of all 65,536 code points (the case folds of k and s reach past U+00FF: the Kelvin sign,
+# the long s), about 0.5 ms each, a tenth of `pith bib scan`'s start-up beyond bibtexparser
+# (issue 27); most bibliographies need few of them, or none.
 
-_ARXIV_TEXT_RE = re.compile(
-    r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id)*?(" + _ID + r")\b",
-    re.IGNORECASE,
-)
 
-_CORR_TEXT_RE = re.compile(r"\bcorr\b[\s,]*(?:vol(?:ume)?\.?\s*)?abs/(" + _ID + r")\b", re.I)
+@cache
+def _url_re() -> re.Pattern[str]:
+    return re.compile(r"arxiv\.org/(?:abs|pdf)/(" + _ID + r")(?:\.pdf)?", re.IGNORECASE)
 
-_VOLUME_RE = re.compile(r"\s*(?:abs/|arxiv:\s*)?(" + _ID + r")\s*", re.IGNORECASE)
 
-_OLD_RE = re.compile(
-    r"(?<![\w./-])([a-z]+(?:-[a-z]+)?)((?:\.[a-z]{2})?/[0-9]{7}(?:v[0-9]+)?)\b", re.IGNORECASE
-)
+@cache
+def _arxiv_text_re() -> re.Pattern[str]:
+    return re.compile(
+        r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id)*?(" + _ID + r")\b",
+        re.IGNORECASE,
+    )
+
+
+@cache
+def _corr_text_re() -> re.Pattern[str]:
+    return re.compile(r"\bcorr\b[\s,]*(?:vol(?:ume)?\.?\s*)?abs/(" + _ID + r")\b", re.I)
+
+
+@cache
+def _volume_re() -> re.Pattern[str]:
+    return re.compile(r"\s*(?:abs/|arxiv:\s*)?(" + _ID + r")\s*", re.IGNORECASE)
+
+
+@cache
+def _old_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?<![\w./-])([a-z]+(?:-[a-z]+)?)((?:\.[a-z]{2})?/[0-9]{7}(?:v[0-9]+)?)\b",
+        re.IGNORECASE,
+    )
+
 
 _BARE_OLD_NUMBER = re.compile(r"[0-9]{7}(?:v[0-9]+)?")
 
@@ -427,7 +452,7 @@ def _urls(fields: Mapping[str, str]) -> Found | None:
             value = fields.get(name)
             if value is None or "arxiv.org" not in value.lower():
                 continue
-            for match in _URL_RE.finditer(strip_markup(value)):
+            for match in _url_re().finditer(strip_markup(value)):
                 yield _parse_or_hint(match.group(1), f"{name} (arxiv.org URL)")
 
     return _first(candidates())
@@ -439,7 +464,7 @@ def _texts(fields: Mapping[str, str]) -> Found | None:
         if journal is not None and _clean(journal).lower() in PREPRINT_JOURNALS:
             for name in ("volume", "number", "pages"):
                 value = fields.get(name)
-                match = None if value is None else _VOLUME_RE.fullmatch(_clean(value))
+                match = None if value is None else _volume_re().fullmatch(_clean(value))
                 if match is not None:
                     where = f"{name} (under journal {_clean(journal)})"
                     yield _parse_or_hint(match.group(1), where)
@@ -448,7 +473,7 @@ def _texts(fields: Mapping[str, str]) -> Found | None:
             if value is None or ("arxiv" not in value.lower() and "corr" not in value.lower()):
                 continue
             text = _clean(value)
-            for pattern in (_ARXIV_TEXT_RE, _CORR_TEXT_RE):
+            for pattern in (_arxiv_text_re(), _corr_text_re()):
                 for match in pattern.finditer(text):
                     yield _parse_or_hint(match.group(1), f"{name} (arXiv text)")
 
@@ -460,7 +485,7 @@ def _old_style(fields: Mapping[str, str]) -> Found | None:
         value = fields.get(name)
         if value is None or "/" not in value:
             continue
-        for match in _OLD_RE.finditer(_clean(value)):
+        for match in _old_re().finditer(_clean(value)):
             if match.group(1).lower() not in OLD_ARCHIVES:
                 continue
             found = _parse_or_hint(match.group(1) + match.group(2), f"{name} (old-style id)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pithauthor.protocol.text import VERBATIM_BLOCK
+from pithauthor.protocol.text import verbatim_block
 
 # a control word (its name in group 1), a control symbol, a comment, or a brace
 _TOKEN = re.compile(r"\\([A-Za-z]+)|\\.|%[^\n]*|[{}]", re.DOTALL)
@@ -66,7 +66,7 @@ def _blank_false_branches(text: str, end: int) -> tuple[str, list[tuple[int, int
     if "\\iffalse" not in text[:end]:
         return text[:end], []
     conditionals = _CONDITIONALS | set(_NEWIF.findall(text))
-    verbatim = [(m.start(), m.end()) for m in VERBATIM_BLOCK.finditer(text)]
+    verbatim = [(m.start(), m.end()) for m in verbatim_block().finditer(text)]
     regions: list[tuple[int, int, int]] = []
     depth = 0
     recent: list[str] = []  # the last control words, to tell `\let\ifdraft\iffalse` apart

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -66,11 +65,15 @@ json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 def sha256_hex(data: bytes) -> str:
     """Lower-case hex SHA-256 of `data`."""
+    import hashlib  # here: it loads OpenSSL, and `pith bib scan` hashes nothing (issue 27)
+
     return hashlib.sha256(data).hexdigest()
 
 
 def canonical_sha256(obj: Any) -> str:
     """Lower-case hex SHA-256 of the canonical bytes of `obj`."""
+    import hashlib  # see sha256_hex
+
     return hashlib.sha256(canonical(obj)).hexdigest()
 
 

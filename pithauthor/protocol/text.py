@@ -40,11 +40,14 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
 from pithauthor.errors import InputError
+
+if TYPE_CHECKING:  # datetime is loaded where a stamp is made of one: `pith bib scan` makes none
+    from datetime import datetime
 
 __all__ = [
     "escaped",
@@ -63,6 +66,8 @@ _last: tuple[int, str] = (-1, "")
 
 def utc_stamp(when: datetime) -> str:
     """`when` (aware) as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
+    from datetime import UTC
+
     return when.astimezone(UTC).strftime(STAMP_FORMAT)
 
 
@@ -98,15 +103,15 @@ COMMANDS_STAY_ACTIVE = frozenset({"alltt"})
 """Verbatim-like for `%` and spaces, but `\\commands` still run there (a `\\cite` is real)."""
 
 
-VERBATIM_BLOCK = re.compile(
-    r"\\begin\{("
-    + "|".join(re.escape(n) for n in VERBATIM_ENVIRONMENTS if n not in COMMANDS_STAY_ACTIVE)
-    + r")\}.*?\\end\{\1\}",
-    re.DOTALL,
-)
-
-
-"""One environment whose commands do not run, from `\\begin{NAME}` to its `\\end{NAME}`."""
+@cache  # compiled on first use: only the manuscript readers need it (issue 27: start-up)
+def verbatim_block() -> re.Pattern[str]:
+    """One environment whose commands do not run, from `\\begin{NAME}` to its `\\end{NAME}`."""
+    return re.compile(
+        r"\\begin\{("
+        + "|".join(re.escape(n) for n in VERBATIM_ENVIRONMENTS if n not in COMMANDS_STAY_ACTIVE)
+        + r")\}.*?\\end\{\1\}",
+        re.DOTALL,
+    )
 
 
 BIDI_CONTROLS = frozenset(
@@ -136,14 +141,19 @@ _FORMAT = (
 )
 
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + _FORMAT + "]")
+@cache  # compiled on first use: 0.4 ms, and `pith bib scan` checks no signed text (issue 27)
+def unsafe_chars() -> re.Pattern[str]:
+    """One character no signed text may hold (see `unsafe_char`)."""
+    return re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + _FORMAT + "]")
 
 
 def unsafe_char(char: str) -> bool:
     """True for a character no signed text may hold (see the module docstring)."""
     if char in JOINERS:
         return False
-    return unicodedata.category(char) in _REFUSED_CATEGORIES or _UNSAFE.match(char) is not None
+    return (
+        unicodedata.category(char) in _REFUSED_CATEGORIES or unsafe_chars().match(char) is not None
+    )
 
 
 def _name(char: str) -> str:
@@ -154,7 +164,7 @@ def _name(char: str) -> str:
 
 def text_problem(text: str) -> str | None:
     """None when `text` may be signed; else which character is refused, and where."""
-    found = _UNSAFE.search(text)
+    found = unsafe_chars().search(text)
     if found is None:
         return None
     char = found.group()
@@ -206,7 +216,7 @@ def payload_text_problem(payload: Any) -> str | None:
     # which holds every refused character (tests/unit/protocol/test_signed_text.py checks this
     # on every code point): printable text is clean, at a tenth of the regular expression's cost.
     # Text it doubts (a joiner, a no-break space, an unassigned character) takes the scan.
-    if joined.isprintable() or _UNSAFE.search(joined) is None:
+    if joined.isprintable() or unsafe_chars().search(joined) is None:
         return None
     for path, text in _strings(payload, "payload"):
         problem = text_problem(text)

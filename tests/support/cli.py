@@ -58,9 +58,10 @@ def run_in_process(
     input: str | None = None,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    through: Callable[[list[str]], object] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`pith ARGS` through `pithauthor._cli.main.main` with its own stdin/stdout/stderr,
-    environment and working directory, all restored afterwards."""
+    """`pith ARGS` through `pithauthor._cli.main.main` (or `through`, given ARGS) with its own
+    stdin/stdout/stderr, environment and working directory, all restored afterwards."""
     from pithauthor._cli.main import main
     from pithauthor.keys import secrets
 
@@ -87,7 +88,7 @@ def run_in_process(
         with warnings.catch_warnings():
             _interpreter_warnings()
             try:
-                main(args)
+                (through or main)(args)
             except SystemExit as exc:
                 code = exc.code
             except BaseException:  # what the interpreter would print before exit 1
