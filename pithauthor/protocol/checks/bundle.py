@@ -127,7 +127,7 @@ def checked_bundle(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, Record
 def _completeness(report: Report, why: str) -> None:
     """What no check of an unsigned document (a bundle, a local state) can speak for: whether
     an event was left out of it. Said as not signed, never as passed."""
-    report.checks.append(Check("completeness", NOT_SIGNED, why))
+    report.append(Check("completeness", NOT_SIGNED, why))
 
 
 def _check_created(
@@ -223,14 +223,11 @@ def _check_author_at(
         ) == digest
         sub.checks.append(_RECORD_OK if record else _RECORD_FAILED)
         if expected_type is not None:
-            sub.add(
-                "list",
-                event.get("event_type") == expected_type,
-                f"an {expected_type} list holds only {expected_type} events",
-            )
+            sub.checks.append(_in_list(event.get("event_type") == expected_type, expected_type))
         if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
             sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
-    report.extend(sub, prefix=f"{at}.", path_prefix=f"{at}.")
+    prefix = at + "."
+    report.extend(sub, prefix=prefix, path_prefix=prefix)
 
 
 # The checks `_check_author_at` adds to each event depend only on the document's subject: made
@@ -238,6 +235,15 @@ def _check_author_at(
 _RECORD_DETAIL = "payload.canonical_sha256 is this record's (all 256 bits)"
 _RECORD_OK = Check("payload_record", PASSED, _RECORD_DETAIL)
 _RECORD_FAILED = Check("payload_record", FAILED, _RECORD_DETAIL)
+
+
+@lru_cache(maxsize=64)
+def _in_list(ok: bool, expected_type: str) -> Check:
+    return Check(
+        "list",
+        PASSED if ok else FAILED,
+        f"an {expected_type} list holds only {expected_type} events",
+    )
 
 
 @lru_cache(maxsize=64)
