@@ -7,20 +7,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from hashlib import sha256
 from operator import itemgetter
 from typing import Any, cast
 
+from pithauthor.protocol.canonical_json import b64decode, canonical_text
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.events import (
     _SIGNATURE_OK,
     _STRUCTURE_OK,
+    BAD_SIGNATURE,
     EVENT_TARGETS,
     FULL_NUMBER_RE,
+    SIGNATURE_LENGTH,
+    SIGNED_MESSAGE,
     _created_check,
-    _event_digest,
     _signature_ok,
     _signer_checks,
+    _signer_text_of,
     _type_checks,
+    _verify_key,
     _well_shaped,
     envelope_checks,
     shape_faults,
@@ -166,27 +172,55 @@ def _passing_citation(event: Any) -> Report | None:
         or payload["citing_pith_number"] == subject
     ):
         return None
-    raw = _event_digest(event)
+    signer_checks, public_key, signer_text, verify_key, bad_signature = signer
+    # the signed bytes as `events._signed_bytes` writes them, in one step: the event's type and
+    # target are these constants, and the subject and the stamp (their patterns passed) hold
+    # nothing JSON escapes. Bytes that differed from the canonical ones could only give another
+    # id, which fails the comparison below: the strict path then judges the event
+    raw = sha256(
+        f'{{"created_at":"{event["created_at"]}","event_type":"{CITATION}",'
+        f'"payload":{canonical_text(payload)},"signer":{signer_text},'
+        f'"subject_pith_number":"{subject}","target":"{_CITATION_TARGET}"}}'.encode()
+    ).digest()
     expected_id = "sha256:" + raw.hex()
     if event["event_id"] != expected_id:
         return None
-    signer_checks, public_key = signer
-    ok, detail = _signature_ok(event["signature"], expected_id, public_key, raw)
+    # `_signature_ok` (the strict path's), without its look-ups: the key's VerifyKey is kept
+    # with the signer's checks. Any fault but a signature that does not verify takes it
+    signature = event["signature"]
+    make = tuple.__new__  # a Check without the NamedTuple's Python-level __new__
+    try:
+        if signature["algorithm"] != "ed25519" or signature["signed_message"] != SIGNED_MESSAGE:
+            raise ValueError
+        sig = b64decode(signature["signature_b64"])  # ValueError unless canonical base64
+        if len(sig) != SIGNATURE_LENGTH:
+            raise ValueError
+        verify_key.verify(raw, sig)
+        verdict = _SIGNATURE_OK
+    except bad_signature:
+        verdict = make(Check, ("signature", FAILED, BAD_SIGNATURE, ()))
+    except ValueError:
+        ok, detail = _signature_ok(signature, expected_id, public_key, raw)
+        verdict = _SIGNATURE_OK if ok else make(Check, ("signature", FAILED, detail, ()))
     return Report(
         "event",
         [
             _STRUCTURE_OK,
             *_CITATION_TYPE,
-            Check("subject", PASSED, subject),
+            make(Check, ("subject", PASSED, subject, ())),
             created,
             *signer_checks,
-            Check("event_id", PASSED, f"sha256 of the canonical signed fields = {expected_id}"),
-            _SIGNATURE_OK if ok else Check("signature", FAILED, detail),
+            make(Check, ("event_id", PASSED, _EVENT_ID_DETAIL + expected_id, ())),
+            verdict,
             _SCHEMA_OK[CITATION],
-            Check(
-                "payload_subject",
-                PASSED,
-                f"payload.canonical_sha256 {digest[:12]}... gives {subject}",
+            make(
+                Check,
+                (
+                    "payload_subject",
+                    PASSED,
+                    f"payload.canonical_sha256 {digest[:12]}... gives {subject}",
+                    (),
+                ),
             ),
             _TEXT_OK,
             _CITING_OK,
@@ -196,16 +230,23 @@ def _passing_citation(event: Any) -> Report | None:
 
 _CITATION_TARGET = EVENT_TARGETS[CITATION]
 _CITATION_TYPE = _type_checks(CITATION, _CITATION_TARGET)
+_EVENT_ID_DETAIL = "sha256 of the canonical signed fields = "
+
+_GoodSigner = tuple[tuple[Check, ...], bytes, str, Any, type[Exception]]
 
 
 @lru_cache(maxsize=256)
-def _good_signer(items: tuple[tuple[str, str], ...]) -> tuple[tuple[Check, ...], bytes] | None:
-    """The checks of a `signer` block and its raw key when every one passed; else None. One
-    look-up per event (a key signs many), as `_signer_checks` is for the strict path."""
+def _good_signer(items: tuple[tuple[str, str], ...]) -> _GoodSigner | None:
+    """What the tight path needs of a `signer` block whose checks all pass: its checks, its
+    raw key, its canonical text, PyNaCl's VerifyKey and the error it raises on a bad signature;
+    None when a check fails. One look-up per event (a key signs many)."""
     checks, public_key = _signer_checks(items)
-    if public_key is None or FAILED in map(itemgetter(1), checks):
+    text = _signer_text_of(items)
+    if public_key is None or text is None or FAILED in map(itemgetter(1), checks):
         return None
-    return checks, public_key
+    from nacl.exceptions import BadSignatureError
+
+    return checks, public_key, text, _verify_key(public_key), BadSignatureError
 
 
 def checked_author_event(doc: object) -> tuple[Report, AuthorEvent | None]:
