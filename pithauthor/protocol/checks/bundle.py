@@ -98,7 +98,9 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         if index in created:
             continue
         at = f"events[{index}]"
-        etype = event.get("event_type") if isinstance(event, Mapping) else None
+        etype = (
+            event.get("event_type") if type(event) is dict or isinstance(event, Mapping) else None
+        )
         if etype in AUTHOR_EVENT_LISTS.values():
             covered.append(at)  # its own fields are listed by _check_author_at
             _check_author_at(report, event, at, number, digest)
@@ -206,7 +208,8 @@ def _check_author_at(
     sub, typed = checked_author_event(event)
     # `structure` passed: the event has exactly the envelope's fields and its signature block
     # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
-    first = sub.checks[0]
+    checks = sub.checks
+    first = checks[0]
     structure_ok = first.name == "structure" and first.status == PASSED
     if checked is not None:
         checked[id(event)] = (event, [c.name for c in sub.failed], typed)
@@ -214,16 +217,14 @@ def _check_author_at(
     # this runs for every event of a document
     if type(event) is dict or isinstance(event, Mapping):
         full = subject.full if subject is not None else None
-        sub.checks.append(
-            _about(full is not None and event.get("subject_pith_number") == full, full)
-        )
+        checks.append(_about(full is not None and event.get("subject_pith_number") == full, full))
         payload = event.get("payload")
         record = (type(payload) is dict or isinstance(payload, Mapping)) and payload.get(
             "canonical_sha256"
         ) == digest
-        sub.checks.append(_RECORD_OK if record else _RECORD_FAILED)
+        checks.append(_RECORD_OK if record else _RECORD_FAILED)
         if expected_type is not None:
-            sub.checks.append(_in_list(event.get("event_type") == expected_type, expected_type))
+            checks.append(_in_list(event.get("event_type") == expected_type, expected_type))
         if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
             sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
     prefix = at + "."
@@ -293,7 +294,7 @@ def _unique_event_ids(report: Report, events: Iterable[Any]) -> None:
     seen: set[str] = set()
     repeated: list[str] = []
     for event in events:
-        eid = event.get("event_id") if isinstance(event, Mapping) else None
+        eid = event.get("event_id") if type(event) is dict or isinstance(event, Mapping) else None
         if isinstance(eid, str):
             if eid in seen:
                 repeated.append(eid)
