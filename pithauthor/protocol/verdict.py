@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
@@ -75,8 +75,9 @@ class Check(NamedTuple):
 _STATUS = operator.itemgetter(1)  # a Check's status, read in C
 
 # A part of a report added by `extend` and not yet renamed: where it goes among the report's
-# own checks (their count when it was added), its checks, the name prefix and the path prefix.
-_Part = tuple[int, list[Check], str, str]
+# own checks (their count when it was added), its checks, the name prefix and the path prefix,
+# and the report they are of when it was adopted (completed before renaming, see `pending`).
+_Part = tuple[int, list[Check], str, str, "Report | None"]
 
 
 class Report:
@@ -95,19 +96,42 @@ class Report:
     What a reader sees of `checks` is exactly what renaming at once gave, in the same order.
     """
 
-    __slots__ = ("_checks", "_parts", "kind")
+    __slots__ = ("_checks", "_parts", "_pending", "kind")
+
+    __match_args__ = ("kind", "checks")  # as the dataclass it was
 
     def __init__(self, kind: str, checks: list[Check] | None = None) -> None:
         self.kind = kind
         self._checks: list[Check] = [] if checks is None else checks
         self._parts: list[_Part] = []
+        self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
+
+    @classmethod
+    def pending(
+        cls, kind: str, checks: list[Check], write: Callable[..., None], *args: Any
+    ) -> Report:
+        """A report whose `checks` hold, where a detail is still to be written, a stand-in of
+        the same status: `write(checks, *args)` puts the real checks in their places when
+        `checks` is first read. The statuses (`ok`, `strict_ok`) are known without it."""
+        report = cls(kind, checks)
+        report._pending = (write, args)
+        return report
 
     @property
     def checks(self) -> list[Check]:
         """Every check, in order (the list itself: callers append to it)."""
+        if self._pending is not None:
+            write, args = self._pending
+            self._pending = None
+            write(self._checks, *args)
         if self._parts:
             self._rename()
         return self._checks
+
+    def head(self) -> Check:
+        """The first check, without completing or renaming anything (a stand-in is never
+        first)."""
+        return self._checks[0]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Report):
@@ -137,14 +161,21 @@ class Report:
             shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
             self._checks.append(Check(name, NOT_SIGNED, detail or shown, paths))
 
-    def extend(self, other: Report, prefix: str = "", path_prefix: str = "") -> None:
+    def extend(
+        self, other: Report, prefix: str = "", path_prefix: str = "", *, adopt: bool = False
+    ) -> None:
         """Add `other`'s checks, names prefixed by `prefix`, paths by `path_prefix`.
 
         What `other` holds now is what is added (a copy of its list: a later change to `other`
-        does not show here). The renaming itself waits until `checks` is read."""
+        does not show here), unless `adopt` says that nothing changes `other` afterwards (a
+        document's event report): its list is then kept as it is, to be completed and renamed
+        when `checks` is read. The renaming itself waits until then."""
         # `_checks` grows only at its end, and a part is placed before the checks added after
         # it: its position is the count of the report's own checks when it came
-        self._parts.append((len(self._checks), other.checks[:], prefix, path_prefix))
+        if adopt and not other._parts:
+            self._parts.append((len(self._checks), other._checks, prefix, path_prefix, other))
+        else:
+            self._parts.append((len(self._checks), other.checks[:], prefix, path_prefix, None))
 
     def _rename(self) -> None:
         """Write the waiting parts into the list, renamed, in place (a caller may hold it)."""
@@ -152,7 +183,9 @@ class Report:
         # method calls of a loop: a document of 1,000 events re-names 17,000 checks here
         make = tuple.__new__
         own, done, at = self._checks, [], 0
-        for where, checks, prefix, path_prefix in self._parts:
+        for where, checks, prefix, path_prefix, source in self._parts:
+            if source is not None:
+                source.checks  # noqa: B018  # writes what it left pending, in `checks` itself
             done += own[at:where]
             at = where
             if not prefix and not path_prefix:

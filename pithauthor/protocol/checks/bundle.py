@@ -208,8 +208,7 @@ def _check_author_at(
     sub, typed = checked_author_event(event)
     # `structure` passed: the event has exactly the envelope's fields and its signature block
     # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
-    checks = sub.checks
-    first = checks[0]
+    first = sub.head()  # nothing of the event's report is read before the document's is
     structure_ok = first.name == "structure" and first.status == PASSED
     if checked is not None:
         checked[id(event)] = (event, [c.name for c in sub.failed], typed)
@@ -217,18 +216,18 @@ def _check_author_at(
     # this runs for every event of a document
     if type(event) is dict or isinstance(event, Mapping):
         full = subject.full if subject is not None else None
-        checks.append(_about(full is not None and event.get("subject_pith_number") == full, full))
+        sub.append(_about(full is not None and event.get("subject_pith_number") == full, full))
         payload = event.get("payload")
         record = (type(payload) is dict or isinstance(payload, Mapping)) and payload.get(
             "canonical_sha256"
         ) == digest
-        checks.append(_RECORD_OK if record else _RECORD_FAILED)
+        sub.append(_RECORD_OK if record else _RECORD_FAILED)
         if expected_type is not None:
-            checks.append(_in_list(event.get("event_type") == expected_type, expected_type))
+            sub.append(_in_list(event.get("event_type") == expected_type, expected_type))
         if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
             sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
     prefix = at + "."
-    report.extend(sub, prefix=prefix, path_prefix=prefix)
+    report.extend(sub, prefix=prefix, path_prefix=prefix, adopt=True)  # `sub` ends here
 
 
 # The checks `_check_author_at` adds to each event depend only on the document's subject: made

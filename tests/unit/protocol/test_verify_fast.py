@@ -276,3 +276,31 @@ def test_a_waiting_part_counts_in_the_verdict_before_it_is_renamed() -> None:
     assert passing.counts() == {PASSED: 8, FAILED: 0, UNVERIFIABLE: 0, NOT_SIGNED: 5}
     assert passing == _report([Check("event_id", PASSED, "same")])[0]
     assert passing != failing
+
+
+def _write(checks: list[Check], detail: str) -> None:
+    checks[1] = Check("event_id", PASSED, detail)
+
+
+def test_a_pending_report_adopted_by_a_document_reads_completed_and_renamed() -> None:
+    stand_in = Check("(being written)", PASSED)
+    sub = Report.pending("event", [SUB_A[0], stand_in, SUB_B[0]], _write, "sha256 of ...")
+    doc = Report("bundle")
+    doc.add("required", True)
+    doc.extend(sub, prefix="events[0].", path_prefix="events[0].", adopt=True)
+    doc.add("completeness", True)
+    assert not doc.ok and doc.strict_ok is False  # SUB_B[0] failed, known before any read
+    assert [c.name for c in doc.failed] == ["events[0].event_id"]
+    assert doc.checks == [
+        Check("required", PASSED),
+        Check("events[0].signature", PASSED, "ok"),
+        Check("events[0].event_id", PASSED, "sha256 of ..."),
+        Check("events[0].event_id", FAILED, "differs"),
+        Check("completeness", PASSED),
+    ]
+    alone = Report.pending("event", [stand_in], _write_first, "x")
+    assert alone.ok and alone == Report("event", [Check("subject", PASSED, "x")])
+
+
+def _write_first(checks: list[Check], detail: str) -> None:
+    checks[0] = Check("subject", PASSED, detail)
