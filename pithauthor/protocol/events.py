@@ -53,6 +53,7 @@ EVENT_FIELDS = fields(AuthorEvent)
 TEXT_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "event_id")
 SIGNED_MESSAGE = "event_id_bytes"
 SIGNATURE_LENGTH = 64
+BAD_SIGNATURE = "Ed25519 signature does not verify over the event_id digest"
 CREATED_AT_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
 FULL_NUMBER_RE = re.compile(r"pith:[0-9]{4}:[A-Z2-7]{26}")
@@ -469,5 +470,5 @@ def _signature_ok(
     try:
         _verify_key(public_key).verify(digest, sig)
     except BadSignatureError:
-        return False, "Ed25519 signature does not verify over the event_id digest"
+        return False, BAD_SIGNATURE
     return True, _SIGNATURE_DETAIL

@@ -175,7 +175,10 @@ def link_of(event: Mapping[str, Any]) -> tuple[LinkKind, str] | None:
     payload = event.get("payload")
     # a dict first: the ABC's isinstance is slower than the rest, and a merge asks this of
     # every event several times (issue 27)
-    if type(payload) is not dict and not isinstance(payload, Mapping):
+    if type(payload) is dict:
+        if payload.keys().isdisjoint(LINK_FIELDS):  # a plain statement, told in C
+            return None
+    elif not isinstance(payload, Mapping):
         return None
     for kind in LINK_FIELDS:
         target = payload.get(kind)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Literal, NamedTuple
 
 from pithauthor.errors import DocumentError
@@ -73,8 +74,12 @@ class Check(NamedTuple):
 
 _STATUS = operator.itemgetter(1)  # a Check's status, read in C
 
+# A part of a report added by `extend` and not yet renamed: where it goes among the report's
+# own checks (their count when it was added), its checks, the name prefix and the path prefix,
+# and the report they are of when it was adopted (completed before renaming, see `pending`).
+_Part = tuple[int, list[Check], str, str, "Report | None"]
 
-@dataclass(slots=True)
+
 class Report:
     """The checks made on one document. `ok` is False when any check failed.
 
@@ -82,42 +87,131 @@ class Report:
     passed; a not-signed entry fails neither. Why `ok` tolerates it: every state pith.science
     serves has an unpublished merge, so an `ok` that failed on it could never pass a real state;
     `strict_ok` is for a reader who takes only what can be recomputed.
+
+    A document's report holds each event's checks renamed (`events[3].signature`), and renaming
+    17,000 checks was most of what a bundle of 1,000 events added to checking them (issue 27).
+    So `extend` keeps a copy of the other report's checks with its prefixes, and the renamed
+    checks are written only when `checks` is read (the CLI's listing, `--json`, a failure's
+    names); `ok` and `strict_ok` read the statuses where they are, which no prefix changes.
+    What a reader sees of `checks` is exactly what renaming at once gave, in the same order.
     """
 
-    kind: str
-    checks: list[Check] = field(default_factory=list)
+    __slots__ = ("_checks", "_parts", "_pending", "kind")
+
+    __match_args__ = ("kind", "checks")  # as the dataclass it was
+
+    def __init__(self, kind: str, checks: list[Check] | None = None) -> None:
+        self.kind = kind
+        self._checks: list[Check] = [] if checks is None else checks
+        self._parts: list[_Part] = []
+        self._pending: tuple[Callable[..., None], tuple[Any, ...]] | None = None
+
+    @classmethod
+    def pending(
+        cls, kind: str, checks: list[Check], write: Callable[..., None], *args: Any
+    ) -> Report:
+        """A report whose `checks` hold, where a detail is still to be written, a stand-in of
+        the same status: `write(checks, *args)` puts the real checks in their places when
+        `checks` is first read. The statuses (`ok`, `strict_ok`) are known without it."""
+        report = cls(kind, checks)
+        report._pending = (write, args)
+        return report
+
+    @property
+    def checks(self) -> list[Check]:
+        """Every check, in order (the list itself: callers append to it)."""
+        if self._pending is not None:
+            write, args = self._pending
+            self._pending = None
+            write(self._checks, *args)
+        if self._parts:
+            self._rename()
+        return self._checks
+
+    def head(self) -> Check:
+        """The first check, without completing or renaming anything (a stand-in is never
+        first)."""
+        return self._checks[0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Report):
+            return NotImplemented
+        return self.kind == other.kind and self.checks == other.checks
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"Report(kind={self.kind!r}, checks={self.checks!r})"
+
+    def append(self, check: Check) -> None:
+        """Add `check` after everything added so far, without renaming what waits (as reading
+        `checks` to append to it would)."""
+        self._checks.append(check)
 
     def add(self, name: str, ok: bool, detail: str = "") -> bool:
-        self.checks.append(Check(name, PASSED if ok else FAILED, detail))
+        self._checks.append(Check(name, PASSED if ok else FAILED, detail))
         return ok
 
     def unverifiable(self, name: str, detail: str, paths: tuple[str, ...] = ()) -> None:
-        self.checks.append(Check(name, UNVERIFIABLE, detail, paths))
+        self._checks.append(Check(name, UNVERIFIABLE, detail, paths))
 
     def not_signed(self, name: str, paths: tuple[str, ...], detail: str = "") -> None:
         """Fields no signature covers; nothing is added when `paths` is empty."""
         if paths:
             shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-            self.checks.append(Check(name, NOT_SIGNED, detail or shown, paths))
+            self._checks.append(Check(name, NOT_SIGNED, detail or shown, paths))
 
-    def extend(self, other: Report, prefix: str = "", path_prefix: str = "") -> None:
-        """Add `other`'s checks, names prefixed by `prefix`, paths by `path_prefix`."""
+    def extend(
+        self, other: Report, prefix: str = "", path_prefix: str = "", *, adopt: bool = False
+    ) -> None:
+        """Add `other`'s checks, names prefixed by `prefix`, paths by `path_prefix`.
+
+        What `other` holds now is what is added (a copy of its list: a later change to `other`
+        does not show here), unless `adopt` says that nothing changes `other` afterwards (a
+        document's event report): its list is then kept as it is, to be completed and renamed
+        when `checks` is read. The renaming itself waits until then."""
+        # `_checks` grows only at its end, and a part is placed before the checks added after
+        # it: its position is the count of the report's own checks when it came
+        if adopt and not other._parts:
+            self._parts.append((len(self._checks), other._checks, prefix, path_prefix, other))
+        else:
+            self._parts.append((len(self._checks), other.checks[:], prefix, path_prefix, None))
+
+    def _rename(self) -> None:
+        """Write the waiting parts into the list, renamed, in place (a caller may hold it)."""
         # tuple.__new__ skips the NamedTuple's Python-level __new__, and one comprehension the
-        # method calls of a loop: a document of 1,000 events re-names 17,000 checks here (the
-        # same four fields, in order)
+        # method calls of a loop: a document of 1,000 events re-names 17,000 checks here
         make = tuple.__new__
-        self.checks += [
-            make(
-                Check,
-                (
-                    prefix + name,
-                    status,
-                    detail,
-                    tuple([path_prefix + p for p in paths]) if paths else (),
-                ),
-            )
-            for name, status, detail, paths in other.checks
-        ]
+        own, done, at = self._checks, [], 0
+        for where, checks, prefix, path_prefix, source in self._parts:
+            if source is not None:
+                source.checks  # noqa: B018  # writes what it left pending, in `checks` itself
+            done += own[at:where]
+            at = where
+            if not prefix and not path_prefix:
+                done += checks
+                continue
+            done += [
+                make(
+                    Check,
+                    (
+                        prefix + name,
+                        status,
+                        detail,
+                        tuple([path_prefix + p for p in paths]) if paths else (),
+                    ),
+                )
+                for name, status, detail, paths in checks
+            ]
+        done += own[at:]
+        self._parts = []
+        own[:] = done
+
+    def _statuses(self) -> Iterator[Status]:
+        """Every check's status, renamed or waiting (no prefix changes one), read in C."""
+        if not self._parts:
+            return map(_STATUS, self._checks)
+        return map(_STATUS, chain(self._checks, *[part[1] for part in self._parts]))
 
     # The statuses are read by `map(_STATUS, ...)` and `in`, loops that run in C: every event
     # of a document is asked `ok` and `failed` (a generator per question was a tenth of an
@@ -125,17 +219,17 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return FAILED not in map(_STATUS, self.checks)
+        return FAILED not in self._statuses()
 
     @property
     def strict_ok(self) -> bool:
         """No check failed and none was unverifiable (`pith verify --strict`, `pith fetch`)."""
-        statuses = set(map(_STATUS, self.checks))
+        statuses = set(self._statuses())
         return FAILED not in statuses and UNVERIFIABLE not in statuses
 
     @property
     def failed(self) -> list[Check]:
-        if FAILED not in map(_STATUS, self.checks):
+        if FAILED not in self._statuses():
             return []
         return [c for c in self.checks if c.status == FAILED]
 

@@ -98,7 +98,9 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         if index in created:
             continue
         at = f"events[{index}]"
-        etype = event.get("event_type") if isinstance(event, Mapping) else None
+        etype = (
+            event.get("event_type") if type(event) is dict or isinstance(event, Mapping) else None
+        )
         if etype in AUTHOR_EVENT_LISTS.values():
             covered.append(at)  # its own fields are listed by _check_author_at
             _check_author_at(report, event, at, number, digest)
@@ -127,7 +129,7 @@ def checked_bundle(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, Record
 def _completeness(report: Report, why: str) -> None:
     """What no check of an unsigned document (a bundle, a local state) can speak for: whether
     an event was left out of it. Said as not signed, never as passed."""
-    report.checks.append(Check("completeness", NOT_SIGNED, why))
+    report.append(Check("completeness", NOT_SIGNED, why))
 
 
 def _check_created(
@@ -206,7 +208,7 @@ def _check_author_at(
     sub, typed = checked_author_event(event)
     # `structure` passed: the event has exactly the envelope's fields and its signature block
     # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
-    first = sub.checks[0]
+    first = sub.head()  # nothing of the event's report is read before the document's is
     structure_ok = first.name == "structure" and first.status == PASSED
     if checked is not None:
         checked[id(event)] = (event, [c.name for c in sub.failed], typed)
@@ -214,23 +216,18 @@ def _check_author_at(
     # this runs for every event of a document
     if type(event) is dict or isinstance(event, Mapping):
         full = subject.full if subject is not None else None
-        sub.checks.append(
-            _about(full is not None and event.get("subject_pith_number") == full, full)
-        )
+        sub.append(_about(full is not None and event.get("subject_pith_number") == full, full))
         payload = event.get("payload")
         record = (type(payload) is dict or isinstance(payload, Mapping)) and payload.get(
             "canonical_sha256"
         ) == digest
-        sub.checks.append(_RECORD_OK if record else _RECORD_FAILED)
+        sub.append(_RECORD_OK if record else _RECORD_FAILED)
         if expected_type is not None:
-            sub.add(
-                "list",
-                event.get("event_type") == expected_type,
-                f"an {expected_type} list holds only {expected_type} events",
-            )
+            sub.append(_in_list(event.get("event_type") == expected_type, expected_type))
         if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
             sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
-    report.extend(sub, prefix=f"{at}.", path_prefix=f"{at}.")
+    prefix = at + "."
+    report.extend(sub, prefix=prefix, path_prefix=prefix, adopt=True)  # `sub` ends here
 
 
 # The checks `_check_author_at` adds to each event depend only on the document's subject: made
@@ -238,6 +235,15 @@ def _check_author_at(
 _RECORD_DETAIL = "payload.canonical_sha256 is this record's (all 256 bits)"
 _RECORD_OK = Check("payload_record", PASSED, _RECORD_DETAIL)
 _RECORD_FAILED = Check("payload_record", FAILED, _RECORD_DETAIL)
+
+
+@lru_cache(maxsize=64)
+def _in_list(ok: bool, expected_type: str) -> Check:
+    return Check(
+        "list",
+        PASSED if ok else FAILED,
+        f"an {expected_type} list holds only {expected_type} events",
+    )
 
 
 @lru_cache(maxsize=64)
@@ -287,7 +293,7 @@ def _unique_event_ids(report: Report, events: Iterable[Any]) -> None:
     seen: set[str] = set()
     repeated: list[str] = []
     for event in events:
-        eid = event.get("event_id") if isinstance(event, Mapping) else None
+        eid = event.get("event_id") if type(event) is dict or isinstance(event, Mapping) else None
         if isinstance(eid, str):
             if eid in seen:
                 repeated.append(eid)

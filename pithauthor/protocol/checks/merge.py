@@ -84,7 +84,7 @@ def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
     """One event per event_id (the smallest canonical bytes wins), in merge order."""
     by_id: dict[str, list[Mapping[str, object]]] = {}
     for event in events:
-        if isinstance(event, Mapping):
+        if type(event) is dict or isinstance(event, Mapping):
             by_id.setdefault(str(event.get("event_id", "")), []).append(event)
     # canonical bytes only where an event_id repeats: serialising every event of a state again
     # was a tenth of verifying it (issue 27); min() keeps the first of equal bytes, as before
@@ -118,7 +118,7 @@ def _validity(
     else:
         report, typed = checked_author_event(event)
         failures = [c.name for c in report.failed]
-    if not isinstance(event, Mapping):
+    if type(event) is not dict and not isinstance(event, Mapping):
         return failures or ["structure"], None
     if event.get("subject_pith_number") != pith_number:
         failures.append("subject_matches")

@@ -99,9 +99,11 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     registry: list[str] = []
     checked: dict[int, CheckedEntry] = {}  # for the merge, recomputed below
     for name, etype in AUTHOR_EVENT_LISTS.items():
-        for index, event in enumerate(_list(report, current, name)):
+        items = _list(report, current, name)
+        if items:  # a list: every item is checked, its own fields listed by _check_author_at
+            covered.append(f"current.{name}[*]")  # one pattern, not one per event
+        for index, event in enumerate(items):
             at = f"current.{name}[{index}]"
-            covered.append(at)  # its own fields are listed by _check_author_at
             _check_author_at(report, event, at, number, digest, etype, checked)
             events.append(event)
     corrected = _corrected_events(report, state, number, digest, checked)
@@ -179,24 +181,30 @@ def _check_corrections(
     it names is in this state, signed by the same key, of the same type and subject, not
     newer (pithauthor.protocol.subject). For a registry's state whose merge is not ours, a
     named event it does not list is unverifiable, not failed."""
-    by_id = {str(e.get("event_id")): e for e in events if isinstance(e, Mapping)}
+    by_id = {str(e.get("event_id")): e for e in events if type(e) is dict or isinstance(e, Mapping)}
     current = state.get("current")
     places: list[tuple[str, Any]] = []
     for name in AUTHOR_EVENT_LISTS:
         items = current.get(name) if isinstance(current, Mapping) else None
-        places += [(f"current.{name}[{i}]", e) for i, e in enumerate(items or [])]
+        places.append((f"current.{name}", items or []))
     withdrawals = state.get("withdrawals")
     if isinstance(withdrawals, list):
-        places += [(f"withdrawals[{i}]", e) for i, e in enumerate(withdrawals)]
-    for at, event in places:
-        verdict = link_verdict(event, by_id) if isinstance(event, Mapping) else None
-        if verdict is None:
-            continue
-        holds, detail = verdict
-        if holds is None and not local:
-            report.unverifiable(f"{at}.link", detail)
-        else:
-            report.add(f"{at}.link", bool(holds), detail)
+        places.append(("withdrawals", withdrawals))
+    for where, items in places:
+        for i, event in enumerate(items):
+            if type(event) is not dict and not isinstance(event, Mapping):
+                continue
+            verdict = link_verdict(event, by_id)
+            if verdict is not None:  # the place is named only for an event with a link
+                _report_link(report, f"{where}[{i}].link", verdict, local)
+
+
+def _report_link(report: Report, name: str, verdict: tuple[bool | None, str], local: bool) -> None:
+    holds, detail = verdict
+    if holds is None and not local:
+        report.unverifiable(name, detail)
+    else:
+        report.add(name, bool(holds), detail)
 
 
 def _check_local_merge(
