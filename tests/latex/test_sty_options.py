@@ -205,6 +205,39 @@ def test_badge_once_when_maketitle_is_redefined_after_the_kernel_patched_it(
     assert _title_count(tmp_path, late) == 1
 
 
+def _block_then_after(tmp_path: Path, block: str, call: str) -> list[str]:
+    """The order of the block's text, the badge and a line that the class's \\maketitle
+    sets after its block (`call` sets the block with `block`'s \\@maketitle)."""
+    own = (
+        f"\\makeatletter{block}"
+        f"\\renewcommand\\maketitle{{{call}\\par AFTERBLOCK\\par}}\\makeatother\n"
+    )
+    result = build(paper(NUMBER, preamble=own), tmp_path)
+    assert result.ok, result.output[-2000:]
+    text = page_text(result.pdf)
+    assert text.count(SHORT) == 1
+    return sorted(("BLOCKTEXT", SHORT, "AFTERBLOCK"), key=lambda word: text.find(word))
+
+
+def test_the_badge_ends_a_title_block_set_by_a_macro_without_parameters(
+    tmp_path: Path,
+) -> None:
+    # such an \@maketitle is wrapped (issue 27), not hooked: the badge still ends the
+    # block, before what \maketitle sets after it
+    block = "\\def\\@maketitle{\\begin{center}BLOCKTEXT\\end{center}}"
+    order = _block_then_after(tmp_path, block, "\\@maketitle")
+    assert order == ["BLOCKTEXT", SHORT, "AFTERBLOCK"]
+
+
+def test_the_badge_ends_a_title_block_set_by_a_macro_with_a_parameter(
+    tmp_path: Path,
+) -> None:
+    # such an \@maketitle keeps the kernel's hook: a wrapper would take its argument
+    block = "\\def\\@maketitle#1{\\begin{center}#1\\end{center}}"
+    order = _block_then_after(tmp_path, block, "\\@maketitle{BLOCKTEXT}")
+    assert order == ["BLOCKTEXT", SHORT, "AFTERBLOCK"]
+
+
 def test_badge_once_without_kernel_hooks(tmp_path: Path) -> None:
     assert _title_count(tmp_path, "", hooks_hidden=True) == 1
 
