@@ -40,6 +40,7 @@ def _prepare(folder: Path, preamble: str) -> list[str]:
     shutil.copy(STY, folder / "pith.sty")
     shutil.copy(STY.with_name("pith-compat.def"), folder / "pith-compat.def")
     shutil.copy(STY.with_name("pith-placement.def"), folder / "pith-placement.def")
+    shutil.copy(STY.with_name("pith-authorkeys.def"), folder / "pith-authorkeys.def")
     (folder / "paper.tex").write_text(ARTICLE % {"preamble": preamble, "body": BODY}, "utf-8")
     cmd = ["pdflatex", "-interaction=batchmode", "-halt-on-error", "paper.tex"]
     subprocess.run(cmd, cwd=folder, capture_output=True, check=True)  # warm the caches

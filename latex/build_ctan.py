@@ -2,7 +2,8 @@
 
 The zip holds one folder `pith/` with pith.sty, pith-compat.def (the code pith.sty reads on
 LaTeX before 2022-06 or without hyperref or PDF management), pith-placement.def (its placement code, read for
-placement=title or margin), pith.sty.ltxml (when present), README.md,
+placement=title or margin), pith-authorkeys.def (its author-key code, read at the first
+\\pithauthorkey), pith.sty.ltxml (when present), README.md,
 pith-doc.tex and pith-doc.pdf, built here from pith-doc.tex with pdfLaTeX (twice, for the
 references). Exit 1, with the log's first error, when the documentation does not build.
 """
@@ -21,6 +22,7 @@ SOURCES = (
     "pith.sty",
     "pith-compat.def",
     "pith-placement.def",
+    "pith-authorkeys.def",
     "pith.sty.ltxml",
     "README.md",
     "pith-doc.tex",

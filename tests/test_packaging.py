@@ -29,11 +29,13 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
         ltxml = zf.read("pithauthor/data/pith.sty.ltxml")
         compat = zf.read("pithauthor/data/pith-compat.def")
         placement = zf.read("pithauthor/data/pith-placement.def")
+        authorkeys = zf.read("pithauthor/data/pith-authorkeys.def")
         manifest = zf.read("pithauthor/data/pith-mirrors.json")
     assert sty == (REPO / "latex" / "pith.sty").read_bytes()  # the file itself, not a link
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
     assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
     assert placement == (REPO / "latex" / "pith-placement.def").read_bytes()
+    assert authorkeys == (REPO / "latex" / "pith-authorkeys.def").read_bytes()
     assert manifest == (REPO / "pithauthor" / "data" / "pith-mirrors.json").read_bytes()
     schemas = {n for n in names if n.startswith("pithauthor/schemas/") and n.endswith(".json")}
     assert {Path(n).name for n in schemas} == {

@@ -110,6 +110,7 @@ def inject_cmd(
                 "ltxml_action": result.ltxml_action,
                 "compat_action": result.compat_action,
                 "placement_def_action": result.placement_def_action,
+                "authorkeys_def_action": result.authorkeys_def_action,
             }
         )
         return
@@ -134,6 +135,9 @@ def inject_cmd(
     if result.placement_def_action != "unchanged":
         placement_def = result.sty.with_name("pith-placement.def")
         message(f"{placement_def}: {would}{result.placement_def_action}")
+    if result.authorkeys_def_action != "unchanged":
+        authorkeys_def = result.sty.with_name("pith-authorkeys.def")
+        message(f"{authorkeys_def}: {would}{result.authorkeys_def_action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
 

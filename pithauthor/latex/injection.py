@@ -84,12 +84,14 @@ COMPAT_NAME = "pith-compat.def"
 # pith.sty's placement code (the class title blocks, the margin), read for placement=title or
 # margin: it travels the same way
 PLACEMENT_DEF_NAME = "pith-placement.def"
+# pith.sty's \pithauthorkey code, read at the first \pithauthorkey: it travels the same way
+AUTHORKEYS_DEF_NAME = "pith-authorkeys.def"
 
 
-# what a build of a badged paper reads besides the paper: pith.sty and its two .def files
-BUILD_FILES = (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME)
+# what a build of a badged paper reads besides the paper: pith.sty and its three .def files
+BUILD_FILES = (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME, AUTHORKEYS_DEF_NAME)
 # what follows pith.sty into the paper's folder (`inject`): the .def files and the binding
-COMPANIONS = (LTXML_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME)
+COMPANIONS = (LTXML_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME, AUTHORKEYS_DEF_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,7 @@ class InjectResult:
     ltxml_action: str = "unchanged"  # pith.sty.ltxml: "copied", "replaced" or "unchanged"
     compat_action: str = "unchanged"  # pith-compat.def: the same
     placement_def_action: str = "unchanged"  # pith-placement.def: the same
+    authorkeys_def_action: str = "unchanged"  # pith-authorkeys.def: the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,6 +479,7 @@ def inject(
         ltxml_action=companions[LTXML_NAME][0],
         compat_action=companions[COMPAT_NAME][0],
         placement_def_action=companions[PLACEMENT_DEF_NAME][0],
+        authorkeys_def_action=companions[AUTHORKEYS_DEF_NAME][0],
     )
 
 

@@ -61,11 +61,17 @@ def pith_sty_version() -> str:
     return f"{match.group(2)} ({match.group(1)})"
 
 
-SHIPPED = ("pith.sty", "pith-compat.def", "pith-placement.def", "pith.sty.ltxml")
+SHIPPED = (
+    "pith.sty",
+    "pith-compat.def",
+    "pith-placement.def",
+    "pith-authorkeys.def",
+    "pith.sty.ltxml",
+)
 
 """What travels with a paper: the package, its back-end code (read when hyperref or PDF
-management is not loaded), its placement code (read for placement=title or margin) and, when
-shipped, its LaTeXML binding."""
+management is not loaded), its placement code (read for placement=title or margin), its
+author-key code (read at the first \\pithauthorkey) and, when shipped, its LaTeXML binding."""
 
 TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"
 

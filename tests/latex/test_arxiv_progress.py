@@ -202,8 +202,8 @@ def test_no_badge_packs_pith_sty_when_the_v1_paper_loads_it_for_its_author_key(
     result = pith("latex", "arxiv", str(folder), "-o", str(archive), "--no-badge")
     assert result.returncode == 0, result.stderr
     members = unpack(archive, tmp_path / "arxiv")
-    # pith.sty with what goes with it (pith.sty.ltxml always, pith-compat.def when it is read)
-    assert {"paper.tex", "pith.sty", "pith.sty.ltxml"} <= set(members)
+    # pith.sty with what goes with it (pith.sty.ltxml always, a .def file when it is read)
+    assert {"paper.tex", "pith.sty", "pith.sty.ltxml", "pith-authorkeys.def"} <= set(members)
     assert "pith-placement.def" not in members  # no number: nothing to place, not read
     assert "/PithNumber" not in info(pdflatex_alone(tmp_path / "arxiv", "paper.tex"))
 

@@ -206,7 +206,7 @@ def _paper(folder: Path, body: str, files: dict[str, str] | None = None) -> Path
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "paper.tex").write_text(article(body))
     shutil.copy(REPO / "latex" / "pith.sty", folder / "pith.sty")
-    for name in ("pith-compat.def", "pith-placement.def"):
+    for name in ("pith-compat.def", "pith-placement.def", "pith-authorkeys.def"):
         shutil.copy(REPO / "latex" / name, folder / name)
     for name, text in (files or {}).items():
         path = folder / name
@@ -407,7 +407,9 @@ def commented() -> tuple[Path, Path, str]:
 
     compat = STY.with_name("pith-compat.def").read_text("utf-8")
     placement = STY.with_name("pith-placement.def").read_text("utf-8")
-    tmp = shared_folder("\\0".join(("commented", STY.read_text("utf-8"), compat, placement)), fill)
+    authorkeys = STY.with_name("pith-authorkeys.def").read_text("utf-8")
+    key = "\\0".join(("commented", STY.read_text("utf-8"), compat, placement, authorkeys))
+    tmp = shared_folder(key, fill)
     return tmp / "paper", tmp / "upload.tar.gz", (tmp / "stderr").read_text("utf-8")
 
 

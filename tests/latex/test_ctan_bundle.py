@@ -27,12 +27,13 @@ def test_ctan_bundle_unpacks_and_its_documentation_builds(tmp_path: Path) -> Non
             "pith/pith.sty",
             "pith/pith-compat.def",
             "pith/pith-placement.def",
+            "pith/pith-authorkeys.def",
             "pith/README.md",
             "pith/pith-doc.tex",
             "pith/pith-doc.pdf",
         } <= names
         assert bundle.read("pith/pith.sty") == STY.read_bytes()
-        for name in ("pith-compat.def", "pith-placement.def"):
+        for name in ("pith-compat.def", "pith-placement.def", "pith-authorkeys.def"):
             assert bundle.read(f"pith/{name}") == STY.with_name(name).read_bytes()
         if (REPO / "latex" / "pith.sty.ltxml").exists():
             assert "pith/pith.sty.ltxml" in names

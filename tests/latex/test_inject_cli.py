@@ -9,6 +9,8 @@ from pathlib import Path
 from support.cli import RunPith, assert_one_line_error
 from support.latex.inject import NUMBER, OTHER, snapshot
 
+from pithauthor.latex.sty import latex_file
+
 GOOD = "\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
 
 
@@ -41,6 +43,21 @@ def test_inject_then_again_is_idempotent_and_other_number_needs_force(
     forced = pith("latex", "inject", str(tmp_path), "--pith", OTHER, "--force")
     assert forced.returncode == 0, forced.stderr
     assert f"\\pithnumber{{{OTHER}}}" in (tmp_path / "paper.tex").read_text("utf-8")
+
+
+def test_inject_copies_pith_authorkeys_def_and_says_so(tmp_path: Path, pith: RunPith) -> None:
+    # it travels with pith.sty like the other .def files: in the --json report and on stderr
+    (tmp_path / "paper.tex").write_text(GOOD)
+    first = pith("latex", "inject", str(tmp_path), "--pith", NUMBER, "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["authorkeys_def_action"] == "copied"
+    assert (tmp_path / "pith-authorkeys.def").read_bytes() == latex_file(
+        "pith-authorkeys.def"
+    ).read_bytes()
+    (tmp_path / "pith-authorkeys.def").write_text("% an old copy\n")
+    again = pith("latex", "inject", str(tmp_path), "--pith", NUMBER)
+    assert again.returncode == 0, again.stderr
+    assert f"{tmp_path / 'pith-authorkeys.def'}: replaced" in again.stderr
 
 
 def test_an_arxiv_id_is_resolved_through_the_registry_and_its_version_named(

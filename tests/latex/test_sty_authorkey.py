@@ -113,3 +113,53 @@ def test_keys_join_the_xmp_packet_where_one_is_written(
     assert items == [K1, K2]
     assert NUMBER in xmp  # the number's own identifier is still there
     assert info(result.pdf)["/PithAuthorKeys"] == f"{K1} {K2}"
+
+
+def _fls_reads(result_pdf: Path, name: str) -> bool:
+    fls = result_pdf.with_suffix(".fls").read_text("latin-1")
+    return any(line.endswith(name) for line in fls.splitlines())
+
+
+@pytest.mark.tex("pdflatex")
+@pytest.mark.parametrize(
+    ("keys", "reads"), [([K1], True), ([], False)], ids=["with-keys", "without-keys"]
+)
+def test_pith_authorkeys_def_is_read_only_at_a_pithauthorkey(
+    tmp_path: Path, keys: list[str], reads: bool
+) -> None:
+    result = build(paper(keys, body=" Keys: \\pithauthorkeys."), tmp_path, recorder=True)
+    assert result.ok, result.output[-2000:]
+    assert _fls_reads(result.pdf, "pith-authorkeys.def") == reads
+    assert (K1 in page_text(result.pdf)) == reads  # \pithauthorkeys: the list, or nothing
+
+
+@pytest.mark.tex("pdflatex")
+def test_a_paper_without_keys_needs_no_pith_authorkeys_def(tmp_path: Path) -> None:
+    source = paper([], body=" Keys: \\pithauthorkeys.").replace(
+        "\\title", f"\\pithnumber{{{NUMBER}}}\n\\title"
+    )
+    result = build(source, tmp_path, authorkeys_def=False)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert "Keys: ." in page_text(result.pdf).replace("\n", " ")
+
+
+@pytest.mark.tex("pdflatex")
+def test_a_missing_pith_authorkeys_def_stops_the_build_saying_where_it_belongs(
+    tmp_path: Path,
+) -> None:
+    result = build(paper([K1]), tmp_path, authorkeys_def=False)
+    assert not result.ok
+    assert (
+        "Fatal Package pith Error: File pith-authorkeys.def not found: put it beside" in result.log
+    )
+    assert not result.pdf.exists()
+
+
+@pytest.mark.tex("pdflatex")
+@pytest.mark.parametrize("keys", [[K1], []], ids=["after-a-key", "first"])
+def test_pithauthorkey_in_the_body_is_an_error(tmp_path: Path, keys: list[str]) -> None:
+    # \@onlypreamble: at \begin{document} the kernel makes it an error, read file or not
+    result = build(paper(keys, body=f"\\pithauthorkey{{{K2}}}"), tmp_path, halt=False)
+    assert "Can be used only in preamble" in result.log
+    assert K2 not in info(result.pdf).get("/PithAuthorKeys", "")

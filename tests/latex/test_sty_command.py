@@ -100,6 +100,7 @@ def test_copy_refuses_another_pith_sty_naming_both_versions(pith: RunPith, tmp_p
     assert not (tmp_path / "pith.sty.ltxml").exists()
     assert not (tmp_path / "pith-compat.def").exists()
     assert not (tmp_path / "pith-placement.def").exists()
+    assert not (tmp_path / "pith-authorkeys.def").exists()
 
 
 @pytest.mark.parametrize(

@@ -127,6 +127,7 @@ def build_variant(manuscript: Manuscript, engine: str, variant: str, workdir: Pa
     shutil.copy(STY, workdir / "pith.sty")
     shutil.copy(STY.with_name("pith-compat.def"), workdir / "pith-compat.def")
     shutil.copy(STY.with_name("pith-placement.def"), workdir / "pith-placement.def")
+    shutil.copy(STY.with_name("pith-authorkeys.def"), workdir / "pith-authorkeys.def")
     main = workdir / manuscript.main
     main.write_text(source(manuscript, variant), "utf-8")
     result = _run([ENGINES[engine], *TEX_FLAGS, main.name], workdir)
@@ -152,6 +153,7 @@ def shared_builds(manuscript: Manuscript, engine: str) -> dict[str, Build]:
             STY.read_text("utf-8"),
             STY.with_name("pith-compat.def").read_text("utf-8"),
             STY.with_name("pith-placement.def").read_text("utf-8"),
+            STY.with_name("pith-authorkeys.def").read_text("utf-8"),
             *(source(manuscript, v) for v in VARIANTS),
         )
     )

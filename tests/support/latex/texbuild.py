@@ -63,9 +63,11 @@ def build(
     compat: bool = True,
     recorder: bool = False,
     placement_def: bool = True,
+    authorkeys_def: bool = True,
 ) -> Build:
     """Write `source` as paper.tex in `workdir` (with pith.sty, pith-compat.def unless `compat`
-    is false, pith-placement.def unless `placement_def` is false) and build it with `engine`;
+    is false, pith-placement.def unless `placement_def` is false, pith-authorkeys.def unless
+    `authorkeys_def` is false) and build it with `engine`;
     `halt=False` lets TeX go on after an error (so that the log shows the error's help);
     `recorder` writes paper.fls (the files read)."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -74,6 +76,8 @@ def build(
         shutil.copy(STY.with_name("pith-placement.def"), workdir / "pith-placement.def")
     if compat:
         shutil.copy(STY.with_name("pith-compat.def"), workdir / "pith-compat.def")
+    if authorkeys_def:
+        shutil.copy(STY.with_name("pith-authorkeys.def"), workdir / "pith-authorkeys.def")
     (workdir / "paper.tex").write_text(source, encoding="utf-8")
     output = ""
     result = None
