@@ -442,7 +442,7 @@ def test_no_noun_has_two_homes() -> None:
 # Caps, so that the map stays small (issue 26): modules outside the command line (bar the
 # faces' `__init__`), modules of the command line (one per command group, plus shared parts),
 # and names a face offers. Merging modules is how they go down; a new module needs a reason.
-MAX_LIBRARY_MODULES = 65
+MAX_LIBRARY_MODULES = 64
 MAX_CLI_MODULES = 26
 MAX_FACE_NAMES = 45
 

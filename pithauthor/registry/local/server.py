@@ -45,8 +45,8 @@ from pithauthor.protocol.subject import link_faults, link_of
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.local import answers as documents
 from pithauthor.registry.local import pool as framing
+from pithauthor.registry.local.answers import load_or_create_key
 from pithauthor.registry.local.pool import ConnectionPool, Limits, Ready, Waiting, log
-from pithauthor.registry.local.signer import load_or_create_key
 from pithauthor.registry.local.store import DocumentCache, Encoded, RegistryStore, StoredRecord
 
 MAX_BODY = 64 * 1024
