@@ -2,7 +2,7 @@
 
 Every Python name a page gives, in an import (`from pithauthor.keys import load_signing_key`,
 `import pithauthor.registry`) or in prose (`pithauthor.registry.Statements.settle`), must be a
-public face (tests/test_layout.py's FACES) or a name that face offers: in its `__all__`, or for a
+public face (tests/support/faces.py) or a name that face offers: in its `__all__`, or for a
 top-level module with no `__all__` (`pithauthor.errors`, `pithauthor.doctor`) a name without a
 leading underscore; what follows such a name (`Statements.settle`) must be one of its attributes.
 The modules behind a face may change without notice, so a page that tells a reader to import
@@ -21,9 +21,10 @@ import importlib
 import re
 from pathlib import Path
 
+from support.faces import FACES
+
 from pithauthor.protocol.payloads import PAYLOAD_SCHEMAS
 from pithauthor.registry.local.pool import log
-from tests.test_layout import FACES
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
