@@ -17,9 +17,8 @@ import pithauthor
 
 PACKAGE = Path(pithauthor.__file__).parent
 CLI = PACKAGE / "_cli"
-# what `_cli/` may import besides the faces: itself, the version string, and the demo that
-# `pith`'s entry point runs for `make demo`
-CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version", "pithauthor._demo")
+# what `_cli/` may import besides the faces: itself and the version string (for `pith --version`)
+CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version")
 
 
 @functools.cache
