@@ -41,8 +41,8 @@ def _fill(data: Path) -> tuple[str, str]:
     from pithauthor.protocol.identity import key_id
     from pithauthor.protocol.ids import PithNumber
     from pithauthor.protocol.subject import Subject
+    from pithauthor.registry.local.answers import load_or_create_key
     from pithauthor.registry.local.run import add_paper, example_papers
-    from pithauthor.registry.local.signer import load_or_create_key
     from pithauthor.registry.local.store import RegistryStore
     from pithauthor.sign import sign_citation
 

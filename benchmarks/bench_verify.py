@@ -43,9 +43,12 @@ def _documents(folder: Path) -> tuple[dict[str, Any], dict[str, Any], list[Any],
     from pithauthor.protocol.subject import Subject
     from pithauthor.protocol.verdict import Trust
     from pithauthor.registry.credentials import pinned_trust
-    from pithauthor.registry.local.answers import bundle_document, state_document
+    from pithauthor.registry.local.answers import (
+        bundle_document,
+        load_or_create_key,
+        state_document,
+    )
     from pithauthor.registry.local.run import add_paper, example_papers
-    from pithauthor.registry.local.signer import load_or_create_key
     from pithauthor.registry.local.store import RegistryStore
     from pithauthor.sign import sign_citation
 

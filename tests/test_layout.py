@@ -11,28 +11,14 @@ import re
 from pathlib import Path
 
 import typer
+from support.faces import FACES
 
 import pithauthor
 
 PACKAGE = Path(pithauthor.__file__).parent
 CLI = PACKAGE / "_cli"
-# The public faces: a package's __init__ (its names in `__all__`) or a top-level module that is
-# its own face. Everything else is how a face does its work, and may change without notice.
-FACES = {
-    "pithauthor",
-    "pithauthor.errors",
-    "pithauthor.protocol",
-    "pithauthor.keys",
-    "pithauthor.registry",
-    "pithauthor.identity",
-    "pithauthor.bibliography",
-    "pithauthor.latex",
-    "pithauthor.fs",
-    "pithauthor.doctor",
-}
-# what `_cli/` may import besides the faces: itself, the version string, and the demo that
-# `pith`'s entry point runs for `make demo`
-CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version", "pithauthor._demo")
+# what `_cli/` may import besides the faces: itself and the version string (for `pith --version`)
+CLI_MAY_IMPORT = ("pithauthor._cli", "pithauthor._version")
 
 
 @functools.cache
@@ -334,6 +320,86 @@ def test_every_public_error_is_defined_in_errors_py_and_drawn_in_its_tree() -> N
     assert sorted(name for name in ours if name not in tree) == []
 
 
+# a line of the drawing: the tree's lines, one class name or several, the exit code if written
+_DRAWN = re.compile(
+    r"^(?P<lead>[ │├└─]*)(?P<names>[A-Z]\w*(?:, [A-Z]\w*)*,?)(?:\s+(?P<code>\d)\b)?"
+)
+
+
+def _drawn_tree(doc: str) -> dict[str, tuple[str | None, int | None]]:
+    """The error tree `doc` draws (the indented block under "The tree"): each class with its
+    parent and the exit code written beside it (None: none written, it inherits its parent's).
+    A class sits 4 columns right of its parent; a line of several names lists siblings (and
+    the last of them is the one a deeper line would sit under)."""
+    lines = doc.split("The tree", 1)[1].split("\n\n", 2)[1].splitlines()
+    drawn: dict[str, tuple[str | None, int | None]] = {}
+    stack: list[str] = []  # the current path from the root
+    for line in lines:
+        m = _DRAWN.match(line.removeprefix("    "))
+        assert m, line
+        depth = len(m["lead"]) // 4
+        names = m["names"].rstrip(",").split(", ")
+        del stack[depth:]
+        for name in names:
+            drawn[name] = (stack[-1] if stack else None, int(m["code"]) if m["code"] else None)
+        stack.append(names[-1])
+    return drawn
+
+
+def _tree_faults(drawn: dict[str, tuple[str | None, int | None]], module: object) -> list[str]:
+    """Where the drawn tree and the classes of `module` disagree: a parent that is not the
+    class's base, an exit code that is not its `exit_code`."""
+    faults = []
+    for name, (parent, code) in drawn.items():
+        cls = getattr(module, name)
+        bases = [b.__name__ for b in cls.__bases__ if b.__module__ == cls.__module__]
+        if parent is not None and bases != [parent]:
+            faults.append(f"{name}: drawn under {parent}, derives from {bases}")
+        if code is not None and cls.exit_code != code:
+            faults.append(f"{name}: drawn with exit code {code}, has {cls.exit_code}")
+    return faults
+
+
+def test_the_error_tree_drawn_is_the_class_tree() -> None:
+    """Each class of the drawing sits under the class it derives from, with its exit code."""
+    import inspect
+
+    import pithauthor.errors as errors
+
+    drawn = _drawn_tree(errors.__doc__ or "")
+    assert drawn["PithError"] == (None, 1)
+    assert drawn["KeyRetired"] == ("KeyStoreError", None)  # on a line of siblings
+    assert _tree_faults(drawn, errors) == []
+    ours = {
+        name
+        for name, value in vars(errors).items()
+        if inspect.isclass(value) and issubclass(value, errors.PithError)
+    }
+    assert set(drawn) == ours
+
+
+def test_the_error_tree_check_sees_a_wrong_drawing() -> None:
+    """Proves the check above can fail: a class drawn under the wrong parent, a wrong code."""
+    import pithauthor.errors as errors
+
+    doc = (
+        "The tree:\n\n"
+        "    PithError                     1  (the base)\n"
+        "    ├── InputError                3  bad input\n"
+        "    │   └── KeyExists                 a key\n"
+        "    └── KeyStoreError             4  a key problem\n"
+        "        ├── KeyNotFound, WrongPassphrase,\n"
+        "        └── KeyringUnavailable        no keyring\n\n"
+        "Exit codes\n"
+    )
+    drawn = _drawn_tree(doc)
+    assert drawn["WrongPassphrase"] == ("KeyStoreError", None)
+    assert _tree_faults(drawn, errors) == [
+        "InputError: drawn with exit code 3, has 2",
+        "KeyExists: drawn under InputError, derives from ['KeyStoreError']",
+    ]
+
+
 def test_the_error_class_check_sees_a_subclass_defined_elsewhere(tmp_path: Path) -> None:
     source = tmp_path / "bad.py"
     source.write_text(
@@ -451,7 +517,7 @@ def test_no_noun_has_two_homes() -> None:
 # Caps, so that the map stays small (issue 26): modules outside the command line (bar the
 # faces' `__init__`), modules of the command line (one per command group, plus shared parts),
 # and names a face offers. Merging modules is how they go down; a new module needs a reason.
-MAX_LIBRARY_MODULES = 65
+MAX_LIBRARY_MODULES = 64
 MAX_CLI_MODULES = 26
 MAX_FACE_NAMES = 45
 

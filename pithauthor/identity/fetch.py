@@ -59,9 +59,6 @@ DEFAULT_TIMEOUT = 5.0  # `--proof-timeout`: a proof is checked now, not waited f
 JSON_LIMIT = 1 << 20  # 1 MiB: an ORCID researcher-urls answer or a pith-keys.json is small
 
 
-PDF_LIMIT = MAX_PDF_BYTES  # a PDF fetched or read: the one limit, in `fs`
-
-
 PDF_ACCEPT = "application/pdf"
 
 
@@ -308,8 +305,8 @@ def _check_paper(
     """The paper proof from the PDF at `source`: a URL, or the file `--paper-pdf` named (read
     beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input). It binds the
     key to the paper's authors only when `source` is `claimed` (`paper_finding`)."""
-    try:
-        keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, PDF_LIMIT))
+    try:  # a PDF fetched or read has one size limit, `fs`'s
+        keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, MAX_PDF_BYTES))
     except _NotFound as exc:
         return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
     except _Unreadable as exc:

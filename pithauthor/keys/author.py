@@ -154,6 +154,8 @@ class AuthorKey:
 # --- helpers ------------------------------------------------------------------------------------
 
 
+# when a key record is made: its own name so that a test can set the clock of key creation
+# alone (tests/unit/identity/test_identity_retirement.py), not every stamp this module writes
 _now = utc_now
 
 

@@ -86,9 +86,6 @@ _SELECT = f"SELECT {', '.join(COLUMNS)} FROM outbox"
 Note = Callable[[str], None]
 
 
-_now = utc_now
-
-
 class OutboxRow(TypedDict):
     """One entry without its event (`pith outbox list --json`)."""
 
@@ -207,7 +204,7 @@ class Outbox:
         `stored_at` (default: now) is for `recover`, which keeps the date first stored."""
         rows = [_row(e) for e in events]
         where = registry_binding(registry)
-        now = stored_at or _now()
+        now = stored_at or utc_now()
         fresh: list[dict[str, object]] = []
         with self._lock:
             self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
@@ -345,7 +342,7 @@ class Outbox:
             f"UPDATE outbox SET state='accepted', answer=?, reason=NULL, {_END_LEASE}, "
             "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
             "AND state='pending'",
-            (dump_json(answer), _now(), int(attempted), event_id, registry),
+            (dump_json(answer), utc_now(), int(attempted), event_id, registry),
         )
         if changed:
             line: dict[str, object] = {"op": "accepted", "event_id": event_id, "registry": registry}
@@ -363,12 +360,12 @@ class Outbox:
             "UPDATE outbox SET state='rejected', answer=?, reason=?, updated_at=?, "
             f"{_END_LEASE}, attempts = attempts + ? WHERE event_id=? AND registry=? "
             "AND state='pending'",
-            (dump_json(answer), reason, _now(), int(attempted), event_id, registry),
+            (dump_json(answer), reason, utc_now(), int(attempted), event_id, registry),
         )
 
     def retry(self, event_ids: Iterable[str] | None = None, registry: str | None = None) -> int:
         """Rejected rows back to pending (all of them, or those named; for one registry)."""
-        now = _now()
+        now = utc_now()
         ids: list[str | None] = list(event_ids) if event_ids is not None else [None]
         n = 0
         with self._lock:

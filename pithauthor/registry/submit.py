@@ -28,8 +28,6 @@ from pithauthor.errors import (
     RegistryRejected,
 )
 from pithauthor.fs import append_lines, check_output_file, pith_home
-
-# Named in docs/submit.md before `pithauthor.registry.client` existed; still importable from here.
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.subject import Subject
 from pithauthor.registry.client import DB_NAME as CACHE_NAME

@@ -26,10 +26,9 @@ from pithauthor.protocol.identity import key_id
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.local.answers import record_created, source_aliases
+from pithauthor.registry.local.answers import load_or_create_key, record_created, source_aliases
 from pithauthor.registry.local.run import add_paper, example_papers
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
-from pithauthor.registry.local.signer import load_or_create_key
 from pithauthor.registry.local.store import RegistryStore
 from pithauthor.sign import attest_authorship, sign_citation
 
@@ -137,7 +136,7 @@ def start_server(data_dir: Path, **kwargs: Any) -> RegistryServer:
 
 def manifest_file(server_url: str, data_dir: Path, dest: Path) -> Path:
     """The local registry's manifest written to `dest` (for PITH_TRUST / --trust-manifest)."""
-    from pithauthor.registry.local.signer import load_or_create_key
+    from pithauthor.registry.local.answers import load_or_create_key
 
     dest.write_text(json.dumps(load_or_create_key(data_dir).manifest(server_url)), "utf-8")
     return dest

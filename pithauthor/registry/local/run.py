@@ -25,8 +25,8 @@ from pithauthor.protocol.record import arxiv_raw_authors, build_canonical_record
 from pithauthor.protocol.text import is_loopback, utc_now
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.credentials import default_trust, pinned_trust
+from pithauthor.registry.local.answers import LocalKey, load_or_create_key
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.local.signer import LocalKey, load_or_create_key
 from pithauthor.registry.local.store import RegistryStore, StoredRecord
 from pithauthor.verify import parse_arxiv_metadata
 

@@ -43,14 +43,13 @@ from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer
 from pithauthor.protocol.subject import link_faults, link_of
 from pithauthor.protocol.text import utc_now
-from pithauthor.registry.local import answers as documents
+from pithauthor.registry.local import answers
 from pithauthor.registry.local import pool as framing
 from pithauthor.registry.local.pool import ConnectionPool, Limits, Ready, Waiting, log
-from pithauthor.registry.local.signer import load_or_create_key
 from pithauthor.registry.local.store import DocumentCache, Encoded, RegistryStore, StoredRecord
 
 MAX_BODY = 64 * 1024
-EVENT_TYPES = frozenset(documents.ACTIONS.values())
+EVENT_TYPES = frozenset(answers.ACTIONS.values())
 
 
 @dataclass
@@ -131,7 +130,7 @@ class RegistryServer(HTTPServer):
         limits: Limits | None = None,
         base_url: str | None = None,
     ) -> None:
-        self.key = load_or_create_key(data_dir)
+        self.key = answers.load_or_create_key(data_dir)
         self.store = RegistryStore(data_dir)
         self.documents = DocumentCache()
         self.token = token
@@ -385,13 +384,13 @@ class _Handler(BaseHTTPRequestHandler):
             arxiv = (parse_qs(url.query).get("arxiv") or [""])[0]
             if not arxiv:
                 raise HTTPFailure(400, "give ?arxiv=ID")
-            return documents.resolve_document(self._find(arxiv), self._base())
+            return answers.resolve_document(self._find(arxiv), self._base())
         if len(parts) >= 2 and parts[0] == "pith":
             ref = "/".join(parts[1:])
             for suffix, kind in (("/bundle.json", "bundle"), ("/state.json", "state")):
                 if ref.endswith(suffix):
                     return self._merged(self._find(ref.removesuffix(suffix)), kind)
-            return documents.record_document(self._find(ref.removesuffix(".json")), self._base())
+            return answers.record_document(self._find(ref.removesuffix(".json")), self._base())
         raise HTTPFailure(404, f"no such endpoint: {url.path}")
 
     def _merged(self, rec: StoredRecord, kind: str) -> Encoded:
@@ -404,9 +403,9 @@ class _Handler(BaseHTTPRequestHandler):
             return cached
         events = server.store.events(rec.body)
         if kind == "bundle":
-            doc = Encoded.of(_encode(documents.bundle_document(rec, server.key, events)))
+            doc = Encoded.of(_encode(answers.bundle_document(rec, server.key, events)))
         else:
-            doc = Encoded.of(_encode(documents.state_document(rec, server.key, events)))
+            doc = Encoded.of(_encode(answers.state_document(rec, server.key, events)))
         server.documents.put((rec.body, kind), version, doc)
         return doc
 

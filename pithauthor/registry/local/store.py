@@ -1,6 +1,6 @@
-"""The local registry's storage: papers, events and receipts in SQLite, and the cache of the
-documents it served (each paper's merged state and bundle, as the bytes sent), kept until a
-new event for that paper is stored.
+"""The local registry's storage: its data folder (0700; its key lives there too), papers,
+events and receipts in SQLite, and the cache of the documents it served (each paper's merged
+state and bundle, as the bytes sent), kept until a new event for that paper is stored.
 """
 
 from __future__ import annotations
@@ -15,12 +15,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pithauthor.errors import ArxivIdError, DocumentError, PithNumberError
+from pithauthor.errors import ArxivIdError, DocumentError, PithNumberError, UnsafePermissions
 from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, parse_json
 from pithauthor.protocol.checks.event import typed_author_event
 from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor.protocol.ids import classify_reference
-from pithauthor.registry.local.signer import ensure_private_dir
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (mode 0700) or check that an existing one is not open to others."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.name == "posix" and path.stat().st_mode & 0o077:
+        raise UnsafePermissions(
+            f"the registry data folder {path} is open to others; fix it with: chmod 700 {path}"
+        )
+    return path
+
 
 # The local registry's cache of served documents: each paper's merged state and bundle, as the
 # bytes sent, kept until a new event for that paper is stored.

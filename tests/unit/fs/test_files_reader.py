@@ -11,7 +11,7 @@ from support.paths import FIXTURES
 
 from pithauthor.errors import DocumentError, InputError
 from pithauthor.fs import check_output_file, read_user_file, read_user_json
-from pithauthor.registry.local.signer import KEY_FILE
+from pithauthor.registry.local.answers import KEY_FILE
 
 
 def test_a_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from support.registry import TestSigner, attestation, citation, make_state
 from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.checks.merge import remerge
 from pithauthor.protocol.checks.state import check_state
-from pithauthor.registry.local.signer import load_or_create_key
+from pithauthor.registry.local.answers import load_or_create_key
 
 
 def test_merge_is_independent_of_arrival_order_and_repeats(tmp_path: Path) -> None:
