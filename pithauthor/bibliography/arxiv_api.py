@@ -174,7 +174,7 @@ def _candidate(entry: Any) -> Candidate | None:
 # not reach; `loopback_interval` (default 0) sets their spacing, for tests and benchmarks.
 #
 # The URL rule, the client, the capped read and the retry statuses are the one network layer's
-# (`pithauthor._http`); only the pacing and arXiv's own answers are this module's.
+# (`pithauthor.net`); only the pacing and arXiv's own answers are this module's.
 
 DEFAULT_API: Final = "https://export.arxiv.org/api/query"
 

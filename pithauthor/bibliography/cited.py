@@ -296,9 +296,6 @@ def split_keys(text: str) -> set[str]:
 # result means `\nocite{*}`: every entry is cited (reading.ALL).
 
 
-_VERBATIM = verbatim_block()
-
-
 _VERB = re.compile(r"\\verb\*?([^a-zA-Z\s*])(?:(?!\1).)*\1")
 
 
@@ -403,7 +400,7 @@ def _comment_start(line: str) -> int | None:
 
 def clean_source(text: str) -> str:
     """LaTeX source without comments, verbatim-like environments and `\\verb` arguments."""
-    text = _VERBATIM.sub(" ", text)
+    text = verbatim_block().sub(" ", text)
     text = _VERB.sub(" ", text)
     return strip_comments(text)
 
