@@ -66,6 +66,9 @@ def _time(target: str) -> dict[str, str]:
     lines = [_SUMMARY.match(line.strip("= ")) for line in proc.stdout.splitlines()]
     counts = next((m.group(1) for m in reversed(lines) if m), "no pytest summary")
     sys.stderr.write(f"make {target}: {wall:.0f} s wall, {cpu:.0f} s CPU, {counts}\n")
+    for line in proc.stdout.splitlines():  # which tests failed: the summary only counts them
+        if line.startswith(("FAILED ", "ERROR ")):
+            sys.stderr.write(f"  {line}\n")
     return {
         "target": f"`make {target}`",
         "wall": f"{wall:.0f} s",

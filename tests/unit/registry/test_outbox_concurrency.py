@@ -22,7 +22,11 @@ from pithauthor.registry.local.server import FaultPlan, RegistryServer
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
 
-EVENTS = 24
+# One process alone takes EVENTS * 0.3 s / 2: long enough for the others to start and overlap
+# it even when `pith` starts slowly on a loaded machine (with 24, a full make test-all on 2
+# busy cores failed it once; it passed alone and beside CPU hogs, so the likeliest cause is a
+# first process that finished before the others began).
+EVENTS = 48
 PROCESSES = 3
 
 
@@ -53,7 +57,7 @@ def _submit_process(env: dict[str, str]) -> subprocess.Popen[str]:
 
 @pytest.mark.slow
 def test_concurrent_submit_processes_send_each_event_exactly_once(tmp_path: Path) -> None:
-    # every POST takes 0.3 s on the server, so one process alone would need ~3.6 s: the
+    # every POST takes 0.3 s on the server, so one process alone would need ~7 s: the
     # processes overlap, and without leases each would POST every event
     """Slow: several submit processes against a registry taking 0.3 s per POST."""
     server = start_server(tmp_path / "reg", faults=FaultPlan(every=0, delay_seconds=0.3))
