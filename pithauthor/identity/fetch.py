@@ -111,7 +111,9 @@ class _Fetcher:
 
     def __init__(self, timeout: float, offline: bool) -> None:
         self.timeout, self.offline = timeout, offline
-        self._client: httpx.Client | None = None
+        # one client per scheme: an http:// one (loopback only, by the URL policy) loads no CA
+        # bundle and takes no TLS (net.new_client's plain_http); an https:// one verifies
+        self._clients: dict[str, httpx.Client] = {}
         self._seen: dict[tuple[str, str], bytes | _Parsed | Exception] = {}
         self._derived: dict[tuple[object, ...], Any] = {}
 
@@ -125,8 +127,8 @@ class _Fetcher:
         return cast(T, self._derived[key])
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        for client in self._clients.values():
+            client.close()
 
     def _once(self, key: tuple[str, str], make: Callable[[], bytes | _Parsed]) -> bytes | _Parsed:
         """`make()` the first time `key` is asked for, then the same answer (or failure)."""
@@ -161,6 +163,21 @@ class _Fetcher:
         assert isinstance(found, _Parsed)
         return found.value
 
+    def _client(self, url: str) -> httpx.Client:
+        """The client for `url`'s scheme, made on first use."""
+        plain_http = url.startswith("http://")
+        scheme = "http" if plain_http else "https"
+        if scheme not in self._clients:
+            # trust_env=False: a proof's host is the event's word, not the user's: no
+            # ~/.netrc password or proxy setting of this machine is used for it
+            self._clients[scheme] = new_client(
+                headers={"User-Agent": USER_AGENT},
+                timeout=self.timeout,
+                trust_env=False,
+                plain_http=plain_http,
+            )
+        return self._clients[scheme]
+
     def _get(self, url: str, accept: str, limit: int) -> bytes:
         try:  # a locator from the event: never a local file, never a refused address
             check_url(url, "the proof's address")
@@ -170,16 +187,11 @@ class _Fetcher:
             raise _Unreadable("not fetched (--offline)", network=False)
         import httpx
 
-        if self._client is None:
-            # trust_env=False: a proof's host is the event's word, not the user's: no
-            # ~/.netrc password or proxy setting of this machine is used for it
-            self._client = new_client(
-                headers={"User-Agent": USER_AGENT}, timeout=self.timeout, trust_env=False
-            )
         current = url
         for _ in range(MAX_REDIRECTS + 1):
+            client = self._client(current)
             try:
-                with self._client.stream("GET", current, headers={"Accept": accept}) as answer:
+                with client.stream("GET", current, headers={"Accept": accept}) as answer:
                     if answer.is_redirect:
                         current = _redirect_target(current, answer.headers.get("location", ""))
                         continue

@@ -154,4 +154,4 @@ def test_a_locator_from_a_hostile_event_is_neither_read_from_disk_nor_fetched(
     with pytest.raises(_Unreadable) as caught:
         fetcher.get(locator, "application/pdf", 1 << 20)
     assert said in caught.value.reason and not caught.value.network
-    assert fetcher._client is None  # no HTTP client was even made
+    assert fetcher._clients == {}  # no HTTP client was even made
