@@ -245,6 +245,7 @@ class ArxivApi:
             connect_timeout=min(timeout, 10.0),
             max_connections=1,
             transport=transport,
+            plain_http=self.url.startswith("http://"),  # loopback only: no CA bundle to load
         )
 
     def close(self) -> None:

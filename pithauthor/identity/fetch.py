@@ -9,12 +9,18 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import urljoin
 
 from pithauthor.errors import InputError
 from pithauthor.fs import MAX_PDF_BYTES, read_user_file
-from pithauthor.net import AnswerTooLarge, AnswerTooSlow, check_url, new_client, read_capped
+from pithauthor.net import (
+    AnswerTooLarge,
+    AnswerTooSlow,
+    ClientsByScheme,
+    check_url,
+    read_capped,
+)
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import ProofCheck
 from pithauthor.protocol.identity import (
@@ -29,10 +35,6 @@ from pithauthor.protocol.identity import (
 )
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.text import checked_url, same_origin
-
-if TYPE_CHECKING:
-    import httpx
-
 
 __all__ = [
     "DEFAULT_ORCID_API",
@@ -111,9 +113,11 @@ class _Fetcher:
 
     def __init__(self, timeout: float, offline: bool) -> None:
         self.timeout, self.offline = timeout, offline
-        # one client per scheme: an http:// one (loopback only, by the URL policy) loads no CA
-        # bundle and takes no TLS (net.new_client's plain_http); an https:// one verifies
-        self._clients: dict[str, httpx.Client] = {}
+        # trust_env=False: a proof's host is the event's word, not the user's: no ~/.netrc
+        # password or proxy setting of this machine is used for it
+        self._clients = ClientsByScheme(
+            headers={"User-Agent": USER_AGENT}, timeout=timeout, trust_env=False
+        )
         self._seen: dict[tuple[str, str], bytes | _Parsed | Exception] = {}
         self._derived: dict[tuple[object, ...], Any] = {}
 
@@ -127,8 +131,7 @@ class _Fetcher:
         return cast(T, self._derived[key])
 
     def close(self) -> None:
-        for client in self._clients.values():
-            client.close()
+        self._clients.close()
 
     def _once(self, key: tuple[str, str], make: Callable[[], bytes | _Parsed]) -> bytes | _Parsed:
         """`make()` the first time `key` is asked for, then the same answer (or failure)."""
@@ -163,21 +166,6 @@ class _Fetcher:
         assert isinstance(found, _Parsed)
         return found.value
 
-    def _client(self, url: str) -> httpx.Client:
-        """The client for `url`'s scheme, made on first use."""
-        plain_http = url.startswith("http://")
-        scheme = "http" if plain_http else "https"
-        if scheme not in self._clients:
-            # trust_env=False: a proof's host is the event's word, not the user's: no
-            # ~/.netrc password or proxy setting of this machine is used for it
-            self._clients[scheme] = new_client(
-                headers={"User-Agent": USER_AGENT},
-                timeout=self.timeout,
-                trust_env=False,
-                plain_http=plain_http,
-            )
-        return self._clients[scheme]
-
     def _get(self, url: str, accept: str, limit: int) -> bytes:
         try:  # a locator from the event: never a local file, never a refused address
             check_url(url, "the proof's address")
@@ -189,7 +177,7 @@ class _Fetcher:
 
         current = url
         for _ in range(MAX_REDIRECTS + 1):
-            client = self._client(current)
+            client = self._clients.for_url(current)
             try:
                 with client.stream("GET", current, headers={"Accept": accept}) as answer:
                     if answer.is_redirect:

@@ -1,7 +1,7 @@
 """A client made for plain http:// (net.new_client's plain_http, which loads no CA bundle) must
 fail closed if it is ever asked for TLS: its context trusts no certificate, so a TLS server is
-refused, never talked to unchecked. And the identity fetcher gives that client only http://
-URLs."""
+refused, never talked to unchecked. And every client that picks one by scheme
+(net.ClientsByScheme: the registry client, the identity fetcher) gives it only http:// URLs."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
+from pithauthor import net
+from pithauthor.errors import NetworkError
 from pithauthor.identity import fetch as fetch_module
-from pithauthor.net import new_client
+from pithauthor.net import ClientsByScheme, RegistryHttp, RetryPolicy, new_client
 
 
 class _Answer(BaseHTTPRequestHandler):
@@ -89,17 +91,63 @@ def test_a_plain_http_client_reads_http_from_loopback() -> None:
         server.server_close()
 
 
-def test_the_identity_fetcher_makes_a_plain_http_client_only_for_http_urls(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records `plain_http` of every client net.new_client makes."""
     made: list[bool] = []
-    real = fetch_module.new_client
+    real = net.new_client
 
     def recording(**kwargs: Any) -> httpx.Client:
         made.append(bool(kwargs.get("plain_http")))
         return real(**kwargs)
 
-    monkeypatch.setattr(fetch_module, "new_client", recording)
+    monkeypatch.setattr(net, "new_client", recording)
+    return made
+
+
+@pytest.mark.parametrize(
+    ("url", "plain"),
+    [
+        ("http://127.0.0.1:8787/x", True),
+        ("https://pith.science/x", False),
+        ("HTTP://127.0.0.1:8787/x", False),  # an odd spelling takes the verifying client
+        ("https://127.0.0.1/http://", False),
+    ],
+)
+def test_clients_by_scheme_gives_the_plain_client_only_to_lower_case_http_urls(
+    url: str, plain: bool, made: list[bool]
+) -> None:
+    clients = ClientsByScheme(headers={}, timeout=5)
+    try:
+        client = clients.for_url(url)
+        assert made == [plain]
+        assert clients.for_url(url) is client  # made once, then reused
+        assert made == [plain]
+    finally:
+        clients.close()
+
+
+def test_the_registry_client_reads_a_loopback_registry_without_the_ca_bundle(
+    made: list[bool],
+) -> None:
+    server = HTTPServer(("127.0.0.1", 0), _Answer)
+    address = _serve(server)
+    registry = RegistryHttp(f"http://{address}", retry=RetryPolicy(max_attempts=1))
+    try:
+        assert registry.get_json("/a") == {"ok": True}
+        assert made == [True]
+        with pytest.raises(NetworkError):  # nothing listens there
+            registry.get_json("https://127.0.0.1:1/b", attempts=1)
+        assert made == [True, False]  # an https:// URL got its own, verifying client
+    finally:
+        registry.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_identity_fetcher_makes_a_plain_http_client_only_for_http_urls(
+    made: list[bool],
+) -> None:
     server = HTTPServer(("127.0.0.1", 0), _Answer)
     address = _serve(server)
     fetcher = fetch_module._Fetcher(timeout=2, offline=False)  # the class behind verify_identity
