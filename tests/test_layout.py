@@ -191,6 +191,7 @@ DEFERRED_STANDARD = {
     "shutil",  # bz2 and lzma: only a backup that cannot be a hard link copies
     "hashlib",  # OpenSSL: `pith bib scan` hashes nothing
     "datetime",  # the protocol's stamps are made from time.time(); only utc_stamp takes one
+    "base64",  # and `struct`: only a Pith Number or key fingerprint is base32 (2M instructions)
 }
 
 
