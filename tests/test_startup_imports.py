@@ -54,6 +54,82 @@ def test_a_command_does_import_what_it_needs() -> None:
     assert "nacl" in modules
 
 
+def _command_modules(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.startswith("pithauthor._cli.") and m.endswith("_cmd"))
+
+
+@pytest.mark.parametrize("args", [(), ("--help",), ("-h",)], ids=["bare", "help", "h"])
+def test_root_help_imports_no_command_module(args: tuple[str, ...]) -> None:
+    """`pith --help` lists the entries from the catalog alone (issue 27): importing the 18
+    command modules was most of what it cost beyond `import typer`."""
+    modules = _loaded_modules(*args)  # importtime does not list an import_module
+    assert "pithauthor._cli.catalog" in modules  # the measurement itself works
+    assert _command_modules(modules) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "module"),
+    [
+        (("number", "parse", "2302.12445v2"), "number_cmd"),
+        (("papers", "--help"), "status_cmd"),  # a module with two entries
+        (("bib", "--help"), "bib_cmd"),
+    ],
+)
+def test_a_command_imports_only_its_own_command_module(args: tuple[str, ...], module: str) -> None:
+    """`pith NAME ...` imports NAME's command module and no other; an unknown name builds the
+    whole tree (its error may suggest any name), so the check can fail."""
+    assert _command_modules(_loaded_modules(*args)) == [f"pithauthor._cli.{module}"]
+    assert len(_command_modules(_loaded_modules("nosuchcommand", ok=(2,)))) > 10
+
+
+def _registered(modules: list[str]) -> list[tuple[str, str, str, str | None]]:
+    """(name, kind, module, short help) of each entry that registering `modules` into a fresh
+    Typer adds, in the order Typer lists them (its commands, then its groups)."""
+    import importlib
+
+    import typer
+
+    commands, groups = [], []
+    app = typer.Typer()
+    for module in modules:
+        known = (len(app.registered_commands), len(app.registered_groups))
+        importlib.import_module(f"pithauthor._cli.{module}").register(app)
+        for command in app.registered_commands[known[0] :]:
+            commands.append((str(command.name), "command", module, command.short_help))
+        for group in app.registered_groups[known[1] :]:
+            assert group.typer_instance is not None
+            assert group.typer_instance.info.help == group.short_help  # the group's own help
+            groups.append((str(group.name), "group", module, group.short_help))
+    return commands + groups
+
+
+def test_the_catalog_lists_exactly_what_the_command_modules_register() -> None:
+    """The catalog is what `pith --help` lists without importing the command modules: each
+    entry must be one a module registers, in the order the whole tree lists them, with the
+    catalog's summary as its short help (a group's help too), and nothing else registered."""
+    from pithauthor._cli import catalog
+
+    expected = [(e.name, e.kind, e.module, e.summary) for e in catalog.ENTRIES]
+    assert _registered(catalog.modules()) == expected
+    assert len(catalog.NAMES) == len(catalog.ENTRIES)
+    assert catalog.summary("bib") == catalog.ENTRIES[14].summary
+    with pytest.raises(KeyError):
+        catalog.summary("nosuchcommand")
+
+
+def test_every_summary_fits_one_line_of_root_help_at_80_columns(pith: RunPith) -> None:
+    """A summary is shown whole (Typer would cut a long help with "..."): each must fit the
+    line beside the names at 80 columns, so `pith --help` stays one line per entry."""
+    from pithauthor._cli import catalog
+
+    done = pith("--help", env={"COLUMNS": "80"})
+    listing = done.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listing] == [e.name for e in catalog.ENTRIES]
+    for line, entry in zip(listing, catalog.ENTRIES, strict=True):
+        assert line.endswith(entry.summary) and len(line) <= 80, line
+        assert "..." not in line
+
+
 def test_every_public_name_of_the_package_resolves() -> None:
     import pithauthor
 
@@ -112,7 +188,7 @@ def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
     import click
     import typer.main
 
-    from pithauthor._cli import main
+    from pithauthor._cli import catalog, main
 
     # both built here, fresh: a tree built by an earlier test of this worker holds the
     # defaults of that test's environment
@@ -127,7 +203,7 @@ def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
 
     root_ctx = click.Context(full, info_name="pith")
     names = full.list_commands(root_ctx)  # type: ignore[attr-defined]
-    assert names and set(names) == main._entry_names()
+    assert names and set(names) == catalog.NAMES
     for name in names:
         partial = main._root_only.__wrapped__(name)
         ctx = click.Context(partial, info_name="pith")
@@ -188,6 +264,7 @@ def test_bib_scan_loads_no_manuscript_reader_schema_validator_or_event_documents
         "pithauthor.protocol.documents",
         "pithauthor.protocol.identity",
         "fastjsonschema",
+        "base64",  # only a Pith Number or a key fingerprint is base32
     }
     assert sorted(unwanted & modules) == []
     cited = _loaded_modules("bib", "scan", str(bib), "--only-cited", str(tex))

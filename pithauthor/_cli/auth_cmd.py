@@ -7,11 +7,12 @@ import os
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import REGISTRY_HELP
 from pithauthor._cli.output import data, message
 from pithauthor.errors import InputError
 
-auth_app = new_app("Sign-in tokens for registries that want them.")
+auth_app = new_app(summary("auth"))
 
 
 @auth_app.command("login")
@@ -57,4 +58,4 @@ def auth_status() -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(auth_app, name="auth")
+    app.add_typer(auth_app, name="auth", short_help=summary("auth"))

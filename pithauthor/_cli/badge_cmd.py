@@ -6,6 +6,7 @@ from typing import Literal
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     OFFLINE_NUMBER_OPTION,
     REGISTRY_OPTION,
@@ -51,4 +52,4 @@ def badge_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("badge")(badge_cmd)
+    app.command("badge", short_help=summary("badge"))(badge_cmd)

@@ -163,9 +163,10 @@ def register(app: typer.Typer) -> None:
 
     from pithauthor._cli import options
     from pithauthor._cli.app import new_app
+    from pithauthor._cli.catalog import summary
 
-    bib = new_app("Inspect bibliographies: what `pith cite` would read, without signing.")
-    app.add_typer(bib, name="bib")
+    bib = new_app(summary("bib"))
+    app.add_typer(bib, name="bib", short_help=summary("bib"))
 
     @bib.command("scan")
     def scan(

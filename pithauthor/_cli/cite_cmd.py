@@ -9,6 +9,7 @@ import typer
 
 from pithauthor._cli import options
 from pithauthor._cli.bib_cmd import cited
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     ARXIV_API_OPTION,
     CHOOSE_OPTION,
@@ -265,4 +266,4 @@ def _cite_bibliographies(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("cite")(cite)
+    app.command("cite", short_help=summary("cite"))(cite)

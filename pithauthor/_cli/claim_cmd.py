@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
@@ -111,4 +112,4 @@ def claim(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("claim")(claim)
+    app.command("claim", short_help=summary("claim"))(claim)

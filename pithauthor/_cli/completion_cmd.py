@@ -8,6 +8,8 @@ from typing import Literal
 import typer
 from typer.completion import get_completion_script  # type: ignore[attr-defined]
 
+from pithauthor._cli.catalog import summary
+
 
 def completion_cmd(
     shell: Literal["bash", "zsh", "fish", "powershell", "pwsh"] = typer.Argument(
@@ -20,4 +22,4 @@ def completion_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("completion")(completion_cmd)
+    app.command("completion", short_help=summary("completion"))(completion_cmd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import JSON_OPTION, REGISTRY_OPTION, TRUST_MANIFEST_OPTION
 from pithauthor._cli.output import data, emit_json
 
@@ -38,4 +39,4 @@ def doctor_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("doctor")(doctor_cmd)
+    app.command("doctor", short_help=summary("doctor"))(doctor_cmd)

@@ -7,6 +7,7 @@ from typing import Literal
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import LOCAL_HELP, REGISTRY_HELP, TRUST_HELP, make_client
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
@@ -65,4 +66,4 @@ def fetch(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("fetch")(fetch)
+    app.command("fetch", short_help=summary("fetch"))(fetch)

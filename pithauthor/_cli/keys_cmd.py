@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     BACKEND_OPTION,
     BACKUP_PASSPHRASE_FILE_OPTION,
@@ -22,9 +23,7 @@ from pithauthor.errors import InputError, NetworkError
 if TYPE_CHECKING:
     from pithauthor.keys import KeyRecord
 
-keys_app = new_app(
-    "Create, list, export, back up, rotate and delete your author keys.", name="keys"
-)
+keys_app = new_app(summary("keys"), name="keys")
 
 PUBLIC_NAME_HELP = (
     'Your name as on your papers, e.g. "Ada Lovelace": signed into your claims and compared '
@@ -401,4 +400,4 @@ def prove_web_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add `pith keys ...`."""
-    app.add_typer(keys_app, name="keys")
+    app.add_typer(keys_app, name="keys", short_help=summary("keys"))

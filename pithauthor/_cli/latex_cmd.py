@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     OFFLINE_NUMBER_OPTION,
     REGISTRY_OPTION,
@@ -18,7 +19,7 @@ from pithauthor._cli.options import (
 from pithauthor._cli.output import StepLines, data, emit_json, message, warn
 from pithauthor.errors import InputError
 
-latex_app = new_app("Add the Pith badge to a LaTeX manuscript and pack it for arXiv.", name="latex")
+latex_app = new_app(summary("latex"), name="latex")
 
 
 @latex_app.command("inject")
@@ -264,4 +265,4 @@ def sty_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add `pith latex ...`."""
-    app.add_typer(latex_app)
+    app.add_typer(latex_app, name="latex", short_help=summary("latex"))

@@ -2,46 +2,25 @@
 
 from __future__ import annotations
 
-import copy
 import functools
+import importlib
 import os
 import sys
 from typing import Any, NoReturn
 
 import typer
 import typer.main
+from typer.core import TyperCommand, TyperGroup
 
-from pithauthor._cli import (
-    auth_cmd,
-    badge_cmd,
-    bib_cmd,
-    cite_cmd,
-    claim_cmd,
-    completion_cmd,
-    doctor_cmd,
-    fetch_cmd,
-    keys_cmd,
-    latex_cmd,
-    number_cmd,
-    outbox_cmd,
-    registry_cmd,
-    replicate_cmd,
-    status_cmd,
-    submit_cmd,
-    verify_cmd,
-    withdraw_cmd,
-)
+from pithauthor._cli import catalog
 from pithauthor._cli.app import name_values, new_app
+from pithauthor._cli.catalog import add_examples
 from pithauthor._cli.entry import COMPLETE_ENV
-from pithauthor._cli.examples import add_examples
-from pithauthor._cli.output import exit_on_error, fail
 from pithauthor._version import __version__
 
-app = new_app(
+ROOT_HELP = (
     "The author's side of the Pith open graph: keys, claims, citations, replications, "
-    "submission, verification and the LaTeX badge.",
-    name="pith",
-    add_completion=True,
+    "submission, verification and the LaTeX badge."
 )
 
 
@@ -51,7 +30,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_show_version, is_eager=True, help="Print the version."
@@ -60,34 +38,32 @@ def _root(
     """pith: sign, submit and verify Pith events, and badge your manuscript."""
 
 
-COMMANDS = (
-    completion_cmd,
-    keys_cmd,
-    doctor_cmd,
-    number_cmd,
-    verify_cmd,
-    bib_cmd,
-    latex_cmd,
-    badge_cmd,
-    claim_cmd,
-    cite_cmd,
-    replicate_cmd,
-    withdraw_cmd,
-    submit_cmd,
-    fetch_cmd,
-    status_cmd,
-    outbox_cmd,
-    auth_cmd,
-    registry_cmd,
-)
-"""Every command module (`_cli/*_cmd.py`, one per command or group): each adds itself with
-`register(app)`, the one way a command joins `pith`. Help lists commands, then groups, each in
-this order."""
+def _new_app(modules: list[str]) -> typer.Typer:
+    """The `pith` Typer app with the entries of `modules` (command modules of `_cli`, in
+    `catalog.modules()` order) registered: each adds itself with `register(app)`, the one way
+    a command joins `pith` (tests/test_layout.py). Help lists commands, then groups, each in
+    the catalog's order."""
+    app = new_app(ROOT_HELP, name="pith", add_completion=True)
+    app.callback()(_root)
+    for module in modules:
+        importlib.import_module(f"pithauthor._cli.{module}").register(app)
+    name_values(app)
+    add_examples(app)
+    return app
 
-for command in COMMANDS:
-    command.register(app)
-name_values(app)
-add_examples(app)
+
+@functools.cache  # built once per process: a test process reads it many times
+def whole_app() -> typer.Typer:
+    """The `pith` app with every command module registered (each module imported)."""
+    return _new_app(catalog.modules())
+
+
+def __getattr__(name: str) -> Any:
+    """`main.app`: the whole app, built (and every command module imported) when first asked
+    for; `pith --help` and `pith NAME ...` never ask (issue 27: start-up)."""
+    if name == "app":
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -101,42 +77,23 @@ def main(argv: list[str] | None = None) -> None:
         # a shell asking for completions runs a bare `pith` too (the words are in the
         # environment): it needs the whole tree, every option's completer
         if args in ([], ["--help"], ["-h"]) and COMPLETE_ENV not in os.environ:
-            # the root's help (and a bare `pith`) from a tree without the commands' options
+            # the root's help (and a bare `pith`) from the catalog: no command module loads
             code = _root_only()(args=args, prog_name="pith", standalone_mode=False)
-        elif args and args[0] in _entry_names() and COMPLETE_ENV not in os.environ:
-            # `pith bib scan ...`: only the `bib` group is built in full (shell completion,
-            # which walks the whole tree, and anything else take the whole app)
+        elif args and args[0] in catalog.NAMES and COMPLETE_ENV not in os.environ:
+            # `pith bib scan ...`: only the `bib` module is loaded and its group built (shell
+            # completion, which walks the whole tree, and anything else take the whole app)
             code = _root_only(args[0])(args=args, prog_name="pith", standalone_mode=False)
         else:
             code = _whole_tree()(args=args, prog_name="pith", standalone_mode=False)
-    except typer.Abort:
-        fail("interrupted", 130)
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
+    except (typer.Abort, KeyboardInterrupt):
+        _fail("interrupted", 130)
     except typer.TyperException as exc:  # click's usage errors and the like
         _usage_error(exc)
     except Exception as exc:
+        from pithauthor._cli.output import exit_on_error
+
         exit_on_error(exc)
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _entry_name(entry: Any) -> str | None:
-    """The name a registered command or group has on the command line (as Typer names it)."""
-    name = getattr(entry, "name", None)
-    if isinstance(name, str) and name:
-        return name
-    instance = getattr(entry, "typer_instance", None)
-    if instance is not None:  # a group: named where it was added, else by its own Typer
-        own = instance.info.name
-        return own if isinstance(own, str) and own else None
-    callback = getattr(entry, "callback", None)
-    return callback.__name__.replace("_", "-") if callable(callback) else None
-
-
-@functools.cache
-def _entry_names() -> frozenset[str]:
-    entries = [*app.registered_commands, *app.registered_groups]
-    return frozenset(name for name in map(_entry_name, entries) if name)
 
 
 @functools.cache  # the app never changes once built; a test process runs `pith` many times
@@ -146,48 +103,35 @@ def _whole_tree() -> Any:
     runs `pith` in-process hundreds of times); a process runs one command, so building it once
     changes nothing there. Typer's `app()` also installs its pretty-traceback hook, which never
     fires here: `main` turns every exception into one line."""
-    return typer.main.get_command(app)
+    return typer.main.get_command(whole_app())
 
 
 @functools.cache  # the app never changes once built; a test process runs `pith` many times
 def _root_only(keep: str | None = None) -> Any:
-    """The click group of `pith` with every command and group present by its name and help
-    only, but `keep` (a top-level name), which is built whole: what `pith --help` lists, and
-    what `pith KEEP ...` runs. Typer builds every option of every command before it can print
-    any help or run one (230 of them, half of what `pith --help` cost beyond `import typer`,
-    issue 27); the root's own options and each entry's short help are built as in the full
-    tree, so the text is the same (tests/test_startup_imports.py compares them)."""
+    """The click group of `pith` with every entry of the catalog present by its name and
+    summary only, but `keep` (a top-level name), whose module is imported and registered
+    whole: what `pith --help` lists, and what `pith KEEP ...` runs.
 
-    def stub(callback: Any) -> Any:
-        """A callback without options that has `callback`'s name and help; it never runs."""
+    Typer builds every option of every command before it can print any help or run one (230
+    of them), and importing every command module was most of the rest (issue 27). The root's
+    own options are built by Typer as in the whole tree, and the listing shows each entry's
+    `short_help`, which the whole tree takes from the same catalog, so the text is the same
+    (tests/test_startup_imports.py compares them). The stubs are click commands made with
+    Typer's own classes and put in place with click's `add_command`."""
+    modules = [] if keep is None else [e.module for e in catalog.ENTRIES if e.name == keep]
+    group = typer.main.get_command(_new_app(modules))
+    built = dict(group.commands)  # type: ignore[attr-defined]
+    group.commands.clear()  # type: ignore[attr-defined]
+    for entry in catalog.ENTRIES:  # in the catalog's order, as the whole tree lists them
+        group.add_command(built.get(entry.name) or _stub(entry))  # type: ignore[attr-defined]
+    return group
 
-        def named() -> None:
-            raise AssertionError("the root-help tree runs no command")
 
-        named.__name__, named.__doc__ = callback.__name__, callback.__doc__
-        return named
-
-    root = copy.copy(app)
-    root.registered_commands = []
-    for command in app.registered_commands:
-        if keep is not None and _entry_name(command) == keep:
-            root.registered_commands.append(command)
-            continue
-        entry = copy.copy(command)
-        entry.callback = stub(command.callback) if command.callback else None
-        root.registered_commands.append(entry)
-    root.registered_groups = []
-    for group in app.registered_groups:
-        if keep is not None and _entry_name(group) == keep:
-            root.registered_groups.append(group)
-            continue
-        shallow = copy.copy(group)  # a group keeps its help and callback, and no commands
-        if group.typer_instance is not None:
-            shallow.typer_instance = copy.copy(group.typer_instance)
-            shallow.typer_instance.registered_commands = []
-            shallow.typer_instance.registered_groups = []
-        root.registered_groups.append(shallow)
-    return typer.main.get_command(root)
+def _stub(entry: catalog.Entry) -> Any:
+    """A command or group with `entry`'s name and summary, no options and no subcommands: it
+    is listed, never run (only `keep` is run from a names-only tree)."""
+    cls = TyperGroup if entry.kind == "group" else TyperCommand
+    return cls(name=entry.name, short_help=entry.summary, help=entry.summary)
 
 
 def _usage_error(exc: typer.TyperException) -> NoReturn:
@@ -199,4 +143,12 @@ def _usage_error(exc: typer.TyperException) -> NoReturn:
     format_message = getattr(exc, "format_message", None)
     text = format_message() if callable(format_message) else str(exc)
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-    fail(f"{text.rstrip('.')}{hint}", int(getattr(exc, "exit_code", 2)))
+    _fail(f"{text.rstrip('.')}{hint}", int(getattr(exc, "exit_code", 2)))
+
+
+def _fail(text: str, code: int) -> NoReturn:
+    """`output.fail`, imported only on the way out: `pith --help` needs neither it nor
+    `pithauthor.errors` (about 1 ms, issue 27)."""
+    from pithauthor._cli.output import fail
+
+    fail(text, code)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
 
-number_app = new_app("Compute and inspect Pith Numbers.")
+number_app = new_app(summary("number"))
 
 
 @number_app.command("from-arxiv")
@@ -105,4 +106,4 @@ def parse(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(number_app, name="number")
+    app.add_typer(number_app, name="number", short_help=summary("number"))

@@ -6,11 +6,12 @@ from __future__ import annotations
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
 from pithauthor.protocol import escaped
 
-outbox_app = new_app("The events waiting for, accepted by, or rejected by their registry.")
+outbox_app = new_app(summary("outbox"))
 REGISTRY_ONLY = typer.Option(
     None, "--registry", help="Only the events bound to this registry (default: all)."
 )
@@ -104,4 +105,4 @@ def outbox_recover() -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(outbox_app, name="outbox")
+    app.add_typer(outbox_app, name="outbox", short_help=summary("outbox"))

@@ -9,10 +9,11 @@ from pathlib import Path
 import typer
 
 from pithauthor._cli.app import new_app
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.output import data as out
 from pithauthor._cli.output import emit_json, message, warn
 
-registry_app = new_app("Run a local registry for tests, dry runs and your own mirror.")
+registry_app = new_app(summary("registry"))
 
 DATA_HELP = "Data folder (key, SQLite). Default: <PITH_HOME>/registry."
 
@@ -101,4 +102,4 @@ def add(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(registry_app, name="registry")
+    app.add_typer(registry_app, name="registry", short_help=summary("registry"))

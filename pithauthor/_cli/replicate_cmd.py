@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
@@ -109,4 +110,4 @@ def replicate(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("replicate")(replicate)
+    app.command("replicate", short_help=summary("replicate"))(replicate)

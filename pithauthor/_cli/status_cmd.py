@@ -6,6 +6,7 @@ from typing import Any
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     REGISTRY_OPTION,
     TRUST_LOCAL_OPTION,
@@ -103,5 +104,5 @@ def papers(as_json: bool = typer.Option(False, "--json", help="Print the papers 
 
 
 def register(app: typer.Typer) -> None:
-    app.command("status")(status)
-    app.command("papers")(papers)
+    app.command("status", short_help=summary("status"))(status)
+    app.command("papers", short_help=summary("papers"))(papers)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import LOCAL_HELP, TRUST_HELP, registry_options
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor.protocol import escaped
@@ -137,4 +138,4 @@ class _progress:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("submit")(submit)
+    app.command("submit", short_help=summary("submit"))(submit)

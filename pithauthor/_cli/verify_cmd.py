@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import REGISTRY_OPTION, TRUST_LOCAL_OPTION, make_client
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import NetworkError
@@ -126,4 +127,4 @@ def verify(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("verify")(verify)
+    app.command("verify", short_help=summary("verify"))(verify)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
@@ -118,4 +119,4 @@ def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("withdraw")(withdraw)
+    app.command("withdraw", short_help=summary("withdraw"))(withdraw)

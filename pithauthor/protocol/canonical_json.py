@@ -17,7 +17,6 @@ Every refusal is a `JSONFault` (a `ValueError`) whose message says what is wrong
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import re
@@ -79,6 +78,8 @@ def canonical_sha256(obj: Any) -> str:
 
 def base32_nopad(data: bytes) -> str:
     """RFC 4648 base32, upper case, without padding."""
+    import base64  # here: `base64` loads `struct`, and `pith bib scan` encodes nothing (issue 27)
+
     return base64.b32encode(data).decode("ascii").rstrip("=")
 
 

@@ -141,7 +141,7 @@ def test_every_command_shows_examples_that_its_parser_accepts() -> None:
 
     import typer.main
 
-    from pithauthor._cli.examples import EXAMPLES
+    from pithauthor._cli.catalog import EXAMPLES
 
     root = typer.main.get_command(app)
     paths = {" ".join(p) for p in _leaf_commands()}

@@ -1,8 +1,171 @@
-"""An example or two for every command's help, in one table (shown under "Examples:")."""
+"""The text `pith` shows about its commands that is kept apart from them: every top-level
+entry's one-line summary (ENTRIES), and an example or two for every command's help (EXAMPLES,
+shown under "Examples:").
+
+ENTRIES names each top-level entry of `pith`, whether it is a command or a group, the module
+that registers it, and its one-line summary, in the order `pith --help` lists them.
+
+This table is the one home of each summary: the command modules register their entries with
+`short_help=summary(NAME)` (a group's help is its summary too), and `pith --help` lists the
+entries from this table alone, importing no command module (issue 27: importing all of them
+was most of what `pith --help` cost beyond `import typer`). `pith NAME ...` imports NAME's
+module only. tests/test_startup_imports.py checks that the modules register exactly these
+entries, in this order, with these summaries.
+
+A summary fits one line of `pith --help` at 80 columns (64 characters beside the widest name);
+it is shown whole, never cut with "...". This module imports no command module and not
+Typer: `pith --help` reads it before anything else.
+"""
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    import typer
+
+
+class Entry(NamedTuple):
+    name: str
+    kind: Literal["command", "group"]
+    module: str  # in pithauthor._cli
+    summary: str
+
+
+# Commands first, then groups: Typer lists a group's commands before its subgroups.
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "completion",
+        "command",
+        "completion_cmd",
+        "Print the shell completion script for SHELL.",
+    ),
+    Entry(
+        "doctor",
+        "command",
+        "doctor_cmd",
+        "Check keys, backups, TeX, the outbox, registries, ORCID proofs.",
+    ),
+    Entry(
+        "verify",
+        "command",
+        "verify_cmd",
+        "Verify a document; exit 1 when any check fails.",
+    ),
+    Entry(
+        "badge",
+        "command",
+        "badge_cmd",
+        "Print a badge snippet for a README or web page.",
+    ),
+    Entry(
+        "claim",
+        "command",
+        "claim_cmd",
+        "Sign an author attestation of SUBJECT with your key.",
+    ),
+    Entry(
+        "cite",
+        "command",
+        "cite_cmd",
+        "Sign a citation (--to), or one for every paper a .bib cites.",
+    ),
+    Entry(
+        "replicate",
+        "command",
+        "replicate_cmd",
+        "Sign a replication record of SUBJECT.",
+    ),
+    Entry(
+        "withdraw",
+        "command",
+        "withdraw_cmd",
+        "Sign the withdrawal of one of your events (EVENT_ID).",
+    ),
+    Entry(
+        "submit",
+        "command",
+        "submit_cmd",
+        "Send every pending event of the outbox to its registry.",
+    ),
+    Entry(
+        "fetch",
+        "command",
+        "fetch_cmd",
+        "Fetch a record, bundle or merged state; each is verified first.",
+    ),
+    Entry(
+        "status",
+        "command",
+        "status_cmd",
+        "A paper's page: its record, claims, citations and replications.",
+    ),
+    Entry(
+        "papers",
+        "command",
+        "status_cmd",
+        "The papers this machine's keys claimed, cited or replicated.",
+    ),
+    Entry(
+        "keys",
+        "group",
+        "keys_cmd",
+        "Create, list, export, back up, rotate and delete author keys.",
+    ),
+    Entry(
+        "number",
+        "group",
+        "number_cmd",
+        "Compute and inspect Pith Numbers.",
+    ),
+    Entry(
+        "bib",
+        "group",
+        "bib_cmd",
+        "Inspect bibliographies: what `pith cite` reads, without signing.",
+    ),
+    Entry(
+        "latex",
+        "group",
+        "latex_cmd",
+        "Add the Pith badge to a LaTeX manuscript and pack it for arXiv.",
+    ),
+    Entry(
+        "outbox",
+        "group",
+        "outbox_cmd",
+        "Events waiting for, accepted by or rejected by their registry.",
+    ),
+    Entry(
+        "auth",
+        "group",
+        "auth_cmd",
+        "Sign-in tokens for registries that want them.",
+    ),
+    Entry(
+        "registry",
+        "group",
+        "registry_cmd",
+        "Run a local registry for tests, dry runs and your own mirror.",
+    ),
+)
+
+NAMES: frozenset[str] = frozenset(entry.name for entry in ENTRIES)
+
+
+def summary(name: str) -> str:
+    """The one-line summary of the top-level entry `name` (KeyError for no such entry)."""
+    for entry in ENTRIES:
+        if entry.name == name:
+            return entry.summary
+    raise KeyError(name)
+
+
+def modules() -> list[str]:
+    """The command modules, each once, in the order of their first entry: registering them in
+    this order adds the entries in the order of ENTRIES (the test checks it)."""
+    return list(dict.fromkeys(entry.module for entry in ENTRIES))
+
 
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
 
