@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import FrozenInstanceError
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,57 +36,13 @@ _SPECIAL = re.compile(r'[%@{}()"]')
 _NOT_ENTRIES = frozenset({"comment", "string", "preamble"})
 
 
-# The three records of this module are written out, not made with `@dataclass`: building a
-# dataclass compiles its generated methods at import, about 3.6M instructions each (3.7M a
-# frozen one), 2% of `pith bib scan` (issue 27: start-up). `_Record` gives what
-# `@dataclass(slots=True)` gave them (the repr, == by value, unhashable) and `_FrozenRecord`
-# what `frozen=True` adds (hash by value, FrozenInstanceError on assignment);
-# tests/unit/bibliography/test_bibliography_records.py compares each with the dataclass.
-
-
-class _Record:
-    __slots__: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __repr__(self) -> str:
-        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__qualname__}({values})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    # no __hash__: a class that defines __eq__ alone is unhashable, as a mutable dataclass is
-
-
-class _FrozenRecord(_Record):
-    __slots__ = ()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-class CommentedEntry(_FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class CommentedEntry:
     """An entry that is commented out: its type, key and 1-based line."""
 
-    __slots__ = ("entry_type", "key", "line")
     entry_type: str
     key: str
     line: int
-
-    def __init__(self, entry_type: str, key: str, line: int) -> None:
-        object.__setattr__(self, "entry_type", entry_type)
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "line", line)
 
 
 def comment_spans(text: str) -> list[tuple[int, int]]:
@@ -207,48 +163,29 @@ COMMENTED_OUT = "commented out with %: ignored, as biber does"
 _KEY_RE = re.compile(r"@\s*([A-Za-z]+)\s*[{(]\s*([^,\s{}()=\"#%]+)\s*,")
 
 
-class RawEntry(_Record):
+@dataclass(slots=True)
+class RawEntry:
     """One entry: lower-case field names to resolved values, with where it came from."""
 
-    # in the fields' order, which the repr and == follow (as a dataclass's)
-    __slots__ = ("key", "entry_type", "file", "line", "fields", "inherited", "notes")  # noqa: RUF023
     key: str
     entry_type: str
     file: Path
     line: int  # 1-based
     fields: dict[str, str]
-    inherited: frozenset[str]
-    notes: list[str]
-
-    def __init__(
-        self,
-        key: str,
-        entry_type: str,
-        file: Path,
-        line: int,
-        fields: dict[str, str],
-        inherited: frozenset[str] = frozenset(),
-    ) -> None:
-        self.key, self.entry_type, self.file, self.line = key, entry_type, file, line
-        self.fields, self.inherited, self.notes = fields, inherited, []
+    inherited: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
 
 
-class RawFailure(_FrozenRecord):
+@dataclass(frozen=True, slots=True)
+class RawFailure:
     """A block that yields no entry: unparsable (`parse_error`), a repeated key (`duplicate`),
     or an entry commented out with `%` (`comment`: ignored, as biber does)."""
 
-    __slots__ = ("kind", "file", "line", "key", "message")  # noqa: RUF023 (the fields' order)
     kind: str
     file: Path
     line: int | None
     key: str | None
     message: str
-
-    def __init__(
-        self, kind: str, file: Path, line: int | None, key: str | None, message: str
-    ) -> None:
-        for name, value in zip(self.__slots__, (kind, file, line, key, message), strict=True):
-            object.__setattr__(self, name, value)
 
 
 def read_text(path: Path, warnings: list[str] | None = None) -> str:
