@@ -100,11 +100,11 @@ def validity_failures(event: object, pith_number: str, record_sha256: str) -> li
 
 
 #: What `checked_author_event` found on events already checked (the names of the checks that
-#: failed, the typed event when none did), by `id()` of the event object (held here too, so the
-#: id cannot be reused): `pith verify` of a local state checks every event it lists, then
-#: recomputes the merge from the same objects (`remerge`); checking each one a second time was
-#: half of that verification (issue 27).
-CheckedEntry = tuple[object, list[str], AuthorEvent | None]
+#: failed, the typed event when none did, its canonical text when the check wrote it), by `id()`
+#: of the event object (held here too, so the id cannot be reused): `pith verify` of a local
+#: state checks every event it lists, then recomputes the merge from the same objects
+#: (`remerge`); checking each one a second time was half of that verification (issue 27).
+CheckedEntry = tuple[object, list[str], AuthorEvent | None, str | None]
 Checked = Mapping[int, CheckedEntry]
 
 

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+from pithauthor.protocol.canonical_json import (
+    canonical,
+    canonical_sha256,
+    canonical_text,
+    json_string,
+    sha256_hex,
+)
 from pithauthor.protocol.checks.bundle import (
     _check_author_at,
     _check_created,
@@ -38,7 +44,16 @@ from pithauthor.protocol.checks.record import (
 from pithauthor.protocol.documents import MergedState
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_verdict
-from pithauthor.protocol.verdict import Report, Segments, Trust, uncovered, under
+from pithauthor.protocol.verdict import (
+    FAILED,
+    PASSED,
+    Check,
+    Report,
+    Segments,
+    Trust,
+    uncovered,
+    under,
+)
 
 __all__ = [
     "check_state",
@@ -50,21 +65,18 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     """A merged state: its hash, its record and receipt, every event, and the merge."""
     report = Report(kind="state")
     _required(report, state, STATE_REQUIRED)
-    body = {k: v for k, v in state.items() if k != "state_sha256"}
     # section 4, VERIFIED. A hash, not a signature: it shows the state is whole as written,
-    # not who wrote it (anyone who changes a state can recompute it)
-    computed = canonical_sha256(body)
-    report.add(
-        "state_sha256",
-        state.get("state_sha256") == computed,
-        f"sha256(canonical(state without state_sha256)) = {computed}",
-    )
+    # not who wrote it (anyone who changes a state can recompute it). Its place is here; it is
+    # computed once the events are checked, from the canonical text their checks wrote
+    hashed = report.reserve("state_sha256")
+    checked: dict[int, CheckedEntry] = {}  # for the hash and the merge, below
     report.add(
         "state_type", state.get("state_type") == "pith_open_graph_state", "pith_open_graph_state"
     )
     current = state.get("current")
     if not isinstance(current, Mapping):
         report.add("current", False, "no current object")
+        _settle_hash(report, hashed, state, checked)
         return report
     local = state.get("merge_version") == LOCAL_MERGE_VERSION
     number = _parse_number(state.get("pith_number"))
@@ -97,7 +109,6 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         )
     events: list[Any] = []
     registry: list[str] = []
-    checked: dict[int, CheckedEntry] = {}  # for the merge, recomputed below
     for name, etype in AUTHOR_EVENT_LISTS.items():
         items = _list(report, current, name)
         if items:  # a list: every item is checked, its own fields listed by _check_author_at
@@ -114,6 +125,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
             _registry_event(report, event, f"current.{name}[{index}]", trust, registry)
             events.append(event)
     _unique_event_ids(report, [created, *events])
+    _settle_hash(report, hashed, state, checked)
     _report_registry_events(report, registry)
     present_merge = [p for p in MERGE_FIELDS if _has(state, p)]
     if local:
@@ -142,6 +154,73 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     covered += registry
     report.not_signed("not_signed", uncovered(state, covered))
     return report
+
+
+def _settle_hash(report: Report, place: Check, state: Mapping[str, Any], checked: Checked) -> None:
+    computed = state_sha256(state, checked)
+    report.settle(
+        place,
+        Check(
+            "state_sha256",
+            PASSED if state.get("state_sha256") == computed else FAILED,
+            f"sha256(canonical(state without state_sha256)) = {computed}",
+        ),
+    )
+
+
+def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
+    """`merge.state_hash(state)`: sha256 of the canonical state without `state_sha256`.
+
+    Serialising a state again was a tenth of verifying it (issue 27). Its bulk, the events of
+    `current`'s author lists, was serialised a moment before by their checks, in parts: an
+    event the tight path passed in full has its canonical text in `checked` (proved there,
+    `checks.event`). So the state's text is written around those texts, key by key in sorted
+    order, each other value by `canonical_text`; a state not made of plain dicts with text
+    keys (what JSON gives), or one the encoder refuses, is serialised whole instead, and so
+    gets the plain serialisation's hash or error. tests/unit/protocol/test_state_hash.py
+    holds the two equal on generated states."""
+    try:
+        pieces = _state_pieces(state, checked)
+        if pieces is not None:  # one text, one encoding: each copy of a megabyte counts here
+            return sha256_hex("".join(pieces).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):
+        pass  # the plain serialisation below says what it makes of it
+    return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+
+
+def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | None:
+    """The canonical text of `state` without `state_sha256`, in pieces to be joined."""
+    current = state.get("current")
+    # plain dicts (a Mapping may serialise otherwise); a key that is not text makes sorted()
+    # or json_string raise TypeError, and the plain serialisation then decides
+    if type(state) is not dict or type(current) is not dict:
+        return None
+    pieces = ["{"]
+    for key in sorted(state):
+        if key == "state_sha256":
+            continue
+        pieces += (json_string(key), ":")
+        if key != "current":
+            pieces += (canonical_text(state[key]), ",")
+            continue
+        pieces.append("{")
+        for name in sorted(current):
+            value = current[name]
+            pieces += (json_string(name), ":")
+            if name not in AUTHOR_EVENT_LISTS or type(value) is not list or not value:
+                pieces += (canonical_text(value), ",")
+                continue
+            pieces.append("[")
+            for event in value:
+                entry = checked.get(id(event))
+                if entry is None or entry[0] is not event or entry[3] is None:
+                    pieces += (canonical_text(event), ",")
+                else:  # the held object itself (`entry[0]`): its id is not another's
+                    pieces += (entry[3], ",")
+            pieces[-1] = "],"  # the last item's comma closes the list
+        pieces[-1] = "}," if current else "{},"
+    pieces[-1] = "}" if len(pieces) > 1 else "{}"
+    return pieces
 
 
 def _corrected_events(
