@@ -34,7 +34,17 @@ from pithauthor.protocol.checks.fields import (
     _list,
     _required,
 )
-from pithauthor.protocol.checks.merge import Checked, CheckedEntry, remerge
+from pithauthor.protocol.checks.merge import (
+    EMPTY_REGISTRY_LISTS,
+    LISTS,
+    MERGE_VERSION,
+    STATE_TYPE,
+    STATE_VERSION,
+    Checked,
+    CheckedEntry,
+    _merge,
+    state_hash,
+)
 from pithauthor.protocol.checks.record import (
     _check_aliases,
     _parse_number,
@@ -312,6 +322,78 @@ def _check_local_merge(
         f"recomputed {LOCAL_MERGE_VERSION}: "
         + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
     )
+
+
+def state_inputs(state: Mapping[str, Any]) -> list[object]:
+    """Every author event a local state was merged from (applied, equivocating, invalid,
+    superseded, withdrawals, duplicates)."""
+    current = state.get("current") or {}
+    events: list[object] = []
+    for name in LISTS.values():
+        items = current.get(name) if isinstance(current, Mapping) else None
+        events.extend(items if isinstance(items, list) else [])
+    for entry in state.get("equivocations") or []:
+        if isinstance(entry, Mapping):
+            events.append(entry.get("conflicting_event"))
+    for entry in state.get("invalid_events") or []:
+        if isinstance(entry, Mapping):
+            events.append(entry.get("event"))
+    for name in ("superseded", "duplicates"):
+        for entry in state.get(name) or []:
+            if isinstance(entry, Mapping):
+                events.append(entry.get("event"))
+    withdrawals = state.get("withdrawals")
+    events.extend(withdrawals if isinstance(withdrawals, list) else [])
+    return events
+
+
+def remerge(
+    state: Mapping[str, Any], checked: Checked | None = None, *, hashed: bool = True
+) -> dict[str, object]:
+    """Recompute a local state from the events it lists; equal to `state` when it is honest.
+
+    The state is not trusted yet, so its record parts are copied as they are (untyped); the
+    document is the one `merge_state` builds, field for field. `checked`: what
+    `check_author_event` failed on events of `state` checked just before (see `Checked`).
+    `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
+    it compares with (`check_state`), serialising megabytes a second time (issue 27)."""
+    current = state.get("current")
+    if not isinstance(current, Mapping):
+        raise ValueError("the state has no current object")
+    canon = current.get("canonical_record") or {}
+    created = current.get("record_created") or {}
+    pith_number = str(state.get("pith_number"))
+    merged = _merge(
+        pith_number,
+        canonical_sha256(canon),
+        str(created.get("event_id", "")),
+        state_inputs(state),
+        checked,
+    )
+    again: dict[str, object] = {
+        "state_type": STATE_TYPE,
+        "state_version": STATE_VERSION,
+        "pith_number": pith_number,
+        "merge_version": MERGE_VERSION,
+        "event_count": merged.valid_count + len(merged.invalid),
+        "valid_event_count": merged.valid_count,
+        "invalid_event_count": len(merged.invalid),
+        "equivocation_count": len(merged.equivocations),
+        "current": {
+            "canonical_record": dict(canon),
+            "source_aliases": [dict(a) for a in current.get("source_aliases") or []],
+            "record_created": dict(created),
+            **merged.lists,
+            **{name: [] for name in EMPTY_REGISTRY_LISTS},
+        },
+        "equivocations": merged.equivocations,
+        "invalid_events": merged.invalid,
+        "applied_event_ids": merged.applied,
+        **merged.corrections(),
+    }
+    if hashed:
+        again["state_sha256"] = state_hash(again)
+    return again
 
 
 def checked_state(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, MergedState | None]:
