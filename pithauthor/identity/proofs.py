@@ -33,9 +33,6 @@ from pithauthor.identity.fetch import (
 from pithauthor.keys.storage import retired_here
 from pithauthor.protocol.checks.event import (
     ProofCheck,
-    event_key_id,
-    event_orcid,
-    event_proofs,
     identity_report,
     only_network_failed,
 )
@@ -44,6 +41,9 @@ from pithauthor.protocol.identity import (
     WebDocument,
     WebKey,
     arxiv_pdf_url,
+    event_key_id,
+    event_orcid,
+    event_proofs,
     key_url,
     normalize_orcid,
     orcid_url_name,

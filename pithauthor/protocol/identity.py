@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from pithauthor.errors import InputError, OrcidError
 from pithauthor.protocol.canonical_json import base32_nopad
+from pithauthor.protocol.payloads import payload_orcid
 from pithauthor.protocol.text import checked_url, origin
 
 # How an Ed25519 public key is named (section 3 rule, plus this project's key-id DESIGN).
@@ -377,6 +378,29 @@ def proofs_problem(proofs: Sequence[Mapping[str, Any]], orcid: str | None) -> st
         if proof.get("kind") == "orcid" and proof.get("locator") != orcid:
             return f"[{index}] the ORCID proof names {proof.get('locator')}, not the author's iD"
     return None
+
+
+def event_proofs(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The `identity_proofs` an attestation carries (empty for other events)."""
+    payload = event.get("payload")
+    proofs = payload.get("identity_proofs") if isinstance(payload, Mapping) else None
+    return [p for p in proofs if isinstance(p, Mapping)] if isinstance(proofs, list) else []
+
+
+def event_orcid(event: Mapping[str, Any]) -> str | None:
+    """The ORCID iD the event names: its signer_id's, else the attestation payload's."""
+    signer = event.get("signer")
+    sid = signer.get("signer_id") if isinstance(signer, Mapping) else None
+    if isinstance(sid, str) and sid.startswith("orcid:"):
+        return sid[len("orcid:") :]
+    payload = event.get("payload")
+    return payload_orcid(payload) if isinstance(payload, Mapping) else None
+
+
+def event_key_id(event: Mapping[str, Any]) -> str | None:
+    signer = event.get("signer")
+    kid = signer.get("key_id") if isinstance(signer, Mapping) else None
+    return kid if isinstance(kid, str) else None
 
 
 def after_retirement(created_at: Any, retired_at: str | None) -> bool:

@@ -152,6 +152,18 @@ class Report:
         self._checks.append(Check(name, PASSED if ok else FAILED, detail))
         return ok
 
+    def reserve(self, name: str) -> Check:
+        """Hold the next place for the check `name`, decided later (`settle`) while checks are
+        added after it; until then a failed stand-in holds it (read early, `ok` is False)."""
+        place = Check(name, FAILED, "(not decided yet)")
+        self._checks.append(place)
+        return place
+
+    def settle(self, place: Check, check: Check) -> None:
+        """Put `check` where `reserve` left `place` (found by identity: renaming keeps it)."""
+        own = self._checks
+        own[next(i for i, c in enumerate(own) if c is place)] = check
+
     def unverifiable(self, name: str, detail: str, paths: tuple[str, ...] = ()) -> None:
         self._checks.append(Check(name, UNVERIFIABLE, detail, paths))
 

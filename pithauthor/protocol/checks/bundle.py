@@ -204,14 +204,16 @@ def _check_author_at(
     """An author event inside a document, checked in full whatever signer_type it declares
     (relabelled `signer_type: registry`, it would otherwise pass as an unverifiable registry
     event, which nobody checks). `checked` (when given) keeps what `check_author_event`
-    failed, for the merge (merge.Checked)."""
-    sub, typed = checked_author_event(event)
+    failed, for the merge, and the event's canonical text when it proved it (merge.Checked)."""
+    texts: list[str] | None = None if checked is None else []  # a state's: for its hash
+    sub, typed = checked_author_event(event, texts)
     # `structure` passed: the event has exactly the envelope's fields and its signature block
     # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
     first = sub.head()  # nothing of the event's report is read before the document's is
     structure_ok = first.name == "structure" and first.status == PASSED
     if checked is not None:
-        checked[id(event)] = (event, [c.name for c in sub.failed], typed)
+        text = texts[0] if texts else None
+        checked[id(event)] = (event, [c.name for c in sub.failed], typed, text)
     # `type(...) is dict` first: the ABC's isinstance costs more than the check it guards, and
     # this runs for every event of a document
     if type(event) is dict or isinstance(event, Mapping):

@@ -31,7 +31,15 @@ from pithauthor.protocol.events import (
     envelope_checks,
     shape_faults,
 )
-from pithauthor.protocol.identity import Finding, after_retirement, is_orcid, proofs_problem
+from pithauthor.protocol.identity import (
+    Finding,
+    after_retirement,
+    event_key_id,
+    event_orcid,
+    event_proofs,
+    is_orcid,
+    proofs_problem,
+)
 from pithauthor.protocol.ids import FIRST_YEAR
 from pithauthor.protocol.payloads import (
     ATTESTATION,
@@ -66,9 +74,10 @@ from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check, Rep
 # `typed_author_event` (the shape, for events this package stored after checking them in full).
 
 
-def check_author_event(event: Any) -> Report:
-    """Every rule an author event must meet, each as a named check."""
-    report = _passing_citation(event)
+def check_author_event(event: Any, texts: list[str] | None = None) -> Report:
+    """Every rule an author event must meet, each as a named check. `texts` (a document's
+    checks): the event's canonical text is appended when the tight path proved it."""
+    report = _passing_citation(event, texts)
     return report if report is not None else checked_in_full(event)
 
 
@@ -144,7 +153,7 @@ _CITING_OK = Check("payload_citing", PASSED, "cites another paper")
 # by the strict path's `_signature_ok`) completes the report, so no event is verified twice.
 
 
-def _passing_citation(event: Any) -> Report | None:
+def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | None:
     """The report of a citation that passes every rule before its signature, with the
     signature's verdict; None for any other event (the strict path then checks it)."""
     if not _well_shaped(event):
@@ -177,9 +186,10 @@ def _passing_citation(event: Any) -> Report | None:
     # target are these constants, and the subject and the stamp (their patterns passed) hold
     # nothing JSON escapes. Bytes that differed from the canonical ones could only give another
     # id, which fails the comparison below: the strict path then judges the event
+    payload_text = canonical_text(payload)
     raw = sha256(
         f'{{"created_at":"{event["created_at"]}","event_type":"{CITATION}",'
-        f'"payload":{canonical_text(payload)},"signer":{signer_text},'
+        f'"payload":{payload_text},"signer":{signer_text},'
         f'"subject_pith_number":"{subject}","target":"{_CITATION_TARGET}"}}'.encode()
     ).digest()
     expected_id = "sha256:" + raw.hex()
@@ -197,6 +207,15 @@ def _passing_citation(event: Any) -> Report | None:
             raise ValueError
         verify_key.verify(raw, sig)
         verdict = _SIGNATURE_OK
+        if texts is not None:  # canonical(event) (a state's hash): every text in it is proven
+            # JSON-plain above (patterns, constants, canonical base64), the rest canonical text
+            texts.append(
+                f'{{"created_at":"{event["created_at"]}","event_id":"{expected_id}",'
+                f'"event_type":"{CITATION}","payload":{payload_text},"signature":'
+                f'{{"algorithm":"ed25519","signature_b64":"{signature["signature_b64"]}",'
+                f'"signed_message":"{SIGNED_MESSAGE}"}},"signer":{signer_text},'
+                f'"subject_pith_number":"{subject}","target":"{_CITATION_TARGET}"}}'
+            )
     except bad_signature:
         verdict = make(Check, ("signature", FAILED, BAD_SIGNATURE, ()))
     except ValueError:
@@ -269,9 +288,11 @@ def _good_signer(items: tuple[tuple[str, str], ...]) -> _GoodSigner | None:
     return checks, public_key, text, _verify_key(public_key), BadSignatureError
 
 
-def checked_author_event(doc: object) -> tuple[Report, AuthorEvent | None]:
+def checked_author_event(
+    doc: object, texts: list[str] | None = None
+) -> tuple[Report, AuthorEvent | None]:
     """Every rule (`check_author_event`), and `doc` as a typed event when it meets them all."""
-    report = check_author_event(doc)
+    report = check_author_event(doc, texts)
     return report, (_typed(doc) if report.ok and isinstance(doc, dict) else None)
 
 
@@ -366,29 +387,6 @@ class ProofCheck:
         if standing == "current" and retired_by:
             label = f"RETIRED key (per {', '.join(retired_by)})"
         return Check(name, status, f"{label}: {self.where}: {self.finding.detail}")
-
-
-def event_proofs(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The `identity_proofs` an attestation carries (empty for other events)."""
-    payload = event.get("payload")
-    proofs = payload.get("identity_proofs") if isinstance(payload, Mapping) else None
-    return [p for p in proofs if isinstance(p, Mapping)] if isinstance(proofs, list) else []
-
-
-def event_orcid(event: Mapping[str, Any]) -> str | None:
-    """The ORCID iD the event names: its signer_id's, else the attestation payload's."""
-    signer = event.get("signer")
-    sid = signer.get("signer_id") if isinstance(signer, Mapping) else None
-    if isinstance(sid, str) and sid.startswith("orcid:"):
-        return sid[len("orcid:") :]
-    payload = event.get("payload")
-    return payload_orcid(payload) if isinstance(payload, Mapping) else None
-
-
-def event_key_id(event: Mapping[str, Any]) -> str | None:
-    signer = event.get("signer")
-    kid = signer.get("key_id") if isinstance(signer, Mapping) else None
-    return kid if isinstance(kid, str) else None
 
 
 def late_retirements(

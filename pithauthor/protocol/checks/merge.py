@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from pithauthor.protocol.canonical_json import canonical, canonical_sha256
 from pithauthor.protocol.checks.event import checked_author_event
@@ -100,11 +100,11 @@ def validity_failures(event: object, pith_number: str, record_sha256: str) -> li
 
 
 #: What `checked_author_event` found on events already checked (the names of the checks that
-#: failed, the typed event when none did), by `id()` of the event object (held here too, so the
-#: id cannot be reused): `pith verify` of a local state checks every event it lists, then
-#: recomputes the merge from the same objects (`remerge`); checking each one a second time was
-#: half of that verification (issue 27).
-CheckedEntry = tuple[object, list[str], AuthorEvent | None]
+#: failed, the typed event when none did, its canonical text when the check wrote it), by `id()`
+#: of the event object (held here too, so the id cannot be reused): `pith verify` of a local
+#: state checks every event it lists, then recomputes the merge from the same objects
+#: (`remerge`); checking each one a second time was half of that verification (issue 27).
+CheckedEntry = tuple[object, list[str], AuthorEvent | None, str | None]
 Checked = Mapping[int, CheckedEntry]
 
 
@@ -123,7 +123,9 @@ def _validity(
     if event.get("subject_pith_number") != pith_number:
         failures.append("subject_matches")
     payload = event.get("payload")
-    if not isinstance(payload, Mapping) or payload.get("canonical_sha256") != record_sha256:
+    if (type(payload) is not dict and not isinstance(payload, Mapping)) or payload.get(
+        "canonical_sha256"
+    ) != record_sha256:  # a dict first: the ABC's isinstance costs more than the rest
         failures.append("payload_canonical_sha256")
     return failures, (typed if not failures else None)
 
@@ -178,8 +180,13 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     corrections (module docstring). Also what the CLI runs over an outbox, to know what each
     slot holds before it signs anything."""
     result = Applied()
-    by_id = {e["event_id"]: e for e in events}
-    _check_links(events, by_id, result.broken_links)
+    # each event's link, asked once (by object: `events` is held meanwhile). Without any, as in
+    # most states, no link can break and the order stands (`_links_first` would keep it)
+    links = {id(e): link for e in events if (link := link_of(e)) is not None}
+    ordered: Sequence[AuthorEvent] = events
+    if links:
+        _check_links(events, {e["event_id"]: e for e in events}, result.broken_links)
+        ordered = _links_first(events, result.broken_links)
     live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
     slot_of: dict[str, Slot] = {}
     holders: dict[Slot, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
@@ -188,9 +195,8 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     corrections_said: dict[tuple[str, str, str], str] = {}
     first_of: dict[str, str] = {}  # a repeat -> the event it repeats
 
-    def repeat_of(event: AuthorEvent, slot: Slot) -> str | None:
+    def repeat_of(event: AuthorEvent, slot: Slot, link: tuple[str, str] | None) -> str | None:
         """The earlier event `event` repeats word for word (module docstring), if any."""
-        link = link_of(event)
         if link is not None:
             return corrections_said.get((statement_key(event), *link))
         held = holders.get(slot)
@@ -220,10 +226,10 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
         slot_of[eid] = slot
         result.applied.append(eid)
 
-    for event in _links_first(events, result.broken_links):
+    for event in ordered:
         slot, claim = slot_and_claim(event)
-        link = link_of(event)
-        first = repeat_of(event, slot)
+        link = links.get(id(event))
+        first = repeat_of(event, slot, link)
         if first is not None:  # the same statement signed again: it counts once
             result.duplicates.append({"event": event.copy(), "duplicate_of": first})
             first_of[event["event_id"]] = first
@@ -426,75 +432,3 @@ def merge_state(
 def state_hash(state: Mapping[str, object]) -> str:
     """`state_sha256`: sha256 of the canonical state without its `state_sha256` key."""
     return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
-
-
-def state_inputs(state: Mapping[str, Any]) -> list[object]:
-    """Every author event a local state was merged from (applied, equivocating, invalid,
-    superseded, withdrawals, duplicates)."""
-    current = state.get("current") or {}
-    events: list[object] = []
-    for name in LISTS.values():
-        items = current.get(name) if isinstance(current, Mapping) else None
-        events.extend(items if isinstance(items, list) else [])
-    for entry in state.get("equivocations") or []:
-        if isinstance(entry, Mapping):
-            events.append(entry.get("conflicting_event"))
-    for entry in state.get("invalid_events") or []:
-        if isinstance(entry, Mapping):
-            events.append(entry.get("event"))
-    for name in ("superseded", "duplicates"):
-        for entry in state.get(name) or []:
-            if isinstance(entry, Mapping):
-                events.append(entry.get("event"))
-    withdrawals = state.get("withdrawals")
-    events.extend(withdrawals if isinstance(withdrawals, list) else [])
-    return events
-
-
-def remerge(
-    state: Mapping[str, Any], checked: Checked | None = None, *, hashed: bool = True
-) -> dict[str, object]:
-    """Recompute a local state from the events it lists; equal to `state` when it is honest.
-
-    The state is not trusted yet, so its record parts are copied as they are (untyped); the
-    document is the one `merge_state` builds, field for field. `checked`: what
-    `check_author_event` failed on events of `state` checked just before (see `Checked`).
-    `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
-    it compares with (`check_state`), serialising megabytes a second time (issue 27)."""
-    current = state.get("current")
-    if not isinstance(current, Mapping):
-        raise ValueError("the state has no current object")
-    canon = current.get("canonical_record") or {}
-    created = current.get("record_created") or {}
-    pith_number = str(state.get("pith_number"))
-    merged = _merge(
-        pith_number,
-        canonical_sha256(canon),
-        str(created.get("event_id", "")),
-        state_inputs(state),
-        checked,
-    )
-    again: dict[str, object] = {
-        "state_type": STATE_TYPE,
-        "state_version": STATE_VERSION,
-        "pith_number": pith_number,
-        "merge_version": MERGE_VERSION,
-        "event_count": merged.valid_count + len(merged.invalid),
-        "valid_event_count": merged.valid_count,
-        "invalid_event_count": len(merged.invalid),
-        "equivocation_count": len(merged.equivocations),
-        "current": {
-            "canonical_record": dict(canon),
-            "source_aliases": [dict(a) for a in current.get("source_aliases") or []],
-            "record_created": dict(created),
-            **merged.lists,
-            **{name: [] for name in EMPTY_REGISTRY_LISTS},
-        },
-        "equivocations": merged.equivocations,
-        "invalid_events": merged.invalid,
-        "applied_event_ids": merged.applied,
-        **merged.corrections(),
-    }
-    if hashed:
-        again["state_sha256"] = state_hash(again)
-    return again

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+from pithauthor.protocol.canonical_json import (
+    canonical,
+    canonical_sha256,
+    canonical_text,
+    json_string,
+    sha256_hex,
+)
 from pithauthor.protocol.checks.bundle import (
     _check_author_at,
     _check_created,
@@ -28,7 +34,17 @@ from pithauthor.protocol.checks.fields import (
     _list,
     _required,
 )
-from pithauthor.protocol.checks.merge import Checked, CheckedEntry, remerge
+from pithauthor.protocol.checks.merge import (
+    EMPTY_REGISTRY_LISTS,
+    LISTS,
+    MERGE_VERSION,
+    STATE_TYPE,
+    STATE_VERSION,
+    Checked,
+    CheckedEntry,
+    _merge,
+    state_hash,
+)
 from pithauthor.protocol.checks.record import (
     _check_aliases,
     _parse_number,
@@ -38,7 +54,16 @@ from pithauthor.protocol.checks.record import (
 from pithauthor.protocol.documents import MergedState
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_verdict
-from pithauthor.protocol.verdict import Report, Segments, Trust, uncovered, under
+from pithauthor.protocol.verdict import (
+    FAILED,
+    PASSED,
+    Check,
+    Report,
+    Segments,
+    Trust,
+    uncovered,
+    under,
+)
 
 __all__ = [
     "check_state",
@@ -50,21 +75,18 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     """A merged state: its hash, its record and receipt, every event, and the merge."""
     report = Report(kind="state")
     _required(report, state, STATE_REQUIRED)
-    body = {k: v for k, v in state.items() if k != "state_sha256"}
     # section 4, VERIFIED. A hash, not a signature: it shows the state is whole as written,
-    # not who wrote it (anyone who changes a state can recompute it)
-    computed = canonical_sha256(body)
-    report.add(
-        "state_sha256",
-        state.get("state_sha256") == computed,
-        f"sha256(canonical(state without state_sha256)) = {computed}",
-    )
+    # not who wrote it (anyone who changes a state can recompute it). Its place is here; it is
+    # computed once the events are checked, from the canonical text their checks wrote
+    hashed = report.reserve("state_sha256")
+    checked: dict[int, CheckedEntry] = {}  # for the hash and the merge, below
     report.add(
         "state_type", state.get("state_type") == "pith_open_graph_state", "pith_open_graph_state"
     )
     current = state.get("current")
     if not isinstance(current, Mapping):
         report.add("current", False, "no current object")
+        _settle_hash(report, hashed, state, checked)
         return report
     local = state.get("merge_version") == LOCAL_MERGE_VERSION
     number = _parse_number(state.get("pith_number"))
@@ -97,7 +119,6 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         )
     events: list[Any] = []
     registry: list[str] = []
-    checked: dict[int, CheckedEntry] = {}  # for the merge, recomputed below
     for name, etype in AUTHOR_EVENT_LISTS.items():
         items = _list(report, current, name)
         if items:  # a list: every item is checked, its own fields listed by _check_author_at
@@ -114,6 +135,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
             _registry_event(report, event, f"current.{name}[{index}]", trust, registry)
             events.append(event)
     _unique_event_ids(report, [created, *events])
+    _settle_hash(report, hashed, state, checked)
     _report_registry_events(report, registry)
     present_merge = [p for p in MERGE_FIELDS if _has(state, p)]
     if local:
@@ -142,6 +164,73 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     covered += registry
     report.not_signed("not_signed", uncovered(state, covered))
     return report
+
+
+def _settle_hash(report: Report, place: Check, state: Mapping[str, Any], checked: Checked) -> None:
+    computed = state_sha256(state, checked)
+    report.settle(
+        place,
+        Check(
+            "state_sha256",
+            PASSED if state.get("state_sha256") == computed else FAILED,
+            f"sha256(canonical(state without state_sha256)) = {computed}",
+        ),
+    )
+
+
+def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
+    """`merge.state_hash(state)`: sha256 of the canonical state without `state_sha256`.
+
+    Serialising a state again was a tenth of verifying it (issue 27). Its bulk, the events of
+    `current`'s author lists, was serialised a moment before by their checks, in parts: an
+    event the tight path passed in full has its canonical text in `checked` (proved there,
+    `checks.event`). So the state's text is written around those texts, key by key in sorted
+    order, each other value by `canonical_text`; a state not made of plain dicts with text
+    keys (what JSON gives), or one the encoder refuses, is serialised whole instead, and so
+    gets the plain serialisation's hash or error. tests/unit/protocol/test_state_hash.py
+    holds the two equal on generated states."""
+    try:
+        pieces = _state_pieces(state, checked)
+        if pieces is not None:  # one text, one encoding: each copy of a megabyte counts here
+            return sha256_hex("".join(pieces).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):
+        pass  # the plain serialisation below says what it makes of it
+    return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+
+
+def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | None:
+    """The canonical text of `state` without `state_sha256`, in pieces to be joined."""
+    current = state.get("current")
+    # plain dicts (a Mapping may serialise otherwise); a key that is not text makes sorted()
+    # or json_string raise TypeError, and the plain serialisation then decides
+    if type(state) is not dict or type(current) is not dict:
+        return None
+    pieces = ["{"]
+    for key in sorted(state):
+        if key == "state_sha256":
+            continue
+        pieces += (json_string(key), ":")
+        if key != "current":
+            pieces += (canonical_text(state[key]), ",")
+            continue
+        pieces.append("{")
+        for name in sorted(current):
+            value = current[name]
+            pieces += (json_string(name), ":")
+            if name not in AUTHOR_EVENT_LISTS or type(value) is not list or not value:
+                pieces += (canonical_text(value), ",")
+                continue
+            pieces.append("[")
+            for event in value:
+                entry = checked.get(id(event))
+                if entry is None or entry[0] is not event or entry[3] is None:
+                    pieces += (canonical_text(event), ",")
+                else:  # the held object itself (`entry[0]`): its id is not another's
+                    pieces += (entry[3], ",")
+            pieces[-1] = "],"  # the last item's comma closes the list
+        pieces[-1] = "}," if current else "{},"
+    pieces[-1] = "}" if len(pieces) > 1 else "{}"
+    return pieces
 
 
 def _corrected_events(
@@ -233,6 +322,78 @@ def _check_local_merge(
         f"recomputed {LOCAL_MERGE_VERSION}: "
         + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
     )
+
+
+def state_inputs(state: Mapping[str, Any]) -> list[object]:
+    """Every author event a local state was merged from (applied, equivocating, invalid,
+    superseded, withdrawals, duplicates)."""
+    current = state.get("current") or {}
+    events: list[object] = []
+    for name in LISTS.values():
+        items = current.get(name) if isinstance(current, Mapping) else None
+        events.extend(items if isinstance(items, list) else [])
+    for entry in state.get("equivocations") or []:
+        if isinstance(entry, Mapping):
+            events.append(entry.get("conflicting_event"))
+    for entry in state.get("invalid_events") or []:
+        if isinstance(entry, Mapping):
+            events.append(entry.get("event"))
+    for name in ("superseded", "duplicates"):
+        for entry in state.get(name) or []:
+            if isinstance(entry, Mapping):
+                events.append(entry.get("event"))
+    withdrawals = state.get("withdrawals")
+    events.extend(withdrawals if isinstance(withdrawals, list) else [])
+    return events
+
+
+def remerge(
+    state: Mapping[str, Any], checked: Checked | None = None, *, hashed: bool = True
+) -> dict[str, object]:
+    """Recompute a local state from the events it lists; equal to `state` when it is honest.
+
+    The state is not trusted yet, so its record parts are copied as they are (untyped); the
+    document is the one `merge_state` builds, field for field. `checked`: what
+    `check_author_event` failed on events of `state` checked just before (see `Checked`).
+    `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
+    it compares with (`check_state`), serialising megabytes a second time (issue 27)."""
+    current = state.get("current")
+    if not isinstance(current, Mapping):
+        raise ValueError("the state has no current object")
+    canon = current.get("canonical_record") or {}
+    created = current.get("record_created") or {}
+    pith_number = str(state.get("pith_number"))
+    merged = _merge(
+        pith_number,
+        canonical_sha256(canon),
+        str(created.get("event_id", "")),
+        state_inputs(state),
+        checked,
+    )
+    again: dict[str, object] = {
+        "state_type": STATE_TYPE,
+        "state_version": STATE_VERSION,
+        "pith_number": pith_number,
+        "merge_version": MERGE_VERSION,
+        "event_count": merged.valid_count + len(merged.invalid),
+        "valid_event_count": merged.valid_count,
+        "invalid_event_count": len(merged.invalid),
+        "equivocation_count": len(merged.equivocations),
+        "current": {
+            "canonical_record": dict(canon),
+            "source_aliases": [dict(a) for a in current.get("source_aliases") or []],
+            "record_created": dict(created),
+            **merged.lists,
+            **{name: [] for name in EMPTY_REGISTRY_LISTS},
+        },
+        "equivocations": merged.equivocations,
+        "invalid_events": merged.invalid,
+        "applied_event_ids": merged.applied,
+        **merged.corrections(),
+    }
+    if hashed:
+        again["state_sha256"] = state_hash(again)
+    return again
 
 
 def checked_state(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, MergedState | None]:

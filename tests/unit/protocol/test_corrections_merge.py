@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.examples_budget import examples
 from support.registry import (
     CITING,
     REAL_NUMBER,
@@ -24,7 +27,7 @@ from support.registry import (
 )
 
 from pithauthor.errors import EventError
-from pithauthor.protocol.checks.merge import apply_events
+from pithauthor.protocol.checks.merge import Applied, apply_events, order_key
 from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.subject import Subject
 from pithauthor.sign import attest_authorship, sign_citation, withdraw
@@ -276,3 +279,46 @@ def test_replicate_replace_with_new_artifacts_corrects_the_one_record_of_that_ki
     state_held = Statements([old])  # type: ignore[list-item]
     plain = record("bb" * 32, "not_reproduced", settle=state_held.settle("refuse"))
     assert "replaces" not in plain["payload"]  # another slot: a second record, not a conflict
+
+
+# --- the merge without links (issue 27) --------------------------------------------------------
+# `apply_events` asks each event's link once, and with no link at all skips the link checks and
+# the reordering (which then change nothing). The net: any list of events merged as it is, and
+# merged beside an event whose link names no event (broken, so applied nowhere, but it makes
+# the full path run), decides the same for every other event.
+
+_ADA, _GRACE = TestSigner(b"a" * 32), TestSigner(b"g" * 32)
+_OLD_CLAIM = claim_event(_ADA, 2)
+_OLD_CITE = cite_event(_GRACE, "extends")
+POOL = [
+    _OLD_CLAIM,
+    claim_event(_ADA, 2, T1),  # a repeat
+    claim_event(_ADA, 5, T1),  # an equivocation
+    claim_event(_GRACE, 1, T2),
+    _OLD_CITE,
+    cite_event(_GRACE, "extends", T1),  # a repeat
+    cite_event(_GRACE, "supports", T2),  # an equivocation
+    cite_event(_ADA, "cites", T0),
+    claim_event(_ADA, 3, T1, replaces=_OLD_CLAIM["event_id"]),
+    cite_event(_GRACE, "supports", T1, replaces=_OLD_CITE["event_id"]),
+    dict(withdraw(_GRACE, _OLD_CITE, created_at=T2)),
+    claim_event(_GRACE, 3, T2, replaces=_OLD_CLAIM["event_id"]),  # another key's: broken
+]
+_UNKNOWN = "sha256:" + "0" * 64
+_DANGLING = cite_event(_ADA, "uses_method", T2, replaces=_UNKNOWN)
+
+
+def _decided(applied: Applied) -> dict[str, Any]:
+    """What `apply_events` decided, but for the dangling event's own fault."""
+    broken = {k: v for k, v in applied.broken_links.items() if k != _DANGLING["event_id"]}
+    return {**vars(applied), "broken_links": broken}
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.sampled_from(POOL), max_size=8, unique_by=lambda e: e["event_id"]))
+def test_events_without_links_are_merged_as_the_full_path_merges_them(events: list[Any]) -> None:
+    events.sort(key=order_key)
+    alone = apply_events(events)
+    full = apply_events(sorted([*events, _DANGLING], key=order_key))
+    assert full.broken_links[_DANGLING["event_id"]] == ["replaces_unknown"]
+    assert _decided(alone) == _decided(full)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -66,15 +67,25 @@ def _reseal(event: dict[str, Any]) -> None:
 
 
 def _same_verdict(event: Any) -> Report:
-    fast, strict = check_author_event(event), checked_in_full(event)
+    texts: list[str] = []
+    fast, strict = check_author_event(event, texts), checked_in_full(event)
     assert fast == strict
     assert (fast.ok, fast.strict_ok, fast.failed) == (strict.ok, strict.strict_ok, strict.failed)
+    # the canonical text the tight path writes for a state's hash: only for an event that
+    # passed everything, and then exactly `json.dumps`'s canonical serialisation of it
+    assert len(texts) <= 1 and (fast.ok or not texts)
+    if texts:
+        assert texts[0] == json.dumps(
+            event, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
     return fast
 
 
 def test_a_genuine_citation_takes_the_tight_path_with_the_strict_report() -> None:
-    passed = _passing_citation(GENUINE)
+    texts: list[str] = []
+    passed = _passing_citation(GENUINE, texts)
     assert passed is not None  # else the comparisons below would not test the tight path
+    assert texts == [canonical(GENUINE).decode()]  # and the text for a state's hash is written
     assert passed == checked_in_full(GENUINE)
     assert passed.ok and [c.status for c in passed.checks] == [PASSED] * len(passed.checks)
     _same_verdict(_citation())  # the optional fields left out

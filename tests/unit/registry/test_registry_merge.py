@@ -12,8 +12,7 @@ from support.cli import RunPith
 from support.registry import TestSigner, attestation, citation, make_state
 
 from pithauthor.protocol.canonical_json import canonical_sha256
-from pithauthor.protocol.checks.merge import remerge
-from pithauthor.protocol.checks.state import check_state
+from pithauthor.protocol.checks.state import check_state, remerge
 from pithauthor.registry.local.answers import load_or_create_key
 
 
