@@ -315,12 +315,13 @@ TEXT_FIELDS = (
     "number",
 )
 
-_ID = r"(?:[0-9]{4}\.[0-9]{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?/[0-9]{7})(?:v[0-9]+)?"
+# An arXiv identifier is ASCII: its letters match ASCII letters only (`(?a:...)`, scoped so that
+# `\s` and `\b` around it keep their Unicode meaning). Without it, `[a-z]` under IGNORECASE also
+# matches the Kelvin sign and the long s (their case folds are k and s), and `re` builds a table
+# of all 65,536 code points for each such class (about 0.5 ms a pattern, issue 27: start-up).
+_ID = r"(?a:(?:[0-9]{4}\.[0-9]{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?/[0-9]{7})(?:v[0-9]+)?)"
 
-# These are compiled on first use, not at import: `[a-z]` under IGNORECASE makes `re` build a
-# table of all 65,536 code points (the case folds of k and s reach past U+00FF: the Kelvin sign,
-# the long s), about 0.5 ms each, a tenth of `pith bib scan`'s start-up beyond bibtexparser
-# (issue 27); most bibliographies need few of them, or none.
+# These are compiled on first use, not at import: most bibliographies need few of them, or none.
 
 
 @cache
@@ -349,7 +350,7 @@ def _volume_re() -> re.Pattern[str]:
 @cache
 def _old_re() -> re.Pattern[str]:
     return re.compile(
-        r"(?<![\w./-])([a-z]+(?:-[a-z]+)?)((?:\.[a-z]{2})?/[0-9]{7}(?:v[0-9]+)?)\b",
+        r"(?<![\w./-])((?a:[a-z]+(?:-[a-z]+)?))((?a:(?:\.[a-z]{2})?/[0-9]{7}(?:v[0-9]+)?))\b",
         re.IGNORECASE,
     )
 

@@ -240,13 +240,14 @@ _NEW = re.compile(r"(?P<yymm>[0-9]{4})\.(?P<num>[0-9]{4,5})(?:v(?P<ver>[0-9]+))?
 
 @cache
 def _old() -> re.Pattern[str]:
-    """An old-style identifier (`hep-th/9711200`), compiled on first use: `[a-z]` under
-    IGNORECASE makes `re` build a table of every code point, 0.5 ms, and most identifiers are
-    new-style (`pith bib scan` start-up, issue 27)."""
+    """An old-style identifier (`hep-th/9711200`): ASCII letters only (re.ASCII: under
+    IGNORECASE alone `[a-z]` also matches the Kelvin sign and the long s, whose case folds are k
+    and s, and `re` builds a table of every code point for it, 0.5 ms). Compiled on first use:
+    most identifiers are new-style (`pith bib scan` start-up, issue 27)."""
     return re.compile(
         r"(?P<archive>[a-z]+(?:-[a-z]+)?)(?:\.(?P<subj>[a-z]{2}))?/(?P<yymm>[0-9]{4})"
         r"(?P<num>[0-9]{3})(?:v(?P<ver>[0-9]+))?",
-        re.IGNORECASE,
+        re.IGNORECASE | re.ASCII,
     )
 
 

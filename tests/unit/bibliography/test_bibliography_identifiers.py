@@ -139,3 +139,16 @@ def test_a_malformed_arxiv_url_leaves_a_hint_for_the_report() -> None:
 
 def test_an_unlabelled_eprint_that_is_not_arxiv_is_ignored() -> None:
     assert find_identifier({"eprint": "PMC1234567"}).identifier is None
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"note": "math.\u212aT/0101001"},  # the Kelvin sign (its case fold is k)
+        {"journal": "arXiv preprint arXiv:math.\u212aT/0101001"},
+        {"url": "https://arxiv.org/abs/phy\u017fics/9901001"},  # the long s
+        {"volume": "abs/math.\u212aT/0101001", "journal": "CoRR"},
+    ],
+)
+def test_an_identifier_spelt_with_a_lookalike_letter_is_not_read(fields: dict[str, str]) -> None:
+    assert find_identifier(fields).identifier is None

@@ -199,3 +199,16 @@ def test_canonical_refuses_what_json_cannot_write() -> None:
     loop["self"] = loop
     with pytest.raises((ValueError, RecursionError)):
         canonical(loop)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "math.\u212aT/0101001",  # the Kelvin sign, whose case fold is k: once read as math/0101001
+        "phy\u017fics/9901001",  # the long s, whose case fold is s
+        "hep-\u0167h/9901001",
+    ],
+)
+def test_an_old_style_id_with_a_non_ascii_letter_is_refused_not_folded(text: str) -> None:
+    with pytest.raises(ArxivIdError):
+        ArxivId.parse(text)
