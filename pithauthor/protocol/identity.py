@@ -62,7 +62,8 @@ def parse_key_id(text: str) -> str:
     """A key id the user typed (`--signer`), upper-cased base32; InputError when malformed."""
     prefix, _, body = text.strip().partition(":")
     candidate = f"{prefix.lower()}:{body.upper()}"
-    if not KEY_ID_RE.fullmatch(candidate):
+    # ASCII as written: upper() would fold lookalikes (the long s to S) into a real key id
+    if not text.isascii() or not KEY_ID_RE.fullmatch(candidate):
         shown = text if len(text) <= 60 else text[:57] + "..."
         raise InputError(f"{shown!r} is not a key id ({KEY_ID_PREFIX} + 26 base32 characters)")
     return candidate

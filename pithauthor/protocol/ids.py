@@ -41,12 +41,17 @@ _YEAR_RE = re.compile(r"[0-9]{4}")
 
 def _check_body(text: str, *, what: str, lengths: tuple[int, ...]) -> str:
     """Upper-case `text` and check alphabet then length; return it. The alphabet first: a
-    mistyped character (`0` for `O`, `1` for `I`) is the likelier fault, named by position."""
-    body = text.strip().upper()
-    if not body:
+    mistyped character (`0` for `O`, `1` for `I`) is the likelier fault, named by position.
+    Each character is checked as written, before upper-casing: `str.upper` folds lookalikes
+    into the alphabet (the dotless i to I, the long s to S), and a number spelt with one must
+    be refused, never read as the number it imitates."""
+    written = text.strip()
+    if not written:
         raise PithNumberError(f"{what} is empty")
+    # ASCII upper-cases character for character: the same length, position for position
+    body = written.upper() if written.isascii() else written
     for position, char in enumerate(body, start=1):
-        if char not in _ALPHABET_SET:
+        if char not in _ALPHABET_SET and not (char.isascii() and char.upper() in _ALPHABET_SET):
             raise PithNumberError(
                 f"{what} {text!r} has {char!r} at position {position}; "
                 "a Pith Number uses base32 letters A-Z and digits 2-7 only"

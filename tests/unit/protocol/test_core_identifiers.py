@@ -90,6 +90,12 @@ def test_bare_body_parses_without_a_year() -> None:
         ("pith:NFG5PAOX", "short form"),
         ("pith:2023:NFG5:PAOX", "too many"),
         ("", "empty"),
+        # lookalikes that str.upper() folds into the alphabet: refused as written, not read as
+        # the number they imitate (the dotless i, the long s, the Kelvin sign, ligature st)
+        ("pith:2023:NFG5PAOXQUV\u0131WDX5F7YSYYL7EW", "'\u0131' at position 12"),
+        ("pith:2023:nfg5paoxquviwdx5f7y\u017fyyl7ew", "'\u017f' at position 20"),
+        ("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7E\ufb06", "position 26"),
+        ("pith:NFG5P\u0131OX", "position 6"),
     ],
 )
 def test_malformed_numbers_get_a_precise_error(text: str, fragment: str) -> None:
@@ -212,3 +218,13 @@ def test_canonical_refuses_what_json_cannot_write() -> None:
 def test_an_old_style_id_with_a_non_ascii_letter_is_refused_not_folded(text: str) -> None:
     with pytest.raises(ArxivIdError):
         ArxivId.parse(text)
+
+
+@pytest.mark.parametrize("text", ["ed25519:\u017f" + "A" * 25, "ed25519:" + "a" * 25 + "\u0131"])
+def test_a_key_id_spelt_with_a_lookalike_letter_is_refused(text: str) -> None:
+    from pithauthor.errors import InputError
+    from pithauthor.protocol.identity import parse_key_id
+
+    assert parse_key_id("ed25519:" + "a" * 26) == "ed25519:" + "A" * 26
+    with pytest.raises(InputError):
+        parse_key_id(text)
