@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 from support.latex.inject import NUMBER
 
 from pithauthor import PithNumber
@@ -269,7 +270,9 @@ PIECES = [
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(300),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     parts=st.lists(st.sampled_from(PIECES), min_size=1, max_size=60),

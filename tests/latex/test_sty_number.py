@@ -29,25 +29,40 @@ def test_bare_body_is_accepted_and_written_as_the_body(tmp_path: Path, number: s
     assert meta["/PithURL"] == "https://pith.science/pith/" + BODY
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "pith:23:" + BODY,  # two-digit year
-        "pith:1990:" + BODY,  # before arXiv began
-        "pith:2023:" + BODY[:-1],  # 25 characters
-        "pith:2023:" + BODY[:25] + "1",  # 1 is not base32
-        "doi:2023:" + BODY,
-        BODY[:8],  # a short alias
-        "pith:2023" + BODY,  # missing colon
-        "",
-    ],
-)
-def test_malformed_number_stops_with_a_package_error_and_help(tmp_path: Path, bad: str) -> None:
-    halted = build(paper(bad), tmp_path / "halt")
+MALFORMED = [
+    "pith:23:" + BODY,  # two-digit year
+    "pith:1990:" + BODY,  # before arXiv began
+    "pith:2023:" + BODY[:-1],  # 25 characters
+    "pith:2023:" + BODY[:25] + "1",  # 1 is not base32
+    "doi:2023:" + BODY,
+    BODY[:8],  # a short alias
+    "pith:2023" + BODY,  # missing colon
+    "",
+]
+# Every malformed number raises pith.sty's one `malformed` error, whose help is the same text;
+# `make test` reads that help on two of them (a nonstop build each, ~0.15 CPU-s), and on the
+# others in `make test-all` and CI (issue 27). Every one of them still halts the build there.
+HELP_IN_MAKE_TEST = {"pith:23:" + BODY, ""}
+
+
+@pytest.mark.parametrize("bad", MALFORMED)
+def test_malformed_number_stops_with_a_package_error(tmp_path: Path, bad: str) -> None:
+    halted = build(paper(bad), tmp_path)
     assert not halted.ok
     assert "Package pith Error:" in halted.log
     assert not halted.pdf.exists()
-    going_on = build(paper(bad), tmp_path / "nonstop", halt=False)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param(b, marks=[] if b in HELP_IN_MAKE_TEST else [pytest.mark.slow])
+        for b in MALFORMED
+    ],
+)
+def test_malformed_number_error_has_help_showing_a_pith_number(tmp_path: Path, bad: str) -> None:
+    going_on = build(paper(bad), tmp_path, halt=False)
+    assert not going_on.ok
     assert "A Pith Number looks like pith:2023:" in " ".join(going_on.log.split())
 
 

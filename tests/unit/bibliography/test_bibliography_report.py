@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 
 from pithauthor.bibliography.reading import (
     STATUSES,
@@ -106,7 +107,7 @@ class _Declared:
 _VALUE = st.none() | st.text(max_size=3) | st.integers(-2, 2)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     values=st.tuples(_VALUE, _VALUE, _VALUE, st.sampled_from(STATUSES), _VALUE, _VALUE, _VALUE),
     cut=st.integers(4, 7),

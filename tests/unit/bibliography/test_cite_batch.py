@@ -12,6 +12,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 from support.registry import TestSigner
 
 from pithauthor.bibliography.cite import sign_bibliography
@@ -87,7 +88,7 @@ def _sign(reading: Any, citing: PithNumber, citing_arxiv: str | None, held: Any)
     return report, asked
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     entries=st.lists(_ENTRY, min_size=1, max_size=12),
     citing=st.sampled_from(["other", "a cited paper", "another version of one"]),

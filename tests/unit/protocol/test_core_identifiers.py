@@ -8,6 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 from support.paths import load_fixture
 
 from pithauthor.errors import ArxivIdError, PithNumberError
@@ -185,7 +186,7 @@ _JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.dictionaries(st.text(max_size=8), _JSON_VALUES, max_size=6))
 def test_canonical_writes_what_json_dumps_writes_for_any_object(obj: dict) -> None:
     """`canonical` calls CPython's C encoder directly (made once): byte for byte the output of

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import (
@@ -180,7 +181,7 @@ def test_direct_check_gives_the_full_schemas_verdict_on_edge_cases(changes: dict
     assert built_payload_violation("citation_signature", payload) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     key=st.text(max_size=210),
     context=st.text(max_size=510),

@@ -76,12 +76,12 @@ def test_a_cached_record_catches_a_wrong_year_offline(
 
 
 def test_offline_with_no_record_at_hand_says_the_year_is_unchecked(
-    pith: RunPith, paper: Path
+    pith: RunPith, paper: Path, isolated_home: Path
 ) -> None:
     result = pith("latex", "inject", str(paper), "--pith", WRONG_YEAR, "--offline")
     assert result.returncode == 0, result.stderr
     assert f"offline and no record of {WRONG_YEAR} at hand: its year is unchecked" in result.stderr
-    assert not (paper.parent / "pith-home" / "cache").exists()  # nothing fetched, nothing kept
+    assert not (isolated_home / "cache").exists()  # nothing fetched, nothing kept
 
 
 def test_an_unreachable_registry_leaves_the_year_unchecked_and_says_so(

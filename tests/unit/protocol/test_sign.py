@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 from support.paths import load_fixture
 from support.signer import VECTOR_ORCID, FixedSigner
 
@@ -319,7 +320,7 @@ _PAYLOAD = st.dictionaries(
 _TOP = [f for f in SIGNED_FIELDS if f not in ("signer", "payload")]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     texts=st.fixed_dictionaries({f: _TEXT for f in _TOP}),
     signer=st.dictionaries(_TEXT, _TEXT, max_size=5),
@@ -390,7 +391,7 @@ def _both_ways(dear: Subject, pipeline: Subject, **fields: Any) -> tuple[Any, An
     return outcomes[0], outcomes[1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     key=st.none() | _FIELD,
     context=st.none() | _FIELD,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples_budget import examples
 from support.paths import load_fixture
 from support.signer import FixedSigner
 
@@ -55,7 +56,7 @@ _FIELD = st.text(
 ) | st.sampled_from(["a" * 200, "a" * 201, "", " ", "k", 7, ["k"], b"k"])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     key=st.none() | _FIELD,
     relationship=st.sampled_from([*RELATIONSHIPS, "Extends", "cites ", "", 3, ["cites"]]),
@@ -149,7 +150,7 @@ _TEXT = st.text(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(created_at=_TEXT, event_type=_TEXT, payload=_TEXT, signer=_TEXT, subject=_TEXT, target=_TEXT)
 def test_the_envelope_frame_is_envelope_bytes_cut_around_payload_and_subject(
     created_at: str, event_type: str, payload: str, signer: str, subject: str, target: str
