@@ -99,7 +99,24 @@ def detect_kind(doc: Any) -> str:
 
 
 def verify_document(doc: Any, trust: Trust | None = None) -> Report:
-    """Check one document of any known kind."""
+    """Check one document of any known kind.
+
+    Whatever the document holds, the answer is a report (its faults as failed checks) or a
+    `DocumentError`: never another exception (docs/protocol.md, "What `pith verify` checks")."""
+    try:
+        return _verify_one(doc, trust)
+    except UnicodeEncodeError as exc:
+        # a lone UTF-16 surrogate has no UTF-8 bytes, so a document holding one has no
+        # canonical bytes to hash. JSON read by `parse_json` never holds one (it is refused
+        # there, as this is); only a document built in Python can reach this
+        if "surrogate" not in str(exc.reason):
+            raise
+        raise DocumentError(
+            "the document holds a lone UTF-16 surrogate, which JSON cannot carry"
+        ) from None
+
+
+def _verify_one(doc: Any, trust: Trust | None) -> Report:
     if trust is None:
         trust = pinned_trust()
     kind = detect_kind(doc)
@@ -164,7 +181,12 @@ def _check_links(report: Report, docs: list[Any]) -> None:
     against the one it names when the same file holds it; when it does not, the link cannot be
     checked here (unverifiable: the registry's state can tell)."""
     events = [d if detect_kind(d) == "event" else None for d in docs]
-    known = {e["event_id"]: e for e in events if isinstance(e, dict) and "event_id" in e}
+    # an event_id that is not text names no event (and a list or object is unhashable)
+    known = {
+        e["event_id"]: e
+        for e in events
+        if isinstance(e, dict) and isinstance(e.get("event_id"), str)
+    }
     for number, event in enumerate(events, start=1):
         verdict = link_verdict(event, known) if isinstance(event, dict) else None
         if verdict is None:

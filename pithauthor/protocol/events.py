@@ -304,7 +304,14 @@ def envelope_checks(event: Any) -> tuple[Report, bool, bool]:
     report = Report("event", checks)
     if public_key is None:
         return report, True, subject_ok
-    digest = _event_digest(event)
+    try:
+        digest = _event_digest(event)
+    except UnicodeEncodeError:
+        # a lone UTF-16 surrogate in a signed text: no UTF-8 bytes, so no event_id, and no
+        # signature can cover it. JSON never holds one (`parse_json` refuses them); an event
+        # built in Python may, and fails here rather than raising
+        checks.append(Check("event_id", FAILED, _NO_BYTES))
+        return report, True, subject_ok
     expected_id = "sha256:" + digest.hex()
     stated = event["event_id"]
     same = stated == expected_id
@@ -338,6 +345,7 @@ _STRUCTURE_OK = Check("structure", PASSED, "exactly the event's fields")
 _TARGET_OF: dict[str, str] = {k: v for k, v in EVENT_TARGETS.items()}  # by any text
 _SIGNATURE_DETAIL = "Ed25519 over the 32 raw bytes of event_id"
 _SIGNATURE_OK = Check("signature", PASSED, _SIGNATURE_DETAIL)
+_NO_BYTES = "a signed text holds a lone UTF-16 surrogate: it has no canonical UTF-8 bytes"
 
 
 @lru_cache(maxsize=64)

@@ -23,6 +23,7 @@ from pithauthor.protocol.checks.merge import CheckedEntry
 from pithauthor.protocol.checks.record import (
     _check_aliases,
     _parse_number,
+    _same,
     check_canonical,
     check_receipt,
     receipt_key,
@@ -70,7 +71,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
             "short_form", bundle["short_pith_number"] == number.short, f"expected {number.short}"
         )
     if isinstance(canon, Mapping):
-        report.add("source", bundle.get("source") == canon.get("source"), "= canonical source")
+        report.add("source", _same(bundle.get("source"), canon.get("source")), "= canonical source")
         if "source_aliases" in bundle and number is not None:
             _check_aliases(report, "source_aliases", bundle["source_aliases"], number, canon)
     events = bundle.get("events")
@@ -150,7 +151,7 @@ def _check_created(
     name = "record."
     report.add(
         name + "payload_record",
-        payload.get("canonical_record") == canon
+        _same(payload.get("canonical_record"), canon)
         and payload.get("canonical_sha256") == digest
         and isinstance(digest, str),
         "its payload is this canonical record and canonical_sha256",
@@ -159,7 +160,7 @@ def _check_created(
     if isinstance(source, Mapping):
         stated = tuple(payload.get(f"source_{k}") for k in ("id", "kind", "version"))
         expected = tuple(source.get(k) for k in ("id", "kind", "version"))
-        report.add(name + "payload_source", stated == expected, "source_id/kind/version")
+        report.add(name + "payload_source", _same(stated, expected), "source_id/kind/version")
     receipt = payload.get("receipt")
     report.extend(check_receipt(receipt, str(digest), trust), prefix=name)
     key = receipt_key(receipt, trust)

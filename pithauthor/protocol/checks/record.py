@@ -12,6 +12,7 @@ from pithauthor.protocol.canonical_json import (
     b64decode,
     base32_nopad,
     canonical_sha256,
+    canonical_text,
     hex_digest_bytes,
 )
 from pithauthor.protocol.checks.fields import (
@@ -120,10 +121,9 @@ def receipt_key(receipt: Any, trust: Trust) -> RegistryKey | None:
         return None
     kid = receipt.get("key_id")
     key = trust.get(kid) if isinstance(kid, str) else None
-    fp = receipt.get("public_key_fingerprint")
     # a trusted key id beside another key's fingerprint is no receipt of that key: a receipt
-    # cannot borrow a trusted name
-    if key is None or (fp is not None and fp != key.fingerprint):
+    # cannot borrow a trusted name. Optional, but when present (null included) it must match
+    if key is None or receipt.get("public_key_fingerprint", key.fingerprint) != key.fingerprint:
         return None
     return key
 
@@ -244,7 +244,7 @@ def check_record(record: Mapping[str, Any], trust: Trust) -> Report:
                 f"expected {number.short}",
             )
         if "source" in record:
-            report.add("source", record["source"] == canon.get("source"), "= canonical source")
+            report.add("source", _same(record["source"], canon.get("source")), "= canonical source")
         if "aliases" in record:
             _check_aliases(report, "aliases", record["aliases"], number, canon)
         if "paper" in record:
@@ -287,6 +287,12 @@ def checked_record(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, Record
     return report, (cast(RecordDocument, doc) if report.ok and isinstance(doc, dict) else None)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """The same JSON: canonical bytes, not ==, by which `true == 1` and `1.0 == 1` in Python
+    (not in what a reader is shown, nor in what is hashed)."""
+    return canonical_text(a) == canonical_text(b)
+
+
 def _parse_number(value: Any) -> PithNumber | None:
     try:
         return PithNumber.parse(value) if isinstance(value, str) else None
@@ -318,7 +324,7 @@ def _check_aliases(
             continue
         kind, value = alias.get("alias_kind"), alias.get("alias_value")
         kinds.append(kind)
-        if kind not in expected:
+        if not isinstance(kind, str) or kind not in expected:  # a list or object: unhashable
             bad.append(f"unknown kind {kind!r}")
         elif value != expected[kind]:
             bad.append(f"{kind}={value!r}")

@@ -141,7 +141,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     if local:
         _check_local_merge(report, state, checked)
         covered += present_merge
-        for index, entry in enumerate(state.get("equivocations") or []):
+        for index, entry in enumerate(_top_list(report, state, "equivocations")):
             event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
             at = f"equivocations[{index}].conflicting_event"
             report.not_signed(f"{at}.not_signed", under(at, uncovered(event, EVENT_CHECKED)))
@@ -275,7 +275,8 @@ def _check_corrections(
     places: list[tuple[str, Any]] = []
     for name in AUTHOR_EVENT_LISTS:
         items = current.get(name) if isinstance(current, Mapping) else None
-        places.append((f"current.{name}", items or []))
+        # not a list: failed as such by `_list` (check_state); nothing in it to link
+        places.append((f"current.{name}", items if isinstance(items, list) else []))
     withdrawals = state.get("withdrawals")
     if isinstance(withdrawals, list):
         places.append(("withdrawals", withdrawals))

@@ -140,6 +140,26 @@ def test_a_bad_signature_is_named_by_the_tight_path_as_by_the_strict_one() -> No
     assert [c.name for c in report.failed] == ["signature"]
 
 
+# A lone UTF-16 surrogate: JSON cannot carry one (`parse_json` refuses it), an event built in
+# Python can. Such a text has no UTF-8 bytes, so the event has no event_id: both paths fail it
+# by name (`_near_miss` below may draw one at random; these make it certain)
+SURROGATE_FIELDS = [
+    (where, field)
+    for where, block in (("", GENUINE), *((b, GENUINE[b]) for b in ("signer", "signature")))
+    for field, value in block.items()
+    if isinstance(value, str)
+] + [("payload", field) for field in GENUINE["payload"]]
+
+
+@pytest.mark.parametrize(("where", "field"), SURROGATE_FIELDS, ids=lambda x: x or "event")
+def test_a_lone_surrogate_in_any_text_fails_and_raises_nothing(where: str, field: str) -> None:
+    for value in ("\ud800", (GENUINE[where] if where else GENUINE)[field] + "\udfff"):
+        event = copy.deepcopy(GENUINE)
+        _set(event, where, field, value)
+        report = _same_verdict(event)
+        assert not report.ok
+
+
 # --- mutated at random -----------------------------------------------------------------------
 
 PLACES = {
