@@ -21,27 +21,33 @@ demo: $(STAMP)
 # every pytest worker re-compiles and re-rewrites every test module (collection 4 s -> 25 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-# Tests run in parallel, one worker per core (pytest-xdist); each test has its own PITH_HOME.
-# (Not one more, as `make check` has: in a run with three workers on 2 loaded cores the 3 s TeX
-# time-out tests of tests/latex/test_build_limits.py failed, and no gain in wall time was shown.)
+# Tests run in parallel (pytest-xdist), one worker more than cores: many tests wait on sockets,
+# time-outs and TeX's files rather than the CPU, and the extra worker fills those waits (2 idle
+# cores: `make check` 37 s with -n 2, 31 s with -n 3; `make test` 100 s with -n 2, 84 s with -n 3;
+# docs/performance.md). Each test has its own PITH_HOME.
 # `-p no:anyio`: no test uses anyio's plugin, and loading it costs each pytest process ~0.2 s.
-PYTEST := $(PY) -m pytest -n auto --dist worksteal -p no:anyio
+WORKERS = $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
+PYTEST = $(PY) -m pytest -n $(WORKERS) --dist worksteal -p no:anyio
+
+# The tests' temporary files go to a RAM disk when the machine has a roomy one (/dev/shm with at
+# least 4 GiB free; a run writes about 60 MB), else where TMPDIR says: the suite writes keys,
+# outboxes and manuscripts durably, and each fsync on a real disk is a wait (`make test` 113 s
+# -> 103 s on 2 idle cores). The code runs the same: fsync on tmpfs returns at once.
+RAM_TMP = $(shell test -w /dev/shm && df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 >= 4194304 { print "/dev/shm" }')
+TEST_ENV = $(if $(RAM_TMP),TMPDIR=$(RAM_TMP))
 
 # Every test but the slow ones, TeX included (a bare `pytest` runs the same set). The workers
 # share each TeX build (tests/support/latex/texbuild.py: shared_folder).
 test: $(STAMP)
-	$(PYTEST)
+	$(TEST_ENV) $(PYTEST)
 
 # Everything, the slow tests too (the full LaTeX matrices; CI runs this).
 test-all: $(STAMP)
-	PITH_SLOW=1 $(PYTEST)
+	$(TEST_ENV) PITH_SLOW=1 $(PYTEST)
 
 # The edit loop: everything but the TeX and slow tests.
-# One worker more than cores: many of these tests wait on sockets and time-outs, not the CPU
-# (2 idle cores: -n 2 took 37 s, -n 3 31 s; docs/performance.md).
-CHECK_WORKERS = $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 check: $(STAMP)
-	$(PY) -m pytest -n $(CHECK_WORKERS) --dist worksteal -q -m "not tex and not slow" -p no:anyio
+	$(TEST_ENV) $(PYTEST) -q -m "not tex and not slow"
 
 # Time `make check`, `make test` and `make test-all`: their section of benchmarks/RESULTS.md.
 test-durations: $(STAMP)
