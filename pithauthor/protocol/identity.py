@@ -159,13 +159,15 @@ MAX_PROOFS = 8  # the schema's maxItems: a claim names a few places, not a list 
 Standing = Literal["current", "retired", "absent", "named"]
 
 
-_RETIRED_DAY_RE = re.compile(r"\(\s*retired\s+(\d{4}-\d{2}-\d{2})\s*\)", re.IGNORECASE)
+# ASCII digits only ([0-9], not \d, which takes any script's digits): dates are compared as
+# text, and a day spelt in other digits sorts after every ASCII one, so it would pass for "later"
+_RETIRED_DAY_RE = re.compile(r"\(\s*retired\s+([0-9]{4}-[0-9]{2}-[0-9]{2})\s*\)", re.IGNORECASE)
 
 
-_STAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_STAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
-_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class IdentityProof(TypedDict):

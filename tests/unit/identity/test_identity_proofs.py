@@ -15,6 +15,7 @@ from pithauthor.errors import EventError, InputError
 from pithauthor.identity.fetch import JSON_LIMIT
 from pithauthor.identity.proofs import check_identity, identity_network_failure
 from pithauthor.protocol.identity import (
+    after_retirement,
     key_id,
     key_url,
     match_orcid_record,
@@ -249,3 +250,29 @@ def test_one_run_asks_orcid_once_yet_judges_each_claims_own_key(server: Identity
     ]
     failed = {c.name.split(".")[0] for c in report.failed}
     assert failed == {"[2]"}
+
+
+ARABIC_2020 = "\u0662\u0660\u0662\u0660-\u0660\u0661-\u0660\u0661"  # 2020-01-01 in Arabic-Indic
+
+
+@pytest.mark.parametrize(
+    ("created_at", "retired_at"),
+    [
+        # a day in other digits sorts after every ASCII day: it must not pass for a later one
+        ("2026-01-01T00:00:00Z", ARABIC_2020),
+        ("2026-01-01T00:00:00Z", ARABIC_2020 + "T00:00:00Z"),
+        ("\u0662\u0660\u0661\u0669-01-01T00:00:00Z", "2025-01-01"),
+    ],
+)
+def test_a_date_in_other_digits_cannot_show_a_claim_predates_retirement(
+    created_at: str, retired_at: str
+) -> None:
+    assert after_retirement("2024-01-01T00:00:00Z", "2025-01-01") is False  # told: before
+    assert after_retirement(created_at, retired_at) is True  # cannot be told: not bound
+
+
+def test_an_orcid_name_retired_in_other_digits_gives_no_day() -> None:
+    name = f"Pith author key (retired {ARABIC_2020})"
+    doc = researcher_urls(VECTOR_ORCID, [(name, key_url(KEY))])
+    found = match_orcid_record(doc, KEY, VECTOR_ORCID)
+    assert found.standing == "retired" and found.retired_at is None
