@@ -348,6 +348,10 @@ def parse_arxiv_raw(data: bytes | str) -> ArxivMetadata:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise MetadataError(f"not well-formed XML ({exc})") from None
+    except (LookupError, ValueError) as exc:
+        # the XML declaration names an encoding Python has no text codec for (LookupError:
+        # "UTF-1844", "rot13") or one expat cannot take (ValueError: "utf-32", "idna")
+        raise MetadataError(f"XML in an encoding that cannot be read ({exc})") from None
     error = root.find(f".//{{{OAI_NS}}}error")
     if error is not None:
         code = error.get("code", "error")
