@@ -54,6 +54,19 @@ def rfc2822_to_utc(text: str) -> str:
     return utc_stamp(when)
 
 
+def _check_encodable(name: str, value: str) -> None:
+    """MetadataError when `value` has no UTF-8 bytes to hash: it holds a lone UTF-16 surrogate,
+    which is how a byte that is not UTF-8 in a command-line argument (`--title $'\\xff'`)
+    arrives (surrogate escape)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MetadataError(
+            f"the {name} is not UTF-8 text: it holds {value[exc.start]!r} at position "
+            f"{exc.start + 1} (a byte that is not UTF-8, or a lone UTF-16 surrogate)"
+        ) from None
+
+
 @dataclass(frozen=True, slots=True)
 class ArxivMetadata:
     """What the canonical record is built from: arXiv's own metadata for one paper."""
@@ -80,6 +93,12 @@ class ArxivMetadata:
             raise MetadataError(f"v1 submission time {self.v1_submitted_at!r} is not UTC")
         if not self.title.strip():
             raise MetadataError("the title is empty")
+        for name, value in (
+            ("title", self.title),
+            ("abstract", self.abstract),
+            ("licence", self.license),
+        ):
+            _check_encodable(name, value)
 
     @classmethod
     def from_fields(
