@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pithauthor.errors import ArxivIdError, InputError, MetadataError
 from pithauthor.protocol.canonical_json import canonical_sha256, sha256_hex
@@ -132,21 +132,57 @@ class ArxivMetadata:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ArxivMetadata:
         """From the JSON form used in the protocol vectors (`arxiv_id`, `latest_version`,
-        `title`, `abstract`, `categories`, `license`, `v1_date_rfc2822`)."""
+        `title`, `abstract`, `categories`, `license`, `v1_date_rfc2822`).
+
+        Each field must have its JSON type: a value of another type is refused, never
+        converted (`str()`/`int()` made `true` version 1, `2.7` version 2, the Arabic-Indic
+        `"٢"` version 2 and `null` the title "None": each a wrong Pith Number, silently)."""
         try:
+            date = doc.get("v1_date_rfc2822")
+            licence = doc.get("license")
             return cls.from_fields(
-                arxiv_id=str(doc["arxiv_id"]),
-                latest_version=int(doc["latest_version"]),
-                title=str(doc["title"]),
-                abstract=str(doc["abstract"]),
-                categories=doc["categories"],
-                license=doc.get("license"),
-                v1_date=str(doc.get("v1_date_rfc2822") or doc["submitted_at"]),
+                arxiv_id=_typed("arxiv_id", doc["arxiv_id"], str),
+                latest_version=_typed("latest_version", doc["latest_version"], int),
+                title=_typed("title", doc["title"], str),
+                abstract=_typed("abstract", doc["abstract"], str),
+                categories=_categories(doc["categories"]),
+                license=None if licence is None else _typed("license", licence, str),
+                v1_date=_typed(
+                    "v1_date_rfc2822", doc["submitted_at"] if date in (None, "") else date, str
+                ),
             )
         except KeyError as exc:
             raise MetadataError(f"arXiv metadata lacks the field {exc.args[0]!r}") from None
-        except (TypeError, ValueError) as exc:
-            raise MetadataError(f"arXiv metadata is malformed: {exc}") from None
+
+
+_T = TypeVar("_T")
+_JSON_KINDS = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def _typed(name: str, value: Any, kind: type[_T], wanted: str = "") -> _T:
+    """`value` when it is of JSON type `kind` (a boolean is no integer); MetadataError if not."""
+    if type(value) is not kind:  # exactly: True is an int to isinstance
+        raise MetadataError(
+            f"arXiv metadata is malformed: {name} is {_JSON_KINDS.get(type(value), 'a value')}, "
+            f"not {wanted or _JSON_KINDS[kind]}"
+        )
+    return value
+
+
+def _categories(value: Any) -> str | list[str]:
+    """`categories`: a space-separated string, or an array of strings (primary first)."""
+    if isinstance(value, list):
+        wanted = "a string (an array holds only strings)"
+        return [_typed("categories", c, str, wanted) for c in value]
+    return _typed("categories", value, str, "a string or an array of strings")
 
 
 def next_version_metadata(
