@@ -47,11 +47,13 @@ def rfc2822_to_utc(text: str) -> str:
     """`Fri, 24 Feb 2023 04:11:18 GMT` -> `2023-02-24T04:11:18Z`."""
     try:
         when = parsedate_to_datetime(text.strip())
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:  # `-0000` (RFC 2822: zone unknown); arXiv's own dates are GMT
+            when = when.replace(tzinfo=UTC)
+        return utc_stamp(when)
+    # OverflowError: a field past C's integers (an hour of 2**64), or a time that is past
+    # year 9999 once in UTC (31 Dec 9999 23:59:59 -2359)
+    except (TypeError, ValueError, IndexError, OverflowError):
         raise MetadataError(f"{text!r} is not an RFC 2822 date") from None
-    if when.tzinfo is None:  # `-0000` (RFC 2822: zone unknown); arXiv's own dates are GMT
-        when = when.replace(tzinfo=UTC)
-    return utc_stamp(when)
 
 
 def _check_encodable(name: str, value: str) -> None:

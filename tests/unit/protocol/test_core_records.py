@@ -31,6 +31,20 @@ def test_v1_date_becomes_utc_at_second_precision() -> None:
     assert rfc2822_to_utc("Fri, 24 Feb 2023 05:11:18 +0100") == EXPECTED["submitted_at"]
 
 
+@pytest.mark.parametrize(
+    "date",
+    [
+        "Fri, 24 Feb 2023 18446744073709551616:11:18 GMT",  # found by fuzzing the vector
+        "Fri, 24 Feb 2023 04:11:18 +99999999999999999999",
+        "Fri, 31 Dec 9999 23:59:59 -2359",  # past year 9999 once in UTC
+    ],
+)
+def test_a_date_out_of_range_is_not_an_rfc2822_date(date: str) -> None:
+    # these raised OverflowError: `pith number from-arxiv` ended in "internal error"
+    with pytest.raises(MetadataError, match="is not an RFC 2822 date"):
+        rfc2822_to_utc(date)
+
+
 def test_record_from_json_metadata_matches_every_expected_hash_and_the_real_record() -> None:
     record = build_canonical_record(ArxivMetadata.from_json(META))
     md = record["metadata"]
