@@ -389,11 +389,13 @@ class RegistryHttp:
                     f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
                 ) from None
         # the body is already decoded and whole: the rebuilt Response must not decode it a
-        # second time or check it against the length of the compressed one
+        # second time or check it against the length of the compressed one. The headers go
+        # across as the bytes received: as text (decoded as Latin-1) a byte past ASCII in any
+        # header, which HTTP allows, could not be encoded again (UnicodeEncodeError)
         headers = [
             (k, v)
-            for k, v in streamed.headers.multi_items()
-            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+            for k, v in streamed.headers.raw
+            if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
         ]
         return httpx.Response(
             streamed.status_code,

@@ -78,6 +78,16 @@ def test_retry_after_accepts_seconds_and_http_dates() -> None:
     assert parse_retry_after("soon") is None
 
 
+def test_an_answer_with_a_header_byte_past_ascii_is_read() -> None:
+    # found by fuzzing Retry-After: an answer was rebuilt from its headers as text, and a byte
+    # past ASCII in any header (HTTP allows them; httpx reads them as Latin-1) could not be
+    # encoded again: UnicodeEncodeError out of every registry request ("a bug in pith")
+    answer = httpx.Response(200, headers={"X-Note": "caf\u00e9".encode("latin-1")}, json={})
+    http = RegistryHttp("https://pith.science", transport=httpx.MockTransport(lambda r: answer))
+    response = http.request("GET", "https://pith.science/api/x")
+    assert response.status_code == 200 and response.headers.raw[0] == (b"X-Note", b"caf\xe9")
+
+
 def test_429_is_retried_after_the_delay_the_registry_asks() -> None:
     answers = iter(
         [httpx.Response(429, headers={"Retry-After": "3"}), httpx.Response(200, json={})]
