@@ -225,16 +225,18 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit alone takes "²" (float() does not)
         return float(value)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        stamp = when.timestamp()
+    # OverflowError: a date with a field past C's integers (an hour of 2**64)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
     current = datetime.now(UTC).timestamp() if now is None else now
-    return max(0.0, when.timestamp() - current)
+    return max(0.0, stamp - current)
 
 
 class RegistryHttp:
@@ -389,11 +391,13 @@ class RegistryHttp:
                     f"{MAX_ANSWER_BYTES // 2**20} MiB; nothing was lost"
                 ) from None
         # the body is already decoded and whole: the rebuilt Response must not decode it a
-        # second time or check it against the length of the compressed one
+        # second time or check it against the length of the compressed one. The headers go
+        # across as the bytes received: as text (decoded as Latin-1) a byte past ASCII in any
+        # header, which HTTP allows, could not be encoded again (UnicodeEncodeError)
         headers = [
             (k, v)
-            for k, v in streamed.headers.multi_items()
-            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+            for k, v in streamed.headers.raw
+            if k.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
         ]
         return httpx.Response(
             streamed.status_code,

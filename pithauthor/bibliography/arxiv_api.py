@@ -133,7 +133,8 @@ def parse_feed(data: bytes, where: str) -> Feed:
 
     try:
         root = fromstring(data, forbid_dtd=True)
-    except (ET.ParseError, DefusedXmlException, ValueError) as exc:
+    # LookupError: the XML declaration names an encoding with no text codec ("rot13")
+    except (ET.ParseError, DefusedXmlException, LookupError, ValueError) as exc:
         raise ArxivApiError(
             f"the arXiv API at {where} answered something that is not an Atom feed ({exc})"
         ) from None

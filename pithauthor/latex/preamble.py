@@ -159,12 +159,21 @@ def locate(text: str, name: str) -> Preamble:
 
 def locate_fragment(text: str, name: str) -> Fragment:
     """What a file read by the preamble (`\\input{macros}`) holds, parsed as a whole."""
+    prepared, _ = _prepare(text)
+    return _scan(text, _nodes(prepared, name), len(text), name)
+
+
+def _nodes(prepared: str, name: str) -> list[Any]:
+    """pylatexenc's top-level nodes of `prepared`. Its parser recurses once per nested group:
+    braces nested some hundreds deep exhaust Python's stack, which is bad input, not a bug."""
     from pylatexenc.latexwalker import LatexWalker
 
-    prepared, _ = _prepare(text)
     walker = LatexWalker(prepared, latex_context=_context(), tolerant_parsing=True)
-    nodes, _, _ = walker.get_latex_nodes(pos=0)
-    return _scan(text, nodes, len(text), name)
+    try:
+        nodes, _, _ = walker.get_latex_nodes(pos=0)
+    except RecursionError:
+        raise ManuscriptError(f"{name}: braces or environments nested too deep to read") from None
+    return list(nodes)
 
 
 def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
@@ -220,8 +229,6 @@ def _prepare(text: str, end: int | None = None) -> tuple[str, list[tuple[int, in
 
 def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
     """Top-level nodes of the text up to the first live `\\begin{document}`, and its position."""
-    from pylatexenc.latexwalker import LatexWalker
-
     reasons: list[tuple[int, str, bool]] = []  # (position, why it is not live, structural)
     for count, match in enumerate(_BEGIN_DOCUMENT.finditer(text)):
         if count >= _MAX_CANDIDATES:
@@ -236,8 +243,7 @@ def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
         # Every `\begin{document}` becomes a same-length placeholder macro, so that pylatexenc
         # does not open an environment that is never closed (positions stay the same).
         prefix = _BEGIN_DOCUMENT.sub(_placeholder, prepared)
-        walker = LatexWalker(prefix, latex_context=_context(), tolerant_parsing=True)
-        nodes, _, _ = walker.get_latex_nodes(pos=0)
+        nodes = _nodes(prefix, name)
         if not nodes:
             continue
         last = nodes[-1]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pithauthor.errors import ArxivIdError, InputError, MetadataError
 from pithauthor.protocol.canonical_json import canonical_sha256, sha256_hex
@@ -47,11 +47,26 @@ def rfc2822_to_utc(text: str) -> str:
     """`Fri, 24 Feb 2023 04:11:18 GMT` -> `2023-02-24T04:11:18Z`."""
     try:
         when = parsedate_to_datetime(text.strip())
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:  # `-0000` (RFC 2822: zone unknown); arXiv's own dates are GMT
+            when = when.replace(tzinfo=UTC)
+        return utc_stamp(when)
+    # OverflowError: a field past C's integers (an hour of 2**64), or a time that is past
+    # year 9999 once in UTC (31 Dec 9999 23:59:59 -2359)
+    except (TypeError, ValueError, IndexError, OverflowError):
         raise MetadataError(f"{text!r} is not an RFC 2822 date") from None
-    if when.tzinfo is None:  # `-0000` (RFC 2822: zone unknown); arXiv's own dates are GMT
-        when = when.replace(tzinfo=UTC)
-    return utc_stamp(when)
+
+
+def _check_encodable(name: str, value: str) -> None:
+    """MetadataError when `value` has no UTF-8 bytes to hash: it holds a lone UTF-16 surrogate,
+    which is how a byte that is not UTF-8 in a command-line argument (`--title $'\\xff'`)
+    arrives (surrogate escape)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MetadataError(
+            f"the {name} is not UTF-8 text: it holds {value[exc.start]!r} at position "
+            f"{exc.start + 1} (a byte that is not UTF-8, or a lone UTF-16 surrogate)"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +95,12 @@ class ArxivMetadata:
             raise MetadataError(f"v1 submission time {self.v1_submitted_at!r} is not UTC")
         if not self.title.strip():
             raise MetadataError("the title is empty")
+        for name, value in (
+            ("title", self.title),
+            ("abstract", self.abstract),
+            ("licence", self.license),
+        ):
+            _check_encodable(name, value)
 
     @classmethod
     def from_fields(
@@ -113,21 +134,57 @@ class ArxivMetadata:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ArxivMetadata:
         """From the JSON form used in the protocol vectors (`arxiv_id`, `latest_version`,
-        `title`, `abstract`, `categories`, `license`, `v1_date_rfc2822`)."""
+        `title`, `abstract`, `categories`, `license`, `v1_date_rfc2822`).
+
+        Each field must have its JSON type: a value of another type is refused, never
+        converted (`str()`/`int()` made `true` version 1, `2.7` version 2, the Arabic-Indic
+        `"٢"` version 2 and `null` the title "None": each a wrong Pith Number, silently)."""
         try:
+            date = doc.get("v1_date_rfc2822")
+            licence = doc.get("license")
             return cls.from_fields(
-                arxiv_id=str(doc["arxiv_id"]),
-                latest_version=int(doc["latest_version"]),
-                title=str(doc["title"]),
-                abstract=str(doc["abstract"]),
-                categories=doc["categories"],
-                license=doc.get("license"),
-                v1_date=str(doc.get("v1_date_rfc2822") or doc["submitted_at"]),
+                arxiv_id=_typed("arxiv_id", doc["arxiv_id"], str),
+                latest_version=_typed("latest_version", doc["latest_version"], int),
+                title=_typed("title", doc["title"], str),
+                abstract=_typed("abstract", doc["abstract"], str),
+                categories=_categories(doc["categories"]),
+                license=None if licence is None else _typed("license", licence, str),
+                v1_date=_typed(
+                    "v1_date_rfc2822", doc["submitted_at"] if date in (None, "") else date, str
+                ),
             )
         except KeyError as exc:
             raise MetadataError(f"arXiv metadata lacks the field {exc.args[0]!r}") from None
-        except (TypeError, ValueError) as exc:
-            raise MetadataError(f"arXiv metadata is malformed: {exc}") from None
+
+
+_T = TypeVar("_T")
+_JSON_KINDS = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def _typed(name: str, value: Any, kind: type[_T], wanted: str = "") -> _T:
+    """`value` when it is of JSON type `kind` (a boolean is no integer); MetadataError if not."""
+    if type(value) is not kind:  # exactly: True is an int to isinstance
+        raise MetadataError(
+            f"arXiv metadata is malformed: {name} is {_JSON_KINDS.get(type(value), 'a value')}, "
+            f"not {wanted or _JSON_KINDS[kind]}"
+        )
+    return value
+
+
+def _categories(value: Any) -> str | list[str]:
+    """`categories`: a space-separated string, or an array of strings (primary first)."""
+    if isinstance(value, list):
+        wanted = "a string (an array holds only strings)"
+        return [_typed("categories", c, str, wanted) for c in value]
+    return _typed("categories", value, str, "a string or an array of strings")
 
 
 def next_version_metadata(
@@ -348,6 +405,10 @@ def parse_arxiv_raw(data: bytes | str) -> ArxivMetadata:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise MetadataError(f"not well-formed XML ({exc})") from None
+    except (LookupError, ValueError) as exc:
+        # the XML declaration names an encoding Python has no text codec for (LookupError:
+        # "UTF-1844", "rot13") or one expat cannot take (ValueError: "utf-32", "idna")
+        raise MetadataError(f"XML in an encoding that cannot be read ({exc})") from None
     error = root.find(f".//{{{OAI_NS}}}error")
     if error is not None:
         code = error.get("code", "error")

@@ -78,6 +78,39 @@ def test_retry_after_accepts_seconds_and_http_dates() -> None:
     assert parse_retry_after("soon") is None
 
 
+def test_an_answer_with_a_header_byte_past_ascii_is_read() -> None:
+    # found by fuzzing Retry-After: an answer was rebuilt from its headers as text, and a byte
+    # past ASCII in any header (HTTP allows them; httpx reads them as Latin-1) could not be
+    # encoded again: UnicodeEncodeError out of every registry request ("a bug in pith")
+    answer = httpx.Response(200, headers={"X-Note": "caf\u00e9".encode("latin-1")}, json={})
+    http = RegistryHttp("https://pith.science", transport=httpx.MockTransport(lambda r: answer))
+    response = http.request("GET", "https://pith.science/api/x")
+    assert response.status_code == 200 and response.headers.raw[0] == (b"X-Note", b"caf\xe9")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "\u00b2",  # byte 0xB2 (httpx reads headers as Latin-1): a superscript two, which
+        # str.isdigit() takes for a digit and float() refused (ValueError)
+        "Fri, 24 Feb 2023 18446744073709551616:11:18 GMT",  # OverflowError
+    ],
+)
+def test_a_retry_after_that_is_neither_ascii_seconds_nor_a_date_is_ignored(header: str) -> None:
+    # found by fuzzing dates: each raised out of a registry request (ValueError: "a bug in
+    # pith"; OverflowError: "internal error")
+    assert parse_retry_after(header) is None
+    retry_after = header.encode("latin-1")  # the bytes a registry would send
+    answers = iter([httpx.Response(503, headers={"Retry-After": retry_after}), httpx.Response(200)])
+    http = RegistryHttp(
+        "https://pith.science",
+        transport=httpx.MockTransport(lambda request: next(answers)),
+        retry=RetryPolicy(max_attempts=2, base_delay=0.01),
+        sleep=lambda seconds: None,
+    )
+    assert http.request("GET", "https://pith.science/api/x").status_code == 200
+
+
 def test_429_is_retried_after_the_delay_the_registry_asks() -> None:
     answers = iter(
         [httpx.Response(429, headers={"Retry-After": "3"}), httpx.Response(200, json={})]

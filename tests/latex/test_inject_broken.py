@@ -49,6 +49,14 @@ def read_only_file(folder: Path) -> Path:
     return path
 
 
+def braces_nested_too_deep(folder: Path) -> Path:
+    # found by fuzzing: pylatexenc recurses once per group, so a few hundred open braces
+    # (here in \author) exhausted the stack: RecursionError, the "bug in pith" last resort
+    path = folder / "paper.tex"
+    path.write_text(GOOD.replace("\n", "\n\\author{" + "{" * 2000 + "}\n", 1))
+    return path
+
+
 def two_main_candidates(folder: Path) -> Path:
     (folder / "a.tex").write_text(GOOD)
     (folder / "b.tex").write_text(GOOD)
@@ -62,6 +70,7 @@ CASES: dict[str, Callable[[Path], Path]] = {
     "binary": binary_file,
     "read-only": read_only_file,
     "two-candidates": two_main_candidates,
+    "deep-braces": braces_nested_too_deep,
 }
 MESSAGES = {
     "no-documentclass": "no \\documentclass",
@@ -70,6 +79,7 @@ MESSAGES = {
     "binary": "binary",
     "read-only": "read-only",
     "two-candidates": "a.tex, b.tex",
+    "deep-braces": "paper.tex: braces or environments nested too deep",
 }
 
 
@@ -148,3 +158,16 @@ def test_a_record_address_given_as_the_number_asks_for_the_full_number(
     assert_one_line_error(result, 2)
     assert f"pith:YYYY:{body}" in result.stderr and "arXiv identifier" not in result.stderr
     assert snapshot(folder) == before
+
+
+def test_an_input_nested_too_deep_is_passed_over_as_any_unreadable_input(
+    folder: Path, pith: RunPith
+) -> None:
+    # found by fuzzing, as braces_nested_too_deep: here in a file the preamble inputs, which
+    # is read only to find a \pithnumber or \usepackage{pith} (one it cannot read is skipped)
+    (folder / "macros.tex").write_text("\\newcommand\\x{" + "{" * 2000 + "}\n")
+    (folder / "paper.tex").write_text(GOOD.replace("\n", "\n\\input{macros}\n", 1))
+    before = snapshot(folder)
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "+\\pithnumber{" in result.stdout and snapshot(folder) == before

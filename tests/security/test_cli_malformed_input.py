@@ -1,4 +1,4 @@
-"""Twenty malformed inputs: each ends in one line on stderr and exit 2, no traceback."""
+"""Malformed inputs: each ends in one line on stderr and exit 2, no traceback."""
 
 from __future__ import annotations
 
@@ -59,6 +59,19 @@ def test_malformed_metadata_exits_2_with_one_line(
     path = tmp_path / "meta.xml"
     path.write_bytes(content)
     assert_one_line_error(pith("number", "from-arxiv", str(path)), 2)
+
+
+# Found by fuzzing: a declaration naming an encoding with no text codec raised LookupError from
+# the XML parser ("internal error", exit 1); one expat cannot take raised ValueError.
+@pytest.mark.parametrize("encoding", ["UTF-18446744073709551616", "rot13", "utf-32", "idna"])
+def test_metadata_in_an_unreadable_declared_encoding_exits_2(
+    pith: RunPith, tmp_path: Path, encoding: str
+) -> None:
+    path = tmp_path / "meta.xml"
+    path.write_bytes(XML_TEXT.replace('encoding="UTF-8"', f'encoding="{encoding}"', 1).encode())
+    result = pith("number", "from-arxiv", str(path))
+    assert_one_line_error(result, 2)
+    assert "encoding that cannot be read" in result.stderr
 
 
 def test_missing_file_and_folder_exit_2(pith: RunPith, tmp_path: Path) -> None:

@@ -278,6 +278,11 @@ def test_entity_expansion_and_foreign_xml_are_refused() -> None:
         parse_feed(b"<html><body>maintenance</body></html>", "http://x")
     with pytest.raises(ArxivApiError, match="not an Atom feed"):
         parse_feed(b"Rate exceeded.", "http://x")
+    # found by fuzzing: an encoding with no text codec raised LookupError, not this
+    for encoding in ("bogus", "rot13", "utf-7"):
+        answer = f'<?xml version="1.0" encoding="{encoding}"?><feed/>'.encode()
+        with pytest.raises(ArxivApiError, match="not an Atom feed"):
+            parse_feed(answer, "http://x")
 
 
 def test_entries_that_are_not_papers_are_left_out() -> None:

@@ -31,6 +31,20 @@ def test_v1_date_becomes_utc_at_second_precision() -> None:
     assert rfc2822_to_utc("Fri, 24 Feb 2023 05:11:18 +0100") == EXPECTED["submitted_at"]
 
 
+@pytest.mark.parametrize(
+    "date",
+    [
+        "Fri, 24 Feb 2023 18446744073709551616:11:18 GMT",  # found by fuzzing the vector
+        "Fri, 24 Feb 2023 04:11:18 +99999999999999999999",
+        "Fri, 31 Dec 9999 23:59:59 -2359",  # past year 9999 once in UTC
+    ],
+)
+def test_a_date_out_of_range_is_not_an_rfc2822_date(date: str) -> None:
+    # these raised OverflowError: `pith number from-arxiv` ended in "internal error"
+    with pytest.raises(MetadataError, match="is not an RFC 2822 date"):
+        rfc2822_to_utc(date)
+
+
 def test_record_from_json_metadata_matches_every_expected_hash_and_the_real_record() -> None:
     record = build_canonical_record(ArxivMetadata.from_json(META))
     md = record["metadata"]
@@ -97,3 +111,39 @@ def test_arxivraw_without_v1_is_refused() -> None:
     xml = xml.replace('version="v1"', 'version="v3"')
     with pytest.raises(MetadataError, match="v1"):
         parse_arxiv_metadata(xml.encode())
+
+
+# Found by fuzzing: `int()`/`str()` converted a field of another JSON type, each giving a wrong
+# Pith Number silently (true = version 1, null = the title "None") or an internal error (a
+# licence of 5: AttributeError).
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("latest_version", True),
+        ("latest_version", 2.0),
+        ("latest_version", 2.7),
+        ("latest_version", "2"),
+        ("latest_version", "\u0662"),  # Arabic-Indic 2
+        ("title", None),
+        ("title", 12),
+        ("abstract", ["an abstract"]),
+        ("arxiv_id", 2302.12445),
+        ("categories", {"cs.LG": 1}),
+        ("categories", ["cs.LG", 5]),
+        ("license", 5),
+        ("license", False),
+        ("v1_date_rfc2822", 1677211878),
+    ],
+)
+def test_a_json_metadata_field_of_another_type_is_refused(field: str, value: object) -> None:
+    doc = {k: v for k, v in META.items() if k != "expected"}
+    assert build_canonical_record(ArxivMetadata.from_json(doc))  # the real one is taken
+    with pytest.raises(MetadataError, match=f"malformed: {field} is "):
+        ArxivMetadata.from_json({**doc, field: value})
+
+
+def test_json_metadata_categories_as_an_array_and_no_licence_are_taken() -> None:
+    doc = {k: v for k, v in META.items() if k != "expected"}
+    as_array = {**doc, "categories": doc["categories"].split()}
+    assert ArxivMetadata.from_json(as_array) == ArxivMetadata.from_json(doc)
+    assert ArxivMetadata.from_json({**doc, "license": None}).license == ""

@@ -3,11 +3,16 @@ proven on the real paper: v1's metadata alone predicts the registry's record of 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
+import pytest
 from support.cli import RunPith, assert_one_line_error
 from support.paths import REPO
+
+from pithauthor.errors import MetadataError
+from pithauthor.verify import read_arxiv_metadata
 
 RAW = REPO / "tests" / "fixtures" / "arxivraw-2302.12445.xml"
 REAL_V2 = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the registry's record of 2302.12445v2
@@ -44,3 +49,19 @@ def test_a_changed_title_for_the_next_version_changes_the_number(pith: RunPith) 
 
 def test_metadata_changes_without_next_version_are_refused(pith: RunPith) -> None:
     assert_one_line_error(pith("number", "from-arxiv", str(RAW), "--title", "x"), 2)
+
+
+@pytest.mark.parametrize("option", ["--title", "--license"])
+def test_a_next_version_field_that_is_not_utf8_is_refused(pith: RunPith, option: str) -> None:
+    # Found by fuzzing: a byte that is not UTF-8 in an argument arrives as a lone surrogate
+    # (surrogate escape), which has no bytes to hash: UnicodeEncodeError, the "bug" last resort.
+    result = pith("number", "from-arxiv", str(RAW), "--next-version", option, "A title\udcff")
+    assert_one_line_error(result, 2)
+    assert "is not UTF-8 text" in result.stderr and "this is a bug" not in result.stderr
+
+
+def test_metadata_with_a_lone_surrogate_is_refused() -> None:
+    meta = read_arxiv_metadata(RAW)
+    for field in ("title", "abstract", "license"):
+        with pytest.raises(MetadataError, match="not UTF-8 text"):
+            dataclasses.replace(meta, **{field: "text \ud800"})
