@@ -182,8 +182,8 @@ def same_title(doc: Any, mutated: Any, path: Path_) -> bool:
     """A displayed title changed only in case or white space: the same canonical title."""
     from pithauthor.protocol.record import text_canon_sha256
 
-    if not path or path[-1] != "title":
-        return False
+    if not path or path[-1] != "title" or not _still_there(doc, path):
+        return False  # (a later edit may have removed the title's parent, or shifted a list)
     old, new = _parent(doc, path)[path[-1]], _parent(mutated, path).get(path[-1])
     return isinstance(new, str) and text_canon_sha256(old) == text_canon_sha256(new)
 
@@ -409,7 +409,7 @@ def test_several_edits_at_once_are_refused_or_reported(data: st.DataObject, whic
             continue  # a later edit removed its parent: that edit is the one checked
         if operation == "delete":
             assert covered_by(where, in_genuine) or optional(which, path), (operation, where)
-        elif not same_title(genuine, doc, path) and _still_there(doc, path):
+        elif _still_there(doc, path) and not same_title(genuine, doc, path):
             assert covered_by(where, now) or covered_by(where, in_genuine), (operation, where)
 
 
