@@ -34,6 +34,7 @@ from pithauthor.latex.pdf import (
     placement_notes,
 )
 from pithauthor.latex.preamble import Preamble, add_author_keys
+from pithauthor.latex.review import review_copy
 from pithauthor.latex.sources import (
     InputFacts,
     TextFile,
@@ -314,7 +315,7 @@ def _compile_and_check(
             build_sources(main, engine, ours, clock) as built,
         ):
             if number is not None:
-                check_pdf(built.result.pdf, number, require_link=link)
+                check_pdf(built.result.pdf, number, require_link=link, log=built.result.log)
                 if link:
                     check_badge_visible(built.result.pdf, number.url(), placement)
             if author_keys:
@@ -410,6 +411,13 @@ def inject(
     source, preamble = read_preamble(main, whole=bool(author_keys))
     engine = engine_of(source.text)
     new_text, notes = source.text, []
+    review = review_copy(preamble) if number is not None else None
+    if review is not None:
+        if not force:
+            raise ManuscriptError(
+                f"{main.name}: {review.message()}; add it to the camera-ready copy, or use --force"
+            )
+        notes.append(f"warning: {review.message()} (added anyway: --force)")
     facts = _inputs_of(source, preamble)
     elsewhere = None if preamble.pith_numbers else facts.number
     if number is not None and elsewhere is not None:

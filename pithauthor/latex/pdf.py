@@ -5,6 +5,7 @@ in the upper half of its page).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,16 +41,48 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     return (str(value) if value is not None else None), uris
 
 
-def check_pdf(pdf: Path, number: PithNumber, *, require_link: bool = True) -> None:
+def check_pdf(
+    pdf: Path, number: PithNumber, *, require_link: bool = True, log: Path | None = None
+) -> None:
     """Raise VerificationError unless `pdf` names `number` in its Info and links to its page
-    (the link is not required when the badge was placed nowhere, placement=none)."""
+    (the link is not required when the badge was placed nowhere, placement=none); a missing
+    link is explained from the build's `log` when it tells why (`link_trouble`)."""
     value, uris = pdf_facts(pdf)
     if value is None:
         raise VerificationError(f"{pdf.name}: no /PithNumber in the PDF's document information")
     if value != number.full:
         raise VerificationError(f"{pdf.name}: /PithNumber is {value!r}, expected {number.full!r}")
     if require_link and number.url() not in uris:
-        raise VerificationError(f"{pdf.name}: no link to {number.url()}")
+        why = link_trouble(log) if log is not None else None
+        raise VerificationError(
+            f"{pdf.name}: no link to {number.url()}" + (f": {why}" if why else "")
+        )
+
+
+_CLASS_LINE = re.compile(r"^Document Class: (\S+)", re.M)
+
+
+def link_trouble(log: Path) -> str | None:
+    """What in a build's log explains a badge without its link: hyperref's draft mode, or a
+    class that loads breakurl (whose \\burlalt, put in place of \\href by sn-jnl, swaps the
+    link's arguments); the class is named, with the fix. None when the log tells nothing."""
+    try:
+        text = log.read_text("latin-1")
+    except OSError:
+        return None
+    found = _CLASS_LINE.search(text)
+    cls = found.group(1) if found else "the class"
+    if "Package hyperref Warning: Draft mode on" in text:
+        return "hyperref's draft mode is on (option draft, of the class or hyperref): remove it"
+    if "Package: breakurl" in text:
+        fix = "give it the option pdflatex" if cls.startswith("sn-") else "drop breakurl"
+        return (
+            f"{cls} loads breakurl, which takes over hyperref's links (sn-jnl even sets "
+            f"\\href to breakurl's \\burlalt, whose arguments come the other way); {fix}"
+        )
+    if cls != "the class":
+        return f"{cls} (or a package it loads) redefines hyperref's links"
+    return None
 
 
 NO_TITLE_BLOCK = "Package pith Warning: No title block found"
