@@ -428,7 +428,8 @@ def inject(
             )
         notes.append(f"{elsewhere[0].name} already has this \\pithnumber; {main.name} unchanged")
     elif number is not None:
-        new_text, *notes = _edits(source, preamble, number, force, placement, facts)
+        new_text, *edit_notes = _edits(source, preamble, number, force, placement, facts)
+        notes += edit_notes
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
         if added:
