@@ -1,7 +1,8 @@
 """`inject --check` looks at the page (issues 23, 37): the badge must be visible, with no figure,
 image, text or drawing painted over its box, not clipped away, and on the page. Each failing
-case covers the badge on purpose: the paper is built once to find the badge's box, then a figure (or image, text, rule) is drawn exactly there, over it, in the
-page's foreground; the same paper without the cover passes."""
+case covers the badge on purpose: the paper is built once to find the badge's box, then a
+figure (or image, text, rule) is drawn exactly there, over it, in the page's foreground; the
+same paper without the cover passes."""
 
 from __future__ import annotations
 
