@@ -215,3 +215,38 @@ def test_a_class_found_only_through_latexmkrc_is_blamed_on_the_setting(
     assert "your .latexmkrc adds its folder to TEXINPUTS" in result.stderr
     assert "latexmk -norc, as arXiv reads no latexmkrc" in result.stderr
     assert "without the badge either" not in result.stderr
+
+
+# ------------------------------------------------------------------ item 5: spacing
+
+
+@TEX
+def test_neurips_preprint_badge_keeps_clear_of_the_abstract_heading(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    """NeurIPS's title block is one \\vbox that ends with its own space: the badge follows the
+    box, and sat close above the Abstract heading (6.3 pt from its link to pdftotext's box of
+    the heading, about 2 pt of white); it now brings half a line of its own (12.3 pt)."""
+    folder = copy_manuscript("neurips-preprint", tmp_path)
+    code, err = inject(pith, folder, "--check")
+    assert code == 0, err
+    pdf = latexmk(folder, "paper.tex")
+    view = view_badge(pdf, URL)
+    heading = word_box(pdf, "Abstract")
+    assert view is not None and heading is not None
+    gap = heading[1] - (view.page_height - view.rect[1])
+    assert gap > 9, f"the Abstract heading is {gap:.1f} pt below the badge"
+
+
+@TEX
+def test_pnas_badge_is_flush_left_with_its_title_block(tmp_path: Path, pith: RunPith) -> None:
+    folder = copy_manuscript("pnas-flushleft", tmp_path)
+    code, err = inject(pith, folder, "--check")
+    assert code == 0, err
+    pdf = latexmk(folder, "paper.tex")
+    view = view_badge(pdf, URL)
+    title = word_box(pdf, "Seasonal")
+    keywords = word_box(pdf, "migration")
+    assert view is not None and title is not None and keywords is not None
+    assert abs(view.rect[0] - title[0]) < 2, (view.rect, title)
+    assert view.page_height - view.rect[3] > keywords[3], "below the keywords"
