@@ -217,6 +217,34 @@ def test_a_class_found_only_through_latexmkrc_is_blamed_on_the_setting(
     assert "without the badge either" not in result.stderr
 
 
+@TEX
+def test_a_paper_that_needs_shell_escape_is_told_so(tmp_path: Path, pith: RunPith) -> None:
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    (folder / "paper.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{minted}\n\\begin{document}\n"
+        "\\begin{minted}{python}\nprint(1)\n\\end{minted}\n\\end{document}\n"
+    )
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    assert_one_line_error(result, 1)
+    assert "does not compile as arXiv builds it: " in result.stderr
+    assert "-shell-escape" in result.stderr
+    assert "pith builds without shell escape, as arXiv does" in result.stderr
+
+
+def test_a_first_pass_no_file_line_is_never_the_error(tmp_path: Path) -> None:
+    """latexmk's last words on a fresh build may be LaTeX's "No file paper.bbl.": the line
+    before it is the error."""
+    import subprocess
+
+    from pithauthor.latex.build import first_error
+
+    said = "Latexmk: Errors, so I did not complete making targets\nNo file paper.lncs.bbl.\n"
+    completed = subprocess.CompletedProcess(["latexmk"], 12, said, "")
+    line = first_error(tmp_path / "missing.log", completed)
+    assert line == "Latexmk: Errors, so I did not complete making targets"
+
+
 # ------------------------------------------------------------------ item 5: spacing
 
 
