@@ -278,3 +278,30 @@ def test_pnas_badge_is_flush_left_with_its_title_block(tmp_path: Path, pith: Run
     assert view is not None and title is not None and keywords is not None
     assert abs(view.rect[0] - title[0]) < 2, (view.rect, title)
     assert view.page_height - view.rect[3] > keywords[3], "below the keywords"
+
+
+ABSTRACT = (
+    "We measure how long the front matter of a journal article can grow before its end "
+    "falls in the lower half of the title page, and find that a generous abstract does it. "
+) * 9
+
+
+@TEX
+def test_elsarticle_badge_after_a_long_front_matter_passes_the_check(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    """elsarticle ships its graphical abstract and highlights first: the title page is page 3,
+    and a long abstract puts the end of its front matter, the badge, in the page's lower half,
+    which the old upper-half rule refused."""
+    folder = copy_manuscript("elsarticle-num", tmp_path)
+    paper = folder / "els-paper.tex"
+    text = paper.read_text()
+    text = text.replace("\\title{}", "\\title{A Frontmatter Test}", 1)
+    text = text.replace("%% Text of abstract\n", ABSTRACT + "\n", 1)
+    paper.write_text(text)
+    code, err = inject(pith, folder, "--check")
+    assert code == 0, err
+    pdf = latexmk(folder, "els-paper.tex")
+    view = view_badge(pdf, URL)
+    assert view is not None and view.page == 3
+    assert view.rect[3] < view.page_height / 2, "the badge is in the lower half of page 3"
