@@ -286,6 +286,34 @@ ABSTRACT = (
 ) * 9
 
 
+def long_elsarticle(tmp_path: Path, repeats: int) -> Path:
+    folder = copy_manuscript("elsarticle-num", tmp_path)
+    paper = folder / "els-paper.tex"
+    text = paper.read_text()
+    text = text.replace("\\title{}", "\\title{A Frontmatter Test}", 1)
+    text = text.replace("%% Text of abstract\n", ABSTRACT * repeats + "\n", 1)
+    paper.write_text(text)
+    return folder
+
+
+@TEX
+def test_a_front_matter_that_runs_over_its_page_gets_the_badge_at_its_end(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    """A longer abstract pushes elsarticle's keywords onto the next page: the title page went
+    out while \\maketitle still ran, and got the margin badge with a "no title block" note;
+    the badge now waits for the front matter's end, on the next page."""
+    folder = long_elsarticle(tmp_path, 2)
+    code, err = inject(pith, folder, "--check")
+    assert code == 0, err
+    assert "no title block" not in err
+    pdf = latexmk(folder, "els-paper.tex")
+    view = view_badge(pdf, URL)
+    assert view is not None and view.page == 4, "after the keywords, on the title's next page"
+    keywords = word_box(pdf, "Keywords", page=4)
+    assert keywords is not None and keywords[3] < view.page_height - view.rect[3]
+
+
 @TEX
 def test_elsarticle_badge_after_a_long_front_matter_passes_the_check(
     tmp_path: Path, pith: RunPith
@@ -293,12 +321,7 @@ def test_elsarticle_badge_after_a_long_front_matter_passes_the_check(
     """elsarticle ships its graphical abstract and highlights first: the title page is page 3,
     and a long abstract puts the end of its front matter, the badge, in the page's lower half,
     which the old upper-half rule refused."""
-    folder = copy_manuscript("elsarticle-num", tmp_path)
-    paper = folder / "els-paper.tex"
-    text = paper.read_text()
-    text = text.replace("\\title{}", "\\title{A Frontmatter Test}", 1)
-    text = text.replace("%% Text of abstract\n", ABSTRACT + "\n", 1)
-    paper.write_text(text)
+    folder = long_elsarticle(tmp_path, 1)
     code, err = inject(pith, folder, "--check")
     assert code == 0, err
     pdf = latexmk(folder, "els-paper.tex")
