@@ -411,14 +411,14 @@ def inject(
     source, preamble = read_preamble(main, whole=bool(author_keys))
     engine = engine_of(source.text)
     new_text, notes = source.text, []
-    review = review_copy(preamble) if number is not None else None
+    facts = _inputs_of(source, preamble)
+    review = review_copy(preamble, facts.loads, facts.commands) if number is not None else None
     if review is not None:
         if not force:
             raise ManuscriptError(
                 f"{main.name}: {review.message()}; add it to the camera-ready copy, or use --force"
             )
         notes.append(f"warning: {review.message()} (added anyway: --force)")
-    facts = _inputs_of(source, preamble)
     elsewhere = None if preamble.pith_numbers else facts.number
     if number is not None and elsewhere is not None:
         if not _same_number(elsewhere[1], number):

@@ -3,7 +3,7 @@ r"""Whether a manuscript is a review copy: anonymous, or set for a venue's revie
 A badge links to the public record of a named paper version: on a double-blind submission it
 names the authors. `inject` refuses to add one to a paper whose preamble says it is a review
 copy (unless `--force`), and `--check` reports it. What says so is the venue's own switch, read
-from the live top-level preamble (`preamble.Load`, `Preamble.commands`):
+from the live top-level preamble and the files it inputs (`preamble.Load`, `Preamble.commands`):
 
 - any class or package option `anonymous` (acmart, LIPIcs, ...), or `anonymous=true`;
 - the option `review` of acmart or of a venue's package (CVPR, ICCV, ECCV, WACV, ACL and its
@@ -17,6 +17,7 @@ from the live top-level preamble (`preamble.Load`, `Preamble.commands`):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from pithauthor.latex.preamble import Load, Preamble
@@ -70,9 +71,14 @@ _NAMED_SUBMISSION = ("sglblindworkshop", "nonanonymous")
 _ICLR = re.compile(r"iclr\d{4}_conference$")
 
 
-def review_copy(preamble: Preamble) -> ReviewCopy | None:
-    """The review mode `preamble` sets, or None for a paper that is not a review copy."""
-    for load in preamble.loads:
+def review_copy(
+    preamble: Preamble, more_loads: Sequence[Load] = (), more_commands: Set[str] = frozenset()
+) -> ReviewCopy | None:
+    """The review mode `preamble` sets (with `more_loads` and `more_commands`, those of the
+    files it inputs: an Overleaf-style `\\input{preamble}`), or None for a paper that is not
+    a review copy."""
+    commands = preamble.commands | more_commands
+    for load in [*preamble.loads, *more_loads]:
         is_class = load.macro == "documentclass"
         for name in load.names:
             lower = name.lower()
@@ -91,6 +97,6 @@ def review_copy(preamble: Preamble) -> ReviewCopy | None:
                         f"{_written(load, name)} without {' or '.join(final)}",
                         anonymous and not named,
                     )
-            if not is_class and _ICLR.match(lower) and "iclrfinalcopy" not in preamble.commands:
+            if not is_class and _ICLR.match(lower) and "iclrfinalcopy" not in commands:
                 return ReviewCopy(f"{_written(load, name)} without \\iclrfinalcopy", True)
     return None

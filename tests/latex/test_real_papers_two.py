@@ -179,6 +179,18 @@ def test_a_single_blind_workshop_is_under_review_but_not_anonymous(
     assert "the paper is a copy under review" in result.stderr
 
 
+def test_a_review_mode_set_in_an_input_preamble_file_is_found(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    """Overleaf style: the main file inputs preamble.tex, which loads the venue's style."""
+    folder = paper_folder(tmp_path, "", "article", "\\input{setup/preamble}")
+    (folder / "setup").mkdir()
+    (folder / "setup" / "preamble.tex").write_text("\\usepackage{neurips_2024}\n")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER)
+    assert_one_line_error(result, 2)
+    assert "(\\usepackage{neurips_2024} without final or preprint)" in result.stderr
+
+
 @pytest.mark.parametrize("mode", sorted(FINAL))
 def test_a_camera_ready_copy_gets_its_badge(tmp_path: Path, pith: RunPith, mode: str) -> None:
     folder = paper_folder(tmp_path, *FINAL[mode])
