@@ -326,6 +326,35 @@ def test_a_front_matter_that_runs_over_its_page_gets_the_badge_at_its_end(
     assert keywords is not None and keywords[3] < view.page_height - view.rect[3]
 
 
+THESIS = r"""\documentclass{article}
+\makeatletter
+\renewcommand\maketitle{\begingroup\centering\vspace*{5cm}{\LARGE\@title\par}\vskip1cm
+  \@author\par\endgroup\newpage}
+\makeatother
+\title{A Thesis}\author{A. Student}
+\begin{document}
+\maketitle
+Chapter text.
+\end{document}
+"""
+
+
+@TEX
+def test_a_title_page_that_maketitle_ends_itself_keeps_the_margin_badge(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    """The other side of the wait above: a \\maketitle that ends its page with \\newpage
+    (a thesis class) ships a whole title page, which gets the margin badge, not page 2."""
+    folder = tmp_path / "thesis"
+    folder.mkdir()
+    (folder / "paper.tex").write_text(THESIS)
+    code, err = inject(pith, folder, "--check")
+    assert code == 0, err
+    assert "found no title block on the title page" in err
+    view = view_badge(latexmk(folder, "paper.tex"), URL)
+    assert view is not None and view.page == 1
+
+
 @TEX
 def test_elsarticle_badge_after_a_long_front_matter_passes_the_check(
     tmp_path: Path, pith: RunPith
