@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from functools import cache
 
 import pytest
@@ -98,6 +99,31 @@ def test_title_placement_adds_no_warning_and_no_page(
     new = log_problems(builds["title"].log) - log_problems(builds["baseline"].log)
     assert new == set()
     assert len(pages_words(builds["title"].pdf)) == len(pages_words(builds["baseline"].pdf))
+
+
+_BAD_BOX = re.compile(r"^(Underfull|Overfull) \\([hv])box", re.M)
+
+# issue 37: on pdfLaTeX the badge's line in acmart's header pushes the sample's first section
+# heading into column 2 of page 1, whose flush bottom then stretches (badness 1038); only a
+# badge that adds no height could avoid it, and acmart's title box has no room for one
+KNOWN_NEW_BOXES = {("acmart-biblatex", "pdflatex")}
+
+
+@pytest.mark.parametrize(("manuscript", "engine"), CELLS)
+def test_no_placement_adds_an_underfull_or_overfull_box(
+    request: pytest.FixtureRequest, builds: dict[str, Build], manuscript: Manuscript, engine: str
+) -> None:
+    """Counted, not compared as a set as above (which holds one line per kind of message): one
+    more `Underfull \\vbox ... while \\output is active` than the baseline is a new box."""
+    if (manuscript.name, engine) in KNOWN_NEW_BOXES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 37: acmart, left"))
+
+    def count(build: Build) -> Counter[tuple[str, str]]:
+        return Counter(_BAD_BOX.findall(build.log))
+
+    base = count(builds["baseline"])
+    for variant in ("title", "margin"):
+        assert count(builds[variant]) - base == Counter(), variant
 
 
 @pytest.mark.parametrize(("manuscript", "engine"), CELLS)
