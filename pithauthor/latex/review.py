@@ -6,8 +6,9 @@ copy (unless `--force`), and `--check` reports it. What says so is the venue's o
 from the live top-level preamble and the files it inputs (`preamble.Load`, `Preamble.commands`):
 
 - any class or package option `anonymous` (acmart, LIPIcs, ...), or `anonymous=true`;
-- the option `review` of acmart or of a venue's package (CVPR, ICCV, ECCV, WACV, ACL and its
-  siblings; any package option `review`), `submission` (AAAI, COLM);
+- the option `review` of a venue's package (CVPR, ICCV, ECCV, WACV, ACL and its siblings; any
+  package option `review`: anonymous), or of acmart (line numbers, authors kept: under
+  review); `submission` (AAAI, COLM);
 - ICML's `icmlYYYY` without `accepted`; NeurIPS's `neurips_YYYY` (or `nips_YYYY`) without
   `final` or `preprint` (its workshops' `sglblindworkshop` and the E&D track's `nonanonymous`
   are under review, not anonymous); TMLR's `tmlr` without `accepted` or `preprint`; ICLR's
@@ -85,7 +86,9 @@ def review_copy(
             if _option(load.options, "anonymous"):
                 return ReviewCopy(f"{_written(load, name)}: option anonymous", True)
             if _option(load.options, "review") and (not is_class or lower == "acmart"):
-                return ReviewCopy(f"{_written(load, name)}: option review", True)
+                # acmart's review numbers the lines and keeps the authors (anonymous hides
+                # them, caught above); a venue package's review mode (CVPR, ECCV, ACL) is blind
+                return ReviewCopy(f"{_written(load, name)}: option review", not is_class)
             if _option(load.options, "submission") and not is_class:
                 return ReviewCopy(f"{_written(load, name)}: option submission", True)
             for pattern, final, anonymous in _FINAL_UNLESS:

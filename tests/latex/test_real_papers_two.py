@@ -169,6 +169,18 @@ def test_a_review_copy_is_refused_naming_its_mode_unless_forced(
     assert "warning: the paper is a" in forced.stderr and why in forced.stderr
 
 
+def test_acmart_review_without_anonymous_is_under_review_but_not_anonymous(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    options, cls, load, _why = REVIEW["acmart review"]
+    result = pith(
+        "latex", "inject", str(paper_folder(tmp_path, options, cls, load)), "--pith", NUMBER
+    )
+    assert "the paper is a copy under review (\\documentclass[acmsmall,review=true]" in (
+        result.stderr
+    )
+
+
 def test_a_single_blind_workshop_is_under_review_but_not_anonymous(
     tmp_path: Path, pith: RunPith
 ) -> None:
