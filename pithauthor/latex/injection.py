@@ -10,10 +10,12 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,8 +26,14 @@ from pithauthor.errors import (
     ManuscriptError,
     PithNumberError,
 )
-from pithauthor.fs import MAX_TEX_BYTES, Data, read_user_file, replace_files
+from pithauthor.fs import MAX_TEX_BYTES, Data, check_output_file, read_user_file, replace_files
 from pithauthor.identity.fetch import read_pdf_author_keys
+from pithauthor.latex.archives import (
+    ProjectZip,
+    is_archive,
+    unpack_project,
+    write_project_zip,
+)
 from pithauthor.latex.build import build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.pdf import (
@@ -112,6 +120,8 @@ class InjectResult:
     compat_action: str = "unchanged"  # pith-compat.def: the same
     placement_def_action: str = "unchanged"  # pith-placement.def: the same
     authorkeys_def_action: str = "unchanged"  # pith-authorkeys.def: the same
+    unpacked: Path | None = None  # the folder an archive given as target was unpacked into
+    zip_out: ProjectZip | None = None  # the project written as a zip (`zip_out`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,18 +397,70 @@ def inject(
     placement: str | None = None,
     timeout: float | None = None,
     progress: Progress | None = None,
+    zip_out: str | os.PathLike[str] | None = None,
 ) -> InjectResult:
-    """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
-    `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
-    None when only keys are added (before the paper has a Pith Number).
+    """Add the badge to the manuscript at `target` (a folder, a .tex file, or a project's
+    source archive: an Overleaf zip), and a `\\pithauthorkey` line per key id in
+    `author_keys` (docs/identity.md); `number` may be None when only keys are added (before the
+    paper has a Pith Number).
 
     `placement` (title, margin or none) sets pith.sty's option; None leaves an existing
     `\\usepackage{pith}` as it is and adds a plain one (the default, title).
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     `timeout` (seconds) bounds the `check` build; without it the limit comes from the paper's
     own builds (docs/latex.md). `progress` is told the `check` builds as steps (`Step`).
+
+    An archive is unpacked into the folder beside it (`paper.zip` -> `paper/`, under the rules
+    of `pithauthor.latex.archives`; with `dry_run`, into a temporary folder) and badged there;
+    that folder is removed again when the badge is refused. `zip_out` then writes the badged
+    project as a zip ready to upload to Overleaf (any target: a folder too).
     """
     check_timeout(timeout)
+    if zip_out is not None and dry_run:
+        raise InputError("--zip-out writes the changed project; not with a dry run")
+    if zip_out is not None:
+        check_output_file(os.fspath(zip_out), InputError, "a zip to write")
+    path = Path(target)
+    if not is_archive(path):
+        result = _inject(path, number, author_keys, dry_run, check, force, placement, timeout,
+                         progress)  # fmt: skip
+        return _zipped(result, zip_out, None)
+    if dry_run:
+        with tempfile.TemporaryDirectory(prefix="pith-inject-") as scratch:
+            project = unpack_project(path, Path(scratch) / "project").project
+            return _inject(project, number, author_keys, dry_run, check, force, placement,
+                           timeout, progress)  # fmt: skip
+    unpacked = unpack_project(path)
+    try:
+        result = _inject(unpacked.project, number, author_keys, dry_run, check, force, placement,
+                         timeout, progress)  # fmt: skip
+    except BaseException:
+        shutil.rmtree(unpacked.folder, ignore_errors=True)  # made by this run, for nothing
+        raise
+    return _zipped(result, zip_out, unpacked.folder)
+
+
+def _zipped(result: InjectResult, zip_out: str | os.PathLike[str] | None, unpacked: Path | None
+            ) -> InjectResult:  # fmt: skip
+    """`result`, with the project written to `zip_out` when asked."""
+    if zip_out is None:
+        return replace(result, unpacked=unpacked)
+    written = write_project_zip(result.main.parent, Path(zip_out))
+    return replace(result, unpacked=unpacked, zip_out=written)
+
+
+def _inject(
+    target: Path,
+    number: PithNumber | None,
+    author_keys: Sequence[str],
+    dry_run: bool,
+    check: bool,
+    force: bool,
+    placement: str | None,
+    timeout: float | None,
+    progress: Progress | None,
+) -> InjectResult:
+    """`inject` into a folder or a .tex file."""
     if number is None and not author_keys:
         raise InputError("give a Pith Number, author keys, or both")
     if number is not None:
