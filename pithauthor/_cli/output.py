@@ -219,8 +219,12 @@ def interrupted(args: list[str]) -> NoReturn:
     import shlex
 
     command = shlex.join(["pith", *args])
-    if len(command) > 100:  # the command's words, not a screenful of its arguments
-        words = [a for a in args[:3] if not a.startswith("-")]
+    if len(command) > 100:  # the command's names (`latex arxiv`), not a screenful of arguments
+        words = []
+        for arg in args[:3]:
+            if not arg.replace("-", "").isalpha() or not arg.islower() or arg.startswith("-"):
+                break
+            words.append(arg)
         command = " ".join(["pith", *words, "…"])
     sys.stderr.write(f"\npith: interrupted: nothing was lost; run `{command}` again to go on\n")
     sys.exit(130)
