@@ -137,15 +137,19 @@ class StepLines:
 
 class Reports:
     """The `pith` command's reporter (`pithauthor.progress`), installed for every command by
-    `main.main`. A request being retried is one line on stderr, once per server and stretch of
-    retries (`pith: the registry at … did not answer (HTTP 503): trying again, attempt 2 of 6,
-    for at most 15 s (Ctrl-C to stop)`), on a terminal or not: a log shows why a command waited.
-    A counted task (`Advance`: references looked up) is a progress bar on stderr when it is a
-    terminal, and nothing otherwise. Called from worker threads: one lock."""
+    `main.main`. A request being retried, when its retries may wait a second or more in all,
+    is one line on stderr, once per server and stretch of retries (`pith: the registry at …
+    did not answer (HTTP 503): trying again, attempt 2 of 6, for at most 15 s (Ctrl-C to
+    stop)`), on a terminal or not: a log shows why a command waited. A counted task
+    (`Advance`: references looked up, events submitted) is a progress bar on stderr when it
+    is a terminal, and nothing otherwise. Called from worker threads: one lock."""
 
     # a second retry line for the same server only after this long: eight parallel requests
     # meeting one 503 are one line, not eight
     QUIET_SECONDS = 30.0
+    # retries that may wait this long in all are announced; shorter ones pass unremarked (a
+    # check of two quick tries, or tests that skip the back-off)
+    NOTICED_SECONDS = 1.0
 
     def __init__(self) -> None:
         import threading
@@ -155,6 +159,7 @@ class Reports:
         self._told: dict[str, float] = {}
         self._bar: Any = None
         self._task: Any = None
+        self._what = ""
 
     def __call__(self, event: Any) -> None:
         with self._lock:
@@ -166,7 +171,7 @@ class Reports:
     def _retrying(self, event: Any) -> None:
         import time
 
-        if event.wait <= 0:  # no wait: nothing the author would notice (tests skip back-off)
+        if event.left < self.NOTICED_SECONDS:  # retries that cannot hold the command a second
             return
         now = time.monotonic()
         if now - self._told.get(event.what, -self.QUIET_SECONDS) < self.QUIET_SECONDS:
@@ -179,7 +184,10 @@ class Reports:
         )
 
     def _advance(self, event: Any) -> None:
+        if self._bar is not None and self._what != event.what:
+            self._stop()  # another task: a bar of its own
         if self._bar is None:
+            self._what = event.what
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

@@ -30,9 +30,13 @@ def submit_now(
 ) -> None:
     """Send what is pending in the outbox (with `only`: just those events, the ones a
     signing command showed); events that cannot go now stay there, and so do the others."""
+    from pithauthor.progress import Advance, report
     from pithauthor.registry import submit_pending
 
-    result = submit_pending(client=registry.client, note=message, only=only)
+    def sent(done: int, total: int) -> None:  # a bar on a terminal (output.Reports)
+        report(Advance(f"submitting to {registry.client.base_url}", done, total))
+
+    result = submit_pending(client=registry.client, note=message, only=only, progress=sent)
     if not quiet:
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from support.cite import CITING, PASSPHRASE, write_bib
-from support.cli import LAUNCHER, RunPith, assert_one_line_error
+from support.cli import LAUNCHER, NO_REGISTRY, RunPith, assert_one_line_error
 
 from pithauthor.registry.local.server import FaultPlan
 
@@ -77,6 +77,14 @@ def test_a_retried_request_is_one_line_naming_the_server_the_wait_and_ctrl_c(
     assert lines[0] == f"pith: the registry at {busy_registry} {RETRY_LINE}", result.stderr
     assert lines[1].startswith("pith: error: ") and len(lines) == 2, result.stderr
     assert waited >= 1.0  # the Retry-After the line announced was honoured
+
+
+def test_retries_that_cannot_wait_a_second_pass_without_a_line(pith: RunPith) -> None:
+    # two quick tries (the back-off before the second is at most 0.5 s): the error line alone,
+    # as every refusal is one line
+    result = pith("fetch", "2302.12445", "--registry", NO_REGISTRY, "--retries", "2")
+    assert_one_line_error(result, 3)
+    assert "trying again" not in result.stderr
 
 
 # --- progress on a terminal, none on a pipe --------------------------------------------------
