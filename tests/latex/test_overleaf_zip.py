@@ -234,3 +234,26 @@ def test_an_existing_folder_is_never_unpacked_over(tmp_path: Path, pith: RunPith
     assert_one_line_error(result, 2)
     assert "give that folder instead of the archive" in result.stderr
     assert (tmp_path / "paper" / "main.tex").read_text() == "mine"
+
+
+def test_a_link_to_a_file_outside_the_project_is_left_out_of_the_zip_and_named(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    # a zip is uploaded: a file from elsewhere on this machine must not travel in it
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for Overleaf")
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    (folder / "main.tex").write_text(MAIN.replace("\\input{sections/introduction}\n", ""))
+    (folder / "notes.txt").symlink_to(secret)
+    (folder / "figures").mkdir()
+    (folder / "figures" / "franklin.png").write_bytes(FIGURE.read_bytes())
+    (folder / "same.png").symlink_to(folder / "figures" / "franklin.png")  # inside: packed
+    back = tmp_path / "badged.zip"
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--zip-out", str(back))
+    assert result.returncode == 0, result.stderr
+    assert "notes.txt is a link to a file outside the project: left out" in result.stderr
+    names = _names(back)
+    assert "notes.txt" not in names and "same.png" in names
+    with zipfile.ZipFile(back) as handle:
+        assert b"not for Overleaf" not in b"".join(handle.read(n) for n in names)
