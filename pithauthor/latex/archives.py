@@ -31,6 +31,7 @@ import tempfile
 import time
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -127,7 +128,13 @@ def _zip_members(archive: Path, handle: zipfile.ZipFile) -> list[_Member]:
 
 def _tar_members(archive: Path, handle: tarfile.TarFile) -> list[_Member]:
     members = []
+    total = 0
+    # a tar is listed by reading through it (a .tar.gz: decompressing it): the sizes are
+    # added up as it is listed, and listing stops at the caps, not at the end of a bomb
     for info in handle:
+        total += info.size
+        if total > MAX_UNPACKED_BYTES:
+            raise _refuse(archive, f"it unpacks to more than {MAX_UNPACKED_BYTES // 2**20} MiB")
         name = _checked_name(archive, info.name)
         if name is None or info.isdir():
             continue
@@ -161,7 +168,16 @@ def _check_totals(archive: Path, members: list[_Member]) -> None:
                 raise _refuse(archive, f"{parent} is both a file and a folder")
 
 
-_DAMAGED = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, ValueError)
+# RuntimeError: an encrypted zip member; NotImplementedError: a compression zipfile lacks
+_DAMAGED = (
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    EOFError,
+    zlib.error,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+)
 
 
 def _opened(archive: Path, stack: contextlib.ExitStack) -> tuple[list[_Member], object]:
@@ -231,7 +247,8 @@ def unpack(archive: Path, destination: Path) -> list[str]:
                             archive, source, work / member.name, min(member.size, left)
                         )
                 except _DAMAGED as exc:
-                    raise _refuse(archive, f"{member.name} is damaged ({exc})") from None
+                    why = f"{member.name} cannot be read ({exc})"
+                    raise _refuse(archive, why) from None
         os.rename(work, destination)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -268,6 +285,32 @@ def unpack_project(archive: Path, folder: Path | None = None) -> Unpacked:
     if len(tops) == 1 and not (folder / next(iter(tops))).is_file():
         project = folder / next(iter(tops))
     return Unpacked(archive, folder, project, len(names))
+
+
+@contextlib.contextmanager
+def unpacked_project(archive: Path) -> Iterator[Unpacked]:
+    """`unpack_project(archive)` for the block, the folder removed again when the block raises
+    (it was made for a paper that was then refused), but for one case: a project whose main
+    file cannot be chosen among several .tex files at its top (Overleaf keeps the choice in its
+    settings, not in the zip) keeps its folder, for the author to name the main file there;
+    the error says where it is."""
+    unpacked = unpack_project(archive)
+    try:
+        find_main_file(unpacked.project)
+    except ManuscriptError as exc:
+        if len(list(unpacked.project.glob("*.tex"))) > 1:
+            note = f"{archive.name} stays unpacked in {unpacked.folder}"
+            raise ManuscriptError(f"{exc} ({note})") from None
+        shutil.rmtree(unpacked.folder, ignore_errors=True)
+        raise
+    except BaseException:
+        shutil.rmtree(unpacked.folder, ignore_errors=True)
+        raise
+    try:
+        yield unpacked
+    except BaseException:
+        shutil.rmtree(unpacked.folder, ignore_errors=True)
+        raise
 
 
 # --- writing ----------------------------------------------------------------------------------

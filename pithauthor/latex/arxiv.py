@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import shutil
 import tarfile
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pithauthor.errors import (
 )
 from pithauthor.fs import publishing
 from pithauthor.latex import upload
-from pithauthor.latex.archives import is_archive, unpack, unpack_project
+from pithauthor.latex.archives import is_archive, unpack, unpacked_project
 from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
@@ -118,13 +117,9 @@ def build_arxiv_archive(
                       no_badge=no_badge, progress=progress)  # fmt: skip
     # a project's source zip (Overleaf's download): unpacked beside it, then packed as a folder;
     # the folder goes again when the upload is refused (it was made for nothing)
-    unpacked = unpack_project(Path(target))
-    try:
+    with unpacked_project(Path(target)) as unpacked:
         result = _build(unpacked.project, output, keep_comments, timeout=timeout,
                         no_badge=no_badge, progress=progress)  # fmt: skip
-    except BaseException:
-        shutil.rmtree(unpacked.folder, ignore_errors=True)
-        raise
     return replace(result, unpacked=unpacked.folder)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +31,7 @@ from pithauthor.latex.archives import (
     ProjectZip,
     is_archive,
     unpack_project,
+    unpacked_project,
     write_project_zip,
 )
 from pithauthor.latex.build import build_sources, whose_fault
@@ -430,13 +430,9 @@ def inject(
             project = unpack_project(path, Path(scratch) / "project").project
             return _inject(project, number, author_keys, dry_run, check, force, placement,
                            timeout, progress)  # fmt: skip
-    unpacked = unpack_project(path)
-    try:
+    with unpacked_project(path) as unpacked:  # removed again if the badge is refused
         result = _inject(unpacked.project, number, author_keys, dry_run, check, force, placement,
                          timeout, progress)  # fmt: skip
-    except BaseException:
-        shutil.rmtree(unpacked.folder, ignore_errors=True)  # made by this run, for nothing
-        raise
     return _zipped(result, zip_out, unpacked.folder)
 
 

@@ -11,6 +11,7 @@ import io
 import json
 import stat
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -257,3 +258,55 @@ def test_a_link_to_a_file_outside_the_project_is_left_out_of_the_zip_and_named(
     assert "notes.txt" not in names and "same.png" in names
     with zipfile.ZipFile(back) as handle:
         assert b"not for Overleaf" not in b"".join(handle.read(n) for n in names)
+
+
+def test_a_zip_with_several_main_files_stays_unpacked_for_the_author_to_name_one(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    # Overleaf keeps the main document in its settings, not in the zip: a project with a
+    # supplement of its own is unpacked and kept, and the error names the files to choose from
+    source = _overleaf_zip(tmp_path / "paper.zip")
+    with zipfile.ZipFile(source, "a") as out:
+        out.writestr("supplement.tex", MAIN.replace("Overleaf", "Overleaf: the supplement"))
+    result = pith("latex", "inject", str(source), "--pith", NUMBER)
+    assert_one_line_error(result, 2)
+    assert "several main-file candidates (main.tex, supplement.tex)" in result.stderr
+    assert f"paper.zip stays unpacked in {tmp_path / 'paper'}" in result.stderr
+    named = pith("latex", "inject", str(tmp_path / "paper" / "main.tex"), "--pith", NUMBER)
+    assert named.returncode == 0, named.stderr
+
+
+def test_an_encrypted_zip_member_is_one_line(tmp_path: Path, pith: RunPith) -> None:
+    source = _overleaf_zip(tmp_path / "paper.zip")
+    data = bytearray(source.read_bytes())
+    # set the "encrypted" flag (bit 0) of every entry, local and central: zipfile then asks
+    # for a password it does not have
+    for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = data.find(signature)
+        while at != -1:
+            data[at + offset] |= 1
+            at = data.find(signature, at + 4)
+    source.write_bytes(bytes(data))
+    result = pith("latex", "inject", str(source), "--pith", NUMBER)
+    assert_one_line_error(result, 2)
+    assert "cannot be read" in result.stderr and "nothing was unpacked" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["paper.zip"]
+
+
+def test_a_tar_bomb_is_refused_while_it_is_listed(tmp_path: Path) -> None:
+    # a .tar.gz is listed by decompressing it: a member declaring 600 MiB is refused at its
+    # header, before a byte of it is read (here there is none: the bytes would be a bomb)
+    import gzip
+
+    from pithauthor.errors import ManuscriptError
+    from pithauthor.latex.archives import unpack as unpack_archive
+
+    header = tarfile.TarInfo("figures/huge.eps")
+    header.size = 600 * 1024 * 1024
+    source = tmp_path / "paper.tar.gz"
+    source.write_bytes(gzip.compress(header.tobuf(format=tarfile.PAX_FORMAT)))
+    started = time.monotonic()
+    with pytest.raises(ManuscriptError, match="more than 512 MiB; nothing was unpacked"):
+        unpack_archive(source, tmp_path / "out")
+    assert time.monotonic() - started < 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["paper.tar.gz"]
