@@ -249,6 +249,62 @@ def test_ctrl_c_during_cite_loses_nothing_and_the_next_cite_goes_on(
     assert cite_registry["server"].store.event_count() == 4
 
 
+class _Slow(BaseHTTPRequestHandler):
+    """A registry that takes two seconds to answer each read, and knows no paper."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        time.sleep(2)
+        body = b'{"error": "not found"}'
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_ctrl_c_during_the_lookups_of_cite_stops_without_waiting_for_the_rest(
+    tmp_path: Path, cite_author: str
+) -> None:
+    # 20 references, two look-ups at a time, two seconds each: 20 s in all. Ctrl-C after the
+    # first ones started ends the command once those two are answered, not after all twenty
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "".join(
+            f"@misc{{r{i}, title = {{R{i}}}, eprint = {{2101.{99000 + i}}}, "
+            "archivePrefix = {arXiv}}\n"
+            for i in range(20)
+        )
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    record = Path(__file__).parents[1] / "fixtures" / "record-2302.12445v2.json"
+    args = ["cite", str(bib), "--from", "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW",
+            "--from-record", str(record), "--parallel", "2",
+            "--registry", f"http://127.0.0.1:{server.server_address[1]}"]  # fmt: skip
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, LAUNCHER, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(3)  # pith has started, the first look-ups are in flight
+        proc.send_signal(signal.SIGINT)
+        interrupted = time.monotonic()
+        _, stderr = proc.communicate(timeout=60)
+        stopped = time.monotonic() - interrupted
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 130, stderr
+    _interrupted_line(stderr, "pith cite …")
+    assert stopped < 6, f"{stopped:.1f} s after Ctrl-C"
+
+
 # --- the passphrase after the preview and the yes --------------------------------------------
 
 
