@@ -37,6 +37,9 @@ def submit_now(
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
+    held = result.held_line()
+    if held is not None:
+        message(held)
     if result.error is not None:
         message("the events stay in the outbox; `pith submit` sends them later")
     others = len(result.others_pending)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 from urllib.parse import urlsplit
 
 from pithauthor.errors import (
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_TIMEOUT",
     "RegistryClient",
     "fetch_subject",
+    "is_hold",
     "is_local_registry",
     "registry_binding",
     "registry_url",
@@ -350,11 +352,16 @@ class RegistryClient:
                 )
 
     def submit(self, event: AuthorEvent, url: str | None = None) -> tuple[int, Any]:
-        """POST one signed event to its action endpoint; (status, answer) on 200/201."""
+        """POST one signed event to its action endpoint; (status, answer) on 200/201, or on
+        an answer that holds it for moderation (`is_hold`: the caller tells the two apart)."""
         eid = event["event_id"]
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
+        if is_hold(status, answer):
+            if answer.get("event_id", eid) != eid:
+                raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
+            return status, answer
         # anything short of a clear acceptance leaves the event pending: marked accepted on a
         # doubtful answer, it would never be sent again, and might never have arrived
         if (
@@ -370,6 +377,24 @@ class RegistryClient:
         if answer.get("event_id", eid) != eid:
             raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
         return status, answer
+
+
+# DESIGN (docs/protocol.md, "Held for moderation"): the registry's answer to a submission not
+# confirmed by a signed-in author is not published; a 202, or a status naming a hold or
+# moderation ("held_for_moderation", "pending_moderation", "held"), stores the event without
+# accepting it yet. Such an event is never sent again: the paper's state tells when it counts.
+_HOLD_WORDS = re.compile(r"held|hold|moderat", re.IGNORECASE)
+
+
+def is_hold(status: int, answer: object) -> TypeGuard[Mapping[str, Any]]:
+    """True when a 2xx answer to a POST holds the event for moderation: a 202, or a JSON
+    object whose `status` names a hold or moderation, without an `error`."""
+    if not isinstance(answer, Mapping) or "error" in answer or not 200 <= status < 300:
+        return False
+    said = answer.get("status")
+    if isinstance(said, str) and _HOLD_WORDS.search(said):
+        return True
+    return status == 202  # "accepted for processing", not done: taken, not yet in the state
 
 
 def fetch_subject(ref: str) -> Subject:

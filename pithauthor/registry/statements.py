@@ -363,7 +363,7 @@ def my_papers(entries: Iterable[OutboxEntry] | None = None) -> list[dict[str, An
         counts = page["registries"].setdefault(
             e.registry, {"pending": 0, "accepted": 0, "rejected": 0}
         )
-        counts[e.state] += 1
+        counts[e.state] = counts.get(e.state, 0) + 1  # `held` only when some are
         page["last"] = max(page["last"], e.updated_at)
     return sorted(papers.values(), key=lambda p: p["last"], reverse=True)
 

@@ -18,6 +18,12 @@ reads whole requests, then a bounded pool of workers answers them; the same modu
 request ends (`pithauthor.registry.local.pool`). Links in the documents use the server's base
 URL, never the request's `Host`. `FaultPlan` is for tests only: it makes some requests fail
 (500, connection reset after the event was stored, or a stall past the client's timeout).
+
+Moderation (`moderate=True`, DESIGN, docs/registry.md): like pith.science's forms, a submission
+not made by a signed-in author (no valid bearer token) is held for moderation: checked as any
+POST, kept aside in memory, answered `202 {"status": "held_for_moderation", "event_id": ...}`
+(again 202 when sent again), and absent from the bundle and state until `approve` takes it in,
+as the author signing in would. With a token set, a POST that carries it is accepted at once.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer
+from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer, HeldAnswer
 from pithauthor.protocol.subject import link_faults, link_of
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.local import answers
@@ -129,8 +135,12 @@ class RegistryServer(HTTPServer):
         faults: FaultPlan | None = None,
         limits: Limits | None = None,
         base_url: str | None = None,
+        moderate: bool = False,
     ) -> None:
         self.key = answers.load_or_create_key(data_dir)
+        self.moderate = moderate
+        self.held: dict[str, tuple[str, AuthorEvent]] = {}  # event_id -> (body, event)
+        self._held_lock = threading.Lock()
         self.store = RegistryStore(data_dir)
         self.documents = DocumentCache()
         self.token = token
@@ -185,11 +195,33 @@ class RegistryServer(HTTPServer):
         if self.token is None:
             return None
         got = str(headers.get("Authorization", ""))  # compared in constant time: no timing oracle
+        if not got and self.moderate:
+            return None  # not signed in: held for moderation (`_post`)
         if not got.startswith("Bearer "):
             return HTTPFailure(401, "this registry wants sign-in (a bearer token)")
         if not hmac.compare_digest(got[7:].strip().encode(), self.token.encode()):
             return HTTPFailure(403, "the token is not accepted")
         return None
+
+    def signed_in(self, headers: email.message.Message) -> bool:
+        """True when the request carries this registry's token (`refusal` refused a wrong
+        one already)."""
+        return self.token is not None and bool(headers.get("Authorization"))
+
+    def hold(self, body: str, event: AuthorEvent) -> None:
+        """Keep `event` aside for moderation (an event stored already is not held again)."""
+        with self._held_lock:
+            self.held.setdefault(event["event_id"], (body, event))
+
+    def approve(self, event_id: str | None = None) -> int:
+        """Take held events in (all, or the one named), as an author signing in would confirm
+        them: stored, then in the paper's bundle and state. Returns how many."""
+        with self._held_lock:
+            chosen = [e for e in self.held if event_id in (None, e)]
+            taken = [self.held.pop(e) for e in chosen]
+        for body, event in taken:
+            self.store.insert_event(body, event, utc_now())
+        return len(taken)
 
     def server_close(self) -> None:
         super().server_close()
@@ -449,7 +481,7 @@ class _Handler(BaseHTTPRequestHandler):
         target = self.server.store.event(link[1])
         return link_faults(event, target) if target is not None else []
 
-    def _post(self, raw: bytes) -> tuple[int, ActionAnswer]:
+    def _post(self, raw: bytes) -> tuple[int, ActionAnswer | HeldAnswer]:
         parts = [p for p in urlsplit(self.path).path.split("/") if p]
         kind = parts[3]  # the route was checked by `refusal`
         rec = self._find(parts[1])
@@ -479,9 +511,17 @@ class _Handler(BaseHTTPRequestHandler):
         if broken:
             raise HTTPFailure(422, "the event it corrects does not allow it: " + ", ".join(broken),
                               broken)  # fmt: skip
+        eid = checked["event_id"]
+        server = self.server
+        if server.moderate and not server.signed_in(self.headers) and not server.store.event(eid):
+            server.hold(rec.body, checked)
+            return 202, {
+                "status": "held_for_moderation",
+                "event_id": eid,
+                "pith_number": rec.pith_number,
+            }
         received = utc_now()
         outcome = self.server.store.insert_event(rec.body, checked, received)
-        eid = checked["event_id"]
         return (201 if outcome == "new" else 200), {
             "status": "accepted",
             "duplicate": outcome == "repeat",

@@ -102,7 +102,7 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
     DAMAGE[damage](db)
     result = pith("outbox", "recover")
     assert result.returncode == 0, result.stderr
-    assert "1 event(s) accepted as before, 4 pending" in result.stderr
+    assert "1 event(s) accepted as before, 0 held for moderation, 4 pending" in result.stderr
     listed = json.loads(pith("outbox", "list", "--json").stdout)
     assert sorted(r["event_id"] for r in listed) == ids
     assert {r["registry"] for r in listed} == {LOCAL, "https://pith.science"}
