@@ -78,6 +78,7 @@ def claim(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
         signer = output.signer()
+        output.recall(paper.pith_number, signer.key_id)  # what the registry holds of yours
         key_orcid = signer.orcid
         if orcid and key_orcid and orcid != key_orcid:
             raise InputError(

@@ -91,6 +91,7 @@ def replicate(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
         signer = output.signer()
+        output.recall(paper.pith_number, signer.key_id)  # what the registry holds of yours
         event = record_replication(
             signer,
             paper,

@@ -6,7 +6,7 @@ events go (outbox, registry or file), and what to say about them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pithauthor._cli.output import ask, at_terminal, data, message
@@ -67,6 +67,7 @@ class Output:
     destination: str = ""
     _held: Statements | None = None
     _in_out: frozenset[str] = frozenset()  # the events `out` held before this run
+    _recalled: set[str] = field(default_factory=set)  # papers whose state was read (`recall`)
 
     def __post_init__(self) -> None:
         # Refused before any look-up or key is opened: a script that would publish without
@@ -113,6 +114,44 @@ class Output:
                 self.registry.options.registry, note=message, also=in_out
             )
         return self._held
+
+    def recall(self, paper: PithNumber, key_id: str) -> None:
+        """Learn what the registry's merged state of `paper` holds by `key` and its retired
+        predecessors (signed on another machine, or dropped from the outbox), so that a
+        statement is reused or corrected as if made here. A state that cannot be read is
+        said in one note, and only the outbox counts."""
+        from pithauthor.errors import (
+            AuthError,
+            NetworkError,
+            RegistryRejected,
+            VerificationError,
+        )
+        from pithauthor.registry import key_lineage, own_events_in_state
+
+        held = self.held()
+        mine, older = key_lineage(key_id)
+        held.predecessors = frozenset(older)
+        if paper.full in self._recalled or not mine:
+            return
+        self._recalled.add(paper.full)
+        try:
+            # two tries: with a record given by file the registry may be away, and this look
+            # is a memory, not the command's purpose
+            state = self.registry.client.state(paper, strict=False, attempts=2)
+        except RegistryRejected:
+            return  # the registry holds no such paper (a record given by file): nothing said
+        except (AuthError, NetworkError, VerificationError) as exc:
+            message(
+                f"note: the merged state of {paper.full} at {self.registry.base_url} could "
+                f"not be read ({exc}); only the outbox tells what you already signed"
+            )
+            return
+        learnt = held.learn(own_events_in_state(state, [mine, *older]))
+        if learnt:
+            message(
+                f"the registry {self.registry.base_url} holds {learnt} event(s) of yours on "
+                f"{paper.full} that this outbox does not (signed elsewhere)"
+            )
 
     def settle(self, on_change: OnChange) -> Settle:
         """The `settle=` that reuses a statement already made and names what a change
@@ -163,7 +202,9 @@ class Output:
         settled = self._held.last if self._held is not None else None
         if self.reused(event):
             in_out = event["event_id"] in self._in_out
-            message(reused_line(event, self.out if in_out else None))
+            there = self._held is not None and event["event_id"] in self._held.from_registry
+            where = f"the registry {self.registry.base_url}" if there else None
+            message(reused_line(event, self.out if in_out else where))
             out = None if in_out else self.out  # never a second line in the same file
             # where asked; with --submit into the outbox too (a no-op when it holds it)
             if out is not None or self.print_events or self.submit:

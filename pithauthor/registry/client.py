@@ -280,10 +280,13 @@ class RegistryClient:
         also refuses parts nobody can verify (registry event ids)."""
         return self._document("bundle", ref, checked_bundle, strict)
 
-    def state(self, ref: str | PithNumber, *, strict: bool = True) -> MergedState:
+    def state(
+        self, ref: str | PithNumber, *, strict: bool = True, attempts: int | None = None
+    ) -> MergedState:
         """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
-        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
-        return self._document("state", ref, checked_state, strict)
+        also refuses parts nobody can verify (registry event ids, the registry's merge).
+        `attempts` caps the retries, as for `record`."""
+        return self._document("state", ref, checked_state, strict, attempts)
 
     def _document(
         self,
@@ -291,10 +294,11 @@ class RegistryClient:
         ref: str | PithNumber,
         check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
         strict: bool,
+        attempts: int | None = None,
     ) -> Document:
-        record = self.record(ref)
+        record = self.record(ref, attempts=attempts)
         body = PithNumber.parse(record["pith_number"]).body
-        doc = self.http.get_json(f"/pith/{body}/{what}.json")
+        doc = self.http.get_json(f"/pith/{body}/{what}.json", attempts=attempts)
         if not isinstance(doc, dict):
             raise RegistryResponseError(f"the {what} is not a JSON object")
         report, typed = check(doc, self.trust)
