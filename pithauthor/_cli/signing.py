@@ -183,9 +183,10 @@ class Output:
             from pithauthor.registry import registry_binding
 
             where = registry_binding(self.registry.options.registry)
-            message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
+            message(f"next: `{submit_command(self.registry)}` sends it to {where}")
         elif self.out is not None:
-            message(f"next: `pith submit {self.out}` sends them to the registry")
+            command = submit_command(self.registry, self.out)
+            message(f"next: `{command}` sends them to {self.registry.base_url}")
 
     def reused(self, event: AuthorEvent) -> bool:
         """True when `event` is one the outbox held (the same statement, signed before)."""
@@ -225,6 +226,25 @@ class Output:
             message(f"replaces {settled.replaced[:19]}… (the merge shows this one instead)")
         message(summary(event, self.deliver([event])))
         self.send([event["event_id"]])
+
+
+def submit_command(registry: RegistryAccess, file: str | None = None) -> str:
+    """The `pith submit` that sends what a signing command left (the outbox's rows for its
+    registry, or FILE's events), with the flags they need to go as printed: the registry they
+    are bound to and the trust the record was checked with (a local registry's key is trusted
+    only when asked again). Quoted for a POSIX shell."""
+    import shlex
+
+    from pithauthor.registry import registry_binding
+
+    options = registry.options
+    words = ["pith", "submit", *([file] if file is not None else [])]
+    words += ["--registry", registry_binding(options.registry)]
+    for manifest in options.trust_manifests:
+        words += ["--trust-manifest", manifest]
+    if options.trust_local:
+        words.append("--trust-local-registry")
+    return shlex.join(words)
 
 
 def reused_line(event: AuthorEvent, where: str | None = None) -> str:

@@ -206,13 +206,22 @@ class RegistryClient:
         if not isinstance(doc, dict) or "canonical_record" not in doc:
             raise RegistryResponseError("the registry's answer is not a record")
         report, record = checked_record(doc, self.trust)
-        if [c.name for c in report.failed] == ["receipt_key"]:
+        failed = [c.name for c in report.failed]
+        # an unknown key fails the links too when the key is a local registry's (its links are
+        # checked against the manifest that would trust it): the key is what to name
+        if record is None and "receipt_key" in failed:
             receipt = doc.get("receipt")
             kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
+            local = is_loopback(urlsplit(self.base_url).hostname or "")
             raise VerificationError(
                 f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
-                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
-                "(a local registry: --trust-local-registry)"
+                "not trusted"
+                + ("" if failed == ["receipt_key"] else f" ({', '.join(failed)} fail with it)"),
+                hint=(
+                    "a registry on this machine: add --trust-local-registry"
+                    if local
+                    else "trust its manifest with --trust-manifest FILE or PITH_TRUST"
+                ),
             )
         if record is None:
             raise VerificationError(
