@@ -94,8 +94,9 @@ def withdraw(
         if len(matches) > 1:
             raise InputError(f"{wanted} names {len(matches)} events of yours: give more digits")
         (target,) = matches.values()
-        # what became of it on the registry (withdrawn from another machine?) counts too
-        output.recall(PithNumber.parse(target["subject_pith_number"]), key_record(key).key_id)
+        if submit:  # what became of it on the registry (withdrawn elsewhere?) counts too
+            number = PithNumber.parse(target["subject_pith_number"])
+            output.recall(number, key_record(key).key_id)
         standing = held.standing(target["event_id"])
         assert standing is not None
         shown = f"{target['event_type']} {target['event_id'][:19]}…"

@@ -221,7 +221,7 @@ class _Settle:
                         "this one without --replace (it stands beside it, under this key)"
                     )
                 raise InputError(
-                    f"--replace: neither the outbox nor the registry holds a {_NOUNS[etype]} "
+                    f"--replace: neither the outbox nor the registry holds any {_NOUNS[etype]} "
                     f"of yours on {subject} to replace (sign it without --replace)"
                 )
             log.append(Settled("new", subject, etype))

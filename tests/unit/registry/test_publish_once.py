@@ -97,7 +97,7 @@ def test_replace_with_nothing_to_replace_is_refused(
 ) -> None:
     refused = _claim(pith, cite_registry, "--position", "1", "--replace")
     assert_one_line_error(refused, 2)
-    assert "holds no author claim of yours" in refused.stderr
+    assert "holds any author claim of yours" in refused.stderr
     assert _outbox_ids() == []
 
 
