@@ -104,8 +104,13 @@ def papers(
     --registry from what that registry holds of them, signed here or on another machine), with
     where their events stand per registry; newest first. Without --registry no registry is
     asked."""
-    from pithauthor.registry import my_papers, papers_on_registry
+    from pithauthor.protocol import classify_reference
+    from pithauthor.registry import check_registry_options, my_papers, papers_on_registry
 
+    for ref in refs or []:
+        classify_reference(ref)  # a malformed one is said before any registry is asked
+    for url in registry or [None]:
+        check_registry_options(url, trust_manifest)
     if refs and not registry:
         raise InputError("PAPER is asked of a registry: give --registry URL")
     rows = my_papers()

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pithauthor.registry.access import (
         RegistryAccess,
         RegistryOptions,
+        check_registry_options,
         citing_number,
         read_subject,
         subject_for,
@@ -88,6 +89,7 @@ __all__ = [
     "check_base_url",
     "check_destination",
     "check_host",
+    "check_registry_options",
     "citing_number",
     "combined",
     "data_folder",
@@ -142,6 +144,7 @@ __getattr__, __dir__ = lazy_face(
         "check_base_url": "pithauthor.registry.local.run",
         "check_destination": "pithauthor.registry.submit",
         "check_host": "pithauthor.registry.local.run",
+        "check_registry_options": "pithauthor.registry.access",
         "citing_number": "pithauthor.registry.access",
         "combined": "pithauthor.registry.submit",
         "data_folder": "pithauthor.registry.local.run",
