@@ -109,7 +109,8 @@ def papers(
 
     for ref in refs or []:
         classify_reference(ref)  # a malformed one is said before any registry is asked
-    for url in registry or [None]:
+    urls: list[str | None] = [*registry] or [None]
+    for url in urls:
         check_registry_options(url, trust_manifest)
     if refs and not registry:
         raise InputError("PAPER is asked of a registry: give --registry URL")

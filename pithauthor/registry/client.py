@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from pithauthor.errors import (
@@ -371,7 +371,7 @@ class RegistryClient:
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
-        if is_hold(status, answer):
+        if is_hold(status, answer) and isinstance(answer, Mapping):
             if answer.get("event_id", eid) != eid:
                 raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
             return status, answer
@@ -399,7 +399,7 @@ class RegistryClient:
 _HOLD_WORDS = re.compile(r"held|hold|moderat", re.IGNORECASE)
 
 
-def is_hold(status: int, answer: object) -> TypeGuard[Mapping[str, Any]]:
+def is_hold(status: int, answer: object) -> bool:
     """True when a 2xx answer to a POST holds the event for moderation: a 202, or a JSON
     object whose `status` names a hold or moderation, without an `error`."""
     if not isinstance(answer, Mapping) or "error" in answer or not 200 <= status < 300:

@@ -34,8 +34,8 @@ __all__ = [
     "key_lineage",
     "my_papers",
     "own_events_in_state",
-    "papers_on_registry",
     "paper_status",
+    "papers_on_registry",
 ]
 
 
@@ -242,7 +242,6 @@ class _Settle:
         corrected = unsigned.copy()
         corrected["payload"] = replacing(unsigned["payload"], head["event_id"])
         return corrected
-
 
     def _by_predecessor(self, unsigned: UnsignedEvent, slot: object) -> AuthorEvent | None:
         """The current event of a retired predecessor of the signing key in the same slot
