@@ -115,11 +115,12 @@ class Output:
             )
         return self._held
 
-    def recall(self, paper: PithNumber, key_id: str) -> None:
-        """Learn what the registry's merged state of `paper` holds by `key` and its retired
-        predecessors (signed on another machine, or dropped from the outbox), so that a
-        statement is reused or corrected as if made here. A state that cannot be read is
-        said in one note, and only the outbox counts."""
+    def recall(self, paper: PithNumber, key_id: str, *, ask: bool = True) -> None:
+        """Learn what the registry's merged state of `paper` holds by key `key_id` and its
+        retired predecessors (signed on another machine, or dropped from the outbox), so that
+        a statement is reused or corrected as if made here. Without `ask`, only the
+        predecessors are named (what the outbox holds of them counts; no registry is asked).
+        A state that cannot be read is said in one note, and only the outbox counts."""
         from pithauthor.errors import (
             AuthError,
             NetworkError,
@@ -131,7 +132,7 @@ class Output:
         held = self.held()
         mine, older = key_lineage(key_id)
         held.predecessors = frozenset(older)
-        if paper.full in self._recalled or not mine:
+        if not ask or paper.full in self._recalled or not mine:
             return
         self._recalled.add(paper.full)
         try:

@@ -118,3 +118,32 @@ def test_withdrawing_an_event_signed_elsewhere_without_its_paper_names_the_optio
     result = pith("withdraw", claim["event_id"], *flags, env=second)
     assert result.returncode == 2
     assert "--paper PAPER" in result.stderr
+
+
+def test_a_claim_of_a_retired_key_is_reused_and_never_replaced_across_keys(
+    pith: RunPith, machines: tuple[dict[str, str], dict[str, str]], local_registry: StartRegistry
+) -> None:
+    """The key store knows rotations: the same claim made by the key this one replaced is
+    reused (nothing signed), and a different one is refused with --replace (only the old key
+    could replace its own claim), then stands beside it without."""
+    first, _ = machines
+    server = local_registry()
+    flags = ("--registry", server.url, "--trust-local-registry", "--submit", "--yes")
+    claimed = pith("claim", DEAR, *flags, env=first)
+    assert claimed.returncode == 0, claimed.stderr
+    rotated = pith("keys", "rotate", "ada", "--backend", "file", env=first)
+    assert rotated.returncode == 0, rotated.stderr
+    again = pith("claim", DEAR, *flags, env=first)
+    assert again.returncode == 0, again.stderr
+    assert "already signed" in again.stderr
+    claims = _state(server.url, DEAR)["current"]["author_attestations"]  # type: ignore[index]
+    assert len(claims) == 1
+    other = ("claim", DEAR, "--statement", "I wrote the appendix.", *flags)
+    refused = pith(*other, "--replace", env=first)
+    assert refused.returncode == 2, refused.stderr
+    assert "signed by your retired key" in refused.stderr
+    beside = pith(*other, env=first)
+    assert beside.returncode == 0, beside.stderr
+    state = _state(server.url, DEAR)
+    assert len(state["current"]["author_attestations"]) == 2  # type: ignore[arg-type,index]
+    assert state["equivocation_count"] == 0
