@@ -228,15 +228,13 @@ class _Settle:
             return unsigned
         head = holding[0]
         if self.on_change == "refuse":
-            where = (
-                " (on the registry, from another machine)"
-                if head["event_id"] in self.held.from_registry
-                else ""
-            )
+            elsewhere = head["event_id"] in self.held.from_registry
+            where = " (on the registry, from another machine)" if elsewhere else ""
+            paper = f" --paper {subject}" if elsewhere else ""  # not in this outbox
             raise InputError(
                 f"you already signed {_NOUNS[etype]} {head['event_id'][:19]}…{where} on "
                 f"{subject} ({gist(head)}); give --replace to correct it, or `pith withdraw "
-                f"{head['event_id'][:19]}` to take it back"
+                f"{head['event_id'][:19]}{paper}` to take it back"
             )
         log.append(Settled("replaces", subject, etype, replaced=head["event_id"]))
         corrected = unsigned.copy()

@@ -80,6 +80,7 @@ def test_a_second_machine_knows_what_the_first_published_with_the_same_key(
     assert refused.returncode == 2, refused.stderr
     assert "you already signed author claim" in refused.stderr
     assert "on the registry, from another machine" in refused.stderr
+    assert f"--paper {page['pith_number']}` to take it back" in refused.stderr
 
     # the same claim: reused, nothing new signed (and now in this outbox too)
     same = pith("claim", DEAR, *flags, env=second)
