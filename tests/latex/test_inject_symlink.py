@@ -136,3 +136,18 @@ def test_a_link_that_leads_nowhere_is_refused_and_nothing_is_written(
     assert "symbolic link" in result.stderr
     assert sorted((p.name, p.is_symlink()) for p in project.iterdir()) == before
     assert (project / "main.tex").read_text("utf-8") == PAPER
+
+
+def test_inject_and_arxiv_refuse_a_main_file_linked_out_of_the_folder_by_one_rule(
+    pith: RunPith, tmp_path: Path
+) -> None:
+    """The same folder, the same sentence: `arxiv` (after its build, exit 1) and `inject`
+    (before anything is written, exit 2) both say the main file links out of the folder."""
+    project, target = _linked_project(tmp_path)
+    packed = pith("latex", "arxiv", str(project), "-o", str(tmp_path / "a.tar.gz"), "--no-badge")
+    injected = pith("latex", "inject", str(project), "--pith", NUMBER)
+    assert_one_line_error(packed, 1)
+    assert_one_line_error(injected, 2)
+    rule = f"main.tex is a link to {target}, outside the paper's folder"
+    assert rule in packed.stderr and rule in injected.stderr
+    assert not (tmp_path / "a.tar.gz").exists() and target.read_text("utf-8") == PAPER
