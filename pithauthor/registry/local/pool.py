@@ -113,15 +113,16 @@ def head_size(buf: bytes | bytearray) -> int | None:
 # Any control character but HTAB inside a line of the head: a bare CR above all, which the
 # header parser (`email`) takes for a line break where a proxy sees one header value going on
 # (RFC 9112 section 2.2: invalid; a recipient may refuse it). Line ends (LF, CRLF) are not in it.
-# One pass over the whole head: any control character but HTAB, CR and LF, or a CR that does not
-# end its line (LF, or CRLF, ends every line of a head `head_size` measured).
-_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+# Any control character but HTAB, CR and LF, searched over the whole head at once; a CR is
+# allowed only as the CR of a CRLF (LF, or CRLF, ends every line of a head `head_size` measured).
+# Two passes in C: half the time of one regex with a look-ahead for the CR.
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def check_head_bytes(head: bytes) -> None:
     """FramingError when a line of the request head (as `head_size` measured it) holds a
     control character other than HTAB: each line may end in LF or CRLF, nothing else."""
-    if _CONTROL.search(head):
+    if _CONTROL.search(head) or head.count(b"\r") != head.count(b"\r\n"):
         raise FramingError("a control character (a bare CR?) inside a header line")
 
 
