@@ -103,6 +103,9 @@ def withdraw(
         if standing.status == "withdrawn" and standing.by is not None:
             withdrawal = next(e for e in held.events if e["event_id"] == standing.by)
             message(f"{shown} is withdrawn already")
+            if withdrawal["event_id"] in held.from_registry:  # by another machine: it counts
+                message(reused_line(withdrawal, f"the registry {access.base_url}"))
+                return
             message(reused_line(withdrawal))
             if submit:
                 output.send([withdrawal["event_id"]])

@@ -148,3 +148,21 @@ def test_a_claim_of_a_retired_key_is_reused_and_never_replaced_across_keys(
     state = _state(server.url, DEAR)
     assert len(state["current"]["author_attestations"]) == 2  # type: ignore[arg-type,index]
     assert state["equivocation_count"] == 0
+
+
+def test_withdrawing_what_another_machine_withdrew_reuses_its_withdrawal(
+    pith: RunPith, machines: tuple[dict[str, str], dict[str, str]], local_registry: StartRegistry
+) -> None:
+    first, second = machines
+    server = local_registry()
+    flags = ("--registry", server.url, "--trust-local-registry", "--submit", "--yes")
+    claimed = pith("claim", DEAR, *flags, env=first)
+    assert claimed.returncode == 0, claimed.stderr
+    [claim] = _state(server.url, DEAR)["current"]["author_attestations"]  # type: ignore[index]
+    by_second = pith("withdraw", claim["event_id"], "--paper", DEAR, *flags, env=second)
+    assert by_second.returncode == 0, by_second.stderr
+    by_first = pith("withdraw", claim["event_id"], *flags, env=first)
+    assert by_first.returncode == 0, by_first.stderr
+    assert "is withdrawn already" in by_first.stderr
+    assert f"is in the registry {server.url}" in by_first.stderr
+    assert len(_state(server.url, DEAR)["withdrawals"]) == 1  # type: ignore[arg-type]
