@@ -14,7 +14,13 @@ from pithauthor.errors import InputError
 from pithauthor.keys.author import list_keys
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.checks.merge import Applied, apply_events, order_key, slot_and_claim
+from pithauthor.protocol.checks.merge import (
+    Applied,
+    Slot,
+    apply_events,
+    order_key,
+    slot_and_claim,
+)
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import replacing, statement_key, unlinked
@@ -241,13 +247,13 @@ class _Settle:
         corrected["payload"] = replacing(unsigned["payload"], head["event_id"])
         return corrected
 
-    def _by_predecessor(self, unsigned: UnsignedEvent, slot: object) -> AuthorEvent | None:
+    def _by_predecessor(self, unsigned: UnsignedEvent, slot: Slot) -> AuthorEvent | None:
         """The current event of a retired predecessor of the signing key in the same slot
         (the slot names the key: compared without it), if any."""
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
         for fingerprint in sorted(self.held.predecessors):
             for event in self.held.merged(fingerprint, etype, subject).current:
-                if slot_and_claim(event)[0][1:] == slot[1:]:  # type: ignore[index]
+                if slot_and_claim(event)[0][1:] == slot[1:]:
                     return event
         return None
 
