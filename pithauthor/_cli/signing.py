@@ -41,13 +41,13 @@ def submit_now(
     if held is not None:
         message(held)
     if result.error is not None:
-        message("the events stay in the outbox; `pith submit` sends them later")
+        message(f"the events stay in the outbox; `{submit_command(registry)}` sends them later")
     others = len(result.others_pending)
     if others:
         rows = "row stays" if others == 1 else "rows stay"
         message(
             f"{others} other pending {rows} in the outbox (not shown here): "
-            "`pith submit` sends them"
+            f"`{submit_command(registry)}` sends them"
         )
     result.raise_for_failure()
 

@@ -330,7 +330,7 @@ def test_cite_submit_sends_only_what_it_showed_and_leaves_older_rows_pending(
     assert sent.returncode == 0, sent.stderr
     assert "accepted 4," in sent.stderr  # the 4 citations shown, not the claim
     assert "1 other pending row stays in the outbox" in sent.stderr
-    assert "`pith submit` sends them" in sent.stderr
+    assert "(not shown here): `pith submit --registry " in sent.stderr
     with Outbox() as outbox:
         assert [e.event_id for e in outbox.entries("pending")] == [older_id]
 
