@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pithauthor.registry.local.pool import Limits
     from pithauthor.registry.local.run import (
         add_papers,
+        approve_held,
         check_base_url,
         check_host,
         data_folder,
@@ -86,6 +87,7 @@ __all__ = [
     "Statements",
     "SubmitResult",
     "add_papers",
+    "approve_held",
     "check_base_url",
     "check_destination",
     "check_host",
@@ -141,6 +143,7 @@ __getattr__, __dir__ = lazy_face(
         "SubmitResult": "pithauthor.registry.submit",
         "TOKEN_ENV": "pithauthor.registry.credentials",
         "add_papers": "pithauthor.registry.local.run",
+        "approve_held": "pithauthor.registry.local.run",
         "check_base_url": "pithauthor.registry.local.run",
         "check_destination": "pithauthor.registry.submit",
         "check_host": "pithauthor.registry.local.run",

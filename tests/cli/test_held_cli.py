@@ -48,9 +48,10 @@ def _rows() -> list[tuple[str, str]]:
 
 
 def test_a_held_claim_is_said_once_never_resent_and_accepted_once_the_state_lists_it(
-    pith: RunPith, author: str, local_registry: StartRegistry
+    pith: RunPith, author: str, local_registry: StartRegistry, tmp_path: Path
 ) -> None:
-    server = local_registry(moderate=True, faults=FaultPlan(every=0, kinds=()))
+    data = tmp_path / "registry"
+    server = local_registry(data, moderate=True, faults=FaultPlan(every=0, kinds=()))
     flags = ("--registry", server.url, "--trust-local-registry")
     claimed = pith("claim", PAPER, "--submit", "--yes", *flags)
     assert claimed.returncode == 0, claimed.stderr
@@ -76,7 +77,10 @@ def test_a_held_claim_is_said_once_never_resent_and_accepted_once_the_state_list
     papers = pith("papers")
     assert f"{server.url}: 1 held" in papers.stdout
 
-    assert server.approve() == 1  # the author signed in there and confirmed it
+    # the author signed in there and confirmed it (another process, the registry running)
+    approved = pith("registry", "approve", eid[:19], "--data", str(data))
+    assert approved.returncode == 0, approved.stderr
+    assert "approved 1 held event(s); 0 still held" in approved.stderr
     confirmed = pith("submit", "--trust-local-registry")  # every registry with rows
     assert confirmed.returncode == 0, confirmed.stderr
     assert "1 confirmed since held" in confirmed.stdout

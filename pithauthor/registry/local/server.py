@@ -19,11 +19,12 @@ request ends (`pithauthor.registry.local.pool`). Links in the documents use the 
 URL, never the request's `Host`. `FaultPlan` is for tests only: it makes some requests fail
 (500, connection reset after the event was stored, or a stall past the client's timeout).
 
-Moderation (`moderate=True`, DESIGN, docs/registry.md): like pith.science's forms, a submission
-not made by a signed-in author (no valid bearer token) is held for moderation: checked as any
-POST, kept aside in memory, answered `202 {"status": "held_for_moderation", "event_id": ...}`
-(again 202 when sent again), and absent from the bundle and state until `approve` takes it in,
-as the author signing in would. With a token set, a POST that carries it is accepted at once.
+Moderation (`moderate=True`, `pith registry serve --moderate`; DESIGN, docs/registry.md): like
+pith.science's forms, a submission not made by a signed-in author (no bearer token) is held for
+moderation: checked as any POST, kept aside in the store's `held` table, answered
+`202 {"status": "held_for_moderation", "event_id": ...}` (again 202 when sent again), and absent
+from the bundle and state until it is approved (`approve`, `pith registry approve`), as the
+author signing in would confirm it. With a token set, a POST that carries it is accepted at once.
 """
 
 from __future__ import annotations
@@ -139,8 +140,6 @@ class RegistryServer(HTTPServer):
     ) -> None:
         self.key = answers.load_or_create_key(data_dir)
         self.moderate = moderate
-        self.held: dict[str, tuple[str, AuthorEvent]] = {}  # event_id -> (body, event)
-        self._held_lock = threading.Lock()
         self.store = RegistryStore(data_dir)
         self.documents = DocumentCache()
         self.token = token
@@ -212,20 +211,10 @@ class RegistryServer(HTTPServer):
         one already)."""
         return self.token is not None and bool(headers.get("Authorization"))
 
-    def hold(self, body: str, event: AuthorEvent) -> None:
-        """Keep `event` aside for moderation (an event stored already is not held again)."""
-        with self._held_lock:
-            self.held.setdefault(event["event_id"], (body, event))
-
     def approve(self, event_id: str | None = None) -> int:
         """Take held events in (all, or the one named), as an author signing in would confirm
         them: stored, then in the paper's bundle and state. Returns how many."""
-        with self._held_lock:
-            chosen = [e for e in self.held if event_id in (None, e)]
-            taken = [self.held.pop(e) for e in chosen]
-        for body, event in taken:
-            self.store.insert_event(body, event, utc_now())
-        return len(taken)
+        return self.store.approve(None if event_id is None else [event_id])
 
     def server_close(self) -> None:
         super().server_close()
@@ -521,7 +510,7 @@ class _Handler(BaseHTTPRequestHandler):
         eid = checked["event_id"]
         server = self.server
         if server.moderate and not server.signed_in(self.headers) and not server.store.event(eid):
-            server.hold(rec.body, checked)
+            server.store.hold_event(rec.body, checked, utc_now())
             return 202, {
                 "status": "held_for_moderation",
                 "event_id": eid,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.cli import RunPith, assert_one_line_error
 from support.registry import REAL_NUMBER, TestSigner, citation, start_server
 
 from pithauthor.net import refuses_format
@@ -99,3 +100,23 @@ def test_what_counts_as_a_hold(status: int, answer: object, held: bool) -> None:
 )
 def test_what_counts_as_a_refused_format(status: int, answer: object, refused: bool) -> None:
     assert refuses_format(status, answer) is refused
+
+
+def test_a_held_event_outlives_a_restart_and_only_a_held_id_is_approved(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    data = tmp_path / "reg"
+    server = start_server(data, moderate=True)
+    event = citation(TestSigner(), 5)
+    try:
+        assert _post(server.url, event).status_code == 202
+    finally:
+        server.stop()
+    unknown = pith("registry", "approve", "sha256:" + "0" * 12, "--data", str(data))
+    assert_one_line_error(unknown, 2)
+    server = start_server(data, moderate=True)  # the same folder: the hold is still there
+    try:
+        assert pith("registry", "approve", "--data", str(data)).returncode == 0
+        assert event["event_id"] in _applied(server.url)
+    finally:
+        server.stop()
