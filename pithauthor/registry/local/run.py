@@ -27,7 +27,7 @@ from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.credentials import default_trust, pinned_trust
 from pithauthor.registry.local.answers import LocalKey, load_or_create_key
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.local.store import RegistryStore, StoredRecord
+from pithauthor.registry.local.store import DB_FILE, RegistryStore, StoredRecord
 from pithauthor.verify import parse_arxiv_metadata
 
 __all__ = [
@@ -235,6 +235,8 @@ def approve_held(folder: Path, event_ids: Iterable[str] = ()) -> tuple[int, int]
     """Approve the events the registry in `folder` holds for moderation (all, or those named
     by id or by a prefix of at least `sha256:` and 8 hex digits), as the author signing in
     would; a running server shows them at once. Returns (approved, still held)."""
+    if not (folder / DB_FILE).is_file():  # never a new, empty registry made just to look
+        raise InputError(f"there is no local registry in {folder} (give its --data folder)")
     store = RegistryStore(folder)
     try:
         held = [eid for eid, _ in store.held()]

@@ -120,3 +120,9 @@ def test_a_held_event_outlives_a_restart_and_only_a_held_id_is_approved(
         assert event["event_id"] in _applied(server.url)
     finally:
         server.stop()
+
+
+def test_approving_where_there_is_no_registry_makes_none(tmp_path: Path, pith: RunPith) -> None:
+    result = pith("registry", "approve", "--data", str(tmp_path / "none"))
+    assert_one_line_error(result, 2)
+    assert not (tmp_path / "none").exists()
