@@ -65,7 +65,7 @@ def test_claim_by_arxiv_id_writes_a_verifying_event(
 ) -> None:
     out = tmp_path / "out.jsonl"
     code, stdout, stderr = run(
-        capsys, "claim", "arXiv:2302.12445v2", "--record", DEAR_RECORD, "--position", "2",
+        capsys, "claim", "arXiv:2302.12445v2", "--record", DEAR_RECORD, "--position", "6",
         "--out", str(out),
     )  # fmt: skip
     assert code == 0, stderr
@@ -78,7 +78,7 @@ def test_claim_by_arxiv_id_writes_a_verifying_event(
     assert event["payload"]["author"] == {
         "name": "Chengjian Liu",  # the public name, not the key label
         "orcid": VECTOR_ORCID,
-        "position": 2,
+        "position": 6,  # arXiv's order (the record's list, sorted by given name, has him 2nd)
     }
 
 
