@@ -232,9 +232,7 @@ class FakeArxiv:
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(
-        self, query: str, start: int, size: int, id_list: str = ""
-    ) -> tuple[int, bytes]:
+    def answer(self, query: str, start: int, size: int, id_list: str = "") -> tuple[int, bytes]:
         if self.error:
             return self.error_status, error_feed(self.error)
         if self.rate_exceeded > 0:
@@ -323,9 +321,12 @@ class ArxivServer:
         self._server.server_close()
 
 
-# DeAR's authors as arXiv lists them (arXivRaw `<authors>`, tests/fixtures/arxivraw-2302.12445.xml,
-# and the API's `<author>` entries): not the order of the registry's record, which sorts them.
-DEAR_ARXIV_ORDER = ["Lin Zhang", "Shaohuai Shi", "Xiaowen Chu", "Wei Wang", "Bo Li", "Chengjian Liu"]
+# DeAR's authors as arXiv lists them (arXivRaw `<authors>` in
+# tests/fixtures/arxivraw-2302.12445.xml, and the API's `<author>` entries): not the order of
+# the registry's record, which sorts them by given name.
+DEAR_ARXIV_ORDER = [
+    "Lin Zhang", "Shaohuai Shi", "Xiaowen Chu", "Wei Wang", "Bo Li", "Chengjian Liu"
+]  # fmt: skip
 
 
 def known_papers() -> list[Paper]:
