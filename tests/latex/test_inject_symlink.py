@@ -44,7 +44,7 @@ def test_inject_writes_through_the_link_and_keeps_it(tmp_path: Path) -> None:
 
 def test_inject_through_the_cli_keeps_the_link(pith: RunPith, tmp_path: Path) -> None:
     project, target = _linked_project(tmp_path)
-    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER)
+    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER, "--offline")
     assert result.returncode == 0, result.stderr
     assert (project / "main.tex").is_symlink()
     assert "\\pithnumber" in target.read_text("utf-8")
@@ -78,7 +78,7 @@ def test_a_link_that_leads_nowhere_is_refused_and_nothing_is_written(
         (project / "other.sty").symlink_to(sty)
         sty.symlink_to(project / "other.sty")
     before = sorted((p.name, p.is_symlink()) for p in project.iterdir())
-    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER)
+    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "symbolic link" in result.stderr
     assert sorted((p.name, p.is_symlink()) for p in project.iterdir()) == before
