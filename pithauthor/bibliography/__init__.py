@@ -11,7 +11,7 @@ from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
     from pithauthor.bibliography.arxiv_api import ArxivApi
-    from pithauthor.bibliography.author_order import AuthorOrder, author_order
+    from pithauthor.bibliography.arxiv_order import AuthorOrder, author_order
     from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
     from pithauthor.bibliography.cited import cited_keys, read_citations
     from pithauthor.bibliography.lookup import (
@@ -63,8 +63,8 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "ArxivApi": "pithauthor.bibliography.arxiv_api",
-        "AuthorOrder": "pithauthor.bibliography.author_order",
-        "author_order": "pithauthor.bibliography.author_order",
+        "AuthorOrder": "pithauthor.bibliography.arxiv_order",
+        "author_order": "pithauthor.bibliography.arxiv_order",
         "BibEntry": "pithauthor.bibliography.reading",
         "BibReading": "pithauthor.bibliography.reading",
         "LookupResult": "pithauthor.bibliography.lookup",
