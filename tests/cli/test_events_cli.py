@@ -200,7 +200,8 @@ def test_cite_signs_the_cited_paper_as_subject(
 ) -> None:
     out = tmp_path / "cites.jsonl"
     code, _, stderr = run(
-        capsys, "cite", "--from", DEAR, "--to", "2204.10562", "--record", PIPELINE_STATE,
+        capsys, "cite", "--from", DEAR, "--from-record", DEAR_RECORD, "--to", "2204.10562",
+        "--record", PIPELINE_STATE,
         "--relationship", "uses_method", "--citation-key", "li2022", "--context", "We use it.",
         "--out", str(out),
     )  # fmt: skip
