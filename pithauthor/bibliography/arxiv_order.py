@@ -77,5 +77,8 @@ def author_order(
                 None, paper, f"arXiv's API at {origin(api.url)} has no entry with authors for it"
             )
         if version is not None:
-            cache.put(api.url, key, (entry,), True)
+            try:
+                cache.put(api.url, key, (entry,), True)
+            except OSError:  # a disk that refuses: the answer is asked again next time
+                pass
         return AuthorOrder(entry.authors, paper)
