@@ -17,6 +17,7 @@ has it. A bare id (no version) asks for the latest version and is not cached.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from pithauthor.bibliography.arxiv_api import DEFAULT_API, ArxivApi
@@ -77,8 +78,7 @@ def author_order(
                 None, paper, f"arXiv's API at {origin(api.url)} has no entry with authors for it"
             )
         if version is not None:
-            try:
+            # a disk that refuses is no error: the answer is asked again next time
+            with contextlib.suppress(OSError):
                 cache.put(api.url, key, (entry,), True)
-            except OSError:  # a disk that refuses: the answer is asked again next time
-                pass
         return AuthorOrder(entry.authors, paper)
