@@ -1,6 +1,7 @@
 """Bibliographies: read .bib files and the keys a manuscript cites (`reading`), find
 missing arXiv identifiers and write them back (`lookup`), and sign one citation per cited
-paper (`cite`).
+paper (`cite`); and, from the same arXiv API client and cache, a paper version's authors in
+arXiv's order (`arxiv_order`: what a claim's `--position` is checked with).
 """
 
 from __future__ import annotations
