@@ -333,8 +333,8 @@ def _check_number(
             record = registry.client.record(number.body, attempts=_COURTESY_ATTEMPTS)
         except NetworkError as exc:
             raise NumberUnchecked(
-                f"{number.full} could not be checked against its record: {base} could not be "
-                f"reached ({str(exc).split('; ')[0]}); nothing was written or signed",
+                f"{number.full} could not be checked against its record: "
+                f"{str(exc).split('; ')[0]}; nothing was written or signed",
                 hint=hint,
             ) from None
         except RegistryRejected:

@@ -96,8 +96,8 @@ def test_inject_refuses_a_wrong_year_it_cannot_check_and_writes_it_only_offline(
     dead = f"http://127.0.0.1:{free_port()}"
     refused = pith("latex", "inject", str(paper), "--pith", WRONG_YEAR, "--registry", dead)
     assert_one_line_error(refused, 3)
-    assert f"{WRONG_YEAR} could not be checked against its record: {dead} could not be " \
-        "reached" in refused.stderr  # fmt: skip
+    assert f"{WRONG_YEAR} could not be checked against its record: the registry at {dead} " \
+        "did not answer" in refused.stderr  # fmt: skip
     assert "give the paper's arXiv id instead" in refused.stderr
     assert f"--offline to use {WRONG_YEAR} unchecked" in refused.stderr
     _untouched(paper)
