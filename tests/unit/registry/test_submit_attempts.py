@@ -102,7 +102,8 @@ def test_the_year_check_of_a_number_tries_a_failing_registry_twice_not_the_whole
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
         access = RegistryAccess(RegistryOptions(url, retries=6))
-        with pytest.raises(NumberUnchecked, match=r"did not answer \(HTTP 503\) after 2") as refused:
+        answer = r"did not answer \(HTTP 503\) after 2"
+        with pytest.raises(NumberUnchecked, match=answer) as refused:
             check_number(PithNumber.parse(REAL_NUMBER), access)
     finally:
         server.shutdown()
