@@ -25,6 +25,7 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   └── CompileFailed             the engine failed on the manuscript
     ├── NetworkError              3  a server could not be reached (after every retry)
     │   ├── RegistryResponseError     the registry answered something the protocol excludes
+    │   ├── NumberUnchecked           a full Pith Number could not be checked: no registry
     │   └── ArxivApiError             arXiv's API could not be used
     │       └── ArxivQueryRefused     arXiv answered its error feed, saying why
     ├── KeyStoreError             4  a key problem
@@ -209,6 +210,14 @@ class RegistryResponseError(NetworkError):
     """The registry answered with something that is not what the protocol promises."""
 
     hint = None  # it did answer: checking that it answers is no next step; its message says
+
+
+class NumberUnchecked(NetworkError):
+    """A full Pith Number (to write into a paper, or to sign) could not be checked against its
+    record: no record cached and the registry unreachable. Refused, never used unchecked
+    unless the author says `--offline`; the hint says what to give instead."""
+
+    hint = "give the paper's arXiv id instead (its number is then looked up), or --offline"
 
 
 class ArxivApiError(NetworkError):

@@ -79,14 +79,28 @@ def _pith_homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     return (root / str(n) for n in itertools.count())
 
 
+@pytest.fixture(scope="session")
+def arxiv_api() -> Iterator[str]:
+    """A local stand-in for arXiv's API (tests/support/arxiv_server.py) that knows every paper
+    of the tests' registries, authors in arXiv's order (support.arxiv_server.known_papers):
+    `pith claim` checks `--position` against it. Its URL is every test's PITH_ARXIV_API, so no
+    test asks export.arxiv.org."""
+    from support.arxiv_server import ArxivServer, known_papers
+
+    with ArxivServer(known_papers()) as server:
+        yield server.url
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
     _pith_homes: Iterator[Path],
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
     one_ca_bundle: Path,
+    arxiv_api: str,
 ) -> Iterator[Path]:
-    """Every test gets its own PITH_HOME and no keyring unless it registers one itself.
+    """Every test gets its own PITH_HOME and no keyring unless it registers one itself, and
+    the local arXiv API stand-in as PITH_ARXIV_API.
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
@@ -97,6 +111,7 @@ def isolated_home(
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_bundle))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("PITH_ARXIV_API", arxiv_api)
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:

@@ -6,7 +6,8 @@ session, in order, in a fresh folder and a fresh PITH_HOME, through bash (so `ex
 prefixes and redirections work as an author's shell runs them), with `pith` on PATH and:
 
 - a local registry with the example papers (`pith registry serve --examples`) as PITH_REGISTRY,
-  its manifest in PITH_TRUST, so nothing reaches pith.science;
+  its manifest in PITH_TRUST, so nothing reaches pith.science; and a local stand-in for arXiv's
+  API as PITH_ARXIV_API, serving those papers' authors in arXiv's order;
 - the repository's `tests/` beside the session (the docs name `tests/fixtures/...`);
 - the files a page shows under an `<!-- file: NAME -->` comment (e.g. docs/cite.md's refs.bib)
   written into the folder before the session starts;
@@ -362,12 +363,13 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
 
 @pytest.fixture(scope="module")
 def servers(registry: tuple[str, Path]) -> Iterator[tuple[str, Path, str, str]]:
-    """The local registry, its manifest, a local arXiv API (with no papers) and a local ORCID
-    API where the docs' ORCID iD (ORCID's own example) has a record with no links."""
-    from support.arxiv_server import ArxivServer
+    """The local registry, its manifest, a local arXiv API (the registry's papers, authors in
+    arXiv's order: `pith claim --position` is checked with it) and a local ORCID API where the
+    docs' ORCID iD (ORCID's own example) has a record with no links."""
+    from support.arxiv_server import ArxivServer, known_papers
     from support.identity_server import IdentityServer, Site
 
-    with ArxivServer() as arxiv, IdentityServer(Site(records={ORCID: []})) as orcid:
+    with ArxivServer(known_papers()) as arxiv, IdentityServer(Site(records={ORCID: []})) as orcid:
         yield (*registry, arxiv.url, orcid.orcid_api)
 
 

@@ -16,7 +16,7 @@ from pithauthor.protocol import escaped
 if TYPE_CHECKING:
     from pithauthor import PithNumber, Settle, Subject
     from pithauthor.keys import AuthorKey
-    from pithauthor.protocol import AuthorEvent
+    from pithauthor.protocol import AuthorCheck, AuthorEvent
     from pithauthor.registry import OnChange, RegistryAccess, Statements
 
 
@@ -288,12 +288,29 @@ def _row(label: str, value: str) -> str:
     return f"  {label:<10} {value}"
 
 
-def paper_lines(paper: Subject, label: str = "paper") -> list[str]:
-    """Number and arXiv version, title and authors of `paper`, as its record gives them."""
+def paper_lines(
+    paper: Subject,
+    label: str = "paper",
+    *,
+    order: Sequence[str] | None = None,
+    marked: Sequence[int] = (),
+) -> list[str]:
+    """Number and arXiv version, title and authors of `paper`: the authors in arXiv's `order`
+    when it is given (numbered, the places in `marked` followed by "(you)"), else as its record
+    lists them, which is not the paper's order (pith.science sorts them by given name)."""
     version = f"v{paper.source_version}" if paper.source_version is not None else ""
     source = f" (arXiv {shown(paper.source_id)}{version})" if paper.source_id else ""
     title = shown(paper.title) if paper.title else "(the record gives no title)"
-    authors = ", ".join(shown(a) for a in paper.authors) or "(the record lists no authors)"
+    if order:
+        authors = ", ".join(
+            f"{i} {shown(a)}{' (you)' if i in marked else ''}" for i, a in enumerate(order, 1)
+        )
+        authors += " (arXiv's order)"
+    elif paper.authors:
+        authors = ", ".join(shown(a) for a in paper.authors)
+        authors += " (the record's list, not the paper's order)"
+    else:
+        authors = "(the record lists no authors)"
     return [
         _row(label, f"{paper.pith_number.full}{source}"),
         _row("title", title),
@@ -310,18 +327,21 @@ def signer_line(key: AuthorKey, name: str | None = None, orcid_id: str | None = 
 
 
 def claim_preview(
-    paper: Subject, key: AuthorKey, event: AuthorEvent, position_note: str
+    paper: Subject, key: AuthorKey, event: AuthorEvent, checked: AuthorCheck
 ) -> list[str]:
-    """The claim as signed: its payload's name, ORCID iD, statement and proofs."""
+    """The claim as signed: its payload's name, ORCID iD, position, statement and proofs; the
+    paper's authors in arXiv's order (when it was had) with the signer's place marked."""
     # read from the signed event (held in memory until the author says yes), not from the
     # options: the author sees the very text the signature covers, never a paraphrase of it
     payload: Any = event["payload"]
     author = payload["author"]
+    signed = author.get("position")
+    marked = (signed,) if isinstance(signed, int) else checked.positions
     lines = [
         HEADER.format(what="An author claim"),
-        *paper_lines(paper),
+        *paper_lines(paper, order=checked.order, marked=marked),
         signer_line(key, author["name"], author.get("orcid")),
-        _row("position", shown(position_note)),
+        _row("position", shown(checked.note)),
         _row("statement", shown(payload["statement"])),
     ]
     for proof in payload.get("identity_proofs", []):

@@ -47,7 +47,10 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
     lines = [
         f"{page['pith_number']}  ({page['short_pith_number']}){arxiv}",
         e(page["title"] or "(no title)"),
-        e(page["authors"] or "(no authors)"),
+        # pith.science sorts the authors by given name: never shown as if in the paper's order
+        e(page["authors"]) + " (as the registry lists them, not necessarily the paper's order)"
+        if page["authors"]
+        else "(no authors)",
         f"version {page['version']}  on {page['registry']}",
     ]
     for what, v in page["verified"].items():

@@ -276,7 +276,10 @@ def _candidate(doc: Any) -> Candidate:
     doi = doc.get("doi")
     if doi is not None and not isinstance(doi, str):
         raise TypeError("doi")
-    return Candidate(doc["arxiv_id"], doc["title"], tuple(authors), doc["year"], doi)
+    version = doc.get("version")  # absent from the files of earlier releases
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+        raise TypeError("version")
+    return Candidate(doc["arxiv_id"], doc["title"], tuple(authors), doc["year"], doi, version)
 
 
 #: Called after each request with (requests done, requests planned so far).

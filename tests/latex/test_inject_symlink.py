@@ -43,7 +43,7 @@ def test_a_main_file_linked_out_of_the_folder_is_refused_as_arxiv_refuses_it(
     backup there, where `pith latex arxiv` refuses the same folder."""
     project, target = _linked_project(tmp_path)
     before = _files(tmp_path)
-    result = pith("latex", "inject", str(project), "--pith", NUMBER)
+    result = pith("latex", "inject", str(project), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "outside the paper's folder" in result.stderr and "--follow-links" in result.stderr
     assert _files(tmp_path) == before  # no backup, no pith.sty, nothing anywhere
@@ -79,7 +79,15 @@ def test_a_link_inside_the_folder_is_written_through_and_kept(tmp_path: Path) ->
 
 def test_inject_through_the_cli_keeps_the_link(pith: RunPith, tmp_path: Path) -> None:
     project, target = _linked_project(tmp_path)
-    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER, "--follow-links")
+    result = pith(
+        "latex",
+        "inject",
+        str(project / "main.tex"),
+        "--pith",
+        NUMBER,
+        "--offline",
+        "--follow-links",
+    )
     assert result.returncode == 0, result.stderr
     assert (project / "main.tex").is_symlink()
     assert "\\pithnumber" in target.read_text("utf-8")
@@ -95,7 +103,7 @@ def test_an_input_linked_out_of_the_folder_is_refused(pith: RunPith, tmp_path: P
     (project / "main.tex").write_text(paper, encoding="utf-8")
     (project / "preamble.tex").symlink_to(shared / "preamble.tex")
     before = _files(tmp_path)
-    result = pith("latex", "inject", str(project), "--pith", NUMBER)
+    result = pith("latex", "inject", str(project), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "\\input{preamble}" in result.stderr and "outside the paper's folder" in result.stderr
     assert _files(tmp_path) == before
@@ -131,7 +139,7 @@ def test_a_link_that_leads_nowhere_is_refused_and_nothing_is_written(
         (project / "other.sty").symlink_to(sty)
         sty.symlink_to(project / "other.sty")
     before = sorted((p.name, p.is_symlink()) for p in project.iterdir())
-    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER)
+    result = pith("latex", "inject", str(project / "main.tex"), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "symbolic link" in result.stderr
     assert sorted((p.name, p.is_symlink()) for p in project.iterdir()) == before
@@ -145,7 +153,7 @@ def test_inject_and_arxiv_refuse_a_main_file_linked_out_of_the_folder_by_one_rul
     (before anything is written, exit 2) both say the main file links out of the folder."""
     project, target = _linked_project(tmp_path)
     packed = pith("latex", "arxiv", str(project), "-o", str(tmp_path / "a.tar.gz"), "--no-badge")
-    injected = pith("latex", "inject", str(project), "--pith", NUMBER)
+    injected = pith("latex", "inject", str(project), "--pith", NUMBER, "--offline")
     assert_one_line_error(packed, 1)
     assert_one_line_error(injected, 2)
     rule = f"main.tex is a link to {target}, outside the paper's folder"
