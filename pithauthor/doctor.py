@@ -302,6 +302,8 @@ def _outbox() -> tuple[list[Finding], list[str]]:
     for registry in held:
         n = counts[registry]
         detail = f"{n['pending']} pending, {n['rejected']} rejected, {n['accepted']} accepted"
+        if n.get("held"):
+            detail += f", {n['held']} held for moderation (sign in there to confirm them)"
         if n["rejected"]:
             out.append(
                 Finding(
@@ -313,7 +315,14 @@ def _outbox() -> tuple[list[Finding], list[str]]:
             )
         elif n["pending"]:
             out.append(
-                Finding(f"outbox {registry}", "warn", detail, f"pith submit --registry {registry}")
+                # as the row needs it to go: a local registry's key is trusted only when asked
+                Finding(
+                    f"outbox {registry}",
+                    "warn",
+                    detail,
+                    f"pith submit --registry {registry}"
+                    + (" --trust-local-registry" if is_local_registry(registry) else ""),
+                )
             )
         else:
             out.append(Finding(f"outbox {registry}", "ok", detail))

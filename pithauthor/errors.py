@@ -32,7 +32,8 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   ├── KeyNotFound, KeyExists, WrongPassphrase, KeyFileTampered,
     │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
     │   └── KeyringUnavailable        no usable keyring backend answered
-    └── AuthError                 4  the registry wants sign-in, or refused the token
+    ├── AuthError                 4  the registry wants sign-in, or refused the token
+    └── FormatRefused             5  the registry refuses the body's format (415, 422 naming it)
 
 Exit codes (documented in docs/cli.md):
 
@@ -41,11 +42,18 @@ Exit codes (documented in docs/cli.md):
     2  bad input or usage
     3  registry or network unreachable
     4  key or authorisation problem
+    5  the registry refuses the format pithauthor sends (protocol mismatch)
 
 Why `EventRefused` is its own class: only the registry's answer to the POST of an event is a
 verdict on that event (the outbox marks it rejected and never sends it again); a 4xx to a read
 (the paper's record not found) says nothing about the event, which stays pending. The two are
 told apart where the answer arrives (`pithauthor.net.RegistryHttp.post_json`), not later.
+
+Why `FormatRefused` is not an `EventRefused`: a registry that cannot read the body's format
+(415 Unsupported Media Type, or a 422 whose reason names the format or content type) refuses
+every event alike, whatever each says. No event is marked rejected: the whole submission stops,
+the rows stay pending, and the exit code says that this pithauthor and that registry do not
+speak the same format (upgrade pithauthor, or ask the registry what it reads).
 
 Messages never contain secret material: they are shown to users as they are.
 
@@ -61,6 +69,7 @@ EXIT_FAILED = 1
 EXIT_INPUT = 2
 EXIT_NETWORK = 3
 EXIT_KEY = 4
+EXIT_PROTOCOL = 5
 
 
 class PithError(Exception):
@@ -275,3 +284,19 @@ class AuthError(PithError):
     """The registry wants sign-in, or refused the token (401/403)."""
 
     exit_code = EXIT_KEY
+
+
+# --- 5: protocol mismatch ---------------------------------------------------------------------
+
+
+class FormatRefused(PithError):
+    """The registry refuses the format of the body pithauthor sends (415, or a 422 naming
+    the format): no event is judged, every row stays pending (the module docstring says why).
+    `status` is the registry's status code."""
+
+    exit_code = EXIT_PROTOCOL
+    hint = "`pith outbox list --state pending` lists the events kept for a later `pith submit`"
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status

@@ -248,6 +248,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "auth status": ("pith auth status",),
     "registry serve": ("pith registry serve --examples", "pith registry serve --port 8787"),
     "registry add": ("pith registry add arxivraw.xml", "pith registry add --examples"),
+    "registry approve": ("pith registry approve", "pith registry approve sha256:1da6c9b7"),
 }
 
 

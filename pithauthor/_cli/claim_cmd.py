@@ -86,6 +86,8 @@ def claim(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
         signer = output.signer()
+        # what the registry holds of yours, when it is asked anyway (a record file: offline)
+        output.recall(paper.pith_number, signer.key_id, ask=record is None or submit)
         key_orcid = signer.orcid
         if orcid and key_orcid and orcid != key_orcid:
             raise InputError(

@@ -88,6 +88,9 @@ def submit(
             data(result.summary())
             for eid, reason in result.rejected.items():
                 message(f"rejected {eid}: {escaped(reason)}")  # the registry's words
+            held = result.held_line()
+            if held is not None:
+                message(held)
         if not results:
             data("nothing pending in the outbox")
     for result in results:

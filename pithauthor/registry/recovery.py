@@ -28,6 +28,7 @@ class Recovered:
     accepted: int  # of them, rows the journal says their registry accepted (kept so)
     skipped: int  # journal lines that could not be read or do not verify
     moved_to: Path | None  # where the damaged file was put (None: there was none)
+    held: int = 0  # of them, rows held for moderation by their registry (kept so)
 
 
 def recover(path: Path | None = None) -> Recovered:
@@ -45,7 +46,7 @@ def recover(path: Path | None = None) -> Recovered:
             raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
     if not journal.is_file():
         raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
-    rows, accepted, skipped = _replay(journal)
+    rows, accepted, held, skipped = _replay(journal)
     moved = None
     if path.exists() or path.is_symlink():
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
@@ -66,12 +67,16 @@ def recover(path: Path | None = None) -> Recovered:
                 counts[registry] = counts.get(registry, 0) + new
             for event_id, registry in accepted:  # its answer is not journalled: null
                 outbox.mark_accepted(event_id, registry, None)
+            for event_id, registry in held - accepted:  # held for moderation: not sent again
+                outbox.mark_held(event_id, registry, None)
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
         raise
     old_journal.unlink()
-    return Recovered(sum(counts.values()), counts, len(accepted), skipped, moved)
+    return Recovered(
+        sum(counts.values()), counts, len(accepted), skipped, moved, len(held - accepted)
+    )
 
 
 MAX_JOURNAL_LINE = 1 << 20
@@ -82,12 +87,16 @@ damage, skipped without being read whole."""
 Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
 
 
-def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, str]], int]:
+Pairs = set[tuple[str, str]]
+
+
+def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, int]:
     """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
-    those of them accepted; and how many lines were skipped (torn, unreadable, or not a
-    verifying event)."""
+    those of them accepted; those held for moderation; and how many lines were skipped (torn,
+    unreadable, or not a verifying event)."""
     rows: dict[tuple[str, str], Row] = {}
-    accepted: set[tuple[str, str]] = set()
+    accepted: Pairs = set()
+    held: Pairs = set()
     skipped = 0
     for line in _journal_lines(journal):
         if line is None:  # longer than any journal line pith writes: skipped unread
@@ -106,8 +115,11 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, s
             elif op == "drop":
                 rows.pop((item["event_id"], registry), None)
                 accepted.discard((item["event_id"], registry))
+                held.discard((item["event_id"], registry))
             elif op == "accepted":
                 accepted.add((str(item["event_id"]), registry))
+            elif op == "held":
+                held.add((str(item["event_id"]), registry))
             else:
                 skipped += 1
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError, PithError):
@@ -122,7 +134,7 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, s
             good[key] = row
         else:
             skipped += 1
-    return good, accepted & set(good), skipped
+    return good, accepted & set(good), held & set(good), skipped
 
 
 def _journal_lines(journal: Path) -> Iterator[bytes | None]:

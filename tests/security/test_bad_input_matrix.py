@@ -113,6 +113,8 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "citing": REFERENCE,  # cite --from
     "cited": REFERENCE,  # cite --to
     "pith": REFERENCE,  # latex inject --pith
+    "paper": REFERENCE,  # withdraw --paper
+    "refs": REFERENCE,  # papers [PAPER]...
     "what": ["nope", ""],
     "fmt": ["nope", ""],
     "placement": ["nope", ""],
