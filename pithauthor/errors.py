@@ -31,7 +31,8 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   ├── KeyNotFound, KeyExists, WrongPassphrase, KeyFileTampered,
     │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
     │   └── KeyringUnavailable        no usable keyring backend answered
-    └── AuthError                 4  the registry wants sign-in, or refused the token
+    ├── AuthError                 4  the registry wants sign-in, or refused the token
+    └── OutputError              74  a file could not be written: disk full, read-only folder
 
 Exit codes (documented in docs/cli.md):
 
@@ -40,6 +41,15 @@ Exit codes (documented in docs/cli.md):
     2  bad input or usage
     3  registry or network unreachable
     4  key or authorisation problem
+    70 a bug in pith: an exception no class here names (sysexits' EX_SOFTWARE); the one line
+       says where to report it
+    74 an output could not be written (sysexits' EX_IOERR): the disk or quota is full, the
+       folder or file system is read-only, no permission to write there
+
+Why an output failure is not bad input (2): the command and its input were right, and running
+it again where there is room (or permission) succeeds; a script can tell the two apart. The
+file-system module (`pithauthor.fs`) raises it wherever it writes; the catch site also maps an
+OSError or SQLite error of those kinds that reached it from elsewhere.
 
 Why `EventRefused` is its own class: only the registry's answer to the POST of an event is a
 verdict on that event (the outbox marks it rejected and never sends it again); a 4xx to a read
@@ -60,6 +70,11 @@ EXIT_FAILED = 1
 EXIT_INPUT = 2
 EXIT_NETWORK = 3
 EXIT_KEY = 4
+EXIT_BUG = 70  # sysexits.h EX_SOFTWARE: an internal software error
+EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: an error while writing a file
+
+REPORT_BUGS = "https://github.com/pith-science/pithauthor/issues"
+"""Where a bug in pith is reported (the one line of exit 70 names it)."""
 
 
 class PithError(Exception):
@@ -266,3 +281,14 @@ class AuthError(PithError):
     """The registry wants sign-in, or refused the token (401/403)."""
 
     exit_code = EXIT_KEY
+
+
+# --- 74: output ----------------------------------------------------------------------------------
+
+
+class OutputError(PithError):
+    """A file could not be written: the disk or quota is full, the folder or file system is
+    read-only, or writing there is not permitted. Nothing half-written is left (every write is
+    a temp file renamed into place); the message names the file and why."""
+
+    exit_code = EXIT_OUTPUT
