@@ -88,3 +88,17 @@ def test_an_older_python_is_refused_at_once_in_one_line() -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("pith: error: pithauthor needs Python 3.11 or newer")
     assert "uv tool install ." in lines[0]
+
+
+def test_ci_installs_tex_with_make_tex_and_runs_debians_python() -> None:
+    """One list of TeX packages (the Makefile's, behind `make tex`, which the skipped-tests line
+    names); CI installs with it and runs the suite under Debian's python3 too."""
+    ci = (REPO / ".ci" / "run").read_text("utf-8")
+    makefile = (REPO / "Makefile").read_text("utf-8")
+    commands = [line.split("#")[0].strip() for line in ci.splitlines()]
+    assert "make tex" in commands
+    assert "make test-debian-python" in commands
+    assert "texlive" not in ci  # no second list to drift
+    assert re.search(r"^tex:", makefile, flags=re.M)
+    assert re.search(r"^TEX_PACKAGES = texlive-latex-base", makefile, flags=re.M)
+    assert re.search(r"^DEBIAN_PYTHON \?= /usr/bin/python3$", makefile, flags=re.M)
