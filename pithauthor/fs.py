@@ -216,8 +216,8 @@ def replace_files(
     leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject` (issue 27)."""
     temps: list[Path] = []
     try:
-        # a refused write names the file (several: the first's folder, where they all go)
-        with writing(files[0][0] if len(files) == 1 else files[0][0].parent):
+        # a refused write names the file (several: their folder; none: nothing is written)
+        with writing(files[0][0] if len(files) == 1 else files[0][0].parent if files else "-"):
             for path, data, mode, _ in files:
                 temps.append(_write_temp(path.parent, data, mode, durable=False))
             if durable:

@@ -28,12 +28,17 @@ REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.scie
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
 
 LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
+TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
+"""`--trust-local-registry` for every command of a session (`1`): one `export` beside
+`PITH_REGISTRY` tries a whole page of the docs on a local registry (issue 36)."""
 
 REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
 
 TRUST_MANIFEST_OPTION = typer.Option([], "--trust-manifest", metavar="FILE", help=TRUST_HELP)
 
-TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP)
+TRUST_LOCAL_OPTION = typer.Option(
+    False, "--trust-local-registry", envvar=TRUST_LOCAL_ENV, show_envvar=False, help=LOCAL_HELP
+)
 
 SUBMIT_OPTION = typer.Option(
     False, "--submit", help="Also send the signed events to the registry (through the outbox)."
