@@ -102,3 +102,35 @@ def test_ci_installs_tex_with_make_tex_and_runs_debians_python() -> None:
     assert re.search(r"^tex:", makefile, flags=re.M)
     assert re.search(r"^TEX_PACKAGES = texlive-latex-base", makefile, flags=re.M)
     assert re.search(r"^DEBIAN_PYTHON \?= /usr/bin/python3$", makefile, flags=re.M)
+
+
+def test_make_refuses_an_older_python_at_once_in_one_line(tmp_path: Path) -> None:
+    """`make install PYTHON=python3.10` stops before a venv is made or anything downloaded."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("make is not installed")
+    old = tmp_path / "python3.10"  # this Python, answering version checks as 3.10.12
+    old.write_text(
+        "#!/bin/sh\n"
+        f'exec "{sys.executable}" -c "import sys; sys.version_info = (3, 10, 12, \'final\', 0); '
+        'sys.version = \'3.10.12\'; exec(sys.argv.pop(1))" "$2"\n'
+    )
+    old.chmod(0o755)
+    venv = tmp_path / "venv"
+    result = subprocess.run(
+        ["make", "-s", "-C", str(REPO), "install", f"PYTHON={old}", f"VENV={venv}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert not venv.exists()
+    first = result.stderr.splitlines()[0]
+    assert first == f"make: pithauthor needs Python 3.11 or newer; {old} is 3.10.12: " + (
+        "make PYTHON=python3.11 ..."
+    ), result.stderr
