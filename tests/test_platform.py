@@ -134,3 +134,12 @@ def test_make_refuses_an_older_python_at_once_in_one_line(tmp_path: Path) -> Non
     assert first == f"make: pithauthor needs Python 3.11 or newer; {old} is 3.10.12: " + (
         "make PYTHON=python3.11 ..."
     ), result.stderr
+
+
+def test_the_session_wide_local_trust_has_one_name() -> None:
+    """The CLI spells PITH_TRUST_LOCAL_REGISTRY itself (no library import for `--help`); it is
+    the registry face's name, which `pith doctor` reads too."""
+    from pithauthor._cli.options import TRUST_LOCAL_ENV as CLI_NAME
+    from pithauthor.registry import TRUST_LOCAL_ENV
+
+    assert CLI_NAME == TRUST_LOCAL_ENV == "PITH_TRUST_LOCAL_REGISTRY"

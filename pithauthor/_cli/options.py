@@ -28,9 +28,10 @@ REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.scie
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
 
 LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
+# `--trust-local-registry` for a whole session: `PITH_TRUST_LOCAL_REGISTRY=1` (the name is the
+# registry face's TRUST_LOCAL_ENV; written here, as the other literals of the options, so that
+# `pith --help` imports no library module; tests/test_platform.py holds the two equal)
 TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
-"""`--trust-local-registry` for every command of a session (`1`): one `export` beside
-`PITH_REGISTRY` tries a whole page of the docs on a local registry (issue 36)."""
 
 REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
 
