@@ -40,7 +40,7 @@ from pithauthor.net import RegistryHttp, RetryPolicy
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import is_local_registry, registry_binding, registry_url
-from pithauthor.registry.credentials import default_trust
+from pithauthor.registry.credentials import TRUST_LOCAL_ENV, default_trust
 from pithauthor.registry.journal import DB_NAME
 from pithauthor.registry.outbox import Outbox
 
@@ -246,12 +246,17 @@ def _registry(url: str, trust_manifests: list[str], timeout: float) -> Finding:
             check, "ok", f"reachable; its key {same[0]} is trusted ({trusted[same[0]].source})"
         )
     names = ", ".join(sorted(served))
+    if local and os.environ.get(TRUST_LOCAL_ENV) == "1":
+        return Finding(
+            check, "ok", f"reachable (local); its key {names} is trusted (${TRUST_LOCAL_ENV})"
+        )
     if local:
         return Finding(
             check,
             "warn",
             f"reachable (local); its key {names} is not trusted here",
-            "for a local registry pass --trust-local-registry (or --trust-manifest FILE)",
+            f"for a local registry: export {TRUST_LOCAL_ENV}=1, or pass --trust-local-registry "
+            "(or --trust-manifest FILE) to each command",
         )
     return Finding(
         check,

@@ -33,7 +33,8 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
     │   └── KeyringUnavailable        no usable keyring backend answered
     ├── AuthError                 4  the registry wants sign-in, or refused the token
-    └── FormatRefused             5  the registry refuses the body's format (415, 422 naming it)
+    ├── FormatRefused             5  the registry refuses the body's format (415, 422 naming it)
+    └── OutputError              74  a file could not be written: disk full, read-only folder
 
 Exit codes (documented in docs/cli.md):
 
@@ -43,6 +44,15 @@ Exit codes (documented in docs/cli.md):
     3  registry or network unreachable
     4  key or authorisation problem
     5  the registry refuses the format pithauthor sends (protocol mismatch)
+    70 a bug in pith: an exception no class here names (sysexits' EX_SOFTWARE); the one line
+       says where to report it
+    74 an output could not be written (sysexits' EX_IOERR): the disk or quota is full, the
+       folder or file system is read-only, no permission to write there
+
+Why an output failure is not bad input (2): the command and its input were right, and running
+it again where there is room (or permission) succeeds; a script can tell the two apart. The
+file-system module (`pithauthor.fs`) raises it wherever it writes; the catch site also maps an
+OSError or SQLite error of those kinds that reached it from elsewhere.
 
 Why `EventRefused` is its own class: only the registry's answer to the POST of an event is a
 verdict on that event (the outbox marks it rejected and never sends it again); a 4xx to a read
@@ -70,6 +80,12 @@ EXIT_INPUT = 2
 EXIT_NETWORK = 3
 EXIT_KEY = 4
 EXIT_PROTOCOL = 5
+EXIT_BUG = 70  # sysexits.h EX_SOFTWARE: an internal software error
+EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: an error while writing a file
+
+REPORT_BUGS = "as the README's 'Reporting a bug' says"
+"""How a bug in pith is reported (the one line of exit 70 says it). The package names no tracker
+address of its own: the README of the checkout or release it came from says where."""
 
 
 class PithError(Exception):
@@ -300,3 +316,14 @@ class FormatRefused(PithError):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+# --- 74: output ----------------------------------------------------------------------------------
+
+
+class OutputError(PithError):
+    """A file could not be written: the disk or quota is full, the folder or file system is
+    read-only, or writing there is not permitted. Nothing half-written is left (every write is
+    a temp file renamed into place); the message names the file and why."""
+
+    exit_code = EXIT_OUTPUT

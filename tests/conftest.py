@@ -288,7 +288,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The shared TeX builds (tests/support/latex/texbuild.py) go when the session that made
-    them ends."""
+    them ends; the run's last line says how many TeX tests skipped, if any."""
+    _say_tex_skipped(config)
     folder = config.stash.get(_TEX_CACHE_OWNED, None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
@@ -310,6 +311,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
+TEX_MISSING = "TeX programs not installed"  # how a skipped TeX test says why (counted below)
+TEX_INSTALL = "make tex"  # the Makefile's target holding the apt line (.ci/run uses it too)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("tex")
     if marker is None:
@@ -317,7 +322,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     programs = marker.args or ("pdflatex",)
     missing = [p for p in programs if shutil.which(p) is None]
     if missing:
-        reason = f"TeX programs not installed: {', '.join(missing)}"
+        reason = f"{TEX_MISSING}: {', '.join(missing)}"
         if REQUIRE_TEX:
             pytest.fail(reason + " (PITH_REQUIRE_TEX=1: CI must have TeX)")
         pytest.skip(reason)
@@ -367,7 +372,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The tamper suites' counts (tried / refused / accepted and reported), when any ran."""
+    """The tamper suites' counts (tried / refused / accepted and reported), when any ran; and,
+    on a machine without TeX, how many TeX tests skipped and the one command that installs
+    what they need (issue 36: a newcomer's `make test` passes, and says what it left out)."""
     from support.tamper_counts import lines
 
     rows = lines()
@@ -375,6 +382,29 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("tamper counts")
         for row in rows:
             terminalreporter.write_line(row)
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if TEX_MISSING in str(getattr(report, "longrepr", ""))
+    ]
+    if skipped:  # printed last (pytest_unconfigure), after pytest's own counts
+        terminalreporter.config.stash[_TEX_SKIPPED] = len(skipped)
+
+
+_TEX_SKIPPED = pytest.StashKey[int]()
+
+
+def _say_tex_skipped(config: pytest.Config) -> None:
+    skipped = config.stash.get(_TEX_SKIPPED, 0)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if skipped and reporter is not None:
+        reporter.write_line(
+            f"{skipped} TeX test{'' if skipped == 1 else 's'} skipped (no TeX installed "
+            f"here); `{TEX_INSTALL}` installs what they need (TeX Live from apt, as .ci/run "
+            "does)",
+            yellow=True,
+            bold=True,
+        )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

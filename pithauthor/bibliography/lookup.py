@@ -174,10 +174,7 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
     if not mode & stat.S_IWUSR or not os.access(target.parent, os.W_OK | os.X_OK):
         raise BibliographyError(f"{path} is read-only; nothing was written back")
     backup = backup_path(target)
-    try:
-        replace_file(target, new, mode=mode, backup=backup)
-    except OSError as exc:
-        raise BibliographyError(f"{path}: cannot be written ({exc.strerror or exc})") from None
+    replace_file(target, new, mode=mode, backup=backup)  # a refused write: OutputError (fs)
     return WriteBack(Path(path), tuple(written), tuple(skipped), backup)
 
 

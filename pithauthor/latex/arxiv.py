@@ -18,7 +18,7 @@ from pithauthor.errors import (
     PithNumberError,
     VerificationError,
 )
-from pithauthor.fs import publishing
+from pithauthor.fs import publishing, unpack_plain_files
 from pithauthor.latex import upload
 from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
@@ -245,8 +245,7 @@ def _write_proven(
             tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof,
         ):
             folder = Path(proof)
-            with tarfile.open(tmp, "r:gz") as archive:
-                archive.extractall(folder, filter="data")
+            unpack_plain_files(tmp, folder)  # on every 3.11: no `filter=` before 3.11.4
             pdf = build_like_arxiv(folder, main_name, engine, clock)
             proven_pages = page_count(pdf)
             if proven_pages != pages:

@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from pithauthor.errors import ManuscriptError
+from pithauthor.errors import ManuscriptError, OutputError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
 from pithauthor.latex.preamble import (
     _BEGIN_DOCUMENT,
@@ -214,13 +214,15 @@ def ensure_writable(path: Path) -> None:
 
 
 def ensure_writable_folder(folder: Path, why: str = "nothing was written") -> None:
-    """Refuse a read-only folder (by its mode bits too, so that root is refused as well)."""
+    """Refuse a read-only folder (by its mode bits too, so that root is refused as well): an
+    output failure (OutputError, exit 74), not bad input: the same command succeeds once the
+    folder is writable."""
     try:
         mode = folder.stat().st_mode
     except OSError as exc:
         raise ManuscriptError(f"{folder}: cannot stat ({exc.strerror})") from None
     if not mode & stat.S_IWUSR or not os.access(folder, os.W_OK | os.X_OK):
-        raise ManuscriptError(f"{folder} is not writable; {why}")
+        raise OutputError(f"{folder} is not writable; {why}")
 
 
 def backup_path(path: Path) -> Path:

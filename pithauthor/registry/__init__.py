@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from pithauthor.registry.credentials import (
         TOKEN_ENV,
+        TRUST_LOCAL_ENV,
         default_trust,
         env_token_origin,
         forget_token,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATES",
     "TOKEN_ENV",
+    "TRUST_LOCAL_ENV",
     "FaultPlan",
     "Limits",
     "OnChange",
@@ -142,6 +144,7 @@ __getattr__, __dir__ = lazy_face(
         "Statements": "pithauthor.registry.statements",
         "SubmitResult": "pithauthor.registry.submit",
         "TOKEN_ENV": "pithauthor.registry.credentials",
+        "TRUST_LOCAL_ENV": "pithauthor.registry.credentials",
         "add_papers": "pithauthor.registry.local.run",
         "approve_held": "pithauthor.registry.local.run",
         "check_base_url": "pithauthor.registry.local.run",
