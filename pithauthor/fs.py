@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import stat
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import PithError, UnsafePermissions
+from pithauthor.errors import OutputError, PithError, UnsafePermissions
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 
 __all__ = [
@@ -26,6 +27,10 @@ __all__ = [
     "read_user_text",
     "replace_file",
     "replace_files",
+    "report_home_warnings",
+    "unpack_plain_files",
+    "why_not_written",
+    "writing",
 ]
 
 
@@ -43,8 +48,13 @@ HOME_ENV = "PITH_HOME"
 POSIX_MODES = os.name == "posix"
 
 
-def pith_home() -> Path:
-    """The root data folder: `$PITH_HOME`, else platformdirs' user data folder."""
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+"""os.open's flag that refuses a symbolic link as the last part of the path (0 where absent)."""
+
+
+def home_path() -> Path:
+    """Where the root data folder is: `$PITH_HOME`, else platformdirs' user data folder (not
+    checked: `pith doctor` reports on it; everything else opens it by `pith_home`)."""
     override = os.environ.get(HOME_ENV)
     if override:
         return Path(override).expanduser()
@@ -53,16 +63,75 @@ def pith_home() -> Path:
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
+def pith_home() -> Path:
+    """The root data folder (`home_path`), checked each time a command opens it (`home_fault`):
+    one owned by another user is refused (UnsafePermissions), one that others may write in is
+    warned about, once per folder, where `report_home_warnings` says (the `pithauthor`
+    logger unless told otherwise; `pith` prints `pith: warning: ...` on stderr)."""
+    home = home_path()
+    fault = home_fault(home)
+    if fault is not None and fault[0] == "unsafe":
+        raise UnsafePermissions(fault[1])
+    if fault is not None and home not in _warned:
+        _warned.add(home)
+        _report[0](fault[1])
+    return home
+
+
+_warned: set[Path] = set()
+
+
+_report: list[Callable[[str], None]] = [logging.getLogger("pithauthor").warning]
+
+
+def report_home_warnings(to: Callable[[str], None]) -> None:
+    """Send the warning about a root data folder others may write in to `to` from now on,
+    once per folder (`pith` gives its stderr line, once per command)."""
+    _report[0] = to
+    _warned.clear()
+
+
+def home_fault(home: Path) -> tuple[str, str] | None:
+    """What is wrong with the root data folder: ("unsafe", why) when another user owns it (they
+    can swap the keys folder or the outbox under it, whatever its mode); ("warn", why) when
+    its group or others may write in it (they can rename or replace what is in it; the
+    folders inside are 0700 and checked, so this is a warning, not a refusal); None when
+    neither, when it does not exist yet, or without POSIX modes."""
+    if not POSIX_MODES:
+        return None
+    try:
+        st = home.stat()
+    except OSError:
+        return None  # not there yet: it is made 0700 when first needed
+    if st.st_uid != os.getuid():
+        return (
+            "unsafe",
+            f"{HOME_ENV} {home} is owned by another user (uid {st.st_uid}), who can change "
+            f"what pith keeps there; use a folder of your own (set {HOME_ENV})",
+        )
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o022:
+        who = "others" if mode & 0o002 else "its group"
+        return (
+            "warn",
+            f"{HOME_ENV} {home} has mode {oct(mode)[2:]}: {who} may rename or replace what "
+            f"pith keeps there; fix it with: chmod 700 {home}",
+        )
+    return None
+
+
 def private_dir(*parts: str) -> Path:
     """`pith_home()/parts...`, created with mode 0700; refused when others can reach it."""
     home = pith_home()
-    if not home.exists():
-        home.mkdir(parents=True, mode=0o700)
+    with writing(home):
+        if not home.exists():
+            home.mkdir(parents=True, mode=0o700)
     path = home.joinpath(*parts)
     for depth in range(1, len(parts) + 1):
         folder = home.joinpath(*parts[:depth])
         if not folder.exists():
-            folder.mkdir(mode=0o700)
+            with writing(folder):
+                folder.mkdir(mode=0o700)
             if POSIX_MODES:  # mkdir's mode passes through the umask: set it exactly
                 os.chmod(folder, 0o700)
     check_private(path, is_dir=True)
@@ -102,6 +171,44 @@ def check_private(path: Path, *, is_dir: bool) -> None:
 # is published (`pith latex arxiv` proves its archive).
 
 TEMP_PREFIX = ".tmp-"
+
+
+# An output failure (errors.OutputError, exit 74) rather than bad input: the write itself was
+# refused by the disk or the folder. EACCES and EPERM are output failures only where pithauthor
+# writes (below); elsewhere (the CLI's last resort) they may be a file the user named to read.
+OUTPUT_ERRNOS = frozenset(
+    code
+    for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EROFS, errno.EFBIG)
+    if code is not None
+)
+_WRITE_ERRNOS = OUTPUT_ERRNOS | {errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def why_not_written(exc: OSError) -> str:
+    """Why a write failed, as an author reads it (the system's own words after it)."""
+    reason = {
+        errno.ENOSPC: "the disk is full",
+        getattr(errno, "EDQUOT", -1): "the disk quota is used up",
+        errno.EROFS: "the file system is read-only",
+        errno.EFBIG: "the file would be larger than this file system allows",
+        errno.EACCES: "no permission to write there (a read-only folder?)",
+        errno.EPERM: "no permission to write there",
+    }.get(exc.errno or 0)
+    told = exc.strerror or type(exc).__name__
+    return f"{reason} ({told})" if reason else told
+
+
+@contextlib.contextmanager
+def writing(path: Path | str) -> Iterator[None]:
+    """Turn a refused write of `path` (disk or quota full, read-only, no permission, an I/O
+    error) into OutputError naming the file and why; other errors pass as they are (a caller
+    acts on FileExistsError, FileNotFoundError, ...)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        raise OutputError(f"cannot write {path}: {why_not_written(exc)}") from exc
 
 
 Data = bytes | str | list[bytes | memoryview]
@@ -169,14 +276,16 @@ def replace_files(
     leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject` (issue 27)."""
     temps: list[Path] = []
     try:
-        for path, data, mode, _ in files:
-            temps.append(_write_temp(path.parent, data, mode, durable=False))
-        if durable:
-            _sync_files(temps)
-        for (path, _, _, backup), tmp in zip(files, temps, strict=True):
-            if backup is not None:
-                _keep(path, backup)
-            os.replace(tmp, path)
+        # a refused write names the file (several: their folder; none: nothing is written)
+        with writing(files[0][0] if len(files) == 1 else files[0][0].parent if files else "-"):
+            for path, data, mode, _ in files:
+                temps.append(_write_temp(path.parent, data, mode, durable=False))
+            if durable:
+                _sync_files(temps)
+            for (path, _, _, backup), tmp in zip(files, temps, strict=True):
+                if backup is not None:
+                    _keep(path, backup)
+                os.replace(tmp, path)
     except BaseException:
         for tmp in temps:  # a temp already renamed is gone: nothing to remove
             with contextlib.suppress(OSError):
@@ -221,12 +330,13 @@ def _keep(path: Path, backup: Path) -> None:
 def create_file(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
     """Atomically create `path` holding `data`; FileExistsError if anything is already there."""
     path = Path(path)
-    tmp = _write_temp(path.parent, data, mode)
-    try:  # link, not rename: it fails when `path` exists, where a rename would replace it
-        os.link(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    with writing(path):
+        tmp = _write_temp(path.parent, data, mode)
+        try:  # link, not rename: it fails when `path` exists, where a rename would replace it
+            os.link(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
     _fsync_dir(path.parent)
 
 
@@ -236,12 +346,14 @@ def publishing(path: Path, *, mode: int = 0o600) -> Iterator[Path]:
     normally, the file is synced and replaces `path` in one rename; when it raises (a failed
     check included), the temp file is removed and `path` is left as it was."""
     path = Path(path)
-    fd, tmp = _new_temp(path.parent, mode)
+    with writing(path):
+        fd, tmp = _new_temp(path.parent, mode)
     os.close(fd)
     try:
-        yield tmp
-        _fsync_path(tmp)
-        os.replace(tmp, path)
+        yield tmp  # the caller's writes: a refused one is the caller's to name (or fs's)
+        with writing(path):
+            _fsync_path(tmp)
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -254,20 +366,60 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool =
     (unless not `durable`): a crash leaves whole lines or a torn last one, and a torn line left
     by an earlier crash is never glued to the first new one. A new file gets `mode`. Returns
     the file's size after the write."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            with open(path, "rb") as existing:
-                existing.seek(size - 1)
-                if existing.read(1) != b"\n":
-                    lines = b"\n" + lines
-        os.write(fd, lines)
-        if durable:
-            os.fsync(fd)
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
+    with writing(path):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
+        try:
+            size = os.fstat(fd).st_size
+            if size:
+                with open(path, "rb") as existing:
+                    existing.seek(size - 1)
+                    if existing.read(1) != b"\n":
+                        lines = b"\n" + lines
+            os.write(fd, lines)
+            if durable:
+                os.fsync(fd)
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+
+
+def unpack_plain_files(archive: Path, folder: Path) -> list[str]:
+    """Unpack the gzip tar `archive` into the existing folder `folder`: regular files only,
+    each at a relative name that stays inside `folder`; returns the names unpacked.
+
+    What `tarfile`'s `filter="data"` guards against, on every Python this package supports:
+    that filter exists from 3.11.4 only (3.12.0 and the 3.8-3.10 security releases), and
+    Debian 12's own Python is 3.11.2 (issue 36). A symbolic or hard link, a folder entry, a
+    device, a FIFO, an absolute name or one that climbs out with `..` is refused (ValueError,
+    naming the entry) and nothing after it is written; a file is created afresh (never through
+    something already there), with mode 0644 whatever the archive says, owned by whoever
+    unpacks. tests/test_platform.py checks that no call passes `filter=` to tarfile."""
+    import shutil
+    import tarfile
+
+    root = Path(folder).resolve()
+    names: list[str] = []
+    with tarfile.open(archive, "r:gz") as tar:
+        for member in tar:
+            parts = member.name.split("/")
+            if (
+                not member.isreg()
+                or member.name.startswith("/")
+                or any(part in ("", ".", "..") for part in parts)
+            ):
+                raise ValueError(f"{archive}: {member.name!r} is not a plain file inside it")
+            target = root.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.parent.resolve().is_relative_to(root):  # a folder made a link first
+                raise ValueError(f"{archive}: {member.name!r} leaves the folder")
+            source = tar.extractfile(member)
+            assert source is not None  # a regular member always has its data
+            # O_EXCL | O_NOFOLLOW: never into a file or through a link that is already there
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+            with source, os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(source, out)
+            names.append(member.name)
+    return names
 
 
 # Reading a file the user named: the one path every input file goes through.

@@ -31,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import ssl
 import threading
 import time
@@ -45,6 +46,7 @@ from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
     EventRefused,
+    FormatRefused,
     NetworkError,
     RegistryAnswerError,
     RegistryResponseError,
@@ -319,6 +321,15 @@ class RegistryHttp:
                 headers={"Content-Type": "application/json", **(headers or {})},
             )
         except RegistryAnswerError as exc:
+            if refuses_format(exc.status, exc.answer):
+                # no verdict on this document: the registry cannot read any body of this
+                # format, so every event would be refused alike (errors.FormatRefused)
+                raise FormatRefused(
+                    f"the registry at {origin(url)} refuses the format of the events "
+                    f"pithauthor sends ({exc.status}: {_reason(exc.answer)}); "
+                    "nothing was rejected, the events stay pending",
+                    exc.status,
+                ) from None
             # known only here: this refusal answers the document itself (a 4xx to a read,
             # such as the record's 404, says nothing about an event and stays as it is)
             raise EventRefused(str(exc), exc.status, exc.answer) from None
@@ -425,6 +436,27 @@ class RegistryHttp:
             return kwargs
         headers = {**(kwargs.get("headers") or {}), "Authorization": f"Bearer {self._token}"}
         return {**kwargs, "headers": headers}
+
+
+# a 422 whose reason says the body's format, not its content, is refused (DESIGN,
+# docs/protocol.md "Files and submission"): `format` as a word, not inside a check's name
+_FORMAT_WORDS = re.compile(
+    r"unsupported|media[ _-]?type|content[ _-]?type|\bformat\b", re.IGNORECASE
+)
+
+
+def refuses_format(status: int, answer: object) -> bool:
+    """True when a 4xx to a POST refuses the body's format, not the document: 415, or a 422
+    whose `error` names the format or content type."""
+    if status == 415:
+        return True
+    return status == 422 and bool(_FORMAT_WORDS.search(_reason(answer)))
+
+
+def _reason(answer: object) -> str:
+    """The registry's `error` text, on one short line (it ends up in ours)."""
+    reason = answer.get("error") if isinstance(answer, Mapping) else None
+    return " ".join(str(reason or "no reason given").split())[:200]
 
 
 def _asks_for_token(response: httpx.Response) -> bool:

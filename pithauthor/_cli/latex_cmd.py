@@ -68,6 +68,12 @@ def inject_cmd(
         help="Stop a build that takes longer (default: from the paper's own last build, "
         "else 600 s).",
     ),
+    follow_links: bool = typer.Option(
+        False,
+        "--follow-links",
+        help="Write through a main file or pith.sty that links out of the folder "
+        "(refused without it, as pith latex arxiv refuses it).",
+    ),
     zip_out: str | None = typer.Option(
         None,
         "--zip-out",
@@ -108,6 +114,7 @@ def inject_cmd(
             placement=placement,
             timeout=timeout,
             progress=steps,
+            follow_links=follow_links,
             zip_out=zip_out,
         )
     if which:  # after inject: a manuscript it refuses is the one error line

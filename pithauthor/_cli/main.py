@@ -73,6 +73,12 @@ def main(argv: list[str] | None = None) -> None:
     traceback on stderr but never changes the exit code.
     """
     args = sys.argv[1:] if argv is None else argv
+    from pithauthor._cli.output import warn
+    from pithauthor.fs import report_home_warnings
+
+    # a PITH_HOME others may write in is said once, as a warning line, by any command opening it
+    report_home_warnings(warn)
+
     # the reporter of retries and progress (`pithauthor.progress`), for a command: the root's
     # help reports nothing, and loads no more than it needs
     reports = None if args in ([], ["--help"], ["-h"]) else _reports()

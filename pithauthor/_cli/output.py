@@ -7,7 +7,8 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
+from pithauthor.errors import EXIT_BUG, EXIT_INPUT, EXIT_OUTPUT, REPORT_BUGS, PithError
+from pithauthor.fs import OUTPUT_ERRNOS, why_not_written
 
 
 def data(text: str) -> None:
@@ -61,17 +62,38 @@ def exit_on_error(exc: Exception) -> NoReturn:
     fast path (`pith bib scan` answered before Typer is loaded), so both end alike."""
     if isinstance(exc, PithError):
         fail(str(exc), exc.exit_code, exc.hint)
+    if isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS:
+        # a write outside pithauthor.fs (which raises OutputError itself): disk full, read-only
+        fail(f"cannot write {exc.filename or 'a file'}: {why_not_written(exc)}", EXIT_OUTPUT)
+    if _sqlite_cannot_write(exc):  # the outbox's database on a full disk or read-only folder
+        fail(f"cannot write the outbox: {exc}", EXIT_OUTPUT)
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
-    if isinstance(exc, RecursionError | UnicodeError | ValueError):
-        # Last resort only: every reader maps these at the source; reaching here is a bug.
-        fail(
-            f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
-            "please report it (PITH_DEBUG=1 shows details)",
-            EXIT_INPUT,
-        )
-    fail(f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED)
+    # Anything else is a bug: every expected failure is a PithError raised where it happens
+    # (a reader maps its RecursionError, UnicodeError, ValueError at the source). Exit 70, not
+    # 2: a script must not take pith's own fault for its bad input (issue 36).
+    fail(
+        f"internal error ({type(exc).__name__}): this is a bug in pith, not in your input; "
+        f"please report it, {REPORT_BUGS}, with this line and what PITH_DEBUG=1 adds",
+        EXIT_BUG,
+    )
+
+
+# SQLite's primary result codes for a database that cannot be written: SQLITE_READONLY,
+# SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN
+_SQLITE_CANNOT_WRITE = {8, 10, 13, 14}
+
+
+def _sqlite_cannot_write(exc: Exception) -> bool:
+    """Whether `exc` is SQLite refusing to write (sqlite3 is not imported here for this:
+    `pith --help` does not load it)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        type(exc).__module__ == "sqlite3"
+        and isinstance(code, int)
+        and (code & 0xFF in _SQLITE_CANNOT_WRITE)
+    )
 
 
 def fail(text: str, code: int, hint: str | None = None) -> NoReturn:

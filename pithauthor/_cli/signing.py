@@ -6,7 +6,7 @@ events go (outbox, registry or file), and what to say about them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pithauthor._cli.output import ask, at_terminal, data, message
@@ -16,7 +16,7 @@ from pithauthor.protocol import escaped
 if TYPE_CHECKING:
     from pithauthor import PithNumber, Settle, Subject
     from pithauthor.keys import AuthorKey, DeferredKey
-    from pithauthor.protocol import AuthorEvent
+    from pithauthor.protocol import AuthorCheck, AuthorEvent
     from pithauthor.registry import OnChange, RegistryAccess, Statements
 
 
@@ -41,14 +41,17 @@ def submit_now(
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
+    held = result.held_line()
+    if held is not None:
+        message(held)
     if result.error is not None:
-        message("the events stay in the outbox; `pith submit` sends them later")
+        message(f"the events stay in the outbox; `{submit_command(registry)}` sends them later")
     others = len(result.others_pending)
     if others:
         rows = "row stays" if others == 1 else "rows stay"
         message(
             f"{others} other pending {rows} in the outbox (not shown here): "
-            "`pith submit` sends them"
+            f"`{submit_command(registry)}` sends them"
         )
     result.raise_for_failure()
 
@@ -68,6 +71,7 @@ class Output:
     destination: str = ""
     _held: Statements | None = None
     _in_out: frozenset[str] = frozenset()  # the events `out` held before this run
+    _recalled: set[str] = field(default_factory=set)  # papers whose state was read (`recall`)
     _key: DeferredKey | None = None
 
     def __post_init__(self) -> None:
@@ -139,6 +143,45 @@ class Output:
             )
         return self._held
 
+    def recall(self, paper: PithNumber, key_id: str, *, ask: bool = True) -> None:
+        """Learn what the registry's merged state of `paper` holds by key `key_id` and its
+        retired predecessors (signed on another machine, or dropped from the outbox), so that
+        a statement is reused or corrected as if made here. Without `ask`, only the
+        predecessors are named (what the outbox holds of them counts; no registry is asked).
+        A state that cannot be read is said in one note, and only the outbox counts."""
+        from pithauthor.errors import (
+            AuthError,
+            NetworkError,
+            RegistryRejected,
+            VerificationError,
+        )
+        from pithauthor.registry import key_lineage, own_events_in_state
+
+        held = self.held()
+        mine, older = key_lineage(key_id)
+        held.predecessors = frozenset(older)
+        if not ask or paper.full in self._recalled or not mine:
+            return
+        self._recalled.add(paper.full)
+        try:
+            # two tries: with a record given by file the registry may be away, and this look
+            # is a memory, not the command's purpose
+            state = self.registry.client.state(paper, strict=False, attempts=2)
+        except RegistryRejected:
+            return  # the registry holds no such paper (a record given by file): nothing said
+        except (AuthError, NetworkError, VerificationError) as exc:
+            message(
+                f"note: the merged state of {paper.full} at {self.registry.base_url} could "
+                f"not be read ({exc}); only the outbox tells what you already signed"
+            )
+            return
+        learnt = held.learn(own_events_in_state(state, [mine, *older]))
+        if learnt:
+            message(
+                f"the registry {self.registry.base_url} holds {learnt} event(s) of yours on "
+                f"{paper.full} that this outbox does not (signed elsewhere)"
+            )
+
     def settle(self, on_change: OnChange) -> Settle:
         """The `settle=` that reuses a statement already made and names what a change
         replaces (pithauthor.registry.statements)."""
@@ -170,9 +213,10 @@ class Output:
             from pithauthor.registry import registry_binding
 
             where = registry_binding(self.registry.options.registry)
-            message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
+            message(f"next: `{submit_command(self.registry)}` sends it to {where}")
         elif self.out is not None:
-            message(f"next: `pith submit {self.out}` sends them to the registry")
+            command = submit_command(self.registry, self.out)
+            message(f"next: `{command}` sends them to {self.registry.base_url}")
 
     def reused(self, event: AuthorEvent) -> bool:
         """True when `event` is one the outbox held (the same statement, signed before)."""
@@ -190,7 +234,9 @@ class Output:
         self.seal([event])
         if self.reused(event):
             in_out = event["event_id"] in self._in_out
-            message(reused_line(event, self.out if in_out else None))
+            there = self._held is not None and event["event_id"] in self._held.from_registry
+            where = f"the registry {self.registry.base_url}" if there else None
+            message(reused_line(event, self.out if in_out else where))
             out = None if in_out else self.out  # never a second line in the same file
             # where asked; with --submit into the outbox too (a no-op when it holds it)
             if out is not None or self.print_events or self.submit:
@@ -211,6 +257,25 @@ class Output:
             message(f"replaces {settled.replaced[:19]}… (the merge shows this one instead)")
         message(summary(event, self.deliver([event])))
         self.send([event["event_id"]])
+
+
+def submit_command(registry: RegistryAccess, file: str | None = None) -> str:
+    """The `pith submit` that sends what a signing command left (the outbox's rows for its
+    registry, or FILE's events), with the flags they need to go as printed: the registry they
+    are bound to and the trust the record was checked with (a local registry's key is trusted
+    only when asked again). Quoted for a POSIX shell."""
+    import shlex
+
+    from pithauthor.registry import registry_binding
+
+    options = registry.options
+    words = ["pith", "submit", *([file] if file is not None else [])]
+    words += ["--registry", registry_binding(options.registry)]
+    for manifest in options.trust_manifests:
+        words += ["--trust-manifest", manifest]
+    if options.trust_local:
+        words.append("--trust-local-registry")
+    return shlex.join(words)
 
 
 def reused_line(event: AuthorEvent, where: str | None = None) -> str:
@@ -253,12 +318,29 @@ def _row(label: str, value: str) -> str:
     return f"  {label:<10} {value}"
 
 
-def paper_lines(paper: Subject, label: str = "paper") -> list[str]:
-    """Number and arXiv version, title and authors of `paper`, as its record gives them."""
+def paper_lines(
+    paper: Subject,
+    label: str = "paper",
+    *,
+    order: Sequence[str] | None = None,
+    marked: Sequence[int] = (),
+) -> list[str]:
+    """Number and arXiv version, title and authors of `paper`: the authors in arXiv's `order`
+    when it is given (numbered, the places in `marked` followed by "(you)"), else as its record
+    lists them, which is not the paper's order (pith.science sorts them by given name)."""
     version = f"v{paper.source_version}" if paper.source_version is not None else ""
     source = f" (arXiv {shown(paper.source_id)}{version})" if paper.source_id else ""
     title = shown(paper.title) if paper.title else "(the record gives no title)"
-    authors = ", ".join(shown(a) for a in paper.authors) or "(the record lists no authors)"
+    if order:
+        authors = ", ".join(
+            f"{i} {shown(a)}{' (you)' if i in marked else ''}" for i, a in enumerate(order, 1)
+        )
+        authors += " (arXiv's order)"
+    elif paper.authors:
+        authors = ", ".join(shown(a) for a in paper.authors)
+        authors += " (the record's list, not the paper's order)"
+    else:
+        authors = "(the record lists no authors)"
     return [
         _row(label, f"{paper.pith_number.full}{source}"),
         _row("title", title),
@@ -277,18 +359,21 @@ def signer_line(
 
 
 def claim_preview(
-    paper: Subject, key: AuthorKey | DeferredKey, event: AuthorEvent, position_note: str
+    paper: Subject, key: AuthorKey | DeferredKey, event: AuthorEvent, checked: AuthorCheck
 ) -> list[str]:
-    """The claim as signed: its payload's name, ORCID iD, statement and proofs."""
+    """The claim as signed: its payload's name, ORCID iD, position, statement and proofs; the
+    paper's authors in arXiv's order (when it was had) with the signer's place marked."""
     # read from the signed event (held in memory until the author says yes), not from the
     # options: the author sees the very text the signature covers, never a paraphrase of it
     payload: Any = event["payload"]
     author = payload["author"]
+    signed = author.get("position")
+    marked = (signed,) if isinstance(signed, int) else checked.positions
     lines = [
         HEADER.format(what="An author claim"),
-        *paper_lines(paper),
+        *paper_lines(paper, order=checked.order, marked=marked),
         signer_line(key, author["name"], author.get("orcid")),
-        _row("position", shown(position_note)),
+        _row("position", shown(checked.note)),
         _row("statement", shown(payload["statement"])),
     ]
     for proof in payload.get("identity_proofs", []):

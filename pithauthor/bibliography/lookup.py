@@ -174,10 +174,7 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
     if not mode & stat.S_IWUSR or not os.access(target.parent, os.W_OK | os.X_OK):
         raise BibliographyError(f"{path} is read-only; nothing was written back")
     backup = backup_path(target)
-    try:
-        replace_file(target, new, mode=mode, backup=backup)
-    except OSError as exc:
-        raise BibliographyError(f"{path}: cannot be written ({exc.strerror or exc})") from None
+    replace_file(target, new, mode=mode, backup=backup)  # a refused write: OutputError (fs)
     return WriteBack(Path(path), tuple(written), tuple(skipped), backup)
 
 
@@ -276,7 +273,10 @@ def _candidate(doc: Any) -> Candidate:
     doi = doc.get("doi")
     if doi is not None and not isinstance(doi, str):
         raise TypeError("doi")
-    return Candidate(doc["arxiv_id"], doc["title"], tuple(authors), doc["year"], doi)
+    version = doc.get("version")  # absent from the files of earlier releases
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+        raise TypeError("version")
+    return Candidate(doc["arxiv_id"], doc["title"], tuple(authors), doc["year"], doi, version)
 
 
 #: Called after each request with (requests done, requests planned so far).

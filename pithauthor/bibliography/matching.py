@@ -138,6 +138,7 @@ class Candidate:
     authors: tuple[str, ...]
     year: int
     doi: str | None = None
+    version: int | None = None  # the version the answer's entry names, when it names one
 
 
 @dataclass(frozen=True, slots=True)

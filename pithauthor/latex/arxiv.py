@@ -19,9 +19,9 @@ from pithauthor.errors import (
     PithNumberError,
     VerificationError,
 )
-from pithauthor.fs import publishing
+from pithauthor.fs import publishing, unpack_plain_files
 from pithauthor.latex import upload
-from pithauthor.latex.archives import is_archive, unpack, unpacked_project
+from pithauthor.latex.archives import is_archive, unpacked_project
 from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
@@ -310,9 +310,7 @@ def _write_proven(
             tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof,
         ):
             folder = Path(proof)
-            # unpacked under the rules every archive pith reads is (latex/archives.py)
-            folder = folder / "upload"
-            unpack(tmp, folder)
+            unpack_plain_files(tmp, folder)  # on every 3.11: no `filter=` before 3.11.4
             pdf = build_like_arxiv(folder, main_name, engine, clock)
             proven_pages = page_count(pdf)
             if proven_pages != pages:

@@ -259,7 +259,7 @@ def test_inject_check_shows_its_build_as_a_step_with_its_time(
 ) -> None:
     folder = _v1(tmp_path / "paper")
     start = time.monotonic()
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     took = time.monotonic() - start
     assert result.returncode == 0, result.stderr
     steps = _steps(result.stderr)

@@ -62,7 +62,9 @@ def test_inject_takes_an_overleaf_zip_and_writes_the_badged_project_back_as_a_zi
 ) -> None:
     source = _overleaf_zip(tmp_path / "My Paper.zip")
     back = tmp_path / "badged.zip"
-    result = pith("latex", "inject", str(source), "--pith", NUMBER, "--zip-out", str(back))
+    result = pith(
+        "latex", "inject", str(source), "--pith", NUMBER, "--offline", "--zip-out", str(back)
+    )
     assert result.returncode == 0, result.stderr
     folder = tmp_path / "My Paper"  # unpacked beside the zip, as named
     assert f"unpacked into {folder}" in result.stderr
@@ -90,7 +92,9 @@ def test_arxiv_takes_the_badged_zip_and_proves_the_upload(tmp_path: Path, pith: 
     # and pack for arXiv (the zip `inject --zip-out` wrote stands for Overleaf's second download)
     source = _overleaf_zip(tmp_path / "paper.zip")
     badged = tmp_path / "paper-badged.zip"
-    done = pith("latex", "inject", str(source), "--pith", NUMBER, "--zip-out", str(badged))
+    done = pith(
+        "latex", "inject", str(source), "--pith", NUMBER, "--offline", "--zip-out", str(badged)
+    )
     assert done.returncode == 0, done.stderr
     archive = tmp_path / "upload.tar.gz"
     result = pith("latex", "arxiv", str(badged), "-o", str(archive), "--json")
@@ -128,7 +132,7 @@ def test_arxiv_refuses_a_read_only_output_folder_before_unpacking_or_building(
         result = pith("latex", "arxiv", str(source), "-o", str(out / "a.tar.gz"))
     finally:
         out.chmod(0o700)
-    assert_one_line_error(result, 2)
+    assert_one_line_error(result, 74)  # an output failure (sysexits' EX_IOERR), not bad input
     assert f"{out} is not writable" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "paper.zip"]
 
@@ -180,7 +184,9 @@ def test_a_hostile_zip_is_refused_in_one_line_and_nothing_is_written(
     work = tmp_path / "work"
     work.mkdir()
     source = _zip_with(work / "paper.zip", entries)
-    args = ["--pith", NUMBER] if command == "inject" else ["-o", str(work / "a.tar.gz")]
+    args = (
+        ["--pith", NUMBER, "--offline"] if command == "inject" else ["-o", str(work / "a.tar.gz")]
+    )
     result = pith("latex", command, str(source), *args)
     assert_one_line_error(result, 2)
     assert reason in result.stderr and "nothing was unpacked" in result.stderr
@@ -231,7 +237,7 @@ def test_an_existing_folder_is_never_unpacked_over(tmp_path: Path, pith: RunPith
     source = _overleaf_zip(tmp_path / "paper.zip")
     (tmp_path / "paper").mkdir()
     (tmp_path / "paper" / "main.tex").write_text("mine")
-    result = pith("latex", "inject", str(source), "--pith", NUMBER)
+    result = pith("latex", "inject", str(source), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "give that folder instead of the archive" in result.stderr
     assert (tmp_path / "paper" / "main.tex").read_text() == "mine"
@@ -251,7 +257,9 @@ def test_a_link_to_a_file_outside_the_project_is_left_out_of_the_zip_and_named(
     (folder / "figures" / "franklin.png").write_bytes(FIGURE.read_bytes())
     (folder / "same.png").symlink_to(folder / "figures" / "franklin.png")  # inside: packed
     back = tmp_path / "badged.zip"
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--zip-out", str(back))
+    result = pith(
+        "latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--zip-out", str(back)
+    )
     assert result.returncode == 0, result.stderr
     assert "notes.txt is a link to a file outside the project: left out" in result.stderr
     names = _names(back)
@@ -268,11 +276,13 @@ def test_a_zip_with_several_main_files_stays_unpacked_for_the_author_to_name_one
     source = _overleaf_zip(tmp_path / "paper.zip")
     with zipfile.ZipFile(source, "a") as out:
         out.writestr("supplement.tex", MAIN.replace("Overleaf", "Overleaf: the supplement"))
-    result = pith("latex", "inject", str(source), "--pith", NUMBER)
+    result = pith("latex", "inject", str(source), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "several main-file candidates (main.tex, supplement.tex)" in result.stderr
     assert f"paper.zip stays unpacked in {tmp_path / 'paper'}" in result.stderr
-    named = pith("latex", "inject", str(tmp_path / "paper" / "main.tex"), "--pith", NUMBER)
+    named = pith(
+        "latex", "inject", str(tmp_path / "paper" / "main.tex"), "--pith", NUMBER, "--offline"
+    )
     assert named.returncode == 0, named.stderr
 
 
@@ -287,7 +297,7 @@ def test_an_encrypted_zip_member_is_one_line(tmp_path: Path, pith: RunPith) -> N
             data[at + offset] |= 1
             at = data.find(signature, at + 4)
     source.write_bytes(bytes(data))
-    result = pith("latex", "inject", str(source), "--pith", NUMBER)
+    result = pith("latex", "inject", str(source), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "cannot be read" in result.stderr and "nothing was unpacked" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["paper.zip"]

@@ -115,6 +115,8 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "citing": REFERENCE,  # cite --from
     "cited": REFERENCE,  # cite --to
     "pith": REFERENCE,  # latex inject --pith
+    "paper": REFERENCE,  # withdraw --paper
+    "refs": REFERENCE,  # papers [PAPER]...
     "what": ["nope", ""],
     "fmt": ["nope", ""],
     "placement": ["nope", ""],
@@ -232,9 +234,10 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
     network = {"registry": DEAD_REGISTRY, "retries": "1", "timeout": "1"}
     bases: dict[str, dict[str, Any]] = {
         "verify": {"file": record},
-        "badge": {"number": NUMBER, "fmt": "markdown"},
+        # --offline: a full number no record checks is refused otherwise (exit 3, registry dead)
+        "badge": {"number": NUMBER, "fmt": "markdown", "offline": True},
         "claim": {"subject": NUMBER, "name": "Chengjian Liu", **signing},
-        "cite": {"citing": CITING, "cited": NUMBER, **signing},
+        "cite": {"citing": CITING, "cited": NUMBER, "offline": True, **signing},
         "replicate": {
             "subject": NUMBER,
             "kind": "replication",
@@ -271,7 +274,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         "latex sty": {"copy": paths["data"]},
         "number parse": {"ref": NUMBER},
         "bib scan": {"files": paths["bib"]},
-        "latex inject": {"target": paths["tex"], "pith": NUMBER, "dry_run": True},
+        "latex inject": {"target": paths["tex"], "pith": NUMBER, "dry_run": True, "offline": True},
         "latex arxiv": {"target": paths["tex"], "output": paths["fresh"]},
         "auth login": {"registry": DEAD_REGISTRY, "token_file": paths["token"]},
         "auth logout": {"registry": DEAD_REGISTRY},
