@@ -1,70 +1,30 @@
 r"""Archives a manuscript comes in or goes out as: a project's source archive (an Overleaf
 "Download → Source" zip, or an arXiv source tarball) unpacked into a folder beside it, a project
-written back as a zip ready to upload to Overleaf, the package's LaTeX files as one zip, and the
-arXiv upload unpacked to be proven (`pithauthor.latex.arxiv`).
+written back as a zip ready to upload to Overleaf, and the package's LaTeX files as one zip.
 
-Every archive pithauthor reads goes through `unpack` and its one set of rules, checked on the
-archive's list of members before a byte is written, and again on the bytes as they come out:
-
-- names are relative paths inside the folder: no absolute path, drive letter or `..` part, no
-  NUL, no name given twice; `__MACOSX/` (the resource forks the macOS Finder adds to a zip)
-  is left out;
-- only regular files and folders: a symbolic or hard link, a device or a FIFO is refused (a
-  link could point anywhere once unpacked);
-- at most MAX_MEMBERS files and MAX_UNPACKED_BYTES in all, and no zip member that expands more
-  than MAX_RATIO times (a zip bomb): the sizes the archive declares are checked first, and the
-  bytes actually written are counted too, since a declared size can lie.
-
-Anything else is one line (ManuscriptError, exit 2) naming the archive and the member, and
-nothing is left behind: the files are written into a temporary folder beside the destination,
-which is renamed into place only when the whole archive is unpacked.
+Every archive is unpacked under the one set of rules of `pithauthor.fs.unpack_archive` (the
+arXiv proof build's too): names inside the folder only, regular files only, caps on the count,
+the size and a zip member's ratio, `__MACOSX/` left out, all or nothing. A refusal here is one
+line (ManuscriptError, exit 2) naming the archive and the member.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import stat
-import tarfile
-import tempfile
 import time
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
 
 from pithauthor.errors import ManuscriptError
-from pithauthor.fs import publishing
+from pithauthor.fs import publishing, unpack_archive
 from pithauthor.latex.sources import ensure_writable_folder, find_main_file, source_files
-
-MAX_MEMBERS = 5000
-"""The most files an archive may unpack to (a paper has tens to hundreds)."""
-
-MAX_UNPACKED_BYTES = 512 * 1024 * 1024
-"""The most bytes an archive may unpack to, in all (arXiv takes 50 MB; Overleaf projects with
-large figures are bigger, but not ten times)."""
-
-MAX_RATIO = 200
-"""How many times a zip member may expand (text compresses 3-10 times; a bomb, millions)."""
-
-_RATIO_FLOOR = 1024 * 1024  # members smaller than this are not judged by their ratio
-
-_IGNORED_TOP = "__MACOSX"
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 """The archives `inject` and `arxiv` take in place of a folder."""
-
-_CHUNK = 1 << 16
-
-
-@dataclass(frozen=True, slots=True)
-class _Member:
-    name: str  # the checked relative name (POSIX)
-    size: int  # as the archive declares it
-    open: object  # what `_open_member` needs: a ZipInfo or a TarInfo
 
 
 def is_archive(path: Path) -> bool:
@@ -81,179 +41,13 @@ def unpacked_name(archive: Path) -> Path:
     return archive.with_name(archive.name + ".unpacked")
 
 
-def _refuse(archive: Path, why: str) -> ManuscriptError:
-    return ManuscriptError(f"{archive}: {why}; nothing was unpacked")
-
-
-def _checked_name(archive: Path, raw: str) -> str | None:
-    """The member's relative POSIX name, None for one that is left out (`__MACOSX/`, a folder
-    entry), or ManuscriptError for one that could land outside the folder."""
-    if "\x00" in raw:
-        raise _refuse(archive, f"a member's name holds a NUL byte ({raw!r})")
-    name = raw.replace("\\", "/")  # a Windows tool's separator is a separator
-    path = PurePosixPath(name)
-    drive = len(name) > 1 and name[1] == ":"
-    if name.startswith("/") or drive:
-        raise _refuse(archive, f"{raw} is an absolute path")
-    if ".." in path.parts:
-        raise _refuse(archive, f"{raw} points outside the folder (..)")
-    parts = [p for p in path.parts if p not in ("", ".")]
-    if not parts or parts[0] == _IGNORED_TOP:
-        return None
-    return "/".join(parts)
-
-
-def _zip_members(archive: Path, handle: zipfile.ZipFile) -> list[_Member]:
-    members = []
-    for info in handle.infolist():
-        name = _checked_name(archive, info.filename)
-        if name is None or info.is_dir():
-            continue
-        mode = info.external_attr >> 16
-        # 3: made on Unix, where the high bits hold the file's type (none given: a file)
-        if info.create_system == 3 and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
-            kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
-            raise _refuse(archive, f"{name} is {kind}; only files and folders are unpacked")
-        if info.file_size > _RATIO_FLOOR and info.file_size > MAX_RATIO * max(
-            info.compress_size, 1
-        ):
-            raise _refuse(
-                archive,
-                f"{name} would expand {info.file_size // max(info.compress_size, 1)} times "
-                f"(more than {MAX_RATIO}): a zip bomb, not a paper",
-            )
-        members.append(_Member(name, info.file_size, info))
-    return members
-
-
-def _tar_members(archive: Path, handle: tarfile.TarFile) -> list[_Member]:
-    members = []
-    total = 0
-    # a tar is listed by reading through it (a .tar.gz: decompressing it): the sizes are
-    # added up as it is listed, and listing stops at the caps, not at the end of a bomb
-    for info in handle:
-        total += info.size
-        if total > MAX_UNPACKED_BYTES:
-            raise _refuse(archive, f"it unpacks to more than {MAX_UNPACKED_BYTES // 2**20} MiB")
-        name = _checked_name(archive, info.name)
-        if name is None or info.isdir():
-            continue
-        if not info.isfile():
-            kind = "a link" if info.issym() or info.islnk() else "not a regular file"
-            raise _refuse(archive, f"{name} is {kind}; only files and folders are unpacked")
-        members.append(_Member(name, info.size, info))
-        if len(members) > MAX_MEMBERS:  # a tar is read as it is listed: stop early
-            break
-    return members
-
-
-def _check_totals(archive: Path, members: list[_Member]) -> None:
-    if len(members) > MAX_MEMBERS:
-        raise _refuse(archive, f"more than {MAX_MEMBERS} files; is this a paper's project?")
-    total = sum(m.size for m in members)
-    if total > MAX_UNPACKED_BYTES:
-        raise _refuse(
-            archive,
-            f"it unpacks to {total / 1e6:.0f} MB, more than {MAX_UNPACKED_BYTES // 2**20} MiB",
-        )
-    seen: set[str] = set()
-    for member in members:
-        # a name given twice, or a file where another member needs a folder
-        if member.name in seen:
-            raise _refuse(archive, f"{member.name} is in the archive twice")
-        seen.add(member.name)
-    for member in members:
-        for parent in PurePosixPath(member.name).parents:
-            if str(parent) in seen:
-                raise _refuse(archive, f"{parent} is both a file and a folder")
-
-
-# RuntimeError: an encrypted zip member; NotImplementedError: a compression zipfile lacks
-_DAMAGED = (
-    zipfile.BadZipFile,
-    tarfile.TarError,
-    EOFError,
-    zlib.error,
-    ValueError,
-    RuntimeError,
-    NotImplementedError,
-)
-
-
-def _opened(archive: Path, stack: contextlib.ExitStack) -> tuple[list[_Member], object]:
-    """The archive's checked members, and the open archive (closed with `stack`) they are
-    read from."""
-    try:
-        if zipfile.is_zipfile(archive):
-            handle: object = stack.enter_context(zipfile.ZipFile(archive))
-            assert isinstance(handle, zipfile.ZipFile)
-            members = _zip_members(archive, handle)
-        else:
-            handle = stack.enter_context(tarfile.open(archive, "r:*"))  # noqa: SIM115
-            assert isinstance(handle, tarfile.TarFile)
-            members = _tar_members(archive, handle)
-    except (*_DAMAGED, OSError) as exc:
-        raise _refuse(archive, f"not a readable zip or tar archive ({exc})") from None
-    _check_totals(archive, members)
-    return members, handle
-
-
-def _source(handle: object, member: _Member) -> IO[bytes]:
-    if isinstance(handle, zipfile.ZipFile):
-        assert isinstance(member.open, zipfile.ZipInfo)
-        return handle.open(member.open)
-    assert isinstance(handle, tarfile.TarFile) and isinstance(member.open, tarfile.TarInfo)
-    stream = handle.extractfile(member.open)
-    assert stream is not None  # a regular file: checked
-    return stream
-
-
-def _write_member(archive: Path, source: IO[bytes], target: Path, budget: int) -> int:
-    """Copy one member to `target` (a new file: O_EXCL, never through a link); returns the
-    bytes written, which may not pass `budget` whatever the archive declared."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(target, flags, 0o644)
-    written = 0
-    with os.fdopen(fd, "wb") as out:
-        while chunk := source.read(_CHUNK):
-            written += len(chunk)
-            if written > budget:
-                raise _refuse(archive, "it unpacks to more bytes than it declares (a bomb)")
-            out.write(chunk)
-    return written
-
-
 def unpack(archive: Path, destination: Path) -> list[str]:
-    """Unpack `archive` (zip or tar, gzip or not) into the new folder `destination` under the
-    module's rules; returns the names unpacked. `destination` must not exist: it appears whole
-    or not at all."""
+    """Unpack `archive` into the new folder `destination` (`fs.unpack_archive`'s rules, a
+    refusal as ManuscriptError); it appears whole or not at all."""
     if destination.exists() or destination.is_symlink():
         raise ManuscriptError(f"{destination} already exists; nothing was unpacked")
-    parent = destination.parent
-    ensure_writable_folder(parent, f"{archive.name} cannot be unpacked there")
-    work = Path(tempfile.mkdtemp(prefix=".tmp-unpack-", dir=parent))
-    try:
-        with contextlib.ExitStack() as stack:
-            members, handle = _opened(archive, stack)
-            declared = sum(m.size for m in members)
-            left = min(declared, MAX_UNPACKED_BYTES)
-            for member in members:
-                try:
-                    with _source(handle, member) as source:
-                        # a member may not write more than it declares, nor the whole more
-                        # than the archive declares
-                        left -= _write_member(
-                            archive, source, work / member.name, min(member.size, left)
-                        )
-                except _DAMAGED as exc:
-                    why = f"{member.name} cannot be read ({exc})"
-                    raise _refuse(archive, why) from None
-        os.rename(work, destination)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return [m.name for m in members]
+    ensure_writable_folder(destination.parent, f"{archive.name} cannot be unpacked there")
+    return unpack_archive(archive, destination, ManuscriptError)
 
 
 @dataclass(frozen=True, slots=True)
