@@ -13,7 +13,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pithauthor.errors import OutputError, PithError, UnsafePermissions
@@ -428,8 +428,6 @@ class _Refused(Exception):
 
 def _member_name(raw: str) -> str | None:
     """The member's checked relative POSIX name; None for one left out (`__MACOSX/`)."""
-    from pathlib import PurePosixPath
-
     if "\x00" in raw:
         raise _Refused("its name holds a NUL byte", raw)
     name = raw.replace("\\", "/")  # a Windows tool's separator is a separator
@@ -527,7 +525,7 @@ def unpack_archive(
     (the LaTeX code) give their own error class, e.g. ManuscriptError."""
     import shutil
     import tarfile
-    import tempfile
+    import tempfile  # (shutil) and zipfile (shutil, bz2, lzma): only an unpacking needs them
     import zipfile
     import zlib
 
