@@ -28,8 +28,9 @@ ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 
 
 def is_archive(path: Path) -> bool:
-    """Whether `path` names a project archive (by its name: .zip, .tar.gz, .tgz, .tar)."""
-    return path.name.lower().endswith(ARCHIVE_SUFFIXES)
+    """Whether `path` names a project archive (by its name: .zip, .tar.gz, .tgz, .tar; a
+    folder of such a name is a folder)."""
+    return path.name.lower().endswith(ARCHIVE_SUFFIXES) and not path.is_dir()
 
 
 def unpacked_name(archive: Path) -> Path:

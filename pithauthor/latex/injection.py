@@ -418,8 +418,9 @@ def inject(
     file is written through the link, and its backup is kept in the folder, beside the link.
 
     An archive is unpacked into the folder beside it (`paper.zip` -> `paper/`, under the rules
-    of `pithauthor.latex.archives`; with `dry_run`, into a temporary folder) and badged there;
-    that folder is removed again when the badge is refused. `zip_out` then writes the badged
+    of `pithauthor.fs.unpack_archive`; with `dry_run`, into a temporary folder) and badged
+    there; that folder is removed again when the badge is refused (unless the main file must be
+    named among several: `archives.unpacked_project`). `zip_out` then writes the badged
     project as a zip ready to upload to Overleaf (any target: a folder too).
     """
     check_timeout(timeout)
