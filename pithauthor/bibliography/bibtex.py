@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, NoReturn
 
 from pithauthor.bibliography.identifiers import IDENTIFIER_FIELDS
 from pithauthor.errors import BibliographyError
@@ -51,36 +51,54 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
     Outside entries everything from a `%` is a comment. Inside an entry, a `%` at the entry's
     own level (between fields, `@type(...)` too) is one; inside a `{...}` or `"..."` value, and
     in an `@comment{...}`, it is text (`url = {http://x/a%20b}`). As in BibTeX, a backslash
-    escapes nothing: braces count wherever they are."""
-    if "%" not in text:
-        return []
+    escapes nothing: braces count wherever they are, inside a `"..."` value too (the `"` of
+    `"M{\\"u}ller"` is inside braces: it does not end the value)."""
+    return _scan_all(text)[0]
+
+
+def _scan_all(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The comments of `text`, and the (opening, closing) `"` of each quoted value."""
+    if "%" not in text and '"' not in text:
+        return [], []
     # The text is read in pieces, each from a line starting with `@` (an entry: BibTeX
-    # resynchronises there) to the next; only the pieces holding a `%` are scanned, so that a
-    # large file with few comments costs little. (A value with a line starting with `@` would
-    # start a piece too early: none of the real files seen has one with a `%` after it.)
+    # resynchronises there) to the next; only the pieces holding a `%` or a `"` are scanned, so
+    # that a large file with few comments and braced values only costs little. (A value with a
+    # line starting with `@` would start a piece too early: bibtexparser, too, takes such a line
+    # for the start of a block.)
     spans: list[tuple[int, int]] = []
-    percent = text.find("%")
-    while percent >= 0:
-        start = text.rfind("\n@", 0, percent) + 1  # 0 when there is none
-        end = text.find("\n@", percent)
+    quotes: list[tuple[int, int]] = []
+    found = _TRIGGER.search(text)
+    while found is not None:
+        at = found.start()
+        start = text.rfind("\n@", 0, at) + 1  # 0 when there is none
+        end = text.find("\n@", at)
         end = len(text) if end < 0 else end + 1
-        spans += _scan(text, start, end)
-        percent = text.find("%", end)
-    return spans
+        _scan(text, start, end, spans, quotes)
+        found = _TRIGGER.search(text, end)
+    return spans, quotes
 
 
-def _scan(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The comments of `text[start:end]`, read from outside any entry."""
-    spans: list[tuple[int, int]] = []
+_TRIGGER = re.compile(r'[%"]')
+
+
+def _scan(
+    text: str,
+    start: int,
+    end: int,
+    spans: list[tuple[int, int]],
+    quotes: list[tuple[int, int]],
+) -> None:
+    """Add the comments and quoted values of `text[start:end]`, read from outside any entry."""
     depth = 0  # braces inside the entry; its body is depth 1 (0 for `@type(...)`)
-    in_entry = parens = quoted = literal = False  # literal: an @comment's body, all text
+    in_entry = parens = literal = False  # literal: an @comment's body, all text
+    quoted = -1  # the opening `"` of the quoted value being read, -1 outside one
     skip_to = 0  # characters before this were consumed (a comment, an entry's head)
     for found in _SPECIAL.finditer(text, start, end):  # only these characters change the state
         i, char = found.start(), found.group()
         if i < skip_to:
             continue
         at_body = not in_entry or depth == (0 if parens else 1)
-        if char == "%" and at_body and not quoted and not literal:
+        if char == "%" and at_body and quoted < 0 and not literal:
             stop = text.find("\n", i, end)
             skip_to = stop = end if stop < 0 else stop
             spans.append((i, stop))
@@ -91,20 +109,24 @@ def _scan(text: str, start: int, end: int) -> list[tuple[int, int]]:
                 literal = match.group(1).lower() == "comment"
                 depth = 0 if parens else 1
                 skip_to = match.end()
-        elif quoted:
-            quoted = not (char == '"' and at_body)
+        elif quoted >= 0 and char == '"' and at_body:  # BibTeX: a `"` outside braces ends it
+            quotes.append((quoted, i))
+            quoted = -1
         elif char == "{":
             depth += 1
         elif char == "}":
             depth -= 1
+            if quoted >= 0 and depth < (0 if parens else 1):  # unbalanced: BibTeX's error too
+                quoted = -1
             in_entry = depth > 0 or parens
             literal = literal and in_entry
             depth = max(depth, 0)
+        elif quoted >= 0:
+            continue
         elif char == ")" and parens and depth == 0:
             in_entry = literal = False
-        elif char == '"' and at_body:
-            quoted = True
-    return spans
+        elif char == '"' and at_body and not literal:
+            quoted = i
 
 
 def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str:
@@ -119,6 +141,60 @@ def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+# What bibtexparser is given: the file as BibTeX reads it, in a form bibtexparser v2 reads the
+# same way (same length, same lines, so that every offset and line number still holds).
+#
+# bibtexparser's splitter differs from BibTeX in two ways that real files meet:
+#
+# - it takes a backslash for an escape: `\{`, `\}` and `\"` are not delimiters to it, while
+#   BibTeX counts every brace (`Adri\{à}` is `Adri\` and the group `{à}` to BibTeX; to
+#   bibtexparser the `}` ends the value, and the entry is a parse error);
+# - inside a `"..."` value it counts no braces, so the `"` of `"M{\"u}ller"` (an accent, once
+#   the backslash is not an escape) would end the value for it.
+#
+# So each backslash before one of those three characters is replaced by a character the file
+# does not hold (put back in every value read, `Prepared.restore`), and each quoted value's
+# delimiters by braces (`"..."` and `{...}` mean the same to BibTeX once the value's own
+# braces balance, which `_scan` has checked), and the comments are blanked.
+
+_ESCAPED = re.compile(r'\\(?=[{}"])')
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A .bib text as bibtexparser is to read it, and what undoes the masking in its values."""
+
+    text: str
+    comments: list[tuple[int, int]]
+    mask: str | None  # the character standing for a backslash before `{`, `}` or `"`
+
+    def restore(self, value: str) -> str:
+        """`value` (read from `text`) with its masked backslashes put back."""
+        if self.mask is None or self.mask not in value:
+            return value
+        return value.replace(self.mask, "\\")
+
+
+def prepare(source: str) -> Prepared:
+    """`source` with comments blanked, quoted values braced, escaping backslashes masked."""
+    spans, quotes = _scan_all(source)
+    text = blank_comments(source, spans)
+    if quotes:
+        chars = list(text)
+        for opening, closing in quotes:
+            chars[opening], chars[closing] = "{", "}"
+        text = "".join(chars)
+    mask = None
+    if _ESCAPED.search(text) is not None:
+        present = set(text)
+        private = (*range(0xE000, 0xF900), *range(0xF0000, 0xFFFFE))  # private-use characters
+        mask = next((chr(c) for c in private if chr(c) not in present), None)
+        if mask is None:  # a file holding every private-use character is no bibliography
+            raise BibliographyError("a .bib file holds every Unicode private-use character")
+        text = _ESCAPED.sub(mask, text)
+    return Prepared(text, spans, mask)
 
 
 def commented_entries(
@@ -227,15 +303,16 @@ def read_files(
     entries: list[RawEntry] = []
     failures: list[RawFailure] = []
     first_seen: dict[str, RawEntry] = {}
-    macros: dict[str, str] = {}
+    expand = Expander()
     for path, source in texts:
-        # `%` comments blanked (same offsets and lines): bibtexparser would read
-        # `% @article{...` as an entry (bib_comments).
-        spans = comment_spans(source)
-        text = blank_comments(source, spans)
+        # `%` comments blanked, quoted values braced, backslashes masked, at the same offsets
+        # and lines: bibtexparser reads it as BibTeX reads the file (see `prepare`)
+        prepared = prepare(source)
+        text = prepared.text
+        expand.start_file(path, prepared)
         commented = [
             RawFailure("comment", path, c.line, c.key, COMMENTED_OUT)
-            for c in commented_entries(source, spans)
+            for c in commented_entries(source, prepared.comments)
         ]
         # An empty parse stack: values are evaluated below, in one pass (see module doc).
         library = parse_string(text, parse_stack=[])
@@ -246,13 +323,13 @@ def read_files(
         for block in library.blocks:
             line = locate(block)
             if isinstance(block, String):
-                macros[block.key.lower()] = _evaluate(block.value, macros)
+                expand.define(block.key, block.value, line)
                 continue
             entry = None
             if isinstance(block, Entry):
-                entry = _raw_entry(block, path, line, macros)
+                entry = _raw_entry(block, path, line, expand)
             elif isinstance(block, DuplicateFieldKeyBlock):
-                entry = _raw_entry(block.ignore_error_block, path, line, macros)
+                entry = _raw_entry(block.ignore_error_block, path, line, expand)
                 repeated = ", ".join(sorted(block.duplicate_keys))
                 entry.notes.append(f"repeated field {repeated}: the first value is used")
             elif isinstance(block, DuplicateBlockKeyBlock):
@@ -260,9 +337,9 @@ def read_files(
                     failures.append(_repeated_key(block.key, path, line, first_seen))
                 elif isinstance(block.ignore_error_block, String):  # BibTeX: the later wins
                     redefined = block.ignore_error_block
-                    macros[redefined.key.lower()] = _evaluate(redefined.value, macros)
+                    expand.define(redefined.key, redefined.value, line)
             elif isinstance(block, ParsingFailedBlock):
-                failures.append(_failure(block, path, line))
+                failures.append(_failure(block, path, line, prepared))
             if entry is None:
                 continue
             if entry.key.lower() in first_seen:  # given before (another file, or case only)
@@ -270,7 +347,7 @@ def read_files(
                 continue
             first_seen[entry.key.lower()] = entry
             entries.append(entry)
-    _apply_crossrefs(entries, first_seen)
+    _apply_crossrefs(entries, first_seen, expand)
     return entries, failures
 
 
@@ -332,20 +409,77 @@ def _first_line(error: Exception) -> str:
     return " ".join(text.split()) or type(error).__name__
 
 
-def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
-    raw = block.raw or ""
+def _failure(block: Any, path: Path, line: int | None, prepared: Prepared) -> RawFailure:
+    raw = prepared.restore(block.raw or "")
     match = _KEY_RE.search(raw)
     key = match.group(2) if match else None
     return RawFailure("parse_error", path, line, key, _first_line(block.error))
 
 
-def _raw_entry(block: Any, path: Path, line: int | None, macros: dict[str, str]) -> RawEntry:
+def _raw_entry(block: Any, path: Path, line: int | None, expand: Expander) -> RawEntry:
     fields: dict[str, str] = {}
+    key = expand.prepared.restore(block.key)
     for f in block.fields:
         name = f.key.lower()
         if name not in fields:  # BibTeX keeps the first of a repeated field
-            fields[name] = _evaluate(f.value, macros)
-    return RawEntry(block.key, block.entry_type.lower(), path, line or 0, fields)
+            fields[name] = expand.value(f.value, line, key)
+    return RawEntry(key, block.entry_type.lower(), path, line or 0, fields)
+
+
+# Bounds: a .bib file is at most MAX_BIB_BYTES, but `@string` macros multiply it: each
+# `@string{s1 = s0 # s0}` doubles the last, and 30 such lines asked for 2^30 times the first
+# value (15 GB and more, issue 38). Every value is built from parts whose lengths are known
+# before they are joined, so it is refused before it is built: one value (a field or a macro)
+# may hold at most MAX_VALUE_CHARS characters, and all values read from all files together,
+# crossref fields copied included, at most MAX_EXPANDED_CHARS. (Macros are stored expanded and
+# a crossref is followed one level, as BibTeX does: there is no depth to bound beyond that.)
+
+#: The longest field or macro value, after expansion (BibTeX's own default buffer held 20,000;
+#: real abstracts hold a few thousand).
+MAX_VALUE_CHARS: Final = 200_000
+
+#: All values of one reading together, after expansion and crossref copies: as many
+#: characters as the largest file accepted holds bytes.
+MAX_EXPANDED_CHARS: Final = MAX_BIB_BYTES
+
+
+class Expander:
+    """Evaluates values (`#`, macros) in file order, within the bounds above."""
+
+    def __init__(self) -> None:
+        self.macros: dict[str, str] = {}
+        self.total = 0
+        self.path = Path()
+        self.prepared = Prepared("", [], None)
+
+    def start_file(self, path: Path, prepared: Prepared) -> None:
+        """Values read next come from `path`, read as `prepared`."""
+        self.path, self.prepared = path, prepared
+
+    def define(self, name: str, expression: str, line: int | None) -> None:
+        """`@string{name = expression}`."""
+        name = self.prepared.restore(name)
+        self.macros[name.lower()] = self.value(expression, line, f"@string{{{name}}}")
+
+    def value(self, expression: str, line: int | None, where: str) -> str:
+        """A value's text; BibliographyError when it or the reading grows past its bound."""
+        text = _evaluate_within(expression, self.macros, MAX_VALUE_CHARS)
+        if text is None:
+            self.refuse(line, where, f"its value expands past {MAX_VALUE_CHARS:,} characters")
+        self.count(len(text), line, where)
+        return self.prepared.restore(text)
+
+    def count(self, size: int, line: int | None, where: str) -> None:
+        """Add `size` characters to the reading's total, within MAX_EXPANDED_CHARS."""
+        self.total += size
+        if self.total > MAX_EXPANDED_CHARS:
+            self.refuse(line, where, f"the values read expand past {MAX_EXPANDED_CHARS:,} characters")
+
+    def refuse(self, line: int | None, where: str, why: str) -> NoReturn:
+        place = f"{self.path}:{line}" if line else str(self.path)
+        raise BibliographyError(
+            f"{place}: {where}: {why} (nested or repeated @string macros?); nothing was read"
+        )
 
 
 def _evaluate(expression: str, macros: dict[str, str]) -> str:
@@ -354,6 +488,15 @@ def _evaluate(expression: str, macros: dict[str, str]) -> str:
     if "#" not in expression:
         return _atom(expression.strip(), macros)
     return "".join(_atom(part.strip(), macros) for part in _split_concatenation(expression))
+
+
+def _evaluate_within(expression: str, macros: dict[str, str], limit: int) -> str | None:
+    """`_evaluate`, or None when the text would be longer than `limit` (it is not built)."""
+    if "#" not in expression:
+        text = _atom(expression.strip(), macros)
+        return None if len(text) > limit else text
+    parts = [_atom(part.strip(), macros) for part in _split_concatenation(expression)]
+    return None if sum(map(len, parts)) > limit else "".join(parts)
 
 
 def _atom(part: str, macros: dict[str, str]) -> str:
@@ -385,7 +528,9 @@ def _split_concatenation(expression: str) -> list[str]:
     return parts
 
 
-def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> None:
+def _apply_crossrefs(
+    entries: list[RawEntry], by_key: dict[str, RawEntry], expand: Expander
+) -> None:
     """Copy missing fields from each `crossref` parent (one level, as BibTeX does)."""
     for entry in entries:
         target = entry.fields.get("crossref")
@@ -403,5 +548,9 @@ def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> No
         if "title" in parent.fields and "booktitle" not in entry.fields:
             inherited["booktitle"] = parent.fields["title"]  # biblatex's in* mapping
             inherited.pop("title", None)
+        # the strings are shared, not copied, but each copy counts: a thousand children of
+        # one large parent are a thousand times its fields to every reader of the entries
+        expand.start_file(entry.file, expand.prepared)
+        expand.count(sum(map(len, inherited.values())), entry.line, entry.key)
         entry.fields.update(inherited)
         entry.inherited = frozenset(inherited)
