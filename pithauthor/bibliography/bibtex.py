@@ -310,6 +310,7 @@ def read_files(
         prepared = prepare(source)
         text = prepared.text
         expand.start_file(path, prepared)
+        expand.count_blocks(text)
         commented = [
             RawFailure("comment", path, c.line, c.key, COMMENTED_OUT)
             for c in commented_entries(source, prepared.comments)
@@ -442,6 +443,11 @@ MAX_VALUE_CHARS: Final = 200_000
 #: characters as the largest file accepted holds bytes.
 MAX_EXPANDED_CHARS: Final = MAX_BIB_BYTES
 
+#: Blocks (`@entry`, `@string`, ...) of one reading, all files together: each costs a few
+#: kilobytes once parsed, and a 32 MiB file of one-line entries holds half a million of them
+#: (1.5 GB and two minutes). The largest real bibliographies seen hold tens of thousands.
+MAX_BIB_BLOCKS: Final = 100_000
+
 
 class Expander:
     """Evaluates values (`#`, macros) in file order, within the bounds above."""
@@ -449,12 +455,23 @@ class Expander:
     def __init__(self) -> None:
         self.macros: dict[str, str] = {}
         self.total = 0
+        self.blocks = 0
         self.path = Path()
         self.prepared = Prepared("", [], None)
 
     def start_file(self, path: Path, prepared: Prepared) -> None:
         """Values read next come from `path`, read as `prepared`."""
         self.path, self.prepared = path, prepared
+
+    def count_blocks(self, text: str) -> None:
+        """Count the blocks of the file about to be parsed (`@type{` or `@type(`, before
+        bibtexparser builds them), within MAX_BIB_BLOCKS for the whole reading."""
+        self.blocks += sum(1 for _ in _ENTRY_START.finditer(text))
+        if self.blocks > MAX_BIB_BLOCKS:
+            raise BibliographyError(
+                f"{self.path}: more than {MAX_BIB_BLOCKS:,} entries in the bibliography "
+                "files; split it, or give only the files the manuscript uses"
+            )
 
     def define(self, name: str, expression: str, line: int | None) -> None:
         """`@string{name = expression}`."""
@@ -473,7 +490,8 @@ class Expander:
         """Add `size` characters to the reading's total, within MAX_EXPANDED_CHARS."""
         self.total += size
         if self.total > MAX_EXPANDED_CHARS:
-            self.refuse(line, where, f"the values read expand past {MAX_EXPANDED_CHARS:,} characters")
+            why = f"the values read expand past {MAX_EXPANDED_CHARS:,} characters"
+            self.refuse(line, where, why)
 
     def refuse(self, line: int | None, where: str, why: str) -> NoReturn:
         place = f"{self.path}:{line}" if line else str(self.path)

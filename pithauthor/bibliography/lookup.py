@@ -115,9 +115,11 @@ def insertions(
             continue
         position = start + len(raw)
         block = _entry(block)
-        key = None if block is None else prepared.restore(block.key)
+        if block is None:
+            continue
+        key = prepared.restore(block.key)
         # a key given twice: the first entry is the one BibTeX uses ("Repeated entry")
-        if block is None or key not in ids or key in done:
+        if key not in ids or key in done:
             continue
         done.add(key)
         names = {f.key.lower() for f in block.fields}

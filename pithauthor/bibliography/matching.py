@@ -277,8 +277,8 @@ def decide(query: Query, candidates: Sequence[Candidate], *, complete: bool = Tr
 #: The reason shown for a paper that fits every rule when an older one of the same title and
 #: author fails only the year rule: it is more likely a namesake's later paper than the entry.
 LATER_NAMESAKE = (
-    "fits the rules, but is later than a paper of the same title and author that is older "
-    "than the entry (its preprint?): likely a namesake's later paper, check before taking it"
+    "fits every rule, but an older paper has the same title and author (the entry's "
+    "preprint?): likely a namesake's later paper, check before taking it"
 )
 
 

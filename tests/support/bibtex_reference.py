@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_MONTHS = [  # the month macros of BibTeX's standard styles (plain.bst), which pith knows too
-    f'MACRO {{{m[:3].lower()}}} {{"{m}"}}'
-    for m in ("January February March April May June July August September October "
-              "November December").split()
-]  # fmt: skip
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+                "September", "October", "November", "December")  # fmt: skip
+
+# the month macros of BibTeX's standard styles (plain.bst), which pith knows too
+_MONTHS = [f'MACRO {{{m[:3].lower()}}} {{"{m}"}}' for m in _MONTH_NAMES]
 
 _MARK = "=pith-field="  # starts each line the style writes; BibTeX's own breaks indent by two
 

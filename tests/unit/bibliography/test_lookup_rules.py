@@ -12,6 +12,7 @@ from pithauthor.bibliography.arxiv_api import (
     term,
 )
 from pithauthor.bibliography.matching import (
+    LATER_NAMESAKE,
     Candidate,
     Query,
     bib_surnames,
@@ -183,6 +184,14 @@ def test_a_year_only_reject_makes_the_entry_ambiguous_not_the_other_candidate_ce
     assert set(outcome.candidates) == {"math/0404188", "0805.01234"}
     assert "except for its year" in outcome.detail
     assert decide(entry, [decoy]).status == "resolved"  # alone, the decoy would fit
+    # listed so that the decoy cannot be taken by accident: the preprint first (oldest first,
+    # whatever order arXiv answered in), and the decoy's reason says it is suspect
+    for answer in ([preprint, decoy], [decoy, preprint]):
+        choices = decide(entry, answer).choices
+        assert [c.arxiv_id for c in choices] == ["math/0404188", "0805.01234"]
+        assert choices[0].problem == "arXiv year 2004, entry year 2008"
+        assert choices[1].problem == LATER_NAMESAKE and "namesake" in choices[1].problem
+    assert outcome.detail.index("math/0404188") < outcome.detail.index("0805.01234")
 
 
 @pytest.mark.parametrize("name", ["Kim", "Lee", "James", "Thomas", "Scott"])
