@@ -167,9 +167,15 @@ def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str
 # So each backslash before one of those three characters is replaced by a character the file
 # does not hold (put back in every value read, `Prepared.restore`), and each quoted value's
 # delimiters by braces (`"..."` and `{...}` mean the same to BibTeX once the value's own
-# braces balance, which `_scan` has checked), and the comments are blanked.
+# braces balance, which `_scan` has checked), and the comments are blanked. (And an entry's
+# type and its `{` on two lines are joined: `_SPLIT_HEAD`.)
 
 _ESCAPED = re.compile(r'\\(?=[{}"])')
+
+# `@article` and its `{` on different lines: BibTeX reads the entry, bibtexparser does not see
+# it at all (its block start allows spaces and tabs only). The `{` is moved before the line
+# break (`@article{\n  key,`): same length, same lines.
+_SPLIT_HEAD = re.compile(r"^([ \t]*@[A-Za-z]+)([ \t]*\n\s*)([{(])", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +204,8 @@ def prepare(source: str) -> Prepared:
             last = closing + 1
         pieces.append(text[last:])
         text = "".join(pieces)
+    if "\n" in text and _SPLIT_HEAD.search(text) is not None:
+        text = _SPLIT_HEAD.sub(r"\1\3\2", text)
     mask = None
     if _ESCAPED.search(text) is not None:
         private = (*range(0xE000, 0xF900), *range(0xF0000, 0xFFFFE))  # private-use characters

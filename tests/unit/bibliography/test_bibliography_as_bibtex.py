@@ -97,9 +97,27 @@ def test_identifier_fixture_read_as_bibtex_reads_it() -> None:
     _same_as_bibtex(IDENTIFIERS)
 
 
+def test_bibtex_syntax_bibtexparser_alone_misreads() -> None:
+    """An entry type and its `{` on two lines (bibtexparser saw no entry at all), `\\{` and
+    `\\}` in values, a `"` after a backslash that ends a quoted value, `)` in a quoted value
+    of a `(...)` entry, `@` in values."""
+    entries, failures = read_files([FIXTURES / "bibtex-syntax.bib"])
+    assert failures == []
+    fields = {e.key: e.fields for e in entries}
+    assert list(fields) == ["type-on-its-own-line", "spaced-key", "parenthesised", "at-signs",
+                            "escaped-braces", "backslash-quote"]  # fmt: skip
+    assert fields["spaced-key"]["title"] == "xyz"
+    assert fields["parenthesised"]["title"] == "a ) b"
+    assert fields["escaped-braces"] == {"title": "Adri\\{à} and \\{x\\}", "note": "a \\{ b }"}
+    assert fields["backslash-quote"]["title"] == "C:\\"  # BibTeX: a backslash escapes nothing
+    assert fields["backslash-quote"]["note"] == 'The \\"{o} and \\" inside braces'
+    assert [e.line for e in entries] == [3, 9, 11, 14, 17, 19]
+
+
 @pytest.mark.parametrize(
     "name",
     [
+        "bibtex-syntax.bib",
         "texbook2.bib",  # 530 real entries (Beebe), `"..."` values holding braces and quotes
         "xampl.bib",
         "biblatex-examples.bib",
