@@ -332,8 +332,11 @@ def _url_re() -> re.Pattern[str]:
 
 @cache
 def _arxiv_text_re() -> re.Pattern[str]:
+    # At most 12 separators between `arXiv` and the id ("arXiv preprint arXiv:" has 5; text
+    # is searched with its white space collapsed): unbounded, each `arXiv` of a 24,000-character
+    # "arXiv arXiv ..." note rescanned the rest, 4.5 s a field (issue 38: bounded work).
     return re.compile(
-        r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id)*?(" + _ID + r")\b",
+        r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id){0,12}?(" + _ID + r")\b",
         re.IGNORECASE,
     )
 

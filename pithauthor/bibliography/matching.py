@@ -160,9 +160,19 @@ class Query:
         return "v1|" + " ".join(self.words) + "|" + ",".join(asked)
 
 
+#: The longest title and author list an entry is looked up with: LaTeX is decoded at about
+#: 12 microseconds a character, and a .bib value may hold 200,000 (issue 38: bounded work);
+#: the longest real titles hold a few hundred characters, author lists of big collaborations
+#: (3,000 names) about 60,000.
+MAX_TITLE_CHARS: Final = 2_000
+MAX_AUTHORS_CHARS: Final = 100_000
+
+
 def query_for(fields: Mapping[str, str]) -> Query | str:
     """The query for an entry's fields, or why the entry cannot be looked up."""
     title = fields.get("title", "")
+    if len(title) > MAX_TITLE_CHARS or len(fields.get("author", "")) > MAX_AUTHORS_CHARS:
+        return "not looked up: its title or author list is too long to be a paper's"
     authors = collaborations(fields.get("collaboration", "")) + people(fields.get("author", ""))
     surnames = [p.surname for p in authors]
     asked = any(query_surname(s) for s in surnames[:3])  # the query names authors too
