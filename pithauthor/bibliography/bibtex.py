@@ -505,7 +505,9 @@ class Expander:
         """A value's text; BibliographyError when it or the reading grows past its bound."""
         text = _evaluate_within(expression, self.macros, MAX_VALUE_CHARS)
         if text is None:
-            self.refuse(line, where, f"its value expands past {MAX_VALUE_CHARS:,} characters")
+            literal = "#" not in expression and expression.strip()[:1] in ("{", '"')
+            why = "holds more than" if literal else "expands past"
+            self.refuse(line, where, f"its value {why} {MAX_VALUE_CHARS:,} characters")
         self.count(len(text), line, where)
         return self.prepared.restore(text)
 
@@ -518,9 +520,9 @@ class Expander:
 
     def refuse(self, line: int | None, where: str, why: str) -> NoReturn:
         place = f"{self.path}:{line}" if line else str(self.path)
-        raise BibliographyError(
-            f"{place}: {where}: {why} (nested or repeated @string macros?); nothing was read"
-        )
+        if "expands" in why:
+            why += " (nested or repeated @string macros?)"
+        raise BibliographyError(f"{place}: {where}: {why}; nothing was read")
 
 
 def _evaluate(expression: str, macros: dict[str, str]) -> str:

@@ -75,6 +75,9 @@ def test_a_value_at_the_bound_is_read_and_one_past_it_is_refused(tmp_path: Path)
     past = at.replace("a # a", 'a # a # "y"')
     with pytest.raises(BibliographyError, match=r"refs.bib:2: k: its value expands past"):
         read_bibliographies([_write(tmp_path, past)])
+    plain = f"@misc{{k, abstract = {{{'z' * (MAX_VALUE_CHARS + 1)}}}}}\n"
+    with pytest.raises(BibliographyError, match=r"refs.bib:1: k: its value holds more than 200,"):
+        read_bibliographies([_write(tmp_path, plain)])
 
 
 def test_crossref_copies_count_towards_the_bound_of_the_whole_file(
