@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.bibtex_reference import bibtex_reads
 from support.cli import RunPith
 
-from pithauthor.bibliography.bibtex import read_files
+from pithauthor.bibliography.bibtex import prepare, read_files
 from pithauthor.bibliography.cited import cited_keys
 from pithauthor.bibliography.reading import read_bibliographies
 
@@ -152,3 +154,35 @@ def test_biblatex_hooks_are_not_citations_and_an_uncited_repeated_key_is_skipped
         ("vaswani2017", "duplicate"),  # the repeated key of a cited entry
     ]
     assert "not cited by the manuscript; repeated key (first at refs.bib:7)" in result.stdout
+
+
+_BIB_PIECES = st.sampled_from(
+    ["@article{", "@article", "\n@misc", "@misc(", "@string{", "@comment{", "\n@book{k,", "k,", " t = ", '"', "{", "}",
+     ")", "(", "%", "\\", '\\"', "\\{", "\\}", "#", ",", "\n", " ", "x", "à", "\n  {", "@"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_BIB_PIECES, max_size=40).map("".join))
+def test_prepare_keeps_every_offset_and_line_of_any_text(text: str) -> None:
+    """Write-back inserts at offsets found in the prepared text, and rows carry its lines:
+    whatever the text, the prepared one has the same length, each `@` the same line, and it
+    differs only where a comment is blanked, a quote braced, a backslash masked, or an
+    entry's `{` moved before the line break after its type."""
+    prepared = prepare(text)
+    assert len(prepared.text) == len(text)
+    for at in (i for i, c in enumerate(text) if c == "@"):
+        assert prepared.text.count("\n", 0, at) == text.count("\n", 0, at)
+    blank = {i for start, end in prepared.comments for i in range(start, end)}
+    for i, (was, now) in enumerate(zip(text, prepared.text, strict=True)):
+        if was == now:
+            continue
+        assert (
+            (i in blank and now in " {(")  # blanked (then perhaps a head's brace)
+            or (was == '"' and now in "{}")
+            or (was == "\\" and now == prepared.mask)
+            or (was in " \t\n{(" and now in " \t\n{(")  # a head's brace and line break
+        ), (i, was, now)
+    assert prepared.restore(prepared.text).count("\\") == text.count("\\") - sum(
+        text[i] == "\\" for i in blank
+    )
