@@ -157,8 +157,9 @@ def test_biblatex_hooks_are_not_citations_and_an_uncited_repeated_key_is_skipped
 
 
 _BIB_PIECES = st.sampled_from(
-    ["@article{", "@article", "\n@misc", "@misc(", "@string{", "@comment{", "\n@book{k,", "k,", " t = ", '"', "{", "}",
-     ")", "(", "%", "\\", '\\"', "\\{", "\\}", "#", ",", "\n", " ", "x", "à", "\n  {", "@"]
+    ["@article{", "@article", "\n@misc", "@misc(", "@string{", "@comment{", "\n@book{k,",
+     "k,", " t = ", '"', "{", "}", ")", "(", "%", "\\", '\\"', "\\{", "\\}", "#", ",", "\n",
+     " ", "x", "à", "\n  {", "@"]
 )  # fmt: skip
 
 
