@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pithauthor.errors import InputError, KeyFileTampered, PithError
-from pithauthor.fs import HOME_ENV, MAX_KEY_FILE_BYTES, POSIX_MODES, pith_home, read_user_file
+from pithauthor.fs import (
+    HOME_ENV,
+    MAX_KEY_FILE_BYTES,
+    POSIX_MODES,
+    home_fault,
+    home_path,
+    pith_home,
+    read_user_file,
+)
 from pithauthor.identity.proofs import check_key_on_orcid
 from pithauthor.keys import secrets, storage
 from pithauthor.keys.author import BACKED_UP_AT, BACKUP_FILE, known_keys
@@ -75,10 +83,14 @@ def _private(path: Path, check: str, *, is_dir: bool) -> Finding:
 
 
 def _home() -> list[Finding]:
-    home = pith_home()
+    home = home_path()
     source = f"${HOME_ENV}" if os.environ.get(HOME_ENV) else "platform user data folder"
     if not home.exists():
         return [Finding("home", "info", f"{home} ({source}); not created yet")]
+    fault = home_fault(home)  # the rule every command that opens the home follows
+    if fault is not None:
+        fix = f"use a folder of your own (set {HOME_ENV})" if fault[0] == "unsafe" else None
+        return [Finding("home", fault[0], f"{fault[1]} ({source})", fix)]
     detail = f"{home} ({source}) mode {_mode(home)}" if POSIX_MODES else str(home)
     # only a warning: the secrets inside are guarded by the keys folder's own 0700 (checked
     # below, "unsafe" when loose); a readable home shows file names, not keys
@@ -413,6 +425,9 @@ def diagnose(
         raise InputError("--timeout must be a number of seconds in (0, 60]")
     registry_url(registry)
     default_trust(manifests)
+    home = _home()
+    if home[0].level == "unsafe":  # every other check would open it: none is run
+        return [*_keyring(), *home]
     findings = _key_store()
     try:
         records = known_keys()

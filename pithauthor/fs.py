@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import stat
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "read_user_text",
     "replace_file",
     "replace_files",
+    "report_home_warnings",
 ]
 
 
@@ -43,14 +45,72 @@ HOME_ENV = "PITH_HOME"
 POSIX_MODES = os.name == "posix"
 
 
-def pith_home() -> Path:
-    """The root data folder: `$PITH_HOME`, else platformdirs' user data folder."""
+def home_path() -> Path:
+    """Where the root data folder is: `$PITH_HOME`, else platformdirs' user data folder (not
+    checked: `pith doctor` reports on it; everything else opens it by `pith_home`)."""
     override = os.environ.get(HOME_ENV)
     if override:
         return Path(override).expanduser()
     from platformdirs import user_data_dir
 
     return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def pith_home() -> Path:
+    """The root data folder (`home_path`), checked each time a command opens it (`home_fault`):
+    one owned by another user is refused (UnsafePermissions), one that others may write in is
+    warned about, once per folder, where `report_home_warnings` says (the `pithauthor`
+    logger unless told otherwise; `pith` prints `pith: warning: ...` on stderr)."""
+    home = home_path()
+    fault = home_fault(home)
+    if fault is not None and fault[0] == "unsafe":
+        raise UnsafePermissions(fault[1])
+    if fault is not None and home not in _warned:
+        _warned.add(home)
+        _report[0](fault[1])
+    return home
+
+
+_warned: set[Path] = set()
+
+
+_report: list[Callable[[str], None]] = [logging.getLogger("pithauthor").warning]
+
+
+def report_home_warnings(to: Callable[[str], None]) -> None:
+    """Send the warning about a root data folder others may write in to `to` from now on,
+    once per folder (`pith` gives its stderr line, once per command)."""
+    _report[0] = to
+    _warned.clear()
+
+
+def home_fault(home: Path) -> tuple[str, str] | None:
+    """What is wrong with the root data folder: ("unsafe", why) when another user owns it (they
+    can swap the keys folder or the outbox under it, whatever its mode); ("warn", why) when
+    its group or others may write in it (they can rename or replace what is in it; the
+    folders inside are 0700 and checked, so this is a warning, not a refusal); None when
+    neither, when it does not exist yet, or without POSIX modes."""
+    if not POSIX_MODES:
+        return None
+    try:
+        st = home.stat()
+    except OSError:
+        return None  # not there yet: it is made 0700 when first needed
+    if st.st_uid != os.getuid():
+        return (
+            "unsafe",
+            f"{HOME_ENV} {home} is owned by another user (uid {st.st_uid}), who can change "
+            f"what pith keeps there; use a folder of your own (set {HOME_ENV})",
+        )
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o022:
+        who = "others" if mode & 0o002 else "its group"
+        return (
+            "warn",
+            f"{HOME_ENV} {home} has mode {oct(mode)[2:]}: {who} may rename or replace what "
+            f"pith keeps there; fix it with: chmod 700 {home}",
+        )
+    return None
 
 
 def private_dir(*parts: str) -> Path:

@@ -60,6 +60,12 @@ def inject_cmd(
         help="Stop a build that takes longer (default: from the paper's own last build, "
         "else 600 s).",
     ),
+    follow_links: bool = typer.Option(
+        False,
+        "--follow-links",
+        help="Write through a main file or pith.sty that links out of the folder "
+        "(refused without it, as pith latex arxiv refuses it).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -92,6 +98,7 @@ def inject_cmd(
             placement=placement,
             timeout=timeout,
             progress=steps,
+            follow_links=follow_links,
         )
     if which:  # after inject: a manuscript it refuses is the one error line
         message(which)

@@ -73,6 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     traceback on stderr but never changes the exit code.
     """
     args = sys.argv[1:] if argv is None else argv
+    from pithauthor._cli.output import warn
+    from pithauthor.fs import report_home_warnings
+
+    # a PITH_HOME others may write in is said once, as a warning line, by any command opening it
+    report_home_warnings(warn)
     try:
         # a shell asking for completions runs a bare `pith` too (the words are in the
         # environment): it needs the whole tree, every option's completer

@@ -263,13 +263,14 @@ def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _sty_plan(main: Path, force: bool) -> tuple[str, bytes]:
+def _sty_plan(main: Path, force: bool, follow_links: bool = False) -> tuple[str, bytes]:
     """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
     ours = pith_sty_path().read_bytes()
     dest = main.parent / STY_NAME
     if not dest.exists() and not dest.is_symlink():
         return "copied", ours
-    write_target(dest)  # a dangling or looping link is refused before anything is written
+    # a dangling, looping or outside link is refused before anything is written
+    write_target(dest, outside=follow_links)
     theirs = read_user_file(dest, ManuscriptError, "a LaTeX file", limit=MAX_TEX_BYTES)
     if theirs == ours:
         return "unchanged", ours
@@ -387,6 +388,7 @@ def inject(
     placement: str | None = None,
     timeout: float | None = None,
     progress: Progress | None = None,
+    follow_links: bool = False,
 ) -> InjectResult:
     """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
     `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
@@ -397,6 +399,9 @@ def inject(
     Nothing is written when anything is wrong, with `dry_run`, or when `check` fails.
     `timeout` (seconds) bounds the `check` build; without it the limit comes from the paper's
     own builds (docs/latex.md). `progress` is told the `check` builds as steps (`Step`).
+    A main file or pith.sty that is a link to a file outside the folder is refused, as
+    `pith latex arxiv` refuses it (`sources.link_outside`), unless `follow_links`: then the
+    file is written through the link, and its backup is kept in the folder, beside the link.
     """
     check_timeout(timeout)
     if number is None and not author_keys:
@@ -428,8 +433,9 @@ def inject(
     # `text` encodes to the bytes read: only a new text makes new bytes (encoded once, here)
     changed = new_text != source.text
     pieces: list[bytes | memoryview] = source.pieces(new_text) if changed else [source.raw]
-    sty_action, sty = _sty_plan(main, force)
-    written = write_target(main)  # through a symbolic link to its target: the link stays
+    sty_action, sty = _sty_plan(main, force, follow_links)
+    # through a symbolic link to its target: the link stays
+    written = write_target(main, outside=follow_links)
     if written != main:
         notes.append(f"{main.name} is a symbolic link: the badge goes into its target {written}")
     companions = {name: _companion_action(main, name) for name in COMPANIONS}
@@ -457,10 +463,15 @@ def inject(
         # replace_file calls cost ten fsyncs, most of inject's time on a 50,000-line paper
         writes: list[tuple[Path, Data, int, Path | None]] = []
         if changed:
-            backup = backup_path(written)
+            # in the paper's folder, whatever the link leads to: never a file written outside
+            # it that the user did not ask for (`follow_links` is for the main file only)
+            inside = written.is_relative_to(main.parent.resolve())
+            backup = backup_path(written if inside else main)
             writes.append((written, pieces, written.stat().st_mode, backup))
         if sty_action != "unchanged":
-            writes.append((write_target(main.parent / STY_NAME), sty, 0o644, None))
+            writes.append(
+                (write_target(main.parent / STY_NAME, outside=follow_links), sty, 0o644, None)
+            )
         for name, (action, data) in companions.items():
             if action != "unchanged":
                 writes.append((main.parent / name, data, 0o644, None))

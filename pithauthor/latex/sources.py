@@ -168,10 +168,25 @@ def read_preamble(path: Path, *, whole: bool = False) -> tuple[TextFile, Preambl
     return TextFile(path, raw, text, encoding, bom, _newline(text)), locate(text, path.name)
 
 
-def write_target(path: Path) -> Path:
+def link_outside(name: str, origin: Path, folder: Path) -> str | None:
+    """The one rule for links in a manuscript, `pith latex arxiv`'s and `inject`'s alike: why
+    the file `name` of the paper, really at `origin` (links resolved), may not be used, when
+    it lies outside the paper's `folder`; else None. arXiv gets the folder only, and a write
+    through such a link would change (and back up) a file outside it."""
+    if origin.is_relative_to(folder.resolve()):
+        return None
+    return (
+        f"{name} is a link to {origin}, outside the paper's folder: arXiv will not have it; "
+        "copy the file itself into the folder"
+    )
+
+
+def write_target(path: Path, *, outside: bool = False) -> Path:
     """The file to write in place of `path`: `path` itself, or, when it is a symbolic link, the
     regular file it ends at, so that the link is kept (an atomic rename over the link would
-    replace it with a copy). A dangling or looping link is refused."""
+    replace it with a copy). A dangling or looping link is refused, and so is one that leads
+    out of the paper's folder (`path`'s; `link_outside`) unless `outside` says to follow it
+    (`pith latex inject --follow-links`)."""
     if not path.is_symlink():
         return path
     try:
@@ -181,6 +196,9 @@ def write_target(path: Path) -> Path:
         raise ManuscriptError(f"{path} is a symbolic link that leads nowhere ({reason})") from None
     if not target.is_file():
         raise ManuscriptError(f"{path} is a symbolic link to {target}, which is not a regular file")
+    problem = link_outside(path.name, target, path.parent)
+    if problem is not None and not outside:
+        raise ManuscriptError(f"{problem}; nothing was written (--follow-links writes through it)")
     return target
 
 
@@ -477,8 +495,19 @@ def _resolve(folder: Path, name: str) -> Path | None:
     if not name:
         return None
     for candidate in (folder / name, folder / f"{name}.tex"):
+        if not candidate.is_file():
+            continue
         # inside the paper's folder only (links resolved): `\input{../../.ssh/x}` is not
-        # read, and a file from outside would not be in the arXiv upload anyway
-        if candidate.is_file() and folder.resolve() in candidate.resolve().parents:
-            return candidate.resolve()
+        # read, and is refused as `pith latex arxiv` refuses it: arXiv would not have it
+        real = candidate.resolve()
+        if real.is_relative_to(folder.resolve()):
+            return real
+        if candidate.is_symlink():
+            problem = link_outside(f"\\input{{{name}}}", real, folder)
+        else:
+            problem = (
+                f"\\input{{{name}}} reads {real}, outside the paper's folder: arXiv will not "
+                "have it; copy the file into the folder and name it by a relative path"
+            )
+        raise ManuscriptError(f"{problem}; nothing was written")
     return None

@@ -159,6 +159,10 @@ class RegistryServer(HTTPServer):
             return Waiting()
         if size == framing.TOO_LARGE:
             return Ready(len(buf), whole=False)
+        try:
+            framing.check_head_bytes(bytes(buf[:size]))
+        except framing.FramingError:
+            return Ready(size)  # the worker answers 400 from the same bytes, and closes
         head = framing.parse_head(bytes(buf[:size]))
         if head.method != "POST":
             return Ready(size)  # a GET, or an error the worker answers: no body either way
@@ -294,6 +298,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 requests are not served")
             return False
         try:
+            size = framing.head_size(self._request_bytes)
+            if size is not None and size > 0:
+                framing.check_head_bytes(self._request_bytes[:size])
             self._length = framing.body_length(str(self.command), self.headers)
         except framing.FramingError as exc:
             self.send_error(HTTPStatus.BAD_REQUEST, str(exc))

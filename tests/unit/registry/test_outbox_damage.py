@@ -315,3 +315,42 @@ def test_rows_deleted_and_the_journal_cut_short_say_both(
         f"5 of its 5 stored events are missing, and its journal is cut short ({size // 2} of"
         in (result.stderr)
     )
+
+
+HOSTILE_LINES = {
+    "200,000 deep": "[" * 200_000 + "]" * 200_000,
+    "200,000 deep inside an event": '{"op":"store","registry":"http://127.0.0.1:9",'
+    '"stored_at":"2026-11-30T09:00:00Z","event":' + '{"a":' * 200_000 + "1" + "}" * 200_001,
+    "huge (2 MiB)": '{"op":"store","pad":"' + "x" * (2 << 20) + '"}',
+    "torn": '{"op":"store","registry":"http://127.0.0.1:9","ev',
+    "not an event": '{"op":"store","registry":"http://127.0.0.1:9","stored_at":"x","event":[1]}',
+    "not an object": '"store"',
+    "not UTF-8": '{"op":"\udcff"}',
+    "an event that does not verify": "FORGED",
+}
+
+
+def test_recover_skips_and_counts_every_hostile_line_and_rebuilds_the_rest(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    """A journal with hostile lines between its good ones (issue 38): each is one skipped
+    line, every good line around them is rebuilt, and no line stops the recovery."""
+    ids = _fill(isolated_home)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    good = journal.read_bytes().splitlines(keepends=True)
+    event = json.loads(good[0])
+    event["event"]["payload"] = {"forged": True}  # signed no more
+    forged = json.dumps({**event, "registry": "http://127.0.0.1:8"}).encode() + b"\n"
+    bad = [
+        forged if text == "FORGED" else text.encode("utf-8", "surrogateescape") + b"\n"
+        for text in HOSTILE_LINES.values()
+    ]
+    mixed = [good[0], *bad[:4], *good[1:3], *bad[4:], *good[3:]]
+    journal.write_bytes(b"".join(mixed))
+    _emptied(_db(isolated_home))
+    result = pith("outbox", "recover")
+    assert result.returncode == 0, result.stderr
+    assert f"skipped {len(HOSTILE_LINES)} journal line(s)" in result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
