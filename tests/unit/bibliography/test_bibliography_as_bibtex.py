@@ -90,6 +90,7 @@ def test_identifiers_missed_before_are_found() -> None:
         "Mendeley2010": ("1001.0001", "eprint"),
         "MendeleyOnlyArxivId": ("1002.0002", "arxivid"),
         "MendeleyOldNoArxivId": ("hep-th/9901001", "eprint"),
+        "MendeleyEverywhere": ("1011.1669v3", "eprint"),
     }
     adria = next(e for e in reading.entries if e.key == "Adria2005")
     assert adria.fields["author"].startswith("Adri\\{à}, Pere")  # `\{` read, as BibTeX does
