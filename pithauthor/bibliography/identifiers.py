@@ -451,8 +451,10 @@ def _doi_field(fields: Mapping[str, str]) -> Found | None:
     value = fields.get("doi")
     if value is None or "10.48550/arxiv" not in value.lower():
         return None
+    # with any scheme or none: `doi.org/10.48550/...`, `dx.doi.org/...`, `https://doi.org/...`
+    match = _doi_re().search(_clean(value))
     try:
-        return Found(ArxivId.parse(_clean(value)), "doi")
+        return Found(ArxivId.parse(match.group(1) if match else _clean(value)), "doi")
     except ArxivIdError as exc:
         return Found(problem=f"doi field: {exc}")
 

@@ -86,6 +86,7 @@ def test_identifiers_missed_before_are_found() -> None:
     assert found == {
         "touvron2023llama": ("2307.09288", "volume"),  # doi.org/10.48550/arXiv.ID, no scheme
         "pages-doi": ("2301.00001", "pages"),
+        "doi-no-scheme": ("2302.12445", "doi"),  # was invalid_identifier
         "Adria2005": ("hep-ph/0505065", "eprint"),  # 0505065 + primaryClass {arXiv:hep-ph}
         "Mendeley2010": ("1001.0001", "eprint"),
         "MendeleyOnlyArxivId": ("1002.0002", "arxivid"),
