@@ -462,9 +462,10 @@ def _raw_entry(block: Any, path: Path, line: int | None, expand: Expander) -> Ra
 #: real abstracts hold a few thousand).
 MAX_VALUE_CHARS: Final = 200_000
 
-#: All values of one reading together, after expansion and crossref copies: as many
-#: characters as the largest file accepted holds bytes.
-MAX_EXPANDED_CHARS: Final = MAX_BIB_BYTES
+#: All values of one reading together, after expansion and crossref copies: twice as many
+#: characters as the largest file accepted holds bytes (a large file of journal macros,
+#: `IEEEabrv.bib`'s or Beebe's, roughly doubles when they are expanded).
+MAX_EXPANDED_CHARS: Final = 2 * MAX_BIB_BYTES
 
 #: Blocks (`@entry`, `@string`, ...) of one reading, all files together: each costs a few
 #: kilobytes once parsed, and a 32 MiB file of one-line entries holds half a million of them
