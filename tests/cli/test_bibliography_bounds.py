@@ -106,3 +106,19 @@ def test_more_entries_than_the_bound_are_refused_before_they_are_parsed(
     assert_one_line_error(result, 2)
     assert f"more than {MAX_BIB_BLOCKS:,} entries" in result.stderr
     assert seconds < SECONDS
+
+
+def test_values_built_by_concatenation_stop_at_the_bound_of_the_whole_file_under_a_cap(
+    tmp_path: Path,
+) -> None:
+    """Each entry joins a near-bound macro to one character: a new string each (not shared),
+    four bytes a character (non-BMP), so that the reading's bound is what keeps it under
+    the memory cap."""
+    near = "😀" * (MAX_VALUE_CHARS - 1)
+    count = MAX_EXPANDED_CHARS // MAX_VALUE_CHARS + 2
+    entries = "".join(f'@misc{{e{i}, title = big # "x"}}\n' for i in range(count))
+    bib = _write(tmp_path, f"@string{{big = {{{near}}}}}\n{entries}")
+    result, seconds = _capped("bib", "scan", str(bib), tmp_path=tmp_path)
+    assert_one_line_error(result, 2)
+    assert "the values read expand past 67,108,864 characters" in result.stderr
+    assert seconds < SECONDS
