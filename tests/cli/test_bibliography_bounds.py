@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 from support.cli import LAUNCHER, NO_REGISTRY, RunPith, assert_one_line_error
 
-from pithauthor.bibliography.bibtex import MAX_BIB_BLOCKS, MAX_EXPANDED_CHARS, MAX_VALUE_CHARS
+from pithauthor.bibliography.bibtex import (
+    MAX_BIB_BLOCKS,
+    MAX_BIB_DELIMITERS,
+    MAX_EXPANDED_CHARS,
+    MAX_VALUE_CHARS,
+)
 from pithauthor.bibliography.reading import read_bibliographies
 from pithauthor.errors import BibliographyError
 
@@ -121,4 +126,17 @@ def test_values_built_by_concatenation_stop_at_the_bound_of_the_whole_file_under
     result, seconds = _capped("bib", "scan", str(bib), tmp_path=tmp_path)
     assert_one_line_error(result, 2)
     assert "the values read expand past 67,108,864 characters" in result.stderr
+    assert seconds < SECONDS
+
+
+def test_more_delimiters_than_the_bound_are_refused_before_they_are_parsed(
+    tmp_path: Path,
+) -> None:
+    """bibtexparser handles each brace, quote, comma, `=` and line break in Python: 32 MiB of
+    nested braces took 52 s. Past MAX_BIB_DELIMITERS the files are refused before parsing."""
+    half = MAX_BIB_DELIMITERS // 2 + 1
+    bib = _write(tmp_path, "@misc{k, title = " + "{" * half + "}" * half + "}\n")
+    result, seconds = _capped("bib", "scan", str(bib), tmp_path=tmp_path)
+    assert_one_line_error(result, 2)
+    assert f"more than {MAX_BIB_DELIMITERS:,} braces" in result.stderr
     assert seconds < SECONDS
