@@ -447,10 +447,18 @@ def _failure(block: Any, path: Path, line: int | None, prepared: Prepared) -> Ra
 def _raw_entry(block: Any, path: Path, line: int | None, expand: Expander) -> RawEntry:
     fields: dict[str, str] = {}
     key = expand.prepared.restore(block.key)
+    macros, mask = expand.macros, expand.prepared.mask
     for f in block.fields:
         name = f.key.lower()
-        if name not in fields:  # BibTeX keeps the first of a repeated field
-            fields[name] = expand.value(f.value, line, key)
+        if name in fields:  # BibTeX keeps the first of a repeated field
+            continue
+        # `expand.value`, inline (it runs for every field of every entry: issue 27, start-up)
+        text = _evaluate_within(f.value, macros, MAX_VALUE_CHARS)
+        if text is None or expand.total + len(text) > MAX_EXPANDED_CHARS:
+            expand.value(f.value, line, key)  # raises, saying which bound
+        assert text is not None
+        expand.total += len(text)
+        fields[name] = text if mask is None or mask not in text else text.replace(mask, "\\")
     return RawEntry(key, block.entry_type.lower(), path, line or 0, fields)
 
 
@@ -501,7 +509,10 @@ class Expander:
     def count_blocks(self, text: str) -> None:
         """Count the blocks of the file about to be parsed (`@type{` or `@type(`, before
         bibtexparser builds them), within MAX_BIB_BLOCKS for the whole reading."""
-        self.blocks += sum(1 for _ in _ENTRY_START.finditer(text))
+        blocks = text.count("@")  # at least as many as blocks: counted exactly only if need be
+        if self.blocks + blocks > MAX_BIB_BLOCKS:
+            blocks = sum(1 for _ in _ENTRY_START.finditer(text))
+        self.blocks += blocks
         if self.blocks > MAX_BIB_BLOCKS:
             raise BibliographyError(
                 f"{self.path}: more than {MAX_BIB_BLOCKS:,} entries in the bibliography "
@@ -526,8 +537,11 @@ class Expander:
             literal = "#" not in expression and expression.strip()[:1] in ("{", '"')
             why = "holds more than" if literal else "expands past"
             self.refuse(line, where, f"its value {why} {MAX_VALUE_CHARS:,} characters")
-        self.count(len(text), line, where)
-        return self.prepared.restore(text)
+        self.total += len(text)  # `count`, inline: this runs for every field of every entry
+        if self.total > MAX_EXPANDED_CHARS:
+            self.count(0, line, where)
+        mask = self.prepared.mask
+        return text if mask is None or mask not in text else text.replace(mask, "\\")
 
     def count(self, size: int, line: int | None, where: str) -> None:
         """Add `size` characters to the reading's total, within MAX_EXPANDED_CHARS."""
