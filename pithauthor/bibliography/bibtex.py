@@ -537,7 +537,7 @@ class Expander:
             literal = "#" not in expression and expression.strip()[:1] in ("{", '"')
             why = "holds more than" if literal else "expands past"
             self.refuse(line, where, f"its value {why} {MAX_VALUE_CHARS:,} characters")
-        self.total += len(text)  # `count`, inline: this runs for every field of every entry
+        self.total += len(text)
         if self.total > MAX_EXPANDED_CHARS:
             self.count(0, line, where)
         mask = self.prepared.mask
