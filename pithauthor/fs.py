@@ -13,7 +13,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pithauthor.errors import OutputError, PithError, UnsafePermissions
@@ -28,6 +28,7 @@ __all__ = [
     "replace_file",
     "replace_files",
     "report_home_warnings",
+    "unpack_archive",
     "unpack_plain_files",
     "why_not_written",
     "writing",
@@ -383,43 +384,224 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool =
             os.close(fd)
 
 
-def unpack_plain_files(archive: Path, folder: Path) -> list[str]:
-    """Unpack the gzip tar `archive` into the existing folder `folder`: regular files only,
-    each at a relative name that stays inside `folder`; returns the names unpacked.
+# Unpacking an archive: one set of rules for every archive pithauthor reads (an author's project
+# zip or tarball, `pithauthor.latex.archives`; the arXiv upload unpacked for its proof build),
+# checked on the archive's list of members before a byte is written, and again on the bytes:
+#
+# - names are relative paths inside the folder: no absolute path, drive letter or `..` part,
+#   no NUL, no name given twice, no file where another member needs a folder; `__MACOSX/` (the
+#   resource forks the macOS Finder adds to a zip) is left out;
+# - only regular files (and folder entries, skipped: folders are made for the files in them):
+#   a symbolic or hard link, a device or a FIFO is refused (a link could point anywhere);
+# - at most MAX_ARCHIVE_FILES files and MAX_UNPACKED_BYTES in all, and no zip member that
+#   expands more than MAX_UNPACK_RATIO times (a bomb); a tar is refused as soon as its listing
+#   passes the cap (listing a .tar.gz decompresses it), and the bytes written are counted,
+#   since a declared size can lie;
+# - files are written afresh (O_EXCL | O_NOFOLLOW), mode 0644 whatever the archive says, into a
+#   temporary folder beside the destination, renamed into place only once all is unpacked.
+#
+# No `tarfile` extraction filter is used: they came in 3.11.4, and Debian 12's Python is 3.11.2
+# (issue 36; tests/test_platform.py).
 
-    What `tarfile`'s `filter="data"` guards against, on every Python this package supports:
-    that filter exists from 3.11.4 only (3.12.0 and the 3.8-3.10 security releases), and
-    Debian 12's own Python is 3.11.2 (issue 36). A symbolic or hard link, a folder entry, a
-    device, a FIFO, an absolute name or one that climbs out with `..` is refused (ValueError,
-    naming the entry) and nothing after it is written; a file is created afresh (never through
-    something already there), with mode 0644 whatever the archive says, owned by whoever
-    unpacks. tests/test_platform.py checks that no call passes `filter=` to tarfile."""
+MAX_ARCHIVE_FILES = 5000
+"""The most files an archive may unpack to (a paper has tens to hundreds)."""
+
+MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+"""The most bytes an archive may unpack to, in all (arXiv takes 50 MB; Overleaf projects with
+large figures are bigger, but not ten times)."""
+
+MAX_UNPACK_RATIO = 200
+"""How many times a zip member may expand (text compresses 3-10 times; a bomb, millions)."""
+
+_RATIO_FLOOR = 1024 * 1024  # members smaller than this are not judged by their ratio
+
+_IGNORED_TOP = "__MACOSX"
+
+
+class _Refused(Exception):
+    """One member or the whole archive refused: `why`, and the member's name if any."""
+
+    def __init__(self, why: str, name: str | None = None) -> None:
+        super().__init__(why)
+        self.why, self.name = why, name
+
+
+def _member_name(raw: str) -> str | None:
+    """The member's checked relative POSIX name; None for one left out (`__MACOSX/`)."""
+    if "\x00" in raw:
+        raise _Refused("its name holds a NUL byte", raw)
+    name = raw.replace("\\", "/")  # a Windows tool's separator is a separator
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise _Refused("an absolute path", raw)
+    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
+    if ".." in parts:
+        raise _Refused("it climbs out of the folder with ..", raw)
+    if not parts or parts[0] == _IGNORED_TOP:
+        return None
+    return "/".join(parts)
+
+
+def _zip_members(handle: Any, strict: bool) -> list[tuple[str, int, Any]]:
+    members = []
+    for info in handle.infolist():
+        name = _member_name(info.filename)
+        if name is None:
+            continue
+        if info.is_dir():
+            if strict:
+                raise _Refused("a folder entry", info.filename)
+            continue
+        mode = info.external_attr >> 16
+        # 3: made on Unix, where the high bits hold the file's type (none given: a file)
+        if info.create_system == 3 and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+            raise _Refused(kind, info.filename)
+        ratio = info.file_size // max(info.compress_size, 1)
+        if info.file_size > _RATIO_FLOOR and ratio > MAX_UNPACK_RATIO:
+            raise _Refused(
+                f"it would expand {ratio} times (more than {MAX_UNPACK_RATIO}): a zip bomb",
+                info.filename,
+            )
+        members.append((name, info.file_size, info))
+    return members
+
+
+def _tar_members(handle: Any, strict: bool) -> list[tuple[str, int, Any]]:
+    members = []
+    total = 0
+    for info in handle:
+        total += info.size
+        if total > MAX_UNPACKED_BYTES:  # stop listing (decompressing) a bomb at the cap
+            raise _Refused(f"it unpacks to more than {MAX_UNPACKED_BYTES // 2**20} MiB")
+        name = _member_name(info.name)
+        if name is None:
+            continue
+        if info.isdir() and not strict:
+            continue
+        if not info.isfile():
+            kind = (
+                "a symbolic link" if info.issym()
+                else "a hard link" if info.islnk()
+                else "a folder entry" if info.isdir()
+                else "not a regular file"
+            )  # fmt: skip
+            raise _Refused(kind, info.name)
+        members.append((name, info.size, info))
+        if len(members) > MAX_ARCHIVE_FILES:
+            break
+    return members
+
+
+def _check_totals(members: list[tuple[str, int, Any]]) -> None:
+    if len(members) > MAX_ARCHIVE_FILES:
+        raise _Refused(f"more than {MAX_ARCHIVE_FILES} files")
+    total = sum(size for _, size, _ in members)
+    if total > MAX_UNPACKED_BYTES:
+        raise _Refused(f"it unpacks to more than {MAX_UNPACKED_BYTES // 2**20} MiB")
+    names = {name for name, _, _ in members}
+    if len(names) < len(members):
+        twice = sorted(n for n in names if sum(1 for m in members if m[0] == n) > 1)[0]
+        raise _Refused("it is in the archive twice", twice)
+    for name in names:
+        parent = name.rpartition("/")[0]
+        while parent:
+            if parent in names:
+                raise _Refused("both a file and a folder", parent)
+            parent = parent.rpartition("/")[0]
+
+
+def unpack_archive(
+    archive: Path,
+    destination: Path,
+    error: Callable[[str], Exception] = ValueError,
+    *,
+    strict: bool = False,
+) -> list[str]:
+    """Unpack `archive` (a zip, or a tar, gzip or not) into `destination`, which must not exist
+    or be an empty folder, under the rules above; returns the names unpacked. `strict` refuses
+    folder entries too (an archive pith packed itself has none). Anything refused is
+    `error("ARCHIVE: 'NAME' is not a plain file inside it (WHY); nothing was unpacked")`, or
+    without a name for the whole archive, and nothing is written. Folders outside this module
+    (the LaTeX code) give their own error class, e.g. ManuscriptError."""
     import shutil
     import tarfile
+    import tempfile  # (shutil) and zipfile (shutil, bz2, lzma): only an unpacking needs them
+    import zipfile
+    import zlib
 
-    root = Path(folder).resolve()
-    names: list[str] = []
-    with tarfile.open(archive, "r:gz") as tar:
-        for member in tar:
-            parts = member.name.split("/")
-            if (
-                not member.isreg()
-                or member.name.startswith("/")
-                or any(part in ("", ".", "..") for part in parts)
-            ):
-                raise ValueError(f"{archive}: {member.name!r} is not a plain file inside it")
-            target = root.joinpath(*parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if not target.parent.resolve().is_relative_to(root):  # a folder made a link first
-                raise ValueError(f"{archive}: {member.name!r} leaves the folder")
-            source = tar.extractfile(member)
-            assert source is not None  # a regular member always has its data
-            # O_EXCL | O_NOFOLLOW: never into a file or through a link that is already there
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
-            with source, os.fdopen(fd, "wb") as out:
-                shutil.copyfileobj(source, out)
-            names.append(member.name)
-    return names
+    archive, destination = Path(archive), Path(destination)
+    if destination.is_symlink() or (
+        destination.exists() and (not destination.is_dir() or any(destination.iterdir()))
+    ):
+        raise error(
+            f"{destination} already exists and is not an empty folder; nothing was unpacked"
+        )
+    # RuntimeError: an encrypted zip member; NotImplementedError: a compression zipfile lacks
+    damaged = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, ValueError,
+               RuntimeError, NotImplementedError)  # fmt: skip
+    work = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}unpack-", dir=destination.parent))
+    try:
+        with contextlib.ExitStack() as stack:
+            try:
+                if zipfile.is_zipfile(archive):
+                    handle: Any = stack.enter_context(zipfile.ZipFile(archive))
+                    members = _zip_members(handle, strict)
+                else:
+                    handle = stack.enter_context(tarfile.open(archive, "r:*"))
+                    members = _tar_members(handle, strict)
+            except (*damaged, OSError) as exc:
+                raise _Refused(f"not a readable zip or tar archive ({exc})") from None
+            _check_totals(members)
+            left = min(sum(size for _, size, _ in members), MAX_UNPACKED_BYTES)
+            for name, size, info in members:
+                try:
+                    source = (
+                        handle.open(info)
+                        if isinstance(handle, zipfile.ZipFile)
+                        else handle.extractfile(info)
+                    )
+                    with source:
+                        left -= _write_member(source, work / name, min(size, left), name)
+                except damaged as exc:
+                    raise _Refused(f"it cannot be read ({exc})", name) from None
+        if destination.exists():
+            destination.rmdir()  # empty, checked above: the unpacked folder takes its place
+        os.rename(work, destination)
+    except _Refused as refused:
+        shutil.rmtree(work, ignore_errors=True)
+        if refused.name is None:
+            raise error(f"{archive}: {refused.why}; nothing was unpacked") from None
+        raise error(
+            f"{archive}: {refused.name!r} is not a plain file inside it ({refused.why}); "
+            "nothing was unpacked"
+        ) from None
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return [name for name, _, _ in members]
+
+
+def _write_member(source: Any, target: Path, budget: int, name: str) -> int:
+    """Copy one member to the new file `target` (O_EXCL | O_NOFOLLOW: never into a file or
+    through a link already there); returns the bytes written, which may not pass `budget`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    written = 0
+    with os.fdopen(fd, "wb") as out:
+        while chunk := source.read(1 << 16):
+            written += len(chunk)
+            if written > budget:
+                raise _Refused("it holds more bytes than it declares (a bomb)", name)
+            out.write(chunk)
+    return written
+
+
+def unpack_plain_files(archive: Path, folder: Path) -> list[str]:
+    """Unpack the tar `archive` into the empty folder `folder` (`unpack_archive`, strict: the
+    archive pith packed for arXiv, unpacked for its proof build): regular files only, each at
+    a relative name inside `folder`, mode 0644, all or nothing; ValueError naming the entry
+    otherwise. No tarfile filter: they came in 3.11.4 (tests/test_platform.py)."""
+    return unpack_archive(archive, folder, ValueError, strict=True)
 
 
 # Reading a file the user named: the one path every input file goes through.

@@ -52,6 +52,7 @@ from pithauthor.errors import (
     RegistryResponseError,
 )
 from pithauthor.fs import MAX_JSON_BYTES
+from pithauthor.progress import Retrying, report
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.text import checked_url, origin
 
@@ -221,6 +222,13 @@ class RetryPolicy:
             return jitter
         return min(max(retry_after, jitter), self.max_retry_after)
 
+    def most_waited(self, first: int, limit: int) -> float:
+        """The longest the waits after attempts `first`..`limit - 2` (0-based) can add up to
+        (without a Retry-After): what an author may still wait before the last attempt."""
+        return float(
+            sum(min(self.max_delay, self.base_delay * 2.0**n) for n in range(first, limit - 1))
+        )
+
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
@@ -381,7 +389,12 @@ class RegistryHttp:
                 if status in (429, 503):
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if attempt + 1 < limit:
-                self._sleep(self.retry.delay(attempt, retry_after))
+                wait = self.retry.delay(attempt, retry_after)
+                # a registry that is down holds a command for up to 15 s of back-off: the
+                # author is told what is retried and for how long (`pithauthor.progress`)
+                left = wait + self.retry.most_waited(attempt + 1, limit)
+                report(Retrying(f"the registry at {where}", last, attempt + 2, limit, wait, left))
+                self._sleep(wait)
             attempt += 1
         raise NetworkError(
             f"the registry at {where} did not answer ({last}) after "

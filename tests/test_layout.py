@@ -204,6 +204,9 @@ DEFERRED_STANDARD = {
     "datetime",  # the protocol's stamps are made from time.time(); only utc_stamp takes one
     "base64",  # and `struct`: only a Pith Number or key fingerprint is base32 (2M instructions)
     "tarfile",  # shutil, gzip, bz2, lzma: only `pith latex arxiv`'s proof build unpacks (fs.py)
+    "zipfile",  # the same, for a project's zip (fs.unpack_archive, an Overleaf download)
+    "tempfile",  # shutil and random: only an archive being unpacked needs a temporary folder
+    "zlib",  # with zipfile: a damaged member's error class
 }
 
 

@@ -211,7 +211,7 @@ def _cite_bibliographies(
         render_table,
         sign_bibliography,
     )
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys import DeferredKey
     from pithauthor.protocol import Subject, normalize_relationship
     from pithauthor.registry import RecordCache, citing_number
 
@@ -240,7 +240,7 @@ def _cite_bibliographies(
         resolver = RegistryResolver(output.registry.client, RecordCache())
 
     def confirm(key: Signer, to_sign: Sequence[tuple[BibEntry, Subject]]) -> None:
-        assert isinstance(key, AuthorKey)
+        assert isinstance(key, DeferredKey)
         rows = [(e.key, subject, str(e.relationship)) for e, subject in to_sign]
         output.confirm(
             f"these {len(rows)} citation(s)",

@@ -15,7 +15,7 @@ from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
     from pithauthor import PithNumber, Settle, Subject
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys import AuthorKey, DeferredKey
     from pithauthor.protocol import AuthorCheck, AuthorEvent
     from pithauthor.registry import OnChange, RegistryAccess, Statements
 
@@ -30,9 +30,13 @@ def submit_now(
 ) -> None:
     """Send what is pending in the outbox (with `only`: just those events, the ones a
     signing command showed); events that cannot go now stay there, and so do the others."""
+    from pithauthor.progress import Advance, report
     from pithauthor.registry import submit_pending
 
-    result = submit_pending(client=registry.client, note=message, only=only)
+    def sent(done: int, total: int) -> None:  # a bar on a terminal (output.Reports)
+        report(Advance(f"submitting to {registry.client.base_url}", done, total))
+
+    result = submit_pending(client=registry.client, note=message, only=only, progress=sent)
     if not quiet:
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
@@ -68,6 +72,7 @@ class Output:
     _held: Statements | None = None
     _in_out: frozenset[str] = frozenset()  # the events `out` held before this run
     _recalled: set[str] = field(default_factory=set)  # papers whose state was read (`recall`)
+    _key: DeferredKey | None = None
 
     def __post_init__(self) -> None:
         # Refused before any look-up or key is opened: a script that would publish without
@@ -81,10 +86,17 @@ class Output:
     def confirm(self, what: str, preview: Sequence[str]) -> None:
         """Before signing: show `preview` (stderr); on a terminal ask whether to sign `what`
         (this claim, these 3 citations...), and submit it with --submit. Anything but yes
-        raises Declined (exit 2). --yes skips the question, never the preview."""
+        raises Declined (exit 2). --yes skips the question, never the preview.
+
+        The key is opened (its passphrase asked) after the author's yes; with no question to
+        ask (--yes, or no terminal: the passphrase comes from a file or the environment), before
+        the preview, so that a wrong passphrase stays the one error line."""
+        unasked = self.yes or not at_terminal()  # no terminal: __post_init__ refused --submit
+        if unasked:
+            self._open()
         for line in preview:
             message(line)
-        if self.yes or not at_terminal():  # no terminal: __post_init__ refused a bare --submit
+        if unasked:
             return
         if self.submit:
             question = f"Sign {what} and submit to {self.registry.client.base_url}?"
@@ -94,12 +106,28 @@ class Output:
             question = f"Sign {what} into the outbox (`pith submit` publishes it)?"
         if not ask(question):
             raise Declined("nothing was stored or sent (answered no)")
+        self._open()  # the passphrase, asked now: after the preview and the author's yes
 
-    def signer(self) -> AuthorKey:
-        """The author's active signing key (or the named one), unlocked from the key store."""
-        from pithauthor.keys import load_signing_key, passphrase_source
+    def signer(self) -> DeferredKey:
+        """The author's active signing key (or the named one). Its secret is opened only when
+        `confirm` has its yes (or has no question to ask), or when the events are delivered:
+        what is built before carries pending signatures (`pithauthor.keys.DeferredKey`), which
+        are never written anywhere."""
+        from pithauthor.keys import deferred_signing_key, passphrase_source
 
-        return load_signing_key(self.key, passphrase=passphrase_source(self.passphrase_file))
+        if self._key is None:
+            passphrase = passphrase_source(self.passphrase_file)
+            self._key = deferred_signing_key(self.key, passphrase=passphrase)
+        return self._key
+
+    def _open(self) -> None:
+        if self._key is not None and self._key.pending:
+            self._key.unlock()
+
+    def seal(self, events: Sequence[AuthorEvent]) -> None:
+        """Put the real signatures into `events` (the key opened now if it was not yet)."""
+        if self._key is not None:
+            self._key.sign_pending(events)
 
     def held(self) -> Statements:
         """What the outbox already holds for this registry (read once)."""
@@ -163,6 +191,7 @@ class Output:
         """Write the events where asked; return where they went."""
         from pithauthor.registry import deliver
 
+        self.seal(events)  # nothing leaves memory with a pending signature
         show = data if self.print_events else None
         self.destination = deliver(
             events,
@@ -202,6 +231,7 @@ class Output:
         """Deliver one event, say so on stderr, and send it if asked. An event the outbox
         already held (the same statement, signed before) is reused: it is not written again."""
         settled = self._held.last if self._held is not None else None
+        self.seal([event])
         if self.reused(event):
             in_out = event["event_id"] in self._in_out
             there = self._held is not None and event["event_id"] in self._held.from_registry
@@ -318,7 +348,9 @@ def paper_lines(
     ]
 
 
-def signer_line(key: AuthorKey, name: str | None = None, orcid_id: str | None = None) -> str:
+def signer_line(
+    key: AuthorKey | DeferredKey, name: str | None = None, orcid_id: str | None = None
+) -> str:
     """`signer     Ada Lovelace · ORCID 0000-… · key ed25519:…`."""
     who = name or key.public_name or f"(no public name; key {key.name!r})"
     orcid_id = orcid_id or key.orcid
@@ -327,7 +359,7 @@ def signer_line(key: AuthorKey, name: str | None = None, orcid_id: str | None = 
 
 
 def claim_preview(
-    paper: Subject, key: AuthorKey, event: AuthorEvent, checked: AuthorCheck
+    paper: Subject, key: AuthorKey | DeferredKey, event: AuthorEvent, checked: AuthorCheck
 ) -> list[str]:
     """The claim as signed: its payload's name, ORCID iD, position, statement and proofs; the
     paper's authors in arXiv's order (when it was had) with the signer's place marked."""
@@ -355,7 +387,11 @@ def _citing(citing: PithNumber, note: str | None) -> list[str]:
 
 
 def citation_preview(
-    citing: PithNumber, citing_note: str | None, cited: Subject, relationship: str, key: AuthorKey
+    citing: PithNumber,
+    citing_note: str | None,
+    cited: Subject,
+    relationship: str,
+    key: AuthorKey | DeferredKey,
 ) -> list[str]:
     return [
         HEADER.format(what="A citation"),
@@ -368,7 +404,7 @@ def citation_preview(
 
 def replication_preview(
     paper: Subject,
-    key: AuthorKey,
+    key: AuthorKey | DeferredKey,
     kind: str,
     outcome: str,
     summary: str,
@@ -390,7 +426,7 @@ def bibliography_preview(
     citing: PithNumber,
     citing_note: str | None,
     rows: Sequence[tuple[str, Subject, str]],
-    key: AuthorKey,
+    key: AuthorKey | DeferredKey,
 ) -> list[str]:
     """A table: reference (BibTeX key), cited paper (title and number), relationship."""
     width = max([len("reference"), *(len(shown(ref)) for ref, _, _ in rows)])

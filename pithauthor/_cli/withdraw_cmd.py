@@ -25,7 +25,7 @@ from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys import AuthorKey, DeferredKey
     from pithauthor.protocol import AuthorEvent
 
 # `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
@@ -127,7 +127,7 @@ def withdraw(
         output.one(event)
 
 
-def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
+def _preview(target: AuthorEvent, key: AuthorKey | DeferredKey) -> list[str]:
     """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
     from pithauthor._cli.signing import HEADER, shown, signer_line
     from pithauthor.registry import gist

@@ -10,10 +10,11 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,8 +25,15 @@ from pithauthor.errors import (
     ManuscriptError,
     PithNumberError,
 )
-from pithauthor.fs import MAX_TEX_BYTES, Data, read_user_file, replace_files
+from pithauthor.fs import MAX_TEX_BYTES, Data, check_output_file, read_user_file, replace_files
 from pithauthor.identity.fetch import read_pdf_author_keys
+from pithauthor.latex.archives import (
+    ProjectZip,
+    is_archive,
+    unpack_project,
+    unpacked_project,
+    write_project_zip,
+)
 from pithauthor.latex.build import build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.pdf import (
@@ -112,6 +120,8 @@ class InjectResult:
     compat_action: str = "unchanged"  # pith-compat.def: the same
     placement_def_action: str = "unchanged"  # pith-placement.def: the same
     authorkeys_def_action: str = "unchanged"  # pith-authorkeys.def: the same
+    unpacked: Path | None = None  # the folder an archive given as target was unpacked into
+    zip_out: ProjectZip | None = None  # the project written as a zip (`zip_out`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,10 +401,12 @@ def inject(
     timeout: float | None = None,
     progress: Progress | None = None,
     follow_links: bool = False,
+    zip_out: str | os.PathLike[str] | None = None,
 ) -> InjectResult:
-    """Add the badge to the manuscript at `target` (a folder or a .tex file), and a
-    `\\pithauthorkey` line per key id in `author_keys` (docs/identity.md); `number` may be
-    None when only keys are added (before the paper has a Pith Number).
+    """Add the badge to the manuscript at `target` (a folder, a .tex file, or a project's
+    source archive: an Overleaf zip), and a `\\pithauthorkey` line per key id in
+    `author_keys` (docs/identity.md); `number` may be None when only keys are added (before the
+    paper has a Pith Number).
 
     `placement` (title, margin or none) sets pith.sty's option; None leaves an existing
     `\\usepackage{pith}` as it is and adds a plain one (the default, title).
@@ -404,8 +416,56 @@ def inject(
     A main file or pith.sty that is a link to a file outside the folder is refused, as
     `pith latex arxiv` refuses it (`sources.link_outside`), unless `follow_links`: then the
     file is written through the link, and its backup is kept in the folder, beside the link.
+
+    An archive is unpacked into the folder beside it (`paper.zip` -> `paper/`, under the rules
+    of `pithauthor.fs.unpack_archive`; with `dry_run`, into a temporary folder) and badged
+    there; that folder is removed again when the badge is refused (unless the main file must be
+    named among several: `archives.unpacked_project`). `zip_out` then writes the badged
+    project as a zip ready to upload to Overleaf (any target: a folder too).
     """
     check_timeout(timeout)
+    if zip_out is not None and dry_run:
+        raise InputError("--zip-out writes the changed project; not with a dry run")
+    if zip_out is not None:
+        check_output_file(os.fspath(zip_out), InputError, "a zip to write")
+    path = Path(target)
+    if not is_archive(path):
+        result = _inject(path, number, author_keys, dry_run, check, force, placement, timeout,
+                         progress, follow_links)  # fmt: skip
+        return _zipped(result, zip_out, None)
+    if dry_run:
+        with tempfile.TemporaryDirectory(prefix="pith-inject-") as scratch:
+            project = unpack_project(path, Path(scratch) / "project").project
+            return _inject(project, number, author_keys, dry_run, check, force, placement,
+                           timeout, progress, follow_links)  # fmt: skip
+    with unpacked_project(path) as unpacked:  # removed again if the badge is refused
+        result = _inject(unpacked.project, number, author_keys, dry_run, check, force, placement,
+                         timeout, progress, follow_links)  # fmt: skip
+    return _zipped(result, zip_out, unpacked.folder)
+
+
+def _zipped(result: InjectResult, zip_out: str | os.PathLike[str] | None, unpacked: Path | None
+            ) -> InjectResult:  # fmt: skip
+    """`result`, with the project written to `zip_out` when asked."""
+    if zip_out is None:
+        return replace(result, unpacked=unpacked)
+    written = write_project_zip(result.main.parent, Path(zip_out))
+    return replace(result, unpacked=unpacked, zip_out=written)
+
+
+def _inject(
+    target: Path,
+    number: PithNumber | None,
+    author_keys: Sequence[str],
+    dry_run: bool,
+    check: bool,
+    force: bool,
+    placement: str | None,
+    timeout: float | None,
+    progress: Progress | None,
+    follow_links: bool,
+) -> InjectResult:
+    """`inject` into a folder or a .tex file."""
     if number is None and not author_keys:
         raise InputError("give a Pith Number, author keys, or both")
     if number is not None:

@@ -401,6 +401,22 @@ def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]
     Symlinks are followed (the copy holds real files); a link that cannot be resolved is left
     out. Whether an origin lies outside `folder` is judged later, for the files the build read.
     """
+    origins: dict[str, Path] = {}
+    for relative, real in source_files(folder, main):
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(real, target)
+        except OSError as exc:
+            raise ManuscriptError(f"{relative}: cannot be copied ({exc.strerror})") from None
+        origins[relative] = real
+    return origins
+
+
+def source_files(folder: Path, main: Path) -> list[tuple[str, Path]]:
+    """The sources of `folder` as (relative name, real file): its files without build products,
+    backups, version control or caches (what `copy_sources` copies and a project zip holds).
+    Symlinks are followed; one that cannot be resolved is left out."""
     folder = folder.resolve()
     files: list[tuple[str, Path]] = []
     has_bib = False
@@ -429,19 +445,8 @@ def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]
         # checked while walking: a home folder given by mistake is refused before it is read
         if len(files) > 20000:
             raise ManuscriptError(f"{folder}: more than 20000 files; is this the paper's folder?")
-    origins: dict[str, Path] = {}
     main_stem = main.with_suffix("").name
-    for relative, real in files:
-        if _is_product(relative, main_stem, has_bib):
-            continue
-        target = destination / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            shutil.copyfile(real, target)
-        except OSError as exc:
-            raise ManuscriptError(f"{relative}: cannot be copied ({exc.strerror})") from None
-        origins[relative] = real
-    return origins
+    return [(rel, real) for rel, real in files if not _is_product(rel, main_stem, has_bib)]
 
 
 # What the files a preamble reads hold (`\input{preamble}`, Overleaf style, and the files those

@@ -96,7 +96,8 @@ def test_arxiv_refuses_a_manuscript_that_does_not_compile(tmp_path: Path, pith: 
         "\\documentclass{article}\n\\begin{document}\n\\undefinedmacro\n\\end{document}\n"
     )
     archive = tmp_path / "paper.tar.gz"
-    result = pith("latex", "arxiv", str(tmp_path), "-o", str(archive))
+    # --no-badge: a paper without \pithnumber is otherwise refused before any build
+    result = pith("latex", "arxiv", str(tmp_path), "-o", str(archive), "--no-badge")
     assert_one_line_error(result, 1)
     assert "Undefined control sequence" in result.stderr
     assert not archive.exists()

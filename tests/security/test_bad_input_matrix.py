@@ -70,7 +70,9 @@ SECRET_PARAMS = {  # text files whose content may well look like JSON
     "abstract_file",
 }
 JSON_KINDS = {"deep-json", "nan-json", "big-int-json", "dup-key-json", "json-array", "json-null"}
-OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is refused
+# files written: a folder, FIFO or device is refused (zip_out: latex inject --zip-out; zip_file:
+# latex sty --zip)
+OUTPUT_PARAMS = {"out", "output", "zip_out", "zip_file"}
 # folders (--data is created on demand, latex sty --copy): a file, FIFO or loop is refused
 FOLDER_PARAMS = {"data", "copy"}
 # values with a documented form, and bad examples of it
@@ -292,6 +294,8 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         base.update(lookup=True, offline=True)  # the URL is checked; nothing is asked
     if under_test == "abstract_file":
         base["next_version"] = True
+    if under_test == "zip_out":
+        base.pop("dry_run")  # --zip-out writes: a dry run refuses it whatever the file
     if command == "keys import" and under_test != "backup_file":
         base["backup_file"] = paths["backup"]
     if command == "keys import" and under_test == "orcid_api":
