@@ -22,7 +22,7 @@ DB_NAME = "outbox.sqlite3"
 JOURNAL_NAME = "outbox.journal.jsonl"
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 COLUMNS = (
@@ -49,7 +49,7 @@ CREATE TABLE outbox (
     event_type TEXT NOT NULL,
     subject TEXT NOT NULL,
     body TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'rejected')),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'rejected', 'held')),
     stored_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
@@ -209,8 +209,8 @@ def _create(path: Path) -> None:
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
-    registry) or a version-2 one (no `outbox_count`) to this schema, once: returns (rows
-    bound, the registry) when it bound any."""
+    registry), a version-2 one (no `outbox_count`) or a version-3 one (no state `held`) to
+    this schema, once: returns (rows bound, the registry) when it bound any."""
     # the version is read again under the write lock: two processes opening an old outbox at
     # once both see it old here, and only the first may migrate it
     if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -221,18 +221,20 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             conn.execute("ROLLBACK")  # another process migrated it meanwhile
             return None
-        if conn.execute("PRAGMA user_version").fetchone()[0] < 2:
-            unbound = _bind_registries(conn, default)
-        else:
-            unbound = 0
-        # what it holds now is all that can be counted: the count starts from it
-        journal = journal_path(path)
-        size = journal.stat().st_size if journal.is_file() else 0
-        conn.execute(COUNT_SCHEMA)
-        conn.execute(
-            "INSERT INTO outbox_count (id, rows, journal_bytes) SELECT 1, count(*), ? FROM outbox",
-            (size,),
-        )
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        # before version 2 the table is rebuilt with the registry column; version 3's is
+        # rebuilt only to admit the state 'held' (SQLite cannot change a CHECK in place)
+        unbound = _bind_registries(conn, default) if version < 4 else 0
+        if version < 3:
+            # what it holds now is all that can be counted: the count starts from it
+            journal = journal_path(path)
+            size = journal.stat().st_size if journal.is_file() else 0
+            conn.execute(COUNT_SCHEMA)
+            conn.execute(
+                "INSERT INTO outbox_count (id, rows, journal_bytes) "
+                "SELECT 1, count(*), ? FROM outbox",
+                (size,),
+            )
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
@@ -245,8 +247,9 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
 
 
 def _bind_registries(conn: sqlite3.Connection, default: str) -> int:
-    """Version 0 to 2, inside the migration's transaction: every row bound to a registry
-    (`default` for those naming none); returns how many were bound so."""
+    """The table rebuilt to this schema, inside the migration's transaction: from version 0,
+    every row bound to a registry (`default` for those naming none); returns how many were
+    bound so (none from version 2 or 3, whose rows all name theirs)."""
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     unbound = int(conn.execute("SELECT count(*) FROM outbox WHERE registry IS NULL").fetchone()[0])
     conn.execute("ALTER TABLE outbox RENAME TO outbox_v0")
@@ -319,13 +322,14 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
                 "SELECT registry, stored_at, body, event_id, state FROM outbox "
                 "ORDER BY stored_at, event_id"
             ).fetchall()
-            # accepted rows are journalled as such, so a recovery does not send them again;
+            # accepted (and held) rows are journalled as such, so a recovery does not send
+            # them again;
             # rejected ones are not (as in `Outbox.mark_rejected`)
             lines = [_stored_line(r, t, b) for r, t, b, _, _ in rows]
             lines += [
-                {"op": "accepted", "event_id": e, "registry": r}
+                {"op": state, "event_id": e, "registry": r}
                 for r, _, _, e, state in rows
-                if state == "accepted"
+                if state in ("accepted", "held")
             ]
             text = _journal_text(lines)
             replace_file(journal, text, mode=0o600)

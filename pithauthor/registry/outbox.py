@@ -3,11 +3,15 @@
 One row per (event_id, registry): an event is bound, when it is stored, to the registry it is
 for (`registry_binding`: the `--registry` given, else the default), and only that registry's
 answer changes the row. The same event stored for two registries is two rows. A row is in one
-of three states:
+of four states:
 
     pending   stored, not yet accepted by its registry
-    accepted  its registry answered 200/201; the answer is kept
+    accepted  its registry answered 200/201 (or, once held, its merged state lists the event);
+              the answer is kept
     rejected  its registry answered 4xx about the event itself; the reason is kept
+    held      its registry took it and holds it for moderation (202, or a status naming a hold:
+              docs/protocol.md); it is never sent again, and becomes accepted when the paper's
+              merged state lists it (`pith submit` looks)
 
 Several `pith submit` processes may share one outbox: a process sends a row only after it has
 *claimed* it, one atomic `UPDATE ... WHERE state='pending' AND (no lease OR lease expired)` that
@@ -37,7 +41,8 @@ A journal shorter than the recorded size (truncated) is written again from the r
 
 Schema versions: 0 is an outbox of pithauthor before rows named their registry (migrated once,
 on open: its pending rows are bound to the default registry); 2 had no `outbox_count` (added on
-open, counting the rows it has); 3 is this one.
+open, counting the rows it has); 3 had no state `held` (its table is rebuilt on open: SQLite
+cannot widen a CHECK in place); 4 is this one.
 """
 
 from __future__ import annotations
@@ -71,10 +76,10 @@ from pithauthor.registry.journal import (
     journal_path,
 )
 
-State = Literal["pending", "accepted", "rejected"]
+State = Literal["pending", "accepted", "rejected", "held"]
 
 
-STATES: tuple[State, ...] = ("pending", "accepted", "rejected")
+STATES: tuple[State, ...] = ("pending", "accepted", "rejected", "held")
 
 
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
@@ -257,12 +262,14 @@ class Outbox:
         return _entry(row) if row else None
 
     def counts(self, registry: str | None = None) -> dict[str, int]:
+        """Rows per state (for one registry): pending, accepted and rejected always, `held`
+        only when there are some (most registries never hold anything)."""
         where, args = _where(registry=registry)
         with self._lock:
             sql = f"SELECT state, count(*) FROM outbox{where} GROUP BY state"
             rows = self._conn.execute(sql, args)
             found = dict(rows.fetchall())
-        return {s: int(found.get(s, 0)) for s in STATES}
+        return {s: int(found.get(s, 0)) for s in STATES if s != "held" or found.get(s)}
 
     def claim(self, event_id: str, owner: str, seconds: float, *, registry: str) -> bool:
         """Take the lease on a pending row for `seconds`; False if it is not pending or
@@ -341,11 +348,29 @@ class Outbox:
         changed = self._changed(
             f"UPDATE outbox SET state='accepted', answer=?, reason=NULL, {_END_LEASE}, "
             "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
-            "AND state='pending'",
+            "AND state IN ('pending', 'held')",
             (dump_json(answer), utc_now(), int(attempted), event_id, registry),
         )
         if changed:
             line: dict[str, object] = {"op": "accepted", "event_id": event_id, "registry": registry}
+            _append_journal(self.journal, [line], durable=False)
+        return changed
+
+    def mark_held(
+        self, event_id: str, registry: str, answer: Any, *, attempted: bool = False
+    ) -> bool:
+        """Record that `registry` holds the pending row bound to it for moderation (as
+        `mark_accepted`): it is never sent again. Journalled like an acceptance, so that a
+        recovery does not send it again either."""
+        registry = registry_binding(registry)
+        changed = self._changed(
+            f"UPDATE outbox SET state='held', answer=?, reason=NULL, {_END_LEASE}, "
+            "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
+            "AND state='pending'",
+            (dump_json(answer), utc_now(), int(attempted), event_id, registry),
+        )
+        if changed:
+            line: dict[str, object] = {"op": "held", "event_id": event_id, "registry": registry}
             _append_journal(self.journal, [line], durable=False)
         return changed
 

@@ -14,10 +14,16 @@ from pithauthor.errors import InputError
 from pithauthor.keys.author import list_keys
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.checks.merge import Applied, apply_events, order_key, slot_and_claim
+from pithauthor.protocol.checks.merge import (
+    Applied,
+    Slot,
+    apply_events,
+    order_key,
+    slot_and_claim,
+)
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
 from pithauthor.protocol.ids import PithNumber
-from pithauthor.protocol.subject import replacing, statement_key
+from pithauthor.protocol.subject import replacing, statement_key, unlinked
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.outbox import Outbox, OutboxEntry, held_events
 from pithauthor.registry.submit import paper_titles
@@ -31,8 +37,11 @@ __all__ = [
     "Statements",
     "events_in_file",
     "gist",
+    "key_lineage",
     "my_papers",
+    "own_events_in_state",
     "paper_status",
+    "papers_on_registry",
 ]
 
 
@@ -56,9 +65,15 @@ __all__ = [
 # - the slot is empty: a **new** event (`replace` refuses: there is nothing to replace).
 #
 # With `-o FILE`, the events FILE already holds count too (`events_in_file`): writing the same
-# statement into the same file twice is a reuse, not a second line. The outbox (and that file) is
-# all it knows: a statement made from another machine, or dropped from the outbox,
-# is not seen (the registry's merged state shows it: `pith fetch REF --what state`).
+# statement into the same file twice is a reuse, not a second line.
+#
+# The registry is the author's memory too: a claim, replication or withdrawal first `learn`s the
+# events of the paper's merged state signed by this key (`own_events_in_state`), so that a
+# statement made from another machine with the same key (restored from its backup), or dropped
+# from the outbox, is reused or corrected exactly as one made here. Events of the key's retired
+# predecessors (`key_lineage`: the key store knows rotations) are learnt too: the same statement
+# made by a predecessor is reused; a different one is another key's slot, which only that key
+# could correct, so it is named, never replaced.
 
 #: What to do when the slot holds a different statement (see the module docstring).
 OnChange = Literal["refuse", "replace", "auto"]
@@ -98,6 +113,10 @@ class Statements:
 
     events: list[AuthorEvent]
     log: list[Settled] = field(default_factory=list)
+    # fingerprints of the signing key's retired predecessors (`key_lineage`)
+    predecessors: frozenset[str] = frozenset()
+    # the events known only from a registry's merged state (`learn`), not from this machine
+    from_registry: set[str] = field(default_factory=set)
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
     _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
 
@@ -119,6 +138,23 @@ class Statements:
         (the events of the `-o FILE` written to); `note` hears what opening the outbox says
         (a migration, for one)."""
         return cls([*held_events(registry, path, note=note), *also])
+
+    def learn(self, events: Iterable[AuthorEvent]) -> int:
+        """Add events a registry's merged state holds (`own_events_in_state`) to what is
+        known; returns how many were new here (an event the outbox holds is not counted)."""
+        known = {e["event_id"] for e in self.events}
+        new = 0
+        for event in events:
+            if event["event_id"] in known:
+                continue
+            known.add(event["event_id"])
+            self.events.append(event)
+            self.from_registry.add(event["event_id"])
+            group = _said_by_about(event)
+            self._groups.setdefault(group, []).append(event)
+            self._merged.pop(group, None)  # merged again with it on next use
+            new += 1
+        return new
 
     @property
     def last(self) -> Settled | None:
@@ -174,27 +210,103 @@ class _Settle:
         if same is not None:
             log.append(Settled("reused", subject, etype, same["event_id"]))
             return same
+        older = self._by_predecessor(unsigned, slot)
+        if older is not None and unlinked(older["payload"]) == unlinked(unsigned["payload"]):
+            # the same statement, made by a retired key of this author: it stands, as made
+            log.append(Settled("reused", subject, etype, older["event_id"]))
+            return older
         if not holding and self.on_change == "replace":
             holding = _same_family(merged.current, unsigned)
         if not holding:
             if self.on_change == "replace":
+                if older is not None:
+                    raise InputError(
+                        f"--replace: your {_NOUNS[etype]} on {subject} is "
+                        f"{older['event_id'][:19]}…, signed by your retired key "
+                        f"{older['signer']['key_id']}, which only that key can replace; sign "
+                        "this one without --replace (it stands beside it, under this key)"
+                    )
                 raise InputError(
-                    f"--replace: the outbox holds no {_NOUNS[etype]} of yours on {subject} "
-                    "to replace (sign it without --replace)"
+                    f"--replace: neither the outbox nor the registry holds any {_NOUNS[etype]} "
+                    f"of yours on {subject} to replace (sign it without --replace)"
                 )
             log.append(Settled("new", subject, etype))
             return unsigned
         head = holding[0]
         if self.on_change == "refuse":
+            elsewhere = head["event_id"] in self.held.from_registry
+            where = " (on the registry, from another machine)" if elsewhere else ""
+            paper = f" --paper {subject}" if elsewhere else ""  # not in this outbox
             raise InputError(
-                f"you already signed {_NOUNS[etype]} {head['event_id'][:19]}… on {subject} "
-                f"({gist(head)}); give --replace to correct it, or `pith withdraw "
-                f"{head['event_id'][:19]}` to take it back"
+                f"you already signed {_NOUNS[etype]} {head['event_id'][:19]}…{where} on "
+                f"{subject} ({gist(head)}); give --replace to correct it, or `pith withdraw "
+                f"{head['event_id'][:19]}{paper}` to take it back"
             )
         log.append(Settled("replaces", subject, etype, replaced=head["event_id"]))
         corrected = unsigned.copy()
         corrected["payload"] = replacing(unsigned["payload"], head["event_id"])
         return corrected
+
+    def _by_predecessor(self, unsigned: UnsignedEvent, slot: Slot) -> AuthorEvent | None:
+        """The current event of a retired predecessor of the signing key in the same slot
+        (the slot names the key: compared without it), if any."""
+        etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
+        for fingerprint in sorted(self.held.predecessors):
+            for event in self.held.merged(fingerprint, etype, subject).current:
+                if slot_and_claim(event)[0][1:] == slot[1:]:
+                    return event
+        return None
+
+
+def own_events_in_state(state: Mapping[str, Any], fingerprints: Iterable[str]) -> list[AuthorEvent]:
+    """The author events a merged state holds that the keys `fingerprints` signed, whatever
+    became of them there (current, replaced, withdrawn, a withdrawal, a repeat, an
+    equivocation), each checked as the outbox checks one (signature and shape); the state's
+    `invalid_events` are left out (the registry refused them)."""
+    wanted = frozenset(fingerprints)
+    found: dict[str, AuthorEvent] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, Mapping):
+            signer = node.get("signer")
+            if (
+                "signature" in node
+                and isinstance(signer, Mapping)
+                and signer.get("public_key_fingerprint") in wanted
+            ):
+                typed = checked_author_event(node)[1]
+                if typed is not None:
+                    found.setdefault(typed["event_id"], typed)
+                    return
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for part, value in state.items():
+        if part != "invalid_events":
+            walk(value)
+    return sorted(found.values(), key=order_key)
+
+
+def key_lineage(key_id: str) -> tuple[str, list[str]]:
+    """The fingerprint of key `key_id` and those of its retired predecessors, newest first
+    (the key store records each rotation: a key `replaces` the one before it)."""
+    records = {r.key_id: r for r in list_keys()}
+    record = records.get(key_id)
+    if record is None:
+        return "", []
+    older: list[str] = []
+    seen = {key_id}
+    while record.replaces is not None and record.replaces not in seen:
+        seen.add(record.replaces)
+        found = records.get(record.replaces)
+        if found is None:
+            break
+        older.append(found.public_key_fingerprint)
+        record = found
+    return records[key_id].public_key_fingerprint, older
 
 
 def events_in_file(path: Path) -> list[AuthorEvent]:
@@ -363,9 +475,58 @@ def my_papers(entries: Iterable[OutboxEntry] | None = None) -> list[dict[str, An
         counts = page["registries"].setdefault(
             e.registry, {"pending": 0, "accepted": 0, "rejected": 0}
         )
-        counts[e.state] += 1
+        counts[e.state] = counts.get(e.state, 0) + 1  # `held` only when some are
         page["last"] = max(page["last"], e.updated_at)
     return sorted(papers.values(), key=lambda p: p["last"], reverse=True)
+
+
+def papers_on_registry(
+    client: RegistryClient, refs: Iterable[str] = (), rows: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """`my_papers` (or `rows`), with what `client`'s registry holds of this machine's keys
+    (active and retired), signed here or elsewhere: the merged state of each paper named in
+    `refs` and of each paper the outbox holds rows for that registry is read (verified), and
+    its events by these keys are counted under the registry's `on the registry`. No registry
+    lists papers by key (none is published), so the papers asked about are those named and
+    those this machine knows."""
+    rows = my_papers() if rows is None else rows
+    own = {r.public_key_fingerprint: r.key_id for r in list_keys()}
+    where = client.base_url
+    by_number = {p["pith_number"]: p for p in rows}
+    with Outbox() as outbox:
+        known = [e.subject for e in outbox.entries(registry=where)]
+    wanted = list(dict.fromkeys([*refs, *known]))
+    for ref in wanted:
+        record = client.record(ref)
+        number = record["pith_number"]
+        events = own_events_in_state(client.state(number, strict=False), own)
+        if not events:
+            continue
+        page = by_number.get(number)
+        if page is None:
+            title = _title_of(record)
+            page = by_number[number] = {
+                "pith_number": number, "title": title, "roles": [], "keys": [],
+                "registries": {}, "last": "",
+            }  # fmt: skip
+            rows.append(page)
+        for event in events:
+            role = ROLES.get(event["event_type"], event["event_type"])
+            if role not in page["roles"]:
+                page["roles"].append(role)
+            kid = own[event["signer"]["public_key_fingerprint"]]
+            if kid not in page["keys"]:
+                page["keys"].append(kid)
+            page["last"] = max(page["last"], event["created_at"])
+        counts = page["registries"].setdefault(where, {"pending": 0, "accepted": 0, "rejected": 0})
+        counts["on the registry"] = len(events)
+    return sorted(rows, key=lambda p: p["last"], reverse=True)
+
+
+def _title_of(record: Mapping[str, Any]) -> str | None:
+    paper = record.get("paper")
+    title = paper.get("title") if isinstance(paper, Mapping) else None
+    return " ".join(title.split()) if isinstance(title, str) and title.strip() else None
 
 
 def _references(current: Mapping[str, Any]) -> int:

@@ -26,7 +26,7 @@ URL = PithNumber.parse(NUMBER).url()
 
 
 def inject(pith: RunPith, folder: Path, *more: str) -> tuple[int, str]:
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, *more)
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", *more)
     return result.returncode, result.stderr
 
 
@@ -66,7 +66,15 @@ def test_a_margin_badge_drawn_above_the_page_is_refused_with_the_reason(
     folder = copy_manuscript("aastex7-frontmatter", tmp_path)
     before = snapshot(folder)
     result = pith(
-        "latex", "inject", str(folder), "--pith", NUMBER, "--check", "--placement", "margin"
+        "latex",
+        "inject",
+        str(folder),
+        "--pith",
+        NUMBER,
+        "--offline",
+        "--check",
+        "--placement",
+        "margin",
     )
     assert_one_line_error(result, 1)
     assert "the badge (page 1, at " in result.stderr
@@ -99,7 +107,7 @@ def test_a_class_that_turns_links_off_is_named_with_the_fix(tmp_path: Path, pith
     folder = copy_manuscript("snjnl-breakurl", tmp_path)
     paper = folder / "paper.tex"
     paper.write_text(paper.read_text().replace("{snlike}", "[draft]{snlike}"))
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
     assert f"no link to {URL}: hyperref's draft mode is on" in result.stderr
 
@@ -156,7 +164,7 @@ def test_a_review_copy_is_refused_naming_its_mode_unless_forced(
     options, cls, load, why = REVIEW[mode]
     folder = paper_folder(tmp_path, options, cls, load)
     before = snapshot(folder)
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER)
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)  # a ManuscriptError
     assert "the paper is an anonymous review copy" in result.stderr or (
         "the paper is a copy under review" in result.stderr
@@ -164,7 +172,9 @@ def test_a_review_copy_is_refused_naming_its_mode_unless_forced(
     assert why in result.stderr
     assert "or use --force" in result.stderr
     assert snapshot(folder) == before
-    forced = pith("latex", "inject", str(folder), "--pith", NUMBER, "--force", "--dry-run")
+    forced = pith(
+        "latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--force", "--dry-run"
+    )
     assert forced.returncode == 0, forced.stderr
     assert "warning: the paper is a" in forced.stderr and why in forced.stderr
 
@@ -174,7 +184,12 @@ def test_acmart_review_without_anonymous_is_under_review_but_not_anonymous(
 ) -> None:
     options, cls, load, _why = REVIEW["acmart review"]
     result = pith(
-        "latex", "inject", str(paper_folder(tmp_path, options, cls, load)), "--pith", NUMBER
+        "latex",
+        "inject",
+        str(paper_folder(tmp_path, options, cls, load)),
+        "--pith",
+        NUMBER,
+        "--offline",
     )
     assert "the paper is a copy under review (\\documentclass[acmsmall,review=true]" in (
         result.stderr
@@ -186,7 +201,12 @@ def test_a_single_blind_workshop_is_under_review_but_not_anonymous(
 ) -> None:
     options, cls, load, _why = REVIEW["neurips workshop"]
     result = pith(
-        "latex", "inject", str(paper_folder(tmp_path, options, cls, load)), "--pith", NUMBER
+        "latex",
+        "inject",
+        str(paper_folder(tmp_path, options, cls, load)),
+        "--pith",
+        NUMBER,
+        "--offline",
     )
     assert "the paper is a copy under review" in result.stderr
 
@@ -198,7 +218,7 @@ def test_a_review_mode_set_in_an_input_preamble_file_is_found(
     folder = paper_folder(tmp_path, "", "article", "\\input{setup/preamble}")
     (folder / "setup").mkdir()
     (folder / "setup" / "preamble.tex").write_text("\\usepackage{neurips_2024}\n")
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER)
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "(\\usepackage{neurips_2024} without final or preprint)" in result.stderr
 
@@ -206,7 +226,7 @@ def test_a_review_mode_set_in_an_input_preamble_file_is_found(
 @pytest.mark.parametrize("mode", sorted(FINAL))
 def test_a_camera_ready_copy_gets_its_badge(tmp_path: Path, pith: RunPith, mode: str) -> None:
     folder = paper_folder(tmp_path, *FINAL[mode])
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--dry-run")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert "review" not in result.stderr
 
@@ -232,7 +252,7 @@ def test_a_class_found_only_through_latexmkrc_is_blamed_on_the_setting(
     tmp_path: Path, pith: RunPith
 ) -> None:
     folder = copy_manuscript("latexmkrc-texinputs", tmp_path)
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
     assert "does not compile as arXiv builds it: imslike.cls not found" in result.stderr
     assert "it is texmf/imslike.cls" in result.stderr
@@ -249,7 +269,7 @@ def test_a_paper_that_needs_shell_escape_is_told_so(tmp_path: Path, pith: RunPit
         "\\documentclass{article}\n\\usepackage{minted}\n\\begin{document}\n"
         "\\begin{minted}{python}\nprint(1)\n\\end{minted}\n\\end{document}\n"
     )
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
     assert "does not compile as arXiv builds it: " in result.stderr
     assert "-shell-escape" in result.stderr
