@@ -66,7 +66,7 @@ def withdraw(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         held = output.held()
         where = registry_binding(registry)
-        matches = {e["event_id"]: e for e in held.events if e["event_id"].startswith(wanted)}
+        matches = {e["event_id"]: e for e in held.starting(wanted)}
         if not matches:
             raise InputError(
                 f"the outbox holds no event {wanted} for {where}",
@@ -81,7 +81,8 @@ def withdraw(
         assert standing is not None
         shown = f"{target['event_type']} {target['event_id'][:19]}…"
         if standing.status == "withdrawn" and standing.by is not None:
-            withdrawal = next(e for e in held.events if e["event_id"] == standing.by)
+            withdrawal = held.event(standing.by)
+            assert withdrawal is not None  # the merge found it among what is held
             message(f"{shown} is withdrawn already")
             message(reused_line(withdrawal))
             if submit:

@@ -45,7 +45,7 @@ def recover(path: Path | None = None) -> Recovered:
             raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
     if not journal.is_file():
         raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
-    rows, accepted, skipped = _replay(journal)
+    rows, accepted, forgotten, skipped = _replay(journal)
     moved = None
     if path.exists() or path.is_symlink():
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
@@ -66,6 +66,7 @@ def recover(path: Path | None = None) -> Recovered:
                 counts[registry] = counts.get(registry, 0) + new
             for event_id, registry in accepted:  # its answer is not journalled: null
                 outbox.mark_accepted(event_id, registry, None)
+            outbox.restore_ids(forgotten.values())
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
@@ -77,12 +78,15 @@ def recover(path: Path | None = None) -> Recovered:
 Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
 
 
-def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, str]], int]:
+def _replay(
+    journal: Path,
+) -> tuple[dict[tuple[str, str], Row], set[tuple[str, str]], dict[tuple[str, str], Any], int]:
     """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
-    those of them accepted; and how many lines were skipped (torn, unreadable, or not a
-    verifying event)."""
+    those of them accepted; the ledger rows kept without their events (`forget` lines); and
+    how many lines were skipped (torn, unreadable, or not a verifying event)."""
     rows: dict[tuple[str, str], Row] = {}
     accepted: set[tuple[str, str]] = set()
+    forgotten: dict[tuple[str, str], Any] = {}
     skipped = 0
     with open(journal, encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -99,6 +103,11 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, s
                     accepted.discard((item["event_id"], registry))
                 elif op == "accepted":
                     accepted.add((str(item["event_id"]), registry))
+                elif op == "forget":
+                    key = (str(item["event_id"]), registry)
+                    rows.pop(key, None)
+                    accepted.discard(key)
+                    forgotten[key] = {**item, "registry": registry}
                 else:
                     skipped += 1
             except (ValueError, KeyError, TypeError, AttributeError, InputError):
@@ -109,7 +118,9 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], set[tuple[str, s
             skipped += 1
         else:
             good[key] = row
-    return good, accepted & set(good), skipped
+    for key in good:
+        forgotten.pop(key, None)  # stored again since: the event is back
+    return good, accepted & set(good), forgotten, skipped
 
 
 def _batches(rows: Mapping[tuple[str, str], Row]) -> dict[tuple[str, str], list[Any]]:

@@ -5,12 +5,13 @@ documents, and the list of your papers.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pithauthor.errors import InputError
+from pithauthor.errors import EventError, InputError
 from pithauthor.keys.author import list_keys
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
@@ -18,9 +19,10 @@ from pithauthor.protocol.checks.merge import Applied, apply_events, order_key, s
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import replacing, statement_key
-from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.outbox import Outbox, OutboxEntry, held_events
-from pithauthor.registry.submit import paper_titles
+from pithauthor.registry.client import RegistryClient, registry_binding
+from pithauthor.registry.journal import default_path
+from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.registry.submit import record_titles
 from pithauthor.verify import verify_document
 
 __all__ = [
@@ -92,17 +94,38 @@ class Standing:
     by: str | None = None
 
 
+class _Said:
+    """The outbox, asked for the statements of one registry through its indexes (opened once,
+    kept open while the `Statements` are in use)."""
+
+    def __init__(self, outbox: Outbox, registry: str) -> None:
+        self.outbox = outbox
+        self.registry = registry
+        weakref.finalize(self, outbox.close)
+
+    def said(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
+        return self.outbox.said(*key, registry=self.registry)
+
+    def holds(self, key: tuple[str, str, str]) -> bool:
+        return self.outbox.holds(*key, registry=self.registry)
+
+    def starting(self, prefix: str) -> list[OutboxEntry]:
+        return self.outbox.starting(prefix, self.registry)
+
+
 @dataclass
 class Statements:
-    """The events one registry has been sent, or will be, from this outbox."""
+    """The events one registry has been sent, or will be, from this outbox: `events` are the
+    ones given (the `-o FILE` written to); the outbox's are asked for by what a statement is
+    about (signer, type, subject), one index look-up each, never read whole."""
 
     events: list[AuthorEvent]
     log: list[Settled] = field(default_factory=list)
+    source: _Said | None = field(default=None, repr=False)
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
     _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        # one pass over the outbox: a bibliography asks about hundreds of papers
         for event in self.events:
             self._groups.setdefault(_said_by_about(event), []).append(event)
 
@@ -117,18 +140,36 @@ class Statements:
     ) -> Statements:
         """What the outbox holds for `registry` (default: the default registry), and `also`
         (the events of the `-o FILE` written to); `note` hears what opening the outbox says
-        (a migration, for one)."""
-        return cls([*held_events(registry, path, note=note), *also])
+        (a migration, for one). No outbox yet: none is made."""
+        source = None
+        if (path or default_path()).exists():
+            source = _Said(Outbox(path, note=note), registry_binding(registry))
+        return cls(list(also), source=source)
 
     @property
     def last(self) -> Settled | None:
         return self.log[-1] if self.log else None
 
+    def _group(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
+        """What the key said of the type about the subject: given, and held (read once)."""
+        if self.source is not None and key not in self._merged:
+            self._groups.setdefault(key, []).extend(self.source.said(key))
+        return self._groups.get(key, [])
+
+    def holds(self, fingerprint: str, event_type: str, subject: str) -> bool:
+        """True when anything is held of this key, type and subject (nothing is read)."""
+        key = (fingerprint, event_type, subject)
+        if self._groups.get(key):
+            return True
+        if key in self._merged or self.source is None:
+            return False
+        return self.source.holds(key)
+
     def merged(self, fingerprint: str, event_type: str, subject: str) -> Applied:
         """The merge of what this key said of this type about this subject."""
         key = (fingerprint, event_type, subject)
         if key not in self._merged:
-            group = self._groups.get(key, [])
+            group = self._group(key)
             unique = {e["event_id"]: e for e in group}  # an event stored for two registries
             self._merged[key] = apply_events(sorted(unique.values(), key=order_key))
         return self._merged[key]
@@ -137,9 +178,25 @@ class Statements:
         """A `settle=` for `pithauthor.sign` (module docstring); each decision is logged."""
         return _Settle(self, on_change)
 
+    def starting(self, prefix: str) -> list[AuthorEvent]:
+        """The events held whose id starts with `prefix` (`pith withdraw`), each checked in
+        full; an accepted one whose body was dropped is named, not skipped."""
+        found = {e["event_id"]: e for e in self.events if e["event_id"].startswith(prefix)}
+        for entry in self.source.starting(prefix) if self.source is not None else []:
+            if entry.event_id not in found:
+                try:
+                    found[entry.event_id] = entry.event
+                except EventError as exc:
+                    raise InputError(f"{entry.event_id[:19]}…: {exc}") from None
+        return list(found.values())
+
+    def event(self, event_id: str) -> AuthorEvent | None:
+        """The event `event_id` held, or None."""
+        return next((e for e in self.starting(event_id) if e["event_id"] == event_id), None)
+
     def standing(self, event_id: str) -> Standing | None:
         """Where the stored event `event_id` stands, or None when the outbox lacks it."""
-        event = next((e for e in self.events if e["event_id"] == event_id), None)
+        event = self.event(event_id)
         if event is None:
             return None
         merged = self.merged(*_said_by_about(event))
@@ -162,6 +219,15 @@ class _Settle:
     def __init__(self, held: Statements, on_change: OnChange) -> None:
         self.held = held
         self.on_change = on_change
+
+    def nothing_held(self, fingerprint: str, event_type: str, subject: str) -> bool:
+        """True (and logged `new`) when nothing is held of this key, type and subject, so that
+        a statement about it is new whatever it says: `pithauthor.sign.citation_signer` then
+        signs it with the batch, without building its unsigned event for `__call__`."""
+        if self.on_change == "replace" or self.held.holds(fingerprint, event_type, subject):
+            return False
+        self.held.log.append(Settled("new", subject, event_type))
+        return True
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
@@ -303,9 +369,9 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     received = [_citation(e) for e in current.get("citation_signatures", [])]
     replications = [_replication(e) for e in current.get("replication_records", [])]
     with Outbox() as outbox:
-        entries = outbox.entries()
+        entries = outbox.about(number.full)  # through its indexes: by subject, by citing
     mine = [e for e in entries if e.subject == number.full]
-    made = [e for e in entries if _citing(e) == number.full]
+    made = [e for e in entries if e.subject != number.full]  # citations made by this paper
     completeness = [
         {
             "item": item,
@@ -339,33 +405,37 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     }
 
 
-def my_papers(entries: Iterable[OutboxEntry] | None = None) -> list[dict[str, Any]]:
+def my_papers() -> list[dict[str, Any]]:
     """The papers this machine's keys claimed, cited or replicated (the outbox), each with what
-    was signed about it and where each event stands, per registry; newest activity first."""
+    was signed about it and where each event stands, per registry; newest activity first.
+    Counted by the outbox's database (`Outbox.tally`): no stored event is read."""
     own = {record.key_id for record in list_keys()}
-    if entries is None:
-        with Outbox() as outbox:
-            entries = outbox.entries()
-    wanted = [e for e in entries if _key_id(e) in own]
-    titles = paper_titles(wanted)
+    with Outbox() as outbox:
+        groups = [g for g in outbox.tally() if g[1] in own]
+    titles = record_titles((registry, subject) for subject, _, registry, *_ in groups)
     papers: dict[str, dict[str, Any]] = {}
-    for e in wanted:
+    # oldest change first: a paper's roles and keys in the order they came
+    for subject, key_id, registry, event_type, state, n, last in sorted(groups, key=_by_last):
         page = papers.setdefault(
-            e.subject,
-            {"pith_number": e.subject, "title": titles.get(e.subject), "roles": [],
+            subject,
+            {"pith_number": subject, "title": titles.get(subject), "roles": [],
              "keys": [], "registries": {}, "last": ""},
         )  # fmt: skip
-        role = ROLES.get(e.event_type, e.event_type)
+        role = ROLES.get(event_type, event_type)
         if role not in page["roles"]:
             page["roles"].append(role)
-        if _key_id(e) not in page["keys"]:
-            page["keys"].append(_key_id(e))
+        if key_id not in page["keys"]:
+            page["keys"].append(key_id)
         counts = page["registries"].setdefault(
-            e.registry, {"pending": 0, "accepted": 0, "rejected": 0}
+            registry, {"pending": 0, "accepted": 0, "rejected": 0}
         )
-        counts[e.state] += 1
-        page["last"] = max(page["last"], e.updated_at)
+        counts[state] = counts.get(state, 0) + n
+        page["last"] = max(page["last"], last)
     return sorted(papers.values(), key=lambda p: p["last"], reverse=True)
+
+
+def _by_last(group: tuple[str, str | None, str, str, str, int, str]) -> tuple[str, str]:
+    return group[6], group[0]
 
 
 def _references(current: Mapping[str, Any]) -> int:
@@ -430,7 +500,10 @@ def _replication(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _made(entry: OutboxEntry) -> dict[str, Any]:
-    payload = entry.event.get("payload") or {}
+    try:
+        payload: Mapping[str, Any] = entry.event.get("payload") or {}
+    except EventError:  # its body was dropped from the ledger: its row is all there is
+        payload = {}
     return {
         "cited_pith_number": entry.subject,
         "relationship": payload.get("relationship"),
@@ -438,20 +511,6 @@ def _made(entry: OutboxEntry) -> dict[str, Any]:
         "registry": entry.registry,
         "state": entry.state,
     }
-
-
-def _citing(entry: OutboxEntry) -> str | None:
-    if entry.event_type != "citation_signature":
-        return None
-    payload = entry.event.get("payload") or {}
-    citing = payload.get("citing_pith_number")
-    return citing if isinstance(citing, str) else None
-
-
-def _key_id(entry: OutboxEntry) -> str | None:
-    signer = entry.event.get("signer") or {}
-    kid = signer.get("key_id")
-    return kid if isinstance(kid, str) else None
 
 
 def _by_registry(entries: Iterable[OutboxEntry]) -> list[dict[str, Any]]:
