@@ -122,11 +122,18 @@ def test_a_dropped_event_is_not_brought_back_by_recovery(
     isolated_home: Path, pith: RunPith
 ) -> None:
     ids = _fill(isolated_home)
-    assert pith("outbox", "drop", ids[0], "--yes").returncode == 0
+    with Outbox() as outbox:
+        (accepted,) = [e.event_id for e in outbox.entries("accepted")]
+    pending = next(i for i in ids if i != accepted)
+    assert pith("outbox", "drop", pending, accepted, "--yes").returncode == 0
     _random_bytes(_db(isolated_home))
     assert pith("outbox", "recover").returncode == 0
     with Outbox() as outbox:
-        assert sorted(e.event_id for e in outbox.entries()) == ids[1:]
+        assert sorted(e.event_id for e in outbox.entries()) == [i for i in ids if i != pending]
+        # the accepted one dropped is back in the ledger as it was left: its id, no body
+        kept = outbox.get(accepted)
+        assert kept is not None and kept.state == "accepted" and kept.stored is None
+        assert outbox.counts() == {"pending": 3, "accepted": 1, "rejected": 0}
 
 
 def test_a_torn_last_journal_line_is_skipped_and_said(isolated_home: Path, pith: RunPith) -> None:
@@ -298,7 +305,8 @@ def test_an_outbox_of_version_2_is_counted_once_then_guarded(isolated_home: Path
         assert sorted(e.event_id for e in outbox.entries()) == ids
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        conn.execute("DELETE FROM outbox WHERE event_id=?", (ids[0],))
+        for table in ("outbox", "ledger"):  # wherever it is now
+            conn.execute(f"DELETE FROM {table} WHERE event_id=?", (ids[0],))
     with pytest.raises(OutboxDamaged, match="1 of its 5 stored events are missing"):
         Outbox()
 
