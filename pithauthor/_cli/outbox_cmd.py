@@ -101,15 +101,15 @@ def outbox_drop(
         if not lost:
             message("nothing to drop")
             return
+        if not yes and not at_terminal():  # one line: what it would lose, and how to go on
+            what = "; ".join(lost)
+            raise ConfirmationNeeded(
+                f"not dropped ({what}): no terminal to confirm on; pass --yes to drop"
+            )
         for line in lost:
             message(line)
-        if not yes:
-            if not at_terminal():
-                raise ConfirmationNeeded(
-                    "not dropped: no terminal to confirm on; pass --yes to drop"
-                )
-            if not ask(f"Drop {sum(found.values())} event(s) from the outbox?"):
-                raise Declined("nothing was dropped (answered no)")
+        if not yes and not ask(f"Drop {sum(found.values())} event(s) from the outbox?"):
+            raise Declined("nothing was dropped (answered no)")
         n = outbox.drop(event_ids or [], registry)
         n += outbox.drop_state("rejected", registry) if rejected else 0
         n += outbox.drop_state("accepted", registry) if accepted else 0

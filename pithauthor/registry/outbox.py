@@ -301,27 +301,32 @@ class Outbox:
 
     def said(
         self, fingerprint: str, event_type: str, subject: str, registry: str | None = None
-    ) -> list[AuthorEvent]:
+    ) -> tuple[list[AuthorEvent], list[str]]:
         """What the key `fingerprint` signed of `event_type` about `subject` (for `registry`,
-        default all), working set and ledger: each event checked in full as it is read."""
+        default all), working set and ledger: the events, each checked in full as it is read,
+        and the ids of those whose bodies were dropped (`forget`)."""
         clause = " WHERE signer=? AND event_type=? AND subject=?"
         args: tuple[str, ...] = (fingerprint, event_type, subject)
         if registry is not None:
             clause, args = clause + " AND registry=?", (*args, registry_binding(registry))
-        sql = f"SELECT body FROM outbox{clause} UNION ALL SELECT body FROM ledger{clause}"
+        sql = (
+            f"SELECT event_id, body FROM outbox{clause} "
+            f"UNION ALL SELECT event_id, body FROM ledger{clause}"
+        )
         with self._lock:
-            bodies = self._read(sql, args * 2)
-        return [_stored_event(_column(b[0])) for b in bodies if b[0] is not None]
+            rows = self._read(sql, args * 2)
+        events = [_stored_event(_column(body)) for _, body in rows if body is not None]
+        return events, [eid for eid, body in rows if body is None]
 
     def holds(
         self, fingerprint: str, event_type: str, subject: str, registry: str | None = None
     ) -> bool:
-        """True when `said` would find anything (one index look-up, nothing read)."""
+        """True when `said` would find anything, an id kept without its body too (one index
+        look-up, nothing read)."""
         clause = " WHERE signer=? AND event_type=? AND subject=?"
         args: tuple[str, ...] = (fingerprint, event_type, subject)
         if registry is not None:
             clause, args = clause + " AND registry=?", (*args, registry_binding(registry))
-        clause += " AND body IS NOT NULL"
         sql = (
             f"SELECT EXISTS (SELECT 1 FROM outbox{clause}) OR EXISTS (SELECT 1 FROM ledger{clause})"
         )

@@ -103,7 +103,7 @@ class _Said:
         self.registry = registry
         weakref.finalize(self, outbox.close)
 
-    def said(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
+    def said(self, key: tuple[str, str, str]) -> tuple[list[AuthorEvent], list[str]]:
         return self.outbox.said(*key, registry=self.registry)
 
     def holds(self, key: tuple[str, str, str]) -> bool:
@@ -122,6 +122,12 @@ class Statements:
     events: list[AuthorEvent]
     log: list[Settled] = field(default_factory=list)
     source: _Said | None = field(default=None, repr=False)
+    # the events of ids the outbox kept without their bodies (`pith outbox drop --accepted`),
+    # from elsewhere (a registry's merged state): (subject, ids) -> the events found; each is
+    # used only when its id is one asked for and it verifies in full
+    recall: Callable[[str, list[str]], Iterable[AuthorEvent]] | None = field(
+        default=None, repr=False
+    )
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
     _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
 
@@ -153,8 +159,31 @@ class Statements:
     def _group(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
         """What the key said of the type about the subject: given, and held (read once)."""
         if self.source is not None and key not in self._merged:
-            self._groups.setdefault(key, []).extend(self.source.said(key))
+            events, ids_only = self.source.said(key)
+            events += self._recalled(key[2], ids_only)
+            self._groups.setdefault(key, []).extend(events)
         return self._groups.get(key, [])
+
+    def _recalled(self, subject: str, ids: list[str]) -> list[AuthorEvent]:
+        """The events of `ids` (kept without their bodies) from `recall`, each checked in
+        full and matched to its id; InputError when one cannot be had: a statement whose body
+        is gone must not be taken for no statement (a new one would contradict it)."""
+        if not ids:
+            return []
+        wanted = set(ids)
+        found = {}
+        for event in self.recall(subject, ids) if self.recall is not None else []:
+            checked = checked_author_event(event)[1]
+            if checked is not None and checked["event_id"] in wanted:
+                found[checked["event_id"]] = checked
+        missing = sorted(wanted - set(found))
+        if missing:
+            raise InputError(
+                f"the outbox kept only the id of {missing[0][:19]}… on {subject} (its body was "
+                "dropped with `pith outbox drop --accepted`), and no copy of it was found",
+                hint=f"`pith fetch {subject} --what state` shows what the registry holds",
+            )
+        return list(found.values())
 
     def holds(self, fingerprint: str, event_type: str, subject: str) -> bool:
         """True when anything is held of this key, type and subject (nothing is read)."""
@@ -183,11 +212,12 @@ class Statements:
         full; an accepted one whose body was dropped is named, not skipped."""
         found = {e["event_id"]: e for e in self.events if e["event_id"].startswith(prefix)}
         for entry in self.source.starting(prefix) if self.source is not None else []:
-            if entry.event_id not in found:
-                try:
-                    found[entry.event_id] = entry.event
-                except EventError as exc:
-                    raise InputError(f"{entry.event_id[:19]}…: {exc}") from None
+            if entry.event_id in found:
+                continue
+            if entry.stored is None:
+                (found[entry.event_id],) = self._recalled(entry.subject, [entry.event_id])
+            else:
+                found[entry.event_id] = entry.event
         return list(found.values())
 
     def event(self, event_id: str) -> AuthorEvent | None:

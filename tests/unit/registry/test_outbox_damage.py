@@ -211,10 +211,10 @@ def _as_version_3(conn: sqlite3.Connection) -> None:
     table, no `said` columns, no ledger."""
     for index in ("outbox_said", "outbox_subject", "outbox_citing"):
         conn.execute(f"DROP INDEX {index}")
-    ledger = "event_id, registry, event_type, subject, body, stored_at, updated_at, attempts, answer"
-    conn.execute(
-        f"INSERT INTO outbox ({ledger}, state) SELECT {ledger}, 'accepted' FROM ledger"
+    ledger = (
+        "event_id, registry, event_type, subject, body, stored_at, updated_at, attempts, answer"
     )
+    conn.execute(f"INSERT INTO outbox ({ledger}, state) SELECT {ledger}, 'accepted' FROM ledger")
     conn.execute("DROP TABLE ledger")
     for column in ("signer", "key_id", "citing"):
         conn.execute(f"ALTER TABLE outbox DROP COLUMN {column}")
