@@ -129,8 +129,53 @@ CREATE INDEX ledger_said ON ledger(signer, event_type, subject);
 CREATE INDEX ledger_subject ON ledger(subject);
 CREATE INDEX ledger_citing ON ledger(citing) WHERE citing IS NOT NULL;
 CREATE INDEX ledger_kept ON ledger(registry) WHERE body IS NOT NULL;
-CREATE INDEX ledger_papers ON ledger(key_id, subject, registry, event_type, updated_at);
 """
+
+
+# What `pith papers` shows, kept by the database itself as rows come, go and change state: how
+# many rows of each (paper, key, registry, type, state), and the newest change. A command then
+# reads a row per paper and role, never the rows themselves (schema 4).
+def _tally(table: str, sign: str, row: str, state: str) -> str:
+    return (
+        f"INSERT INTO tally VALUES ({row}.subject, COALESCE({row}.key_id, ''), {row}.registry, "
+        f"{row}.event_type, {state}, {sign}1, {row}.updated_at) "
+        "ON CONFLICT DO UPDATE SET n = n + excluded.n, last = max(last, excluded.last);"
+    )
+
+
+TALLY_STATEMENTS = (
+    """CREATE TABLE tally (
+    subject TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    state TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    last TEXT NOT NULL,
+    PRIMARY KEY (subject, key_id, registry, event_type, state)
+)""",
+    "CREATE TRIGGER outbox_in AFTER INSERT ON outbox BEGIN "
+    + _tally("outbox", "", "NEW", "NEW.state")
+    + " END",
+    "CREATE TRIGGER outbox_out AFTER DELETE ON outbox BEGIN "
+    + _tally("outbox", "-", "OLD", "OLD.state")
+    + " END",
+    "CREATE TRIGGER outbox_moved AFTER UPDATE OF state ON outbox BEGIN "
+    + _tally("outbox", "-", "OLD", "OLD.state")
+    + _tally("outbox", "", "NEW", "NEW.state")
+    + " END",
+    "CREATE TRIGGER ledger_in AFTER INSERT ON ledger BEGIN "
+    + _tally("ledger", "", "NEW", "'accepted'")
+    + " END",
+    "CREATE TRIGGER ledger_out AFTER DELETE ON ledger BEGIN "
+    + _tally("ledger", "-", "OLD", "'accepted'")
+    + " END",
+    # what was there before the triggers (a migration): counted once
+    "INSERT INTO tally SELECT subject, COALESCE(key_id, ''), registry, event_type, state, "
+    "count(*), max(updated_at) FROM outbox GROUP BY 1, 2, 3, 4, 5",
+    "INSERT INTO tally SELECT subject, COALESCE(key_id, ''), registry, event_type, 'accepted', "
+    "count(*), max(updated_at) FROM ledger GROUP BY 1, 2, 3, 4 ON CONFLICT DO NOTHING",
+)
 
 
 # one row: the live events per the journal (stored minus dropped) and the journal's size then
@@ -280,6 +325,8 @@ def _create(path: Path) -> None:
         conn = _connect(tmp)
         try:
             conn.executescript(SCHEMA + ";" + COUNT_SCHEMA + ";" + LEDGER_SCHEMA)
+            for statement in TALLY_STATEMENTS:
+                conn.execute(statement)
             conn.execute("INSERT INTO outbox_count (id, rows, journal_bytes) VALUES (1, 0, 0)")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         finally:
@@ -371,6 +418,8 @@ def _add_ledger(conn: sqlite3.Connection) -> None:
     moved = ", ".join(LEDGER_COLUMNS)
     conn.execute(f"INSERT INTO ledger ({moved}) SELECT {moved} FROM outbox WHERE state='accepted'")
     conn.execute("DELETE FROM outbox WHERE state='accepted'")
+    for statement in TALLY_STATEMENTS:
+        conn.execute(statement)
 
 
 def said_columns(body: object) -> tuple[str | None, str | None, str | None]:

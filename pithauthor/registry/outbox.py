@@ -358,15 +358,11 @@ class Outbox:
 
     def tally(self) -> list[tuple[str, str | None, str, str, str, int, str]]:
         """(subject, key id, registry, event type, state, rows, newest change) for every
-        group of rows, counted by the database on its indexes (`pith papers`)."""
-        group = "subject, key_id, registry, event_type"
-        sql = (
-            f"SELECT {group}, state, count(*), max(updated_at) FROM outbox GROUP BY {group}, state "
-            f"UNION ALL SELECT {group}, 'accepted', count(*), max(updated_at) FROM ledger "
-            f"GROUP BY {group}"
-        )
+        group of rows, as the database keeps them (`journal.TALLY_STATEMENTS`: `pith
+        papers` reads a row per paper and role, never the events)."""
         with self._lock:
-            return [tuple(r) for r in self._read(sql, ())]
+            rows = self._read("SELECT * FROM tally WHERE n > 0 ORDER BY last, subject", ())
+        return [(s, k or None, r, t, state, n, last) for s, k, r, t, state, n, last in rows]
 
     # --- leases and answers --------------------------------------------------------------------
 

@@ -211,6 +211,9 @@ def _as_version_3(conn: sqlite3.Connection) -> None:
     table, no `said` columns, no ledger."""
     for index in ("outbox_said", "outbox_subject", "outbox_citing"):
         conn.execute(f"DROP INDEX {index}")
+    for trigger in ("outbox_in", "outbox_out", "outbox_moved"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE tally")
     ledger = (
         "event_id, registry, event_type, subject, body, stored_at, updated_at, attempts, answer"
     )

@@ -211,3 +211,31 @@ def test_papers_counts_a_dropped_claim_and_replace_names_it_instead_of_contradic
     assert "kept only the id of sha256:" in changed.stderr
     with Outbox() as outbox:
         assert outbox.counts() == {"pending": 0, "accepted": 1, "rejected": 0}
+
+
+def test_the_tally_pith_papers_reads_follows_every_change(isolated_home: Path) -> None:
+    def tallied(outbox: Outbox) -> dict[str, int]:
+        found = {"pending": 0, "accepted": 0, "rejected": 0}
+        for *_, state, n, _ in outbox.tally():
+            found[state] += n
+        return found
+
+    events = citations(4, TestSigner())
+    ids = [e["event_id"] for e in events]
+    with Outbox() as outbox:
+        steps = [
+            lambda: outbox.store(events, LOCAL),
+            lambda: outbox.store(events[:2], "http://127.0.0.1:10"),  # a second registry
+            lambda: outbox.mark_accepted(ids[0], LOCAL, None),
+            lambda: outbox.mark_rejected(ids[1], LOCAL, "no", None),
+            lambda: outbox.retry(),
+            lambda: outbox.mark_rejected(ids[1], LOCAL, "no", None),
+            lambda: outbox.forget([ids[0]]),  # the id stays: still counted
+            lambda: outbox.drop([ids[2]]),
+            lambda: outbox.drop_state("rejected"),
+        ]
+        for step in steps:
+            step()
+            assert tallied(outbox) == outbox.counts()
+        assert outbox.counts() == {"pending": 3, "accepted": 1, "rejected": 0}
+        assert {t[2] for t in outbox.tally()} == {LOCAL, "http://127.0.0.1:10"}
