@@ -109,6 +109,9 @@ class _Said:
     def holds(self, key: tuple[str, str, str]) -> bool:
         return self.outbox.holds(*key, registry=self.registry)
 
+    def holding(self, fingerprint: str, event_type: str, subjects: list[str]) -> set[str]:
+        return self.outbox.holding(fingerprint, event_type, subjects, self.registry)
+
     def starting(self, prefix: str) -> list[OutboxEntry]:
         return self.outbox.starting(prefix, self.registry)
 
@@ -130,6 +133,7 @@ class Statements:
     )
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
     _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
+    _none_held: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         for event in self.events:
@@ -190,9 +194,18 @@ class Statements:
         key = (fingerprint, event_type, subject)
         if self._groups.get(key):
             return True
-        if key in self._merged or self.source is None:
+        if key in self._merged or key in self._none_held or self.source is None:
             return False
         return self.source.holds(key)
+
+    def look_ahead(self, fingerprint: str, event_type: str, subjects: Iterable[str]) -> None:
+        """Ask the outbox about many papers at once (a bibliography's): `holds` then answers
+        for those it holds nothing about without asking again."""
+        if self.source is None:
+            return
+        wanted = [s for s in subjects if (fingerprint, event_type, s) not in self._merged]
+        held = self.source.holding(fingerprint, event_type, wanted)
+        self._none_held.update((fingerprint, event_type, s) for s in wanted if s not in held)
 
     def merged(self, fingerprint: str, event_type: str, subject: str) -> Applied:
         """The merge of what this key said of this type about this subject."""
