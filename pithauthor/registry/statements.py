@@ -60,7 +60,12 @@ __all__ = [
 # With `-o FILE`, the events FILE already holds count too (`events_in_file`): writing the same
 # statement into the same file twice is a reuse, not a second line. The outbox (and that file) is
 # all it knows: a statement made from another machine, or dropped from the outbox,
-# is not seen (the registry's merged state shows it: `pith fetch REF --what state`).
+# is not seen (the registry's merged state shows it: `pith fetch REF --what state`). An
+# accepted one whose body `pith outbox drop --accepted` dropped keeps its id there: it is named
+# (or brought back by `recall`, checked against its id), never taken for no statement.
+#
+# The outbox is asked, through its indexes, about the papers a command signs about only
+# (`Outbox.said`, `holds`, `holding`): what a command costs does not grow with the history.
 
 #: What to do when the slot holds a different statement (see the module docstring).
 OnChange = Literal["refuse", "replace", "auto"]
