@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
 from pithauthor.errors import (
@@ -436,9 +436,15 @@ CREATE TABLE IF NOT EXISTS documents (
 """
 
 
-#: How a bundle or state fared: `ok`, the checks `passed` (a count), the names of those
-#: `unverifiable` and `failed`, `strict_ok`, and the `unverifiable_parts` (names and paths).
-Verdict = dict[str, Any]
+class Verdict(TypedDict):
+    """How a bundle or state fared, as kept beside it (`RecordCache.put_document`)."""
+
+    ok: bool
+    passed: int  # how many checks passed
+    unverifiable: list[str]  # the names of those unverifiable
+    failed: list[str]
+    strict_ok: bool
+    unverifiable_parts: str  # their names and paths, for a refusal
 
 
 def verdict_of(report: Report) -> Verdict:
@@ -526,7 +532,7 @@ class RecordCache:
 
     def document(
         self, registry: str, body: str, what: str, trust: Trust
-    ) -> tuple[str, Document, Verdict] | None:
+    ) -> tuple[str, JSONObject, Verdict] | None:
         """The bundle or state (`what`) of `body` kept by `put_document`, verified then under
         the same `trust`: (its ETag, the document, its verdict); None when none is kept, or
         its bytes are not the ones kept (a damaged copy is a miss, fetched again)."""
@@ -547,7 +553,7 @@ class RecordCache:
             return None
         if not isinstance(doc, dict) or not isinstance(kept, dict):
             return None
-        return etag, doc, kept  # type: ignore[return-value]  # verified when it was kept
+        return etag, doc, cast(Verdict, kept)  # verified when it was kept
 
     def put_document(
         self,

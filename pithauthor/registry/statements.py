@@ -442,7 +442,12 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
         "authors": paper.get("authors_text"),
         "verified": {
             "record": _verdict(record_report),
-            "state": {k: state_verdict[k] for k in ("ok", "passed", "unverifiable", "failed")},
+            "state": {
+                "ok": state_verdict["ok"],
+                "passed": state_verdict["passed"],
+                "unverifiable": state_verdict["unverifiable"],
+                "failed": state_verdict["failed"],
+            },
         },
         "completeness": completeness,
         "claims": claims,

@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import Any, cast
 
 from pithauthor.protocol.canonical_json import b64decode, canonical_text
-from pithauthor.protocol.documents import AuthorEvent
+from pithauthor.protocol.documents import AuthorEvent, EventSignature
 from pithauthor.protocol.events import (
     _SIGNATURE_OK,
     _STRUCTURE_OK,
@@ -504,13 +504,13 @@ def only_network_failed(report: Report, proofs: Sequence[ProofCheck]) -> bool:
 # `vouched` has seen that its signed fields still hash to its id and its signature and key are
 # the ones made: the bytes stored are the bytes signed. Whatever is read back from disk is
 # checked in full where it is used (`checked_author_event`), never vouched for.
-_MADE: dict[str, tuple[dict[str, Any], str]] = {}
+_MADE: dict[str, tuple[EventSignature, str]] = {}
 
 
 def vouch(event: AuthorEvent) -> None:
     """Remember `event` as made here, by a key of this process that signs for its public key
     (`pithauthor.sign` calls this for the events it builds and checks as it signs)."""
-    _MADE[event["event_id"]] = (dict(event["signature"]), event["signer"]["public_key_b64"])
+    _MADE[event["event_id"]] = (event["signature"].copy(), event["signer"]["public_key_b64"])
 
 
 def vouched(event: object) -> AuthorEvent | None:
