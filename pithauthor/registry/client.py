@@ -548,8 +548,10 @@ class RecordCache:
         if hashlib.sha256(raw).hexdigest() != digest:
             return None
         try:
-            doc, kept = parse_json(raw), parse_json(verdict)
-        except JSONFault:
+            # the bytes the strict reader took when they were verified (their hash says so):
+            # the standard reader gives the same document, several times faster
+            doc, kept = json.loads(raw), json.loads(verdict)
+        except ValueError:
             return None
         if not isinstance(doc, dict) or not isinstance(kept, dict):
             return None
