@@ -1,12 +1,20 @@
 # Every target creates .venv when it is missing and installs the project with what it needs.
+# PYTHON and VENV choose another Python in its own venv: `make check PYTHON=python3.13
+# VENV=.venv-313` (`make test-debian-python` is one such run).
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all check test-durations bench lint install clean ctan pictures
+.PHONY: demo test test-all check test-durations bench lint install clean ctan pictures tex \
+        test-debian-python
+
+# pyproject.toml's requires-python (tests/test_platform.py holds them equal): an older Python
+# is refused at once, in one line, before a venv is made or anything downloaded.
+PYTHON_OK = $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "make: pithauthor needs Python 3.11 or newer; $(PYTHON) is " + sys.version.split()[0] + ": make PYTHON=python3.11 ...")'
 
 $(STAMP): pyproject.toml
+	@$(PYTHON_OK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -49,8 +57,34 @@ test-all: $(STAMP)
 # most of its time is waiting (2 idle cores, back to back: 31.5 and 30.7 s with 3 workers, 27.1
 # and 28.9 s with 4).
 CHECK_WORKERS = $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 2)')
+CHECK_SET = -m "not tex and not slow"
 check: $(STAMP)
-	$(TEST_ENV) $(PY) -m pytest -n $(CHECK_WORKERS) --dist worksteal -p no:anyio -q -m "not tex and not slow"
+	$(TEST_ENV) $(PY) -m pytest -n $(CHECK_WORKERS) --dist worksteal -p no:anyio -q $(CHECK_SET)
+
+# The suite under Debian 12's own python3 from apt (3.11.2: older than 3.11.4, where tarfile's
+# extraction filters came; issue 36), in its own venv: make check's set, then the arXiv upload
+# tests (a proof build unpacks the archive) with their TeX. .ci/run runs it beside test-all.
+DEBIAN_PYTHON ?= /usr/bin/python3
+test-debian-python:
+	@$(DEBIAN_PYTHON) -c 'import sys; print("make: the suite under", sys.executable, sys.version.split()[0])'
+	$(MAKE) --no-print-directory check PYTHON=$(DEBIAN_PYTHON) VENV=.venv-debian
+	$(MAKE) --no-print-directory check PYTHON=$(DEBIAN_PYTHON) VENV=.venv-debian \
+	  CHECK_SET="-m 'not slow' tests/latex/test_arxiv_upload.py tests/latex/test_inject_manuscripts.py"
+
+# TeX Live as the TeX tests use it, from Debian's or Ubuntu's packages: `make test` skips the
+# TeX tests without it (and says how many); .ci/run installs it with this target.
+# texlive-science, cm-super: what real ML papers load (algorithm2e, siunitx, T1 Type 1 fonts), as
+# arXiv has them; the title-block tests build a thmtools paper.
+# fonts-linuxlibertine: acmart under XeLaTeX/LuaLaTeX needs Libertine OpenType fonts, which
+# Debian's TeX Live packages leave out. latexml: the arXiv HTML view tests (pith.sty.ltxml).
+TEX_PACKAGES = texlive-latex-base texlive-latex-recommended texlive-latex-extra \
+  texlive-publishers texlive-pictures texlive-luatex texlive-xetex texlive-bibtex-extra biber \
+  texlive-fonts-recommended texlive-fonts-extra texlive-plain-generic latexmk ghostscript \
+  poppler-utils fonts-linuxlibertine latexml texlive-science cm-super
+SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
+tex:
+	$(SUDO) apt-get update -q
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(TEX_PACKAGES)
 
 # Time `make check`, `make test` and `make test-all`: their section of benchmarks/RESULTS.md.
 test-durations: $(STAMP)
@@ -73,4 +107,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-debian build dist .pytest_cache .mypy_cache .ruff_cache

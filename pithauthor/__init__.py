@@ -10,10 +10,23 @@ error, `PithError` and the tree below it, is in `pithauthor.errors`.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
-from pithauthor._face import lazy_face
-from pithauthor._version import __version__
+# The oldest Python pithauthor runs on: pyproject.toml's requires-python (tests/test_platform.py
+# holds them equal). Below it, every run (`pith`, `python -m pithauthor`, an import) stops here
+# with one line, before a module that needs a newer Python fails with a traceback (issue 36:
+# Ubuntu 22.04's python3 is 3.10). Nothing may need a 3.11 patch release: 3.11.0 is supported.
+_OLDEST_PYTHON = (3, 11)
+if sys.version_info[:2] < _OLDEST_PYTHON:
+    raise SystemExit(
+        f"pith: error: pithauthor needs Python 3.11 or newer, and {sys.executable} is "
+        f"{sys.version.split()[0]}; next: `uv tool install .` (uv brings its own Python) or "
+        "`pipx install --python python3.11 .` (README.md, Install)"
+    )
+
+from pithauthor._face import lazy_face  # noqa: E402 (after the check: it may need 3.11)
+from pithauthor._version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from pithauthor.bibliography import read_bibliographies, sign_bibliography

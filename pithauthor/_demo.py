@@ -61,6 +61,9 @@ class Demo:
         self.env = {**os.environ, "PITH_HOME": str(root / "home"), "PITH_PASSPHRASE": PASSPHRASE}
         for name in ("PITH_REGISTRY", "PITH_TOKEN", "PITH_TRUST", "PITH_DEBUG"):
             self.env.pop(name, None)
+        # the example papers are not on arXiv, so arXiv's API (which gives a claim the author
+        # order) is not asked: nothing listens at the discard port; the claim names no position
+        self.env["PITH_ARXIV_API"] = "http://127.0.0.1:9/api/query"
         self.registry: list[str] = []
 
     def pith(self, *args: str, ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[str]:
@@ -171,7 +174,7 @@ def _author_job(demo: Demo, url: str) -> None:
     _say(f"   {key['key_id']}  signer orcid:{ORCID}, public name {key['public_name']!r}")
 
     _say("\n4. Sign and submit (each command stores its events in the outbox, then sends them)")
-    claim = demo.pith("claim", PAPER_B, "--position", "1", "--submit", "--yes", *demo.registry)
+    claim = demo.pith("claim", PAPER_B, "--submit", "--yes", *demo.registry)
     _say("   pith claim: " + _last(claim.stderr, "signed"))
     _say("   " + _last(claim.stderr, "submitted"))
     cite = demo.pith("cite", str(_data("demo", "refs.bib")), "--from", PAPER_B, "--submit",

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pithauthor.errors import InputError, KeyFileTampered, PithError
-from pithauthor.fs import HOME_ENV, MAX_KEY_FILE_BYTES, POSIX_MODES, pith_home, read_user_file
+from pithauthor.fs import (
+    HOME_ENV,
+    MAX_KEY_FILE_BYTES,
+    POSIX_MODES,
+    home_fault,
+    home_path,
+    pith_home,
+    read_user_file,
+)
 from pithauthor.identity.proofs import check_key_on_orcid
 from pithauthor.keys import secrets, storage
 from pithauthor.keys.author import BACKED_UP_AT, BACKUP_FILE, known_keys
@@ -32,7 +40,7 @@ from pithauthor.net import RegistryHttp, RetryPolicy
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import is_local_registry, registry_binding, registry_url
-from pithauthor.registry.credentials import default_trust
+from pithauthor.registry.credentials import TRUST_LOCAL_ENV, default_trust
 from pithauthor.registry.journal import DB_NAME
 from pithauthor.registry.outbox import Outbox
 
@@ -75,10 +83,14 @@ def _private(path: Path, check: str, *, is_dir: bool) -> Finding:
 
 
 def _home() -> list[Finding]:
-    home = pith_home()
+    home = home_path()
     source = f"${HOME_ENV}" if os.environ.get(HOME_ENV) else "platform user data folder"
     if not home.exists():
         return [Finding("home", "info", f"{home} ({source}); not created yet")]
+    fault = home_fault(home)  # the rule every command that opens the home follows
+    if fault is not None:
+        fix = f"use a folder of your own (set {HOME_ENV})" if fault[0] == "unsafe" else None
+        return [Finding("home", fault[0], f"{fault[1]} ({source})", fix)]
     detail = f"{home} ({source}) mode {_mode(home)}" if POSIX_MODES else str(home)
     # only a warning: the secrets inside are guarded by the keys folder's own 0700 (checked
     # below, "unsafe" when loose); a readable home shows file names, not keys
@@ -234,12 +246,17 @@ def _registry(url: str, trust_manifests: list[str], timeout: float) -> Finding:
             check, "ok", f"reachable; its key {same[0]} is trusted ({trusted[same[0]].source})"
         )
     names = ", ".join(sorted(served))
+    if local and os.environ.get(TRUST_LOCAL_ENV) == "1":
+        return Finding(
+            check, "ok", f"reachable (local); its key {names} is trusted (${TRUST_LOCAL_ENV})"
+        )
     if local:
         return Finding(
             check,
             "warn",
             f"reachable (local); its key {names} is not trusted here",
-            "for a local registry pass --trust-local-registry (or --trust-manifest FILE)",
+            f"for a local registry: export {TRUST_LOCAL_ENV}=1, or pass --trust-local-registry "
+            "(or --trust-manifest FILE) to each command",
         )
     return Finding(
         check,
@@ -290,6 +307,8 @@ def _outbox() -> tuple[list[Finding], list[str]]:
     for registry in held:
         n = counts[registry]
         detail = f"{n['pending']} pending, {n['rejected']} rejected, {n['accepted']} accepted"
+        if n.get("held"):
+            detail += f", {n['held']} held for moderation (sign in there to confirm them)"
         if n["rejected"]:
             out.append(
                 Finding(
@@ -301,7 +320,14 @@ def _outbox() -> tuple[list[Finding], list[str]]:
             )
         elif n["pending"]:
             out.append(
-                Finding(f"outbox {registry}", "warn", detail, f"pith submit --registry {registry}")
+                # as the row needs it to go: a local registry's key is trusted only when asked
+                Finding(
+                    f"outbox {registry}",
+                    "warn",
+                    detail,
+                    f"pith submit --registry {registry}"
+                    + (" --trust-local-registry" if is_local_registry(registry) else ""),
+                )
             )
         else:
             out.append(Finding(f"outbox {registry}", "ok", detail))
@@ -413,6 +439,9 @@ def diagnose(
         raise InputError("--timeout must be a number of seconds in (0, 60]")
     registry_url(registry)
     default_trust(manifests)
+    home = _home()
+    if home[0].level == "unsafe":  # every other check would open it: none is run
+        return [*_keyring(), *home]
     findings = _key_store()
     try:
         records = known_keys()

@@ -25,13 +25,16 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   └── CompileFailed             the engine failed on the manuscript
     ├── NetworkError              3  a server could not be reached (after every retry)
     │   ├── RegistryResponseError     the registry answered something the protocol excludes
+    │   ├── NumberUnchecked           a full Pith Number could not be checked: no registry
     │   └── ArxivApiError             arXiv's API could not be used
     │       └── ArxivQueryRefused     arXiv answered its error feed, saying why
     ├── KeyStoreError             4  a key problem
     │   ├── KeyNotFound, KeyExists, WrongPassphrase, KeyFileTampered,
     │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
     │   └── KeyringUnavailable        no usable keyring backend answered
-    └── AuthError                 4  the registry wants sign-in, or refused the token
+    ├── AuthError                 4  the registry wants sign-in, or refused the token
+    ├── FormatRefused             5  the registry refuses the body's format (415, 422 naming it)
+    └── OutputError              74  a file could not be written: disk full, read-only folder
 
 Exit codes (documented in docs/cli.md):
 
@@ -40,11 +43,27 @@ Exit codes (documented in docs/cli.md):
     2  bad input or usage
     3  registry or network unreachable
     4  key or authorisation problem
+    5  the registry refuses the format pithauthor sends (protocol mismatch)
+    70 a bug in pith: an exception no class here names (sysexits' EX_SOFTWARE); the one line
+       says where to report it
+    74 an output could not be written (sysexits' EX_IOERR): the disk or quota is full, the
+       folder or file system is read-only, no permission to write there
+
+Why an output failure is not bad input (2): the command and its input were right, and running
+it again where there is room (or permission) succeeds; a script can tell the two apart. The
+file-system module (`pithauthor.fs`) raises it wherever it writes; the catch site also maps an
+OSError or SQLite error of those kinds that reached it from elsewhere.
 
 Why `EventRefused` is its own class: only the registry's answer to the POST of an event is a
 verdict on that event (the outbox marks it rejected and never sends it again); a 4xx to a read
 (the paper's record not found) says nothing about the event, which stays pending. The two are
 told apart where the answer arrives (`pithauthor.net.RegistryHttp.post_json`), not later.
+
+Why `FormatRefused` is not an `EventRefused`: a registry that cannot read the body's format
+(415 Unsupported Media Type, or a 422 whose reason names the format or content type) refuses
+every event alike, whatever each says. No event is marked rejected: the whole submission stops,
+the rows stay pending, and the exit code says that this pithauthor and that registry do not
+speak the same format (upgrade pithauthor, or ask the registry what it reads).
 
 Messages never contain secret material: they are shown to users as they are.
 
@@ -60,6 +79,13 @@ EXIT_FAILED = 1
 EXIT_INPUT = 2
 EXIT_NETWORK = 3
 EXIT_KEY = 4
+EXIT_PROTOCOL = 5
+EXIT_BUG = 70  # sysexits.h EX_SOFTWARE: an internal software error
+EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: an error while writing a file
+
+REPORT_BUGS = "as the README's 'Reporting a bug' says"
+"""How a bug in pith is reported (the one line of exit 70 says it). The package names no tracker
+address of its own: the README of the checkout or release it came from says where."""
 
 
 class PithError(Exception):
@@ -202,6 +228,14 @@ class RegistryResponseError(NetworkError):
     hint = None  # it did answer: checking that it answers is no next step; its message says
 
 
+class NumberUnchecked(NetworkError):
+    """A full Pith Number (to write into a paper, or to sign) could not be checked against its
+    record: no record cached and the registry unreachable. Refused, never used unchecked
+    unless the author says `--offline`; the hint says what to give instead."""
+
+    hint = "give the paper's arXiv id instead (its number is then looked up), or --offline"
+
+
 class ArxivApiError(NetworkError):
     """arXiv's API could not be used: unreachable, refused, or answered something unreadable."""
 
@@ -266,3 +300,30 @@ class AuthError(PithError):
     """The registry wants sign-in, or refused the token (401/403)."""
 
     exit_code = EXIT_KEY
+
+
+# --- 5: protocol mismatch ---------------------------------------------------------------------
+
+
+class FormatRefused(PithError):
+    """The registry refuses the format of the body pithauthor sends (415, or a 422 naming
+    the format): no event is judged, every row stays pending (the module docstring says why).
+    `status` is the registry's status code."""
+
+    exit_code = EXIT_PROTOCOL
+    hint = "`pith outbox list --state pending` lists the events kept for a later `pith submit`"
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# --- 74: output ----------------------------------------------------------------------------------
+
+
+class OutputError(PithError):
+    """A file could not be written: the disk or quota is full, the folder or file system is
+    read-only, or writing there is not permitted. Nothing half-written is left (every write is
+    a temp file renamed into place); the message names the file and why."""
+
+    exit_code = EXIT_OUTPUT

@@ -31,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import ssl
 import threading
 import time
@@ -45,11 +46,13 @@ from pithauthor._version import __version__
 from pithauthor.errors import (
     AuthError,
     EventRefused,
+    FormatRefused,
     NetworkError,
     RegistryAnswerError,
     RegistryResponseError,
 )
 from pithauthor.fs import MAX_JSON_BYTES
+from pithauthor.progress import Retrying, report
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.text import checked_url, origin
 
@@ -219,6 +222,13 @@ class RetryPolicy:
             return jitter
         return min(max(retry_after, jitter), self.max_retry_after)
 
+    def most_waited(self, first: int, limit: int) -> float:
+        """The longest the waits after attempts `first`..`limit - 2` (0-based) can add up to
+        (without a Retry-After): what an author may still wait before the last attempt."""
+        return float(
+            sum(min(self.max_delay, self.base_delay * 2.0**n) for n in range(first, limit - 1))
+        )
+
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta seconds or an HTTP date)."""
@@ -297,11 +307,14 @@ class RegistryHttp:
         response = self.request("GET", self.url(path_or_url), attempts=attempts)
         return _json(response)
 
-    def get_if_changed(self, path_or_url: str, etag: str | None) -> tuple[bytes, str | None]:
+    def get_if_changed(
+        self, path_or_url: str, etag: str | None, *, attempts: int | None = None
+    ) -> tuple[bytes, str | None]:
         """GET the raw body, revalidating a copy held under `etag` (`If-None-Match`): b"" when
-        the answer is 304 Not Modified (the copy is current); else (the body, its ETag)."""
+        the answer is 304 Not Modified (the copy is current); else (the body, its ETag).
+        `attempts` caps the policy's, as for `get_json`."""
         headers = {"If-None-Match": etag} if etag else {}
-        response = self.request("GET", self.url(path_or_url), headers=headers)
+        response = self.request("GET", self.url(path_or_url), headers=headers, attempts=attempts)
         if response.status_code == 304:
             return b"", etag
         return response.content, response.headers.get("ETag")
@@ -320,6 +333,15 @@ class RegistryHttp:
                 headers={"Content-Type": "application/json", **(headers or {})},
             )
         except RegistryAnswerError as exc:
+            if refuses_format(exc.status, exc.answer):
+                # no verdict on this document: the registry cannot read any body of this
+                # format, so every event would be refused alike (errors.FormatRefused)
+                raise FormatRefused(
+                    f"the registry at {origin(url)} refuses the format of the events "
+                    f"pithauthor sends ({exc.status}: {_reason(exc.answer)}); "
+                    "nothing was rejected, the events stay pending",
+                    exc.status,
+                ) from None
             # known only here: this refusal answers the document itself (a 4xx to a read,
             # such as the record's 404, says nothing about an event and stays as it is)
             raise EventRefused(str(exc), exc.status, exc.answer) from None
@@ -381,7 +403,12 @@ class RegistryHttp:
                 if status in (429, 503):
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if attempt + 1 < limit:
-                self._sleep(self.retry.delay(attempt, retry_after))
+                wait = self.retry.delay(attempt, retry_after)
+                # a registry that is down holds a command for up to 15 s of back-off: the
+                # author is told what is retried and for how long (`pithauthor.progress`)
+                left = wait + self.retry.most_waited(attempt + 1, limit)
+                report(Retrying(f"the registry at {where}", last, attempt + 2, limit, wait, left))
+                self._sleep(wait)
             attempt += 1
         raise NetworkError(
             f"the registry at {where} did not answer ({last}) after "
@@ -423,6 +450,27 @@ class RegistryHttp:
             return kwargs
         headers = {**(kwargs.get("headers") or {}), "Authorization": f"Bearer {self._token}"}
         return {**kwargs, "headers": headers}
+
+
+# a 422 whose reason says the body's format, not its content, is refused (DESIGN,
+# docs/protocol.md "Files and submission"): `format` as a word, not inside a check's name
+_FORMAT_WORDS = re.compile(
+    r"unsupported|media[ _-]?type|content[ _-]?type|\bformat\b", re.IGNORECASE
+)
+
+
+def refuses_format(status: int, answer: object) -> bool:
+    """True when a 4xx to a POST refuses the body's format, not the document: 415, or a 422
+    whose `error` names the format or content type."""
+    if status == 415:
+        return True
+    return status == 422 and bool(_FORMAT_WORDS.search(_reason(answer)))
+
+
+def _reason(answer: object) -> str:
+    """The registry's `error` text, on one short line (it ends up in ours)."""
+    reason = answer.get("error") if isinstance(answer, Mapping) else None
+    return " ".join(str(reason or "no reason given").split())[:200]
 
 
 def _asks_for_token(response: httpx.Response) -> bool:

@@ -79,14 +79,28 @@ def _pith_homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     return (root / str(n) for n in itertools.count())
 
 
+@pytest.fixture(scope="session")
+def arxiv_api() -> Iterator[str]:
+    """A local stand-in for arXiv's API (tests/support/arxiv_server.py) that knows every paper
+    of the tests' registries, authors in arXiv's order (support.arxiv_server.known_papers):
+    `pith claim` checks `--position` against it. Its URL is every test's PITH_ARXIV_API, so no
+    test asks export.arxiv.org."""
+    from support.arxiv_server import ArxivServer, known_papers
+
+    with ArxivServer(known_papers()) as server:
+        yield server.url
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
     _pith_homes: Iterator[Path],
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
     one_ca_bundle: Path,
+    arxiv_api: str,
 ) -> Iterator[Path]:
-    """Every test gets its own PITH_HOME and no keyring unless it registers one itself.
+    """Every test gets its own PITH_HOME and no keyring unless it registers one itself, and
+    the local arXiv API stand-in as PITH_ARXIV_API.
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
@@ -97,6 +111,7 @@ def isolated_home(
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_bundle))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("PITH_ARXIV_API", arxiv_api)
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:
@@ -273,7 +288,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The shared TeX builds (tests/support/latex/texbuild.py) go when the session that made
-    them ends."""
+    them ends; the run's last line says how many TeX tests skipped, if any."""
+    _say_tex_skipped(config)
     folder = config.stash.get(_TEX_CACHE_OWNED, None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
@@ -295,6 +311,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
+TEX_MISSING = "TeX programs not installed"  # how a skipped TeX test says why (counted below)
+TEX_INSTALL = "make tex"  # the Makefile's target holding the apt line (.ci/run uses it too)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("tex")
     if marker is None:
@@ -302,7 +322,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     programs = marker.args or ("pdflatex",)
     missing = [p for p in programs if shutil.which(p) is None]
     if missing:
-        reason = f"TeX programs not installed: {', '.join(missing)}"
+        reason = f"{TEX_MISSING}: {', '.join(missing)}"
         if REQUIRE_TEX:
             pytest.fail(reason + " (PITH_REQUIRE_TEX=1: CI must have TeX)")
         pytest.skip(reason)
@@ -352,7 +372,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The tamper suites' counts (tried / refused / accepted and reported), when any ran."""
+    """The tamper suites' counts (tried / refused / accepted and reported), when any ran; and,
+    on a machine without TeX, how many TeX tests skipped and the one command that installs
+    what they need (issue 36: a newcomer's `make test` passes, and says what it left out)."""
     from support.tamper_counts import lines
 
     rows = lines()
@@ -360,6 +382,29 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("tamper counts")
         for row in rows:
             terminalreporter.write_line(row)
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if TEX_MISSING in str(getattr(report, "longrepr", ""))
+    ]
+    if skipped:  # printed last (pytest_unconfigure), after pytest's own counts
+        terminalreporter.config.stash[_TEX_SKIPPED] = len(skipped)
+
+
+_TEX_SKIPPED = pytest.StashKey[int]()
+
+
+def _say_tex_skipped(config: pytest.Config) -> None:
+    skipped = config.stash.get(_TEX_SKIPPED, 0)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if skipped and reporter is not None:
+        reporter.write_line(
+            f"{skipped} TeX test{'' if skipped == 1 else 's'} skipped (no TeX installed "
+            f"here); `{TEX_INSTALL}` installs what they need (TeX Live from apt, as .ci/run "
+            "does)",
+            yellow=True,
+            bold=True,
+        )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

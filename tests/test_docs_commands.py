@@ -2,20 +2,31 @@
 
 A console example is a `$ ` line of a ```console block (with its `\\` continuation lines); the
 lines under it, up to the next `$ `, are what the docs show it printing. Each page runs as one
-session, in order, in a fresh folder and a fresh PITH_HOME, through bash (so `export`, `VAR=x`
-prefixes and redirections work as an author's shell runs them), with `pith` on PATH and:
+session, in order, in a fresh folder and a fresh PITH_HOME and HOME (nothing in them a reader's
+fresh account lacks), through bash (so `export`, `VAR=x` prefixes and redirections work as an
+author's shell runs them), with `pith` on PATH and:
 
-- a local registry with the example papers (`pith registry serve --examples`) as PITH_REGISTRY,
-  its manifest in PITH_TRUST, so nothing reaches pith.science;
-- the repository's `tests/` beside the session (the docs name `tests/fixtures/...`);
+- no registry but the one the page itself sets up: a page whose examples talk to a registry
+  says once, as a reader would type it, `pith registry serve --examples &` and `export
+  PITH_REGISTRY=http://127.0.0.1:8787 PITH_TRUST_LOCAL_REGISTRY=1` (LOCAL_REGISTRY). The
+  test's registry is that command's (on a free port: tests listen on ephemeral ports only, so
+  that address is replaced by the test registry's, the one change made to what a page says).
+  Before a page sets it, PITH_REGISTRY names a port where nothing listens: an example that
+  needs a registry the page did not set up fails, and nothing reaches pith.science;
+- no event or key id from somebody's machine: an example may not name one (the ids a run makes
+  are its own; an example gets them from an earlier command, as a reader does);
+- a local arXiv API and a local ORCID API in place of the real ones (PITH_ARXIV_API,
+  PITH_ORCID_API): what those examples need of the internet, without it;
+- the repository's `tests/`, `docs/` and `pithauthor/` beside the session (the docs name
+  `tests/fixtures/...`, as in a checkout);
 - the files a page shows under an `<!-- file: NAME -->` comment (e.g. docs/cite.md's refs.bib)
   written into the folder before the session starts;
 - stdin and stderr on a terminal (a pty) that answers `y`, as an author at a prompt would.
 
 An example must exit 0, unless what the docs show it printing is an error (`pith: error:`),
 then it must fail with that error; the lines the docs show that carry no elision (`…`, `...`)
-must appear in what it printed. The few examples that need the real internet are listed in
-NEEDS_INTERNET with the reason, and counted apart.
+must appear in what it printed. The few examples that need the real internet (an install from
+PyPI, real arXiv's answers) are listed in NEEDS_INTERNET with the reason, and counted apart.
 """
 
 from __future__ import annotations
@@ -45,10 +56,33 @@ LOOKUP = (
     "only by its rows; the lookup itself is tested against a local arXiv API "
     "(tests/cli/test_bibliography_lookup_cli.py)"
 )
+INSTALL = (
+    "it installs pithauthor's build backend and dependencies from PyPI; tests/test_packaging.py "
+    "installs the wheel with pip into a fresh venv and with pipx, offline, and runs that `pith`"
+)
 NEEDS_INTERNET: dict[tuple[str, str], str] = {
     ("docs/cite.md", "pith bib scan refs.bib --lookup"): LOOKUP,
     ("docs/cite.md", "pith bib scan refs.bib --lookup --write-back"): LOOKUP,
+    **{
+        ("README.md", command): INSTALL
+        for command in (
+            "pipx install .",
+            "uv tool install .",
+            "pipx install --python python3.11 .",
+            "python3 -m venv ~/.venvs/pith && ~/.venvs/pith/bin/pip install .",
+            "python3 -m pip wheel --no-deps -w dist .",
+            "pipx install dist/pithauthor-0.1.0-py3-none-any.whl",
+        )
+    },
 }
+# What a page types to try its examples on a local registry instead of pith.science (README.md,
+# Your paper in five steps); the test serves that registry itself, on a free port.
+SERVE = "pith registry serve --examples &"
+LOCAL_URL = "http://127.0.0.1:8787"
+LOCAL_REGISTRY = f"export PITH_REGISTRY={LOCAL_URL} PITH_TRUST_LOCAL_REGISTRY=1"
+NOBODY = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
+# an id that only one machine's run printed: no reader can type it as written
+FOREIGN_ID = re.compile(r"sha256:[0-9a-f]{8,}|ed25519:[A-Z2-7]{26}")
 PASSPHRASE = "correct horse battery staple"
 ORCID = "0000-0002-1825-0097"
 
@@ -115,6 +149,39 @@ def test_every_page_with_commands_has_console_examples() -> None:
         for block in re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M):
             if block[0] != "console":
                 assert not re.search(r"^\$ pith", block[1], flags=re.M), (path.name, block[1])
+
+
+def test_no_example_names_an_id_from_somebodys_machine() -> None:
+    """A reader cannot type an event or key id another machine printed (fast, in `make check`:
+    the slow run below says the same)."""
+    foreign = [
+        f"{e.page}:{e.line}: {e.command}"
+        for path in PAGES
+        for e in read_page(path).examples
+        if FOREIGN_ID.search(e.command)
+    ]
+    assert foreign == []
+    internet = {
+        (p.relative_to(REPO).as_posix(), bare(e.command))
+        for p in PAGES
+        for e in read_page(p).examples
+    }
+    assert set(NEEDS_INTERNET) <= internet, "a NEEDS_INTERNET entry names no example"
+    assert FOREIGN_ID.search("pith withdraw sha256:147e0a4b --submit")  # the check sees one
+
+
+def test_each_page_sets_up_its_local_registry_once_as_a_reader_types_it() -> None:
+    """Where a page tries its examples on a local registry, it says so once: the serve line,
+    then the export, before the first example (README.md's pair, word for word)."""
+    for path in PAGES:
+        page = read_page(path)
+        commands = [bare(e.command) for e in page.examples]
+        serves, exports = commands.count(SERVE), commands.count(LOCAL_REGISTRY)
+        assert (serves, exports) in ((0, 0), (1, 1)), (page.name, serves, exports)
+        if serves:
+            at = commands.index(SERVE)
+            assert commands[at + 1] == LOCAL_REGISTRY, page.name
+    assert LOCAL_REGISTRY in [bare(e.command) for e in read_page(REPO / "README.md").examples]
 
 
 @pytest.fixture(scope="module")
@@ -261,22 +328,9 @@ def shown_in(line: str, printed: str, seen: dict[str, str]) -> bool:
     return True
 
 
-def with_values_seen(command: str, seen: dict[str, str]) -> str | None:
-    """The command with each event or key id the docs showed replaced by the run's; None when
-    it names one no example printed before it."""
-
-    def replace(match: re.Match[str]) -> str:
-        doc_id = match.group()
-        for shown, run in seen.items():
-            common = min(len(shown), len(doc_id))
-            if shown[:common] == doc_id[:common] and len(run) >= len(doc_id):
-                return run[: len(doc_id)]
-        raise LookupError(doc_id)
-
-    try:
-        return re.sub(r"sha256:[0-9a-f]{8,}|ed25519:[A-Z2-7]{26}", replace, command)
-    except LookupError:
-        return None
+def bare(command: str) -> str:
+    """The command without its trailing `# comment` (how NEEDS_INTERNET names it)."""
+    return re.sub(r"\s+#[^'\"]*$", "", command).strip()
 
 
 def _expects_failure(example: Example) -> bool:
@@ -288,7 +342,7 @@ def _expects_failure(example: Example) -> bool:
 
 def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> list[str]:
     """Run the page's examples in order; the faults found, one line each."""
-    url, manifest, arxiv, orcid = servers
+    url, _manifest, arxiv, orcid = servers  # the manifest: only the page says whom to trust
     work = folder / "work"
     work.mkdir()
     for shipped in ("tests", "docs", "pithauthor"):  # the docs run at the root of a checkout
@@ -300,8 +354,7 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
     env.update(
         PATH=f"{_bin(folder)}:{env['PATH']}",
         PITH_HOME=str(folder / "home"),
-        PITH_REGISTRY=url,
-        PITH_TRUST=str(manifest),
+        PITH_REGISTRY=NOBODY,  # until the page sets up its own (LOCAL_REGISTRY)
         PITH_ARXIV_API=arxiv,
         PITH_ORCID_API=orcid,
         PITH_PASSPHRASE=PASSPHRASE,
@@ -318,17 +371,21 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
     faults = []
     seen: dict[str, str] = {}  # event and key ids the docs show -> what the commands printed
     for example in page.examples:
-        if (page.name, example.command) in NEEDS_INTERNET:
+        if (page.name, bare(example.command)) in NEEDS_INTERNET:
             continue
-        command = with_values_seen(example.command, seen)
-        if command is None:
+        if bare(example.command) == SERVE:
+            continue  # the test's registry is this one (the `registry` fixture, a free port)
+        foreign = FOREIGN_ID.search(example.command)
+        if foreign:
             faults.append(
-                f"{example.page}:{example.line}: $ {example.command}: it names an "
-                "event or key id no example before it printed"
+                f"{example.page}:{example.line}: $ {example.command}: {foreign.group()} is an "
+                "id from one machine's run; a reader's differs (take it from a command)"
             )
             continue
+        command = example.command.replace(LOCAL_URL, url)
         if command.startswith("export "):  # it changes the session: keep what it set
-            command += ' && env -0 > "$HOME/.env-after"'
+            # (on a line of its own: the example may end in a comment)
+            command += '\ncode=$?; env -0 > "$HOME/.env-after"; exit $code'
         # the answer the docs show after a `[y/N]:` question, else yes
         answers = [a for line in example.shown for a in re.findall(r"\[y/N\]: (\w+)$", line)]
         code, out, err = run_on_terminal(command, work, env, (answers or ["y"])[0])
@@ -353,7 +410,8 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
         for line in example.shown:
             # the docs show pith.science where this session has its local registry; the
             # answer typed at a question is not part of what was printed
-            line = re.sub(r"(\[y/N\]:) \w+$", r"\1", line.replace("https://pith.science", url))
+            line = line.replace("https://pith.science", url).replace(LOCAL_URL, url)
+            line = re.sub(r"(\[y/N\]:) \w+$", r"\1", line)
             if line.strip() and not shown_in(line, printed, seen):
                 faults.append(f"{where}: the docs show {line.strip()!r}; it printed:\n{printed}")
                 break
@@ -362,12 +420,13 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
 
 @pytest.fixture(scope="module")
 def servers(registry: tuple[str, Path]) -> Iterator[tuple[str, Path, str, str]]:
-    """The local registry, its manifest, a local arXiv API (with no papers) and a local ORCID
-    API where the docs' ORCID iD (ORCID's own example) has a record with no links."""
-    from support.arxiv_server import ArxivServer
+    """The local registry, its manifest, a local arXiv API (the registry's papers, authors in
+    arXiv's order: `pith claim --position` is checked with it) and a local ORCID API where the
+    docs' ORCID iD (ORCID's own example) has a record with no links."""
+    from support.arxiv_server import ArxivServer, known_papers
     from support.identity_server import IdentityServer, Site
 
-    with ArxivServer() as arxiv, IdentityServer(Site(records={ORCID: []})) as orcid:
+    with ArxivServer(known_papers()) as arxiv, IdentityServer(Site(records={ORCID: []})) as orcid:
         yield (*registry, arxiv.url, orcid.orcid_api)
 
 
@@ -383,7 +442,7 @@ def test_console_examples_run_as_written(
     if not page.examples:
         pytest.skip(f"{page.name} has no console examples")
     faults = _session(page, tmp_path, servers)
-    skipped = sum((page.name, e.command) in NEEDS_INTERNET for e in page.examples)
+    skipped = sum((page.name, bare(e.command)) in NEEDS_INTERNET for e in page.examples)
     ran = len(page.examples) - skipped
     print(f"\n{page.name}: ran {ran} console examples ({skipped} need the internet)")
     assert not faults, "\n".join(faults)

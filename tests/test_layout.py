@@ -203,6 +203,10 @@ DEFERRED_STANDARD = {
     "hashlib",  # OpenSSL: `pith bib scan` hashes nothing
     "datetime",  # the protocol's stamps are made from time.time(); only utc_stamp takes one
     "base64",  # and `struct`: only a Pith Number or key fingerprint is base32 (2M instructions)
+    "tarfile",  # shutil, gzip, bz2, lzma: only `pith latex arxiv`'s proof build unpacks (fs.py)
+    "zipfile",  # the same, for a project's zip (fs.unpack_archive, an Overleaf download)
+    "tempfile",  # shutil and random: only an archive being unpacked needs a temporary folder
+    "zlib",  # with zipfile: a damaged member's error class
 }
 
 
@@ -336,7 +340,7 @@ def test_every_public_error_is_defined_in_errors_py_and_drawn_in_its_tree() -> N
 
 # a line of the drawing: the tree's lines, one class name or several, the exit code if written
 _DRAWN = re.compile(
-    r"^(?P<lead>[ │├└─]*)(?P<names>[A-Z]\w*(?:, [A-Z]\w*)*,?)(?:\s+(?P<code>\d)\b)?"
+    r"^(?P<lead>[ │├└─]*)(?P<names>[A-Z]\w*(?:, [A-Z]\w*)*,?)(?:\s+(?P<code>\d+)\b)?"
 )
 
 

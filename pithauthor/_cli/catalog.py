@@ -181,10 +181,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "badge": (f"pith badge {NUMBER}", f"pith badge {NUMBER} -f html"),
     "claim": (
-        "pith claim 2302.12445 --position 2",
-        "pith claim 2302.12445 --position 2 --submit --yes",
+        "pith claim 2302.12445 --position 6",
+        "pith claim 2302.12445 --position 6 --submit --yes",
         "pith claim 2302.12445 --record record.json -o claim.jsonl",
-        "pith claim 2302.12445 --position 3 --replace",
+        "pith claim 2302.12445 --position 6 --replace",
     ),
     "cite": (
         "pith cite refs.bib --from 2302.12445 --only-cited main.tex --lookup",
@@ -248,6 +248,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "auth status": ("pith auth status",),
     "registry serve": ("pith registry serve --examples", "pith registry serve --port 8787"),
     "registry add": ("pith registry add arxivraw.xml", "pith registry add --examples"),
+    "registry approve": ("pith registry approve", "pith registry approve sha256:1da6c9b7"),
 }
 
 

@@ -15,7 +15,6 @@ from pithauthor._cli.options import (
     CHOOSE_OPTION,
     KEY_OPTION,
     LOOKUP_OPTION,
-    OFFLINE_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     REGISTRY_OPTION,
@@ -98,7 +97,13 @@ def cite(
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
     lookup: bool = LOOKUP_OPTION,
-    offline: bool = OFFLINE_OPTION,
+    offline: bool = typer.Option(
+        False,
+        "--offline",
+        help="A full --from number is checked with a cached record only, and signed unchecked "
+        "when none is cached (without it, a number no record checks is refused); with "
+        "--lookup: use only answers cached by earlier runs.",
+    ),
     arxiv_api: str | None = ARXIV_API_OPTION,
     write_back: bool = WRITE_BACK_OPTION,
     choose: bool = CHOOSE_OPTION,
@@ -118,7 +123,8 @@ def cite(
         raise InputError("--record, --citation-key and --context go with --to")
     if not bibfiles and lookup:
         raise InputError("--lookup goes with bibliography files")
-    check_lookup_options(lookup, offline, write_back, choose)
+    # --offline alone is allowed here: it also lets a --from number go unchecked
+    check_lookup_options(lookup, offline and lookup, write_back, choose)
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
         print_events = as_json and not bibfiles
@@ -133,7 +139,7 @@ def cite(
         else:
             assert cited is not None
             _cite_one(citing, citing_record, cited, record, relationship, citation_key, context,
-                      output)  # fmt: skip
+                      output, offline)  # fmt: skip
 
 
 def _cite_one(
@@ -145,6 +151,7 @@ def _cite_one(
     citation_key: str | None,
     context: str | None,
     output: Output,
+    offline: bool,
 ) -> None:
     from pithauthor import sign_citation
     from pithauthor._cli.signing import citation_preview
@@ -152,7 +159,9 @@ def _cite_one(
     from pithauthor.registry import citing_number, subject_for
 
     relationship = normalize_relationship(relationship)
-    citing_paper, citing_note, citing_arxiv = citing_number(citing, citing_record, output.registry)
+    citing_paper, citing_note, citing_arxiv = citing_number(
+        citing, citing_record, output.registry, offline=offline
+    )
     cited_paper = subject_for(cited, record, output.registry)
     signer = output.signer()
     event = sign_citation(
@@ -202,7 +211,7 @@ def _cite_bibliographies(
         render_table,
         sign_bibliography,
     )
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys import DeferredKey
     from pithauthor.protocol import Subject, normalize_relationship
     from pithauthor.registry import RecordCache, citing_number
 
@@ -224,14 +233,14 @@ def _cite_bibliographies(
     # checked with the registry (it may be down, and nothing will be published).
     nothing_to_sign = not reading.to_sign()
     citing_paper, citing_note, citing_arxiv = citing_number(
-        citing, citing_record, output.registry, offline=nothing_to_sign
+        citing, citing_record, output.registry, offline=nothing_to_sign or lookup.offline
     )
     resolver: Resolver | dict[str, Subject | str] = {}
     if not nothing_to_sign:
         resolver = RegistryResolver(output.registry.client, RecordCache())
 
     def confirm(key: Signer, to_sign: Sequence[tuple[BibEntry, Subject]]) -> None:
-        assert isinstance(key, AuthorKey)
+        assert isinstance(key, DeferredKey)
         rows = [(e.key, subject, str(e.relationship)) for e, subject in to_sign]
         output.confirm(
             f"these {len(rows)} citation(s)",

@@ -6,6 +6,7 @@ import typer
 
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
+    ARXIV_API_OPTION,
     EVENT_JSON_OPTION,
     KEY_OPTION,
     OUT_OPTION,
@@ -34,13 +35,18 @@ def claim(
     ),
     orcid: str | None = typer.Option(None, "--orcid", help="Your ORCID iD (default: the key's)."),
     position: int | None = typer.Option(
-        None, "--position", min=1, help="Your 1-based position in the author list."
+        None,
+        "--position",
+        min=1,
+        help="Your 1-based position in the author list, as arXiv lists the authors of that "
+        "version (checked with arXiv's API: the registry's list is not in the paper's order).",
     ),
     force: bool = typer.Option(
         False,
         "--force",
         help="Sign although the name (or --position) does not match the paper's author list, "
-        "the record lists no authors, or --name is not the key's public name.",
+        "the record lists no authors, arXiv's author order cannot be had to check --position, "
+        "or --name is not the key's public name.",
     ),
     statement: str | None = typer.Option(
         None, "--statement", help="The statement (default: 'I am an author of this paper.')."
@@ -63,11 +69,13 @@ def claim(
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
+    arxiv_api: str | None = ARXIV_API_OPTION,
 ) -> None:
     """Sign an author attestation of SUBJECT with your key. Claiming again what the outbox
     holds reuses that event; a different claim on the same paper needs --replace."""
     from pithauthor import attest_authorship
     from pithauthor._cli.signing import claim_preview
+    from pithauthor.bibliography import author_order
     from pithauthor.identity import proofs_from_specs
     from pithauthor.protocol import check_claimant, check_own_name, normalize_orcid
     from pithauthor.registry import check_destination, subject_for
@@ -78,6 +86,8 @@ def claim(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
         signer = output.signer()
+        # what the registry holds of yours, when it is asked anyway (a record file: offline)
+        output.recall(paper.pith_number, signer.key_id, ask=record is None or submit)
         key_orcid = signer.orcid
         if orcid and key_orcid and orcid != key_orcid:
             raise InputError(
@@ -93,7 +103,18 @@ def claim(
                 "the key has no public name, the name a claim signs: set it once with "
                 'pith keys set --public-name "Your Name"'
             )
-        checked = check_claimant(paper.authors, author, position, force=force)
+        # the position is a place in arXiv's list of this version; the record's list (sorted
+        # by given name on pith.science) only says who the authors are
+        order = author_order(paper.source_id, paper.source_version, api_url=arxiv_api)
+        checked = check_claimant(
+            paper.authors,
+            author,
+            position,
+            order=order.names,
+            why_no_order=f"arXiv's author order of {order.paper} could not be had "
+            f"({order.why_not})",
+            force=force,
+        )
         proofs = proofs_from_specs(proof, orcid or key_orcid, paper)
         event = attest_authorship(
             signer,
@@ -107,7 +128,7 @@ def claim(
         )
         # Signed in memory only: until the author says yes, nothing is stored or sent.
         if not output.reused(event):  # nothing new to publish: nothing to ask
-            output.confirm("this claim", claim_preview(paper, signer, event, checked.note))
+            output.confirm("this claim", claim_preview(paper, signer, event, checked))
         output.one(event)
 
 

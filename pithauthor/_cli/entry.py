@@ -36,7 +36,7 @@ def plain_bib_scan(args: list[str]) -> None:
     """`pith bib scan ARGS` without Typer when ARGS is a plain form: it exits (SystemExit with
     the command's exit code); else it returns, having done nothing."""
     from pithauthor._cli import bib_cmd
-    from pithauthor._cli.output import exit_on_error, fail
+    from pithauthor._cli.output import exit_on_error, interrupted
 
     parameters = bib_cmd.plain_form(args)
     if parameters is None:
@@ -44,7 +44,7 @@ def plain_bib_scan(args: list[str]) -> None:
     try:
         code = bib_cmd.run_plain(**parameters)
     except KeyboardInterrupt:  # as main.main ends it
-        fail("interrupted", 130)
+        interrupted(["bib", "scan", *args])
     except Exception as exc:
         exit_on_error(exc)
     sys.exit(code)

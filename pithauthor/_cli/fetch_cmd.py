@@ -8,7 +8,7 @@ from typing import Literal
 import typer
 
 from pithauthor._cli.catalog import summary
-from pithauthor._cli.options import LOCAL_HELP, REGISTRY_HELP, TRUST_HELP, make_client
+from pithauthor._cli.options import REGISTRY_HELP, TRUST_HELP, TRUST_LOCAL_OPTION, make_client
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import InputError
 
@@ -22,7 +22,7 @@ def fetch(
     trust_manifest: list[str] = typer.Option(
         [], "--trust-manifest", metavar="FILE", help=TRUST_HELP
     ),
-    trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
+    trust_local: bool = TRUST_LOCAL_OPTION,
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     output: str | None = typer.Option(None, "-o", "--out", metavar="FILE", help="Write to FILE."),

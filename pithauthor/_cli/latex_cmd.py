@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,12 +20,19 @@ from pithauthor._cli.options import (
 from pithauthor._cli.output import StepLines, data, emit_json, message, warn
 from pithauthor.errors import InputError
 
+if TYPE_CHECKING:
+    from pithauthor.latex import ProjectZip
+
 latex_app = new_app(summary("latex"), name="latex")
 
 
 @latex_app.command("inject")
 def inject_cmd(
-    target: str = typer.Argument(".", help="The manuscript folder or its main .tex file."),
+    target: str = typer.Argument(
+        ".",
+        help="The manuscript folder, its main .tex file, or its source zip (an Overleaf "
+        "download: unpacked into the folder beside it).",
+    ),
     pith: str | None = typer.Option(
         None, "--pith", help="The Pith Number (pith:YYYY:BODY) or arXiv id."
     ),
@@ -60,6 +68,18 @@ def inject_cmd(
         help="Stop a build that takes longer (default: from the paper's own last build, "
         "else 600 s).",
     ),
+    follow_links: bool = typer.Option(
+        False,
+        "--follow-links",
+        help="Write through a main file or pith.sty that links out of the folder "
+        "(refused without it, as pith latex arxiv refuses it).",
+    ),
+    zip_out: str | None = typer.Option(
+        None,
+        "--zip-out",
+        metavar="FILE",
+        help="Also write the badged project as a zip, ready to upload to Overleaf.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -76,6 +96,8 @@ def inject_cmd(
         raise InputError("--key chooses the key of --author-key; give --author-key too")
     if timeout is not None and not check:
         raise InputError("--timeout bounds the --check build; give --check too")
+    if zip_out is not None and dry_run:
+        raise InputError("--zip-out writes the changed project; not with --dry-run")
     keys = [show(k).key_id for k in key] or ([show(None).key_id] if author_key else [])
     number, which = None, None
     if pith is not None:
@@ -92,6 +114,8 @@ def inject_cmd(
             placement=placement,
             timeout=timeout,
             progress=steps,
+            follow_links=follow_links,
+            zip_out=zip_out,
         )
     if which:  # after inject: a manuscript it refuses is the one error line
         message(which)
@@ -112,9 +136,13 @@ def inject_cmd(
                 "compat_action": result.compat_action,
                 "placement_def_action": result.placement_def_action,
                 "authorkeys_def_action": result.authorkeys_def_action,
+                "unpacked": str(result.unpacked) if result.unpacked else None,
+                "zip_out": str(result.zip_out.path) if result.zip_out else None,
             }
         )
         return
+    if result.unpacked is not None:
+        message(f"{target}: unpacked into {result.unpacked}")
     if dry_run and result.diff:
         data(result.diff.rstrip("\n"))
     for note in result.notes:
@@ -141,11 +169,32 @@ def inject_cmd(
         message(f"{authorkeys_def}: {would}{result.authorkeys_def_action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
+    if result.zip_out is not None:
+        _zip_lines(result.zip_out)
+        message(
+            "next: upload it to Overleaf (New Project > Upload Project), or upload its changed "
+            'files into your project (docs/latex.md, "Overleaf")'
+        )
+
+
+def _zip_lines(written: ProjectZip) -> None:
+    """What a written zip holds: its path on stdout, the count, size and anything left out."""
+    data(str(written.path))
+    for name in written.left_out:
+        warn(f"{name} is a link to a file outside the project: left out of the zip")
+    count = len(written.files)
+    message(
+        f"{written.path}: {count} file{'' if count == 1 else 's'}, {written.size / 1000:.0f} kB"
+    )
 
 
 @latex_app.command("arxiv")
 def arxiv_cmd(
-    target: str = typer.Argument(".", help="The manuscript folder or its main .tex file."),
+    target: str = typer.Argument(
+        ".",
+        help="The manuscript folder, its main .tex file, or its source zip (an Overleaf "
+        "download: unpacked into the folder beside it).",
+    ),
     output: str = typer.Option(
         "paper.tar.gz", "-o", "--out", metavar="FILE", help="The archive to write."
     ),
@@ -197,9 +246,12 @@ def arxiv_cmd(
                 "comment_lines_removed": result.comment_lines_removed,
                 "readme": result.readme,
                 "warnings": result.warnings,
+                "unpacked": str(result.unpacked) if result.unpacked else None,
             }
         )
         return
+    if result.unpacked is not None:
+        message(f"{target}: unpacked into {result.unpacked}")
     for name in result.files:
         data(name)
     for warning in result.warnings:
@@ -232,14 +284,31 @@ def sty_cmd(
     install: bool = typer.Option(
         False, "--install", help="Install into TEXMFHOME, so every local project finds it."
     ),
+    zip_file: str | None = typer.Option(
+        None,
+        "--zip",
+        metavar="FILE",
+        help="Write pith.sty and every file it needs as one zip (one Overleaf upload).",
+    ),
     force: bool = typer.Option(False, "--force", help="Replace another version of the files."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Get pith.sty: its path (default), a copy for an Overleaf upload, or a TEXMFHOME install."""
-    from pithauthor.latex import copy_sty, found_by_tex, install_sty, shipped_files
+    """Get pith.sty and its files: their paths (default), a copy into a folder, one zip for an
+    Overleaf upload, or a TEXMFHOME install."""
+    from pithauthor.fs import check_output_file
+    from pithauthor.latex import copy_sty, found_by_tex, install_sty, shipped_files, zip_sty
 
-    if sum((path, copy is not None, install)) > 1:
-        raise InputError("give one of --path, --copy FOLDER, --install")
+    if sum((path, copy is not None, install, zip_file is not None)) > 1:
+        raise InputError("give one of --path, --copy FOLDER, --zip FILE, --install")
+    if zip_file is not None:
+        check_output_file(zip_file, InputError, "a zip to write")
+        written = zip_sty(Path(zip_file))
+        if as_json:
+            emit_json({"zip": str(written.path), "files": written.files, "size": written.size})
+        else:
+            _zip_lines(written)
+            message(f"holds {', '.join(written.files)}")
+        return
     if copy is None and not install:
         files = shipped_files()
         if as_json:

@@ -73,27 +73,79 @@ def main(argv: list[str] | None = None) -> None:
     traceback on stderr but never changes the exit code.
     """
     args = sys.argv[1:] if argv is None else argv
+    from pithauthor._cli.output import warn
+    from pithauthor.fs import report_home_warnings
+
+    # a PITH_HOME others may write in is said once, as a warning line, by any command opening it
+    report_home_warnings(warn)
+
+    # the reporter of retries and progress (`pithauthor.progress`), for a command: the root's
+    # help reports nothing, and loads no more than it needs
+    reports = None if args in ([], ["--help"], ["-h"]) else _reports()
+    try:
+        with _reporting(reports):
+            code = _run(args, reports)
+            if code == INTERRUPTED:
+                # Typer turns Ctrl-C into a bare exit 130 (typer.core's `_main`), which pith
+                # ended silently: the author is told what became of the work, as below
+                _interrupted(args, reports)
+    finally:
+        if reports is not None:
+            reports.close()
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+INTERRUPTED = 130  # the shell's code for a command ended by SIGINT (128 + 2)
+
+
+def _interrupted(args: list[str], reports: Any) -> NoReturn:
+    from pithauthor._cli.output import interrupted
+
+    if reports is not None:
+        reports.close()  # a progress bar erased before the line
+    interrupted(args)
+
+
+def _run(args: list[str], reports: Any) -> Any:
+    """Run `pith ARGS`; every expected error ends the process with its line and code."""
     try:
         # a shell asking for completions runs a bare `pith` too (the words are in the
         # environment): it needs the whole tree, every option's completer
         if args in ([], ["--help"], ["-h"]) and COMPLETE_ENV not in os.environ:
             # the root's help (and a bare `pith`) from the catalog: no command module loads
-            code = _root_only()(args=args, prog_name="pith", standalone_mode=False)
-        elif args and args[0] in catalog.NAMES and COMPLETE_ENV not in os.environ:
+            return _root_only()(args=args, prog_name="pith", standalone_mode=False)
+        if args and args[0] in catalog.NAMES and COMPLETE_ENV not in os.environ:
             # `pith bib scan ...`: only the `bib` module is loaded and its group built (shell
             # completion, which walks the whole tree, and anything else take the whole app)
-            code = _root_only(args[0])(args=args, prog_name="pith", standalone_mode=False)
-        else:
-            code = _whole_tree()(args=args, prog_name="pith", standalone_mode=False)
+            return _root_only(args[0])(args=args, prog_name="pith", standalone_mode=False)
+        return _whole_tree()(args=args, prog_name="pith", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
-        _fail("interrupted", 130)
+        _interrupted(args, reports)
     except typer.TyperException as exc:  # click's usage errors and the like
         _usage_error(exc)
     except Exception as exc:
         from pithauthor._cli.output import exit_on_error
 
+        if reports is not None:
+            reports.close()
         exit_on_error(exc)
-    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _reports() -> Any:
+    from pithauthor._cli.output import Reports
+
+    return Reports()
+
+
+def _reporting(reports: Any) -> Any:
+    """`pithauthor.progress.reporting(reports)`, or nothing to install."""
+    if reports is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from pithauthor.progress import reporting
+
+    return reporting(reports)
 
 
 @functools.cache  # the app never changes once built; a test process runs `pith` many times

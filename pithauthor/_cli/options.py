@@ -28,12 +28,18 @@ REGISTRY_HELP = "Registry base URL (default: $PITH_REGISTRY or https://pith.scie
 TRUST_HELP = "Also trust the keys of this mirror manifest (a local registry's); repeatable."
 
 LOCAL_HELP = "Trust the key a LOCAL (loopback) registry publishes. For tests and dry runs."
+# `--trust-local-registry` for a whole session: `PITH_TRUST_LOCAL_REGISTRY=1` (the name is the
+# registry face's TRUST_LOCAL_ENV; written here, as the other literals of the options, so that
+# `pith --help` imports no library module; tests/test_platform.py holds the two equal)
+TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
 
 REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
 
 TRUST_MANIFEST_OPTION = typer.Option([], "--trust-manifest", metavar="FILE", help=TRUST_HELP)
 
-TRUST_LOCAL_OPTION = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP)
+TRUST_LOCAL_OPTION = typer.Option(
+    False, "--trust-local-registry", envvar=TRUST_LOCAL_ENV, show_envvar=False, help=LOCAL_HELP
+)
 
 SUBMIT_OPTION = typer.Option(
     False, "--submit", help="Also send the signed events to the registry (through the outbox)."

@@ -19,7 +19,9 @@ REGISTRY_ONLY = typer.Option(
 
 @outbox_app.command("list")
 def outbox_list(
-    state: str | None = typer.Option(None, "--state", help="pending, accepted or rejected."),
+    state: str | None = typer.Option(
+        None, "--state", help="pending, accepted, rejected or held (for moderation)."
+    ),
     registry: str | None = REGISTRY_ONLY,
     everything: bool = typer.Option(
         False, "--all", help="The accepted events too (default: those still to deal with)."
@@ -152,7 +154,8 @@ def outbox_recover() -> None:
     if done.skipped:
         message(f"skipped {done.skipped} journal line(s) that could not be read or verified")
     message(
-        f"{done.accepted} event(s) accepted as before, {done.events - done.accepted} pending; "
+        f"{done.accepted} event(s) accepted as before, {done.held} held for moderation, "
+        f"{done.events - done.accepted - done.held} pending; "
         "`pith submit` sends them (a registry that has one already answers 'already there')"
     )
 

@@ -7,7 +7,8 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from pithauthor.errors import EXIT_FAILED, EXIT_INPUT, PithError
+from pithauthor.errors import EXIT_BUG, EXIT_INPUT, EXIT_OUTPUT, REPORT_BUGS, PithError
+from pithauthor.fs import OUTPUT_ERRNOS, why_not_written
 
 
 def data(text: str) -> None:
@@ -61,17 +62,38 @@ def exit_on_error(exc: Exception) -> NoReturn:
     fast path (`pith bib scan` answered before Typer is loaded), so both end alike."""
     if isinstance(exc, PithError):
         fail(str(exc), exc.exit_code, exc.hint)
+    if isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS:
+        # a write outside pithauthor.fs (which raises OutputError itself): disk full, read-only
+        fail(f"cannot write {exc.filename or 'a file'}: {why_not_written(exc)}", EXIT_OUTPUT)
+    if _sqlite_cannot_write(exc):  # the outbox's database on a full disk or read-only folder
+        fail(f"cannot write the outbox: {exc}", EXIT_OUTPUT)
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
-    if isinstance(exc, RecursionError | UnicodeError | ValueError):
-        # Last resort only: every reader maps these at the source; reaching here is a bug.
-        fail(
-            f"the input could not be handled ({type(exc).__name__}); this is a bug in pith, "
-            "please report it (PITH_DEBUG=1 shows details)",
-            EXIT_INPUT,
-        )
-    fail(f"internal error ({type(exc).__name__}); run with PITH_DEBUG=1 for details", EXIT_FAILED)
+    # Anything else is a bug: every expected failure is a PithError raised where it happens
+    # (a reader maps its RecursionError, UnicodeError, ValueError at the source). Exit 70, not
+    # 2: a script must not take pith's own fault for its bad input (issue 36).
+    fail(
+        f"internal error ({type(exc).__name__}): this is a bug in pith, not in your input; "
+        f"please report it, {REPORT_BUGS}, with this line and what PITH_DEBUG=1 adds",
+        EXIT_BUG,
+    )
+
+
+# SQLite's primary result codes for a database that cannot be written: SQLITE_READONLY,
+# SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN
+_SQLITE_CANNOT_WRITE = {8, 10, 13, 14}
+
+
+def _sqlite_cannot_write(exc: Exception) -> bool:
+    """Whether `exc` is SQLite refusing to write (sqlite3 is not imported here for this:
+    `pith --help` does not load it)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        type(exc).__module__ == "sqlite3"
+        and isinstance(code, int)
+        and (code & 0xFF in _SQLITE_CANNOT_WRITE)
+    )
 
 
 def fail(text: str, code: int, hint: str | None = None) -> NoReturn:
@@ -133,3 +155,106 @@ class StepLines:
 
     def __exit__(self, *exc: object) -> None:
         self._stop()  # also on an error or Ctrl-C: the terminal is left clean for the message
+
+
+class Reports:
+    """The `pith` command's reporter (`pithauthor.progress`), installed for every command by
+    `main.main`. A request being retried, when its retries may wait a second or more in all,
+    is one line on stderr, once per server and stretch of retries (`pith: the registry at …
+    did not answer (HTTP 503): trying again, attempt 2 of 6, for at most 15 s (Ctrl-C to
+    stop)`), on a terminal or not: a log shows why a command waited. A counted task
+    (`Advance`: references looked up, events submitted) is a progress bar on stderr when it
+    is a terminal, and nothing otherwise. Called from worker threads: one lock."""
+
+    # a second retry line for the same server only after this long: eight parallel requests
+    # meeting one 503 are one line, not eight
+    QUIET_SECONDS = 30.0
+    # retries that may wait this long in all are announced; shorter ones pass unremarked (a
+    # check of two quick tries, or tests that skip the back-off)
+    NOTICED_SECONDS = 1.0
+
+    def __init__(self) -> None:
+        import threading
+
+        self.live = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self._lock = threading.Lock()
+        self._told: dict[str, float] = {}
+        self._bar: Any = None
+        self._task: Any = None
+        self._what = ""
+
+    def __call__(self, event: Any) -> None:
+        with self._lock:
+            if hasattr(event, "reason"):
+                self._retrying(event)
+            elif self.live:
+                self._advance(event)
+
+    def _retrying(self, event: Any) -> None:
+        import time
+
+        if event.left < self.NOTICED_SECONDS:  # retries that cannot hold the command a second
+            return
+        now = time.monotonic()
+        if now - self._told.get(event.what, -self.QUIET_SECONDS) < self.QUIET_SECONDS:
+            return
+        self._told[event.what] = now
+        message(
+            f"pith: {event.what} did not answer ({event.reason}): trying again, attempt "
+            f"{event.attempt} of {event.attempts}, for at most {_seconds(event.left)} "
+            "(Ctrl-C to stop)"
+        )
+
+    def _advance(self, event: Any) -> None:
+        if self._bar is not None and self._what != event.what:
+            self._stop()  # another task: a bar of its own
+        if self._bar is None:
+            self._what = event.what
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=Console(stderr=True),
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._task = self._bar.add_task(event.what, total=event.total)
+            self._bar.start()
+        self._bar.update(self._task, completed=event.done, total=event.total)
+        if event.total is not None and event.done >= event.total:
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def close(self) -> None:
+        """Erase a bar still shown (an error or Ctrl-C ended the task)."""
+        with self._lock:
+            self._stop()
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
+
+
+def interrupted(args: list[str]) -> NoReturn:
+    """The line for Ctrl-C (exit 130): what pith writes is atomic and the outbox durable, so
+    nothing was lost, and the same command goes on from where this one stopped."""
+    import shlex
+
+    command = shlex.join(["pith", *args])
+    if len(command) > 100:  # the command's names (`latex arxiv`), not a screenful of arguments
+        words = []
+        for arg in args[:3]:
+            if not arg.replace("-", "").isalpha() or not arg.islower() or arg.startswith("-"):
+                break
+            words.append(arg)
+        command = " ".join(["pith", *words, "…"])
+    sys.stderr.write(f"\npith: interrupted: nothing was lost; run `{command}` again to go on\n")
+    sys.exit(130)

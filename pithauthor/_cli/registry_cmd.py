@@ -37,6 +37,12 @@ def serve(
         help="Where clients reach it (a host name, a proxy): links start with this. "
         "Default: the address it listens on.",
     ),
+    moderate: bool = typer.Option(
+        False,
+        "--moderate",
+        help="Hold what no signed-in author sends (no bearer token) for moderation, as "
+        "pith.science does: answered 202, in no state until `pith registry approve`.",
+    ),
 ) -> None:
     """Serve the local registry until interrupted. Prints its URL on stdout."""
     from pithauthor.registry import (
@@ -55,7 +61,9 @@ def serve(
     token = read_token_file(require_token) if require_token else None
     links = check_base_url(base_url) if base_url is not None else None
     folder = data_folder(data)
-    server = start_server(folder, host, port, token=token, examples=examples, base_url=links)
+    server = start_server(
+        folder, host, port, token=token, examples=examples, base_url=links, moderate=moderate
+    )
     # SIGTERM (a test harness, systemd) ends it as Ctrl-C does: `finally` closes the store
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     out(server.url)
@@ -99,6 +107,22 @@ def add(
             out(
                 f"{row['pith_number']}  {'added' if row['new'] else 'already there'}  {row['file']}"
             )
+
+
+@registry_app.command("approve")
+def approve(
+    event_ids: list[str] = typer.Argument(
+        None, help="Held events to approve (sha256:… or its first characters); default: all."
+    ),
+    data: str | None = typer.Option(None, "--data", help=DATA_HELP),
+) -> None:
+    """Approve events a registry served with --moderate holds, as their author signing in
+    would confirm them: they are stored and in the paper's state at once (also while the
+    registry runs)."""
+    from pithauthor.registry import approve_held, data_folder
+
+    done, left = approve_held(data_folder(data), event_ids or [])
+    message(f"approved {done} held event(s); {left} still held")
 
 
 def register(app: typer.Typer) -> None:

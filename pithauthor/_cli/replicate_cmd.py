@@ -91,6 +91,8 @@ def replicate(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         paper = subject_for(subject, record, access)
         signer = output.signer()
+        # what the registry holds of yours, when it is asked anyway (a record file: offline)
+        output.recall(paper.pith_number, signer.key_id, ask=record is None or submit)
         event = record_replication(
             signer,
             paper,

@@ -6,7 +6,7 @@ events go (outbox, registry or file), and what to say about them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pithauthor._cli.output import ask, at_terminal, data, message
@@ -15,8 +15,8 @@ from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
     from pithauthor import PithNumber, Settle, Subject
-    from pithauthor.keys import AuthorKey
-    from pithauthor.protocol import AuthorEvent
+    from pithauthor.keys import AuthorKey, DeferredKey
+    from pithauthor.protocol import AuthorCheck, AuthorEvent
     from pithauthor.registry import OnChange, RegistryAccess, Statements
 
 
@@ -30,21 +30,28 @@ def submit_now(
 ) -> None:
     """Send what is pending in the outbox (with `only`: just those events, the ones a
     signing command showed); events that cannot go now stay there, and so do the others."""
+    from pithauthor.progress import Advance, report
     from pithauthor.registry import submit_pending
 
-    result = submit_pending(client=registry.client, note=message, only=only)
+    def sent(done: int, total: int) -> None:  # a bar on a terminal (output.Reports)
+        report(Advance(f"submitting to {registry.client.base_url}", done, total))
+
+    result = submit_pending(client=registry.client, note=message, only=only, progress=sent)
     if not quiet:
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
+    held = result.held_line()
+    if held is not None:
+        message(held)
     if result.error is not None:
-        message("the events stay in the outbox; `pith submit` sends them later")
+        message(f"the events stay in the outbox; `{submit_command(registry)}` sends them later")
     others = len(result.others_pending)
     if others:
         rows = "row stays" if others == 1 else "rows stay"
         message(
             f"{others} other pending {rows} in the outbox (not shown here): "
-            "`pith submit` sends them"
+            f"`{submit_command(registry)}` sends them"
         )
     result.raise_for_failure()
 
@@ -64,6 +71,8 @@ class Output:
     destination: str = ""
     _held: Statements | None = None
     _in_out: frozenset[str] = frozenset()  # the events `out` held before this run
+    _recalled: set[str] = field(default_factory=set)  # papers whose state was read (`recall`)
+    _key: DeferredKey | None = None
 
     def __post_init__(self) -> None:
         # Refused before any look-up or key is opened: a script that would publish without
@@ -77,10 +86,17 @@ class Output:
     def confirm(self, what: str, preview: Sequence[str]) -> None:
         """Before signing: show `preview` (stderr); on a terminal ask whether to sign `what`
         (this claim, these 3 citations...), and submit it with --submit. Anything but yes
-        raises Declined (exit 2). --yes skips the question, never the preview."""
+        raises Declined (exit 2). --yes skips the question, never the preview.
+
+        The key is opened (its passphrase asked) after the author's yes; with no question to
+        ask (--yes, or no terminal: the passphrase comes from a file or the environment), before
+        the preview, so that a wrong passphrase stays the one error line."""
+        unasked = self.yes or not at_terminal()  # no terminal: __post_init__ refused --submit
+        if unasked:
+            self._open()
         for line in preview:
             message(line)
-        if self.yes or not at_terminal():  # no terminal: __post_init__ refused a bare --submit
+        if unasked:
             return
         if self.submit:
             question = f"Sign {what} and submit to {self.registry.client.base_url}?"
@@ -90,12 +106,28 @@ class Output:
             question = f"Sign {what} into the outbox (`pith submit` publishes it)?"
         if not ask(question):
             raise Declined("nothing was stored or sent (answered no)")
+        self._open()  # the passphrase, asked now: after the preview and the author's yes
 
-    def signer(self) -> AuthorKey:
-        """The author's active signing key (or the named one), unlocked from the key store."""
-        from pithauthor.keys import load_signing_key, passphrase_source
+    def signer(self) -> DeferredKey:
+        """The author's active signing key (or the named one). Its secret is opened only when
+        `confirm` has its yes (or has no question to ask), or when the events are delivered:
+        what is built before carries pending signatures (`pithauthor.keys.DeferredKey`), which
+        are never written anywhere."""
+        from pithauthor.keys import deferred_signing_key, passphrase_source
 
-        return load_signing_key(self.key, passphrase=passphrase_source(self.passphrase_file))
+        if self._key is None:
+            passphrase = passphrase_source(self.passphrase_file)
+            self._key = deferred_signing_key(self.key, passphrase=passphrase)
+        return self._key
+
+    def _open(self) -> None:
+        if self._key is not None and self._key.pending:
+            self._key.unlock()
+
+    def seal(self, events: Sequence[AuthorEvent]) -> None:
+        """Put the real signatures into `events` (the key opened now if it was not yet)."""
+        if self._key is not None:
+            self._key.sign_pending(events)
 
     def held(self) -> Statements:
         """What the outbox already holds for this registry (read once)."""
@@ -111,6 +143,45 @@ class Output:
             )
         return self._held
 
+    def recall(self, paper: PithNumber, key_id: str, *, ask: bool = True) -> None:
+        """Learn what the registry's merged state of `paper` holds by key `key_id` and its
+        retired predecessors (signed on another machine, or dropped from the outbox), so that
+        a statement is reused or corrected as if made here. Without `ask`, only the
+        predecessors are named (what the outbox holds of them counts; no registry is asked).
+        A state that cannot be read is said in one note, and only the outbox counts."""
+        from pithauthor.errors import (
+            AuthError,
+            NetworkError,
+            RegistryRejected,
+            VerificationError,
+        )
+        from pithauthor.registry import key_lineage, own_events_in_state
+
+        held = self.held()
+        mine, older = key_lineage(key_id)
+        held.predecessors = frozenset(older)
+        if not ask or paper.full in self._recalled or not mine:
+            return
+        self._recalled.add(paper.full)
+        try:
+            # two tries: with a record given by file the registry may be away, and this look
+            # is a memory, not the command's purpose
+            state = self.registry.client.state(paper, strict=False, attempts=2)
+        except RegistryRejected:
+            return  # the registry holds no such paper (a record given by file): nothing said
+        except (AuthError, NetworkError, VerificationError) as exc:
+            message(
+                f"note: the merged state of {paper.full} at {self.registry.base_url} could "
+                f"not be read ({exc}); only the outbox tells what you already signed"
+            )
+            return
+        learnt = held.learn(own_events_in_state(state, [mine, *older]))
+        if learnt:
+            message(
+                f"the registry {self.registry.base_url} holds {learnt} event(s) of yours on "
+                f"{paper.full} that this outbox does not (signed elsewhere)"
+            )
+
     def settle(self, on_change: OnChange) -> Settle:
         """The `settle=` that reuses a statement already made and names what a change
         replaces (pithauthor.registry.statements)."""
@@ -120,6 +191,7 @@ class Output:
         """Write the events where asked; return where they went."""
         from pithauthor.registry import deliver
 
+        self.seal(events)  # nothing leaves memory with a pending signature
         show = data if self.print_events else None
         self.destination = deliver(
             events,
@@ -141,9 +213,10 @@ class Output:
             from pithauthor.registry import registry_binding
 
             where = registry_binding(self.registry.options.registry)
-            message(f"next: `pith submit` sends it to {where}, the registry it is bound to")
+            message(f"next: `{submit_command(self.registry)}` sends it to {where}")
         elif self.out is not None:
-            message(f"next: `pith submit {self.out}` sends them to the registry")
+            command = submit_command(self.registry, self.out)
+            message(f"next: `{command}` sends them to {self.registry.base_url}")
 
     def reused(self, event: AuthorEvent) -> bool:
         """True when `event` is one the outbox held (the same statement, signed before)."""
@@ -158,9 +231,12 @@ class Output:
         """Deliver one event, say so on stderr, and send it if asked. An event the outbox
         already held (the same statement, signed before) is reused: it is not written again."""
         settled = self._held.last if self._held is not None else None
+        self.seal([event])
         if self.reused(event):
             in_out = event["event_id"] in self._in_out
-            message(reused_line(event, self.out if in_out else None))
+            there = self._held is not None and event["event_id"] in self._held.from_registry
+            where = f"the registry {self.registry.base_url}" if there else None
+            message(reused_line(event, self.out if in_out else where))
             out = None if in_out else self.out  # never a second line in the same file
             # where asked; with --submit into the outbox too (a no-op when it holds it)
             if out is not None or self.print_events or self.submit:
@@ -181,6 +257,25 @@ class Output:
             message(f"replaces {settled.replaced[:19]}… (the merge shows this one instead)")
         message(summary(event, self.deliver([event])))
         self.send([event["event_id"]])
+
+
+def submit_command(registry: RegistryAccess, file: str | None = None) -> str:
+    """The `pith submit` that sends what a signing command left (the outbox's rows for its
+    registry, or FILE's events), with the flags they need to go as printed: the registry they
+    are bound to and the trust the record was checked with (a local registry's key is trusted
+    only when asked again). Quoted for a POSIX shell."""
+    import shlex
+
+    from pithauthor.registry import registry_binding
+
+    options = registry.options
+    words = ["pith", "submit", *([file] if file is not None else [])]
+    words += ["--registry", registry_binding(options.registry)]
+    for manifest in options.trust_manifests:
+        words += ["--trust-manifest", manifest]
+    if options.trust_local:
+        words.append("--trust-local-registry")
+    return shlex.join(words)
 
 
 def reused_line(event: AuthorEvent, where: str | None = None) -> str:
@@ -223,12 +318,29 @@ def _row(label: str, value: str) -> str:
     return f"  {label:<10} {value}"
 
 
-def paper_lines(paper: Subject, label: str = "paper") -> list[str]:
-    """Number and arXiv version, title and authors of `paper`, as its record gives them."""
+def paper_lines(
+    paper: Subject,
+    label: str = "paper",
+    *,
+    order: Sequence[str] | None = None,
+    marked: Sequence[int] = (),
+) -> list[str]:
+    """Number and arXiv version, title and authors of `paper`: the authors in arXiv's `order`
+    when it is given (numbered, the places in `marked` followed by "(you)"), else as its record
+    lists them, which is not the paper's order (pith.science sorts them by given name)."""
     version = f"v{paper.source_version}" if paper.source_version is not None else ""
     source = f" (arXiv {shown(paper.source_id)}{version})" if paper.source_id else ""
     title = shown(paper.title) if paper.title else "(the record gives no title)"
-    authors = ", ".join(shown(a) for a in paper.authors) or "(the record lists no authors)"
+    if order:
+        authors = ", ".join(
+            f"{i} {shown(a)}{' (you)' if i in marked else ''}" for i, a in enumerate(order, 1)
+        )
+        authors += " (arXiv's order)"
+    elif paper.authors:
+        authors = ", ".join(shown(a) for a in paper.authors)
+        authors += " (the record's list, not the paper's order)"
+    else:
+        authors = "(the record lists no authors)"
     return [
         _row(label, f"{paper.pith_number.full}{source}"),
         _row("title", title),
@@ -236,7 +348,9 @@ def paper_lines(paper: Subject, label: str = "paper") -> list[str]:
     ]
 
 
-def signer_line(key: AuthorKey, name: str | None = None, orcid_id: str | None = None) -> str:
+def signer_line(
+    key: AuthorKey | DeferredKey, name: str | None = None, orcid_id: str | None = None
+) -> str:
     """`signer     Ada Lovelace · ORCID 0000-… · key ed25519:…`."""
     who = name or key.public_name or f"(no public name; key {key.name!r})"
     orcid_id = orcid_id or key.orcid
@@ -245,18 +359,21 @@ def signer_line(key: AuthorKey, name: str | None = None, orcid_id: str | None = 
 
 
 def claim_preview(
-    paper: Subject, key: AuthorKey, event: AuthorEvent, position_note: str
+    paper: Subject, key: AuthorKey | DeferredKey, event: AuthorEvent, checked: AuthorCheck
 ) -> list[str]:
-    """The claim as signed: its payload's name, ORCID iD, statement and proofs."""
+    """The claim as signed: its payload's name, ORCID iD, position, statement and proofs; the
+    paper's authors in arXiv's order (when it was had) with the signer's place marked."""
     # read from the signed event (held in memory until the author says yes), not from the
     # options: the author sees the very text the signature covers, never a paraphrase of it
     payload: Any = event["payload"]
     author = payload["author"]
+    signed = author.get("position")
+    marked = (signed,) if isinstance(signed, int) else checked.positions
     lines = [
         HEADER.format(what="An author claim"),
-        *paper_lines(paper),
+        *paper_lines(paper, order=checked.order, marked=marked),
         signer_line(key, author["name"], author.get("orcid")),
-        _row("position", shown(position_note)),
+        _row("position", shown(checked.note)),
         _row("statement", shown(payload["statement"])),
     ]
     for proof in payload.get("identity_proofs", []):
@@ -270,7 +387,11 @@ def _citing(citing: PithNumber, note: str | None) -> list[str]:
 
 
 def citation_preview(
-    citing: PithNumber, citing_note: str | None, cited: Subject, relationship: str, key: AuthorKey
+    citing: PithNumber,
+    citing_note: str | None,
+    cited: Subject,
+    relationship: str,
+    key: AuthorKey | DeferredKey,
 ) -> list[str]:
     return [
         HEADER.format(what="A citation"),
@@ -283,7 +404,7 @@ def citation_preview(
 
 def replication_preview(
     paper: Subject,
-    key: AuthorKey,
+    key: AuthorKey | DeferredKey,
     kind: str,
     outcome: str,
     summary: str,
@@ -305,7 +426,7 @@ def bibliography_preview(
     citing: PithNumber,
     citing_note: str | None,
     rows: Sequence[tuple[str, Subject, str]],
-    key: AuthorKey,
+    key: AuthorKey | DeferredKey,
 ) -> list[str]:
     """A table: reference (BibTeX key), cited paper (title and number), relationship."""
     width = max([len("reference"), *(len(shown(ref)) for ref, _, _ in rows)])

@@ -14,6 +14,7 @@ from pithauthor._cli.options import (
     make_client,
 )
 from pithauthor._cli.output import data, emit_json, message
+from pithauthor.errors import InputError
 from pithauthor.protocol import escaped
 
 
@@ -51,7 +52,10 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
     lines = [
         f"{page['pith_number']}  ({page['short_pith_number']}){arxiv}",
         e(page["title"] or "(no title)"),
-        e(page["authors"] or "(no authors)"),
+        # pith.science sorts the authors by given name: never shown as if in the paper's order
+        e(page["authors"]) + " (as the registry lists them, not necessarily the paper's order)"
+        if page["authors"]
+        else "(no authors)",
         f"version {page['version']}  on {page['registry']}",
     ]
     for what, v in page["verified"].items():
@@ -87,12 +91,41 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
     return lines
 
 
-def papers(as_json: bool = typer.Option(False, "--json", help="Print the papers as JSON.")) -> None:
-    """The papers this machine's keys claimed, cited or replicated (from the outbox), with
-    where their events stand per registry; newest first. No registry is asked."""
-    from pithauthor.registry import my_papers
+def papers(
+    refs: list[str] = typer.Argument(
+        None,
+        metavar="[PAPER]...",
+        help="With --registry: papers to ask it about too (Pith Numbers or arXiv ids), "
+        "besides those the outbox holds.",
+    ),
+    registry: list[str] = typer.Option(
+        [],
+        "--registry",
+        help="Also ask this registry (repeatable) what it holds of your keys: the merged state "
+        "of each paper the outbox holds rows for there, and of each PAPER.",
+    ),
+    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+    trust_local: bool = TRUST_LOCAL_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the papers as JSON."),
+) -> None:
+    """The papers this machine's keys claimed, cited or replicated (from the outbox, and with
+    --registry from what that registry holds of them, signed here or on another machine), with
+    where their events stand per registry; newest first. Without --registry no registry is
+    asked."""
+    from pithauthor.protocol import classify_reference
+    from pithauthor.registry import check_registry_options, my_papers, papers_on_registry
 
+    for ref in refs or []:
+        classify_reference(ref)  # a malformed one is said before any registry is asked
+    urls: list[str | None] = [*registry] or [None]
+    for url in urls:
+        check_registry_options(url, trust_manifest)
+    if refs and not registry:
+        raise InputError("PAPER is asked of a registry: give --registry URL")
     rows = my_papers()
+    for url in registry:
+        with make_client(url, trust_manifest, trust_local, 4) as client:
+            rows = papers_on_registry(client, refs or [], rows)
     if as_json:
         emit_json(rows)
         return
@@ -103,7 +136,10 @@ def papers(as_json: bool = typer.Option(False, "--json", help="Print the papers 
             said = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
             data(f"    {url}: {said}")
     if not rows:
-        message("no papers yet: sign a claim, a citation or a replication first (pith claim)")
+        message(
+            "no papers yet: sign a claim, a citation or a replication first (pith claim); "
+            "signed on another machine: pith papers --registry URL PAPER"
+        )
     else:
         message(f"{len(rows)} paper(s); the page of one: pith status PITH_NUMBER")
 

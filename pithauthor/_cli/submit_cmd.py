@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from pithauthor._cli.catalog import summary
-from pithauthor._cli.options import LOCAL_HELP, TRUST_HELP, registry_options
+from pithauthor._cli.options import TRUST_HELP, TRUST_LOCAL_OPTION, registry_options
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor.protocol import escaped
 
@@ -29,7 +29,7 @@ def submit(
     trust_manifest: list[str] = typer.Option(
         [], "--trust-manifest", metavar="FILE", help=TRUST_HELP
     ),
-    trust_local: bool = typer.Option(False, "--trust-local-registry", help=LOCAL_HELP),
+    trust_local: bool = TRUST_LOCAL_OPTION,
     retries: int = typer.Option(6, "--retries", min=1, max=20, help="Attempts per request."),
     timeout: float = typer.Option(20.0, "--timeout", min=0.1, help="Seconds per attempt."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -88,6 +88,9 @@ def submit(
             data(result.summary())
             for eid, reason in result.rejected.items():
                 message(f"rejected {eid}: {escaped(reason)}")  # the registry's words
+            held = result.held_line()
+            if held is not None:
+                message(held)
         if not results:
             data("nothing pending in the outbox")
     for result in results:

@@ -25,7 +25,7 @@ from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.keys import AuthorKey
+    from pithauthor.keys import AuthorKey, DeferredKey
     from pithauthor.protocol import AuthorEvent
 
 # `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
@@ -48,12 +48,22 @@ def withdraw(
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
+    paper: str | None = typer.Option(
+        None,
+        "--paper",
+        metavar="PAPER",
+        help="The paper the event is about (Pith Number or arXiv id): its merged state on the "
+        "registry is searched for EVENT_ID, for an event signed on another machine.",
+    ),
 ) -> None:
-    """Sign the withdrawal of EVENT_ID, one of your events in the outbox: the registry's merge
-    then shows it no more. Only the key that signed an event can withdraw it; the event and
-    its withdrawal both stay public (docs/publishing.md)."""
+    """Sign the withdrawal of EVENT_ID, one of your events (in the outbox, or with --paper on
+    the registry): the registry's merge then shows it no more. Only the key that signed an
+    event can withdraw it; the event and its withdrawal both stay public
+    (docs/publishing.md)."""
+    from pithauthor import PithNumber
     from pithauthor import withdraw as sign_withdrawal
-    from pithauthor.registry import check_destination, registry_binding
+    from pithauthor.keys import show as key_record
+    from pithauthor.registry import check_destination, registry_binding, subject_for
 
     wanted = event_id.strip().lower()
     if not _EVENT_ID.fullmatch(wanted):
@@ -66,17 +76,28 @@ def withdraw(
         output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
         held = output.held()
         where = registry_binding(registry)
+        if paper is not None:  # the registry's memory of that paper, before the outbox's
+            # the key's public record: no passphrase is asked before the checks
+            output.recall(subject_for(paper, None, access).pith_number, key_record(key).key_id)
+        # what it learnt, and the outbox's rows with that prefix (an index range, not a read)
         matches = {e["event_id"]: e for e in held.starting(wanted)}
         if not matches:
+            if paper is not None:
+                raise InputError(
+                    f"neither the outbox nor the merged state of {paper} at {where} holds an "
+                    f"event {wanted} of yours"
+                )
             raise InputError(
                 f"the outbox holds no event {wanted} for {where}",
-                hint="`pith outbox list` shows the events it holds, and for which --registry",
+                hint="`pith outbox list` shows the events it holds, and for which --registry "
+                "(one signed on another machine: add --paper PAPER)",
             )
         if len(matches) > 1:
-            raise InputError(
-                f"{wanted} names {len(matches)} events in the outbox: give more digits"
-            )
+            raise InputError(f"{wanted} names {len(matches)} events of yours: give more digits")
         (target,) = matches.values()
+        if submit:  # what became of it on the registry (withdrawn elsewhere?) counts too
+            number = PithNumber.parse(target["subject_pith_number"])
+            output.recall(number, key_record(key).key_id)
         standing = held.standing(target["event_id"])
         assert standing is not None
         shown = f"{target['event_type']} {target['event_id'][:19]}…"
@@ -84,6 +105,9 @@ def withdraw(
             withdrawal = held.event(standing.by)
             assert withdrawal is not None  # the merge found it among what is held
             message(f"{shown} is withdrawn already")
+            if withdrawal["event_id"] in held.from_registry:  # by another machine: it counts
+                message(reused_line(withdrawal, f"the registry {access.base_url}"))
+                return
             message(reused_line(withdrawal))
             if submit:
                 output.send([withdrawal["event_id"]])
@@ -105,7 +129,7 @@ def withdraw(
         output.one(event)
 
 
-def _preview(target: AuthorEvent, key: AuthorKey) -> list[str]:
+def _preview(target: AuthorEvent, key: AuthorKey | DeferredKey) -> list[str]:
     """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
     from pithauthor._cli.signing import HEADER, shown, signer_line
     from pithauthor.registry import gist

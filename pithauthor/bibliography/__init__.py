@@ -1,6 +1,7 @@
 """Bibliographies: read .bib files and the keys a manuscript cites (`reading`), find
 missing arXiv identifiers and write them back (`lookup`), and sign one citation per cited
-paper (`cite`).
+paper (`cite`); and, from the same arXiv API client and cache, a paper version's authors in
+arXiv's order (`arxiv_order`: what a claim's `--position` is checked with).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
     from pithauthor.bibliography.arxiv_api import ArxivApi
+    from pithauthor.bibliography.arxiv_order import AuthorOrder, author_order
     from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
     from pithauthor.bibliography.cited import cited_keys, read_citations
     from pithauthor.bibliography.lookup import (
@@ -34,11 +36,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArxivApi",
+    "AuthorOrder",
     "BibEntry",
     "BibReading",
     "LookupResult",
     "RegistryResolver",
     "Resolver",
+    "author_order",
     "cited_keys",
     "lookup_bibliography",
     "lookup_identifiers",
@@ -60,6 +64,8 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "ArxivApi": "pithauthor.bibliography.arxiv_api",
+        "AuthorOrder": "pithauthor.bibliography.arxiv_order",
+        "author_order": "pithauthor.bibliography.arxiv_order",
         "BibEntry": "pithauthor.bibliography.reading",
         "BibReading": "pithauthor.bibliography.reading",
         "LookupResult": "pithauthor.bibliography.lookup",

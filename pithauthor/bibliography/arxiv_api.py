@@ -29,6 +29,7 @@ from pithauthor.net import (
     read_capped,
     transport_reason,
 )
+from pithauthor.progress import Retrying, report
 from pithauthor.protocol.ids import ArxivId
 from pithauthor.protocol.text import is_loopback, origin
 
@@ -69,7 +70,7 @@ MAX_QUERY_CHARS: Final = 3000
 MAX_PHRASE_WORDS: Final = 24
 
 
-_ABS_ID = re.compile(r"arxiv\.org/abs/(.+?)(?:v[0-9]+)?$")
+_ABS_ID = re.compile(r"arxiv\.org/abs/(.+?)(?:v([0-9]+))?$")
 
 
 _MAX_TEXT = 2000  # longest title or name kept from an answer
@@ -164,7 +165,9 @@ def _candidate(entry: Any) -> Candidate | None:
         name for a in entry.findall(f"{ATOM}author") if (name := _text(a, f"{ATOM}name"))
     )
     doi = _text(entry, f"{ARXIV}doi") or None
-    return Candidate(arxiv_id, _text(entry, f"{ATOM}title"), authors[:500], int(published[:4]), doi)
+    version = int(match.group(2)) if match.group(2) and len(match.group(2)) < 6 else None
+    title = _text(entry, f"{ATOM}title")
+    return Candidate(arxiv_id, title, authors[:500], int(published[:4]), doi, version)
 
 
 # arXiv's API over HTTP, as its terms of use ask: one connection, one request at a time, at
@@ -261,6 +264,20 @@ class ArxivApi:
     def search(self, search_query: str, max_results: int) -> Feed:
         """One query (retried on timeouts, 429 and 5xx); ArxivApiError when it cannot be had."""
         params = {"search_query": search_query, "start": "0", "max_results": str(max_results)}
+        return self._query(params)
+
+    def entry(self, arxiv_id: str) -> Candidate | None:
+        """The entry of one paper (`2302.12445v2`: that version's; its authors in arXiv's
+        order), asked by `id_list`; None when arXiv has none. ArxivApiError as `search`."""
+        feed = self._query({"id_list": arxiv_id, "start": "0", "max_results": "1"})
+        wanted = ArxivId.parse(arxiv_id)
+        for candidate in feed.candidates:
+            # the answer must be the paper (and version) asked for, never another one
+            if candidate.arxiv_id == wanted.id and wanted.version in (None, candidate.version):
+                return candidate
+        return None
+
+    def _query(self, params: dict[str, str]) -> Feed:
         where = origin(self.url)
         last = ""
         with self._lock:
@@ -279,6 +296,8 @@ class ArxivApi:
                     last = f"HTTP {status}" if status != 200 else "rate exceeded"
                     wait = min(retry_after or 0.0, _MAX_RETRY_AFTER)
                 if attempt + 1 < self.attempts and wait:
+                    report(Retrying(f"the arXiv API at {where}", last, attempt + 2,
+                                    self.attempts, wait, wait))  # fmt: skip
                     self._sleep(wait)
         raise ArxivApiError(
             f"the arXiv API at {where} did not answer ({last}) after {self.attempts} attempts; "

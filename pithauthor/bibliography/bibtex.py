@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, NoReturn
 
 from pithauthor.bibliography.identifiers import IDENTIFIER_FIELDS
 from pithauthor.errors import BibliographyError
@@ -51,36 +51,64 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
     Outside entries everything from a `%` is a comment. Inside an entry, a `%` at the entry's
     own level (between fields, `@type(...)` too) is one; inside a `{...}` or `"..."` value, and
     in an `@comment{...}`, it is text (`url = {http://x/a%20b}`). As in BibTeX, a backslash
-    escapes nothing: braces count wherever they are."""
-    if "%" not in text:
-        return []
+    escapes nothing: braces count wherever they are, inside a `"..."` value too (the `"` of
+    `"M{\\"u}ller"` is inside braces: it does not end the value)."""
+    return _scan_all(text)[0]
+
+
+def _scan_all(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The comments of `text`, and the (opening, closing) `"` of each quoted value."""
+    if "%" not in text and '"' not in text:  # most files: nothing to find
+        return [], []
     # The text is read in pieces, each from a line starting with `@` (an entry: BibTeX
-    # resynchronises there) to the next; only the pieces holding a `%` are scanned, so that a
-    # large file with few comments costs little. (A value with a line starting with `@` would
-    # start a piece too early: none of the real files seen has one with a `%` after it.)
+    # resynchronises there) to the next; only the pieces holding a `%` or a `"` are scanned, so
+    # that a large file with few comments and braced values only costs little. (A value with a
+    # line starting with `@` would start a piece too early: bibtexparser, too, takes such a line
+    # for the start of a block.)
     spans: list[tuple[int, int]] = []
-    percent = text.find("%")
-    while percent >= 0:
-        start = text.rfind("\n@", 0, percent) + 1  # 0 when there is none
-        end = text.find("\n@", percent)
+    quotes: list[tuple[int, int]] = []
+    percent, quote, end = text.find("%"), _quote(text, 0), 0
+    while True:
+        if 0 <= percent < end:  # each is searched for again only once passed: linear
+            percent = text.find("%", end)
+        if 0 <= quote < end:
+            quote = _quote(text, end)
+        at = min(percent, quote) if percent >= 0 and quote >= 0 else max(percent, quote)
+        if at < 0:
+            return spans, quotes
+        start = text.rfind("\n@", 0, at) + 1  # 0 when there is none
+        end = text.find("\n@", at)
         end = len(text) if end < 0 else end + 1
-        spans += _scan(text, start, end)
-        percent = text.find("%", end)
-    return spans
+        _scan(text, start, end, spans, quotes)
 
 
-def _scan(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The comments of `text[start:end]`, read from outside any entry."""
-    spans: list[tuple[int, int]] = []
+def _quote(text: str, start: int) -> int:
+    """The next `"` from `start` that is no accent's (`{\\"o}` in a braced value asks for no
+    scan: files are full of them, and scanning each such entry was most of reading one)."""
+    at = text.find('"', start)
+    while at > 0 and text[at - 1] == "\\":
+        at = text.find('"', at + 1)
+    return at
+
+
+def _scan(
+    text: str,
+    start: int,
+    end: int,
+    spans: list[tuple[int, int]],
+    quotes: list[tuple[int, int]],
+) -> None:
+    """Add the comments and quoted values of `text[start:end]`, read from outside any entry."""
     depth = 0  # braces inside the entry; its body is depth 1 (0 for `@type(...)`)
-    in_entry = parens = quoted = literal = False  # literal: an @comment's body, all text
+    in_entry = parens = literal = False  # literal: an @comment's body, all text
+    quoted = -1  # the opening `"` of the quoted value being read, -1 outside one
     skip_to = 0  # characters before this were consumed (a comment, an entry's head)
     for found in _SPECIAL.finditer(text, start, end):  # only these characters change the state
         i, char = found.start(), found.group()
         if i < skip_to:
             continue
         at_body = not in_entry or depth == (0 if parens else 1)
-        if char == "%" and at_body and not quoted and not literal:
+        if char == "%" and at_body and quoted < 0 and not literal:
             stop = text.find("\n", i, end)
             skip_to = stop = end if stop < 0 else stop
             spans.append((i, stop))
@@ -91,20 +119,24 @@ def _scan(text: str, start: int, end: int) -> list[tuple[int, int]]:
                 literal = match.group(1).lower() == "comment"
                 depth = 0 if parens else 1
                 skip_to = match.end()
-        elif quoted:
-            quoted = not (char == '"' and at_body)
+        elif quoted >= 0 and char == '"' and at_body:  # BibTeX: a `"` outside braces ends it
+            quotes.append((quoted, i))
+            quoted = -1
         elif char == "{":
             depth += 1
         elif char == "}":
             depth -= 1
+            if quoted >= 0 and depth < (0 if parens else 1):  # unbalanced: BibTeX's error too
+                quoted = -1
             in_entry = depth > 0 or parens
             literal = literal and in_entry
             depth = max(depth, 0)
+        elif quoted >= 0:
+            continue
         elif char == ")" and parens and depth == 0:
             in_entry = literal = False
-        elif char == '"' and at_body:
-            quoted = True
-    return spans
+        elif char == '"' and at_body and not literal:
+            quoted = i
 
 
 def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str:
@@ -119,6 +151,77 @@ def blank_comments(text: str, spans: list[tuple[int, int]] | None = None) -> str
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+# What bibtexparser is given: the file as BibTeX reads it, in a form bibtexparser v2 reads the
+# same way (same length, same lines, so that every offset and line number still holds).
+#
+# bibtexparser's splitter differs from BibTeX in two ways that real files meet:
+#
+# - it takes a backslash for an escape: `\{`, `\}` and `\"` are not delimiters to it, while
+#   BibTeX counts every brace (`Adri\{à}` is `Adri\` and the group `{à}` to BibTeX; to
+#   bibtexparser the `}` ends the value, and the entry is a parse error);
+# - inside a `"..."` value it counts no braces, so the `"` of `"M{\"u}ller"` (an accent, once
+#   the backslash is not an escape) would end the value for it.
+#
+# So each backslash before one of those three characters is replaced by a character the file
+# does not hold (put back in every value read, `Prepared.restore`), and each quoted value's
+# delimiters by braces (`"..."` and `{...}` mean the same to BibTeX once the value's own
+# braces balance, which `_scan` has checked), and the comments are blanked. (And an entry's
+# type and its `{` on two lines are joined: `_SPLIT_HEAD`.)
+
+_ESCAPED = re.compile(r'\\(?=[{}"])')
+
+# `@article` and its `{` on different lines: BibTeX reads the entry, bibtexparser does not see
+# it at all (its block start allows spaces and tabs only). The `{` is moved before the line
+# break (`@article{\n  key,`): same length, same lines.
+_SPLIT_HEAD = re.compile(r"^([ \t]*@[A-Za-z]+)([ \t]*\n\s*)([{(])", re.MULTILINE)
+_SPLIT_HEAD_HINT = re.compile(r"@[A-Za-z]+[ \t]*\n\s*[{(]")
+
+# Characters to mask a backslash with: private-use ones (`prepare` takes one the file lacks).
+_PRIVATE = (range(0xE000, 0xF900), range(0xF0000, 0xFFFFE))
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A .bib text as bibtexparser is to read it, and what undoes the masking in its values."""
+
+    text: str
+    comments: list[tuple[int, int]]
+    mask: str | None  # the character standing for a backslash before `{`, `}` or `"`
+
+    def restore(self, value: str) -> str:
+        """`value` (read from `text`) with its masked backslashes put back."""
+        if self.mask is None or self.mask not in value:
+            return value
+        return value.replace(self.mask, "\\")
+
+
+def prepare(source: str) -> Prepared:
+    """`source` with comments blanked, quoted values braced, escaping backslashes masked."""
+    spans, quotes = _scan_all(source)
+    text = blank_comments(source, spans)
+    if quotes:  # slices joined: a list of the file's characters cost 25 ms a megabyte
+        pieces, last = [], 0
+        for opening, closing in quotes:
+            pieces += [text[last:opening], "{", text[opening + 1 : closing], "}"]
+            last = closing + 1
+        pieces.append(text[last:])
+        text = "".join(pieces)
+    if _SPLIT_HEAD_HINT.search(text) is not None:  # a literal `@` first: 7 times faster
+        text = _SPLIT_HEAD.sub(r"\1\3\2", text)
+    mask = None
+    if _ESCAPED.search(text) is not None:
+        # the first is almost always absent: one scan of the text; a set past a few tries
+        mask = next((chr(c) for c in _PRIVATE[0][:8] if chr(c) not in text), None)
+        if mask is None:
+            present = set(text)
+            every = (c for block in _PRIVATE for c in block)
+            mask = next((chr(c) for c in every if chr(c) not in present), None)
+        if mask is None:  # a file holding every private-use character is no bibliography
+            raise BibliographyError("a .bib file holds every Unicode private-use character")
+        text = _ESCAPED.sub(mask, text)
+    return Prepared(text, spans, mask)
 
 
 def commented_entries(
@@ -227,15 +330,17 @@ def read_files(
     entries: list[RawEntry] = []
     failures: list[RawFailure] = []
     first_seen: dict[str, RawEntry] = {}
-    macros: dict[str, str] = {}
+    expand = Expander()
     for path, source in texts:
-        # `%` comments blanked (same offsets and lines): bibtexparser would read
-        # `% @article{...` as an entry (bib_comments).
-        spans = comment_spans(source)
-        text = blank_comments(source, spans)
+        # `%` comments blanked, quoted values braced, backslashes masked, at the same offsets
+        # and lines: bibtexparser reads it as BibTeX reads the file (see `prepare`)
+        prepared = prepare(source)
+        text = prepared.text
+        expand.start_file(path, prepared)
+        expand.count_blocks(text)
         commented = [
             RawFailure("comment", path, c.line, c.key, COMMENTED_OUT)
-            for c in commented_entries(source, spans)
+            for c in commented_entries(source, prepared.comments)
         ]
         # An empty parse stack: values are evaluated below, in one pass (see module doc).
         library = parse_string(text, parse_stack=[])
@@ -246,13 +351,13 @@ def read_files(
         for block in library.blocks:
             line = locate(block)
             if isinstance(block, String):
-                macros[block.key.lower()] = _evaluate(block.value, macros)
+                expand.define(block.key, block.value, line)
                 continue
             entry = None
             if isinstance(block, Entry):
-                entry = _raw_entry(block, path, line, macros)
+                entry = _raw_entry(block, path, line, expand)
             elif isinstance(block, DuplicateFieldKeyBlock):
-                entry = _raw_entry(block.ignore_error_block, path, line, macros)
+                entry = _raw_entry(block.ignore_error_block, path, line, expand)
                 repeated = ", ".join(sorted(block.duplicate_keys))
                 entry.notes.append(f"repeated field {repeated}: the first value is used")
             elif isinstance(block, DuplicateBlockKeyBlock):
@@ -260,9 +365,9 @@ def read_files(
                     failures.append(_repeated_key(block.key, path, line, first_seen))
                 elif isinstance(block.ignore_error_block, String):  # BibTeX: the later wins
                     redefined = block.ignore_error_block
-                    macros[redefined.key.lower()] = _evaluate(redefined.value, macros)
+                    expand.define(redefined.key, redefined.value, line)
             elif isinstance(block, ParsingFailedBlock):
-                failures.append(_failure(block, path, line))
+                failures.append(_failure(block, path, line, prepared))
             if entry is None:
                 continue
             if entry.key.lower() in first_seen:  # given before (another file, or case only)
@@ -270,7 +375,7 @@ def read_files(
                 continue
             first_seen[entry.key.lower()] = entry
             entries.append(entry)
-    _apply_crossrefs(entries, first_seen)
+    _apply_crossrefs(entries, first_seen, expand)
     return entries, failures
 
 
@@ -332,20 +437,124 @@ def _first_line(error: Exception) -> str:
     return " ".join(text.split()) or type(error).__name__
 
 
-def _failure(block: Any, path: Path, line: int | None) -> RawFailure:
-    raw = block.raw or ""
+def _failure(block: Any, path: Path, line: int | None, prepared: Prepared) -> RawFailure:
+    raw = prepared.restore(block.raw or "")
     match = _KEY_RE.search(raw)
     key = match.group(2) if match else None
     return RawFailure("parse_error", path, line, key, _first_line(block.error))
 
 
-def _raw_entry(block: Any, path: Path, line: int | None, macros: dict[str, str]) -> RawEntry:
+def _raw_entry(block: Any, path: Path, line: int | None, expand: Expander) -> RawEntry:
     fields: dict[str, str] = {}
+    key = expand.prepared.restore(block.key)
+    macros, mask = expand.macros, expand.prepared.mask
     for f in block.fields:
         name = f.key.lower()
-        if name not in fields:  # BibTeX keeps the first of a repeated field
-            fields[name] = _evaluate(f.value, macros)
-    return RawEntry(block.key, block.entry_type.lower(), path, line or 0, fields)
+        if name in fields:  # BibTeX keeps the first of a repeated field
+            continue
+        # `expand.value`, inline (it runs for every field of every entry: issue 27, start-up)
+        text = _evaluate_within(f.value, macros, MAX_VALUE_CHARS)
+        if text is None or expand.total + len(text) > MAX_EXPANDED_CHARS:
+            expand.value(f.value, line, key)  # raises, saying which bound
+        assert text is not None
+        expand.total += len(text)
+        fields[name] = text if mask is None or mask not in text else text.replace(mask, "\\")
+    return RawEntry(key, block.entry_type.lower(), path, line or 0, fields)
+
+
+# Bounds: a .bib file is at most MAX_BIB_BYTES, but `@string` macros multiply it: each
+# `@string{s1 = s0 # s0}` doubles the last, and 30 such lines asked for 2^30 times the first
+# value (15 GB and more, issue 38). Every value is built from parts whose lengths are known
+# before they are joined, so it is refused before it is built: one value (a field or a macro)
+# may hold at most MAX_VALUE_CHARS characters, and all values read from all files together,
+# crossref fields copied included, at most MAX_EXPANDED_CHARS. (Macros are stored expanded and
+# a crossref is followed one level, as BibTeX does: there is no depth to bound beyond that.)
+
+#: The longest field or macro value, after expansion (BibTeX's own default buffer held 20,000;
+#: real abstracts hold a few thousand).
+MAX_VALUE_CHARS: Final = 200_000
+
+#: All values of one reading together, after expansion and crossref copies: twice as many
+#: characters as the largest file accepted holds bytes (a large file of journal macros,
+#: `IEEEabrv.bib`'s or Beebe's, roughly doubles when they are expanded).
+MAX_EXPANDED_CHARS: Final = 2 * MAX_BIB_BYTES
+
+#: Blocks (`@entry`, `@string`, ...) of one reading, all files together: each costs a few
+#: kilobytes once parsed, and a 32 MiB file of one-line entries holds half a million of them
+#: (1.5 GB and two minutes). The largest real bibliographies seen hold tens of thousands.
+MAX_BIB_BLOCKS: Final = 100_000
+
+#: Delimiters bibtexparser stops at (`{`, `}`, `"`, `,`, `=`, line breaks) in one reading: it
+#: handles each in Python, about a microsecond apiece; 32 MiB of nested braces took 52 s on a
+#: loaded machine. A real entry holds about 80 (texbook2.bib: 530 entries, 40,000), so
+#: MAX_BIB_BLOCKS entries hold fewer than this.
+MAX_BIB_DELIMITERS: Final = 10_000_000
+
+
+class Expander:
+    """Evaluates values (`#`, macros) in file order, within the bounds above."""
+
+    def __init__(self) -> None:
+        self.macros: dict[str, str] = {}
+        self.total = 0
+        self.blocks = 0
+        self.delimiters = 0
+        self.path = Path()
+        self.prepared = Prepared("", [], None)
+
+    def start_file(self, path: Path, prepared: Prepared) -> None:
+        """Values read next come from `path`, read as `prepared`."""
+        self.path, self.prepared = path, prepared
+
+    def count_blocks(self, text: str) -> None:
+        """Count the blocks of the file about to be parsed (`@type{` or `@type(`, before
+        bibtexparser builds them), within MAX_BIB_BLOCKS for the whole reading."""
+        blocks = text.count("@")  # at least as many as blocks: counted exactly only if need be
+        if self.blocks + blocks > MAX_BIB_BLOCKS:
+            blocks = sum(1 for _ in _ENTRY_START.finditer(text))
+        self.blocks += blocks
+        if self.blocks > MAX_BIB_BLOCKS:
+            raise BibliographyError(
+                f"{self.path}: more than {MAX_BIB_BLOCKS:,} entries in the bibliography "
+                "files; split it, or give only the files the manuscript uses"
+            )
+        self.delimiters += sum(text.count(c) for c in '{}",=\n')  # C passes: ~1 ms a MiB each
+        if self.delimiters > MAX_BIB_DELIMITERS:
+            raise BibliographyError(
+                f"{self.path}: more than {MAX_BIB_DELIMITERS:,} braces, quotes, commas, `=` "
+                "and line breaks in the bibliography files: no bibliography has so many"
+            )
+
+    def define(self, name: str, expression: str, line: int | None) -> None:
+        """`@string{name = expression}`."""
+        name = self.prepared.restore(name)
+        self.macros[name.lower()] = self.value(expression, line, f"@string{{{name}}}")
+
+    def value(self, expression: str, line: int | None, where: str) -> str:
+        """A value's text; BibliographyError when it or the reading grows past its bound."""
+        text = _evaluate_within(expression, self.macros, MAX_VALUE_CHARS)
+        if text is None:
+            literal = "#" not in expression and expression.strip()[:1] in ("{", '"')
+            why = "holds more than" if literal else "expands past"
+            self.refuse(line, where, f"its value {why} {MAX_VALUE_CHARS:,} characters")
+        self.total += len(text)
+        if self.total > MAX_EXPANDED_CHARS:
+            self.count(0, line, where)
+        mask = self.prepared.mask
+        return text if mask is None or mask not in text else text.replace(mask, "\\")
+
+    def count(self, size: int, line: int | None, where: str) -> None:
+        """Add `size` characters to the reading's total, within MAX_EXPANDED_CHARS."""
+        self.total += size
+        if self.total > MAX_EXPANDED_CHARS:
+            why = f"the values read expand past {MAX_EXPANDED_CHARS:,} characters"
+            self.refuse(line, where, why)
+
+    def refuse(self, line: int | None, where: str, why: str) -> NoReturn:
+        place = f"{self.path}:{line}" if line else str(self.path)
+        if "expands" in why:
+            why += " (nested or repeated @string macros?)"
+        raise BibliographyError(f"{place}: {where}: {why}; nothing was read")
 
 
 def _evaluate(expression: str, macros: dict[str, str]) -> str:
@@ -354,6 +563,15 @@ def _evaluate(expression: str, macros: dict[str, str]) -> str:
     if "#" not in expression:
         return _atom(expression.strip(), macros)
     return "".join(_atom(part.strip(), macros) for part in _split_concatenation(expression))
+
+
+def _evaluate_within(expression: str, macros: dict[str, str], limit: int) -> str | None:
+    """`_evaluate`, or None when the text would be longer than `limit` (it is not built)."""
+    if "#" not in expression:
+        text = _atom(expression.strip(), macros)
+        return None if len(text) > limit else text
+    parts = [_atom(part.strip(), macros) for part in _split_concatenation(expression)]
+    return None if sum(map(len, parts)) > limit else "".join(parts)
 
 
 def _atom(part: str, macros: dict[str, str]) -> str:
@@ -385,7 +603,9 @@ def _split_concatenation(expression: str) -> list[str]:
     return parts
 
 
-def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> None:
+def _apply_crossrefs(
+    entries: list[RawEntry], by_key: dict[str, RawEntry], expand: Expander
+) -> None:
     """Copy missing fields from each `crossref` parent (one level, as BibTeX does)."""
     for entry in entries:
         target = entry.fields.get("crossref")
@@ -403,5 +623,9 @@ def _apply_crossrefs(entries: list[RawEntry], by_key: dict[str, RawEntry]) -> No
         if "title" in parent.fields and "booktitle" not in entry.fields:
             inherited["booktitle"] = parent.fields["title"]  # biblatex's in* mapping
             inherited.pop("title", None)
+        # the strings are shared, not copied, but each copy counts: a thousand children of
+        # one large parent are a thousand times its fields to every reader of the entries
+        expand.start_file(entry.file, expand.prepared)
+        expand.count(sum(map(len, inherited.values())), entry.line, entry.key)
         entry.fields.update(inherited)
         entry.inherited = frozenset(inherited)

@@ -8,6 +8,7 @@ record, and sign one citation per cited paper, reporting what happened to every 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pithauthor.bibliography.reading import (
     status_counts,
 )
 from pithauthor.errors import InputError, RegistryRejected, VerificationError
+from pithauthor.progress import Advance, report
 from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.documents import AuthorEvent, RecordDocument
 from pithauthor.protocol.events import Signer
@@ -150,9 +152,25 @@ def resolve_identifiers(
 
     if not unique:
         return {}
+    # the references are looked up in parallel; each one done is reported (`pithauthor.progress`)
+    total, done, lock = len(unique), 0, threading.Lock()
+
+    def counted(identifier: Identifier) -> Subject | str:
+        nonlocal done
+        outcome = one(identifier)
+        with lock:
+            done += 1
+            report(Advance(RESOLVING, done, total))
+        return outcome
+
+    report(Advance(RESOLVING, 0, total))
     with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pith-cite") as pool:
-        results = list(pool.map(one, unique.values()))
+        results = list(pool.map(counted, unique.values()))
     return dict(zip(unique, results, strict=True))
+
+
+RESOLVING = "looking the references up in the registry"
+"""What `resolve_identifiers` reports its progress as (`pithauthor.progress.Advance`)."""
 
 
 def _version_note(entry: BibEntry, subject: Subject) -> str:

@@ -36,8 +36,12 @@ from pithauthor.protocol.text import verbatim_block
 CITE_NAME = re.compile(r"[A-Za-z]*[Cc]ite[A-Za-z]*|nocite")
 
 
-# names holding `cite` that configure citations and cite nothing (`\DeclareCiteCommand`, ...)
-NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup")
+# names holding `cite` that configure citations and cite nothing (`\DeclareCiteCommand`, ...):
+# also biblatex's hooks (`\AtNextCite{code}`, `\AtEveryCitekey{code}`: their argument is code,
+# not keys), natbib's `\setcitestyle{...}` and `\defcitealias{key}{text}` (names an alias,
+# cites nothing), and biblatex's `\citereset`
+NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup", "At",
+                 "setcitestyle", "defcitealias", "citereset")  # fmt: skip
 
 
 _NAME = r"(?:\{\s*\\([A-Za-z@]+)\s*\}|\\([A-Za-z@]+))"

@@ -295,8 +295,9 @@ Identifier = ArxivId | PithNumber
 #: Fields the rules read; crossref never copies these from a parent entry: a proceedings
 #: volume's eprint or DOI names the volume, not the paper that cross-references it.
 IDENTIFIER_FIELDS = frozenset(
-    ("pith", "eprint", "archiveprefix", "eprinttype", "primaryclass", "eprintclass", "doi", "url")
-)
+    ("pith", "eprint", "archiveprefix", "eprinttype", "primaryclass", "eprintclass", "doi", "url",
+     "arxivid")
+)  # fmt: skip
 
 #: `journal` values under which `volume`/`number` hold the id (DBLP, Semantic Scholar, ...).
 PREPRINT_JOURNALS = frozenset(("corr", "arxiv", "arxiv preprint", "arxiv e-prints", "arxiv.org"))
@@ -331,8 +332,11 @@ def _url_re() -> re.Pattern[str]:
 
 @cache
 def _arxiv_text_re() -> re.Pattern[str]:
+    # At most 12 separators between `arXiv` and the id ("arXiv preprint arXiv:" has 5; text
+    # is searched with its white space collapsed): unbounded, each `arXiv` of a 24,000-character
+    # "arXiv arXiv ..." note rescanned the rest, 4.5 s a field (issue 38: bounded work).
     return re.compile(
-        r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id)*?(" + _ID + r")\b",
+        r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id){0,12}?(" + _ID + r")\b",
         re.IGNORECASE,
     )
 
@@ -345,6 +349,12 @@ def _corr_text_re() -> re.Pattern[str]:
 @cache
 def _volume_re() -> re.Pattern[str]:
     return re.compile(r"\s*(?:abs/|arxiv:\s*)?(" + _ID + r")\s*", re.IGNORECASE)
+
+
+@cache
+def _doi_re() -> re.Pattern[str]:
+    """arXiv's DOI, with any scheme or none: `10.48550/arXiv.ID`, `doi.org/10.48550/...`."""
+    return re.compile(r"\b10\.48550/arxiv\.(" + _ID + r")\b", re.IGNORECASE)
 
 
 @cache
@@ -370,12 +380,12 @@ class Found:
 
 def find_identifier(fields: Mapping[str, str]) -> Found:
     """Apply the rules in order to `fields` (lower-case names, string values)."""
-    for rule in (_pith_field, _eprint_field, _doi_field):
+    for rule in (_pith_field, _eprint_field, _arxivid_field, _doi_field):
         found = rule(fields)
         if found is not None:
             return found
     hint: str | None = None
-    for search in (_urls, _texts, _old_style):
+    for search in (_urls, _dois, _texts, _old_style):
         found = search(fields)
         if found is None:
             continue
@@ -409,23 +419,42 @@ def _eprint_field(fields: Mapping[str, str]) -> Found | None:
         return None  # another archive (HAL, JSTOR, PubMed, ...): not ours
     if prefix and _BARE_OLD_NUMBER.fullmatch(value):
         archive = _clean(fields.get("primaryclass") or fields.get("eprintclass") or "")
+        # Mendeley writes the class with the archive's name: `primaryClass = {arXiv:hep-ph}`
+        archive = archive[6:] if archive.lower().startswith("arxiv:") else archive
         if archive.split(".")[0].lower() in OLD_ARCHIVES:
             value = f"{archive}/{value}"
     try:
         identifier = ArxivId.parse(value)
     except ArxivIdError as exc:
+        if "arxivid" in fields:  # Mendeley's own field says it whole: `_arxivid_field`
+            return None
         if prefix:
             return Found(problem=f"eprint field: {exc}")
         return None  # an unlabelled eprint that is not an arXiv id
     return Found(identifier, "eprint" if prefix else "eprint (no archivePrefix)")
 
 
+def _arxivid_field(fields: Mapping[str, str]) -> Found | None:
+    """Mendeley's `arxivId = {1001.1234}` (also `{hep-ph/0101001}`, `{arXiv:1001.1234}`)."""
+    raw = fields.get("arxivid")
+    if raw is None:
+        return None
+    value = _clean(raw)
+    value = value[6:].strip() if value.lower().startswith("arxiv:") else value
+    try:
+        return Found(ArxivId.parse(value), "arxivid")
+    except ArxivIdError as exc:
+        return Found(problem=f"arxivId field: {exc}")
+
+
 def _doi_field(fields: Mapping[str, str]) -> Found | None:
     value = fields.get("doi")
     if value is None or "10.48550/arxiv" not in value.lower():
         return None
+    # with any scheme or none: `doi.org/10.48550/...`, `dx.doi.org/...`, `https://doi.org/...`
+    match = _doi_re().search(_clean(value))
     try:
-        return Found(ArxivId.parse(_clean(value)), "doi")
+        return Found(ArxivId.parse(match.group(1) if match else _clean(value)), "doi")
     except ArxivIdError as exc:
         return Found(problem=f"doi field: {exc}")
 
@@ -455,6 +484,20 @@ def _urls(fields: Mapping[str, str]) -> Found | None:
                 continue
             for match in _url_re().finditer(strip_markup(value)):
                 yield _parse_or_hint(match.group(1), f"{name} (arxiv.org URL)")
+
+    return _first(candidates())
+
+
+def _dois(fields: Mapping[str, str]) -> Found | None:
+    """arXiv's DOI in any field but `doi` (rule 3), with any scheme or none: a lab's
+    `journal = {{arXiv}}, volume = {doi.org/10.48550/arXiv.2307.09288}`, a `note`, a `url`."""
+
+    def candidates() -> Iterator[Found]:
+        for name, value in fields.items():
+            if name == "doi" or "10.48550" not in value:  # digits: no case to fold
+                continue
+            for match in _doi_re().finditer(strip_markup(value)):
+                yield _parse_or_hint(match.group(1), f"{name} (arXiv DOI)")
 
     return _first(candidates())
 

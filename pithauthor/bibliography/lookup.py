@@ -23,7 +23,7 @@ from pithauthor.bibliography.arxiv_api import (
     batches,
     search_query,
 )
-from pithauthor.bibliography.bibtex import _evaluate, blank_comments
+from pithauthor.bibliography.bibtex import _evaluate, prepare
 from pithauthor.bibliography.identifiers import find_identifier
 from pithauthor.bibliography.matching import (
     Candidate,
@@ -97,11 +97,12 @@ def insertions(
 ) -> tuple[list[tuple[int, str]], list[tuple[str, str]]]:
     """(position in `text`, text to insert) per entry of `ids`, and the entries left alone.
 
-    Entries are found in `text` with its `%` comments blanked, as the reader reads it: a
+    Entries are found in `text` as the reader reads it (`prepare`: comments blanked, ...): a
     commented-out copy of an entry is not written to (positions are the same in both)."""
     from bibtexparser.entrypoint import parse_string
 
-    text = blank_comments(text)
+    prepared = prepare(text)
+    text = prepared.text
     library = parse_string(text, parse_stack=[])
     found: list[tuple[int, str]] = []
     skipped: list[tuple[str, str]] = []
@@ -114,20 +115,23 @@ def insertions(
             continue
         position = start + len(raw)
         block = _entry(block)
-        # a key given twice: the first entry is the one BibTeX uses ("Repeated entry")
-        if block is None or block.key not in ids or block.key in done:
+        if block is None:
             continue
-        done.add(block.key)
+        key = prepared.restore(block.key)
+        # a key given twice: the first entry is the one BibTeX uses ("Repeated entry")
+        if key not in ids or key in done:
+            continue
+        done.add(key)
         names = {f.key.lower() for f in block.fields}
         if names & {"eprint", "archiveprefix", "eprinttype"}:
-            skipped.append((block.key, "it already has an eprint field"))
+            skipped.append((key, "it already has an eprint field"))
             continue
         if raw[-1:] not in ("}", ")"):
-            skipped.append((block.key, "its end could not be found"))
+            skipped.append((key, "its end could not be found"))
             continue
         body = raw[:-1]
         kept = body.rstrip()
-        found.append((start + len(kept), _new_fields(raw, kept, ids[block.key])))
+        found.append((start + len(kept), _new_fields(raw, kept, ids[key])))
     skipped += [(key, "not found in the file") for key in ids if key not in done]
     return found, skipped
 
@@ -174,10 +178,7 @@ def write_eprints(path: Path, ids: Mapping[str, str]) -> WriteBack:
     if not mode & stat.S_IWUSR or not os.access(target.parent, os.W_OK | os.X_OK):
         raise BibliographyError(f"{path} is read-only; nothing was written back")
     backup = backup_path(target)
-    try:
-        replace_file(target, new, mode=mode, backup=backup)
-    except OSError as exc:
-        raise BibliographyError(f"{path}: cannot be written ({exc.strerror or exc})") from None
+    replace_file(target, new, mode=mode, backup=backup)  # a refused write: OutputError (fs)
     return WriteBack(Path(path), tuple(written), tuple(skipped), backup)
 
 
@@ -185,13 +186,15 @@ def _check(new: bytes, target: Path, codec: str, bom: int, ids: Mapping[str, str
     """Parse the edited text: every written entry must now carry its id, and only those."""
     from bibtexparser.entrypoint import parse_string
 
-    library = parse_string(blank_comments(new[bom:].decode(codec)), parse_stack=[])
+    prepared = prepare(new[bom:].decode(codec))
+    library = parse_string(prepared.text, parse_stack=[])
     got: dict[str, str] = {}
     for block in map(_entry, library.blocks):
-        if block is not None and block.key in ids and block.key not in got:
-            fields = {f.key.lower(): _evaluate(f.value, {}) for f in block.fields}
+        key = None if block is None else prepared.restore(block.key)
+        if key is not None and key in ids and key not in got:
+            fields = {f.key.lower(): prepared.restore(_evaluate(f.value, {})) for f in block.fields}
             identifier = find_identifier(fields).identifier
-            got[block.key] = "" if identifier is None else str(identifier)
+            got[key] = "" if identifier is None else str(identifier)
     wrong = [key for key, value in ids.items() if got.get(key) != value]
     if wrong:
         raise BibliographyError(
@@ -276,7 +279,10 @@ def _candidate(doc: Any) -> Candidate:
     doi = doc.get("doi")
     if doi is not None and not isinstance(doi, str):
         raise TypeError("doi")
-    return Candidate(doc["arxiv_id"], doc["title"], tuple(authors), doc["year"], doi)
+    version = doc.get("version")  # absent from the files of earlier releases
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+        raise TypeError("version")
+    return Candidate(doc["arxiv_id"], doc["title"], tuple(authors), doc["year"], doi, version)
 
 
 #: Called after each request with (requests done, requests planned so far).

@@ -138,6 +138,7 @@ class Candidate:
     authors: tuple[str, ...]
     year: int
     doi: str | None = None
+    version: int | None = None  # the version the answer's entry names, when it names one
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +161,19 @@ class Query:
         return "v1|" + " ".join(self.words) + "|" + ",".join(asked)
 
 
+#: The longest title and author list an entry is looked up with: LaTeX is decoded at about
+#: 12 microseconds a character, and a .bib value may hold 200,000 (issue 38: bounded work);
+#: the longest real titles hold a few hundred characters, author lists of big collaborations
+#: (3,000 names) about 60,000.
+MAX_TITLE_CHARS: Final = 2_000
+MAX_AUTHORS_CHARS: Final = 100_000
+
+
 def query_for(fields: Mapping[str, str]) -> Query | str:
     """The query for an entry's fields, or why the entry cannot be looked up."""
     title = fields.get("title", "")
+    if len(title) > MAX_TITLE_CHARS or len(fields.get("author", "")) > MAX_AUTHORS_CHARS:
+        return "not looked up: its title or author list is too long to be a paper's"
     authors = collaborations(fields.get("collaboration", "")) + people(fields.get("author", ""))
     surnames = [p.surname for p in authors]
     asked = any(query_surname(s) for s in surnames[:3])  # the query names authors too
@@ -250,11 +261,36 @@ def decide(query: Query, candidates: Sequence[Candidate], *, complete: bool = Tr
     if outcome.status != "ambiguous":
         return outcome
     by_id = {c.arxiv_id: c for c in candidates}
-    choices = tuple(
-        Choice(c.arxiv_id, c.title, c.authors[:3], c.year, ", ".join(_problems(query, c)))
-        for c in (by_id[i] for i in outcome.candidates)
+    problems = {i: _problems(query, by_id[i]) for i in outcome.candidates}
+    # The year trap (see `_decide`): the paper that fits every rule is the likely wrong one, a
+    # later paper by a namesake; its line must not read as the answer. So the candidates are
+    # listed oldest first (the entry's preprint before it), and its reason says why it is
+    # suspect, where an unsuspected fit says it fits.
+    trap = any(not p for p in problems.values()) and any(
+        _only_the_year(p) for p in problems.values()
     )
-    return replace(outcome, choices=choices)
+    order = list(outcome.candidates)
+    if trap:
+        order.sort(key=lambda i: (by_id[i].year, i))
+    choices = tuple(
+        Choice(
+            c.arxiv_id,
+            c.title,
+            c.authors[:3],
+            c.year,
+            LATER_NAMESAKE if trap and not problems[i] else ", ".join(problems[i]),
+        )
+        for i, c in ((i, by_id[i]) for i in order)
+    )
+    return replace(outcome, candidates=tuple(order), choices=choices)
+
+
+#: The reason shown for a paper that fits every rule when an older one of the same title and
+#: author fails only the year rule: it is more likely a namesake's later paper than the entry.
+LATER_NAMESAKE = (
+    "fits every rule, but an older paper has the same title and author (the entry's "
+    "preprint?): likely a namesake's later paper, check before taking it"
+)
 
 
 def _decide(query: Query, candidates: Sequence[Candidate], complete: bool) -> Outcome:
@@ -272,8 +308,9 @@ def _decide(query: Query, candidates: Sequence[Candidate], complete: bool) -> Ou
         )
         return Outcome(
             "ambiguous",
-            f"{fits} fits, but so does {listed} except for its year (the entry's preprint?)",
-            candidates=tuple(c.arxiv_id for c in [*certain, *year_only]),
+            f"{listed} fits except for its year (the entry's preprint?); {fits} fits every "
+            "rule but is later (a namesake's paper?)",
+            candidates=tuple(c.arxiv_id for c in [*year_only, *certain]),
         )
     # one fit among a partial listing is not "exactly one": a second could be in the rest
     if len(certain) == 1 and not complete:

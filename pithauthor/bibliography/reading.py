@@ -363,7 +363,7 @@ def read_bibliographies(
     return BibReading(
         files=tuple(Path(p) for p in paths),
         entries=tuple(entries),
-        failures=tuple(_failure_row(f) for f in raw_failures),
+        failures=tuple(_failure_row(f, cited) for f in raw_failures),
         unknown_map_keys=tuple(k for k in mapping if k.lower() not in keys),
         missing_cited=tuple(sorted(k for k in (cited or ()) if k not in keys)),
         warnings=tuple(warnings),
@@ -427,11 +427,16 @@ def _mark_duplicates(entries: list[BibEntry]) -> list[BibEntry]:
     return out
 
 
-def _failure_row(failure: RawFailure) -> EntryRow:
+def _failure_row(failure: RawFailure, cited: set[str] | None) -> EntryRow:
+    status, detail = failure.kind, failure.message
+    # a repeated key the manuscript does not cite is no more a problem than its first entry,
+    # which is `skipped` (a parse error stays one: its key may be misread)
+    if status == "duplicate" and cited is not None and (failure.key or "").lower() not in cited:
+        status, detail = "skipped", f"not cited by the manuscript; {detail}"
     return EntryRow(
         key=failure.key,
         file=str(failure.file),
         line=failure.line,
-        status=failure.kind,
-        detail=failure.message,
+        status=status,
+        detail=detail,
     )

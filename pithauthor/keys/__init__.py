@@ -14,7 +14,9 @@ from pithauthor._face import lazy_face
 if TYPE_CHECKING:
     from pithauthor.keys.author import (
         AuthorKey,
+        DeferredKey,
         check_public_name,
+        deferred_signing_key,
         delete,
         export_public,
         generate,
@@ -31,10 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AuthorKey",
+    "DeferredKey",
     "KeyRecord",
     "backup",
     "backup_passphrase_source",
     "check_public_name",
+    "deferred_signing_key",
     "delete",
     "export_public",
     "generate",
@@ -54,10 +58,12 @@ __getattr__, __dir__ = lazy_face(
     __name__,
     {
         "AuthorKey": "pithauthor.keys.author",
+        "DeferredKey": "pithauthor.keys.author",
         "KeyRecord": "pithauthor.keys.storage",
         "backup": "pithauthor.keys.backups",
         "backup_passphrase_source": "pithauthor.keys.passphrase",
         "check_public_name": "pithauthor.keys.author",
+        "deferred_signing_key": "pithauthor.keys.author",
         "delete": "pithauthor.keys.author",
         "export_public": "pithauthor.keys.author",
         "generate": "pithauthor.keys.author",

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pithauthor.errors import (
     InputError,
@@ -44,13 +44,20 @@ from pithauthor.keys.storage import (
     save_records,
 )
 from pithauthor.protocol.canonical_json import b64decode, b64encode
+from pithauthor.protocol.events import signature_block
 from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orcid, signer_id
 from pithauthor.protocol.text import text_problem, utc_now
+
+if TYPE_CHECKING:
+    from pithauthor.protocol.documents import AuthorEvent
 
 __all__ = [
     "BACKED_UP_AT",
     "BACKUP_FILE",
+    "PENDING_SIGNATURE",
     "AuthorKey",
+    "DeferredKey",
+    "deferred_signing_key",
     "delete",
     "export_public",
     "generate",
@@ -149,6 +156,111 @@ class AuthorKey:
         if len(digest) != 32:
             raise ValueError("sign_digest takes the 32 raw bytes of a SHA-256 digest")
         return bytes(self._signing_key.sign(digest).signature)
+
+
+PENDING_SIGNATURE = bytes(64)
+"""What a `DeferredKey` signs with until its key is opened: 64 zero bytes, which no Ed25519
+public key verifies (an event that kept it would fail every check, never pass one)."""
+
+
+class DeferredKey:
+    """An author key whose secret is opened only when its signatures are due. Events are built
+    and named (their event_id covers the public key, never the signature) with its public half
+    from the key list; each signature is left pending (PENDING_SIGNATURE), and `sign_pending`
+    opens the key -- asking the passphrase then -- and puts the real signatures in. What a
+    signing command shows before it asks "Sign?" needs no secret: the passphrase is asked after
+    the author has seen what will be signed, and said yes. Satisfies the envelope's `Signer`."""
+
+    __slots__ = ("_key", "_passphrase", "_pending", "_record")
+
+    def __init__(self, record: KeyRecord, passphrase: PassphraseSource | None = None) -> None:
+        if record.status != "active":  # as load_signing_key refuses it
+            raise KeyRetired(
+                f"key {record.name!r} ({record.key_id}) is retired; sign with the active key"
+            )
+        self._record = record
+        self._passphrase = passphrase
+        self._pending: set[bytes] = set()
+        self._key: AuthorKey | None = None
+
+    def __repr__(self) -> str:
+        return f"DeferredKey(name={self.name!r}, key_id={self.key_id!r})"
+
+    @property
+    def public_key(self) -> bytes:
+        return b64decode(self._record.public_key_b64)
+
+    @property
+    def signer_id(self) -> str:
+        return signer_id(self.public_key, self.orcid)
+
+    @property
+    def key_id(self) -> str:
+        return self._record.key_id
+
+    @property
+    def name(self) -> str:
+        return self._record.name
+
+    @property
+    def orcid(self) -> str | None:
+        return self._record.orcid
+
+    @property
+    def public_name(self) -> str | None:
+        return self._record.public_name
+
+    @property
+    def status(self) -> str:
+        return self._record.status
+
+    @property
+    def pending(self) -> int:
+        """How many signatures wait for the key."""
+        return len(self._pending)
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """PENDING_SIGNATURE, the digest remembered for `sign_pending`."""
+        if len(digest) != 32:
+            raise ValueError("sign_digest takes the 32 raw bytes of a SHA-256 digest")
+        if self._key is not None:  # opened already: a real signature at once
+            return self._key.sign_digest(digest)
+        self._pending.add(digest)
+        return PENDING_SIGNATURE
+
+    def unlock(self) -> AuthorKey:
+        """Open the key (once; the passphrase is asked now, when one is needed)."""
+        if self._key is None:
+            key = load_signing_key(self.name, passphrase=self._passphrase)
+            if key.public_key != self.public_key:
+                raise KeyFileTampered(
+                    f"key {self.key_id}: its secret does not match its public key in keys.json"
+                )
+            self._key = key
+        return self._key
+
+    def sign_pending(self, events: Iterable[AuthorEvent]) -> None:
+        """Put the real signature into each of `events` whose signature is pending (in place:
+        every holder of the event sees it signed). Opens the key only when one is pending."""
+        todo = []
+        for event in events:
+            digest = bytes.fromhex(event["event_id"].removeprefix("sha256:"))
+            if digest in self._pending:
+                todo.append((event, digest))
+        if not todo:
+            return
+        key = self.unlock()
+        for event, digest in todo:
+            event["signature"] = signature_block(key.sign_digest(digest))
+            self._pending.discard(digest)
+
+
+def deferred_signing_key(
+    name: str | None = None, *, passphrase: PassphraseSource | None = None
+) -> DeferredKey:
+    """The key to sign with (as `load_signing_key` chooses it), its secret opened only when
+    its pending signatures are put in (`DeferredKey.sign_pending`)."""
+    return DeferredKey(_resolve(load_records(), name), passphrase)
 
 
 # --- helpers ------------------------------------------------------------------------------------

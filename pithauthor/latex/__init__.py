@@ -1,6 +1,6 @@
 r"""The LaTeX badge: inject `\usepackage{pith}` + `\pithnumber{...}` (`injection`), build and
 check the manuscript (`build`, `pdf`), pack it for arXiv (`arxiv`), pith.sty and badge
-snippets (`sty`).
+snippets (`sty`), project archives in and out (`archives`: an Overleaf zip).
 """
 
 from __future__ import annotations
@@ -10,13 +10,22 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
+    from pithauthor.latex.archives import ProjectZip
     from pithauthor.latex.arxiv import build_arxiv_archive
     from pithauthor.latex.injection import Step, badge_number, inject
     from pithauthor.latex.pdf import check_pdf
     from pithauthor.latex.sources import find_main_file
-    from pithauthor.latex.sty import badge, copy_sty, found_by_tex, install_sty, shipped_files
+    from pithauthor.latex.sty import (
+        badge,
+        copy_sty,
+        found_by_tex,
+        install_sty,
+        shipped_files,
+        zip_sty,
+    )
 
 __all__ = [
+    "ProjectZip",
     "Step",
     "badge",
     "badge_number",
@@ -28,12 +37,14 @@ __all__ = [
     "inject",
     "install_sty",
     "shipped_files",
+    "zip_sty",
 ]
 
 # where each name lives (pithauthor/_face.py: why they load on first use)
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
+        "ProjectZip": "pithauthor.latex.archives",
         "Step": "pithauthor.latex.injection",
         "badge": "pithauthor.latex.sty",
         "badge_number": "pithauthor.latex.injection",
@@ -45,5 +56,6 @@ __getattr__, __dir__ = lazy_face(
         "inject": "pithauthor.latex.injection",
         "install_sty": "pithauthor.latex.sty",
         "shipped_files": "pithauthor.latex.sty",
+        "zip_sty": "pithauthor.latex.sty",
     },
 )

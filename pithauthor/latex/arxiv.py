@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tarfile
 import tempfile
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,11 +19,13 @@ from pithauthor.errors import (
     PithNumberError,
     VerificationError,
 )
-from pithauthor.fs import publishing
+from pithauthor.fs import publishing, unpack_plain_files
 from pithauthor.latex import upload
+from pithauthor.latex.archives import is_archive, unpacked_project
 from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
+    BUILD_FILES,
     LTXML_NAME,
     STY_NAME,
     Progress,
@@ -37,8 +40,15 @@ from pithauthor.latex.pdf import (
     page_count,
     pdf_facts,
 )
-from pithauthor.latex.preamble import locate
-from pithauthor.latex.sources import engine_of, find_main_file, read_text_file
+from pithauthor.latex.preamble import Preamble, locate
+from pithauthor.latex.sources import (
+    TextFile,
+    engine_of,
+    ensure_writable_folder,
+    find_main_file,
+    read_text_file,
+    source_files,
+)
 from pithauthor.latex.upload import strip_comments
 from pithauthor.protocol.ids import PithNumber
 
@@ -66,6 +76,7 @@ class ArchiveResult:
     comment_lines_removed: int  # of which comments that had their line to themselves
     readme: bool  # whether a 00README.json names the top-level file
     warnings: list[str] = field(default_factory=list)
+    unpacked: Path | None = None  # the folder an archive given as `target` was unpacked into
 
 
 def build_arxiv_archive(
@@ -89,9 +100,40 @@ def build_arxiv_archive(
     `no_badge` packs a paper that carries no Pith Number (the v1 upload: its number does not
     exist before arXiv has v1), proven the same way minus the badge checks; its PDF and the
     archive's must then carry no /PithNumber, and pith.sty is packed only when the paper loads
-    it (e.g. for `\\pithauthorkey`). `progress` is told each step (`Step`) as it starts and ends."""
+    it (e.g. for `\\pithauthorkey`). `progress` is told each step (`Step`) as it starts and ends.
+
+    `target` may be a project's source archive (an Overleaf zip): it is unpacked into the
+    folder beside it (`pithauthor.latex.archives`), which is removed again when the upload is
+    refused. The output folder's permission and the badge are checked before any build."""
     check_timeout(timeout)  # refused before anything else
-    main = find_main_file(Path(target))
+    # the cheap checks first: a read-only output folder or a paper without its badge is
+    # refused in a second, not after the two builds
+    output = Path(output).resolve()
+    if not output.parent.is_dir():
+        raise ManuscriptError(f"{output.parent}: no such folder for the archive")
+    ensure_writable_folder(output.parent, f"the archive {output.name} cannot be written there")
+    if not is_archive(Path(target)):
+        return _build(Path(target), output, keep_comments, timeout=timeout,
+                      no_badge=no_badge, progress=progress)  # fmt: skip
+    # a project's source zip (Overleaf's download): unpacked beside it, then packed as a folder;
+    # the folder goes again when the upload is refused (it was made for nothing)
+    with unpacked_project(Path(target)) as unpacked:
+        result = _build(unpacked.project, output, keep_comments, timeout=timeout,
+                        no_badge=no_badge, progress=progress)  # fmt: skip
+    return replace(result, unpacked=unpacked.folder)
+
+
+def _build(
+    target: Path,
+    output: Path,
+    keep_comments: bool,
+    *,
+    timeout: float | None,
+    no_badge: bool,
+    progress: Progress | None,
+) -> ArchiveResult:
+    """`build_arxiv_archive` of a folder or a .tex file, `output` checked."""
+    main = find_main_file(target)
     clock = BuildClock(main, timeout)
     source = read_text_file(main)
     text = source.text
@@ -105,9 +147,8 @@ def build_arxiv_archive(
             f"{main.name} asks for {asked}; arXiv compiles with pdfLaTeX, so the upload is "
             "built and checked with pdfLaTeX"
         )
-    output = Path(output).resolve()
-    if not output.parent.is_dir():
-        raise ManuscriptError(f"{output.parent}: no such folder for the archive")
+    if not no_badge and not _has_number(main, source, preamble):
+        raise _no_number(f"{main.name} sets")
     # the paper's own pith.sty and .def files when it has them, else ours; the build's file
     # list then packs each .def file exactly when that pith.sty reads it
     overrides = pith_build_files(main.parent)
@@ -159,6 +200,35 @@ def build_arxiv_archive(
     )
 
 
+# the next step for both cases: a paper that has its number, and the v1 upload, which cannot
+# have one yet (docs/latex.md, "Which number to print")
+def _no_number(what: str) -> ManuscriptError:
+    return ManuscriptError(
+        f"{what} no Pith Number: add \\usepackage{{pith}} and \\pithnumber{{...}} "
+        "first (pith latex inject), or pack the v1 upload without it with --no-badge"
+    )
+
+
+_NUMBER_MACRO = b"\\pithnumber"
+
+_MAY_SET_NUMBER = (".tex", ".sty", ".cls", ".def", ".ltx")
+
+
+def _has_number(main: Path, source: TextFile, preamble: Preamble) -> bool:
+    """Whether the paper may print a Pith Number, known before any build: its preamble (or a
+    file it reads) sets one, or some source file at least names `\\pithnumber`. Only a
+    paper none of whose files names it is refused here; whether the number really reaches
+    the PDF is checked on the PDF after the build, as before."""
+    if preamble.pith_numbers or _inputs_of(source, preamble).number is not None:
+        return True
+    for relative, real in source_files(main.parent, main):
+        if relative.lower().endswith(_MAY_SET_NUMBER) and relative not in BUILD_FILES:
+            with contextlib.suppress(OSError):
+                if _NUMBER_MACRO in real.read_bytes():
+                    return True
+    return False
+
+
 def _hidden_badge(pdf: Path, number: PithNumber) -> list[str]:
     """A warning when something is painted over the badge (the upload is still right: the
     number and link are in the PDF; where the badge sits is the author's choice)."""
@@ -182,12 +252,7 @@ def _number_of(pdf: Path, no_badge: bool = False) -> PithNumber | None:
             )
         return None
     if value is None:
-        # the next step for both cases: a paper that has its number, and the v1 upload,
-        # which cannot have one yet (docs/latex.md, "Which number to print")
-        raise ManuscriptError(
-            "the paper's PDF has no Pith Number: add \\usepackage{pith} and \\pithnumber{...} "
-            "first (pith latex inject), or pack the v1 upload without it with --no-badge"
-        )
+        raise _no_number("the paper's PDF has")
     try:
         number = PithNumber.parse(value)
     except PithNumberError as exc:
@@ -245,8 +310,7 @@ def _write_proven(
             tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof,
         ):
             folder = Path(proof)
-            with tarfile.open(tmp, "r:gz") as archive:
-                archive.extractall(folder, filter="data")
+            unpack_plain_files(tmp, folder)  # on every 3.11: no `filter=` before 3.11.4
             pdf = build_like_arxiv(folder, main_name, engine, clock)
             proven_pages = page_count(pdf)
             if proven_pages != pages:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pithauthor.errors import BuildError, CompileFailed
 from pithauthor.latex.clock import DEFAULT_LIMIT, BuildClock
-from pithauthor.latex.sources import copy_sources
+from pithauthor.latex.sources import copy_sources, link_outside
 
 # Build a manuscript from its sources in a private folder (latexmk, fresh, with -recorder) and
 # sort what the build read: the paper's own files, TeX Live's, and anything else (refused).
@@ -155,11 +155,9 @@ def _refuse_outside(result: BuildResult, origins: dict[str, Path], folder: Path)
         )
     for relative in result.inputs:
         origin = origins.get(relative.as_posix())
-        if origin is not None and not origin.is_relative_to(folder):
-            raise BuildError(
-                f"{relative.as_posix()} is a link to {origin}, outside the paper's folder: "
-                "arXiv will not have it; copy the file itself into the folder"
-            )
+        outside = link_outside(relative.as_posix(), origin, folder) if origin is not None else None
+        if outside is not None:
+            raise BuildError(outside)
 
 
 def compile_project(

@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from pithauthor.errors import ManuscriptError
+from pithauthor.errors import ManuscriptError, OutputError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
 from pithauthor.latex.preamble import (
     _BEGIN_DOCUMENT,
@@ -168,10 +168,25 @@ def read_preamble(path: Path, *, whole: bool = False) -> tuple[TextFile, Preambl
     return TextFile(path, raw, text, encoding, bom, _newline(text)), locate(text, path.name)
 
 
-def write_target(path: Path) -> Path:
+def link_outside(name: str, origin: Path, folder: Path) -> str | None:
+    """The one rule for links in a manuscript, `pith latex arxiv`'s and `inject`'s alike: why
+    the file `name` of the paper, really at `origin` (links resolved), may not be used, when
+    it lies outside the paper's `folder`; else None. arXiv gets the folder only, and a write
+    through such a link would change (and back up) a file outside it."""
+    if origin.is_relative_to(folder.resolve()):
+        return None
+    return (
+        f"{name} is a link to {origin}, outside the paper's folder: arXiv will not have it; "
+        "copy the file itself into the folder"
+    )
+
+
+def write_target(path: Path, *, outside: bool = False) -> Path:
     """The file to write in place of `path`: `path` itself, or, when it is a symbolic link, the
     regular file it ends at, so that the link is kept (an atomic rename over the link would
-    replace it with a copy). A dangling or looping link is refused."""
+    replace it with a copy). A dangling or looping link is refused, and so is one that leads
+    out of the paper's folder (`path`'s; `link_outside`) unless `outside` says to follow it
+    (`pith latex inject --follow-links`)."""
     if not path.is_symlink():
         return path
     try:
@@ -181,6 +196,9 @@ def write_target(path: Path) -> Path:
         raise ManuscriptError(f"{path} is a symbolic link that leads nowhere ({reason})") from None
     if not target.is_file():
         raise ManuscriptError(f"{path} is a symbolic link to {target}, which is not a regular file")
+    problem = link_outside(path.name, target, path.parent)
+    if problem is not None and not outside:
+        raise ManuscriptError(f"{problem}; nothing was written (--follow-links writes through it)")
     return target
 
 
@@ -196,13 +214,15 @@ def ensure_writable(path: Path) -> None:
 
 
 def ensure_writable_folder(folder: Path, why: str = "nothing was written") -> None:
-    """Refuse a read-only folder (by its mode bits too, so that root is refused as well)."""
+    """Refuse a read-only folder (by its mode bits too, so that root is refused as well): an
+    output failure (OutputError, exit 74), not bad input: the same command succeeds once the
+    folder is writable."""
     try:
         mode = folder.stat().st_mode
     except OSError as exc:
         raise ManuscriptError(f"{folder}: cannot stat ({exc.strerror})") from None
     if not mode & stat.S_IWUSR or not os.access(folder, os.W_OK | os.X_OK):
-        raise ManuscriptError(f"{folder} is not writable; {why}")
+        raise OutputError(f"{folder} is not writable; {why}")
 
 
 def backup_path(path: Path) -> Path:
@@ -381,6 +401,22 @@ def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]
     Symlinks are followed (the copy holds real files); a link that cannot be resolved is left
     out. Whether an origin lies outside `folder` is judged later, for the files the build read.
     """
+    origins: dict[str, Path] = {}
+    for relative, real in source_files(folder, main):
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(real, target)
+        except OSError as exc:
+            raise ManuscriptError(f"{relative}: cannot be copied ({exc.strerror})") from None
+        origins[relative] = real
+    return origins
+
+
+def source_files(folder: Path, main: Path) -> list[tuple[str, Path]]:
+    """The sources of `folder` as (relative name, real file): its files without build products,
+    backups, version control or caches (what `copy_sources` copies and a project zip holds).
+    Symlinks are followed; one that cannot be resolved is left out."""
     folder = folder.resolve()
     files: list[tuple[str, Path]] = []
     has_bib = False
@@ -409,19 +445,8 @@ def copy_sources(folder: Path, destination: Path, main: Path) -> dict[str, Path]
         # checked while walking: a home folder given by mistake is refused before it is read
         if len(files) > 20000:
             raise ManuscriptError(f"{folder}: more than 20000 files; is this the paper's folder?")
-    origins: dict[str, Path] = {}
     main_stem = main.with_suffix("").name
-    for relative, real in files:
-        if _is_product(relative, main_stem, has_bib):
-            continue
-        target = destination / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            shutil.copyfile(real, target)
-        except OSError as exc:
-            raise ManuscriptError(f"{relative}: cannot be copied ({exc.strerror})") from None
-        origins[relative] = real
-    return origins
+    return [(rel, real) for rel, real in files if not _is_product(rel, main_stem, has_bib)]
 
 
 # What the files a preamble reads hold (`\input{preamble}`, Overleaf style, and the files those
@@ -477,8 +502,19 @@ def _resolve(folder: Path, name: str) -> Path | None:
     if not name:
         return None
     for candidate in (folder / name, folder / f"{name}.tex"):
+        if not candidate.is_file():
+            continue
         # inside the paper's folder only (links resolved): `\input{../../.ssh/x}` is not
-        # read, and a file from outside would not be in the arXiv upload anyway
-        if candidate.is_file() and folder.resolve() in candidate.resolve().parents:
-            return candidate.resolve()
+        # read, and is refused as `pith latex arxiv` refuses it: arXiv would not have it
+        real = candidate.resolve()
+        if real.is_relative_to(folder.resolve()):
+            return real
+        if candidate.is_symlink():
+            problem = link_outside(f"\\input{{{name}}}", real, folder)
+        else:
+            problem = (
+                f"\\input{{{name}}} reads {real}, outside the paper's folder: arXiv will not "
+                "have it; copy the file into the folder and name it by a relative path"
+            )
+        raise ManuscriptError(f"{problem}; nothing was written")
     return None

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from pithauthor.errors import InputError, ManuscriptError, PithError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file, replace_file
+from pithauthor.latex.archives import ProjectZip, write_files_zip
 from pithauthor.latex.sources import ensure_writable_folder
 from pithauthor.protocol.ids import PithNumber
 
@@ -133,6 +134,12 @@ def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
         if action != "unchanged":
             replace_file(dest, data, mode=0o644)
     return [StyCopy(dest, action) for dest, _, action in plans]
+
+
+def zip_sty(output: Path) -> ProjectZip:
+    """Every shipped file (`shipped_files`: pith.sty, its three .def files, its LaTeXML
+    binding) as one zip at `output`: one upload into an Overleaf project instead of five."""
+    return write_files_zip(Path(output), shipped_files())
 
 
 def texmf_home() -> Path:

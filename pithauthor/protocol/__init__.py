@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pithauthor.protocol.payloads import RELATIONSHIPS, Artifact, normalize_relationship
     from pithauthor.protocol.record import (
         ArxivMetadata,
+        AuthorCheck,
         build_canonical_record,
         check_claimant,
         check_own_name,
@@ -48,6 +49,7 @@ __all__ = [
     "Artifact",
     "ArxivId",
     "ArxivMetadata",
+    "AuthorCheck",
     "AuthorEvent",
     "CanonicalRecord",
     "Check",
@@ -106,6 +108,7 @@ __getattr__, __dir__ = lazy_face(
         "Trust": "pithauthor.protocol.verdict",
         "build_canonical_record": "pithauthor.protocol.record",
         "canonical_sha256": "pithauthor.protocol.canonical_json",
+        "AuthorCheck": "pithauthor.protocol.record",
         "check_claimant": "pithauthor.protocol.record",
         "check_own_name": "pithauthor.protocol.record",
         "check_record": "pithauthor.protocol.checks.record",

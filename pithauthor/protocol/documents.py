@@ -416,6 +416,15 @@ class ActionAnswer(TypedDict):
     registry_receipt: EventReceipt
 
 
+class HeldAnswer(TypedDict):
+    """A 202 answer of an action endpoint that holds the event for moderation (the local
+    registry's form; DESIGN, docs/protocol.md)."""
+
+    status: str
+    event_id: str
+    pith_number: str
+
+
 class ErrorAnswer(TypedDict):
     """An answer other than 2xx: why, and the checks an event failed (422)."""
 

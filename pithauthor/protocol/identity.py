@@ -315,20 +315,50 @@ def match_orcid_record(doc: Any, key_id: str, orcid: str) -> Finding:
     if wrong is not None:
         return Finding("absent", wrong)
     entries = [e for e in doc.get("researcher-url", []) if isinstance(e, Mapping)]
+    # every link naming the key is read, not the first: a record that names the key twice,
+    # as current and as retired (the rotation renames the old link), says it was retired,
+    # whichever link comes first (issue 38)
+    current: Finding | None = None
+    retired: list[Finding] = []
     for entry in entries:
         url = entry.get("url")
         value = url.get("value") if isinstance(url, Mapping) else None
         if isinstance(value, str) and _names_key(value, key_id):
             name = entry.get("url-name")
             name = name if isinstance(name, str) else ""
-            retired = ORCID_RETIRED_MARK in name.lower()
-            day = _RETIRED_DAY_RE.search(name)
-            return Finding(
-                "retired" if retired else "current",
-                f"researcher URL {name!r} {value}" + (" marks the key retired" if retired else ""),
-                day.group(1) if retired and day else None,
-            )
+            if ORCID_RETIRED_MARK in name.lower():
+                day = _RETIRED_DAY_RE.search(name)
+                retired.append(
+                    Finding(
+                        "retired",
+                        f"researcher URL {name!r} {value} marks the key retired",
+                        day.group(1) if day else None,
+                    )
+                )
+            elif current is None:
+                current = Finding("current", f"researcher URL {name!r} {value}")
+    if retired:
+        return earliest_retirement(retired)
+    if current is not None:
+        return current
     return Finding("absent", f"none of its {len(entries)} researcher URL(s) names {key_id}")
+
+
+def earliest_retirement(found: Sequence[Finding]) -> Finding:
+    """Of several findings that a source marks the key retired, the one that unbinds the most:
+    one that does not say when (or says it in no date form) counts against every event, else
+    the earliest date. A day (an ORCID link's) ends at 23:59:59 of that day, the last moment
+    `after_retirement` counts as before it."""
+
+    def moment(f: Finding) -> str:
+        when = f.retired_at
+        if when is not None and _STAMP_RE.fullmatch(when):
+            return when
+        if when is not None and _DAY_RE.fullmatch(when):
+            return when + "T23:59:59Z"
+        return ""  # sorts first: no date is the earliest retirement there is
+
+    return min(found, key=moment)
 
 
 def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
@@ -338,19 +368,31 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
     site_orcid = doc.get("orcid")
     if orcid is not None and site_orcid is not None and site_orcid != orcid:
         return Finding("absent", f"the site names ORCID iD {site_orcid}, not {orcid}")
+    # every entry for the key is read, not the first: a document listing it as active and
+    # then as retired says it was retired, in either order (issue 38); a `retired_at` on an
+    # entry says so whatever its `status`
+    current: Finding | None = None
+    retired: list[Finding] = []
     for entry in doc["keys"]:
         if isinstance(entry, Mapping) and entry.get("key_id") == key_id:
-            if entry.get("status") == "retired":
+            if entry.get("status") == "retired" or "retired_at" in entry:
                 since = entry.get("retired_at")
                 since = since if isinstance(since, str) else None
-                return Finding(
-                    "retired",
-                    f"lists {key_id} as retired" + (f" ({since})" if since else ""),
-                    since,
+                retired.append(
+                    Finding(
+                        "retired",
+                        f"lists {key_id} as retired" + (f" ({since})" if since else ""),
+                        since,
+                    )
                 )
-            return Finding(
-                "current", f"lists {key_id}" + (f" for {site_orcid}" if site_orcid else "")
-            )
+            elif current is None:
+                current = Finding(
+                    "current", f"lists {key_id}" + (f" for {site_orcid}" if site_orcid else "")
+                )
+    if retired:
+        return earliest_retirement(retired)
+    if current is not None:
+        return current
     return Finding("absent", f"{len(doc['keys'])} key(s) listed, not {key_id}")
 
 

@@ -249,11 +249,14 @@ def summarise(record: CanonicalRecord) -> ComputedRecord:
 # A paper's author list, and whether a claimant's public name is one of them.
 #
 # A claim signs the author's public name and, with `--position N`, their place in the list; both
-# are compared with the record's authors before anything is signed. Names are compared the way
-# people write them: accents and case folded ("Ádá" = "Ada"), "Lovelace, Ada" = "Ada Lovelace",
-# an initial stands for any given name with that letter ("A. Lovelace", "A.-M. Legendre"), and
-# a middle name one side leaves out is no mismatch ("Ada Lovelace" = "Ada K. Lovelace"). Given
-# names are compared in order ("Ada Lovelace" is not "Augusta Ada Lovelace") and the surname (the
+# are compared with the paper's authors before anything is signed. A position is a place in
+# arXiv's own author order for that version (the arXiv API's `<author>` entries); a registry's
+# record lists the authors in another order (pith.science sorts them by given name), so its
+# list only says who the authors are, never where. Names are compared the way people write
+# them: accents and case folded ("Ádá" = "Ada"), "Lovelace, Ada" = "Ada Lovelace", an initial
+# stands for any given name with that letter ("A. Lovelace", "A.-M. Legendre"), and a middle
+# name one side leaves out is no mismatch ("Ada Lovelace" = "Ada K. Lovelace"). Given names
+# are compared in order ("Ada Lovelace" is not "Augusta Ada Lovelace") and the surname (the
 # last word) must always agree. Pure: no I/O.
 
 # arXiv's authors field: "A. One, B. Two and C. Three (Some University)"
@@ -332,34 +335,74 @@ class AuthorCheck:
     """What comparing a claimant's name with the author list found."""
 
     checked: bool  # False: the record lists no authors (signed with --force only)
-    positions: tuple[int, ...]  # 1-based places in the list where the name matches
+    positions: tuple[int, ...]  # 1-based places in arXiv's order where the name matches
     note: str  # one line for the preview
+    order: tuple[str, ...] | None = None  # arXiv's order, when it was had
 
 
 def check_claimant(
-    authors: tuple[str, ...], name: str, position: int | None, *, force: bool = False
+    authors: tuple[str, ...],
+    name: str,
+    position: int | None,
+    *,
+    order: tuple[str, ...] | None = None,
+    why_no_order: str = "arXiv's author order could not be had",
+    force: bool = False,
 ) -> AuthorCheck:
-    """Compare `name` (and `position`) with `authors`; InputError when they disagree or the
-    record lists no authors, unless `force` (then the note says what was not checked)."""
+    """Compare `name` (and `position`) with the paper's authors; InputError when they disagree,
+    unless `force` (then the note says what was not checked).
+
+    `order` is arXiv's author list of the version claimed, in order: the name must be one of
+    them and `position` a place where it stands. Without it (`why_no_order` says why) the name
+    is looked for in `authors`, the record's list (a set: its order is not the paper's), and a
+    `position` cannot be checked: refused. With neither list there is nothing to compare
+    with: refused too (fail closed)."""
+    if order:
+        return _against_order(order, name, position, force)
     if not authors:  # fail closed: nothing to compare with is no match
         if not force:
             raise InputError(
-                "the record lists no authors, so your name and position cannot be checked; "
+                "the record lists no authors and arXiv's author order could not be had "
+                f"({why_no_order}), so your name and position cannot be checked; "
                 "nothing was signed (--force signs anyway)"
             )
         return AuthorCheck(False, (), "NOT CHECKED (--force): the record lists no authors")
-    found = tuple(i for i, listed in enumerate(authors, 1) if same_person(name, listed))
-    problem = _problem(authors, name, position, found)
+    if not any(same_person(name, listed) for listed in authors):
+        problem = f"{name!r} is not among the paper's authors ({_short_list(sorted(authors))})"
+    elif position is not None:
+        problem = (
+            f"--position {position} cannot be checked: {why_no_order}, and the record's list "
+            "is not in the paper's order"
+        )
+        if not force:
+            raise InputError(
+                f"{problem}; nothing was signed (leave out --position, or --force signs it "
+                "unchecked)"
+            )
+        return AuthorCheck(True, (), f"NOT CHECKED (--force): {problem}")
+    else:
+        note = f"none signed; the name is one of the record's {len(authors)} authors"
+        return AuthorCheck(True, (), f"{note} (arXiv's order could not be had)")
+    if not force:
+        raise InputError(f"{problem}; nothing was signed (--force signs anyway)")
+    return AuthorCheck(True, (), f"NOT CHECKED (--force): {problem}")
+
+
+def _against_order(
+    order: tuple[str, ...], name: str, position: int | None, force: bool
+) -> AuthorCheck:
+    found = tuple(i for i, listed in enumerate(order, 1) if same_person(name, listed))
+    problem = _problem(order, name, position, found)
     if problem is None:
         if position is None:
             first = found[0]
-            note = f"none signed; the name is {first} of {len(authors)} ({authors[first - 1]})"
+            note = f"none signed; the name is {first} of {len(order)} on arXiv ({order[first - 1]})"
         else:
-            note = f"{position} of {len(authors)} ({authors[position - 1]})"
-        return AuthorCheck(True, found, note)
+            note = f"{position} of {len(order)} on arXiv ({order[position - 1]})"
+        return AuthorCheck(True, found, note, order)
     if not force:
         raise InputError(f"{problem}; nothing was signed (--force signs anyway)")
-    return AuthorCheck(True, found, f"NOT CHECKED (--force): {problem}")
+    return AuthorCheck(True, found, f"NOT CHECKED (--force): {problem}", order)
 
 
 def _problem(
@@ -367,19 +410,19 @@ def _problem(
 ) -> str | None:
     listing = _short_list(authors)
     if not found:
-        return f"{name!r} is not among the paper's authors ({listing})"
+        return f"{name!r} is not among the paper's authors on arXiv ({listing})"
     if position is None or position in found:
         return None
     if position > len(authors):
-        return f"--position {position}: the paper has {len(authors)} authors ({listing})"
+        return f"--position {position}: the paper has {len(authors)} authors on arXiv ({listing})"
     places = " or ".join(str(p) for p in found)
     return (
-        f"--position {position}: author {position} is {authors[position - 1]!r}, "
+        f"--position {position}: author {position} on arXiv is {authors[position - 1]!r}, "
         f"not {name!r} (author {places})"
     )
 
 
-def _short_list(authors: tuple[str, ...], limit: int = 8) -> str:
+def _short_list(authors: Sequence[str], limit: int = 8) -> str:
     shown = ", ".join(authors[:limit])
     return shown if len(authors) <= limit else f"{shown}, … {len(authors)} in all"
 

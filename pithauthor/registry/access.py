@@ -12,6 +12,7 @@ from pithauthor.errors import (
     DocumentError,
     InputError,
     NetworkError,
+    NumberUnchecked,
     RegistryRejected,
     VerificationError,
 )
@@ -264,15 +265,23 @@ def check_names(ref: str, subject: Subject, where: str) -> None:
 def citing_number(
     ref: str, record: str | None, registry: RegistryAccess, *, offline: bool = False
 ) -> tuple[PithNumber, str | None, str | None]:
-    """The citing paper's full Pith Number: given as such (checked with its record when one is
-    at hand: the note says how, see `check_number`), from its record, or by look-up; and its
-    arXiv id (no version) when its record was at hand, so that a citation of another version
-    of the same paper can be refused (`sign_citation`). `offline`: a full number given as such
-    is checked only against the record cache (an arXiv id still needs its look-up)."""
+    """The citing paper's full Pith Number: given as such (checked with its record: see
+    `check_number`), from its record, or by look-up; and its arXiv id (no version) when its
+    record was at hand, so that a citation of another version of the same paper can be refused
+    (`sign_citation`). `offline`: a full number given as such is checked only against the
+    record cache, and used unchecked (the note says so) when none is there; otherwise a number
+    no record checks is refused (an arXiv id still needs its look-up)."""
     if record is None:
         named = classify_reference(ref)
         if named.number is not None and named.number.year is not None:
-            note, held = _check_number(named.number, registry, offline=offline)
+            note, held = _check_number(
+                named.number,
+                registry,
+                offline=offline,
+                instead=f"give the citing paper's arXiv id (--from ARXIV_ID: its number is then "
+                "looked up) or its record (--from-record FILE), or --offline to sign "
+                f"{named.number.full} unchecked",
+            )
             return named.number, note, _source_id(held)
     subject = subject_for(ref, record, registry)
     return subject.pith_number, None, subject.source_id
@@ -284,21 +293,26 @@ def _source_id(record: RecordDocument | None) -> str | None:
     return found if isinstance(found, str) else None
 
 
-# tries for a look-up whose failure only leaves a note (`check_number`)
+# tries for the look-up that checks a full number (`check_number`)
 _COURTESY_ATTEMPTS = 2
 
 
-def check_number(number: PithNumber, registry: RegistryAccess, *, offline: bool = False) -> str:
+def check_number(
+    number: PithNumber, registry: RegistryAccess, *, offline: bool = False, instead: str = ""
+) -> str:
     """Compare a full Pith Number with its paper's record: the one in the record cache
     (`<PITH_HOME>/cache`, verified again now), or else the registry's (one look-up, then kept
     in the cache). InputError naming the right number when the year is wrong. Returns a note:
-    what the number was checked against, or why it could not be (offline, unreachable, no
-    record). Nothing is written when nothing was fetched."""
-    return _check_number(number, registry, offline=offline)[0]
+    what the number was checked against or, `offline` with no cached record, that its year is
+    unchecked. Not `offline`, a number no record can check is refused, never used unchecked
+    (it would be written into a paper, or signed): NumberUnchecked (exit 3) when the registry
+    cannot be reached, InputError when it has no record of it; `instead` (the error's hint)
+    says what to give instead. Nothing is written when nothing was fetched."""
+    return _check_number(number, registry, offline=offline, instead=instead)[0]
 
 
 def _check_number(
-    number: PithNumber, registry: RegistryAccess, *, offline: bool
+    number: PithNumber, registry: RegistryAccess, *, offline: bool, instead: str = ""
 ) -> tuple[str, RecordDocument | None]:
     """`check_number`'s note, and the record it was checked with (None when none was)."""
     if number.year is None:
@@ -308,19 +322,27 @@ def _check_number(
     where = f"{base}, cached"
     if record is None and offline:
         return f"note: offline and no record of {number.full} at hand: its year is unchecked", None
+    hint = instead or (
+        "give the paper's arXiv id instead (its number is then looked up), or --offline to "
+        f"use {number.full} unchecked"
+    )
     if record is None:
         try:
-            # two tries, not the command's whole retry budget: the year check is a courtesy
-            # that ends in a note when the registry is away, and an author working offline
-            # should not wait out a back-off (about 8 s over six tries) for it
+            # two tries, not the command's whole retry budget: an author working offline
+            # should not wait out a back-off (about 8 s over six tries) to be told to say so
             record = registry.client.record(number.body, attempts=_COURTESY_ATTEMPTS)
-        except NetworkError:
-            return (
-                f"note: {base} could not be reached: the year of {number.full} is unchecked",
-                None,
-            )
+        except NetworkError as exc:
+            raise NumberUnchecked(
+                f"{number.full} could not be checked against its record: "
+                f"{str(exc).split('; ')[0]}; nothing was written or signed",
+                hint=hint,
+            ) from None
         except RegistryRejected:
-            return f"note: {base} has no record of {number.full}: its year is unchecked", None
+            raise InputError(
+                f"{base} has no record of {number.full}, so it could not be checked; nothing "
+                "was written or signed",
+                hint=hint,
+            ) from None
         cache = RecordCache()
         try:
             cache.put_record(base, number.body, record)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_TIMEOUT",
     "RegistryClient",
     "fetch_subject",
+    "is_hold",
     "is_local_registry",
     "registry_binding",
     "registry_url",
@@ -206,13 +208,22 @@ class RegistryClient:
         if not isinstance(doc, dict) or "canonical_record" not in doc:
             raise RegistryResponseError("the registry's answer is not a record")
         report, record = checked_record(doc, self.trust)
-        if [c.name for c in report.failed] == ["receipt_key"]:
+        failed = [c.name for c in report.failed]
+        # an unknown key fails the links too when the key is a local registry's (its links are
+        # checked against the manifest that would trust it): the key is what to name
+        if record is None and "receipt_key" in failed:
             receipt = doc.get("receipt")
             kid = receipt.get("key_id") if isinstance(receipt, Mapping) else None
+            local = is_loopback(urlsplit(self.base_url).hostname or "")
             raise VerificationError(
                 f"the record from {self.base_url} is signed by registry key {kid!r}, which is "
-                "not trusted; trust it with --trust-manifest FILE or PITH_TRUST "
-                "(a local registry: --trust-local-registry)"
+                "not trusted"
+                + ("" if failed == ["receipt_key"] else f" ({', '.join(failed)} fail with it)"),
+                hint=(
+                    "a registry on this machine: add --trust-local-registry"
+                    if local
+                    else "trust its manifest with --trust-manifest FILE or PITH_TRUST"
+                ),
             )
         if record is None:
             raise VerificationError(
@@ -280,10 +291,13 @@ class RegistryClient:
         also refuses parts nobody can verify (registry event ids)."""
         return self._document("bundle", ref, checked_bundle, strict)[0]
 
-    def state(self, ref: str | PithNumber, *, strict: bool = True) -> MergedState:
+    def state(
+        self, ref: str | PithNumber, *, strict: bool = True, attempts: int | None = None
+    ) -> MergedState:
         """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
-        also refuses parts nobody can verify (registry event ids, the registry's merge)."""
-        return self._document("state", ref, checked_state, strict)[0]
+        also refuses parts nobody can verify (registry event ids, the registry's merge).
+        `attempts` caps the retries, as for `record`."""
+        return self._document("state", ref, checked_state, strict, attempts)[0]
 
     def checked_state(
         self, ref: str | PithNumber, *, strict: bool = True
@@ -304,14 +318,15 @@ class RegistryClient:
         ref: str | PithNumber,
         check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
         strict: bool,
+        attempts: int | None = None,
     ) -> tuple[Document, Verdict]:
-        record = self.record(ref)
+        record = self.record(ref, attempts=attempts)
         body = PithNumber.parse(record["pith_number"]).body
         path = f"/pith/{body}/{what}.json"
         held: tuple[str, Any, Verdict] | None = None
         if self.kept is not None:
             held = self.kept.document(self.base_url, body, what, self.trust)
-        raw, etag = self.http.get_if_changed(path, held[0] if held else None)
+        raw, etag = self.http.get_if_changed(path, held[0] if held else None, attempts=attempts)
         doc: Any
         if held is not None and not raw:  # 304: the copy verified before is current
             doc, verdict = held[1], held[2]
@@ -375,11 +390,16 @@ class RegistryClient:
                 )
 
     def submit(self, event: AuthorEvent, url: str | None = None) -> tuple[int, Any]:
-        """POST one signed event to its action endpoint; (status, answer) on 200/201."""
+        """POST one signed event to its action endpoint; (status, answer) on 200/201, or on
+        an answer that holds it for moderation (`is_hold`: the caller tells the two apart)."""
         eid = event["event_id"]
         status, answer = self.http.post_json(
             url or self.action_url(event), event, headers={"Idempotency-Key": eid}
         )
+        if is_hold(status, answer) and isinstance(answer, Mapping):
+            if answer.get("event_id", eid) != eid:
+                raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
+            return status, answer
         # anything short of a clear acceptance leaves the event pending: marked accepted on a
         # doubtful answer, it would never be sent again, and might never have arrived
         if (
@@ -395,6 +415,24 @@ class RegistryClient:
         if answer.get("event_id", eid) != eid:
             raise RegistryResponseError(f"the registry acknowledged another event for {eid}")
         return status, answer
+
+
+# DESIGN (docs/protocol.md, "Held for moderation"): the registry's answer to a submission not
+# confirmed by a signed-in author is not published; a 202, or a status naming a hold or
+# moderation ("held_for_moderation", "pending_moderation", "held"), stores the event without
+# accepting it yet. Such an event is never sent again: the paper's state tells when it counts.
+_HOLD_WORDS = re.compile(r"held|hold|moderat", re.IGNORECASE)
+
+
+def is_hold(status: int, answer: object) -> bool:
+    """True when a 2xx answer to a POST holds the event for moderation: a 202, or a JSON
+    object whose `status` names a hold or moderation, without an `error`."""
+    if not isinstance(answer, Mapping) or "error" in answer or not 200 <= status < 300:
+        return False
+    said = answer.get("status")
+    if isinstance(said, str) and _HOLD_WORDS.search(said):
+        return True
+    return status == 202  # "accepted for processing", not done: taken, not yet in the state
 
 
 def fetch_subject(ref: str) -> Subject:

@@ -42,6 +42,11 @@ PINNED_MANIFEST = "pith-mirrors.json"
 TRUST_ENV = "PITH_TRUST"
 
 
+TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
+"""`1`: `--trust-local-registry` for every command of a session (a loopback registry only), so
+that one `export` beside `PITH_REGISTRY` tries a whole page of the docs on a local registry."""
+
+
 @cache
 def pinned_trust() -> Trust:
     """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""

@@ -1,7 +1,7 @@
 """The outbox's files: the SQLite database checked, created and migrated, and the
 append-only journal beside it, from which `recover` rebuilds a lost or damaged database.
 
-Two tables hold the events (schema 4). `outbox` is the working set: the rows still pending or
+Two tables hold the events (schema 5). `outbox` is the working set: the rows still pending or
 rejected, which commands list, send and count. `ledger` holds the rows their registry accepted
 (moved there, in the same transaction that records the answer): what `pith papers`, `pith
 withdraw` and `--replace` need, read only through its indexes (by signer, type and subject; by
@@ -32,7 +32,7 @@ DB_NAME = "outbox.sqlite3"
 JOURNAL_NAME = "outbox.journal.jsonl"
 
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 # a file up to this size gets SQLite's whole quick_check on every open (about 1 ms per MiB);
@@ -88,7 +88,7 @@ CREATE TABLE outbox (
     event_type TEXT NOT NULL,
     subject TEXT NOT NULL,
     body TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'rejected')),
+    state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'rejected', 'held')),
     stored_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
@@ -105,7 +105,7 @@ CREATE INDEX outbox_state ON outbox(state, registry);
 """
 
 
-# the indexes of `said` columns and the ledger (schema 4; module docstring)
+# the indexes of `said` columns and the ledger (schema 5; module docstring)
 LEDGER_SCHEMA = """
 CREATE INDEX outbox_said ON outbox(signer, event_type, subject);
 CREATE INDEX outbox_subject ON outbox(subject);
@@ -134,7 +134,7 @@ CREATE INDEX ledger_kept ON ledger(registry) WHERE body IS NOT NULL;
 
 # What `pith papers` shows, kept by the database itself as rows come, go and change state: how
 # many rows of each (paper, key, registry, type, state), and the newest change. A command then
-# reads a row per paper and role, never the rows themselves (schema 4).
+# reads a row per paper and role, never the rows themselves (schema 5).
 def _tally(table: str, sign: str, row: str, state: str) -> str:
     return (
         f"INSERT INTO tally VALUES ({row}.subject, COALESCE({row}.key_id, ''), {row}.registry, "
@@ -281,7 +281,7 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
         raise damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
     if version >= SCHEMA_VERSION and not list(conn.execute("PRAGMA table_info(ledger)")):
         raise damaged(path, "it holds no ledger table")
-    if version >= 3:  # a version-3 file is checked before it is migrated
+    if version >= 3:  # a version-3 or -4 file is checked before it is migrated
         _check_count(conn, path, ledger=version >= SCHEMA_VERSION)
 
 
@@ -342,8 +342,9 @@ def _create(path: Path) -> None:
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
-    registry), a version-2 one (no `outbox_count`) or a version-3 one (no ledger, no `said`
-    columns) to this schema, once: returns (rows bound, the registry) when it bound any."""
+    registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`) or a
+    version-4 one (no ledger, no `said` columns) to this schema, once: returns (rows bound,
+    the registry) when it bound any."""
     # the version is read again under the write lock: two processes opening an old outbox at
     # once both see it old here, and only the first may migrate it
     if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -355,7 +356,9 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
             conn.execute("ROLLBACK")  # another process migrated it meanwhile
             return None
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        unbound = _bind_registries(conn, default) if version < 2 else 0
+        # before version 2 the table is rebuilt with the registry column; version 3's is
+        # rebuilt only to admit the state 'held' (SQLite cannot change a CHECK in place)
+        unbound = _bind_registries(conn, default) if version < 4 else 0
         if version < 3:
             # what it holds now is all that can be counted: the count starts from it
             journal = journal_path(path)
@@ -379,8 +382,9 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
 
 
 def _bind_registries(conn: sqlite3.Connection, default: str) -> int:
-    """Version 0 to 2, inside the migration's transaction: every row bound to a registry
-    (`default` for those naming none); returns how many were bound so."""
+    """The table rebuilt to this schema, inside the migration's transaction: from version 0,
+    every row bound to a registry (`default` for those naming none); returns how many were
+    bound so (none from version 2 or 3, whose rows all name theirs)."""
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     unbound = int(conn.execute("SELECT count(*) FROM outbox WHERE registry IS NULL").fetchone()[0])
     conn.execute("ALTER TABLE outbox RENAME TO outbox_v0")
@@ -401,7 +405,7 @@ def _bind_registries(conn: sqlite3.Connection, default: str) -> int:
 
 
 def _add_ledger(conn: sqlite3.Connection) -> None:
-    """Version 3 to 4, inside the migration's transaction: the `said` columns (each stored
+    """Version 4 to 5, inside the migration's transaction: the `said` columns (each stored
     event read once, now), the indexes and the ledger, and the accepted rows moved into it."""
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     for column in SAID:
@@ -521,13 +525,14 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
                 "SELECT registry, stored_at, body, event_id, 'accepted' FROM ledger "
                 "WHERE body IS NOT NULL ORDER BY stored_at, event_id"
             ).fetchall()
-            # accepted rows are journalled as such, so a recovery does not send them again;
+            # accepted (and held) rows are journalled as such, so a recovery does not send
+            # them again;
             # rejected ones are not (as in `Outbox.mark_rejected`)
             lines: list[Line] = [stored_line(r, t, b) for r, t, b, _, _ in rows]
             lines += [
-                {"op": "accepted", "event_id": e, "registry": r}
+                {"op": state, "event_id": e, "registry": r}
                 for r, _, _, e, state in rows
-                if state == "accepted"
+                if state in ("accepted", "held")
             ]
             forgotten = conn.execute(f"SELECT {ledger} FROM ledger WHERE body IS NULL")
             lines += [forget_line(dict(zip(LEDGER_COLUMNS, r, strict=True))) for r in forgotten]

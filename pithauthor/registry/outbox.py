@@ -3,11 +3,15 @@
 One row per (event_id, registry): an event is bound, when it is stored, to the registry it is
 for (`registry_binding`: the `--registry` given, else the default), and only that registry's
 answer changes the row. The same event stored for two registries is two rows. A row is in one
-of three states:
+of four states:
 
     pending   stored, not yet accepted by its registry
-    accepted  its registry answered 200/201; the answer is kept
+    accepted  its registry answered 200/201 (or, once held, its merged state lists the event);
+              the answer is kept
     rejected  its registry answered 4xx about the event itself; the reason is kept
+    held      its registry took it and holds it for moderation (202, or a status naming a hold:
+              docs/protocol.md); it is never sent again, and becomes accepted when the paper's
+              merged state lists it (`pith submit` looks)
 
 Several `pith submit` processes may share one outbox: a process sends a row only after it has
 *claimed* it, one atomic `UPDATE ... WHERE state='pending' AND (no lease OR lease expired)` that
@@ -43,8 +47,9 @@ A journal shorter than the recorded size (truncated) is written again from the r
 
 Schema versions: 0 is an outbox of pithauthor before rows named their registry (migrated once,
 on open: its pending rows are bound to the default registry); 2 had no `outbox_count` (added on
-open, counting the rows it has); 3 had no ledger (its accepted rows move there on open, each
-event read once); 4 is this one.
+open, counting the rows it has); 3 had no state `held` (its table is rebuilt on open: SQLite
+cannot widen a CHECK in place); 4 had no ledger (its accepted rows move there on open, each
+event read once); 5 is this one.
 """
 
 from __future__ import annotations
@@ -82,10 +87,10 @@ from pithauthor.registry.journal import (
     stored_line,
 )
 
-State = Literal["pending", "accepted", "rejected"]
+State = Literal["pending", "accepted", "rejected", "held"]
 
 
-STATES: tuple[State, ...] = ("pending", "accepted", "rejected")
+STATES: tuple[State, ...] = ("pending", "accepted", "rejected", "held")
 
 
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
@@ -283,7 +288,9 @@ class Outbox:
         return found[0] if found else None
 
     def counts(self, registry: str | None = None) -> dict[str, int]:
-        """Rows per state, counted by the database (no row is read)."""
+        """Rows per state (for one registry), counted by the database (no row is read):
+        pending, accepted and rejected always, `held` only when there are some (most
+        registries never hold anything)."""
         clause, args = _where(registry=registry)
         with self._lock:
             found = dict(
@@ -295,7 +302,7 @@ class Outbox:
                 found.get("accepted", 0)
                 + self._conn.execute(f"SELECT count(*) FROM ledger{clause}", args).fetchone()[0]
             )
-        return {s: int(found.get(s, 0)) for s in STATES}
+        return {s: int(found.get(s, 0)) for s in STATES if s != "held" or found.get(s)}
 
     # --- what a command can repeat or correct, found through indexes ---------------------------
 
@@ -459,7 +466,7 @@ class Outbox:
         """Record `registry`'s acceptance of the row bound to it (`attempted`: and count the
         attempt, in the same transaction): the row moves out of the working set into the
         ledger. A row for another registry is never touched: returns False when there is no
-        pending row of `event_id` for `registry`.
+        pending (or held) row of `event_id` for `registry`.
 
         The journal hears of it too, not synced (like the database's state changes): a
         recovery then keeps it accepted, and at worst, after a power cut, sends it again."""
@@ -469,17 +476,19 @@ class Outbox:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                # a ledger row whose body was dropped (the same event sent again) gets it back
+                # a ledger row whose body was dropped (the same event sent again) gets it back;
+                # a row held for moderation is accepted once the registry's state lists it
                 changed = self._conn.execute(
                     f"INSERT INTO ledger ({moved}, answer, updated_at, attempts) "
                     f"SELECT {moved}, ?, ?, attempts + ? FROM outbox WHERE event_id=? "
-                    "AND registry=? AND state='pending' ON CONFLICT(event_id, registry) DO "
-                    "UPDATE SET body=excluded.body, answer=excluded.answer, "
+                    "AND registry=? AND state IN ('pending', 'held') ON CONFLICT(event_id, "
+                    "registry) DO UPDATE SET body=excluded.body, answer=excluded.answer, "
                     "updated_at=excluded.updated_at, attempts=excluded.attempts",
                     (dump_json(answer), utc_now(), int(attempted), event_id, registry),
                 ).rowcount
                 self._conn.execute(
-                    "DELETE FROM outbox WHERE event_id=? AND registry=? AND state='pending'",
+                    "DELETE FROM outbox WHERE event_id=? AND registry=? "
+                    "AND state IN ('pending', 'held')",
                     (event_id, registry),
                 )
                 self._conn.execute("COMMIT")
@@ -490,6 +499,24 @@ class Outbox:
             line: dict[str, object] = {"op": "accepted", "event_id": event_id, "registry": registry}
             _append_journal(self.journal, [line], durable=False)
         return changed > 0
+
+    def mark_held(
+        self, event_id: str, registry: str, answer: Any, *, attempted: bool = False
+    ) -> bool:
+        """Record that `registry` holds the pending row bound to it for moderation (as
+        `mark_accepted`): it is never sent again. Journalled like an acceptance, so that a
+        recovery does not send it again either."""
+        registry = registry_binding(registry)
+        changed = self._changed(
+            f"UPDATE outbox SET state='held', answer=?, reason=NULL, {_END_LEASE}, "
+            "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
+            "AND state='pending'",
+            (dump_json(answer), utc_now(), int(attempted), event_id, registry),
+        )
+        if changed:
+            line: dict[str, object] = {"op": "held", "event_id": event_id, "registry": registry}
+            _append_journal(self.journal, [line], durable=False)
+        return changed
 
     def mark_rejected(
         self, event_id: str, registry: str, reason: str, answer: Any, *, attempted: bool = False

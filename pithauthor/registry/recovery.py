@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import InputError, OutboxDamaged
+from pithauthor.errors import InputError, OutboxDamaged, PithError
+from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import default_path, journal_path
@@ -28,6 +28,7 @@ class Recovered:
     accepted: int  # of them, rows the journal says their registry accepted (kept so)
     skipped: int  # journal lines that could not be read or do not verify
     moved_to: Path | None  # where the damaged file was put (None: there was none)
+    held: int = 0  # of them, rows held for moderation by their registry (kept so)
 
 
 def recover(path: Path | None = None) -> Recovered:
@@ -45,7 +46,7 @@ def recover(path: Path | None = None) -> Recovered:
             raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
     if not journal.is_file():
         raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
-    rows, accepted, forgotten, skipped = _replay(journal)
+    rows, accepted, held, forgotten, skipped = _replay(journal)
     moved = None
     if path.exists() or path.is_symlink():
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
@@ -66,61 +67,103 @@ def recover(path: Path | None = None) -> Recovered:
                 counts[registry] = counts.get(registry, 0) + new
             for event_id, registry in accepted:  # its answer is not journalled: null
                 outbox.mark_accepted(event_id, registry, None)
+            for event_id, registry in held - accepted:  # held for moderation: not sent again
+                outbox.mark_held(event_id, registry, None)
             outbox.restore_ids(forgotten.values())
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
         raise
     old_journal.unlink()
-    return Recovered(sum(counts.values()), counts, len(accepted), skipped, moved)
+    return Recovered(
+        sum(counts.values()), counts, len(accepted), skipped, moved, len(held - accepted)
+    )
+
+
+MAX_JOURNAL_LINE = 1 << 20
+"""1 MiB: a journal line holds one event (a registry takes 64 KiB bodies); a longer line is
+damage, skipped without being read whole."""
 
 
 Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
 
 
+Pairs = set[tuple[str, str]]
+
+
 def _replay(
     journal: Path,
-) -> tuple[dict[tuple[str, str], Row], set[tuple[str, str]], dict[tuple[str, str], Any], int]:
+) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, dict[tuple[str, str], Any], int]:
     """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
-    those of them accepted; the ledger rows kept without their events (`forget` lines); and
-    how many lines were skipped (torn, unreadable, or not a verifying event)."""
+    those of them accepted; those held for moderation; the ledger rows kept without their
+    events (`forget` lines); and how many lines were skipped (torn, unreadable, or not a
+    verifying event)."""
     rows: dict[tuple[str, str], Row] = {}
-    accepted: set[tuple[str, str]] = set()
+    accepted: Pairs = set()
+    held: Pairs = set()
     forgotten: dict[tuple[str, str], Any] = {}
     skipped = 0
-    with open(journal, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                op, registry = item["op"], registry_binding(item["registry"])
-                if op == "store":
-                    event = item["event"]
-                    rows[(event["event_id"], registry)] = (event, str(item["stored_at"]))
-                elif op == "drop":
-                    rows.pop((item["event_id"], registry), None)
-                    accepted.discard((item["event_id"], registry))
-                elif op == "accepted":
-                    accepted.add((str(item["event_id"]), registry))
-                elif op == "forget":
-                    key = (str(item["event_id"]), registry)
-                    rows.pop(key, None)
-                    accepted.discard(key)
-                    forgotten[key] = {**item, "registry": registry}
-                else:
-                    skipped += 1
-            except (ValueError, KeyError, TypeError, AttributeError, InputError):
+    for line in _journal_lines(journal):
+        if line is None:  # longer than any journal line pith writes: skipped unread
+            skipped += 1
+            continue
+        if not line.strip():
+            continue
+        try:
+            # strict and bounded (`parse_json`: depth, number sizes): a line nested 200,000
+            # deep is one skipped line, not a RecursionError that stops the recovery (issue 38)
+            item = parse_json(line)
+            op, registry = item["op"], registry_binding(item["registry"])
+            if op == "store":
+                event = item["event"]
+                rows[(event["event_id"], registry)] = (event, str(item["stored_at"]))
+            elif op == "drop":
+                rows.pop((item["event_id"], registry), None)
+                accepted.discard((item["event_id"], registry))
+                held.discard((item["event_id"], registry))
+            elif op == "accepted":
+                accepted.add((str(item["event_id"]), registry))
+            elif op == "held":
+                held.add((str(item["event_id"]), registry))
+            elif op == "forget":
+                key = (str(item["event_id"]), registry)
+                rows.pop(key, None)
+                accepted.discard(key)
+                held.discard(key)
+                forgotten[key] = {**item, "registry": registry}
+            else:
                 skipped += 1
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, PithError):
+            skipped += 1
     good = {}
     for key, row in rows.items():
-        if checked_author_event(row[0])[1] is None:
-            skipped += 1
-        else:
+        try:
+            verified = checked_author_event(row[0])[1] is not None
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, PithError):
+            verified = False  # whatever a hostile line holds, it is one skipped line
+        if verified:
             good[key] = row
+        else:
+            skipped += 1
     for key in good:
         forgotten.pop(key, None)  # stored again since: the event is back
-    return good, accepted & set(good), forgotten, skipped
+    return good, accepted & set(good), held & set(good), forgotten, skipped
+
+
+def _journal_lines(journal: Path) -> Iterator[bytes | None]:
+    """The journal's lines as bytes; None for a line longer than `MAX_JOURNAL_LINE`, which is
+    passed over in pieces, never held whole (a damaged journal can be one huge line)."""
+    with open(journal, "rb") as handle:
+        while True:
+            line = handle.readline(MAX_JOURNAL_LINE + 1)
+            if not line:
+                return
+            if len(line) <= MAX_JOURNAL_LINE or line.endswith(b"\n"):
+                yield line
+                continue
+            while line and not line.endswith(b"\n"):  # the rest of the long line
+                line = handle.readline(1 << 16)
+            yield None
 
 
 def _batches(rows: Mapping[tuple[str, str], Row]) -> dict[tuple[str, str], list[Any]]:

@@ -15,10 +15,16 @@ from pithauthor.errors import EventError, InputError
 from pithauthor.keys.author import list_keys
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.checks.merge import Applied, apply_events, order_key, slot_and_claim
+from pithauthor.protocol.checks.merge import (
+    Applied,
+    Slot,
+    apply_events,
+    order_key,
+    slot_and_claim,
+)
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
 from pithauthor.protocol.ids import PithNumber
-from pithauthor.protocol.subject import replacing, statement_key
+from pithauthor.protocol.subject import replacing, statement_key, unlinked
 from pithauthor.registry.client import RegistryClient, registry_binding
 from pithauthor.registry.journal import default_path
 from pithauthor.registry.outbox import Outbox, OutboxEntry
@@ -33,8 +39,11 @@ __all__ = [
     "Statements",
     "events_in_file",
     "gist",
+    "key_lineage",
     "my_papers",
+    "own_events_in_state",
     "paper_status",
+    "papers_on_registry",
 ]
 
 
@@ -58,14 +67,21 @@ __all__ = [
 # - the slot is empty: a **new** event (`replace` refuses: there is nothing to replace).
 #
 # With `-o FILE`, the events FILE already holds count too (`events_in_file`): writing the same
-# statement into the same file twice is a reuse, not a second line. The outbox (and that file) is
-# all it knows: a statement made from another machine, or dropped from the outbox,
-# is not seen (the registry's merged state shows it: `pith fetch REF --what state`). An
-# accepted one whose body `pith outbox drop --accepted` dropped keeps its id there: it is named
-# (or brought back by `recall`, checked against its id), never taken for no statement.
+# statement into the same file twice is a reuse, not a second line.
+#
+# The registry is the author's memory too: a claim, replication or withdrawal first `learn`s the
+# events of the paper's merged state signed by this key (`own_events_in_state`), so that a
+# statement made from another machine with the same key (restored from its backup), or dropped
+# from the outbox, is reused or corrected exactly as one made here. Events of the key's retired
+# predecessors (`key_lineage`: the key store knows rotations) are learnt too: the same statement
+# made by a predecessor is reused; a different one is another key's slot, which only that key
+# could correct, so it is named, never replaced.
 #
 # The outbox is asked, through its indexes, about the papers a command signs about only
-# (`Outbox.said`, `holds`, `holding`): what a command costs does not grow with the history.
+# (`Outbox.said`, `holds`, `holding`): what a command costs does not grow with the history. An
+# accepted event whose body `pith outbox drop --accepted` dropped keeps its id there: it is
+# taken from what was learnt (or `recall`), checked against its id, and else named, never
+# taken for no statement.
 
 #: What to do when the slot holds a different statement (see the module docstring).
 OnChange = Literal["refuse", "replace", "auto"]
@@ -136,9 +152,15 @@ class Statements:
     recall: Callable[[str, list[str]], Iterable[AuthorEvent]] | None = field(
         default=None, repr=False
     )
+    # fingerprints of the signing key's retired predecessors (`key_lineage`)
+    predecessors: frozenset[str] = frozenset()
+    # the events known only from a registry's merged state (`learn`), not from this machine
+    from_registry: set[str] = field(default_factory=set)
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
     _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
     _none_held: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _loaded: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _ids_only: dict[tuple[str, str, str], list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for event in self.events:
@@ -161,17 +183,50 @@ class Statements:
             source = _Said(Outbox(path, note=note), registry_binding(registry))
         return cls(list(also), source=source)
 
+    def learn(self, events: Iterable[AuthorEvent]) -> int:
+        """Add events a registry's merged state holds (`own_events_in_state`) to what is
+        known; returns how many were new here (an event the outbox holds, or holds the id of,
+        is not counted)."""
+        new = 0
+        for event in events:
+            key, eid = _said_by_about(event), event["event_id"]
+            self._load(key)
+            group = self._groups.setdefault(key, [])
+            if any(e["event_id"] == eid for e in group):
+                continue
+            group.append(event)
+            self.events.append(event)
+            self._merged.pop(key, None)  # merged again with it on next use
+            if eid not in self._ids_only.get(key, ()):  # the outbox kept no id of it either
+                self.from_registry.add(eid)
+                new += 1
+        return new
+
     @property
     def last(self) -> Settled | None:
         return self.log[-1] if self.log else None
 
-    def _group(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
-        """What the key said of the type about the subject: given, and held (read once)."""
-        if self.source is not None and key not in self._merged:
+    def _load(self, key: tuple[str, str, str]) -> None:
+        """Read what the outbox holds of this key, type and subject, once: the events, and
+        the ids kept without their bodies (`_ids_only`, looked for in `_group`)."""
+        if self.source is not None and key not in self._loaded:
+            self._loaded.add(key)
             events, ids_only = self.source.said(key)
-            events += self._recalled(key[2], ids_only)
             self._groups.setdefault(key, []).extend(events)
-        return self._groups.get(key, [])
+            if ids_only:
+                self._ids_only[key] = ids_only
+
+    def _group(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
+        """What the key said of the type about the subject: given or learnt, and held (read
+        once); an id kept without its body is taken from what is known, else `recall`."""
+        self._load(key)
+        group = self._groups.get(key, [])
+        if key in self._ids_only:
+            known = {e["event_id"] for e in group}
+            missing = [i for i in self._ids_only[key] if i not in known]
+            if missing:  # once found, they are in the group: asked no more
+                group = self._groups[key] = [*group, *self._recalled(key[2], missing)]
+        return group
 
     def _recalled(self, subject: str, ids: list[str]) -> list[AuthorEvent]:
         """The events of `ids` (kept without their bodies) from `recall`, each checked in
@@ -199,7 +254,7 @@ class Statements:
         key = (fingerprint, event_type, subject)
         if self._groups.get(key):
             return True
-        if key in self._merged or key in self._none_held or self.source is None:
+        if key in self._loaded or key in self._none_held or self.source is None:
             return False
         return self.source.holds(key)
 
@@ -208,7 +263,7 @@ class Statements:
         for those it holds nothing about without asking again."""
         if self.source is None:
             return
-        wanted = [s for s in subjects if (fingerprint, event_type, s) not in self._merged]
+        wanted = [s for s in subjects if (fingerprint, event_type, s) not in self._loaded]
         held = self.source.holding(fingerprint, event_type, wanted)
         self._none_held.update((fingerprint, event_type, s) for s in wanted if s not in held)
 
@@ -272,9 +327,12 @@ class _Settle:
         """True (and logged `new`) when nothing is held of this key, type and subject, so that
         a statement about it is new whatever it says: `pithauthor.sign.citation_signer` then
         signs it with the batch, without building its unsigned event for `__call__`."""
-        if self.on_change == "replace" or self.held.holds(fingerprint, event_type, subject):
-            return False
-        self.held.log.append(Settled("new", subject, event_type))
+        held = self.held
+        if self.on_change == "replace" or any(
+            held.holds(key, event_type, subject) for key in (fingerprint, *held.predecessors)
+        ):
+            return False  # a retired predecessor's statement may be the same (`__call__`)
+        held.log.append(Settled("new", subject, event_type))
         return True
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
@@ -288,27 +346,103 @@ class _Settle:
         if same is not None:
             log.append(Settled("reused", subject, etype, same["event_id"]))
             return same
+        older = self._by_predecessor(unsigned, slot)
+        if older is not None and unlinked(older["payload"]) == unlinked(unsigned["payload"]):
+            # the same statement, made by a retired key of this author: it stands, as made
+            log.append(Settled("reused", subject, etype, older["event_id"]))
+            return older
         if not holding and self.on_change == "replace":
             holding = _same_family(merged.current, unsigned)
         if not holding:
             if self.on_change == "replace":
+                if older is not None:
+                    raise InputError(
+                        f"--replace: your {_NOUNS[etype]} on {subject} is "
+                        f"{older['event_id'][:19]}…, signed by your retired key "
+                        f"{older['signer']['key_id']}, which only that key can replace; sign "
+                        "this one without --replace (it stands beside it, under this key)"
+                    )
                 raise InputError(
-                    f"--replace: the outbox holds no {_NOUNS[etype]} of yours on {subject} "
-                    "to replace (sign it without --replace)"
+                    f"--replace: neither the outbox nor the registry holds any {_NOUNS[etype]} "
+                    f"of yours on {subject} to replace (sign it without --replace)"
                 )
             log.append(Settled("new", subject, etype))
             return unsigned
         head = holding[0]
         if self.on_change == "refuse":
+            elsewhere = head["event_id"] in self.held.from_registry
+            where = " (on the registry, from another machine)" if elsewhere else ""
+            paper = f" --paper {subject}" if elsewhere else ""  # not in this outbox
             raise InputError(
-                f"you already signed {_NOUNS[etype]} {head['event_id'][:19]}… on {subject} "
-                f"({gist(head)}); give --replace to correct it, or `pith withdraw "
-                f"{head['event_id'][:19]}` to take it back"
+                f"you already signed {_NOUNS[etype]} {head['event_id'][:19]}…{where} on "
+                f"{subject} ({gist(head)}); give --replace to correct it, or `pith withdraw "
+                f"{head['event_id'][:19]}{paper}` to take it back"
             )
         log.append(Settled("replaces", subject, etype, replaced=head["event_id"]))
         corrected = unsigned.copy()
         corrected["payload"] = replacing(unsigned["payload"], head["event_id"])
         return corrected
+
+    def _by_predecessor(self, unsigned: UnsignedEvent, slot: Slot) -> AuthorEvent | None:
+        """The current event of a retired predecessor of the signing key in the same slot
+        (the slot names the key: compared without it), if any."""
+        etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
+        for fingerprint in sorted(self.held.predecessors):
+            for event in self.held.merged(fingerprint, etype, subject).current:
+                if slot_and_claim(event)[0][1:] == slot[1:]:
+                    return event
+        return None
+
+
+def own_events_in_state(state: Mapping[str, Any], fingerprints: Iterable[str]) -> list[AuthorEvent]:
+    """The author events a merged state holds that the keys `fingerprints` signed, whatever
+    became of them there (current, replaced, withdrawn, a withdrawal, a repeat, an
+    equivocation), each checked as the outbox checks one (signature and shape); the state's
+    `invalid_events` are left out (the registry refused them)."""
+    wanted = frozenset(fingerprints)
+    found: dict[str, AuthorEvent] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, Mapping):
+            signer = node.get("signer")
+            if (
+                "signature" in node
+                and isinstance(signer, Mapping)
+                and signer.get("public_key_fingerprint") in wanted
+            ):
+                typed = checked_author_event(node)[1]
+                if typed is not None:
+                    found.setdefault(typed["event_id"], typed)
+                    return
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for part, value in state.items():
+        if part != "invalid_events":
+            walk(value)
+    return sorted(found.values(), key=order_key)
+
+
+def key_lineage(key_id: str) -> tuple[str, list[str]]:
+    """The fingerprint of key `key_id` and those of its retired predecessors, newest first
+    (the key store records each rotation: a key `replaces` the one before it)."""
+    records = {r.key_id: r for r in list_keys()}
+    record = records.get(key_id)
+    if record is None:
+        return "", []
+    older: list[str] = []
+    seen = {key_id}
+    while record.replaces is not None and record.replaces not in seen:
+        seen.add(record.replaces)
+        found = records.get(record.replaces)
+        if found is None:
+            break
+        older.append(found.public_key_fingerprint)
+        record = found
+    return records[key_id].public_key_fingerprint, older
 
 
 def events_in_file(path: Path) -> list[AuthorEvent]:
@@ -489,6 +623,56 @@ def my_papers() -> list[dict[str, Any]]:
 
 def _by_last(group: tuple[str, str | None, str, str, str, int, str]) -> tuple[str, str]:
     return group[6], group[0]
+
+
+def papers_on_registry(
+    client: RegistryClient, refs: Iterable[str] = (), rows: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """`my_papers` (or `rows`), with what `client`'s registry holds of this machine's keys
+    (active and retired), signed here or elsewhere: the merged state of each paper named in
+    `refs` and of each paper the outbox holds rows for that registry is read (verified), and
+    its events by these keys are counted under the registry's `on the registry`. No registry
+    lists papers by key (none is published), so the papers asked about are those named and
+    those this machine knows."""
+    rows = my_papers() if rows is None else rows
+    own = {r.public_key_fingerprint: r.key_id for r in list_keys()}
+    where = client.base_url
+    by_number = {p["pith_number"]: p for p in rows}
+    bound = registry_binding(where)
+    with Outbox() as outbox:  # the papers it holds rows of for that registry: its tally
+        known = [subject for subject, _, registry, *_ in outbox.tally() if registry == bound]
+    wanted = list(dict.fromkeys([*refs, *known]))
+    for ref in wanted:
+        record = client.record(ref)
+        number = record["pith_number"]
+        events = own_events_in_state(client.state(number, strict=False), own)
+        if not events:
+            continue
+        page = by_number.get(number)
+        if page is None:
+            title = _title_of(record)
+            page = by_number[number] = {
+                "pith_number": number, "title": title, "roles": [], "keys": [],
+                "registries": {}, "last": "",
+            }  # fmt: skip
+            rows.append(page)
+        for event in events:
+            role = ROLES.get(event["event_type"], event["event_type"])
+            if role not in page["roles"]:
+                page["roles"].append(role)
+            kid = own[event["signer"]["public_key_fingerprint"]]
+            if kid not in page["keys"]:
+                page["keys"].append(kid)
+            page["last"] = max(page["last"], event["created_at"])
+        counts = page["registries"].setdefault(where, {"pending": 0, "accepted": 0, "rejected": 0})
+        counts["on the registry"] = len(events)
+    return sorted(rows, key=lambda p: p["last"], reverse=True)
+
+
+def _title_of(record: Mapping[str, Any]) -> str | None:
+    paper = record.get("paper")
+    title = paper.get("title") if isinstance(paper, Mapping) else None
+    return " ".join(title.split()) if isinstance(title, str) and title.strip() else None
 
 
 def _references(current: Mapping[str, Any]) -> int:

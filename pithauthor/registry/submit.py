@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pithauthor.errors import (
     AuthError,
     EventRefused,
+    FormatRefused,
     InputError,
     NetworkError,
     PithError,
@@ -34,6 +36,7 @@ from pithauthor.registry.client import DB_NAME as CACHE_NAME
 from pithauthor.registry.client import (
     RecordCache,
     RegistryClient,
+    is_hold,
     registry_binding,
 )
 from pithauthor.registry.outbox import Note, Outbox, OutboxEntry, new_lease_owner
@@ -47,6 +50,8 @@ __all__ = [
     "paper_titles",
     "pending_by_registry",
     "record_titles",
+    "registries_to_visit",
+    "state_event_ids",
     "store_in_outbox",
     "submit_events",
     "submit_everywhere",
@@ -67,6 +72,10 @@ class SubmitResult:
     duplicates: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
+    # held for moderation there (202, or a status naming a hold): never sent again
+    held: list[str] = field(default_factory=list)
+    # of the rows held before this pass, those the paper's merged state now lists (accepted)
+    confirmed: list[str] = field(default_factory=list)
     elsewhere: list[str] = field(default_factory=list)
     # with `only`: the pending rows for this registry that were left alone (not asked for)
     others_pending: list[str] = field(default_factory=list)
@@ -77,12 +86,29 @@ class SubmitResult:
         return self.error is None and not self.rejected and not self.pending
 
     def summary(self) -> str:
-        """`accepted 3 (1 already there), rejected 0, pending 0 at URL`."""
+        """`accepted 3 (1 already there), rejected 0, pending 0 at URL`; `, held 1` when the
+        registry holds events for moderation, `(1 confirmed since held)` when some held
+        earlier now count."""
         dup = f" ({len(self.duplicates)} already there)" if self.duplicates else ""
+        if self.confirmed:
+            dup += f" ({len(self.confirmed)} confirmed since held)"
         other = f"; {len(self.elsewhere)} sent by another pith submit" if self.elsewhere else ""
+        held = f", held {len(self.held)}" if self.held else ""
         return (
-            f"accepted {len(self.accepted)}{dup}, rejected {len(self.rejected)}, "
-            f"pending {len(self.pending)} at {self.registry}{other}"
+            f"accepted {len(self.accepted) + len(self.confirmed)}{dup}, rejected "
+            f"{len(self.rejected)}, pending {len(self.pending)}{held} at {self.registry}{other}"
+        )
+
+    def held_line(self) -> str | None:
+        """What a hold means and what the author can do, in one line (None: nothing held)."""
+        if not self.held:
+            return None
+        n = len(self.held)
+        what = "1 event is" if n == 1 else f"{n} events are"
+        return (
+            f"held for moderation at {self.registry}: {what} stored there but not yet "
+            "public; sign in there to confirm it (`pith submit` then marks it accepted; it is "
+            "never sent again)"
         )
 
     def raise_for_failure(self) -> None:
@@ -102,6 +128,8 @@ class SubmitResult:
             "duplicates": self.duplicates,
             "rejected": self.rejected,
             "pending": self.pending,
+            "held": self.held,
+            "confirmed": self.confirmed,
             "elsewhere": self.elsewhere,
             "error": str(self.error) if self.error else None,
         }
@@ -114,7 +142,7 @@ def combined(results: Sequence[SubmitResult]) -> dict[str, object]:
         "ok": all(r.ok for r in results),
         "registry": results[0].registry if len(results) == 1 else None,
     }
-    for name in ("accepted", "duplicates", "pending", "elsewhere"):
+    for name in ("accepted", "duplicates", "pending", "held", "confirmed", "elsewhere"):
         joined[name] = [eid for r in results for eid in getattr(r, name)]
     joined["rejected"] = {k: v for r in results for k, v in r.rejected.items()}
     errors = [str(r.error) for r in results if r.error is not None]
@@ -173,6 +201,13 @@ def pending_by_registry(
         return {r: outbox.counts(r)["pending"] for r in outbox.registries("pending")}
 
 
+def registries_to_visit(outbox_path: Path | None = None) -> list[str]:
+    """The registries `pith submit` talks to: those with pending rows (to send) or held rows
+    (to look whether the paper's state lists them now), sorted."""
+    with Outbox(outbox_path) as outbox:
+        return sorted({*outbox.registries("pending"), *outbox.registries("held")})
+
+
 def submit_everywhere(
     connect: Callable[[str], RegistryClient],
     *,
@@ -186,7 +221,8 @@ def submit_everywhere(
     registry, with the client `connect(registry)` builds. A registry that fails (cannot be
     reached, refuses the token) does not stop the others: its result carries the error."""
     results = []
-    for where in pending_by_registry(outbox_path, note=note):
+    pending_by_registry(outbox_path, note=note)  # opens (and migrates) the outbox once
+    for where in registries_to_visit(outbox_path):
         try:
             client = connect(where)
         except PithError as exc:
@@ -234,6 +270,8 @@ class Submission:
         self.where = registry_binding(client.base_url)  # the rows this client may answer for
         entries = outbox.entries("pending", self.where)
         self.entries = [e for e in entries if only is None or e.event_id in only]
+        held = outbox.entries("held", self.where)
+        self.held = [e for e in held if only is None or e.event_id in only]
         self.result = SubmitResult(registry=client.base_url)
         self.mine: set[str] = set()  # events this pass claimed (and so sent, or tried to)
         self.stop = threading.Event()
@@ -243,7 +281,11 @@ class Submission:
 
     def run(self, parallel: int, progress: Progress | None = None) -> SubmitResult:
         """Send every entry this pass can claim, wait for the rest, and say what became of
-        each (the outbox is read again at the end: it is the truth, not this pass's memory)."""
+        each (the outbox is read again at the end: it is the truth, not this pass's memory).
+        Rows held for moderation are never sent again: the paper's state says when they
+        count (`_check_held`)."""
+        if self.held:
+            self._check_held()
         if parallel == 1:  # one at a time: no pool, no hand-off between threads per event
             for entry in self.entries:
                 self._send_counted(entry, progress)
@@ -256,9 +298,34 @@ class Submission:
         result, only = self.result, self.only
         pending = [e.event_id for e in self.outbox.entries("pending", self.where)]
         result.pending = [e for e in pending if only is None or e in only]
+        held = [e.event_id for e in self.outbox.entries("held", self.where)]
+        result.held = [e for e in held if only is None or e in only]
         result.others_pending = [e for e in pending if only is not None and e not in only]
         result.elsewhere = sorted(asked - self.mine - set(result.pending))
         return result
+
+    def _check_held(self) -> None:
+        """Read the merged state of each paper with held rows (one GET per paper), and mark
+        accepted every held event it lists. A state that cannot be read now leaves its rows
+        held: nothing is lost, the next `pith submit` looks again."""
+        by_paper: dict[str, list[OutboxEntry]] = {}
+        for entry in self.held:
+            by_paper.setdefault(entry.subject, []).append(entry)
+        for subject, entries in by_paper.items():
+            try:
+                # not strict: a registry's own parts (its merge) are no reason to look away
+                state = self.client.state(subject, strict=False)
+            except (AuthError, NetworkError, FormatRefused) as exc:
+                self.result.error = self.result.error or exc
+                return
+            except PithError:
+                continue  # no state of this paper there (404), or one that does not verify
+            listed = state_event_ids(state)
+            for entry in entries:
+                if entry.event_id in listed and self.outbox.mark_accepted(
+                    entry.event_id, self.where, entry.answer
+                ):
+                    self.result.confirmed.append(entry.event_id)
 
     def send(self, entry: OutboxEntry) -> None:
         """Send `entry` if this pass can claim it (another process may hold it). A claim not
@@ -315,11 +382,16 @@ class Submission:
         except PithError as exc:
             if posted:
                 self.outbox.attempt(eid, where)
-            if isinstance(exc, AuthError | NetworkError):
+            if isinstance(exc, AuthError | NetworkError | FormatRefused):
                 self.stop.set()  # every other request would fail the same way
             with self.lock:
                 self.result.error = self.result.error or exc
             return False
+        if is_hold(status, answer):  # stored there, not yet public: never sent again
+            self.outbox.mark_held(eid, where, answer, attempted=True)
+            with self.lock:
+                self.result.held.append(eid)
+            return True
         self.outbox.mark_accepted(eid, where, answer, attempted=True)
         with self.lock:
             self.result.accepted.append(eid)
@@ -356,6 +428,29 @@ def submit_events(
     """Store `events` in the outbox for `registry`, then send what is pending for it."""
     store_in_outbox(events, registry)
     return submit_pending(registry=registry, parallel=parallel)
+
+
+def state_event_ids(state: Mapping[str, Any]) -> set[str]:
+    """Every author event id a merged state lists as taken: applied, current, superseded by
+    a correction, a repeat, an equivocation or a withdrawal (not `invalid_events`: those it
+    refused). What makes a held event count, and what a second machine learns of its key."""
+    found: set[str] = {e for e in state.get("applied_event_ids") or [] if isinstance(e, str)}
+
+    def walk(node: object) -> None:
+        if isinstance(node, Mapping):
+            eid = node.get("event_id")
+            if isinstance(eid, str) and "signature" in node:  # an author event, not a stub
+                found.add(eid)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for part, value in state.items():
+        if part != "invalid_events":
+            walk(value)
+    return found
 
 
 def paper_titles(entries: Iterable[OutboxEntry]) -> dict[str, str]:

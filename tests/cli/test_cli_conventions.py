@@ -113,10 +113,10 @@ def test_signing_without_submit_names_the_next_step(
     record = str(REPO / "tests" / "fixtures" / "record-2302.12445v2.json")
     to_outbox = pith("claim", "2302.12445", "--record", record)
     assert to_outbox.returncode == 0, to_outbox.stderr
-    assert "next: `pith submit`" in to_outbox.stderr
+    assert "next: `pith submit --registry " in to_outbox.stderr
     out = tmp_path / "events.jsonl"
     to_file = pith("claim", "2302.12445", "--record", record, "--out", str(out))
-    assert f"next: `pith submit {out}`" in to_file.stderr
+    assert f"next: `pith submit {out} --registry " in to_file.stderr
 
 
 def test_no_help_page_shows_python_types_and_one_output_flag_is_used(

@@ -115,7 +115,15 @@ def test_a_registry_key_not_trusted_or_not_the_trusted_one_is_said(
     line = _findings(untrusted)[check]
     assert line["level"] == "warn" and "not trusted" in line["detail"]
     assert "--trust-local-registry" in line["next"]
+    assert "export PITH_TRUST_LOCAL_REGISTRY=1" in line["next"]
     assert untrusted.returncode == 0
+    # the session-wide trust the docs' pages export (issue 36): trusted, as every command is
+    session = pith(
+        "doctor", "--json", "--registry", registry.url, env={"PITH_TRUST_LOCAL_REGISTRY": "1"}
+    )
+    line = _findings(session)[check]
+    assert line["level"] == "ok", line
+    assert "PITH_TRUST_LOCAL_REGISTRY" in line["detail"]
 
     # a manifest naming this registry's key id with another key: an impostor, or a wrong file
     other = start_server(tmp_path / "other-data")

@@ -65,7 +65,7 @@ def test_claim_by_arxiv_id_writes_a_verifying_event(
 ) -> None:
     out = tmp_path / "out.jsonl"
     code, stdout, stderr = run(
-        capsys, "claim", "arXiv:2302.12445v2", "--record", DEAR_RECORD, "--position", "2",
+        capsys, "claim", "arXiv:2302.12445v2", "--record", DEAR_RECORD, "--position", "6",
         "--out", str(out),
     )  # fmt: skip
     assert code == 0, stderr
@@ -78,7 +78,7 @@ def test_claim_by_arxiv_id_writes_a_verifying_event(
     assert event["payload"]["author"] == {
         "name": "Chengjian Liu",  # the public name, not the key label
         "orcid": VECTOR_ORCID,
-        "position": 2,
+        "position": 6,  # arXiv's order (the record's list, sorted by given name, has him 2nd)
     }
 
 
@@ -200,7 +200,8 @@ def test_cite_signs_the_cited_paper_as_subject(
 ) -> None:
     out = tmp_path / "cites.jsonl"
     code, _, stderr = run(
-        capsys, "cite", "--from", DEAR, "--to", "2204.10562", "--record", PIPELINE_STATE,
+        capsys, "cite", "--from", DEAR, "--from-record", DEAR_RECORD, "--to", "2204.10562",
+        "--record", PIPELINE_STATE,
         "--relationship", "uses_method", "--citation-key", "li2022", "--context", "We use it.",
         "--out", str(out),
     )  # fmt: skip

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import base64
 import json
+import shlex
 from pathlib import Path
 
 import pytest
-from support.cli import RunPith, assert_one_line_error, next_step, use_fast_kdf
+from support.cli import RunPith, StartRegistry, assert_one_line_error, next_step, use_fast_kdf
 from support.paths import FIXTURES
+from support.registry import manifest_file
 
 PASSPHRASE = "next step passphrase"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
@@ -104,3 +106,77 @@ def test_a_refusal_without_an_obvious_next_step_names_none(pith: RunPith, tmp_pa
     result = pith("verify", str(tmp_path / "nope.json"))
     assert_one_line_error(result, 2)
     assert next_step(result.stderr) is None
+
+
+# --- every `next:` line a command prints works as printed ---------------------------------------
+
+
+def _next_commands(stderr: str) -> list[list[str]]:
+    """The commands of the `next: `CMD` …` lines in `stderr`, split as a POSIX shell would."""
+    found = []
+    for line in stderr.splitlines():
+        if line.startswith("next: `"):
+            command = line.removeprefix("next: `").split("`", 1)[0]
+            words = shlex.split(command)
+            assert words[0] == "pith", line
+            found.append(words[1:])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("how", "extra"),
+    [
+        ("trust the local registry", ()),
+        ("a manifest", ("manifest",)),
+        ("an events file", ("out",)),
+        ("a replication", ("replicate",)),
+    ],
+)
+def test_each_next_line_after_signing_runs_as_printed(
+    pith: RunPith,
+    ada: Path,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    how: str,
+    extra: tuple[str, ...],
+) -> None:
+    """Signed against a local registry (its key trusted by --trust-local-registry or by its
+    manifest), into the outbox or a file: the `next:` line names the `pith submit` that sends
+    it, with the registry and the trust it needs; run as printed, it publishes the event."""
+    server = local_registry(tmp_path / "registry")
+    if "manifest" in extra:
+        manifest = manifest_file(server.url, tmp_path / "registry", tmp_path / "m.json")
+        trust: tuple[str, ...] = ("--trust-manifest", str(manifest))
+    else:
+        trust = ("--trust-local-registry",)
+    flags = ("--registry", server.url, *trust, "--passphrase-file", str(ada))
+    if "replicate" in extra:
+        args: tuple[str, ...] = ("replicate", "2302.12445", "--kind", "replication",
+                                 "--outcome", "reproduced", "--summary", "Re-ran it",
+                                 "--artifact", "https://example.org/r.txt",
+                                 "--sha256", "ab" * 32)  # fmt: skip
+    else:
+        args = ("claim", "2302.12445")
+    if "out" in extra:
+        args += ("-o", str(tmp_path / "my events.jsonl"))  # a space: the line must quote it
+    signed = pith(*args, *flags, cwd=tmp_path)
+    assert signed.returncode == 0, signed.stderr
+    commands = _next_commands(signed.stderr)
+    assert len(commands) == 1, (how, signed.stderr)
+    ran = pith(*commands[0], cwd=tmp_path)
+    assert ran.returncode == 0, (how, commands[0], ran.stderr)
+    assert "accepted 1," in ran.stdout, ran.stdout
+    assert not _next_commands(ran.stderr)
+
+
+def test_submit_without_the_trust_of_a_local_registry_names_the_flag(
+    pith: RunPith, ada: Path, local_registry: StartRegistry
+) -> None:
+    server = local_registry()
+    signed = pith("claim", "2302.12445", "--registry", server.url, "--trust-local-registry",
+                  "--passphrase-file", str(ada))  # fmt: skip
+    assert signed.returncode == 0, signed.stderr
+    result = pith("submit", "--registry", server.url)
+    assert result.returncode == 1, result.stderr
+    step = next_step(result.stderr)  # its one error line ends with the flag to add
+    assert step is not None and "--trust-local-registry" in step, result.stderr

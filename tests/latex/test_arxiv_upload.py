@@ -240,7 +240,7 @@ def test_absolute_input_is_refused_by_arxiv_and_by_inject_check_naming_the_file(
     )
     (folder / "pith.sty").unlink()
     before = snapshot(folder)
-    checked = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    checked = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(checked, 1)
     assert str(outside) in checked.stderr and "outside its folder" in checked.stderr
     assert snapshot(folder) == before

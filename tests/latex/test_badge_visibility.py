@@ -96,7 +96,7 @@ def test_check_fails_on_a_badge_covered_on_purpose_naming_what_covers_it(
     for what in sorted(COVERS):
         folder = write_paper(tmp_path / what.replace(" ", "-"), preamble=cover_over(box, what))
         before = snapshot(folder)
-        result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+        result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
         assert_one_line_error(result, 1)
         assert "the badge (page 1, at " in result.stderr
         assert f"is hidden: {what} is drawn over it" in result.stderr, what
@@ -118,7 +118,7 @@ def test_a_cover_beside_the_badge_is_not_taken_for_one_over_it(
     x0, y0, x1, y1, height = badge_box()
     beside = (x0, y0 + 40, x1, y1 + 40, height)  # the same figure, 40 bp higher on the page
     folder = write_paper(tmp_path / "paper", preamble=cover_over(beside, "a figure"))
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert result.returncode == 0, result.stderr
 
 
@@ -128,7 +128,15 @@ def test_the_margin_placement_escapes_a_figure_over_the_title_badge(
 ) -> None:
     folder = write_paper(tmp_path / "paper", preamble=cover_over(badge_box(), "a figure"))
     result = pith(
-        "latex", "inject", str(folder), "--pith", NUMBER, "--check", "--placement", "margin"
+        "latex",
+        "inject",
+        str(folder),
+        "--pith",
+        NUMBER,
+        "--offline",
+        "--check",
+        "--placement",
+        "margin",
     )
     assert result.returncode == 0, result.stderr
 
@@ -138,7 +146,7 @@ def test_check_fails_on_a_title_badge_in_the_lower_half_of_the_page(
     tmp_path: Path, pith: RunPith
 ) -> None:
     folder = write_paper(tmp_path / "paper", r"\twocolumn[{\vspace*{13cm}\maketitle}]")
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
     assert "the badge is not in the title block (page 1" in result.stderr
     assert "in the lower half of the page); use --placement margin" in result.stderr

@@ -80,7 +80,15 @@ def test_inject_check_stops_a_never_ending_manuscript_naming_the_input_file_and_
     before = snapshot(folder)
     start = time.monotonic()
     result = pith(
-        "latex", "inject", str(folder), "--pith", NUMBER, "--check", "--timeout", LOOP_LIMIT
+        "latex",
+        "inject",
+        str(folder),
+        "--pith",
+        NUMBER,
+        "--offline",
+        "--check",
+        "--timeout",
+        LOOP_LIMIT,
     )
     took = time.monotonic() - start
     assert_one_line_error(result, 1)
@@ -118,7 +126,10 @@ def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_refused(
     value: str, tmp_path: Path, pith: RunPith
 ) -> None:
     paper(tmp_path / "paper")
-    for command in (["inject", "--pith", NUMBER, "--check"], ["arxiv", "-o", "x.tar.gz"]):
+    for command in (
+        ["inject", "--pith", NUMBER, "--offline", "--check"],
+        ["arxiv", "-o", "x.tar.gz"],
+    ):
         result = pith(
             "latex", command[0], str(tmp_path / "paper"), *command[1:], "--timeout", value
         )
@@ -131,7 +142,9 @@ def test_inject_timeout_without_check_is_refused_before_anything_is_written(
 ) -> None:
     paper(tmp_path / "paper")
     before = snapshot(tmp_path / "paper")
-    result = pith("latex", "inject", str(tmp_path / "paper"), "--pith", NUMBER, "--timeout", "5")
+    result = pith(
+        "latex", "inject", str(tmp_path / "paper"), "--pith", NUMBER, "--offline", "--timeout", "5"
+    )
     assert_one_line_error(result, 2)
     assert "--timeout bounds the --check build; give --check too" in result.stderr
     assert snapshot(tmp_path / "paper") == before
@@ -191,7 +204,7 @@ def test_inject_check_on_a_paper_broken_on_its_own_says_it_fails_without_the_bad
     folder = tmp_path / "paper"
     paper(folder, body="\\undefinedthing\n")
     before = snapshot(folder)
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
     assert "the paper does not compile without the badge either: " in result.stderr
     assert "main.tex:5: Undefined control sequence" in result.stderr
@@ -209,7 +222,7 @@ def test_inject_check_with_a_pith_sty_that_breaks_the_build_says_the_badge_is_th
     folder = tmp_path / "paper"
     paper(folder)
     before = snapshot(folder)
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
     assert "adding the badge breaks the build: ./pith.sty:1: Undefined control" in result.stderr
     assert "this is a bug in pith.sty" in result.stderr

@@ -85,7 +85,16 @@ def test_inject_author_key_then_verify_the_built_pdf(
     assert "\\pithnumber" not in text
     # again, with the number and the key named: nothing is doubled
     code, _, err = run(
-        capsys, "latex", "inject", str(paper), "--pith", NUMBER, "--author-key", "--key", "carberry"
+        capsys,
+        "latex",
+        "inject",
+        str(paper),
+        "--pith",
+        NUMBER,
+        "--offline",
+        "--author-key",
+        "--key",
+        "carberry",
     )
     assert code == 0, err
     text = (paper / "main.tex").read_text("utf-8")
@@ -130,7 +139,7 @@ def test_a_pdf_without_the_key_fails_the_paper_proof(
     paper = tmp_path / "paper"
     paper.mkdir()
     (paper / "main.tex").write_text(MANUSCRIPT, "utf-8")
-    code, _, err = run(capsys, "latex", "inject", str(paper), "--pith", NUMBER)
+    code, _, err = run(capsys, "latex", "inject", str(paper), "--pith", NUMBER, "--offline")
     assert code == 0, err
     pdf = pdflatex(paper)
     event = tmp_path / "claim.jsonl"
@@ -149,7 +158,16 @@ def test_a_pdf_of_another_paper_fails_the_paper_proof(
     paper.mkdir()
     (paper / "main.tex").write_text(MANUSCRIPT, "utf-8")
     code, _, err = run(
-        capsys, "latex", "inject", str(paper), "--pith", other, "--author-key", "--key", author
+        capsys,
+        "latex",
+        "inject",
+        str(paper),
+        "--pith",
+        other,
+        "--offline",
+        "--author-key",
+        "--key",
+        author,
     )
     assert code == 0, err
     pdf = pdflatex(paper)

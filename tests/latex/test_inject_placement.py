@@ -67,11 +67,21 @@ def test_an_unknown_placement_is_refused_before_anything_is_written(tmp_path: Pa
 def test_cli_placement_option_and_its_bad_value(tmp_path: Path, pith: RunPith) -> None:
     write(tmp_path, "")
     before = snapshot(tmp_path)
-    bad = pith("latex", "inject", str(tmp_path), "--pith", NUMBER, "--placement", "sideways")
+    bad = pith(
+        "latex", "inject", str(tmp_path), "--pith", NUMBER, "--offline", "--placement", "sideways"
+    )
     assert_one_line_error(bad, 2)
     assert snapshot(tmp_path) == before
     shown = pith(
-        "latex", "inject", str(tmp_path), "--pith", NUMBER, "--placement", "margin", "--dry-run"
+        "latex",
+        "inject",
+        str(tmp_path),
+        "--pith",
+        NUMBER,
+        "--offline",
+        "--placement",
+        "margin",
+        "--dry-run",
     )
     assert shown.returncode == 0, shown.stderr
     assert "+\\usepackage[placement=margin]{pith}" in shown.stdout
@@ -93,7 +103,7 @@ def test_check_says_in_one_line_when_no_title_block_was_found(
     repeats that as one line on stderr. With a title block there is no such line."""
     (tmp_path / "bare").mkdir()
     write(tmp_path / "bare", "")
-    bare = pith("latex", "inject", str(tmp_path / "bare"), "--pith", NUMBER, "--check")
+    bare = pith("latex", "inject", str(tmp_path / "bare"), "--pith", NUMBER, "--offline", "--check")
     assert bare.returncode == 0, bare.stderr
     lines = [line for line in bare.stderr.splitlines() if "no title block" in line]
     assert len(lines) == 1 and "top margin" in lines[0]
@@ -104,6 +114,6 @@ def test_check_says_in_one_line_when_no_title_block_was_found(
         "\\begin{document}\n\\maketitle\nx\n\\end{document}\n",
         encoding="utf-8",
     )
-    result = pith("latex", "inject", str(titled), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(titled), "--pith", NUMBER, "--offline", "--check")
     assert result.returncode == 0, result.stderr
     assert "no title block" not in result.stderr

@@ -127,7 +127,7 @@ def test_a_folder_whose_only_paper_has_an_open_brace_says_so_in_one_line(
 ) -> None:
     (tmp_path / "paper.tex").write_text(HEAD + "\\newcommand{\\foo}{\n\\begin{document}\nx\n")
     before = snapshot(tmp_path)
-    result = pith("latex", "inject", str(tmp_path), "--pith", NUMBER)
+    result = pith("latex", "inject", str(tmp_path), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "paper.tex: no \\begin{document} that TeX reaches" in result.stderr
     assert "argument of \\newcommand (line 2)" in result.stderr
@@ -178,7 +178,7 @@ def test_physics_preamble_takes_the_badge_and_builds_with_pages_and_warnings_unc
     plain = tmp_path / "plain"
     shutil.copytree(folder, plain)
     plain_pdf = latexmk(plain, "paper.tex")
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert result.returncode == 0, result.stderr
     text = (folder / "paper.tex").read_text()
     lines = text.splitlines()
@@ -200,7 +200,7 @@ def test_physics_paper_whose_macro_file_loads_pith_builds_without_an_option_clas
     folder = copy_manuscript("mnras-physics", tmp_path)
     units = folder / "setup" / "units.tex"
     units.write_text(units.read_text() + "\\usepackage[placement=margin]{pith}\n")
-    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--check")
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert result.returncode == 0, result.stderr
     text = (folder / "paper.tex").read_text()
     assert "\\usepackage{pith}" not in text

@@ -70,7 +70,9 @@ SECRET_PARAMS = {  # text files whose content may well look like JSON
     "abstract_file",
 }
 JSON_KINDS = {"deep-json", "nan-json", "big-int-json", "dup-key-json", "json-array", "json-null"}
-OUTPUT_PARAMS = {"out", "output"}  # files written: a folder, FIFO or device is refused
+# files written: a folder, FIFO or device is refused (zip_out: latex inject --zip-out; zip_file:
+# latex sty --zip)
+OUTPUT_PARAMS = {"out", "output", "zip_out", "zip_file"}
 # folders (--data is created on demand, latex sty --copy): a file, FIFO or loop is refused
 FOLDER_PARAMS = {"data", "copy"}
 # values with a documented form, and bad examples of it
@@ -113,6 +115,8 @@ VALUE_PARAMS: dict[str, list[str]] = {
     "citing": REFERENCE,  # cite --from
     "cited": REFERENCE,  # cite --to
     "pith": REFERENCE,  # latex inject --pith
+    "paper": REFERENCE,  # withdraw --paper
+    "refs": REFERENCE,  # papers [PAPER]...
     "what": ["nope", ""],
     "fmt": ["nope", ""],
     "placement": ["nope", ""],
@@ -230,9 +234,10 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
     network = {"registry": DEAD_REGISTRY, "retries": "1", "timeout": "1"}
     bases: dict[str, dict[str, Any]] = {
         "verify": {"file": record},
-        "badge": {"number": NUMBER, "fmt": "markdown"},
+        # --offline: a full number no record checks is refused otherwise (exit 3, registry dead)
+        "badge": {"number": NUMBER, "fmt": "markdown", "offline": True},
         "claim": {"subject": NUMBER, "name": "Chengjian Liu", **signing},
-        "cite": {"citing": CITING, "cited": NUMBER, **signing},
+        "cite": {"citing": CITING, "cited": NUMBER, "offline": True, **signing},
         "replicate": {
             "subject": NUMBER,
             "kind": "replication",
@@ -269,7 +274,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         "latex sty": {"copy": paths["data"]},
         "number parse": {"ref": NUMBER},
         "bib scan": {"files": paths["bib"]},
-        "latex inject": {"target": paths["tex"], "pith": NUMBER, "dry_run": True},
+        "latex inject": {"target": paths["tex"], "pith": NUMBER, "dry_run": True, "offline": True},
         "latex arxiv": {"target": paths["tex"], "output": paths["fresh"]},
         "auth login": {"registry": DEAD_REGISTRY, "token_file": paths["token"]},
         "auth logout": {"registry": DEAD_REGISTRY},
@@ -289,6 +294,8 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         base.update(lookup=True, offline=True)  # the URL is checked; nothing is asked
     if under_test == "abstract_file":
         base["next_version"] = True
+    if under_test == "zip_out":
+        base.pop("dry_run")  # --zip-out writes: a dry run refuses it whatever the file
     if command == "keys import" and under_test != "backup_file":
         base["backup_file"] = paths["backup"]
     if command == "keys import" and under_test == "orcid_api":

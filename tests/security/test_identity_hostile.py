@@ -339,3 +339,62 @@ def test_a_claim_after_the_web_document_retired_the_key_fails(server: IdentitySe
     checks = {c.name: c for c in report.checks}
     assert checks["identity.retired"].status == "failed"
     assert "per web, 2021-05-01T10:00:00Z" in checks["identity.retired"].detail
+
+
+# --- retirement cannot be undone by the order of entries (issue 38, item 2) --------------------
+
+CURRENT_LINK = ("Pith author key", key_url(KEY))
+RETIRED_LINK = ("Pith author key (retired 2020-01-01)", key_url(KEY))
+
+
+@pytest.mark.parametrize(
+    "links",
+    [[CURRENT_LINK, RETIRED_LINK], [RETIRED_LINK, CURRENT_LINK]],
+    ids=["current-first", "retired-first"],
+)
+def test_an_orcid_record_naming_the_key_current_and_retired_unbinds_in_either_order(
+    server: IdentityServer, links: list[tuple[str, str]]
+) -> None:
+    """The rotation renames the old link; a record that still holds (or re-adds) a current
+    link for the key says it was retired all the same: a 2026 claim is not bound."""
+    server.site.records[VECTOR_ORCID] = links
+    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    checks = {c.name: c for c in report.checks}
+    assert checks["identity_bound"].status == "failed"
+    assert checks["identity.retired"].status == "failed"
+    assert "per orcid, 2020-01-01" in checks["identity.retired"].detail
+    assert not report.ok
+
+
+def test_of_two_retired_links_the_earliest_date_stands(server: IdentityServer) -> None:
+    late = ("Pith author key (retired 2099-01-01)", key_url(KEY))
+    for links in ([late, RETIRED_LINK], [RETIRED_LINK, late]):
+        server.site.records[VECTOR_ORCID] = links
+        report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+        checks = {c.name: c for c in report.checks}
+        assert "per orcid, 2020-01-01" in checks["identity.retired"].detail
+
+
+ACTIVE_ENTRY = {"key_id": KEY, "status": "active", "created_at": "2019-01-01T00:00:00Z"}
+RETIRED_ENTRY = {"key_id": KEY, "status": "retired", "retired_at": "2020-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [[ACTIVE_ENTRY, RETIRED_ENTRY], [RETIRED_ENTRY, ACTIVE_ENTRY]],
+    ids=["active-first", "retired-first"],
+)
+def test_a_web_document_listing_the_key_active_and_retired_unbinds_in_either_order(
+    server: IdentityServer, keys: list[dict[str, str]]
+) -> None:
+    doc = {"version": "pith-keys.v1", "keys": keys}
+    server.site.files["/.well-known/pith-keys.json"] = (
+        "application/json",
+        json.dumps(doc).encode(),
+    )
+    event = claim(identity_proofs=[{"kind": "web", "locator": server.url}])
+    report, _ = check_identity(event, signer=KEY)
+    checks = {c.name: c for c in report.checks}
+    assert checks["identity.retired"].status == "failed"
+    assert "per web, 2020-01-01T00:00:00Z" in checks["identity.retired"].detail
+    assert not report.ok

@@ -219,6 +219,66 @@ def test_520_idle_connections_from_one_address_leave_another_address_served(
         srv.stop()
 
 
+def _opened(srv: RegistryServer, count: int) -> None:
+    deadline = time.monotonic() + 5
+    while srv.pool.open_connections != count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert srv.pool.open_connections == count
+
+
+def test_idle_connections_spread_over_loopback_addresses_leave_a_new_client_served(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: 127.0.0.2-6 each stay under the per-address cap and together fill every
+    slot; the next client (127.0.0.1) was refused 503. Now the connection idle the longest
+    makes room for it, and the total stays at the cap."""
+    limits = Limits(max_connections=20, max_per_address=5, idle_timeout=20)
+    srv = start_server(tmp_path / "reg", limits=limits)
+    held: list[socket.socket] = []
+    try:
+        for last in range(2, 7):  # 5 addresses x 5 = 25 connections > 20
+            held += [_connect(srv, source=f"127.0.0.{last}") for _ in range(5)]
+            _opened(srv, min(len(held), 20))
+        started = time.monotonic()
+        with _connect(srv, source="127.0.0.1") as sock:
+            sock.sendall(b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _answer(sock)[0] == 200
+        assert time.monotonic() - started < 1.0
+        assert srv.pool.open_connections <= 20
+        assert _closed(held[0])  # the oldest idle one made room
+        with _connect(srv, source="127.0.0.6") as sock:  # the per-address cap still holds
+            sock.sendall(b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _answer(sock)[0] == 503
+    finally:
+        for sock in held:
+            sock.close()
+        srv.stop()
+
+
+def test_when_no_connection_is_idle_a_new_one_gets_503(tmp_path: Path) -> None:
+    """The cap still caps: connections with a request under way are never closed for room."""
+    limits = Limits(max_connections=4, max_per_address=8, header_timeout=20, idle_timeout=20)
+    srv = start_server(tmp_path / "reg", limits=limits)
+    held: list[socket.socket] = []
+    try:
+        for _ in range(4):
+            sock = _connect(srv)
+            sock.sendall(b"GET /pith-mirrors.json HTTP/1.1\r\n")  # a head under way
+            held.append(sock)
+        _opened(srv, 4)
+        time.sleep(0.3)  # their first bytes are in the waiting room's buffers
+        with _connect(srv) as sock:
+            sock.sendall(b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _answer(sock)[0] == 503
+        for sock in held:
+            sock.sendall(b"Host: x\r\n\r\n")
+            assert _answer(sock)[0] == 200
+    finally:
+        for sock in held:
+            sock.close()
+        srv.stop()
+
+
 # --- framing (RFC 9112 section 6) ---------------------------------------------------------------
 
 
@@ -253,6 +313,20 @@ FRAMING = {
     "a folded first header line": b"POST / HTTP/1.1\r\n Content-Length: 2\r\n\r\n{}",
     "a GET with a body": b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
     + b"GET /",
+    # issue 38: a bare CR inside a header value, which `email` takes for a line break: a proxy
+    # sees one header `X-Note` and no body (INNER is its next request); the registry saw a
+    # Content-Length, and stored INNER as this request's body
+    "a bare CR inside a header value": _post_head(
+        f"X-Note: a\rContent-Length: {len(INNER)}\r\n", INNER
+    ),
+    "a bare CR ending a header line": _post_head(
+        f"Content-Length: {len(INNER)}\r\rX: y\r\n", INNER
+    ),
+    "a NUL inside a header value": _post_head("X-Note: a\x00b\r\nContent-Length: 2\r\n", b"{}"),
+    "a vertical tab inside a header value": _post_head(
+        "X-Note: a\x0bb\r\nContent-Length: 2\r\n", b"{}"
+    ),
+    "a DEL inside a header value": _post_head("X-Note: a\x7fb\r\nContent-Length: 2\r\n", b"{}"),
 }
 
 

@@ -189,9 +189,13 @@ def test_stalled_connections_neither_block_a_request_nor_grow_threads(
 
 
 def test_connections_beyond_the_limit_get_503_json(tmp_path: Path) -> None:
+    """When none of the open connections is idle (an idle one is closed to make room:
+    test_registry_attacks), a new one is refused."""
     srv = start_server(tmp_path / "reg", limits=Limits(max_connections=3, idle_timeout=5))
     try:
         held = [_connect(srv) for _ in range(3)]
+        for sock in held:
+            sock.sendall(b"GET / HTTP/1.1\r\n")  # a request under way: not idle
         time.sleep(0.2)
         status, body = _exchange(srv, b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\n\r\n")
         assert status == 503 and "error" in body

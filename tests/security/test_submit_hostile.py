@@ -107,7 +107,8 @@ ANSWERS: dict[str, Answer] = {
         307, {"event_id": eid}, Location=other + "/steal"
     ),
     "302 with the event's id": lambda eid, other: _json(302, {"event_id": eid}, Location=other),
-    "202 queued": lambda eid, _: _json(202, {"event_id": eid}),
+    # a 202 holds the event for moderation (tests/cli/test_held_cli.py), but not another one
+    "202 for another event": lambda eid, _: _json(202, {"event_id": "sha256:" + "0" * 64}),
     "200 with a list": lambda eid, _: _json(200, [eid]),
     "200 with a string": lambda eid, _: _json(200, "accepted"),
     "200 saying rejected": lambda eid, _: _json(200, {"event_id": eid, "status": "rejected"}),

@@ -1,7 +1,9 @@
 """A local stand-in for arXiv's API (`/api/query`), answering in arXiv's Atom format.
 
 It implements what the manual documents and `--lookup` uses: `search_query` with `ti:`/`au:`
-terms (words or "phrases"), `AND`/`OR`/`ANDNOT` and parentheses, `start`, `max_results`;
+terms (words or "phrases"), `AND`/`OR`/`ANDNOT` and parentheses, `start`, `max_results`; and
+`id_list` (one id, with or without its version: the entry of that paper, which `pith claim`
+reads arXiv's author order from);
 Atom feeds with OpenSearch totals and one `<entry>` per paper (id with version, wrapped title,
 `<published>`, `<author><name>`, `<arxiv:doi>`, links, categories); errors as arXiv sends them
 (HTTP 400 and a feed whose one entry is titled "Error"). Faults on demand: a delay, an error
@@ -230,7 +232,7 @@ class FakeArxiv:
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, query: str, start: int, size: int) -> tuple[int, bytes]:
+    def answer(self, query: str, start: int, size: int, id_list: str = "") -> tuple[int, bytes]:
         if self.error:
             return self.error_status, error_feed(self.error)
         if self.rate_exceeded > 0:
@@ -238,6 +240,11 @@ class FakeArxiv:
             return 503, b"Rate exceeded."
         if self.oversized:
             return 200, b"<feed>" + b" " * self.oversized + b"</feed>"
+        if id_list:  # arXiv ignores search_query then; an unknown id is an empty feed
+            wanted, _, version = id_list.partition("v") if "/" not in id_list else (id_list, "", "")
+            hits = [p for p in self.papers if p.arxiv_id == wanted
+                    and (not version or str(p.version) == version)]  # fmt: skip
+            return 200, feed(f"id_list={id_list}", hits[:size], len(hits), 0, size)
         try:
             tree = _Parser(query).parse()
             hits = [p for p in self.papers if _matches(tree, p)]
@@ -255,7 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         url = urlsplit(self.path)
         params = parse_qs(url.query)
-        query = params.get("search_query", [""])[0]
+        id_list = params.get("id_list", [""])[0]
+        query = params.get("search_query", [""])[0] or (f"id_list={id_list}" if id_list else "")
         size = int(params.get("max_results", ["10"])[0])
         start = int(params.get("start", ["0"])[0])
         with state.lock:
@@ -268,7 +276,7 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path != "/api/query":
             status, body = 404, b"<html><body>Not Found</body></html>"
         else:
-            status, body = state.answer(query, start, size)
+            status, body = state.answer(query, start, size, id_list)
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/atom+xml; charset=UTF-8")
@@ -311,3 +319,37 @@ class ArxivServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+# DeAR's authors as arXiv lists them (arXivRaw `<authors>` in
+# tests/fixtures/arxivraw-2302.12445.xml, and the API's `<author>` entries): not the order of
+# the registry's record, which sorts them by given name.
+DEAR_ARXIV_ORDER = [
+    "Lin Zhang", "Shaohuai Shi", "Xiaowen Chu", "Wei Wang", "Bo Li", "Chengjian Liu"
+]  # fmt: skip
+
+
+def known_papers() -> list[Paper]:
+    """Every paper the tests' local registries hold, with its authors in arXiv's order: DeAR
+    (2302.12445, v1 and v2), the registry's two examples, and the cite tests' papers
+    (support.cite), so that a claim's `--position` is checked as against arXiv."""
+    from support.cite import EXTRA_IDS, REAL_BIB_IDS
+
+    dear = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
+    papers = [
+        Paper("2302.12445", dear, DEAR_ARXIV_ORDER, "2023-02-24T04:11:18Z", version=v,
+              category="cs.LG")
+        for v in (1, 2)
+    ]  # fmt: skip
+    examples = ["Example Author", "Another Example"]
+    papers += [  # v2 too: tests/unit/registry/test_registry_versions.py adds one
+        Paper(aid, f"Example paper {aid}", examples, "2021-01-04T10:00:00Z", version=v)
+        for aid in ("2101.99901", "2101.99902")
+        for v in (1, 2)
+    ]
+    papers += [
+        Paper(aid, f"Example paper {aid} for the cite tests", ["Chengjian Liu", "Another Example"],
+              "2021-01-04T10:00:00Z")
+        for aid in EXTRA_IDS + REAL_BIB_IDS
+    ]  # fmt: skip
+    return papers

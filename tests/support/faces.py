@@ -17,4 +17,5 @@ FACES = {
     "pithauthor.latex",
     "pithauthor.fs",
     "pithauthor.doctor",
+    "pithauthor.progress",
 }

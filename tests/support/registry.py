@@ -26,7 +26,12 @@ from pithauthor.protocol.identity import key_id
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.local.answers import load_or_create_key, record_created, source_aliases
+from pithauthor.registry.local.answers import (
+    bundle_document,
+    load_or_create_key,
+    record_created,
+    source_aliases,
+)
 from pithauthor.registry.local.run import add_paper, example_papers
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
 from pithauthor.registry.local.store import RegistryStore
@@ -191,6 +196,18 @@ def make_state(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[dict[str, 
     )
     manifest = key.manifest("http://127.0.0.1:1")
     return state, Trust.from_manifest(manifest, local=True)
+
+
+def make_bundle(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[dict[str, Any], Trust]:
+    """The bundle the local registry serves holding `events` for the example paper 2302.12445
+    (as `make_state`), with the trust of that registry's key."""
+    data = tmp_path / "reg"
+    key = load_or_create_key(data)
+    rec, _ = add_paper(
+        RegistryStore(data), key, next(p for p in example_papers() if "2302" in p.name)
+    )
+    bundle = bundle_document(rec, key, events)  # type: ignore[arg-type]
+    return dict(bundle), Trust.from_manifest(key.manifest("http://127.0.0.1:1"), local=True)
 
 
 CITING = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")

@@ -32,6 +32,7 @@ from pithauthor.protocol.documents import (
     RecordBundle,
 )
 from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import (
     FAILED,
     NOT_SIGNED,
@@ -46,6 +47,7 @@ from pithauthor.protocol.verdict import (
 
 __all__ = [
     "check_bundle",
+    "check_links",
     "checked_bundle",
 ]
 
@@ -108,6 +110,17 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         else:
             _registry_event(report, event, at, trust, registry)
     _unique_event_ids(report, events)
+    # the links of its corrections, by the one rule a state and the local registry follow
+    # (`subject.link_faults`): a withdrawal by another key, of another type or subject, or
+    # older than what it corrects fails the bundle, as no registry keeping that rule serves it
+    authors = [
+        (f"events[{i}]", e)
+        for i, e in enumerate(events)
+        if i not in created
+        and isinstance(e, Mapping)
+        and e.get("event_type") in AUTHOR_EVENT_LISTS.values()
+    ]
+    check_links(report, authors, {str(e.get("event_id")): e for _, e in authors}, local=False)
     _report_registry_events(report, registry)
     _completeness(
         report,
@@ -125,6 +138,31 @@ def checked_bundle(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, Record
 
 
 # --- parts ---------------------------------------------------------------------------------------
+
+
+def check_links(
+    report: Report,
+    linked: Iterable[tuple[str, Any]],
+    known: Mapping[str, Mapping[str, Any]],
+    local: bool,
+) -> None:
+    """The links of the (path, event) pairs in `linked` that replace or withdraw another event,
+    against the events of the document (`known`, by event_id), by the one rule a state, a
+    bundle and the local registry follow (`subject.link_faults`): a check `<path>.link` for
+    each, failed when the link breaks it. An event named that the document does not hold is
+    unverifiable, or failed where the document says it holds every event (`local`: a local
+    registry's state, whose merge is ours)."""
+    for at, event in linked:
+        if type(event) is not dict and not isinstance(event, Mapping):
+            continue
+        verdict = link_verdict(event, known)
+        if verdict is None:  # the place is named only for an event with a link
+            continue
+        holds, detail = verdict
+        if holds is None and not local:
+            report.unverifiable(f"{at}.link", detail)
+        else:
+            report.add(f"{at}.link", bool(holds), detail)
 
 
 def _completeness(report: Report, why: str) -> None:

@@ -21,6 +21,7 @@ from pithauthor.protocol.checks.bundle import (
     _registry_event,
     _report_registry_events,
     _unique_event_ids,
+    check_links,
 )
 from pithauthor.protocol.checks.fields import (
     AUTHOR_EVENT_LISTS,
@@ -53,7 +54,7 @@ from pithauthor.protocol.checks.record import (
 )
 from pithauthor.protocol.documents import MergedState
 from pithauthor.protocol.ids import PithNumber
-from pithauthor.protocol.subject import link_verdict
+from pithauthor.protocol.subject import link_of
 from pithauthor.protocol.verdict import (
     FAILED,
     PASSED,
@@ -280,21 +281,14 @@ def _check_corrections(
     withdrawals = state.get("withdrawals")
     if isinstance(withdrawals, list):
         places.append(("withdrawals", withdrawals))
-    for where, items in places:
-        for i, event in enumerate(items):
-            if type(event) is not dict and not isinstance(event, Mapping):
-                continue
-            verdict = link_verdict(event, by_id)
-            if verdict is not None:  # the place is named only for an event with a link
-                _report_link(report, f"{where}[{i}].link", verdict, local)
-
-
-def _report_link(report: Report, name: str, verdict: tuple[bool | None, str], local: bool) -> None:
-    holds, detail = verdict
-    if holds is None and not local:
-        report.unverifiable(name, detail)
-    else:
-        report.add(name, bool(holds), detail)
+    # only events with a link are named (a path formatted per event was measurable, issue 27)
+    linked = (
+        (f"{where}[{i}]", event)
+        for where, items in places
+        for i, event in enumerate(items)
+        if (type(event) is dict or isinstance(event, Mapping)) and link_of(event) is not None
+    )
+    check_links(report, linked, by_id, local)
 
 
 def _check_local_merge(

@@ -37,6 +37,7 @@ from pithauthor.protocol.documents import (
 )
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.subject import link_faults, link_of
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.local.store import StoredRecord, ensure_private_dir
 
@@ -280,7 +281,12 @@ def state_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent]) 
 
 
 def bundle_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent]) -> RecordBundle:
-    """`GET /pith/{body}/bundle.json`: the record and every event received, in merge order."""
+    """`GET /pith/{body}/bundle.json`: the record and every event received, in merge order,
+    but a correction whose link breaks the rules against an event received (it came first,
+    the event it names later: the door could not refuse it; the merge lists it invalid): a
+    bundle is checked by the same rule (`check_bundle`), and this registry keeps it."""
+    by_id = {e["event_id"]: e for e in events}
+    kept = [e for e in events if not _link_broken(e, by_id)]
     return {
         "bundle_type": "pith_open_graph_bundle",
         "bundle_version": "1.0",
@@ -290,8 +296,14 @@ def bundle_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent])
         "canonical_sha256": rec.canonical_sha256,
         "source": rec.canonical_record["source"],
         "source_aliases": source_aliases(rec),
-        "events": [record_created(rec, key), *sorted(events, key=order_key)],
+        "events": [record_created(rec, key), *sorted(kept, key=order_key)],
     }
+
+
+def _link_broken(event: AuthorEvent, by_id: dict[str, AuthorEvent]) -> bool:
+    link = link_of(event)
+    target = by_id.get(link[1]) if link is not None else None
+    return target is not None and bool(link_faults(event, target))
 
 
 def resolve_document(rec: StoredRecord, base: str) -> ResolveAnswer:

@@ -27,7 +27,7 @@ from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.credentials import default_trust, pinned_trust
 from pithauthor.registry.local.answers import LocalKey, load_or_create_key
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.local.store import RegistryStore, StoredRecord
+from pithauthor.registry.local.store import DB_FILE, RegistryStore, StoredRecord
 from pithauthor.verify import parse_arxiv_metadata
 
 __all__ = [
@@ -213,18 +213,45 @@ def start_server(
     token: str | None = None,
     examples: bool = False,
     base_url: str | None = None,
+    moderate: bool = False,
 ) -> RegistryServer:
     """A registry listening on host:port (0: a free port) with its data in `folder`, the
     shipped example papers added if asked, links starting with `base_url` (default: the
-    address it listens on); serve it with `serve_forever()`."""
+    address it listens on), holding what no signed-in author sent when `moderate`; serve it
+    with `serve_forever()`."""
     try:
-        server = RegistryServer(folder, host, port, token=token, base_url=base_url)
+        server = RegistryServer(
+            folder, host, port, token=token, base_url=base_url, moderate=moderate
+        )
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     if examples:
         for path in example_papers():
             add_paper(server.store, server.key, path)
     return server
+
+
+def approve_held(folder: Path, event_ids: Iterable[str] = ()) -> tuple[int, int]:
+    """Approve the events the registry in `folder` holds for moderation (all, or those named
+    by id or by a prefix of at least `sha256:` and 8 hex digits), as the author signing in
+    would; a running server shows them at once. Returns (approved, still held)."""
+    if not (folder / DB_FILE).is_file():  # never a new, empty registry made just to look
+        raise InputError(f"there is no local registry in {folder} (give its --data folder)")
+    store = RegistryStore(folder)
+    try:
+        held = [eid for eid, _ in store.held()]
+        wanted = list(event_ids)
+        if wanted:
+            for prefix in wanted:
+                if len(prefix) < len("sha256:") + 8 or not any(e.startswith(prefix) for e in held):
+                    raise InputError(f"the registry in {folder} holds no event {prefix[:80]}")
+            chosen = [e for e in held if any(e.startswith(p) for p in wanted)]
+        else:
+            chosen = held
+        done = store.approve(chosen)
+        return done, len(held) - done
+    finally:
+        store.close()
 
 
 def add_papers(

@@ -18,6 +18,13 @@ reads whole requests, then a bounded pool of workers answers them; the same modu
 request ends (`pithauthor.registry.local.pool`). Links in the documents use the server's base
 URL, never the request's `Host`. `FaultPlan` is for tests only: it makes some requests fail
 (500, connection reset after the event was stored, or a stall past the client's timeout).
+
+Moderation (`moderate=True`, `pith registry serve --moderate`; DESIGN, docs/registry.md): like
+pith.science's forms, a submission not made by a signed-in author (no bearer token) is held for
+moderation: checked as any POST, kept aside in the store's `held` table, answered
+`202 {"status": "held_for_moderation", "event_id": ...}` (again 202 when sent again), and absent
+from the bundle and state until it is approved (`approve`, `pith registry approve`), as the
+author signing in would confirm it. With a token set, a POST that carries it is accepted at once.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from urllib.parse import parse_qs, urlsplit
 from pithauthor.fs import MAX_JSON_BYTES
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer
+from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer, HeldAnswer
 from pithauthor.protocol.subject import link_faults, link_of
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.local import answers
@@ -130,8 +137,10 @@ class RegistryServer(HTTPServer):
         faults: FaultPlan | None = None,
         limits: Limits | None = None,
         base_url: str | None = None,
+        moderate: bool = False,
     ) -> None:
         self.key = answers.load_or_create_key(data_dir)
+        self.moderate = moderate
         self.store = RegistryStore(data_dir)
         self.documents = DocumentCache()
         self.token = token
@@ -160,6 +169,10 @@ class RegistryServer(HTTPServer):
             return Waiting()
         if size == framing.TOO_LARGE:
             return Ready(len(buf), whole=False)
+        try:
+            framing.check_head_bytes(bytes(buf[:size]))
+        except framing.FramingError:
+            return Ready(size)  # the worker answers 400 from the same bytes, and closes
         head = framing.parse_head(bytes(buf[:size]))
         if head.method != "POST":
             return Ready(size)  # a GET, or an error the worker answers: no body either way
@@ -186,11 +199,23 @@ class RegistryServer(HTTPServer):
         if self.token is None:
             return None
         got = str(headers.get("Authorization", ""))  # compared in constant time: no timing oracle
+        if not got and self.moderate:
+            return None  # not signed in: held for moderation (`_post`)
         if not got.startswith("Bearer "):
             return HTTPFailure(401, "this registry wants sign-in (a bearer token)")
         if not hmac.compare_digest(got[7:].strip().encode(), self.token.encode()):
             return HTTPFailure(403, "the token is not accepted")
         return None
+
+    def signed_in(self, headers: email.message.Message) -> bool:
+        """True when the request carries this registry's token (`refusal` refused a wrong
+        one already)."""
+        return self.token is not None and bool(headers.get("Authorization"))
+
+    def approve(self, event_id: str | None = None) -> int:
+        """Take held events in (all, or the one named), as an author signing in would confirm
+        them: stored, then in the paper's bundle and state. Returns how many."""
+        return self.store.approve(None if event_id is None else [event_id])
 
     def server_close(self) -> None:
         super().server_close()
@@ -295,6 +320,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, "HTTP/0.9 requests are not served")
             return False
         try:
+            size = framing.head_size(self._request_bytes)
+            if size is not None and size > 0:
+                framing.check_head_bytes(self._request_bytes[:size])
             self._length = framing.body_length(str(self.command), self.headers)
         except framing.FramingError as exc:
             self.send_error(HTTPStatus.BAD_REQUEST, str(exc))
@@ -457,7 +485,7 @@ class _Handler(BaseHTTPRequestHandler):
         target = self.server.store.event(link[1])
         return link_faults(event, target) if target is not None else []
 
-    def _post(self, raw: bytes) -> tuple[int, ActionAnswer]:
+    def _post(self, raw: bytes) -> tuple[int, ActionAnswer | HeldAnswer]:
         parts = [p for p in urlsplit(self.path).path.split("/") if p]
         kind = parts[3]  # the route was checked by `refusal`
         rec = self._find(parts[1])
@@ -487,9 +515,17 @@ class _Handler(BaseHTTPRequestHandler):
         if broken:
             raise HTTPFailure(422, "the event it corrects does not allow it: " + ", ".join(broken),
                               broken)  # fmt: skip
+        eid = checked["event_id"]
+        server = self.server
+        if server.moderate and not server.signed_in(self.headers) and not server.store.event(eid):
+            server.store.hold_event(rec.body, checked, utc_now())
+            return 202, {
+                "status": "held_for_moderation",
+                "event_id": eid,
+                "pith_number": rec.pith_number,
+            }
         received = utc_now()
         outcome = self.server.store.insert_event(rec.body, checked, received)
-        eid = checked["event_id"]
         return (201 if outcome == "new" else 200), {
             "status": "accepted",
             "duplicate": outcome == "repeat",

@@ -11,6 +11,7 @@ import queue
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -20,6 +21,7 @@ from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, 
 from pithauthor.protocol.checks.event import typed_author_event
 from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor.protocol.ids import classify_reference
+from pithauthor.protocol.text import utc_now
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -110,6 +112,12 @@ CREATE TABLE IF NOT EXISTS events (
     received_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_body ON events(body);
+CREATE TABLE IF NOT EXISTS held (
+    event_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL REFERENCES records(body),
+    raw TEXT NOT NULL,
+    received_at TEXT NOT NULL
+);
 """
 
 
@@ -338,6 +346,38 @@ class RegistryStore:
             .fetchone()
         )
         return _stored_event(row[0]) if row else None
+
+    # --- held for moderation (docs/registry.md, "Moderation mode") -------------------------
+
+    def hold_event(self, body: str, event: AuthorEvent, received_at: str) -> None:
+        """Keep a checked event aside for moderation (once: a held event sent again stays as
+        first held). It is in no bundle or state until `approve` stores it."""
+        self._conn().execute(
+            "INSERT INTO held VALUES (?,?,?,?) ON CONFLICT(event_id) DO NOTHING",
+            (event["event_id"], body, canonical(event).decode("utf-8"), received_at),
+        )
+
+    def held(self) -> list[tuple[str, str]]:
+        """(event_id, body) of every held event, oldest first."""
+        rows = self._conn().execute(
+            "SELECT event_id, body FROM held ORDER BY received_at, event_id"
+        )
+        return [(str(e), str(b)) for e, b in rows.fetchall()]
+
+    def approve(self, event_ids: Iterable[str] | None = None) -> int:
+        """Store held events (all, or those named) as received now, as a signed-in author's
+        confirmation would; returns how many. Any process sharing the folder may do it: a
+        running server's next state lists them (`events_version` reads the database)."""
+        wanted = None if event_ids is None else set(event_ids)
+        rows = self._conn().execute("SELECT event_id, body, raw FROM held").fetchall()
+        done = 0
+        for eid, body, raw in rows:
+            if wanted is not None and eid not in wanted:
+                continue
+            self.insert_event(body, _stored_event(raw), utc_now())
+            self._conn().execute("DELETE FROM held WHERE event_id = ?", (eid,))
+            done += 1
+        return done
 
     def event_count(self) -> int:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])

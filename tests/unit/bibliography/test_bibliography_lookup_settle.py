@@ -38,9 +38,13 @@ def test_each_candidate_gets_a_line_to_paste_that_settles_the_entry(
     start = lines.index(f'{GREEN_TAO} ({bib}:1) is ambiguous: "The primes contain arbitrarily '
                         'long arithmetic progressions"')  # fmt: skip
     block = lines[start : start + 6]
-    assert "0805.4417" in block[1] and "(Laura Tao; arXiv 2008)" in block[1]
-    assert "math/0404188" in block[3] and "arXiv year 2004, entry year 2008" in block[3]
-    paste = block[4].strip()
+    # the preprint first (oldest first), and the decoy's line says why it is suspect: the
+    # first line to paste is not the wrong paper, and no line reads as "this one fits"
+    assert "math/0404188" in block[1] and "arXiv year 2004, entry year 2008" in block[1]
+    assert "0805.4417" in block[3] and "(Laura Tao; arXiv 2008)" in block[3]
+    assert "likely a namesake's later paper, check before taking it" in block[3]
+    assert not any("fits the title, author and year rules" in line for line in block)
+    paste = block[2].strip()
     assert paste == "eprint = {math/0404188}, archivePrefix = {arXiv},"
     # the author pastes it after the entry's first line; the next scan reads it
     text = bib.read_text(encoding="utf-8")
@@ -50,7 +54,7 @@ def test_each_candidate_gets_a_line_to_paste_that_settles_the_entry(
 
 
 @pytest.mark.parametrize(("answers", "written"), [
-    ([b"2"], "math/0404188"),
+    ([b"1"], "math/0404188"),
     pytest.param([b"7", b""], None, marks=pytest.mark.slow),  # a wrong answer, then Enter
 ])  # fmt: skip
 def test_choose_on_a_terminal_asks_and_the_answer_is_written_back(
@@ -81,7 +85,7 @@ def test_settle_takes_only_one_of_the_candidates(tmp_path: Path) -> None:
     with ArxivServer(PAPERS) as server, ArxivApi(server.url) as api:
         reading = lookup_identifiers(read_bibliographies([MATHS]), api, cache=cache).reading
     entry = {e.key: e for e in reading.entries}[GREEN_TAO]
-    assert [c.arxiv_id for c in entry.lookup_choices] == ["0805.4417", "math/0404188"]
+    assert [c.arxiv_id for c in entry.lookup_choices] == ["math/0404188", "0805.4417"]
     with pytest.raises(InputError, match="not one of its lookup candidates"):
         settle(reading, entry, "1111.4914")
     settled = {e.key: e for e in settle(reading, entry, "math/0404188").entries}[GREEN_TAO]

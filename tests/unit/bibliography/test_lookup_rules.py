@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from pithauthor.bibliography.arxiv_api import (
@@ -11,7 +13,11 @@ from pithauthor.bibliography.arxiv_api import (
     search_query,
     term,
 )
+from pithauthor.bibliography.bibtex import MAX_VALUE_CHARS
+from pithauthor.bibliography.identifiers import find_identifier
 from pithauthor.bibliography.matching import (
+    LATER_NAMESAKE,
+    MAX_TITLE_CHARS,
     Candidate,
     Query,
     bib_surnames,
@@ -159,6 +165,23 @@ def test_entries_without_title_author_or_year_are_not_looked_up() -> None:
     assert entry_year({"year": "{2017a}"}) == 2017
 
 
+def test_the_text_rules_and_the_lookup_take_bounded_time_on_the_longest_values() -> None:
+    """A value may expand to MAX_VALUE_CHARS: "arXiv arXiv ..." in a note took 4.5 s at
+    24,000 characters (each `arXiv` rescanned the rest); a 200,000-character LaTeX title took
+    2.4 s to decode for the lookup. Both are now linear or not done."""
+    note = "arXiv " * (MAX_VALUE_CHARS // 6)
+    started = time.process_time()
+    assert find_identifier({"note": note, "journal": note}).identifier is None
+    assert time.process_time() - started < 2.0  # 0.25 s here; quadratic, it was minutes
+    title = '{\\"o}' * (MAX_VALUE_CHARS // 5)
+    fields = {"title": title, "author": "Doe, J.", "year": "2020"}
+    assert (
+        query_for(fields) == "not looked up: its title or author list is too long to be a paper's"
+    )
+    fields["title"] = "A title " * (MAX_TITLE_CHARS // 8)
+    assert isinstance(query_for(fields), Query)
+
+
 def test_queries_are_batched_by_count_and_length() -> None:
     queries = [_query(f"Paper number {i} about gauge fields", "Doe, Jane") for i in range(25)]
     assert [len(b) for b in batches(queries)] == [BATCH_TITLES, BATCH_TITLES, 5]
@@ -183,6 +206,14 @@ def test_a_year_only_reject_makes_the_entry_ambiguous_not_the_other_candidate_ce
     assert set(outcome.candidates) == {"math/0404188", "0805.01234"}
     assert "except for its year" in outcome.detail
     assert decide(entry, [decoy]).status == "resolved"  # alone, the decoy would fit
+    # listed so that the decoy cannot be taken by accident: the preprint first (oldest first,
+    # whatever order arXiv answered in), and the decoy's reason says it is suspect
+    for answer in ([preprint, decoy], [decoy, preprint]):
+        choices = decide(entry, answer).choices
+        assert [c.arxiv_id for c in choices] == ["math/0404188", "0805.01234"]
+        assert choices[0].problem == "arXiv year 2004, entry year 2008"
+        assert choices[1].problem == LATER_NAMESAKE and "namesake" in choices[1].problem
+    assert outcome.detail.index("math/0404188") < outcome.detail.index("0805.01234")
 
 
 @pytest.mark.parametrize("name", ["Kim", "Lee", "James", "Thomas", "Scott"])

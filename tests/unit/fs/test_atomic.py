@@ -127,3 +127,12 @@ def test_a_file_given_in_pieces_is_written_as_their_bytes_in_order(tmp_path: Pat
     assert target.read_bytes() == b"head\n" + body
     replace_file(target, [])
     assert target.read_bytes() == b""
+
+
+def test_replacing_no_files_writes_nothing_and_raises_nothing(tmp_path: Path) -> None:
+    """`pith latex inject` with nothing to change replaces an empty list (it raised IndexError
+    once the writes learnt to name their file: README's `inject --check` on a badged paper)."""
+    from pithauthor.fs import replace_files
+
+    replace_files([])
+    assert list(tmp_path.iterdir()) == []

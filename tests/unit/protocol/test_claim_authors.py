@@ -1,7 +1,9 @@
 """A claim signs the author's public name (not the key's label), and is checked against the
-paper's author list before anything is signed: the real author list of the vectors' DeAR
-record (Bo Li, Chengjian Liu, Lin Zhang, Shaohuai Shi, Wei Wang, Xiaowen Chu), accents,
-initials and "Surname, Given" allowed for; a wrong position or a stranger's name refused."""
+paper's author list before anything is signed: DeAR's real authors, in arXiv's order (Lin
+Zhang, Shaohuai Shi, Xiaowen Chu, Wei Wang, Bo Li, Chengjian Liu: every test's PITH_ARXIV_API
+is a local stand-in serving them), not the order of the vectors' record (which sorts them by
+given name); accents, initials and "Surname, Given" allowed for; a wrong position or a
+stranger's name refused."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
+from support.arxiv_server import DEAR_ARXIV_ORDER
+from support.cli import NO_REGISTRY, OnTerminal, RunPith, assert_one_line_error, use_fast_kdf
 from support.paths import FIXTURES
 from support.registry import REAL_NUMBER
 
@@ -20,6 +23,8 @@ from pithauthor.verify import read_documents, verify_file
 
 RECORD = str(FIXTURES / "record-2302.12445v2.json")
 DEAR_AUTHORS = ("Bo Li", "Chengjian Liu", "Lin Zhang", "Shaohuai Shi", "Wei Wang", "Xiaowen Chu")
+DEAR_ORDER = tuple(DEAR_ARXIV_ORDER)  # arXiv's order: Shaohuai Shi is author 2, not 4
+NO_ARXIV = {"PITH_ARXIV_API": f"{NO_REGISTRY}/api/query"}  # nothing listens: arXiv is away
 
 
 @pytest.mark.parametrize(
@@ -58,12 +63,26 @@ def test_an_arxiv_author_field_splits_into_names_without_affiliations() -> None:
     assert split_authors(text) == ("A. One", "B. Two", "C. Three", "D. Four")
 
 
-def test_the_check_names_the_right_position_of_a_wrong_one() -> None:
+def test_the_check_names_the_right_position_in_arxiv_s_order_of_a_wrong_one() -> None:
     with pytest.raises(
-        InputError, match=r"author 2 is 'Chengjian Liu', not 'S\. Shi' \(author 4\)"
+        InputError, match=r"author 4 on arXiv is 'Wei Wang', not 'S\. Shi' \(author 2\)"
     ):
-        check_claimant(DEAR_AUTHORS, "S. Shi", 2)
-    assert check_claimant(DEAR_AUTHORS, "S. Shi", 4).positions == (4,)
+        check_claimant(DEAR_AUTHORS, "S. Shi", 4, order=DEAR_ORDER)
+    assert check_claimant(DEAR_AUTHORS, "S. Shi", 2, order=DEAR_ORDER).positions == (2,)
+
+
+def test_the_record_s_sorted_list_is_never_taken_as_an_order() -> None:
+    """Without arXiv's order a position cannot be checked: refused (with --force: signed,
+    the note saying so), even at the place the record's sorted list gives the name; the name
+    itself is still checked against the record's list."""
+    with pytest.raises(InputError, match=r"--position 4 cannot be checked: arXiv is away"):
+        check_claimant(DEAR_AUTHORS, "S. Shi", 4, why_no_order="arXiv is away")
+    forced = check_claimant(DEAR_AUTHORS, "S. Shi", 4, why_no_order="arXiv is away", force=True)
+    assert forced.note.startswith("NOT CHECKED (--force): --position 4 cannot be checked")
+    unplaced = check_claimant(DEAR_AUTHORS, "S. Shi", None)
+    assert unplaced.positions == () and "one of the record's 6 authors" in unplaced.note
+    with pytest.raises(InputError, match=r"'Ada Lovelace' is not among the paper's authors"):
+        check_claimant(DEAR_AUTHORS, "Ada Lovelace", None)
 
 
 def test_a_record_without_author_list_is_refused_unless_forced() -> None:
@@ -103,17 +122,17 @@ def test_keys_generate_stores_the_public_name_apart_from_the_label(key: dict[str
 def test_a_claim_signs_the_public_name_at_its_checked_position(
     pith: RunPith, key: dict[str, Any], tmp_path: Path
 ) -> None:
-    result = _claim(pith, tmp_path, "--position", "4")
+    result = _claim(pith, tmp_path, "--position", "2")
     assert result.returncode == 0, result.stderr
     (event,) = _signed(tmp_path)
     assert event["payload"]["author"]["name"] == "Shaohuai Shi"
-    assert event["payload"]["author"]["position"] == 4
+    assert event["payload"]["author"]["position"] == 2
     assert verify_file(tmp_path / "c.jsonl").ok
-    assert "4 of 6 (Shaohuai Shi)" in result.stderr
+    assert "2 of 6 on arXiv (Shaohuai Shi)" in result.stderr
 
 
 @pytest.mark.parametrize(
-    ("name", "position"), [("S. Shi", "4"), ("Shi, Shaohuai", "4"), ("Sháohuài Shī", "4")]
+    ("name", "position"), [("S. Shi", "2"), ("Shi, Shaohuai", "2"), ("Sháohuài Shī", "2")]
 )
 def test_accents_initials_and_surname_first_match_the_record(
     pith: RunPith, key: dict[str, Any], tmp_path: Path, name: str, position: str
@@ -127,16 +146,16 @@ def test_accents_initials_and_surname_first_match_the_record(
 def test_a_wrong_position_is_refused_naming_the_right_one_and_nothing_is_signed(
     pith: RunPith, key: dict[str, Any], tmp_path: Path
 ) -> None:
-    result = _claim(pith, tmp_path, "--position", "2")
+    result = _claim(pith, tmp_path, "--position", "4")
     assert_one_line_error(result, 2)
-    assert "author 2 is 'Chengjian Liu', not 'Shaohuai Shi' (author 4)" in result.stderr
+    assert "author 4 on arXiv is 'Wei Wang', not 'Shaohuai Shi' (author 2)" in result.stderr
     assert _signed(tmp_path) == []
     beyond = _claim(pith, tmp_path, "--position", "7")
     assert_one_line_error(beyond, 2)
-    assert "the paper has 6 authors" in beyond.stderr
+    assert "the paper has 6 authors on arXiv" in beyond.stderr
 
 
-@pytest.mark.parametrize(("name", "position"), [("Bo Li", "1"), ("C. Liu", "2"), ("Wéi Wáng", "5")])
+@pytest.mark.parametrize(("name", "position"), [("Bo Li", "5"), ("C. Liu", "6"), ("Wéi Wáng", "4")])
 def test_a_name_that_is_not_the_keys_public_name_is_refused_though_it_is_an_author(
     pith: RunPith, key: dict[str, Any], tmp_path: Path, name: str, position: str
 ) -> None:
@@ -155,15 +174,15 @@ def test_a_record_without_authors_is_refused_naming_force(
     del doc["paper"]["authors_text"]
     bare = tmp_path / "record.json"
     bare.write_text(json.dumps(doc), "utf-8")
-    args = ("claim", REAL_NUMBER, "--record", str(bare), "--position", "4",
+    args = ("claim", REAL_NUMBER, "--record", str(bare), "--position", "2",
             "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
-    refused = pith(*args)
+    refused = pith(*args, env=NO_ARXIV)  # and arXiv away: no list at all to check with
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     # one error line (after the note that the record was computed, not from a registry)
     (error,) = [ln for ln in refused.stderr.splitlines() if ln.startswith("pith: error: ")]
     assert "the record lists no authors" in error and "--force signs anyway" in error
     assert _signed(tmp_path) == []
-    forced = pith(*args, "--force")
+    forced = pith(*args, "--force", env=NO_ARXIV)
     assert forced.returncode == 0, forced.stderr
     assert "NOT CHECKED (--force): the record lists no authors" in forced.stderr
     assert len(_signed(tmp_path)) == 1
@@ -181,7 +200,8 @@ def test_a_name_that_is_no_author_of_the_paper_is_refused_unless_forced(
     not_author = _claim(pith, tmp_path)
     assert_one_line_error(not_author, 2)
     assert (
-        "'Ada Lovelace' is not among the paper's authors (Bo Li, Chengjian Liu" in not_author.stderr
+        "'Ada Lovelace' is not among the paper's authors on arXiv (Lin Zhang, Shaohuai Shi"
+        in not_author.stderr
     )
     assert _signed(tmp_path) == []
     forced = _claim(pith, tmp_path, "--name", "Ada Lovelace", "--force")
@@ -194,8 +214,9 @@ def test_a_name_that_is_no_author_of_the_paper_is_refused_unless_forced(
 def test_accents_in_the_record_s_author_list_match_a_plain_name(
     pith: RunPith, key: dict[str, Any], tmp_path: Path
 ) -> None:
-    """The record's side folded too: a record (without receipt, so its list can be edited
-    here) listing "Sháohuài Shī"."""
+    """The record's side folded too, when arXiv is away (the record's list is then what the
+    name is checked with): a record (without receipt, so its list can be edited here) listing
+    "Sháohuài Shī"."""
     doc = json.loads(Path(RECORD).read_text("utf-8"))
     del doc["receipt"]
     doc["paper"]["authors_text"] = doc["paper"]["authors_text"].replace(
@@ -203,8 +224,8 @@ def test_accents_in_the_record_s_author_list_match_a_plain_name(
     )
     edited = tmp_path / "record.json"
     edited.write_text(json.dumps(doc), "utf-8")
-    result = pith("claim", REAL_NUMBER, "--record", str(edited), "--position", "4",
-                  "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
+    result = pith("claim", REAL_NUMBER, "--record", str(edited),
+                  "-o", str(tmp_path / "c.jsonl"), env=NO_ARXIV)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Sháohuài Shī" in result.stderr  # the preview shows the record's spelling
 
@@ -223,7 +244,7 @@ def test_a_key_without_public_name_cannot_claim_until_keys_set_gives_one(
     named = pith("keys", "set", "ada", "--public-name", "Bo Li", "--json")
     assert named.returncode == 0, named.stderr
     assert json.loads(named.stdout)["public_name"] == "Bo Li"
-    assert _claim(pith, tmp_path, "--position", "1").returncode == 0
+    assert _claim(pith, tmp_path, "--position", "5").returncode == 0
     (event,) = _signed(tmp_path)
     assert event["payload"]["author"]["name"] == "Bo Li"
 
@@ -263,7 +284,7 @@ def test_the_preview_shows_the_orcid_the_claim_carries(
     pith: RunPith, key: dict[str, Any], tmp_path: Path
 ) -> None:
     """The key has no ORCID iD; the claim carries --orcid: the preview shows what is signed."""
-    result = _claim(pith, tmp_path, "--position", "4", "--orcid", "0000-0002-1825-0097")
+    result = _claim(pith, tmp_path, "--position", "2", "--orcid", "0000-0002-1825-0097")
     assert result.returncode == 0, result.stderr
     assert "signer     Shaohuai Shi · ORCID 0000-0002-1825-0097 · key " in result.stderr
     (event,) = _signed(tmp_path)

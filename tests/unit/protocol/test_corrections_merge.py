@@ -23,12 +23,15 @@ from support.registry import (
     cite_event,
     claim_event,
     event_ids,
+    make_bundle,
     make_state,
 )
 
 from pithauthor.errors import EventError
+from pithauthor.protocol.checks.bundle import check_bundle
 from pithauthor.protocol.checks.merge import Applied, apply_events, order_key
 from pithauthor.protocol.checks.state import check_state
+from pithauthor.protocol.events import seal, signer_block, unsigned_event
 from pithauthor.protocol.subject import Subject
 from pithauthor.sign import attest_authorship, sign_citation, withdraw
 
@@ -322,3 +325,75 @@ def test_events_without_links_are_merged_as_the_full_path_merges_them(events: li
     full = apply_events(sorted([*events, _DANGLING], key=order_key))
     assert full.broken_links[_DANGLING["event_id"]] == ["replaces_unknown"]
     assert _decided(alone) == _decided(full)
+
+
+# --- bundles: their correction links checked by the one rule (issue 38, item 4) -----------------
+
+
+def _link_checks(report: Any) -> dict[str, tuple[str, str]]:
+    return {c.name: (c.status, c.detail) for c in report.checks if c.name.endswith(".link")}
+
+
+def test_a_bundle_holding_another_keys_withdrawal_of_a_claim_fails(tmp_path: Path) -> None:
+    """Mallory's withdrawal of Ada's claim: refused in a state and at the registry's door,
+    so a bundle carrying it is one no registry keeping the rules serves."""
+    ada, mallory = TestSigner(), TestSigner()
+    claim = claim_event(ada, 2)
+    payload = {**claim["payload"], "withdraws": claim["event_id"]}  # Ada's words, restated
+    unsigned = unsigned_event(
+        "author_attestation", SUBJECT.pith_number, T1, signer_block(mallory), payload
+    )
+    hostile = dict(seal(unsigned, mallory))
+    bundle, trust = make_bundle(tmp_path, [claim])
+    bundle["events"].append(hostile)  # a bundle made by hand: no registry serves it
+    report = check_bundle(bundle, trust)
+    assert not report.ok
+    links = _link_checks(report)
+    assert [s for s, _ in links.values()] == ["failed"]
+    assert "replaces_signer" in next(iter(links.values()))[1]
+
+
+@pytest.mark.parametrize("fault", ["replaces_type", "replaces_subject", "replaces_order"])
+def test_a_bundle_whose_correction_breaks_a_link_rule_fails(tmp_path: Path, fault: str) -> None:
+    ada = TestSigner()
+    if fault == "replaces_type":
+        target = cite_event(ada, "cites")
+        fix = claim_event(ada, 3, T1, replaces=target["event_id"])
+    elif fault == "replaces_subject":
+        other = Subject(CITING, "e3beb26c87a6d30d7373b0956294a4d9837dce5a1ab5f253ff36b58cbbf843e1")
+        target = dict(attest_authorship(ada, other, name="Ada Lovelace", created_at=T0))
+        fix = claim_event(ada, 3, T1, replaces=target["event_id"])
+    else:
+        target = claim_event(ada, 2, T1)
+        fix = claim_event(ada, 3, T0, replaces=target["event_id"])
+    bundle, trust = make_bundle(tmp_path, [target])
+    bundle["events"].append(fix)
+    report = check_bundle(bundle, trust)
+    links = _link_checks(report)
+    assert any(s == "failed" and fault in d for s, d in links.values()), links
+    assert not report.ok
+
+
+def test_a_bundle_with_an_honest_withdrawal_passes_its_link_check(tmp_path: Path) -> None:
+    """The contrast: the same shape, signed by the claim's own key, holds."""
+    ada = TestSigner()
+    claim = claim_event(ada, 2)
+    gone = dict(withdraw(ada, claim, created_at=T1))
+    bundle, trust = make_bundle(tmp_path, [claim, gone])
+    report = check_bundle(bundle, trust)
+    assert report.ok, report.failed
+    assert [s for s, _ in _link_checks(report).values()] == ["passed"]
+
+
+def test_the_local_registry_never_serves_a_bundle_its_link_rule_fails(
+    tmp_path: Path,
+) -> None:
+    """A correction that reached the registry before the event it names (the door could not
+    check it) and breaks the rule against it once it arrives is left out of the bundle: the
+    merge lists it invalid, and the bundle verifies."""
+    ada, mallory = TestSigner(), TestSigner()
+    claim = claim_event(ada, 2)
+    hostile = claim_event(mallory, 2, T1, replaces=claim["event_id"])
+    bundle, trust = make_bundle(tmp_path, [hostile, claim])
+    assert hostile["event_id"] not in event_ids(bundle["events"])
+    assert check_bundle(bundle, trust).ok

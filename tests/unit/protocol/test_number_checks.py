@@ -1,8 +1,10 @@
-"""A full Pith Number is checked wherever its record is known: `pith latex inject --pith`,
-`pith badge` and the signing commands compare it with the record (the record cache, or the
-registry's), refuse a wrong year naming the right number, and say when the year could not be
-checked (offline, or the registry unreachable). Against a real local registry over loopback,
-which holds DeAR (arXiv 2302.12445v2, pith:2023:NFG5PAOX…) among its example papers."""
+"""A full Pith Number is checked with its record before it is written into a paper or signed:
+`pith latex inject --pith`, `pith badge` and the signing commands compare it with the record
+(the record cache, or the registry's) and refuse a wrong year naming the right number. A number
+no record can check (the registry unreachable, or without a record of it) is refused too,
+suggesting the arXiv id, unless `--offline` says to use it unchecked (then stderr says so).
+Against a real local registry over loopback, which holds DeAR (arXiv 2302.12445v2,
+pith:2023:NFG5PAOX…) among its example papers."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import pytest
 from support.cli import RunPith, assert_one_line_error, use_fast_kdf
 from support.paths import FIXTURES
 from support.registry import REAL_NUMBER, free_port, manifest_file, start_server
+
+from pithauthor.verify import read_documents
 
 WRONG_YEAR = REAL_NUMBER.replace("pith:2023:", "pith:2022:")
 RIGHT = f"the record of arXiv 2302.12445v2 is {REAL_NUMBER}"
@@ -84,13 +88,46 @@ def test_offline_with_no_record_at_hand_says_the_year_is_unchecked(
     assert not (isolated_home / "cache").exists()  # nothing fetched, nothing kept
 
 
-def test_an_unreachable_registry_leaves_the_year_unchecked_and_says_so(
+def test_inject_refuses_a_wrong_year_it_cannot_check_and_writes_it_only_offline(
     pith: RunPith, paper: Path
 ) -> None:
+    """No registry reachable, no record cached: the number is not written (exit 3, one line
+    that suggests the arXiv id and --offline); with --offline it is, and stderr says so."""
     dead = f"http://127.0.0.1:{free_port()}"
-    result = pith("latex", "inject", str(paper), "--pith", REAL_NUMBER, "--registry", dead)
-    assert result.returncode == 0, result.stderr
-    assert f"{dead} could not be reached: the year of {REAL_NUMBER} is unchecked" in result.stderr
+    refused = pith("latex", "inject", str(paper), "--pith", WRONG_YEAR, "--registry", dead)
+    assert_one_line_error(refused, 3)
+    assert f"{WRONG_YEAR} could not be checked against its record: the registry at {dead} " \
+        "did not answer" in refused.stderr  # fmt: skip
+    assert "give the paper's arXiv id instead" in refused.stderr
+    assert f"--offline to use {WRONG_YEAR} unchecked" in refused.stderr
+    _untouched(paper)
+
+    offline = pith("latex", "inject", str(paper), "--pith", WRONG_YEAR, "--offline")
+    assert offline.returncode == 0, offline.stderr
+    assert f"no record of {WRONG_YEAR} at hand: its year is unchecked" in offline.stderr
+    assert f"\\pithnumber{{{WRONG_YEAR}}}" in (paper / "main.tex").read_text("utf-8")
+
+
+def test_badge_refuses_a_number_it_cannot_check_unless_offline(pith: RunPith) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    refused = pith("badge", WRONG_YEAR, "--registry", dead)
+    assert_one_line_error(refused, 3)
+    assert refused.stdout == "" and "arXiv id" in refused.stderr
+    offline = pith("badge", WRONG_YEAR, "--offline", "--registry", dead)
+    assert offline.returncode == 0, offline.stderr
+    assert "its year is unchecked" in offline.stderr and "pith:NFG5PAOX" in offline.stdout
+
+
+def test_a_number_the_registry_has_no_record_of_is_refused_unless_offline(
+    pith: RunPith, paper: Path, registry: list[str]
+) -> None:
+    unknown = "pith:2023:ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    refused = pith("latex", "inject", str(paper), "--pith", unknown, *registry)
+    assert_one_line_error(refused, 2)
+    assert f"has no record of {unknown}, so it could not be checked" in refused.stderr
+    _untouched(paper)
+    offline = pith("latex", "inject", str(paper), "--pith", unknown, "--offline", *registry)
+    assert offline.returncode == 0, offline.stderr
 
 
 def test_badge_takes_an_arxiv_id_like_inject(pith: RunPith, registry: list[str]) -> None:
@@ -120,9 +157,29 @@ def test_a_claim_with_a_wrong_year_is_refused_naming_the_right_number(
     pith: RunPith, author: None, registry: list[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "events.jsonl"
-    result = pith("claim", WRONG_YEAR, "--position", "2", "-o", str(out), *registry)
+    result = pith("claim", WRONG_YEAR, "--position", "6", "-o", str(out), *registry)
     assert_one_line_error(result, 2)
     assert RIGHT in result.stderr and not out.exists()
+
+
+def test_a_citation_from_a_number_no_record_checks_is_refused_unless_offline(
+    pith: RunPith, author: None, tmp_path: Path
+) -> None:
+    """The citing number is signed into the event: unchecked, it is refused (the registry
+    unreachable), naming the arXiv id, --from-record and --offline; --offline signs it."""
+    out = tmp_path / "events.jsonl"
+    record = str(FIXTURES / "record-2302.12445v2.json")
+    dead = ["--registry", f"http://127.0.0.1:{free_port()}"]
+    args = ("cite", "--from", WRONG_YEAR, "--to", REAL_NUMBER, "--record", record, "-o", str(out))
+    refused = pith(*args, *dead)
+    assert_one_line_error(refused, 3)
+    assert "--from-record FILE" in refused.stderr and "--offline" in refused.stderr
+    assert not out.exists()
+    signed = pith(*args, "--offline", *dead)
+    assert signed.returncode == 0, signed.stderr
+    assert "its year is unchecked" in signed.stderr
+    (event,) = read_documents(str(out))
+    assert event["payload"]["citing_pith_number"] == WRONG_YEAR
 
 
 def test_a_citation_from_a_wrong_year_is_refused_before_anything_is_signed(

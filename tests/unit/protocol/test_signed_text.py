@@ -245,8 +245,8 @@ def test_cite_to_the_citing_paper_itself_is_refused(
 ) -> None:
     out_file = tmp_path / "cite.jsonl"
     code, _, err = run(
-        capsys, "cite", "--from", DEAR, "--to", DEAR, "--record", DEAR_RECORD,
-        "--out", str(out_file), "--yes",
+        capsys, "cite", "--from", DEAR, "--from-record", DEAR_RECORD, "--to", DEAR,
+        "--record", DEAR_RECORD, "--out", str(out_file), "--yes",
     )  # fmt: skip
     assert code == 2 and "cannot cite itself" in err and not out_file.exists()
 

@@ -14,7 +14,7 @@ from support.cli import RunPith, assert_one_line_error
 from support.registry import TestSigner, citations
 
 from pithauthor.errors import OutboxDamaged
-from pithauthor.registry.journal import SCHEMA_VERSION
+from pithauthor.registry.journal import COLUMNS, SAID, SCHEMA, SCHEMA_VERSION
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
 
@@ -103,7 +103,7 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
     DAMAGE[damage](db)
     result = pith("outbox", "recover")
     assert result.returncode == 0, result.stderr
-    assert "1 event(s) accepted as before, 4 pending" in result.stderr
+    assert "1 event(s) accepted as before, 0 held for moderation, 4 pending" in result.stderr
     listed = json.loads(pith("outbox", "list", "--all", "--json").stdout)
     assert sorted(r["event_id"] for r in listed) == ids
     assert {r["registry"] for r in listed} == {LOCAL, "https://pith.science"}
@@ -206,9 +206,9 @@ def _rows_deleted(db: Path, where: str = "") -> None:
             conn.execute("DELETE FROM ledger")
 
 
-def _as_version_3(conn: sqlite3.Connection) -> None:
-    """The file as pithauthor made it before the ledger (schema 3): accepted rows in the one
-    table, no `said` columns, no ledger."""
+def _as_version_4(conn: sqlite3.Connection) -> None:
+    """The file as pithauthor made it before the ledger (schema 4): accepted rows in the one
+    table, no `said` columns, no ledger, no tally."""
     for index in ("outbox_said", "outbox_subject", "outbox_citing"):
         conn.execute(f"DROP INDEX {index}")
     for trigger in ("outbox_in", "outbox_out", "outbox_moved"):
@@ -221,7 +221,19 @@ def _as_version_3(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE ledger")
     for column in ("signer", "key_id", "citing"):
         conn.execute(f"ALTER TABLE outbox DROP COLUMN {column}")
-    conn.execute("PRAGMA user_version=3")
+    conn.execute("PRAGMA user_version=4")
+
+
+def _as_version_3(conn: sqlite3.Connection) -> None:
+    """Version 4's file, with the table as version 3 made it: its CHECK admits no `held`."""
+    _as_version_4(conn)
+    old = ", ".join(c for c in COLUMNS if c not in SAID)
+    conn.executescript(
+        "ALTER TABLE outbox RENAME TO v4; DROP INDEX outbox_state;"
+        + SCHEMA.replace(", 'held'", "")
+        + f"; INSERT INTO outbox ({old}) SELECT {old} FROM v4; DROP TABLE v4;"
+        " PRAGMA user_version=3;"
+    )
 
 
 @pytest.mark.parametrize("where", ["", " WHERE state='pending'"], ids=["all rows", "some rows"])
@@ -301,7 +313,7 @@ def test_an_outbox_of_version_2_is_counted_once_then_guarded(isolated_home: Path
     ids = _fill(isolated_home)
     db = _db(isolated_home)
     with sqlite3.connect(db) as conn:  # as pithauthor made it before outbox_count
-        _as_version_3(conn)
+        _as_version_4(conn)
         conn.execute("DROP TABLE outbox_count")
         conn.execute("PRAGMA user_version=2")
     with Outbox() as outbox:
@@ -347,13 +359,13 @@ def test_rows_deleted_and_the_journal_cut_short_say_both(
     )
 
 
-def test_an_outbox_of_version_3_moves_its_accepted_rows_to_the_ledger_once(
+def test_an_outbox_of_version_4_moves_its_accepted_rows_to_the_ledger_once(
     isolated_home: Path,
 ) -> None:
     ids = _fill(isolated_home)
     db = _db(isolated_home)
     with sqlite3.connect(db) as conn:
-        _as_version_3(conn)
+        _as_version_4(conn)
         assert conn.execute("SELECT count(*) FROM outbox").fetchone()[0] == 5
     with Outbox() as outbox:
         assert sorted(e.event_id for e in outbox.entries()) == ids
@@ -373,3 +385,77 @@ def test_an_outbox_of_version_3_moves_its_accepted_rows_to_the_ledger_once(
         conn.execute("DELETE FROM ledger")
     with pytest.raises(OutboxDamaged, match="1 of its 5 stored events are missing"):
         Outbox()
+
+
+HOSTILE_LINES = {
+    "200,000 deep": "[" * 200_000 + "]" * 200_000,
+    "200,000 deep inside an event": '{"op":"store","registry":"http://127.0.0.1:9",'
+    '"stored_at":"2026-11-30T09:00:00Z","event":' + '{"a":' * 200_000 + "1" + "}" * 200_001,
+    "huge (2 MiB)": '{"op":"store","pad":"' + "x" * (2 << 20) + '"}',
+    "torn": '{"op":"store","registry":"http://127.0.0.1:9","ev',
+    "not an event": '{"op":"store","registry":"http://127.0.0.1:9","stored_at":"x","event":[1]}',
+    "not an object": '"store"',
+    "not UTF-8": '{"op":"\udcff"}',
+    "an event that does not verify": "FORGED",
+}
+
+
+def test_recover_skips_and_counts_every_hostile_line_and_rebuilds_the_rest(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    """A journal with hostile lines between its good ones (issue 38): each is one skipped
+    line, every good line around them is rebuilt, and no line stops the recovery."""
+    ids = _fill(isolated_home)
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    good = journal.read_bytes().splitlines(keepends=True)
+    event = json.loads(good[0])
+    event["event"]["payload"] = {"forged": True}  # signed no more
+    forged = json.dumps({**event, "registry": "http://127.0.0.1:8"}).encode() + b"\n"
+    bad = [
+        forged if text == "FORGED" else text.encode("utf-8", "surrogateescape") + b"\n"
+        for text in HOSTILE_LINES.values()
+    ]
+    mixed = [good[0], *bad[:4], *good[1:3], *bad[4:], *good[3:]]
+    journal.write_bytes(b"".join(mixed))
+    _emptied(_db(isolated_home))
+    result = pith("outbox", "recover")
+    assert result.returncode == 0, result.stderr
+    assert f"skipped {len(HOSTILE_LINES)} journal line(s)" in result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
+
+
+def test_an_outbox_of_version_3_takes_held_rows_after_its_table_is_rebuilt(
+    isolated_home: Path,
+) -> None:
+    """Version 3's CHECK admitted three states: the table is rebuilt once (rows, states and
+    answers kept, the journal's count still matching), and then a row can be held."""
+    _fill(isolated_home)  # one row accepted, four pending
+    with Outbox() as outbox:
+        held = outbox.entries("pending", LOCAL)[0].event_id
+    db = _db(isolated_home)
+    with sqlite3.connect(db) as conn:  # the table as version 3 made it
+        _as_version_3(conn)
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute("UPDATE outbox SET state='held' WHERE event_id=?", (held,))
+    with Outbox() as outbox:
+        assert outbox.counts() == {"pending": 4, "accepted": 1, "rejected": 0}
+        assert outbox.mark_held(held, LOCAL, {"status": "held_for_moderation"})
+        assert outbox.counts() == {"pending": 3, "accepted": 1, "rejected": 0, "held": 1}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_recovered_outbox_keeps_held_rows_held(isolated_home: Path, pith: RunPith) -> None:
+    """A held row is never sent again, also after a recovery: the journal says it was held."""
+    _fill(isolated_home)
+    with Outbox() as outbox:
+        held = outbox.entries("pending", LOCAL)[0].event_id
+        assert outbox.mark_held(held, LOCAL, {"status": "held_for_moderation"})
+    _random_bytes(_db(isolated_home))
+    recovered = pith("outbox", "recover")
+    assert recovered.returncode == 0, recovered.stderr
+    assert "1 event(s) accepted as before, 1 held for moderation, 3 pending" in recovered.stderr
+    with Outbox() as outbox:
+        assert {e.event_id: e.state for e in outbox.entries()}[held] == "held"

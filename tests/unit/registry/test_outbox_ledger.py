@@ -20,7 +20,7 @@ from support.cli import LAUNCHER, OnTerminal, RunPith, assert_one_line_error, us
 from support.paths import FIXTURES
 from support.registry import REAL_NUMBER, TestSigner, citations, manifest_file, start_server
 
-from pithauthor.errors import EventError
+from pithauthor.errors import EventError, InputError
 from pithauthor.registry import outbox as outbox_module
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
@@ -185,7 +185,7 @@ def registry(tmp_path: Path) -> Iterator[list[str]]:
         server.stop()
 
 
-def test_papers_counts_a_dropped_claim_and_replace_names_it_instead_of_contradicting_it(
+def test_papers_counts_a_dropped_claim_and_replace_finds_it_on_the_registry(
     isolated_home: Path,
     pith: RunPith,
     monkeypatch: pytest.MonkeyPatch,
@@ -197,20 +197,28 @@ def test_papers_counts_a_dropped_claim_and_replace_names_it_instead_of_contradic
     monkeypatch.setenv("PITH_PASSPHRASE", "ledger tests passphrase")
     generate("ada", public_name="Chengjian Liu", backend="file", note=lambda _: None)
     claim = ["claim", REAL_NUMBER, "--record", RECORD, *registry]
-    done = pith(*claim, "--position", "2", "--submit", "--yes")
+    done = pith(*claim, "--submit", "--yes")
     assert done.returncode == 0, done.stderr
+    with Outbox() as outbox:
+        (first,) = [e.event_id for e in outbox.entries("accepted")]
     assert pith("outbox", "drop", "--accepted", "--yes").returncode == 0
     papers = json.loads(pith("papers", "--json").stdout)
     assert [p["pith_number"] for p in papers] == [REAL_NUMBER]
     (counts,) = papers[0]["registries"].values()
     assert counts["accepted"] == 1 and papers[0]["roles"] == ["claimed"]
-    # the claim's body is gone, its id is not: a changed claim is not signed as a new one
-    # (the registry would hold two contradicting claims), it names what it cannot see
-    changed = pith(*claim, "--position", "3", "--force", "--replace", "--yes")
-    assert_one_line_error(changed, 2)
-    assert "kept only the id of sha256:" in changed.stderr
-    with Outbox() as outbox:
-        assert outbox.counts() == {"pending": 0, "accepted": 1, "rejected": 0}
+    # the claim's body is gone, its id is not: the claim learnt from the registry's state is
+    # that one (not "signed elsewhere"), and a changed claim replaces it, never stands beside it
+    changed = pith(*claim, "--position", "3", "--force", "--replace", "--submit", "--yes")
+    assert changed.returncode == 0, changed.stderr
+    assert f"replaces {first[:19]}" in changed.stderr
+    assert "signed elsewhere" not in changed.stderr
+    # without the registry's copy, the id kept is named: never taken for no claim
+    from pithauthor.registry import Statements
+
+    held = Statements.from_outbox(registry[1])
+    fingerprint = json.loads(pith("keys", "show", "--json").stdout)["public_key_fingerprint"]
+    with pytest.raises(InputError, match="kept only the id of sha256:"):
+        held.merged(fingerprint, "author_attestation", REAL_NUMBER)
 
 
 def test_the_tally_pith_papers_reads_follows_every_change(isolated_home: Path) -> None:

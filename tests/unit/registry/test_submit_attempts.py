@@ -8,9 +8,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 from support.registry import REAL_NUMBER, citations, start_server
 
-from pithauthor.errors import EventRefused
+from pithauthor.errors import EventRefused, NumberUnchecked
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.access import RegistryAccess, RegistryOptions, check_number
@@ -92,8 +93,9 @@ def test_the_registry_key_seed_is_not_in_its_repr(tmp_path: Path) -> None:
 def test_the_year_check_of_a_number_tries_a_failing_registry_twice_not_the_whole_budget(
     tmp_path: Path,
 ) -> None:
-    """`check_number` only leaves a note when the registry is away: an author offline must not
-    wait out the command's six tries and their back-off for it."""
+    """`check_number` refuses a number it could not check when the registry is away, and says
+    --offline: an author offline must not wait out the command's six tries and their back-off
+    to be told so."""
     asked: list[str] = []
 
     class Unavailable(BaseHTTPRequestHandler):
@@ -112,9 +114,11 @@ def test_the_year_check_of_a_number_tries_a_failing_registry_twice_not_the_whole
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
         access = RegistryAccess(RegistryOptions(url, retries=6))
-        note = check_number(PithNumber.parse(REAL_NUMBER), access)
+        answer = r"did not answer \(HTTP 503\) after 2"
+        with pytest.raises(NumberUnchecked, match=answer) as refused:
+            check_number(PithNumber.parse(REAL_NUMBER), access)
     finally:
         server.shutdown()
         server.server_close()
-    assert "could not be reached" in note and "unchecked" in note
+    assert refused.value.hint is not None and "--offline" in refused.value.hint
     assert len(asked) == 2, asked

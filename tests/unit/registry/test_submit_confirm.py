@@ -50,7 +50,7 @@ def _outbox(pith: RunPith) -> list[dict[str, Any]]:
 
 
 SIGNING_COMMANDS = {
-    "claim": ["claim", REAL_NUMBER, "--record", RECORD, "--position", "2"],
+    "claim": ["claim", REAL_NUMBER, "--record", RECORD, "--position", "6"],
     "replicate": ["replicate", REAL_NUMBER, "--record", RECORD, "--kind", "replication",
                   "--outcome", "reproduced", "--summary", "Re-ran it."],
     "cite --to": ["cite", "--from", REAL_NUMBER, "--to", REAL_NUMBER, "--record", RECORD],
@@ -75,20 +75,25 @@ def test_submit_without_a_terminal_is_refused_without_yes_before_anything_is_sig
 def test_without_submit_no_terminal_signs_into_the_outbox_without_asking(
     pith: RunPith, author: str
 ) -> None:
-    result = pith("claim", REAL_NUMBER, "--record", RECORD, "--position", "2")
+    result = pith("claim", REAL_NUMBER, "--record", RECORD, "--position", "6")
     assert result.returncode == 0, result.stderr
     assert "[y/N]" not in result.stderr
     assert [row["state"] for row in _outbox(pith)] == ["pending"]
 
 
 DEAR_TITLE = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
-DEAR_AUTHORS = "Bo Li, Chengjian Liu, Lin Zhang, Shaohuai Shi, Wei Wang, Xiaowen Chu"
+# arXiv's order (the tests' stand-in for arXiv's API), the signer's place marked; not the
+# record's list (sorted by given name)
+DEAR_AUTHORS = (
+    "1 Lin Zhang, 2 Shaohuai Shi, 3 Xiaowen Chu, 4 Wei Wang, 5 Bo Li, 6 Chengjian Liu (you) "
+    "(arXiv's order)"
+)
 
 
 def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
     pith: RunPith, author: str, registry: list[str], terminal: OnTerminal
 ) -> None:
-    argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2",
+    argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "6",
             "--submit", *registry]  # fmt: skip
     code, shown = terminal(argv, [b"n"])
     assert code == 2, shown
@@ -96,7 +101,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
     preview = shown[:question]
     for expected in (REAL_NUMBER, "arXiv 2302.12445v2", DEAR_TITLE, DEAR_AUTHORS,
                      f"signer     Chengjian Liu · no ORCID iD · key {author}",
-                     "position   2 of 6 (Chengjian Liu)",
+                     "position   6 of 6 on arXiv (Chengjian Liu)",
                      f"submit to {registry[1]}"):  # fmt: skip
         assert expected in preview, (expected, shown)
     assert "nothing was stored or sent (answered no)" in shown and "Traceback" not in shown
@@ -111,7 +116,7 @@ def test_a_claim_on_a_terminal_shows_title_and_authors_and_waits_for_the_answer(
 def test_signing_into_the_outbox_on_a_terminal_asks_too(
     pith: RunPith, author: str, terminal: OnTerminal
 ) -> None:
-    argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "2"]
+    argv = [sys.executable, LAUNCHER, "claim", REAL_NUMBER, "--record", RECORD, "--position", "6"]
     code, shown = terminal(argv, [b""])  # Enter: the default answer is no
     assert code == 2, shown
     assert "into the outbox" in shown and DEAR_TITLE in shown
@@ -129,8 +134,8 @@ def test_yes_on_a_terminal_signs_and_submits_without_asking_but_still_shows_the_
     assert "An author claim to sign" in shown
     # the local registry displays the title and authors with its record, as pith.science does
     assert "title      Example paper A: a synthetic record for the pithauthor demo" in shown
-    assert "authors    Example Author, Another Example" in shown
-    assert "position   1 of 2 (Example Author)" in shown
+    assert "authors    1 Example Author (you), 2 Another Example (arXiv's order)" in shown
+    assert "position   1 of 2 on arXiv (Example Author)" in shown
     assert "accepted 1, rejected 0, pending 0" in shown
 
 
@@ -181,11 +186,12 @@ def test_replicate_and_cite_show_what_they_sign_before_it_is_stored(
                      "artifact   https://example.org/log.txt (sha256 9f86d081884c…)"):  # fmt: skip
         assert expected in replicate.stderr, (expected, replicate.stderr)
     cite = pith("cite", "--from", "pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ", "--to", REAL_NUMBER,
-                "--record", RECORD, "--relationship", "extends", "-o", str(out),
+                "--record", RECORD, "--relationship", "extends", "-o", str(out), "--offline",
                 "--registry", f"http://127.0.0.1:{free_port()}")  # fmt: skip
     assert cite.returncode == 0, cite.stderr
     for expected in ("A citation to sign", "citing     pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-                     "the year of pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ is unchecked",
+                     "no record of pith:2024:ABCDEFGHIJKLMNOPQRSTUVWXYZ at hand: its year is "
+                     "unchecked",
                      "cited      " + REAL_NUMBER, DEAR_TITLE,
                      "relation   extends"):  # fmt: skip
         assert expected in cite.stderr, (expected, cite.stderr)
@@ -201,8 +207,10 @@ def test_a_hostile_author_list_cannot_write_to_the_terminal(
     doc["paper"]["authors_text"] = "Bo Li, Chengjian Liu\x1b[2J\x1b]0,pwned\x07, Lin Zhang"
     hostile = tmp_path / "record.json"
     hostile.write_text(json.dumps(doc), "utf-8")
+    # arXiv's API away: the record's list is what the preview shows
     result = pith("claim", REAL_NUMBER, "--record", str(hostile), "--name", "Lin Zhang",
-                  "--position", "4", "--force", "-o", str(tmp_path / "c.jsonl"))  # fmt: skip
+                  "--position", "1", "--force", "-o", str(tmp_path / "c.jsonl"),
+                  env={"PITH_ARXIV_API": f"http://127.0.0.1:{free_port()}/api/query"})  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
     assert "Chengjian Liu\\x1b[2J\\x1b]0, pwned\\x07" in result.stderr
