@@ -132,6 +132,11 @@ def _what_is_lost(found: dict[str, int]) -> list[str]:
             f"{found['rejected']} rejected event(s) and the registry's reasons will be gone "
             "(`pith outbox retry` can no longer send them again)"
         )
+    if found.get("held"):
+        lines.append(
+            f"{found['held']} event(s) held for moderation will be forgotten here (their "
+            "registry still holds them; `pith submit` will no longer look for their outcome)"
+        )
     if found.get("accepted"):
         lines.append(
             f"the bodies of {found['accepted']} accepted event(s) will be gone; their ids stay "

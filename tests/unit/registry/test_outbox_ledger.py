@@ -247,3 +247,16 @@ def test_the_tally_pith_papers_reads_follows_every_change(isolated_home: Path) -
             assert tallied(outbox) == outbox.counts()
         assert outbox.counts() == {"pending": 3, "accepted": 1, "rejected": 0}
         assert {t[2] for t in outbox.tally()} == {LOCAL, "http://127.0.0.1:10"}
+
+
+def test_dropping_a_held_event_says_so(isolated_home: Path, pith: RunPith) -> None:
+    events = citations(1, TestSigner())
+    store_in_outbox(events, LOCAL)
+    with Outbox() as outbox:
+        assert outbox.mark_held(events[0]["event_id"], LOCAL, {"status": "held"})
+    refused = pith("outbox", "drop", events[0]["event_id"])
+    assert_one_line_error(refused, 2)
+    assert "1 event(s) held for moderation will be forgotten here" in refused.stderr
+    assert pith("outbox", "drop", events[0]["event_id"], "--yes").returncode == 0
+    with Outbox() as outbox:
+        assert outbox.get(events[0]["event_id"]) is None
