@@ -434,7 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "bundle":
             doc = Encoded.of(_encode(answers.bundle_document(rec, server.key, events)))
         else:
-            doc = Encoded.of(_encode(answers.state_document(rec, server.key, events)))
+            state = answers.state_document(rec, server.key, events, stored=True)
+            doc = Encoded.of(_encode(state))
         if len(doc.body) > MAX_JSON_BYTES:
             # the one limit: nothing is served that `pith` would refuse to read (issue 39)
             raise HTTPFailure(
