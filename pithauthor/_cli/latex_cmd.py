@@ -54,7 +54,9 @@ def inject_cmd(
         False, "--check", help="Compile a copy first and check the PDF; write only if it passes."
     ),
     force: bool = typer.Option(
-        False, "--force", help="Replace another \\pithnumber or another pith.sty version."
+        False,
+        "--force",
+        help="Replace another \\pithnumber or pith.sty version; badge a review copy.",
     ),
     placement: str | None = typer.Option(
         None,

@@ -59,6 +59,8 @@ _BLG_ERROR = re.compile(r"^(?:.*---line \d+ of file .*|.*> ERROR - .*|I couldn't
 
 _LATEXMK_FAILURE = re.compile(r"^Latexmk: (Failure in processing file .*)\n[ \t]+(\S.*)$", re.M)
 
+_FIRST_PASS = re.compile(r"^No file \S+\.$")  # LaTeX's word for an .aux, .bbl or .toc not yet made
+
 _MISSING = re.compile(r"(?:File `([^']+)' not found|I can't find file `([^']+)')")
 
 # the TeX installation's trees; TEXMFHOME and TEXMFLOCAL hold the user's or the site's own
@@ -177,17 +179,24 @@ def compile_project(
         "-norc",  # not the user's ~/.latexmkrc: the build must be the one arXiv will see
         str(main.relative_to(project)),
     ]
-    stem = main.with_suffix("")
-    pdf = stem.with_suffix(".pdf")
+    # the outputs are named after the whole stem: `paper.lncs.tex` makes `paper.lncs.pdf`, where
+    # Path.with_suffix would make `paper.pdf` (and a build that succeeded would look failed)
+    stem = main.with_name(main.stem)
+    pdf = _output(stem, ".pdf")
     limit = clock.limit() if clock else DEFAULT_LIMIT
     with clock.timed() if clock else _untimed():
         try:
             completed = _run(command, project, limit)
         except _Stopped as stopped:
-            raise BuildError(_stopped(stem.with_suffix(".log"), stopped, limit, clock)) from None
+            raise BuildError(_stopped(_output(stem, ".log"), stopped, limit, clock)) from None
         if completed.returncode != 0 or not pdf.is_file():
             raise _failure(stem, completed, engine)
-    return read_recorder(stem.with_suffix(".fls"), project, pdf)
+    return read_recorder(_output(stem, ".fls"), project, pdf)
+
+
+def _output(stem: Path, suffix: str) -> Path:
+    """The file TeX writes for the job `stem` (a path without the `.tex`, dots kept)."""
+    return stem.with_name(stem.name + suffix)
 
 
 @contextmanager
@@ -270,7 +279,7 @@ def _failure(stem: Path, completed: subprocess.CompletedProcess[str], engine: st
     """The error of a failed build, in one line: a file read from outside the folder or the
     engine the paper needs are named as such (whose fault that is is plain); any other error
     is a CompileFailed, which the callers look into further."""
-    line = first_error(stem.with_suffix(".log"), completed)
+    line = first_error(_output(stem, ".log"), completed)
     missing = _MISSING.search(line)
     if missing:
         name = missing.group(1) or missing.group(2)
@@ -307,7 +316,13 @@ def first_error(log: Path, completed: subprocess.CompletedProcess[str]) -> str:
     failure = _LATEXMK_FAILURE.search(said)
     if failure:
         return f"{failure.group(1)} {failure.group(2)}"
-    tail = [line for line in completed.stdout.splitlines() + completed.stderr.splitlines() if line]
+    # a first pass's "No file paper.bbl." (or .aux, .toc) is what a fresh build says, never why
+    # it failed: it is passed over for the line before it
+    tail = [
+        line
+        for line in completed.stdout.splitlines() + completed.stderr.splitlines()
+        if line.strip() and not _FIRST_PASS.match(line.strip())
+    ]
     return tail[-1].strip() if tail else f"{completed.args[0]} exited with {completed.returncode}"
 
 
@@ -391,7 +406,7 @@ def read_recorder(fls: Path, project: Path, pdf: Path) -> BuildResult:
     return BuildResult(
         pdf=pdf,
         project=project,
-        log=fls.with_suffix(".log"),
+        log=_output(fls.with_name(fls.stem), ".log"),
         inputs=sorted(inside),
         outside=sorted(outside),
         personal=sorted(personal_reads),
@@ -489,10 +504,77 @@ def whose_fault(
         with build_sources(main, engine, overrides, clock):
             pass
     except CompileFailed as plain:
-        return BuildError(f"the paper does not compile without the badge either: {plain.reason}")
+        cause = arxiv_difference(main.parent, plain.reason)
+        if cause is not None:
+            return BuildError(f"the paper does not compile as arXiv builds it: {cause}")
+        rc = latexmkrc(main.parent)
+        hint = (
+            f" (built as arXiv builds it, with latexmk -norc: your {rc.name} is not read)"
+            if rc is not None
+            else ""
+        )
+        return BuildError(
+            f"the paper does not compile without the badge either: {plain.reason}{hint}"
+        )
     except BuildError as plain:
         return BuildError(f"the paper does not build without the badge either: {plain}")
     return BuildError(
         f"adding the badge breaks the build: {failed.reason} (the paper compiles without it: "
         "this is a bug in pith.sty; please report it with this message and the preamble)"
     )
+
+
+# Where pith's build differs from the author's: only where arXiv's does. latexmk runs with -norc
+# (no latexmkrc: arXiv reads none) and TeX without shell escape (arXiv allows none). When a build
+# fails for one of these, the message names the setting rather than blaming the paper's TeX.
+
+LATEXMKRC_NAMES = ("latexmkrc", ".latexmkrc")
+
+_SHELL_ESCAPE = re.compile(
+    r"shell.?escape|write18|\\ShellEscape|runsystem|enable-write18|restricted shell", re.I
+)
+
+
+def arxiv_difference(folder: Path, reason: str) -> str | None:
+    """Why the author's own build may succeed where pith's (and arXiv's) failed with `reason`:
+    a file TeX did not find that lies in a subfolder (a latexmkrc adding it to TEXINPUTS), or a
+    package asking for shell escape; None when neither is the cause."""
+    rc = latexmkrc(folder)
+    missing = _MISSING.search(reason)
+    if missing:
+        name = missing.group(1) or missing.group(2)
+        found = _find_below(folder, name)
+        if found is not None:
+            where = found.relative_to(folder).as_posix()
+            via = (
+                f"your {rc.name} adds its folder to TEXINPUTS, but pith builds with latexmk "
+                "-norc, as arXiv reads no latexmkrc"
+                if rc is not None
+                else "TeX searches only the main file's folder"
+            )
+            return (
+                f"{name} not found: it is {where}, and {via}; move {Path(name).name} "
+                "beside the main file"
+            )
+    if _SHELL_ESCAPE.search(reason):
+        return (
+            f"{reason} (pith builds without shell escape, as arXiv does: run the step that needs "
+            "it yourself and include what it makes, such as the figures' PDFs)"
+        )
+    return None
+
+
+def latexmkrc(folder: Path) -> Path | None:
+    """The paper's own latexmkrc (which pith's build, like arXiv's, does not read), if any."""
+    return next((folder / n for n in LATEXMKRC_NAMES if (folder / n).is_file()), None)
+
+
+def _find_below(folder: Path, name: str) -> Path | None:
+    """The first file called `name` (with TeX's default `.tex` too) in a subfolder of `folder`."""
+    base = Path(name).name
+    candidates = (base, base + ".tex") if not Path(base).suffix else (base,)
+    for candidate in candidates:
+        for found in sorted(folder.rglob(candidate)):
+            if found.parent != folder and found.is_file():
+                return found
+    return None

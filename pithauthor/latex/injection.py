@@ -42,6 +42,7 @@ from pithauthor.latex.pdf import (
     placement_notes,
 )
 from pithauthor.latex.preamble import Preamble, add_author_keys
+from pithauthor.latex.review import review_copy
 from pithauthor.latex.sources import (
     InputFacts,
     TextFile,
@@ -325,7 +326,7 @@ def _compile_and_check(
             build_sources(main, engine, ours, clock) as built,
         ):
             if number is not None:
-                check_pdf(built.result.pdf, number, require_link=link)
+                check_pdf(built.result.pdf, number, require_link=link, log=built.result.log)
                 if link:
                     check_badge_visible(built.result.pdf, number.url(), placement)
             if author_keys:
@@ -478,6 +479,13 @@ def _inject(
     engine = engine_of(source.text)
     new_text, notes = source.text, []
     facts = _inputs_of(source, preamble)
+    review = review_copy(preamble, facts.loads, facts.commands) if number is not None else None
+    if review is not None:
+        if not force:
+            raise ManuscriptError(
+                f"{main.name}: {review.message()}; add it to the camera-ready copy, or use --force"
+            )
+        notes.append(f"warning: {review.message()} (added anyway: --force)")
     elsewhere = None if preamble.pith_numbers else facts.number
     if number is not None and elsewhere is not None:
         if not _same_number(elsewhere[1], number):
@@ -487,7 +495,8 @@ def _inject(
             )
         notes.append(f"{elsewhere[0].name} already has this \\pithnumber; {main.name} unchanged")
     elif number is not None:
-        new_text, *notes = _edits(source, preamble, number, force, placement, facts)
+        new_text, *edit_notes = _edits(source, preamble, number, force, placement, facts)
+        notes += edit_notes
     if author_keys:
         new_text, added = add_author_keys(new_text, main.name, source.newline, author_keys)
         if added:

@@ -1,10 +1,11 @@
 """Checking a built PDF: it carries the Pith Number (Info key /PithNumber) and the link to its
-page, and the badge can be seen (nothing painted over its box, and for the title placement,
-in the upper half of its page).
+page, and the badge can be seen as a reader sees it: its box and link inside the page's crop
+box, its text not clipped away, nothing painted over it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,16 +41,48 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     return (str(value) if value is not None else None), uris
 
 
-def check_pdf(pdf: Path, number: PithNumber, *, require_link: bool = True) -> None:
+def check_pdf(
+    pdf: Path, number: PithNumber, *, require_link: bool = True, log: Path | None = None
+) -> None:
     """Raise VerificationError unless `pdf` names `number` in its Info and links to its page
-    (the link is not required when the badge was placed nowhere, placement=none)."""
+    (the link is not required when the badge was placed nowhere, placement=none); a missing
+    link is explained from the build's `log` when it tells why (`link_trouble`)."""
     value, uris = pdf_facts(pdf)
     if value is None:
         raise VerificationError(f"{pdf.name}: no /PithNumber in the PDF's document information")
     if value != number.full:
         raise VerificationError(f"{pdf.name}: /PithNumber is {value!r}, expected {number.full!r}")
     if require_link and number.url() not in uris:
-        raise VerificationError(f"{pdf.name}: no link to {number.url()}")
+        why = link_trouble(log) if log is not None else None
+        raise VerificationError(
+            f"{pdf.name}: no link to {number.url()}" + (f": {why}" if why else "")
+        )
+
+
+_CLASS_LINE = re.compile(r"^Document Class: (\S+)", re.M)
+
+
+def link_trouble(log: Path) -> str | None:
+    """What in a build's log explains a badge without its link: hyperref's draft mode, or a
+    class that loads breakurl (whose \\burlalt, put in place of \\href by sn-jnl, swaps the
+    link's arguments); the class is named, with the fix. None when the log tells nothing."""
+    try:
+        text = log.read_text("latin-1")
+    except OSError:
+        return None
+    found = _CLASS_LINE.search(text)
+    cls = found.group(1) if found else "the class"
+    if "Package hyperref Warning: Draft mode on" in text:
+        return "hyperref's draft mode is on (option draft, of the class or hyperref): remove it"
+    if "Package: breakurl" in text:
+        fix = "give it the option pdflatex" if cls.startswith("sn-") else "drop breakurl"
+        return (
+            f"{cls} loads breakurl, which takes over hyperref's links (sn-jnl even sets "
+            f"\\href to breakurl's \\burlalt, whose arguments come the other way); {fix}"
+        )
+    if cls != "the class":
+        return f"{cls} (or a package it loads) redefines hyperref's links"
+    return None
 
 
 NO_TITLE_BLOCK = "Package pith Warning: No title block found"
@@ -87,8 +120,11 @@ def page_count(pdf: Path) -> int:
 
 # pypdf is imported where a PDF is read.
 
-# Whether the badge can be seen on the page: nothing painted over its box, and (for the title
-# placement) in the upper half of its page, where title blocks are (not at the page's foot).
+# Whether the badge can be seen on the page, as a viewer shows it: its link's rectangle and its
+# text inside the page's crop box (text extraction does not clip: a margin badge drawn above the
+# page's top edge is still "there"), its text not clipped away by a clipping path, and nothing
+# painted over its box. Where on its page it is is pith.sty's business: the end of the title
+# block may be low on a page after a long front matter (elsarticle's highlights, a long abstract).
 #
 # Text extraction finds the badge's words even under a figure (issue 23: a CVPR teaser drawn over
 # it), so the page's content stream is read as a PDF viewer paints it: in order, each text run,
@@ -126,7 +162,8 @@ class Painting:
     """One thing painted on the page: what it is, and the box it covers."""
 
     kind: str  # "text", "path", "image", "figure"
-    box: Box
+    box: Box  # where it is drawn, clipped by the clipping path then in force
+    clipped: bool = False  # the clipping path hides all of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +174,8 @@ class BadgeView:
     rect: Box
     covered_by: Painting | None
     page_height: float
+    crop: Box = (0.0, 0.0, 0.0, 0.0)  # the page's crop box (what a viewer shows)
+    seen: bool = True  # some of the badge's own text is drawn, unclipped, inside the crop box
 
 
 def _multiply(a: Matrix, b: Matrix) -> Matrix:
@@ -186,21 +225,38 @@ class _Painter:
     def __init__(self, reader: Any) -> None:
         self.reader = reader
         self.paintings: list[Painting] = []
+        inf = float("inf")
+        self.clip: Box = (-inf, -inf, inf, inf)  # the clipping path's box (q/Q save it)
+
+    def paint(self, kind: str, box: Box) -> None:
+        """Record a painting, clipped by the clipping path in force."""
+        clip = self.clip
+        cut = (
+            max(box[0], clip[0]),
+            max(box[1], clip[1]),
+            min(box[2], clip[2]),
+            min(box[3], clip[3]),
+        )
+        hidden = cut[0] > cut[2] or cut[1] > cut[3]
+        self.paintings.append(Painting(kind, box if hidden else cut, hidden))
 
     def walk(self, contents: Any, resources: Any, ctm: Matrix) -> None:
         from pypdf.generic import ContentStream
 
         if contents is None:
             return
-        stack: list[Matrix] = []
+        stack: list[tuple[Matrix, Box]] = []
         path: list[tuple[float, float]] = []
+        clipping = False  # a W or W* waits for the path's painting (or n) to clip
         tm = tlm = _IDENTITY
         size, leading = 0.0, 0.0
         for operands, op in ContentStream(contents, self.reader).operations:
             if op == b"q":
-                stack.append(ctm)
+                stack.append((ctm, self.clip))
             elif op == b"Q":
-                ctm = stack.pop() if stack else ctm
+                ctm, self.clip = stack.pop() if stack else (ctm, self.clip)
+            elif op in (b"W", b"W*"):
+                clipping = True
             elif op == b"cm":
                 ctm = _multiply(tuple(float(v) for v in operands), ctm)  # type: ignore[arg-type]
             elif op in (b"m", b"l"):
@@ -213,10 +269,20 @@ class _Painter:
                 box = _box_of(ctm, x, y, x + w, y + h)
                 path += [(box[0], box[1]), (box[2], box[3])]
             elif op in _PAINT or op == b"n":
-                if op != b"n" and path:
+                if path:
                     xs, ys = [p[0] for p in path], [p[1] for p in path]
-                    self.paintings.append(Painting("path", (min(xs), min(ys), max(xs), max(ys))))
-                path = []
+                    box = (min(xs), min(ys), max(xs), max(ys))
+                    if op != b"n":
+                        self.paint("path", box)
+                    if clipping:  # the new clip applies after this painting
+                        c = self.clip
+                        self.clip = (
+                            max(c[0], box[0]),
+                            max(c[1], box[1]),
+                            min(c[2], box[2]),
+                            min(c[3], box[3]),
+                        )
+                path, clipping = [], False
             elif op == b"BT":
                 tm = tlm = _IDENTITY
             elif op == b"Tf":
@@ -237,12 +303,10 @@ class _Painter:
                     tm = tlm = _multiply((1, 0, 0, 1, 0, -leading), tlm)
                 width = _run_width(operands[-1], size)
                 m = _multiply(tm, ctm)
-                self.paintings.append(
-                    Painting("text", _box_of(m, 0, -0.2 * size, width, 0.8 * size))
-                )
+                self.paint("text", _box_of(m, 0, -0.2 * size, width, 0.8 * size))
                 tm = _multiply((1, 0, 0, 1, width, 0), tm)
             elif op == b"INLINE IMAGE":
-                self.paintings.append(Painting("image", _box_of(ctm, 0, 0, 1, 1)))
+                self.paint("image", _box_of(ctm, 0, 0, 1, 1))
             elif op == b"Do":
                 self._xobject(resources, operands[0], ctm)
 
@@ -253,14 +317,14 @@ class _Painter:
             return
         xobject = xobject.get_object()
         if xobject.get("/Subtype") == "/Image":
-            self.paintings.append(Painting("image", _box_of(ctm, 0, 0, 1, 1)))
+            self.paint("image", _box_of(ctm, 0, 0, 1, 1))
             return
         matrix = tuple(float(v) for v in xobject.get("/Matrix", _IDENTITY))
         inner = _multiply(matrix, ctm)  # type: ignore[arg-type]
         bbox = [float(v) for v in xobject.get("/BBox", (0, 0, 0, 0))]
         # an included figure (a form) is one painting the size of its box: what it draws
         # inside, white or not, is the figure's own business
-        self.paintings.append(Painting("figure", _box_of(inner, *bbox)))
+        self.paint("figure", _box_of(inner, *bbox))
 
 
 def _run_width(operand: Any, size: float) -> float:
@@ -290,7 +354,9 @@ def view_badge(pdf: Path, url: str) -> BadgeView | None:
                 continue
             painter = _Painter(reader)
             painter.walk(page.get_contents(), page.get("/Resources"), _IDENTITY)
-            return _view(number, rect, painter.paintings, float(page.mediabox.height))
+            crop = page.cropbox
+            box = (float(crop.left), float(crop.bottom), float(crop.right), float(crop.top))
+            return _view(number, rect, painter.paintings, float(page.mediabox.height), box)
     except (PdfReadError, OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise VerificationError(f"{pdf.name}: cannot read the page of the badge ({exc})") from None
     return None
@@ -307,42 +373,54 @@ def _link_rect(page: Any, url: str) -> Box | None:
     return None
 
 
-def _view(number: int, rect: Box, paintings: list[Painting], height: float) -> BadgeView:
+def _view(number: int, rect: Box, paintings: list[Painting], height: float, crop: Box) -> BadgeView:
     # the badge's own paintings: the first run of consecutive ones mostly inside its rectangle
     # (it is one box, painted at once; a cover of its very size painted later is not its own)
     inside = [_inside(p.box, rect) for p in paintings]
-    last = inside.index(True) if any(inside) else -1
+    first = last = inside.index(True) if any(inside) else -1
     while 0 <= last < len(paintings) - 1 and inside[last + 1]:
         last += 1
+    own = paintings[first : last + 1] if first >= 0 else []
+    # its words as a viewer shows them: drawn, not clipped away, and on the visible page
+    seen = any(p.kind == "text" and not p.clipped and _overlap(p.box, crop) > 0.5 for p in own)
     middle = (rect[1] + rect[3]) / 2
     # a line of text just above or below touches the edge of the box, never its middle line
     covering = next(
         (
             p
             for p in paintings[last + 1 :]
-            if _overlap(rect, p.box) >= _COVERED and p.box[1] < middle < p.box[3]
+            if not p.clipped and _overlap(rect, p.box) >= _COVERED and p.box[1] < middle < p.box[3]
         ),
         None,
     )
-    return BadgeView(number, rect, covering, height)
+    return BadgeView(number, rect, covering, height, crop, seen)
 
 
 def check_badge_visible(pdf: Path, url: str, placement: str | None) -> None:
-    """Raise VerificationError unless the badge linking to `url` is seen: nothing painted over
-    it, and with the title placement in the upper half of its page (a title block is there; a
-    badge at the page's foot is not in one)."""
+    """Raise VerificationError unless the badge linking to `url` is seen as a reader sees the
+    page: its link and its text inside the page's crop box, its text not clipped away, and
+    nothing painted over it. For the margin placement, a badge off the page is refused saying
+    that the page's top margin has no room for it."""
     view = view_badge(pdf, url)
     if view is None:
         raise VerificationError(f"{pdf.name}: no page links to {url}")
     where = f"page {view.page}, at {view.rect[0]:.0f},{view.rect[1]:.0f} pt"
+    crop = view.crop
+    off = _overlap(view.rect, crop) < 0.99
+    if off or not view.seen:
+        size = f"{crop[0]:.0f},{crop[1]:.0f} to {crop[2]:.0f},{crop[3]:.0f} pt"
+        state = "is off the page" if off else "is not drawn where a reader sees it (clipped)"
+        fix = (
+            "the page's top margin has no room for it; use the default placement (title)"
+            if placement == "margin"
+            else "use --placement margin, or place \\pithbadge by hand"
+        )
+        raise VerificationError(
+            f"{pdf.name}: the badge ({where}) {state}: the page shows {size}; {fix}"
+        )
     if view.covered_by is not None:
         what = {"figure": "a figure", "image": "an image", "text": "text", "path": "a drawing"}
         raise VerificationError(
             f"{pdf.name}: the badge ({where}) is hidden: {what[view.covered_by.kind]} is drawn "
             "over it; move the figure, or use --placement margin"
-        )
-    if placement in (None, "title") and view.rect[1] < view.page_height / 2:
-        raise VerificationError(
-            f"{pdf.name}: the badge is not in the title block ({where}, in the lower half of "
-            "the page); use --placement margin"
         )

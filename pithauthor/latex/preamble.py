@@ -94,6 +94,16 @@ class InputUse:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class Load:
+    """A live top-level `\\documentclass`, `\\usepackage` or `\\RequirePackage`: its
+    options and names, as written (`review.py` reads a review copy from them)."""
+
+    macro: str
+    options: tuple[str, ...]
+    names: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class Fragment:
     """What a piece of preamble holds: a whole preamble, or a file it inputs."""
@@ -104,6 +114,8 @@ class Fragment:
     pith_numbers: list[PithNumberUse] = field(default_factory=list)
     boundaries: list[int] = field(default_factory=list)  # safe line starts, ascending
     inputs: list[InputUse] = field(default_factory=list)
+    loads: list[Load] = field(default_factory=list)
+    commands: set[str] = field(default_factory=set)  # the live top-level macros' names
 
 
 @dataclass(slots=True)
@@ -117,6 +129,8 @@ class Preamble:
     pith_numbers: list[PithNumberUse] = field(default_factory=list)
     boundaries: list[int] = field(default_factory=list)  # safe line starts, ascending
     inputs: list[InputUse] = field(default_factory=list)
+    loads: list[Load] = field(default_factory=list)
+    commands: set[str] = field(default_factory=set)  # the live top-level macros' names
 
     def line_start_after(self, position: int) -> int | None:
         """The first safe line start at or after `position` (None when there is none)."""
@@ -154,6 +168,8 @@ def locate(text: str, name: str) -> Preamble:
         pith_numbers=found.pith_numbers,
         boundaries=found.boundaries,
         inputs=found.inputs,
+        loads=found.loads,
+        commands=found.commands,
     )
 
 
@@ -188,6 +204,9 @@ def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
         if dead or kind != "LatexMacroNode":
             continue
         span = Span(node.pos, _core_end(node))
+        found.commands.add(node.macroname)
+        if node.macroname in ("documentclass", *_PACKAGE_LOADERS):
+            found.loads.append(_load(node))
         # `\documentstyle`: a LaTeX 2.09 file, which LaTeX still runs in compatibility mode
         if node.macroname in ("documentclass", "documentstyle") and found.documentclass is None:
             found.documentclass = span
@@ -337,6 +356,15 @@ def _package_names(node: Any) -> list[str]:
     if not args or args[-1] is None or type(args[-1]).__name__ != "LatexGroupNode":
         return []
     return [part.strip() for part in _group_chars(args[-1]).split(",")]
+
+
+def _load(node: Any) -> Load:
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    options = ""
+    if args and args[0] is not None and type(args[0]).__name__ == "LatexGroupNode":
+        options = args[0].latex_verbatim().strip()[1:-1]
+    split = [o.strip() for o in re.sub(r"%[^\n]*", "", options).split(",") if o.strip()]
+    return Load(node.macroname, tuple(split), tuple(n for n in _package_names(node) if n))
 
 
 def _pith_number_use(text: str, node: Any, span: Span, name: str) -> PithNumberUse:

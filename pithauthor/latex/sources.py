@@ -18,6 +18,7 @@ from pithauthor.fs import MAX_TEX_BYTES, read_user_file
 from pithauthor.latex.preamble import (
     _BEGIN_DOCUMENT,
     InputUse,
+    Load,
     Preamble,
     has_live_begin_document,
     locate,
@@ -462,6 +463,8 @@ class InputFacts:
     number: tuple[Path, str] | None = None  # the file, and the number it gives
     package: Path | None = None  # the file that loads pith
     via: InputUse | None = None  # the main file's `\input` that leads to that load
+    loads: tuple[Load, ...] = ()  # every package those files load (a venue's review mode)
+    commands: frozenset[str] = frozenset()  # their live top-level macros (\iclrfinalcopy)
 
 
 def preamble_inputs(inputs: list[InputUse], folder: Path) -> InputFacts:
@@ -470,6 +473,8 @@ def preamble_inputs(inputs: list[InputUse], folder: Path) -> InputFacts:
     number: tuple[Path, str] | None = None
     package: tuple[Path, InputUse] | None = None
     seen: set[Path] = set()
+    loads: list[Load] = []
+    commands: set[str] = set()
 
     def walk(uses: list[InputUse], depth: int, top: InputUse | None) -> None:
         nonlocal number, package
@@ -486,6 +491,8 @@ def preamble_inputs(inputs: list[InputUse], folder: Path) -> InputFacts:
                 number = (path, found.pith_numbers[0].text.strip())
             if package is None and found.pith_package is not None:
                 package = (path, top or use)
+            loads.extend(found.loads)
+            commands.update(found.commands)
             walk(found.inputs, depth + 1, top or use)
 
     walk(inputs, 1, None)
@@ -493,6 +500,8 @@ def preamble_inputs(inputs: list[InputUse], folder: Path) -> InputFacts:
         number=number,
         package=package[0] if package else None,
         via=package[1] if package else None,
+        loads=tuple(loads),
+        commands=frozenset(commands),
     )
 
 

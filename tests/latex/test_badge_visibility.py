@@ -1,8 +1,8 @@
-"""`inject --check` looks at the page (issue 23): the badge must be visible, with no figure,
-image, text or drawing painted over its box, and (default placement) in the title block, not at
-the page's foot. Each failing case covers the badge on purpose: the paper is built once to find
-the badge's box, then a figure (or image, text, rule) is drawn exactly there, over it, in the
-page's foreground; the same paper without the cover passes."""
+"""`inject --check` looks at the page (issues 23, 37): the badge must be visible, with no figure,
+image, text or drawing painted over its box, not clipped away, and on the page. Each failing
+case covers the badge on purpose: the paper is built once to find the badge's box, then a
+figure (or image, text, rule) is drawn exactly there, over it, in the page's foreground; the
+same paper without the cover passes."""
 
 from __future__ import annotations
 
@@ -142,14 +142,26 @@ def test_the_margin_placement_escapes_a_figure_over_the_title_badge(
 
 
 @TEX
-def test_check_fails_on_a_title_badge_in_the_lower_half_of_the_page(
+def test_a_title_badge_low_on_its_page_after_a_long_front_matter_passes(
     tmp_path: Path, pith: RunPith
 ) -> None:
+    """The end of the title block is where the badge belongs, however low on the page a long
+    front matter puts it (issue 37: elsarticle after its highlights, AASTeX 7's abstract);
+    an upper-half rule refused these."""
     folder = write_paper(tmp_path / "paper", r"\twocolumn[{\vspace*{13cm}\maketitle}]")
     result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
+    assert result.returncode == 0, result.stderr
+
+
+@TEX
+def test_check_fails_on_a_badge_that_a_clipping_path_hides(tmp_path: Path, pith: RunPith) -> None:
+    """Text extraction ignores clipping; a viewer does not: the title block drawn inside a
+    1 bp clip shows nothing of the badge."""
+    clipped = r"\twocolumn[{\pdfliteral{q 0 0 1 1 re W n}\maketitle\pdfliteral{Q}}]"
+    folder = write_paper(tmp_path / "paper", clipped)
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")
     assert_one_line_error(result, 1)
-    assert "the badge is not in the title block (page 1" in result.stderr
-    assert "in the lower half of the page); use --placement margin" in result.stderr
+    assert "is not drawn where a reader sees it (clipped)" in result.stderr
 
 
 @TEX

@@ -4,14 +4,14 @@ a graphical abstract and highlights, llncs, amsart, article) are built on pdfLaT
 LuaLaTeX three ways: without pith, with the default placement, with placement=margin.
 
 Default placement: the badge is on the page that holds the title, centred in the title block
-(in a two-column class, the spanning header), below the title; the page count is the same and
-the log has no warning the baseline lacks. Margin: every word of every page is where the
-baseline has it, the badge is the only new text, on the title page, clear of the baseline's text
-and of arXiv's stamp in the left margin. A class's own XMP dc:identifier (acmart's DOI) survives,
-with the Pith Number beside it.
+(in a two-column class, the spanning header; under PNAS's flush-left block, flush left), below
+the title; the page count is the same and the log has no warning the baseline lacks. Margin:
+every word of every page is where the baseline has it, the badge is the only new text, on the
+title page, clear of the baseline's text and of arXiv's stamp in the left margin. A class's own
+XMP dc:identifier (acmart's DOI) survives, with the Pith Number beside it.
 
 By default every manuscript runs on pdfLaTeX (arXiv's engine), each but acmart-biblatex
-(acmart-sigconf's class): 13 cells; the other 29, XeLaTeX and LuaLaTeX included, are marked slow
+(acmart-sigconf's class): 15 cells; the other 33, XeLaTeX and LuaLaTeX included, are marked slow
 (`make test-all`, run in CI). `article` on XeLaTeX and LuaLaTeX (six builds of about 0.7 CPU-s)
 left `make test` in issue 27: there test_sty_classes.py builds `article` on both engines (number,
 link, badge, no new warning) and test_sty_authorkey.py and test_sty_options.py write metadata on
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from functools import cache
 
 import pytest
@@ -82,8 +83,12 @@ def test_title_placement_puts_the_badge_in_the_title_block_of_the_title_page(
     badge = union([box for _word, box in badge_words(words)])
     title = next(box for word, box in words if manuscript.title in word)
     assert title[3] < badge[1], "the badge sits below the title"
-    centre = (badge[0] + badge[2]) / 2
-    assert abs(centre - width / 2) < 0.1 * width, "centred on the page, not in a column"
+    if manuscript.flush_left:  # PNAS: flush left with the title, as its block is
+        # (the badge's words start after its mark, about 9 pt in)
+        assert 0 <= badge[0] - title[0] < 12, "flush left with the title"
+    else:
+        centre = (badge[0] + badge[2]) / 2
+        assert abs(centre - width / 2) < 0.1 * width, "centred on the page, not in a column"
     assert URL in link_uris(builds["title"].pdf, page=index)
 
 
@@ -94,6 +99,31 @@ def test_title_placement_adds_no_warning_and_no_page(
     new = log_problems(builds["title"].log) - log_problems(builds["baseline"].log)
     assert new == set()
     assert len(pages_words(builds["title"].pdf)) == len(pages_words(builds["baseline"].pdf))
+
+
+_BAD_BOX = re.compile(r"^(Underfull|Overfull) \\([hv])box", re.M)
+
+# issue 37: on pdfLaTeX the badge's line in acmart's header pushes the sample's first section
+# heading into column 2 of page 1, whose flush bottom then stretches (badness 1038); only a
+# badge that adds no height could avoid it, and acmart's title box has no room for one
+KNOWN_NEW_BOXES = {("acmart-biblatex", "pdflatex")}
+
+
+@pytest.mark.parametrize(("manuscript", "engine"), CELLS)
+def test_no_placement_adds_an_underfull_or_overfull_box(
+    request: pytest.FixtureRequest, builds: dict[str, Build], manuscript: Manuscript, engine: str
+) -> None:
+    """Counted, not compared as a set as above (which holds one line per kind of message): one
+    more `Underfull \\vbox ... while \\output is active` than the baseline is a new box."""
+    if (manuscript.name, engine) in KNOWN_NEW_BOXES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 37: acmart, left"))
+
+    def count(build: Build) -> Counter[tuple[str, str]]:
+        return Counter(_BAD_BOX.findall(build.log))
+
+    base = count(builds["baseline"])
+    for variant in ("title", "margin"):
+        assert count(builds[variant]) - base == Counter(), variant
 
 
 @pytest.mark.parametrize(("manuscript", "engine"), CELLS)

@@ -163,3 +163,17 @@ def test_a_teaser_after_the_authors_starts_below_the_badge(name: str) -> None:
             b for w, b in pages_words(builds["baseline"].pdf)[index][1] if "secondauthor" in w
         ]
         assert base_teaser[1] < base_authors[0][3] + 1
+
+
+def test_ieeetran_conference_badge_stands_apart_from_the_last_affiliation() -> None:
+    """Issue 37: the badge sat one line under the last affiliation, like one more line of it.
+    Half a line of the title block's closing space now goes above it (the block keeps its
+    height): pdftotext's boxes of the lowest author line and the badge were 13.4 pt apart, now
+    19.4 pt (the affiliation lines are 12.3 pt apart, baseline to baseline)."""
+    manuscript = BY_NAME["ieeetran-conf"]
+    build = builds_of(manuscript)["title"]
+    index, badge = badge_box(build, manuscript)
+    words = pages_words(build.pdf)[index][1]
+    above = [b[3] for _w, b in words if badge[1] - 40 < b[3] <= badge[1] + 0.5]
+    assert above, "author lines above the badge"
+    assert badge[1] - max(above) > 16, f"{badge[1] - max(above):.1f} pt clear above the badge"

@@ -41,6 +41,7 @@ class Manuscript:
     marker: str  # a word printed on the title page before any other page has it
     title: str  # a word of the printed title
     edits: tuple[tuple[str, str], ...] = ()  # (old, new) applied to the main file
+    flush_left: bool = False  # the title block is flush left, and so is the badge (PNAS)
 
 
 MANUSCRIPT_LIST = [
@@ -99,6 +100,9 @@ MANUSCRIPT_LIST = [
     ),
     Manuscript("acl-review", "acl-review", "paper.tex", "Abstract", "Review-Mode"),
     Manuscript("thmtools", "thmtools-theorems", "paper.tex", "Abstract", "Restated"),
+    # the project's own manuscripts (issue 37)
+    Manuscript("neurips-preprint", "neurips-preprint", "paper.tex", "Abstract", "Sparse"),
+    Manuscript("pnas", "pnas-flushleft", "paper.tex", "Introduction", "Seasonal", flush_left=True),
 ]
 BY_NAME = {m.name: m for m in MANUSCRIPT_LIST}
 _BEGIN = re.compile(r"^\\begin\{document\}", re.M)
