@@ -505,11 +505,14 @@ def only_network_failed(report: Report, proofs: Sequence[ProofCheck]) -> bool:
 # the ones made: the bytes stored are the bytes signed. Whatever is read back from disk is
 # checked in full where it is used (`checked_author_event`), never vouched for.
 _MADE: dict[str, tuple[EventSignature, str]] = {}
+_MADE_LIMIT = 1 << 20  # the oldest forgotten past this (a long-lived process signing on and on)
 
 
 def vouch(event: AuthorEvent) -> None:
     """Remember `event` as made here, by a key of this process that signs for its public key
     (`pithauthor.sign` calls this for the events it builds and checks as it signs)."""
+    if len(_MADE) >= _MADE_LIMIT:  # forgotten: it is then checked in full when stored
+        del _MADE[next(iter(_MADE))]
     _MADE[event["event_id"]] = (event["signature"].copy(), event["signer"]["public_key_b64"])
 
 
