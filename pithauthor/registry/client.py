@@ -490,7 +490,7 @@ def verdict_of(report: Report) -> Verdict:
     unverifiable = report.with_status("unverifiable")
     return {
         "ok": report.ok,
-        "passed": len(report.with_status("passed")),
+        "passed": report.counts()["passed"],
         "unverifiable": [c.name for c in unverifiable],
         "failed": [c.name for c in report.failed],
         "strict_ok": report.strict_ok,
