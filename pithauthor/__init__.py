@@ -11,7 +11,10 @@ error, `PithError` and the tree below it, is in `pithauthor.errors`.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+
+# not `typing.TYPE_CHECKING`: importing typing (and the `re` it loads) is most of what `pith
+# --version` would cost beyond Python itself (issue 39); type checkers read this one alike
+TYPE_CHECKING = False
 
 # The oldest Python pithauthor runs on: pyproject.toml's requires-python (tests/test_platform.py
 # holds them equal). Below it, every run (`pith`, `python -m pithauthor`, an import) stops here

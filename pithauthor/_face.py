@@ -11,9 +11,12 @@ package runs that package's face first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib import import_module
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: `pith --version` loads no typing (pithauthor/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def lazy_face(

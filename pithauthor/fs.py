@@ -617,8 +617,11 @@ def unpack_plain_files(archive: Path, folder: Path) -> list[str]:
 _MIB = 1024 * 1024
 
 
-MAX_JSON_BYTES = 64 * _MIB
-"""JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`)."""
+MAX_JSON_BYTES = 256 * _MIB
+"""JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`).
+The one limit of a registry document: `pith` reads one up to it, from a file or a registry
+(`net.MAX_ANSWER_BYTES`), and the local registry serves none larger (a merged state of some
+250,000 citations; issue 39: it served 64 MiB states `pith status` and `verify` refused)."""
 
 
 MAX_METADATA_BYTES = 16 * _MIB

@@ -307,6 +307,18 @@ class RegistryHttp:
         response = self.request("GET", self.url(path_or_url), attempts=attempts)
         return _json(response)
 
+    def get_if_changed(
+        self, path_or_url: str, etag: str | None, *, attempts: int | None = None
+    ) -> tuple[bytes, str | None]:
+        """GET the raw body, revalidating a copy held under `etag` (`If-None-Match`): b"" when
+        the answer is 304 Not Modified (the copy is current); else (the body, its ETag).
+        `attempts` caps the policy's, as for `get_json`."""
+        headers = {"If-None-Match": etag} if etag else {}
+        response = self.request("GET", self.url(path_or_url), headers=headers, attempts=attempts)
+        if response.status_code == 304:
+            return b"", etag
+        return response.content, response.headers.get("ETag")
+
     def post_json(
         self, url: str, doc: Mapping[str, Any], headers: Mapping[str, str] | None = None
     ) -> tuple[int, Any]:
@@ -361,6 +373,8 @@ class RegistryHttp:
                 last = transport_reason(exc)
             else:
                 status = response.status_code
+                if status == 304 and "If-None-Match" in (kwargs.get("headers") or {}):
+                    return response  # the copy the request named is current (`get_if_changed`)
                 if 300 <= status < 400:  # no redirect is followed, nor taken for an answer
                     raise RegistryResponseError(
                         f"the registry at {where} answered {status} (a redirect, not followed); "
@@ -464,11 +478,16 @@ def _asks_for_token(response: httpx.Response) -> bool:
 
 
 def _json(response: httpx.Response) -> Any:
+    return json_answer(response.content, str(response.url), response.status_code)
+
+
+def json_answer(content: bytes, url: str, status: int = 200) -> Any:
+    """A registry's answer `content` parsed by the one strict reader; else RegistryResponseError."""
     try:
-        return parse_json(response.content)
+        return parse_json(content)
     except JSONFault as exc:
         raise RegistryResponseError(
-            f"the registry at {origin(str(response.url))} answered {response.status_code} "
+            f"the registry at {origin(url)} answered {status} "
             f"with something that is not strict JSON ({exc})"
         ) from None
 

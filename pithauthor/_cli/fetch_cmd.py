@@ -48,7 +48,14 @@ def fetch(
         if what == "record":
             doc = client.record(ref)
         else:
-            doc = getattr(client, what)(ref, strict=not allow_unverifiable)
+            from pithauthor.registry import RecordCache
+
+            cache = RecordCache()  # what was verified before, revalidated (If-None-Match)
+            try:
+                client.keep(cache)
+                doc = getattr(client, what)(ref, strict=not allow_unverifiable)
+            finally:
+                cache.close()
     verdict = "verified" if not allow_unverifiable or what == "record" else "checked"
     if output:
         import json

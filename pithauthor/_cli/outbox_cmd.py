@@ -7,8 +7,8 @@ import typer
 
 from pithauthor._cli.app import new_app
 from pithauthor._cli.catalog import summary
-from pithauthor._cli.output import data, emit_json, message
-from pithauthor.errors import InputError
+from pithauthor._cli.output import ask, at_terminal, data, emit_json, message
+from pithauthor.errors import ConfirmationNeeded, Declined, InputError
 from pithauthor.protocol import escaped
 
 outbox_app = new_app(summary("outbox"))
@@ -23,15 +23,23 @@ def outbox_list(
         None, "--state", help="pending, accepted, rejected or held (for moderation)."
     ),
     registry: str | None = REGISTRY_ONLY,
+    everything: bool = typer.Option(
+        False, "--all", help="The accepted events too (default: those still to deal with)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print entries as JSON."),
 ) -> None:
-    """List the outbox (oldest first): state, date stored, registry, event, paper."""
+    """List the outbox (oldest first): state, date stored, registry, event, paper. By default
+    the events still to deal with (pending, rejected); the accepted ones are counted, and
+    listed with --state accepted or --all."""
     from pithauthor.registry import STATES, Outbox, paper_titles
 
     if state is not None and state not in STATES:
         raise InputError(f"--state must be one of {', '.join(STATES)}")
     with Outbox(note=message) as outbox:
-        entries = outbox.entries(state, registry)
+        if state is None and not everything:
+            entries = outbox.working(registry)
+        else:
+            entries = outbox.entries(state, registry)
         counts = outbox.counts(registry)
     titles = paper_titles(entries)
     if as_json:
@@ -65,7 +73,12 @@ def outbox_retry(
 def outbox_drop(
     event_ids: list[str] = typer.Argument(None, help="Events to delete from the outbox."),
     rejected: bool = typer.Option(False, "--rejected", help="Drop every rejected event."),
-    accepted: bool = typer.Option(False, "--accepted", help="Drop every accepted event."),
+    accepted: bool = typer.Option(
+        False,
+        "--accepted",
+        help="Drop the bodies of every accepted event; their ids stay (the ledger that "
+        "`pith papers`, `pith withdraw` and `--replace` read).",
+    ),
     pending: bool = typer.Option(
         False,
         "--pending",
@@ -73,18 +86,63 @@ def outbox_drop(
         "local one for dry runs); they will never be sent.",
     ),
     registry: str | None = REGISTRY_ONLY,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
-    """Delete events from the outbox (they are not withdrawn from any registry)."""
+    """Delete events from the outbox (they are not withdrawn from any registry). Says what
+    will be lost and asks first on a terminal; elsewhere it needs --yes."""
     from pithauthor.registry import Outbox
 
     if not (event_ids or rejected or accepted or pending):
         raise InputError("name event ids, or pass --rejected / --accepted / --pending")
+    states = [
+        s for s, on in (("pending", pending), ("rejected", rejected), ("accepted", accepted)) if on
+    ]
     with Outbox(note=message) as outbox:
+        found = outbox.dropping(event_ids or [], states, registry)
+        lost = _what_is_lost(found)
+        if not lost:
+            message("nothing to drop")
+            return
+        if not yes and not at_terminal():  # one line: what it would lose, and how to go on
+            what = "; ".join(lost)
+            raise ConfirmationNeeded(
+                f"not dropped ({what}): no terminal to confirm on; pass --yes to drop"
+            )
+        for line in lost:
+            message(line)
+        if not yes and not ask(f"Drop {sum(found.values())} event(s) from the outbox?"):
+            raise Declined("nothing was dropped (answered no)")
         n = outbox.drop(event_ids or [], registry)
         n += outbox.drop_state("rejected", registry) if rejected else 0
         n += outbox.drop_state("accepted", registry) if accepted else 0
         n += outbox.drop_state("pending", registry) if pending else 0
     message(f"dropped {n} event(s)")
+
+
+def _what_is_lost(found: dict[str, int]) -> list[str]:
+    """One line per state of what a drop deletes, and what that loses."""
+    lines = []
+    if found.get("pending"):
+        lines.append(
+            f"{found['pending']} pending event(s) will never be sent: they are signed, and "
+            "this outbox holds their only copy unless you wrote them to a file"
+        )
+    if found.get("rejected"):
+        lines.append(
+            f"{found['rejected']} rejected event(s) and the registry's reasons will be gone "
+            "(`pith outbox retry` can no longer send them again)"
+        )
+    if found.get("held"):
+        lines.append(
+            f"{found['held']} event(s) held for moderation will be forgotten here (their "
+            "registry still holds them; `pith submit` will no longer look for their outcome)"
+        )
+    if found.get("accepted"):
+        lines.append(
+            f"the bodies of {found['accepted']} accepted event(s) will be gone; their ids stay "
+            "(`pith papers` still counts them), the registry keeps the events themselves"
+        )
+    return lines
 
 
 @outbox_app.command("recover")

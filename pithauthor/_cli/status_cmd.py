@@ -28,10 +28,15 @@ def status(
     """A paper's page: number, title, authors, what is verified, the record's completeness,
     claims, citations, replications, and what this machine's outbox holds for it per registry.
     The record and merged state are fetched and verified first."""
-    from pithauthor.registry import STATES, paper_status
+    from pithauthor.registry import STATES, RecordCache, paper_status
 
     with make_client(registry, trust_manifest, trust_local, 4) as client:
-        page = paper_status(client, ref)
+        cache = RecordCache()  # the state verified before, revalidated (If-None-Match)
+        try:
+            client.keep(cache)
+            page = paper_status(client, ref)
+        finally:
+            cache.close()
     if as_json:
         emit_json(page)
         return

@@ -79,7 +79,8 @@ def withdraw(
         if paper is not None:  # the registry's memory of that paper, before the outbox's
             # the key's public record: no passphrase is asked before the checks
             output.recall(subject_for(paper, None, access).pith_number, key_record(key).key_id)
-        matches = {e["event_id"]: e for e in held.events if e["event_id"].startswith(wanted)}
+        # what it learnt, and the outbox's rows with that prefix (an index range, not a read)
+        matches = {e["event_id"]: e for e in held.starting(wanted)}
         if not matches:
             if paper is not None:
                 raise InputError(
@@ -101,7 +102,8 @@ def withdraw(
         assert standing is not None
         shown = f"{target['event_type']} {target['event_id'][:19]}…"
         if standing.status == "withdrawn" and standing.by is not None:
-            withdrawal = next(e for e in held.events if e["event_id"] == standing.by)
+            withdrawal = held.event(standing.by)
+            assert withdrawal is not None  # the merge found it among what is held
             message(f"{shown} is withdrawn already")
             if withdrawal["event_id"] in held.from_registry:  # by another machine: it counts
                 message(reused_line(withdrawal, f"the registry {access.base_url}"))

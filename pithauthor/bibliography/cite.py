@@ -26,8 +26,9 @@ from pithauthor.progress import Advance, report
 from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.documents import AuthorEvent, RecordDocument
 from pithauthor.protocol.events import Signer
+from pithauthor.protocol.identity import fingerprint_hex
 from pithauthor.protocol.ids import ArxivId, PithNumber
-from pithauthor.protocol.payloads import self_citation_problem
+from pithauthor.protocol.payloads import CITATION, self_citation_problem
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.client import RecordCache
@@ -265,6 +266,10 @@ def sign_bibliography(
             key = _open(signer)
             created_at = created_at or utc_now()  # one signing time for the whole bibliography
             settle = held.settle("auto") if held is not None else None
+            if held is not None:  # one look-up for all the papers, not one per paper
+                fingerprint = fingerprint_hex(key.public_key)
+                subjects = (o.pith_number.full for o in resolved.values() if not isinstance(o, str))
+                held.look_ahead(fingerprint, CITATION, subjects)
             # what the citations share (key, time, citing paper) is checked and written once
             sign = citation_signer(
                 key, citing, created_at=created_at, citing_arxiv=citing_arxiv, settle=settle

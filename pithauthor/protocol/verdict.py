@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -246,11 +247,15 @@ class Report:
         return [c for c in self.checks if c.status == FAILED]
 
     def with_status(self, status: Status) -> list[Check]:
+        if status not in self._statuses():  # none: no check is renamed to say so
+            return []
         return [c for c in self.checks if c.status == status]
 
     def counts(self) -> dict[str, int]:
-        """How many checks have each status (all four keys, zeros included)."""
-        return {s: sum(1 for c in self.checks if c.status == s) for s in STATUSES}
+        """How many checks have each status (all four keys, zeros included), counted without
+        naming them (issue 39: a state of 10,000 events holds 180,000 checks)."""
+        found = Counter(self._statuses())
+        return {s: found[s] for s in STATUSES}
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -4,6 +4,7 @@ on-disk cache of verified records and arXiv resolutions that `pith cite` reads f
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -12,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
 from pithauthor.errors import (
@@ -23,7 +24,7 @@ from pithauthor.errors import (
     VerificationError,
 )
 from pithauthor.fs import pith_home, private_dir
-from pithauthor.net import DEFAULT_REGISTRY, RegistryHttp, RetryPolicy, check_url
+from pithauthor.net import DEFAULT_REGISTRY, RegistryHttp, RetryPolicy, check_url, json_answer
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.bundle import checked_bundle
 from pithauthor.protocol.checks.record import checked_record
@@ -143,6 +144,7 @@ class RegistryClient:
             max_connections=max_connections,
         )
         self.trust = trust if trust is not None else default_trust()
+        self.kept: RecordCache | None = None  # verified bundles and states, by ETag (`keep`)
         self._records: dict[str, RecordDocument] = {}
         self._lock = threading.Lock()
 
@@ -287,7 +289,7 @@ class RegistryClient:
     def bundle(self, ref: str | PithNumber, *, strict: bool = True) -> RecordBundle:
         """The bundle of `ref`, verified (record_created receipt, every event); `strict`
         also refuses parts nobody can verify (registry event ids)."""
-        return self._document("bundle", ref, checked_bundle, strict)
+        return self._document("bundle", ref, checked_bundle, strict)[0]
 
     def state(
         self, ref: str | PithNumber, *, strict: bool = True, attempts: int | None = None
@@ -295,7 +297,20 @@ class RegistryClient:
         """The merged state of `ref`, verified (hash, receipt, events, local merge); `strict`
         also refuses parts nobody can verify (registry event ids, the registry's merge).
         `attempts` caps the retries, as for `record`."""
-        return self._document("state", ref, checked_state, strict, attempts)
+        return self._document("state", ref, checked_state, strict, attempts)[0]
+
+    def checked_state(
+        self, ref: str | PithNumber, *, strict: bool = True
+    ) -> tuple[MergedState, Verdict]:
+        """`state`, and the verdict of its checks (`pith status` shows it: the state is
+        checked once, not once to take it and again to say how it fared)."""
+        return self._document("state", ref, checked_state, strict)
+
+    def keep(self, cache: RecordCache) -> None:
+        """Keep the bundles and states this client verifies in `cache`, with their ETags, and
+        revalidate them (`If-None-Match`): a second look at an unchanged paper downloads and
+        verifies nothing (`pith status`, `pith fetch`)."""
+        self.kept = cache
 
     def _document(
         self,
@@ -304,25 +319,35 @@ class RegistryClient:
         check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
         strict: bool,
         attempts: int | None = None,
-    ) -> Document:
+    ) -> tuple[Document, Verdict]:
         record = self.record(ref, attempts=attempts)
         body = PithNumber.parse(record["pith_number"]).body
-        doc = self.http.get_json(f"/pith/{body}/{what}.json", attempts=attempts)
-        if not isinstance(doc, dict):
-            raise RegistryResponseError(f"the {what} is not a JSON object")
-        report, typed = check(doc, self.trust)
-        if typed is None or doc.get("pith_number") != record["pith_number"]:
-            raise VerificationError(f"the {what} does not verify ({_failed(report) or 'number'})")
-        if strict and not report.strict_ok:
-            parts = ", ".join(
-                f"{c.name} ({', '.join(c.paths[:3]) or c.detail})"
-                for c in report.with_status("unverifiable")
-            )
+        path = f"/pith/{body}/{what}.json"
+        held: tuple[str, Any, Verdict] | None = None
+        if self.kept is not None:
+            held = self.kept.document(self.base_url, body, what, self.trust)
+        raw, etag = self.http.get_if_changed(path, held[0] if held else None, attempts=attempts)
+        doc: Any
+        if held is not None and not raw:  # 304: the copy verified before is current
+            doc, verdict = held[1], held[2]
+        else:
+            doc = json_answer(raw, self.http.url(path))
+            if not isinstance(doc, dict):
+                raise RegistryResponseError(f"the {what} is not a JSON object")
+            report, typed = check(doc, self.trust)
+            if typed is None or doc.get("pith_number") != record["pith_number"]:
+                failed = _failed(report) or "number"
+                raise VerificationError(f"the {what} does not verify ({failed})")
+            verdict = verdict_of(report)
+            if self.kept is not None and etag:
+                self.kept.put_document(self.base_url, body, what, self.trust, etag, raw, verdict)
+        if strict and not verdict["strict_ok"]:
             raise VerificationError(
-                f"the {what} has parts nobody outside the registry can verify: {parts}; "
+                f"the {what} has parts nobody outside the registry can verify: "
+                f"{verdict['unverifiable_parts']}; "
                 "pass --allow-unverifiable to take it with them marked as such"
             )
-        return typed
+        return doc, verdict  # checked above, or when it was kept
 
     def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
         if isinstance(ref, PithNumber):
@@ -442,7 +467,43 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE TABLE IF NOT EXISTS resolutions (
     registry TEXT NOT NULL, arxiv_id TEXT NOT NULL, pith_number TEXT NOT NULL,
     fetched_at REAL NOT NULL, PRIMARY KEY (registry, arxiv_id));
+CREATE TABLE IF NOT EXISTS documents (
+    registry TEXT NOT NULL, body TEXT NOT NULL, what TEXT NOT NULL, trust TEXT NOT NULL,
+    etag TEXT NOT NULL, doc BLOB NOT NULL, sha256 TEXT NOT NULL, verdict TEXT NOT NULL,
+    PRIMARY KEY (registry, body, what));
 """
+
+
+class Verdict(TypedDict):
+    """How a bundle or state fared, as kept beside it (`RecordCache.put_document`)."""
+
+    ok: bool
+    passed: int  # how many checks passed
+    unverifiable: list[str]  # the names of those unverifiable
+    failed: list[str]
+    strict_ok: bool
+    unverifiable_parts: str  # their names and paths, for a refusal
+
+
+def verdict_of(report: Report) -> Verdict:
+    """The verdict of `report`, as kept beside a document (`RecordCache.put_document`)."""
+    unverifiable = report.with_status("unverifiable")
+    return {
+        "ok": report.ok,
+        "passed": report.counts()["passed"],
+        "unverifiable": [c.name for c in unverifiable],
+        "failed": [c.name for c in report.failed],
+        "strict_ok": report.strict_ok,
+        "unverifiable_parts": ", ".join(
+            f"{c.name} ({', '.join(c.paths[:3]) or c.detail})" for c in unverifiable
+        ),
+    }
+
+
+def _trust_key(trust: Trust) -> str:
+    """What a kept document was verified against: a copy is used under the same trust only."""
+    keys = sorted((kid, repr(key.public_key)) for kid, key in trust.keys.items())
+    return hashlib.sha256(repr(keys).encode()).hexdigest()
 
 
 class RecordCache:
@@ -506,6 +567,49 @@ class RecordCache:
                 "INSERT OR REPLACE INTO resolutions VALUES (?, ?, ?, ?)",
                 (registry, arxiv_id, pith_number, time.time()),
             )
+
+    def document(
+        self, registry: str, body: str, what: str, trust: Trust
+    ) -> tuple[str, JSONObject, Verdict] | None:
+        """The bundle or state (`what`) of `body` kept by `put_document`, verified then under
+        the same `trust`: (its ETag, the document, its verdict); None when none is kept, or
+        its bytes are not the ones kept (a damaged copy is a miss, fetched again)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT etag, doc, sha256, verdict, trust FROM documents WHERE registry = ? "
+                "AND body = ? AND what = ?",
+                (registry, body, what),
+            ).fetchone()
+        if row is None or row[4] != _trust_key(trust):
+            return None
+        etag, raw, digest, verdict = row[0], bytes(row[1]), row[2], row[3]
+        if hashlib.sha256(raw).hexdigest() != digest:
+            return None
+        try:
+            # the bytes the strict reader took when they were verified (their hash says so):
+            # the standard reader gives the same document, several times faster
+            doc, kept = json.loads(raw), json.loads(verdict)
+        except ValueError:
+            return None
+        if not isinstance(doc, dict) or not isinstance(kept, dict):
+            return None
+        return etag, doc, cast(Verdict, kept)  # verified when it was kept
+
+    def put_document(
+        self,
+        registry: str,
+        body: str,
+        what: str,
+        trust: Trust,
+        etag: str,
+        raw: bytes,
+        verdict: Verdict,
+    ) -> None:
+        """Keep a bundle or state just verified (`raw`, the bytes the registry sent)."""
+        row = (registry, body, what, _trust_key(trust), etag, raw,
+               hashlib.sha256(raw).hexdigest(), json.dumps(verdict))  # fmt: skip
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", row)
 
     def forget_record(self, registry: str, body: str) -> None:
         with self._lock:

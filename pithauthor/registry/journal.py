@@ -1,5 +1,14 @@
 """The outbox's files: the SQLite database checked, created and migrated, and the
 append-only journal beside it, from which `recover` rebuilds a lost or damaged database.
+
+Two tables hold the events (schema 5). `outbox` is the working set: the rows still pending or
+rejected, which commands list, send and count. `ledger` holds the rows their registry accepted
+(moved there, in the same transaction that records the answer): what `pith papers`, `pith
+withdraw` and `--replace` need, read only through its indexes (by signer, type and subject; by
+subject; by citing paper; by event id), never as a whole. Every row carries, as columns, what
+commands select on (the signer's fingerprint and key id, the citing paper of a citation), read
+from the event once when it is stored, so no command parses every stored event. A ledger row
+whose body was dropped (`pith outbox drop --accepted`) keeps its id and those columns.
 """
 
 from __future__ import annotations
@@ -9,6 +18,7 @@ import json
 import os
 import secrets
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 
 from pithauthor.errors import OutboxDamaged
@@ -22,7 +32,13 @@ DB_NAME = "outbox.sqlite3"
 JOURNAL_NAME = "outbox.journal.jsonl"
 
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+
+
+# a file up to this size gets SQLite's whole quick_check on every open (about 1 ms per MiB);
+# a larger one gets it on its working set (table `outbox`, its count): the ledger's pages are
+# then checked where they are read (every event read back is checked in full before use)
+FULL_CHECK_BYTES = 8 << 20
 
 
 COLUMNS = (
@@ -39,6 +55,29 @@ COLUMNS = (
     "reason",
     "lease_owner",
     "lease_expires",
+    "signer",
+    "key_id",
+    "citing",
+)
+
+
+# what commands select on, read from the event when it is stored (module docstring)
+SAID = ("signer", "key_id", "citing")
+
+
+LEDGER_COLUMNS = (
+    "event_id",
+    "registry",
+    "event_type",
+    "subject",
+    "body",
+    "stored_at",
+    "updated_at",
+    "attempts",
+    "answer",
+    "signer",
+    "key_id",
+    "citing",
 )
 
 
@@ -57,10 +96,86 @@ CREATE TABLE outbox (
     reason TEXT,
     lease_owner TEXT,
     lease_expires REAL,
+    signer TEXT,
+    key_id TEXT,
+    citing TEXT,
     PRIMARY KEY (event_id, registry)
 );
 CREATE INDEX outbox_state ON outbox(state, registry);
 """
+
+
+# the indexes of `said` columns and the ledger (schema 5; module docstring)
+LEDGER_SCHEMA = """
+CREATE INDEX outbox_said ON outbox(signer, event_type, subject);
+CREATE INDEX outbox_subject ON outbox(subject);
+CREATE INDEX outbox_citing ON outbox(citing) WHERE citing IS NOT NULL;
+CREATE TABLE ledger (
+    event_id TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT,
+    stored_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    answer TEXT,
+    signer TEXT,
+    key_id TEXT,
+    citing TEXT,
+    PRIMARY KEY (event_id, registry)
+);
+CREATE INDEX ledger_said ON ledger(signer, event_type, subject);
+CREATE INDEX ledger_subject ON ledger(subject);
+CREATE INDEX ledger_citing ON ledger(citing) WHERE citing IS NOT NULL;
+CREATE INDEX ledger_kept ON ledger(registry) WHERE body IS NOT NULL;
+"""
+
+
+# What `pith papers` shows, kept by the database itself as rows come, go and change state: how
+# many rows of each (paper, key, registry, type, state), and the newest change. A command then
+# reads a row per paper and role, never the rows themselves (schema 5).
+def _tally(table: str, sign: str, row: str, state: str) -> str:
+    return (
+        f"INSERT INTO tally VALUES ({row}.subject, COALESCE({row}.key_id, ''), {row}.registry, "
+        f"{row}.event_type, {state}, {sign}1, {row}.updated_at) "
+        "ON CONFLICT DO UPDATE SET n = n + excluded.n, last = max(last, excluded.last);"
+    )
+
+
+TALLY_STATEMENTS = (
+    """CREATE TABLE tally (
+    subject TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    state TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    last TEXT NOT NULL,
+    PRIMARY KEY (subject, key_id, registry, event_type, state)
+)""",
+    "CREATE TRIGGER outbox_in AFTER INSERT ON outbox BEGIN "
+    + _tally("outbox", "", "NEW", "NEW.state")
+    + " END",
+    "CREATE TRIGGER outbox_out AFTER DELETE ON outbox BEGIN "
+    + _tally("outbox", "-", "OLD", "OLD.state")
+    + " END",
+    "CREATE TRIGGER outbox_moved AFTER UPDATE OF state ON outbox BEGIN "
+    + _tally("outbox", "-", "OLD", "OLD.state")
+    + _tally("outbox", "", "NEW", "NEW.state")
+    + " END",
+    "CREATE TRIGGER ledger_in AFTER INSERT ON ledger BEGIN "
+    + _tally("ledger", "", "NEW", "'accepted'")
+    + " END",
+    "CREATE TRIGGER ledger_out AFTER DELETE ON ledger BEGIN "
+    + _tally("ledger", "-", "OLD", "'accepted'")
+    + " END",
+    # what was there before the triggers (a migration): counted once
+    "INSERT INTO tally SELECT subject, COALESCE(key_id, ''), registry, event_type, state, "
+    "count(*), max(updated_at) FROM outbox GROUP BY 1, 2, 3, 4, 5",
+    "INSERT INTO tally SELECT subject, COALESCE(key_id, ''), registry, event_type, 'accepted', "
+    "count(*), max(updated_at) FROM ledger GROUP BY 1, 2, 3, 4 ON CONFLICT DO NOTHING",
+)
 
 
 # one row: the live events per the journal (stored minus dropped) and the journal's size then
@@ -85,7 +200,8 @@ def journal_path(db: Path) -> Path:
 # --- opening: the checks, the schema, the migration -------------------------------------------
 
 
-def _damaged(path: Path, why: str) -> OutboxDamaged:
+def damaged(path: Path, why: str) -> OutboxDamaged:
+    """The one error of a damaged outbox file: what is wrong, and how to recover."""
     journal = journal_path(path)
     how = (
         f"rebuild it from its journal with: pith outbox recover ({journal})"
@@ -107,15 +223,15 @@ def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
     """The connection to a healthy outbox file (created when there is none and nothing was
     ever journalled); else OutboxDamaged."""
     if path.is_dir():
-        raise _damaged(path, "a folder is in its place")
+        raise damaged(path, "a folder is in its place")
     if not path.exists() and not path.is_symlink():
         if journal.is_file() and journal.stat().st_size > 0:
-            raise _damaged(path, "the file is missing, but its journal holds events")
+            raise damaged(path, "the file is missing, but its journal holds events")
         _create(path)
     elif not path.is_file():
-        raise _damaged(path, "not a regular file")
+        raise damaged(path, "not a regular file")
     elif path.stat().st_size == 0:  # never left empty: it is created whole, then linked
-        raise _damaged(path, "the file is empty")
+        raise damaged(path, "the file is empty")
     conn = _connect(path)
     try:
         _check(conn, path)
@@ -125,7 +241,7 @@ def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout=30000")
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise _damaged(path, str(exc)) from None
+        raise damaged(path, str(exc)) from None
     except BaseException:
         conn.close()
         raise
@@ -136,12 +252,17 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
     """SQLite's quick_check, the schema version, the tables, and the rows against the
     journal's count (raises OutboxDamaged)."""
     conn.execute("PRAGMA busy_timeout=30000")
-    # quick_check, not integrity_check: it runs on every open (O(N), no index cross-check);
-    # three problems at most, as many as one error line can name
-    problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
-    if problems != ["ok"]:
-        raise _damaged(path, "; ".join(str(p) for p in problems))
     version = conn.execute("PRAGMA user_version").fetchone()[0]
+    # quick_check, not integrity_check: it runs on every open (no index cross-check); of a
+    # large file, only the working set (FULL_CHECK_BYTES): what every open costs stays flat
+    # however long the ledger grows; three problems at most, as many as one line can name
+    if version < SCHEMA_VERSION or path.stat().st_size <= FULL_CHECK_BYTES:
+        checks = ["PRAGMA quick_check(3)"]
+    else:
+        checks = ["PRAGMA quick_check(outbox)", "PRAGMA quick_check(outbox_count)"]
+    problems = [r[0] for sql in checks for r in conn.execute(sql).fetchmany(3) if r[0] != "ok"]
+    if problems:
+        raise damaged(path, "; ".join(str(p) for p in problems[:3]))
     if version > SCHEMA_VERSION:
         raise OutboxDamaged(
             f"the outbox {path} has schema version {version}, made by a newer pithauthor "
@@ -149,26 +270,36 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
         )
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     if not have:
-        raise _damaged(path, "it holds no outbox table")
-    want = set(COLUMNS) if version >= 2 else {"event_id", "subject", "body", "state"}
+        raise damaged(path, "it holds no outbox table")
+    if version >= SCHEMA_VERSION:
+        want = set(COLUMNS)
+    elif version >= 2:
+        want = set(COLUMNS) - set(SAID)
+    else:
+        want = {"event_id", "subject", "body", "state"}
     if not want <= have:
-        raise _damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
-    if version == SCHEMA_VERSION:
-        _check_count(conn, path)
+        raise damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
+    if version >= SCHEMA_VERSION and not list(conn.execute("PRAGMA table_info(ledger)")):
+        raise damaged(path, "it holds no ledger table")
+    if version >= 3:  # a version-3 or -4 file is checked before it is migrated
+        _check_count(conn, path, ledger=version >= SCHEMA_VERSION)
 
 
-def _check_count(conn: sqlite3.Connection, path: Path) -> None:
-    """The rows the outbox has against those the journal says are live (kept in
-    `outbox_count` by every store and drop): rows deleted with the tables intact are damage,
-    never an outbox with fewer events."""
+def _check_count(conn: sqlite3.Connection, path: Path, *, ledger: bool = True) -> None:
+    """The rows the outbox has (working set and ledger rows that keep their event) against
+    those the journal says are live (kept in `outbox_count` by every store and drop): rows
+    deleted with the tables intact are damage, never an outbox with fewer events."""
     if not list(conn.execute("PRAGMA table_info(outbox_count)")):
-        raise _damaged(path, "its row count (table outbox_count) is missing")
-    # one statement: one snapshot, even while another process stores
+        raise damaged(path, "its row count (table outbox_count) is missing")
+    # one statement: one snapshot, even while another process stores; the ledger's rows are
+    # counted on its partial index `ledger_kept` (no page of an event is read)
+    kept = "(SELECT count(*) FROM ledger WHERE body IS NOT NULL)" if ledger else "0"
     found = conn.execute(
-        "SELECT (SELECT count(*) FROM outbox), rows, journal_bytes FROM outbox_count WHERE id = 1"
+        f"SELECT (SELECT count(*) FROM outbox) + {kept}, rows, journal_bytes "
+        "FROM outbox_count WHERE id = 1"
     ).fetchone()
     if found is None:
-        raise _damaged(path, "its row count (table outbox_count) is empty")
+        raise damaged(path, "its row count (table outbox_count) is empty")
     have, want, recorded = found
     if have < want:
         journal = journal_path(path)
@@ -179,9 +310,9 @@ def _check_count(conn: sqlite3.Connection, path: Path) -> None:
             if size < recorded
             else ""
         )
-        raise _damaged(path, f"{want - have} of its {want} stored events are missing{cut}")
+        raise damaged(path, f"{want - have} of its {want} stored events are missing{cut}")
     if have > want:
-        raise _damaged(path, f"it holds {have} rows where {want} events were stored")
+        raise damaged(path, f"it holds {have} rows where {want} events were stored")
 
 
 def _create(path: Path) -> None:
@@ -193,7 +324,9 @@ def _create(path: Path) -> None:
     try:
         conn = _connect(tmp)
         try:
-            conn.executescript(SCHEMA + ";" + COUNT_SCHEMA)
+            conn.executescript(SCHEMA + ";" + COUNT_SCHEMA + ";" + LEDGER_SCHEMA)
+            for statement in TALLY_STATEMENTS:
+                conn.execute(statement)
             conn.execute("INSERT INTO outbox_count (id, rows, journal_bytes) VALUES (1, 0, 0)")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         finally:
@@ -209,8 +342,9 @@ def _create(path: Path) -> None:
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
-    registry), a version-2 one (no `outbox_count`) or a version-3 one (no state `held`) to
-    this schema, once: returns (rows bound, the registry) when it bound any."""
+    registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`) or a
+    version-4 one (no ledger, no `said` columns) to this schema, once: returns (rows bound,
+    the registry) when it bound any."""
     # the version is read again under the write lock: two processes opening an old outbox at
     # once both see it old here, and only the first may migrate it
     if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -235,11 +369,12 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
                 "SELECT 1, count(*), ? FROM outbox",
                 (size,),
             )
+        _add_ledger(conn)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         conn.execute("ROLLBACK")
-        raise _damaged(path, f"it could not be migrated: {exc}") from None
+        raise damaged(path, f"it could not be migrated: {exc}") from None
     except BaseException:
         conn.execute("ROLLBACK")
         raise
@@ -269,16 +404,78 @@ def _bind_registries(conn: sqlite3.Connection, default: str) -> int:
     return unbound
 
 
+def _add_ledger(conn: sqlite3.Connection) -> None:
+    """Version 4 to 5, inside the migration's transaction: the `said` columns (each stored
+    event read once, now), the indexes and the ledger, and the accepted rows moved into it."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
+    for column in SAID:
+        if column not in have:
+            conn.execute(f"ALTER TABLE outbox ADD COLUMN {column} TEXT")
+    for rowid, body in conn.execute("SELECT rowid, body FROM outbox").fetchall():
+        conn.execute(
+            "UPDATE outbox SET signer=?, key_id=?, citing=? WHERE rowid=?",
+            (*said_columns(body), rowid),
+        )
+    for statement in LEDGER_SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    moved = ", ".join(LEDGER_COLUMNS)
+    conn.execute(f"INSERT INTO ledger ({moved}) SELECT {moved} FROM outbox WHERE state='accepted'")
+    conn.execute("DELETE FROM outbox WHERE state='accepted'")
+    for statement in TALLY_STATEMENTS:
+        conn.execute(statement)
+
+
+def said_columns(body: object) -> tuple[str | None, str | None, str | None]:
+    """What commands select a stored event by (`SAID`): its signer's fingerprint and key id,
+    and the citing paper of a citation; None where the event (a dict, or its JSON text) has
+    none. A label for finding rows, never a check: what is read back is checked in full."""
+    event = body
+    if isinstance(body, str):
+        try:
+            event = parse_json(body)
+        except ValueError:
+            return None, None, None
+    if not isinstance(event, dict):
+        return None, None, None
+    signer, payload = event.get("signer"), event.get("payload")
+    signer = signer if isinstance(signer, dict) else {}
+    payload = payload if isinstance(payload, dict) else {}
+    citing = payload.get("citing_pith_number")
+    if event.get("event_type") != "citation_signature":
+        citing = None
+    return _text(signer.get("public_key_fingerprint")), _text(signer.get("key_id")), _text(citing)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 # --- the journal and recovery -----------------------------------------------------------------
 
 
-def _stored_line(registry: str, stored_at: str, body: str) -> dict[str, object]:
-    return {"op": "store", "registry": registry, "stored_at": stored_at, "event": parse_json(body)}
+Line = dict[str, object] | str  # a journal line, or its JSON text already written
 
 
-def _append_journal(
-    journal: Path, lines: list[dict[str, object]], *, durable: bool = True
-) -> int | None:
+def stored_line(registry: str, stored_at: str, body: str) -> str:
+    """The journal's line for an event stored: its canonical text `body` as it is (never
+    parsed again to be written out again)."""
+    return (
+        f'{{"op":"store","registry":{json.dumps(registry, ensure_ascii=False)},'
+        f'"stored_at":{json.dumps(stored_at)},"event":{body}}}'
+    )
+
+
+def forget_line(row: Mapping[str, object]) -> dict[str, object]:
+    """The journal's line for an accepted event whose body is dropped: its id and what the
+    ledger keeps of it (`recover` brings the ledger row back, without the event)."""
+    return {"op": "forget", **{c: row.get(c) for c in LEDGER_COLUMNS if c not in _NOT_KEPT}}
+
+
+_NOT_KEPT = ("body", "answer", "attempts")
+
+
+def _append_journal(journal: Path, lines: list[Line], *, durable: bool = True) -> int | None:
     """Append whole lines in one write, then fsync (a torn last line is skipped on recovery);
     returns the journal's size then (None: nothing to write)."""
     if not lines:
@@ -295,9 +492,13 @@ def _count(conn: sqlite3.Connection, rows: int, journal_bytes: int | None) -> No
         )
 
 
-def _journal_text(lines: list[dict[str, object]]) -> str:
+def _journal_text(lines: list[Line]) -> str:
     """One compact JSON line per entry."""
-    return "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
+    return "".join(
+        (x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, separators=(",", ":")))
+        + "\n"
+        for x in lines
+    )
 
 
 def _journal_lost(conn: sqlite3.Connection, journal: Path) -> bool:
@@ -318,19 +519,23 @@ def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _journal_lost(conn, journal):
+            ledger = ", ".join(LEDGER_COLUMNS)
             rows = conn.execute(
-                "SELECT registry, stored_at, body, event_id, state FROM outbox "
-                "ORDER BY stored_at, event_id"
+                "SELECT registry, stored_at, body, event_id, state FROM outbox UNION ALL "
+                "SELECT registry, stored_at, body, event_id, 'accepted' FROM ledger "
+                "WHERE body IS NOT NULL ORDER BY stored_at, event_id"
             ).fetchall()
             # accepted (and held) rows are journalled as such, so a recovery does not send
             # them again;
             # rejected ones are not (as in `Outbox.mark_rejected`)
-            lines = [_stored_line(r, t, b) for r, t, b, _, _ in rows]
+            lines: list[Line] = [stored_line(r, t, b) for r, t, b, _, _ in rows]
             lines += [
                 {"op": state, "event_id": e, "registry": r}
                 for r, _, _, e, state in rows
                 if state in ("accepted", "held")
             ]
+            forgotten = conn.execute(f"SELECT {ledger} FROM ledger WHERE body IS NULL")
+            lines += [forget_line(dict(zip(LEDGER_COLUMNS, r, strict=True))) for r in forgotten]
             text = _journal_text(lines)
             replace_file(journal, text, mode=0o600)
             size = len(text.encode("utf-8"))

@@ -19,6 +19,12 @@ writes its owner (`host:pid:random`) and an expiry. Recording an answer ends the
 `release`. A lease that expired, or whose owner is a dead process on this machine, can be taken
 over, so a killed `pith submit` loses nothing.
 
+An accepted row leaves the working set: it moves, with the answer, into the ledger
+(`pithauthor.registry.journal`), where commands find it through indexes (what a key said of a
+paper, what was signed about or by a paper, an event by its id) and count it without reading
+it. What every command costs then stays flat however long the author's history grows.
+`pith outbox drop --accepted` drops the events of the ledger, never their ids and labels.
+
 The file is `<PITH_HOME>/outbox/outbox.sqlite3` (folder 0700, file 0600). Storing events is a
 fully synced transaction (synchronous=FULL); state changes are synced lazily (WAL, NORMAL): a
 process crash loses nothing, and a power cut can at worst turn an `accepted` back into `pending`,
@@ -42,7 +48,8 @@ A journal shorter than the recorded size (truncated) is written again from the r
 Schema versions: 0 is an outbox of pithauthor before rows named their registry (migrated once,
 on open: its pending rows are bound to the default registry); 2 had no `outbox_count` (added on
 open, counting the rows it has); 3 had no state `held` (its table is rebuilt on open: SQLite
-cannot widen a CHECK in place); 4 is this one.
+cannot widen a CHECK in place); 4 had no ledger (its accepted rows move there on open, each
+event read once); 5 is this one.
 """
 
 from __future__ import annotations
@@ -50,30 +57,34 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from pithauthor.errors import EventError
 from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, parse_json
-from pithauthor.protocol.checks.event import checked_author_event, typed_author_event
+from pithauthor.protocol.checks.event import checked_author_event, vouched
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.text import utc_now
 from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import (
-    COLUMNS,
+    LEDGER_COLUMNS,
     _append_journal,
     _count,
     _export_journal_if_missing,
     _migrate,
     _open_checked,
-    _stored_line,
+    damaged,
     default_path,
+    forget_line,
     journal_path,
+    said_columns,
+    stored_line,
 )
 
 State = Literal["pending", "accepted", "rejected", "held"]
@@ -85,7 +96,13 @@ STATES: tuple[State, ...] = ("pending", "accepted", "rejected", "held")
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
 
 
-_SELECT = f"SELECT {', '.join(COLUMNS)} FROM outbox"
+# one entry's columns, from either table (`_entry` reads them in this order)
+_FIELDS = (
+    "event_id, event_type, subject, body, {state}, stored_at, updated_at, attempts, "
+    "registry, answer, {reason}"
+)
+_WORKING = f"SELECT {_FIELDS.format(state='state', reason='reason')} FROM outbox"
+_LEDGER = f"SELECT {_FIELDS.format(state=repr('accepted'), reason='NULL')} FROM ledger"
 
 
 Note = Callable[[str], None]
@@ -108,12 +125,14 @@ class OutboxRow(TypedDict):
 @dataclass(frozen=True)
 class OutboxEntry:
     """One stored event, the registry it is for, and where it stands there; `event` is read
-    again (its shape, not its signature: it was checked in full when stored) when first used."""
+    again and checked in full (its signature too) when first used: what is sent or signed
+    over is checked where it is used. `stored` is None for an accepted event whose body was
+    dropped (`pith outbox drop --accepted`): its id and labels are kept."""
 
     event_id: str
     event_type: str
     subject: str
-    stored: object = field(repr=False)  # the event as stored, parsed
+    stored: str | None = field(repr=False)  # the event's canonical text, as stored
     state: State
     stored_at: str
     updated_at: str
@@ -124,7 +143,7 @@ class OutboxEntry:
 
     @cached_property
     def event(self) -> AuthorEvent:
-        return _stored_event(self.stored)
+        return _stored_event(None if self.stored is None else _column(str(self.stored)))
 
     def summary(self) -> OutboxRow:
         """The entry without the event body (for `pith outbox list --json`)."""
@@ -205,27 +224,31 @@ class Outbox:
         stored_at: str | None = None,
     ) -> tuple[int, int]:
         """Store events for `registry` (default: the default registry) atomically, all or
-        none, each also appended to the journal; returns (new, already there for it).
-        `stored_at` (default: now) is for `recover`, which keeps the date first stored."""
+        none, each also appended to the journal; returns (new, already there for it: in the
+        working set or the ledger). `stored_at` (default: now) is for `recover`, which keeps
+        the date first stored. An event this process just signed (`vouched`) is stored as
+        signed; any other is checked in full first."""
         rows = [_row(e) for e in events]
         where = registry_binding(registry)
         now = stored_at or utc_now()
-        fresh: list[dict[str, object]] = []
+        fresh: list[str] = []
         with self._lock:
             self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                for eid, etype, subject, body in rows:
+                for eid, etype, subject, body, said in rows:
                     cur = self._conn.execute(
                         "INSERT INTO outbox (event_id, registry, event_type, subject, body, "
-                        "state, stored_at, updated_at) VALUES (?,?,?,?,?,'pending',?,?) "
+                        "state, stored_at, updated_at, signer, key_id, citing) "
+                        "SELECT ?,?,?,?,?,'pending',?,?,?,?,? WHERE NOT EXISTS (SELECT 1 FROM "
+                        "ledger WHERE event_id=? AND registry=? AND body IS NOT NULL) "
                         "ON CONFLICT(event_id, registry) DO NOTHING",
-                        (eid, where, etype, subject, body, now, now),
+                        (eid, where, etype, subject, body, now, now, *said, eid, where),
                     )
                     if cur.rowcount:
-                        fresh.append(_stored_line(where, now, body))
+                        fresh.append(stored_line(where, now, body))
                 # the journal before the commit: a row the outbox has is always in it
-                _count(self._conn, len(fresh), _append_journal(self.journal, fresh))
+                _count(self._conn, len(fresh), _append_journal(self.journal, list(fresh)))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -235,41 +258,143 @@ class Outbox:
         return len(fresh), len(rows) - len(fresh)
 
     def entries(self, state: State | None = None, registry: str | None = None) -> list[OutboxEntry]:
-        """The rows (in one `state`, for one `registry` when given), oldest first."""
-        where, args = _where(state=state, registry=registry)
-        with self._lock:
-            rows = self._conn.execute(
-                f"{_SELECT}{where} ORDER BY stored_at, event_id, registry", args
-            ).fetchall()
-        return [_entry(r) for r in rows]
+        """The rows (in one `state`, for one `registry` when given), oldest first. Without a
+        state: the working set and the whole ledger (`working` is the cheap question)."""
+        if state == "accepted":
+            return self._select(_LEDGER, registry=registry)
+        if state is not None:
+            return self._select(_WORKING, state=state, registry=registry)
+        return self._select(_WORKING, _LEDGER, registry=registry)
+
+    def working(self, registry: str | None = None) -> list[OutboxEntry]:
+        """The working set: the rows still pending or rejected (`pith outbox list`), oldest
+        first; the accepted ones are in the ledger (`entries("accepted")`, `counts`)."""
+        return self._select(_WORKING, registry=registry)
 
     def registries(self, state: State | None = None) -> list[str]:
         """The registries rows are bound to (those with a row in `state`), sorted."""
-        where, args = _where(state=state)
+        tables = ("ledger",) if state == "accepted" else ("outbox", "ledger")
+        if state not in (None, "accepted"):
+            tables = ("outbox",)
+        clause, args = _where(state=state if state != "accepted" else None)
+        union = " UNION ".join(f"SELECT DISTINCT registry FROM {t}{clause}" for t in tables)
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT DISTINCT registry FROM outbox{where} ORDER BY registry", args
-            ).fetchall()
-        return [r[0] for r in rows]
+            rows = self._conn.execute(f"{union} ORDER BY registry", args * len(tables))
+            return [r[0] for r in rows.fetchall()]
 
     def get(self, event_id: str, registry: str | None = None) -> OutboxEntry | None:
         """The row of `event_id` for `registry`; without one, its first row for any."""
-        where, args = _where(event_id=event_id, registry=registry)
-        with self._lock:
-            row = self._conn.execute(
-                f"{_SELECT}{where} ORDER BY stored_at, registry", args
-            ).fetchone()
-        return _entry(row) if row else None
+        found = self._select(_WORKING, _LEDGER, event_id=event_id, registry=registry)
+        return found[0] if found else None
 
     def counts(self, registry: str | None = None) -> dict[str, int]:
-        """Rows per state (for one registry): pending, accepted and rejected always, `held`
-        only when there are some (most registries never hold anything)."""
-        where, args = _where(registry=registry)
+        """Rows per state (for one registry), counted by the database (no row is read):
+        pending, accepted and rejected always, `held` only when there are some (most
+        registries never hold anything)."""
+        clause, args = _where(registry=registry)
         with self._lock:
-            sql = f"SELECT state, count(*) FROM outbox{where} GROUP BY state"
-            rows = self._conn.execute(sql, args)
-            found = dict(rows.fetchall())
+            found = dict(
+                self._conn.execute(
+                    f"SELECT state, count(*) FROM outbox{clause} GROUP BY state", args
+                ).fetchall()
+            )
+            found["accepted"] = (
+                found.get("accepted", 0)
+                + self._conn.execute(f"SELECT count(*) FROM ledger{clause}", args).fetchone()[0]
+            )
         return {s: int(found.get(s, 0)) for s in STATES if s != "held" or found.get(s)}
+
+    # --- what a command can repeat or correct, found through indexes ---------------------------
+
+    def said(
+        self, fingerprint: str, event_type: str, subject: str, registry: str | None = None
+    ) -> tuple[list[AuthorEvent], list[str]]:
+        """What the key `fingerprint` signed of `event_type` about `subject` (for `registry`,
+        default all), working set and ledger: the events, each checked in full as it is read,
+        and the ids of those whose bodies were dropped (`forget`)."""
+        clause = " WHERE signer=? AND event_type=? AND subject=?"
+        args: tuple[str, ...] = (fingerprint, event_type, subject)
+        if registry is not None:
+            clause, args = clause + " AND registry=?", (*args, _bound(registry))
+        sql = (
+            f"SELECT event_id, body FROM outbox{clause} "
+            f"UNION ALL SELECT event_id, body FROM ledger{clause}"
+        )
+        with self._lock:
+            rows = self._read(sql, args * 2)
+        events = [_stored_event(_column(body)) for _, body in rows if body is not None]
+        return events, [eid for eid, body in rows if body is None]
+
+    def holds(
+        self, fingerprint: str, event_type: str, subject: str, registry: str | None = None
+    ) -> bool:
+        """True when `said` would find anything, an id kept without its body too (one index
+        look-up, nothing read)."""
+        clause = " WHERE signer=? AND event_type=? AND subject=?"
+        args: tuple[str, ...] = (fingerprint, event_type, subject)
+        if registry is not None:
+            clause, args = clause + " AND registry=?", (*args, _bound(registry))
+        sql = (
+            f"SELECT EXISTS (SELECT 1 FROM outbox{clause}) OR EXISTS (SELECT 1 FROM ledger{clause})"
+        )
+        with self._lock:
+            return bool(self._read(sql, args * 2)[0][0])
+
+    def holding(
+        self,
+        fingerprint: str,
+        event_type: str,
+        subjects: Iterable[str],
+        registry: str | None = None,
+    ) -> set[str]:
+        """Of `subjects`, those `holds` would say yes to: a batch of look-ups in a few
+        statements (a bibliography's papers at once), in proportion to the batch only."""
+        wanted, found = list(dict.fromkeys(subjects)), set[str]()
+        for i in range(0, len(wanted), 500):  # SQLite's parameters per statement stay few
+            chunk = wanted[i : i + 500]
+            clause = (
+                f" WHERE signer=? AND event_type=? AND subject IN ({','.join('?' * len(chunk))})"
+            )
+            args: tuple[str, ...] = (fingerprint, event_type, *chunk)
+            if registry is not None:
+                clause, args = clause + " AND registry=?", (*args, _bound(registry))
+            sql = f"SELECT subject FROM outbox{clause} UNION SELECT subject FROM ledger{clause}"
+            with self._lock:
+                found.update(r[0] for r in self._read(sql, args * 2))
+        return found
+
+    def starting(self, prefix: str, registry: str | None = None) -> list[OutboxEntry]:
+        """The rows whose event id starts with `prefix` (a range of the primary key)."""
+        # `sha256:` ids are lower-case hex: every id with the prefix sorts in [prefix, prefix~)
+        cond = "event_id >= ? AND event_id < ?"
+        args: tuple[str, ...] = (prefix, prefix + "~")
+        if registry is not None:
+            cond, args = cond + " AND registry=?", (*args, registry_binding(registry))
+        sql = f"{_WORKING} WHERE {cond} UNION ALL {_LEDGER} WHERE {cond}"
+        with self._lock:
+            return [_entry(r) for r in self._read(sql, args * 2)]
+
+    def about(self, number: str) -> list[OutboxEntry]:
+        """The rows of events about the paper `number`, or citations made by it (its page)."""
+        parts = [
+            f"{table} WHERE {column}=?"
+            for table in (_WORKING, _LEDGER)
+            for column in ("subject", "citing")
+        ]
+        with self._lock:
+            # no row is in two parts: a citation never cites its own citing paper
+            rows = self._read(" UNION ALL ".join(parts) + " ORDER BY 6, 1, 9", (number,) * 4)
+        return [_entry(r) for r in rows]
+
+    def tally(self) -> list[tuple[str, str | None, str, str, str, int, str]]:
+        """(subject, key id, registry, event type, state, rows, newest change) for every
+        group of rows, as the database keeps them (`journal.TALLY_STATEMENTS`: `pith
+        papers` reads a row per paper and role, never the events)."""
+        with self._lock:
+            rows = self._read("SELECT * FROM tally WHERE n > 0 ORDER BY last, subject", ())
+        return [(s, k or None, r, t, state, n, last) for s, k, r, t, state, n, last in rows]
+
+    # --- leases and answers --------------------------------------------------------------------
 
     def claim(self, event_id: str, owner: str, seconds: float, *, registry: str) -> bool:
         """Take the lease on a pending row for `seconds`; False if it is not pending or
@@ -339,22 +464,41 @@ class Outbox:
         self, event_id: str, registry: str, answer: Any, *, attempted: bool = False
     ) -> bool:
         """Record `registry`'s acceptance of the row bound to it (`attempted`: and count the
-        attempt, in the same statement). A row for another registry is never touched: returns
-        False when there is no pending row of `event_id` for `registry`.
+        attempt, in the same transaction): the row moves out of the working set into the
+        ledger. A row for another registry is never touched: returns False when there is no
+        pending (or held) row of `event_id` for `registry`.
 
         The journal hears of it too, not synced (like the database's state changes): a
         recovery then keeps it accepted, and at worst, after a power cut, sends it again."""
         registry = registry_binding(registry)
-        changed = self._changed(
-            f"UPDATE outbox SET state='accepted', answer=?, reason=NULL, {_END_LEASE}, "
-            "updated_at=?, attempts = attempts + ? WHERE event_id=? AND registry=? "
-            "AND state IN ('pending', 'held')",
-            (dump_json(answer), utc_now(), int(attempted), event_id, registry),
-        )
+        kept = [c for c in LEDGER_COLUMNS if c not in ("answer", "updated_at", "attempts")]
+        moved = ", ".join(kept)
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                # a ledger row whose body was dropped (the same event sent again) gets it back;
+                # a row held for moderation is accepted once the registry's state lists it
+                changed = self._conn.execute(
+                    f"INSERT INTO ledger ({moved}, answer, updated_at, attempts) "
+                    f"SELECT {moved}, ?, ?, attempts + ? FROM outbox WHERE event_id=? "
+                    "AND registry=? AND state IN ('pending', 'held') ON CONFLICT(event_id, "
+                    "registry) DO UPDATE SET body=excluded.body, answer=excluded.answer, "
+                    "updated_at=excluded.updated_at, attempts=excluded.attempts",
+                    (dump_json(answer), utc_now(), int(attempted), event_id, registry),
+                ).rowcount
+                self._conn.execute(
+                    "DELETE FROM outbox WHERE event_id=? AND registry=? "
+                    "AND state IN ('pending', 'held')",
+                    (event_id, registry),
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
         if changed:
             line: dict[str, object] = {"op": "accepted", "event_id": event_id, "registry": registry}
             _append_journal(self.journal, [line], durable=False)
-        return changed
+        return changed > 0
 
     def mark_held(
         self, event_id: str, registry: str, answer: Any, *, attempted: bool = False
@@ -403,15 +547,88 @@ class Outbox:
         return n
 
     def drop(self, event_ids: Iterable[str], registry: str | None = None) -> int:
-        """Delete the named events' rows (for one registry, or all); returns how many."""
-        return self._delete([(eid, None) for eid in event_ids], registry)
+        """Delete the named events' rows (for one registry, or all); returns how many. An
+        accepted one keeps its id and labels in the ledger (`forget`)."""
+        ids = list(event_ids)
+        n = self._delete([(eid, None) for eid in ids], registry)
+        return n + self.forget(ids, registry)
 
     def drop_state(self, state: State, registry: str | None = None) -> int:
-        """Delete every row in `state` (for one registry, or all); returns how many."""
+        """Delete every row in `state` (for one registry, or all); returns how many. The
+        accepted ones keep their ids and labels in the ledger (`forget`)."""
+        if state == "accepted":
+            return self.forget(None, registry)
         return self._delete([(None, state)], registry)
 
+    def forget(self, event_ids: Iterable[str] | None, registry: str | None = None) -> int:
+        """Drop the events of accepted rows (those named, or all; for one registry, or all),
+        keeping their ids and labels (the ledger `pith papers` counts, and the ids `pith
+        withdraw` and `--replace` name); returns how many. Journalled first, as a drop is."""
+        ids: list[str | None] = list(event_ids) if event_ids is not None else [None]
+        columns = ", ".join(LEDGER_COLUMNS)
+        n = 0
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                lines: list[dict[str, object]] = []
+                for eid in ids:
+                    clause, args = _where(event_id=eid, registry=registry)
+                    clause += (" AND" if clause else " WHERE") + " body IS NOT NULL"
+                    rows = self._conn.execute(f"SELECT {columns} FROM ledger{clause}", args)
+                    lines += [forget_line(dict(zip(LEDGER_COLUMNS, r, strict=True))) for r in rows]
+                    n += self._conn.execute(
+                        f"UPDATE ledger SET body=NULL, answer=NULL{clause}", args
+                    ).rowcount
+                _count(self._conn, -n, _append_journal(self.journal, list(lines)))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return n
+
+    def dropping(
+        self, event_ids: Iterable[str], states: Iterable[str], registry: str | None = None
+    ) -> dict[str, int]:
+        """How many rows in each state `drop(event_ids)` and `drop_state` of each of `states`
+        would touch (for one registry, or all): counted, nothing changed."""
+        ids, wanted = list(dict.fromkeys(event_ids)), set(states)
+        found = {s: n for s, n in self.counts(registry).items() if s in wanted}
+        for eid in ids:
+            for entry in self._select(_WORKING, _LEDGER, event_id=eid, registry=registry):
+                if entry.state not in wanted and (entry.state != "accepted" or entry.stored):
+                    found[entry.state] = found.get(entry.state, 0) + 1
+        if "accepted" in found:  # only bodies are dropped there: those already gone are not
+            clause, args = _where(registry=registry)
+            clause += (" AND" if clause else " WHERE") + " body IS NULL"
+            with self._lock:
+                gone = self._read(f"SELECT count(*) FROM ledger{clause}", args)[0][0]
+            found["accepted"] -= int(gone)
+        return {s: n for s, n in found.items() if n}
+
+    def restore_ids(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Put back ledger rows kept without their events (`forget` lines of the journal,
+        for `recover`); each one's journal line is written again. Returns how many."""
+        wanted = [c for c in LEDGER_COLUMNS if c not in ("body", "answer", "attempts")]
+        rows = [r for r in rows if all(isinstance(r.get(c), str) for c in wanted[:6])]
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for row in rows:
+                    self._conn.execute(
+                        f"INSERT OR IGNORE INTO ledger ({', '.join(wanted)}) "
+                        f"VALUES ({', '.join('?' * len(wanted))})",
+                        tuple(row.get(c) for c in wanted),
+                    )
+                _count(self._conn, 0, _append_journal(self.journal, [forget_line(r) for r in rows]))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return len(rows)
+
     def _delete(self, which: list[tuple[str | None, State | None]], registry: str | None) -> int:
-        """Delete rows, journalling each first (so a recovery never brings one back)."""
+        """Delete rows of the working set, journalling each first (so a recovery never brings
+        one back)."""
         n = 0
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -426,12 +643,35 @@ class Outbox:
                 lines: list[dict[str, object]] = [
                     {"op": "drop", "event_id": e, "registry": r} for e, r in gone
                 ]
-                _count(self._conn, -n, _append_journal(self.journal, lines))
+                _count(self._conn, -n, _append_journal(self.journal, list(lines)))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
         return n
+
+    def _select(
+        self,
+        *tables: str,
+        state: str | None = None,
+        event_id: str | None = None,
+        registry: str | None = None,
+    ) -> list[OutboxEntry]:
+        """The entries of `tables` (`_WORKING`, `_LEDGER`) meeting the conditions, oldest
+        first."""
+        clause, args = _where(state=state, event_id=event_id, registry=registry)
+        sql = " UNION ALL ".join(f"{t}{clause}" for t in tables)
+        with self._lock:
+            rows = self._read(f"{sql} ORDER BY 6, 1, 9", args * len(tables))
+        return [_entry(r) for r in rows]
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        """Rows of a query (under the lock): a page of the ledger that a large outbox's open
+        did not check (journal.FULL_CHECK_BYTES) and that cannot be read is damage."""
+        try:
+            return self._conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, str(exc)) from None
 
     def _update(self, sql: str, args: tuple[Any, ...]) -> None:
         self._changed(sql, args)
@@ -439,6 +679,13 @@ class Outbox:
     def _changed(self, sql: str, args: tuple[Any, ...]) -> bool:
         with self._lock:
             return self._conn.execute(sql, args).rowcount > 0
+
+
+@lru_cache(maxsize=64)
+def _bound(registry: str) -> str:
+    """`registry_binding` of a registry given (a URL: no default to read), worked out once: a
+    bibliography asks the outbox about hundreds of papers for one registry."""
+    return registry_binding(registry)
 
 
 def _where(
@@ -456,40 +703,53 @@ def _where(
 # --- rows -------------------------------------------------------------------------------------
 
 
-def _row(event: object) -> tuple[str, str, str, str]:
-    report, checked = checked_author_event(event)
+def _row(event: object) -> tuple[str, str, str, str, tuple[str | None, str | None, str | None]]:
+    """(id, type, subject, canonical text, `said` columns) of an event to store: one this
+    process just signed (`vouched`) as it is, any other checked in full first."""
+    checked = vouched(event)
     if checked is None:
-        names = ", ".join(c.name for c in report.failed)
-        eid = event.get("event_id", "?") if isinstance(event, Mapping) else "?"
-        raise EventError(f"event {eid} does not verify ({names}); nothing was stored")
+        report, checked = checked_author_event(event)
+        if checked is None:
+            names = ", ".join(c.name for c in report.failed)
+            eid = event.get("event_id", "?") if isinstance(event, Mapping) else "?"
+            raise EventError(f"event {eid} does not verify ({names}); nothing was stored")
     return (
         checked["event_id"],
         checked["event_type"],
         checked["subject_pith_number"],
         # canonical bytes, not the text given: every copy sent of one event_id is one string
         canonical(checked).decode("utf-8"),
+        said_columns(checked),
     )
 
 
 def _entry(row: tuple[Any, ...]) -> OutboxEntry:
-    r = dict(zip(COLUMNS, row, strict=True))
+    """An entry from a row of `_WORKING` or `_LEDGER` (its event is parsed when first used)."""
+    eid, etype, subject, body, state, stored_at, updated_at, attempts, where, answer, why = row
     return OutboxEntry(
-        event_id=r["event_id"],
-        event_type=r["event_type"],
-        subject=r["subject"],
-        stored=_column(r["body"]),
-        state=r["state"],
-        stored_at=r["stored_at"],
-        updated_at=r["updated_at"],
-        attempts=r["attempts"],
-        registry=r["registry"],
-        answer=_column(r["answer"]) if r["answer"] else None,
-        reason=r["reason"],
+        event_id=eid,
+        event_type=etype,
+        subject=subject,
+        stored=body,
+        state=state,
+        stored_at=stored_at,
+        updated_at=updated_at,
+        attempts=attempts,
+        registry=where,
+        answer=_column(answer) if answer else None,
+        reason=why,
     )
 
 
 def _stored_event(stored: object) -> AuthorEvent:
-    event = typed_author_event(stored)
+    """A stored event read back, checked in full (its signature too) before any use: the file
+    may have changed since it was stored."""
+    if stored is None:
+        raise EventError(
+            "the outbox kept only the id of this accepted event (pith outbox drop --accepted "
+            "dropped its body); the registry's merged state holds it"
+        )
+    event = checked_author_event(stored)[1]
     if event is None:
         raise EventError("the outbox holds a damaged entry (not a signed event)")
     return event
@@ -501,14 +761,3 @@ def _column(text: str) -> Any:
         return parse_json(text)
     except JSONFault as exc:
         raise EventError(f"the outbox holds a damaged entry ({exc})") from None
-
-
-def held_events(
-    registry: str | None, path: Path | None = None, *, note: Note | None = None
-) -> list[AuthorEvent]:
-    """Every event the outbox holds for `registry` (default: the default registry), whatever
-    its state: what was said there, sent or not (`pithauthor.registry.statements` reads it)."""
-    if not (path or default_path()).exists():
-        return []
-    with Outbox(path, note=note) as outbox:
-        return [e.event for e in outbox.entries(registry=registry_binding(registry))]

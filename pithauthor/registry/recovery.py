@@ -46,7 +46,7 @@ def recover(path: Path | None = None) -> Recovered:
             raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
     if not journal.is_file():
         raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
-    rows, accepted, held, skipped = _replay(journal)
+    rows, accepted, held, forgotten, skipped = _replay(journal)
     moved = None
     if path.exists() or path.is_symlink():
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
@@ -69,6 +69,7 @@ def recover(path: Path | None = None) -> Recovered:
                 outbox.mark_accepted(event_id, registry, None)
             for event_id, registry in held - accepted:  # held for moderation: not sent again
                 outbox.mark_held(event_id, registry, None)
+            outbox.restore_ids(forgotten.values())
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
@@ -90,13 +91,17 @@ Row = tuple[dict[str, object], str]  # (the event, when it was first stored)
 Pairs = set[tuple[str, str]]
 
 
-def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, int]:
+def _replay(
+    journal: Path,
+) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, dict[tuple[str, str], Any], int]:
     """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
-    those of them accepted; those held for moderation; and how many lines were skipped (torn,
-    unreadable, or not a verifying event)."""
+    those of them accepted; those held for moderation; the ledger rows kept without their
+    events (`forget` lines); and how many lines were skipped (torn, unreadable, or not a
+    verifying event)."""
     rows: dict[tuple[str, str], Row] = {}
     accepted: Pairs = set()
     held: Pairs = set()
+    forgotten: dict[tuple[str, str], Any] = {}
     skipped = 0
     for line in _journal_lines(journal):
         if line is None:  # longer than any journal line pith writes: skipped unread
@@ -120,6 +125,12 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, in
                 accepted.add((str(item["event_id"]), registry))
             elif op == "held":
                 held.add((str(item["event_id"]), registry))
+            elif op == "forget":
+                key = (str(item["event_id"]), registry)
+                rows.pop(key, None)
+                accepted.discard(key)
+                held.discard(key)
+                forgotten[key] = {**item, "registry": registry}
             else:
                 skipped += 1
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError, PithError):
@@ -134,7 +145,9 @@ def _replay(journal: Path) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, in
             good[key] = row
         else:
             skipped += 1
-    return good, accepted & set(good), held & set(good), skipped
+    for key in good:
+        forgotten.pop(key, None)  # stored again since: the event is back
+    return good, accepted & set(good), held & set(good), forgotten, skipped
 
 
 def _journal_lines(journal: Path) -> Iterator[bytes | None]:

@@ -5,12 +5,13 @@ documents, and the list of your papers.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pithauthor.errors import InputError
+from pithauthor.errors import EventError, InputError
 from pithauthor.keys.author import list_keys
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
@@ -24,9 +25,10 @@ from pithauthor.protocol.checks.merge import (
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import replacing, statement_key, unlinked
-from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.outbox import Outbox, OutboxEntry, held_events
-from pithauthor.registry.submit import paper_titles
+from pithauthor.registry.client import RegistryClient, registry_binding
+from pithauthor.registry.journal import default_path
+from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.registry.submit import record_titles
 from pithauthor.verify import verify_document
 
 __all__ = [
@@ -74,6 +76,12 @@ __all__ = [
 # predecessors (`key_lineage`: the key store knows rotations) are learnt too: the same statement
 # made by a predecessor is reused; a different one is another key's slot, which only that key
 # could correct, so it is named, never replaced.
+#
+# The outbox is asked, through its indexes, about the papers a command signs about only
+# (`Outbox.said`, `holds`, `holding`): what a command costs does not grow with the history. An
+# accepted event whose body `pith outbox drop --accepted` dropped keeps its id there: it is
+# taken from what was learnt (or `recall`), checked against its id, and else named, never
+# taken for no statement.
 
 #: What to do when the slot holds a different statement (see the module docstring).
 OnChange = Literal["refuse", "replace", "auto"]
@@ -107,21 +115,54 @@ class Standing:
     by: str | None = None
 
 
+class _Said:
+    """The outbox, asked for the statements of one registry through its indexes (opened once,
+    kept open while the `Statements` are in use)."""
+
+    def __init__(self, outbox: Outbox, registry: str) -> None:
+        self.outbox = outbox
+        self.registry = registry
+        weakref.finalize(self, outbox.close)
+
+    def said(self, key: tuple[str, str, str]) -> tuple[list[AuthorEvent], list[str]]:
+        return self.outbox.said(*key, registry=self.registry)
+
+    def holds(self, key: tuple[str, str, str]) -> bool:
+        return self.outbox.holds(*key, registry=self.registry)
+
+    def holding(self, fingerprint: str, event_type: str, subjects: list[str]) -> set[str]:
+        return self.outbox.holding(fingerprint, event_type, subjects, self.registry)
+
+    def starting(self, prefix: str) -> list[OutboxEntry]:
+        return self.outbox.starting(prefix, self.registry)
+
+
 @dataclass
 class Statements:
-    """The events one registry has been sent, or will be, from this outbox."""
+    """The events one registry has been sent, or will be, from this outbox: `events` are the
+    ones given (the `-o FILE` written to); the outbox's are asked for by what a statement is
+    about (signer, type, subject), one index look-up each, never read whole."""
 
     events: list[AuthorEvent]
     log: list[Settled] = field(default_factory=list)
+    source: _Said | None = field(default=None, repr=False)
+    # the events of ids the outbox kept without their bodies (`pith outbox drop --accepted`),
+    # from elsewhere (a registry's merged state): (subject, ids) -> the events found; each is
+    # used only when its id is one asked for and it verifies in full
+    recall: Callable[[str, list[str]], Iterable[AuthorEvent]] | None = field(
+        default=None, repr=False
+    )
     # fingerprints of the signing key's retired predecessors (`key_lineage`)
     predecessors: frozenset[str] = frozenset()
     # the events known only from a registry's merged state (`learn`), not from this machine
     from_registry: set[str] = field(default_factory=set)
     _merged: dict[tuple[str, str, str], Applied] = field(default_factory=dict, repr=False)
     _groups: dict[tuple[str, str, str], list[AuthorEvent]] = field(default_factory=dict, repr=False)
+    _none_held: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _loaded: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _ids_only: dict[tuple[str, str, str], list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        # one pass over the outbox: a bibliography asks about hundreds of papers
         for event in self.events:
             self._groups.setdefault(_said_by_about(event), []).append(event)
 
@@ -136,35 +177,101 @@ class Statements:
     ) -> Statements:
         """What the outbox holds for `registry` (default: the default registry), and `also`
         (the events of the `-o FILE` written to); `note` hears what opening the outbox says
-        (a migration, for one)."""
-        return cls([*held_events(registry, path, note=note), *also])
+        (a migration, for one). No outbox yet: none is made."""
+        source = None
+        if (path or default_path()).exists():
+            source = _Said(Outbox(path, note=note), registry_binding(registry))
+        return cls(list(also), source=source)
 
     def learn(self, events: Iterable[AuthorEvent]) -> int:
         """Add events a registry's merged state holds (`own_events_in_state`) to what is
-        known; returns how many were new here (an event the outbox holds is not counted)."""
-        known = {e["event_id"] for e in self.events}
+        known; returns how many were new here (an event the outbox holds, or holds the id of,
+        is not counted)."""
         new = 0
         for event in events:
-            if event["event_id"] in known:
+            key, eid = _said_by_about(event), event["event_id"]
+            self._load(key)
+            group = self._groups.setdefault(key, [])
+            if any(e["event_id"] == eid for e in group):
                 continue
-            known.add(event["event_id"])
+            group.append(event)
             self.events.append(event)
-            self.from_registry.add(event["event_id"])
-            group = _said_by_about(event)
-            self._groups.setdefault(group, []).append(event)
-            self._merged.pop(group, None)  # merged again with it on next use
-            new += 1
+            self._merged.pop(key, None)  # merged again with it on next use
+            if eid not in self._ids_only.get(key, ()):  # the outbox kept no id of it either
+                self.from_registry.add(eid)
+                new += 1
         return new
 
     @property
     def last(self) -> Settled | None:
         return self.log[-1] if self.log else None
 
+    def _load(self, key: tuple[str, str, str]) -> None:
+        """Read what the outbox holds of this key, type and subject, once: the events, and
+        the ids kept without their bodies (`_ids_only`, looked for in `_group`)."""
+        if self.source is not None and key not in self._loaded:
+            self._loaded.add(key)
+            events, ids_only = self.source.said(key)
+            self._groups.setdefault(key, []).extend(events)
+            if ids_only:
+                self._ids_only[key] = ids_only
+
+    def _group(self, key: tuple[str, str, str]) -> list[AuthorEvent]:
+        """What the key said of the type about the subject: given or learnt, and held (read
+        once); an id kept without its body is taken from what is known, else `recall`."""
+        self._load(key)
+        group = self._groups.get(key, [])
+        if key in self._ids_only:
+            known = {e["event_id"] for e in group}
+            missing = [i for i in self._ids_only[key] if i not in known]
+            if missing:  # once found, they are in the group: asked no more
+                group = self._groups[key] = [*group, *self._recalled(key[2], missing)]
+        return group
+
+    def _recalled(self, subject: str, ids: list[str]) -> list[AuthorEvent]:
+        """The events of `ids` (kept without their bodies) from `recall`, each checked in
+        full and matched to its id; InputError when one cannot be had: a statement whose body
+        is gone must not be taken for no statement (a new one would contradict it)."""
+        if not ids:
+            return []
+        wanted = set(ids)
+        found = {}
+        for event in self.recall(subject, ids) if self.recall is not None else []:
+            checked = checked_author_event(event)[1]
+            if checked is not None and checked["event_id"] in wanted:
+                found[checked["event_id"]] = checked
+        missing = sorted(wanted - set(found))
+        if missing:
+            raise InputError(
+                f"the outbox kept only the id of {missing[0][:19]}… on {subject} (its body was "
+                "dropped with `pith outbox drop --accepted`), and no copy of it was found",
+                hint=f"`pith fetch {subject} --what state` shows what the registry holds",
+            )
+        return list(found.values())
+
+    def holds(self, fingerprint: str, event_type: str, subject: str) -> bool:
+        """True when anything is held of this key, type and subject (nothing is read)."""
+        key = (fingerprint, event_type, subject)
+        if self._groups.get(key):
+            return True
+        if key in self._loaded or key in self._none_held or self.source is None:
+            return False
+        return self.source.holds(key)
+
+    def look_ahead(self, fingerprint: str, event_type: str, subjects: Iterable[str]) -> None:
+        """Ask the outbox about many papers at once (a bibliography's): `holds` then answers
+        for those it holds nothing about without asking again."""
+        if self.source is None:
+            return
+        wanted = [s for s in subjects if (fingerprint, event_type, s) not in self._loaded]
+        held = self.source.holding(fingerprint, event_type, wanted)
+        self._none_held.update((fingerprint, event_type, s) for s in wanted if s not in held)
+
     def merged(self, fingerprint: str, event_type: str, subject: str) -> Applied:
         """The merge of what this key said of this type about this subject."""
         key = (fingerprint, event_type, subject)
         if key not in self._merged:
-            group = self._groups.get(key, [])
+            group = self._group(key)
             unique = {e["event_id"]: e for e in group}  # an event stored for two registries
             self._merged[key] = apply_events(sorted(unique.values(), key=order_key))
         return self._merged[key]
@@ -173,9 +280,26 @@ class Statements:
         """A `settle=` for `pithauthor.sign` (module docstring); each decision is logged."""
         return _Settle(self, on_change)
 
+    def starting(self, prefix: str) -> list[AuthorEvent]:
+        """The events held whose id starts with `prefix` (`pith withdraw`), each checked in
+        full; an accepted one whose body was dropped is named, not skipped."""
+        found = {e["event_id"]: e for e in self.events if e["event_id"].startswith(prefix)}
+        for entry in self.source.starting(prefix) if self.source is not None else []:
+            if entry.event_id in found:
+                continue
+            if entry.stored is None:
+                (found[entry.event_id],) = self._recalled(entry.subject, [entry.event_id])
+            else:
+                found[entry.event_id] = entry.event
+        return list(found.values())
+
+    def event(self, event_id: str) -> AuthorEvent | None:
+        """The event `event_id` held, or None."""
+        return next((e for e in self.starting(event_id) if e["event_id"] == event_id), None)
+
     def standing(self, event_id: str) -> Standing | None:
         """Where the stored event `event_id` stands, or None when the outbox lacks it."""
-        event = next((e for e in self.events if e["event_id"] == event_id), None)
+        event = self.event(event_id)
         if event is None:
             return None
         merged = self.merged(*_said_by_about(event))
@@ -198,6 +322,18 @@ class _Settle:
     def __init__(self, held: Statements, on_change: OnChange) -> None:
         self.held = held
         self.on_change = on_change
+
+    def nothing_held(self, fingerprint: str, event_type: str, subject: str) -> bool:
+        """True (and logged `new`) when nothing is held of this key, type and subject, so that
+        a statement about it is new whatever it says: `pithauthor.sign.citation_signer` then
+        signs it with the batch, without building its unsigned event for `__call__`."""
+        held = self.held
+        if self.on_change == "replace" or any(
+            held.holds(key, event_type, subject) for key in (fingerprint, *held.predecessors)
+        ):
+            return False  # a retired predecessor's statement may be the same (`__call__`)
+        held.log.append(Settled("new", subject, event_type))
+        return True
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
@@ -405,9 +541,9 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     number = PithNumber.parse(record["pith_number"])
     # not strict: pith.science's states always hold parts nobody else can check (its merge);
     # a page shows them counted as unverifiable instead of showing nothing
-    state = client.state(number, strict=False)
+    # checked once (and, when the client keeps documents, not again while it is unchanged)
+    state, state_verdict = client.checked_state(number, strict=False)
     record_report = verify_document(record, client.trust)
-    state_report = verify_document(state, client.trust)
     current: Mapping[str, Any] = state.get("current", {})
     paper: Mapping[str, Any] = record.get("paper") or {}
     source = record["canonical_record"].get("source", {})
@@ -415,9 +551,9 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     received = [_citation(e) for e in current.get("citation_signatures", [])]
     replications = [_replication(e) for e in current.get("replication_records", [])]
     with Outbox() as outbox:
-        entries = outbox.entries()
+        entries = outbox.about(number.full)  # through its indexes: by subject, by citing
     mine = [e for e in entries if e.subject == number.full]
-    made = [e for e in entries if _citing(e) == number.full]
+    made = [e for e in entries if e.subject != number.full]  # citations made by this paper
     completeness = [
         {
             "item": item,
@@ -440,7 +576,12 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
         "authors": paper.get("authors_text"),
         "verified": {
             "record": _verdict(record_report),
-            "state": _verdict(state_report),
+            "state": {
+                "ok": state_verdict["ok"],
+                "passed": state_verdict["passed"],
+                "unverifiable": state_verdict["unverifiable"],
+                "failed": state_verdict["failed"],
+            },
         },
         "completeness": completeness,
         "claims": claims,
@@ -451,33 +592,37 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     }
 
 
-def my_papers(entries: Iterable[OutboxEntry] | None = None) -> list[dict[str, Any]]:
+def my_papers() -> list[dict[str, Any]]:
     """The papers this machine's keys claimed, cited or replicated (the outbox), each with what
-    was signed about it and where each event stands, per registry; newest activity first."""
+    was signed about it and where each event stands, per registry; newest activity first.
+    Counted by the outbox's database (`Outbox.tally`): no stored event is read."""
     own = {record.key_id for record in list_keys()}
-    if entries is None:
-        with Outbox() as outbox:
-            entries = outbox.entries()
-    wanted = [e for e in entries if _key_id(e) in own]
-    titles = paper_titles(wanted)
+    with Outbox() as outbox:
+        groups = [g for g in outbox.tally() if g[1] in own]
+    titles = record_titles((registry, subject) for subject, _, registry, *_ in groups)
     papers: dict[str, dict[str, Any]] = {}
-    for e in wanted:
+    # oldest change first: a paper's roles and keys in the order they came
+    for subject, key_id, registry, event_type, state, n, last in sorted(groups, key=_by_last):
         page = papers.setdefault(
-            e.subject,
-            {"pith_number": e.subject, "title": titles.get(e.subject), "roles": [],
+            subject,
+            {"pith_number": subject, "title": titles.get(subject), "roles": [],
              "keys": [], "registries": {}, "last": ""},
         )  # fmt: skip
-        role = ROLES.get(e.event_type, e.event_type)
+        role = ROLES.get(event_type, event_type)
         if role not in page["roles"]:
             page["roles"].append(role)
-        if _key_id(e) not in page["keys"]:
-            page["keys"].append(_key_id(e))
+        if key_id not in page["keys"]:
+            page["keys"].append(key_id)
         counts = page["registries"].setdefault(
-            e.registry, {"pending": 0, "accepted": 0, "rejected": 0}
+            registry, {"pending": 0, "accepted": 0, "rejected": 0}
         )
-        counts[e.state] = counts.get(e.state, 0) + 1  # `held` only when some are
-        page["last"] = max(page["last"], e.updated_at)
+        counts[state] = counts.get(state, 0) + n
+        page["last"] = max(page["last"], last)
     return sorted(papers.values(), key=lambda p: p["last"], reverse=True)
+
+
+def _by_last(group: tuple[str, str | None, str, str, str, int, str]) -> tuple[str, str]:
+    return group[6], group[0]
 
 
 def papers_on_registry(
@@ -493,8 +638,9 @@ def papers_on_registry(
     own = {r.public_key_fingerprint: r.key_id for r in list_keys()}
     where = client.base_url
     by_number = {p["pith_number"]: p for p in rows}
-    with Outbox() as outbox:
-        known = [e.subject for e in outbox.entries(registry=where)]
+    bound = registry_binding(where)
+    with Outbox() as outbox:  # the papers it holds rows of for that registry: its tally
+        known = [subject for subject, _, registry, *_ in outbox.tally() if registry == bound]
     wanted = list(dict.fromkeys([*refs, *known]))
     for ref in wanted:
         record = client.record(ref)
@@ -591,7 +737,10 @@ def _replication(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _made(entry: OutboxEntry) -> dict[str, Any]:
-    payload = entry.event.get("payload") or {}
+    try:
+        payload: Mapping[str, Any] = entry.event.get("payload") or {}
+    except EventError:  # its body was dropped from the ledger: its row is all there is
+        payload = {}
     return {
         "cited_pith_number": entry.subject,
         "relationship": payload.get("relationship"),
@@ -599,20 +748,6 @@ def _made(entry: OutboxEntry) -> dict[str, Any]:
         "registry": entry.registry,
         "state": entry.state,
     }
-
-
-def _citing(entry: OutboxEntry) -> str | None:
-    if entry.event_type != "citation_signature":
-        return None
-    payload = entry.event.get("payload") or {}
-    citing = payload.get("citing_pith_number")
-    return citing if isinstance(citing, str) else None
-
-
-def _key_id(entry: OutboxEntry) -> str | None:
-    signer = entry.event.get("signer") or {}
-    kid = signer.get("key_id")
-    return kid if isinstance(kid, str) else None
 
 
 def _by_registry(entries: Iterable[OutboxEntry]) -> list[dict[str, Any]]:

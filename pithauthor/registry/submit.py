@@ -49,6 +49,7 @@ __all__ = [
     "deliver",
     "paper_titles",
     "pending_by_registry",
+    "record_titles",
     "registries_to_visit",
     "state_event_ids",
     "store_in_outbox",
@@ -456,18 +457,23 @@ def paper_titles(entries: Iterable[OutboxEntry]) -> dict[str, str]:
     """The titles of the papers entries are about (by Pith Number), where a record of the
     entry's registry is cached locally (`pith cite` keeps the records it fetched): a label for
     `pith outbox list`, never a check."""
+    return record_titles((e.registry, e.subject) for e in entries)
+
+
+def record_titles(wanted: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """`paper_titles` of (registry, Pith Number) pairs: each paper's title, looked up once."""
     titles: dict[str, str] = {}
-    wanted = list(entries)
-    if not wanted or not (pith_home() / "cache" / CACHE_NAME).is_file():
+    pairs = list(dict.fromkeys(wanted))  # each (registry, paper) once
+    if not pairs or not (pith_home() / "cache" / CACHE_NAME).is_file():
         return titles  # no cache: none is made just to list the outbox
     cache = RecordCache()
     try:
-        for e in wanted:
-            if e.subject not in titles:
-                doc = cache.record(e.registry, e.subject.rsplit(":", 1)[-1])
+        for registry, subject in pairs:
+            if subject not in titles:
+                doc = cache.record(registry, subject.rsplit(":", 1)[-1])
                 title = _title(doc) if doc is not None else None
                 if title:
-                    titles[e.subject] = title
+                    titles[subject] = title
     finally:
         cache.close()
     return titles

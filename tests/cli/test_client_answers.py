@@ -292,17 +292,18 @@ def test_answer_that_is_not_json_keeps_the_events_pending(server: RegistryServer
 
 
 def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServer) -> None:
-    from support.registry import TestSigner, citation
+    from support.registry import SUBJECT, TestSigner, citing_number
 
-    event = citation(TestSigner(), 1)
+    from pithauthor.protocol import PithNumber
+    from pithauthor.sign import sign_citation
+
+    # a correction of another key's citation: it verifies by itself (pith sends only what
+    # verifies), but the registry, which holds the citation it names, refuses it with 422
+    citing = PithNumber.parse(citing_number(1))
+    theirs = sign_citation(TestSigner(), SUBJECT, citing, "cites")
+    server.store.insert_event(SUBJECT.pith_number.body, theirs, theirs["created_at"])  # type: ignore[arg-type]
+    event = sign_citation(TestSigner(), SUBJECT, citing, "extends", replaces=theirs["event_id"])
     store_in_outbox([event], server.url)
-    # the stored copy is altered behind pith's back: its event_id no longer matches, so the
-    # registry's own checks refuse it with 422
-    with Outbox() as outbox:
-        outbox._conn.execute(
-            "UPDATE outbox SET body = ? WHERE event_id = ?",
-            (json.dumps({**event, "created_at": "2026-11-29T12:00:01Z"}), event["event_id"]),
-        )
     with RegistryClient(server.url, trust=pinned_trust()) as client:
         client.trust_local_registry()
         result = submit_pending(client=client)
@@ -310,7 +311,7 @@ def test_rejected_event_keeps_the_reason_and_can_be_retried(server: RegistryServ
     assert "422" in result.rejected[event["event_id"]]
     with Outbox() as outbox:
         entry = outbox.get(event["event_id"])
-        assert entry is not None and entry.state == "rejected" and "event_id" in str(entry.reason)
+        assert entry is not None and entry.state == "rejected" and "corrects" in str(entry.reason)
         assert outbox.retry() == 1
 
 

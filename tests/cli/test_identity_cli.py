@@ -408,7 +408,7 @@ def test_a_file_of_claims_asks_orcid_once_and_checks_each_claim(
         run(capsys, "claim", DEAR, "--record", DEAR_RECORD, "--out", str(one))
         with events.open("a", encoding="utf-8") as joined:
             joined.write(one.read_text("utf-8"))
-    code, out, err = verify(capsys, server, events, "--orcid", VICTIM)
+    code, out, err = verify(capsys, server, events, "--orcid", VICTIM, "--verbose")
     assert code == 0, out + err
     assert [ln.split()[1] for ln in out.splitlines() if "identity_bound" in ln] == [
         "[1].identity_bound",
@@ -416,3 +416,6 @@ def test_a_file_of_claims_asks_orcid_once_and_checks_each_claim(
         "[3].identity_bound",
     ]
     assert len(server.site.requests) == 1
+    # without --verbose, the three passed checks are one line
+    code, out, err = verify(capsys, server, events, "--orcid", VICTIM)
+    assert code == 0 and "[*].identity_bound" in out and "3 checks" in out, out + err

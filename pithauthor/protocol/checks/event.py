@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import Any, cast
 
 from pithauthor.protocol.canonical_json import b64decode, canonical_text
-from pithauthor.protocol.documents import AuthorEvent
+from pithauthor.protocol.documents import AuthorEvent, EventSignature
 from pithauthor.protocol.events import (
     _SIGNATURE_OK,
     _STRUCTURE_OK,
@@ -28,6 +28,7 @@ from pithauthor.protocol.events import (
     _type_checks,
     _verify_key,
     _well_shaped,
+    compute_event_id,
     envelope_checks,
     shape_faults,
 )
@@ -495,3 +496,38 @@ def only_network_failed(report: Report, proofs: Sequence[ProofCheck]) -> bool:
     return failed == {"identity_bound"} and any(
         p.finding is None and p.network and p.kind == "orcid" for p in proofs
     )
+
+
+# Events this process made with one of its own keys (`pithauthor.sign` vouches for them), by
+# event_id: their signature block and key. The outbox stores such an event without checking it
+# again (issue 39: re-verifying what was just signed cost more than signing it), once
+# `vouched` has seen that its signed fields still hash to its id and its signature and key are
+# the ones made: the bytes stored are the bytes signed. Whatever is read back from disk is
+# checked in full where it is used (`checked_author_event`), never vouched for.
+_MADE: dict[str, tuple[EventSignature, str]] = {}
+_MADE_LIMIT = 1 << 20  # the oldest forgotten past this (a long-lived process signing on and on)
+
+
+def vouch(event: AuthorEvent) -> None:
+    """Remember `event` as made here, by a key of this process that signs for its public key
+    (`pithauthor.sign` calls this for the events it builds and checks as it signs)."""
+    if len(_MADE) >= _MADE_LIMIT:  # forgotten: it is then checked in full when stored
+        del _MADE[next(iter(_MADE))]
+    _MADE[event["event_id"]] = (event["signature"].copy(), event["signer"]["public_key_b64"])
+
+
+def vouched(event: object) -> AuthorEvent | None:
+    """`event` typed, when this process made it (`vouch`) and it is unchanged since: its
+    fields exactly an event's, its signed fields hashing to its id, its signature block and
+    key the ones made. None otherwise (then check it in full)."""
+    if not isinstance(event, dict) or not _MADE:
+        return None
+    eid = event.get("event_id")
+    made = _MADE.get(eid) if type(eid) is str else None  # anything may be in a tampered one
+    if made is None or not _well_shaped(event):
+        return None
+    signature, key = made
+    signer = event["signer"]
+    if event["signature"] != signature or signer.get("public_key_b64") != key:
+        return None
+    return _typed(event) if compute_event_id(event) == event["event_id"] else None

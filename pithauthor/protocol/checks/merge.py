@@ -108,6 +108,15 @@ CheckedEntry = tuple[object, list[str], AuthorEvent | None, str | None]
 Checked = Mapping[int, CheckedEntry]
 
 
+def already_checked(events: Iterable[AuthorEvent]) -> Checked:
+    """`Checked` entries saying each of `events` passed `checked_author_event`: for events a
+    store took only after that check (the local registry's: `RegistryStore.insert_event`), so
+    that merging them does not verify every signature again (issue 39: the first read of a
+    100,000-event paper). The rules of this record (subject, canonical_sha256) and the links
+    are still checked by the merge."""
+    return {id(e): (e, [], e, None) for e in events}
+
+
 def _validity(
     event: object, pith_number: str, record_sha256: str, checked: Checked | None = None
 ) -> tuple[list[str], AuthorEvent | None]:
@@ -385,10 +394,16 @@ def merge_state(
     record_created: RecordCreated,
     source_aliases: Sequence[SourceAlias],
     events: Iterable[object],
+    checked: Checked | None = None,
 ) -> MergedState:
-    """The merged state of one record, with `state_sha256` by the protocol's rule."""
+    """The merged state of one record, with `state_sha256` by the protocol's rule; `checked`
+    (`already_checked`) holds what is known of the events' own checks."""
     merged = _merge(
-        pith_number, canonical_sha256(canonical_record), record_created["event_id"], events
+        pith_number,
+        canonical_sha256(canonical_record),
+        record_created["event_id"],
+        events,
+        checked,
     )
     lists = merged.lists
     current: StateCurrent = {

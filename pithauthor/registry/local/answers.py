@@ -21,7 +21,7 @@ from pithauthor.errors import DocumentError, UnsafePermissions
 from pithauthor.fs import MAX_KEY_FILE_BYTES, create_file, read_user_json
 from pithauthor.keys.passphrase import forbid_core_dumps
 from pithauthor.protocol.canonical_json import b64encode, canonical_sha256, hex_digest_bytes
-from pithauthor.protocol.checks.merge import MERGE_VERSION, merge_state, order_key
+from pithauthor.protocol.checks.merge import MERGE_VERSION, already_checked, merge_state, order_key
 from pithauthor.protocol.documents import (
     AliasKind,
     AuthorEvent,
@@ -269,14 +269,18 @@ def record_created(rec: StoredRecord, key: LocalKey) -> RecordCreated:
     return event
 
 
-def state_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent]) -> MergedState:
-    """`GET /pith/{body}/state.json`: the merged state (pithauthor-local-merge-v1)."""
+def state_document(
+    rec: StoredRecord, key: LocalKey, events: list[AuthorEvent], *, stored: bool = False
+) -> MergedState:
+    """`GET /pith/{body}/state.json`: the merged state (pithauthor-local-merge-v1). `stored`:
+    the events are the store's, each checked in full when it was stored (not again here)."""
     return merge_state(
         pith_number=rec.pith_number,
         canonical_record=rec.canonical_record,
         record_created=record_created(rec, key),
         source_aliases=source_aliases(rec),
         events=events,
+        checked=already_checked(events) if stored else None,
     )
 
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pithauthor.fs import MAX_JSON_BYTES
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer, HeldAnswer
@@ -433,7 +434,15 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "bundle":
             doc = Encoded.of(_encode(answers.bundle_document(rec, server.key, events)))
         else:
-            doc = Encoded.of(_encode(answers.state_document(rec, server.key, events)))
+            state = answers.state_document(rec, server.key, events, stored=True)
+            doc = Encoded.of(_encode(state))
+        if len(doc.body) > MAX_JSON_BYTES:
+            # the one limit: nothing is served that `pith` would refuse to read (issue 39)
+            raise HTTPFailure(
+                507,
+                f"the {kind} of {rec.pith_number} is {len(doc.body) // 2**20} MiB, over the "
+                f"{MAX_JSON_BYTES // 2**20} MiB a registry document may be",
+            )
         server.documents.put((rec.body, kind), version, doc)
         return doc
 

@@ -199,7 +199,7 @@ def test_submit_to_a_dead_registry_keeps_the_event_pending_and_exits_3(
     result = pith("claim", REAL_NUMBER, "--record", record, "--submit", "--yes", "--registry", dead)
     assert result.returncode == 3
     assert "stay in the outbox" in result.stderr and "Traceback" not in result.stderr
-    listed = json.loads(pith("outbox", "list", "--json").stdout)
+    listed = json.loads(pith("outbox", "list", "--all", "--json").stdout)
     assert [e["state"] for e in listed] == ["pending"]
 
 

@@ -191,5 +191,5 @@ def test_a_citation_from_a_wrong_year_is_refused_before_anything_is_signed(
                   "-o", str(out), *registry)  # fmt: skip
     assert_one_line_error(result, 2)
     assert RIGHT in result.stderr and not out.exists()
-    listed = json.loads(pith("outbox", "list", "--json").stdout)
+    listed = json.loads(pith("outbox", "list", "--all", "--json").stdout)
     assert listed == []

@@ -14,7 +14,7 @@ from support.cli import RunPith, assert_one_line_error
 from support.registry import TestSigner, citations
 
 from pithauthor.errors import OutboxDamaged
-from pithauthor.registry.journal import SCHEMA, SCHEMA_VERSION
+from pithauthor.registry.journal import COLUMNS, SAID, SCHEMA, SCHEMA_VERSION
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
 
@@ -94,7 +94,8 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
 ) -> None:
     ids = _fill(isolated_home)
     with Outbox() as outbox:  # as if stored an hour ago
-        outbox._conn.execute("UPDATE outbox SET stored_at='2026-11-30T09:00:00Z'")
+        for table in ("outbox", "ledger"):  # the working set and the accepted row
+            outbox._conn.execute(f"UPDATE {table} SET stored_at='2026-11-30T09:00:00Z'")
     dates = {"2026-11-30T09:00:00Z"}
     (isolated_home / "outbox" / "outbox.journal.jsonl").unlink()  # rewritten with that date
     Outbox().close()
@@ -103,7 +104,7 @@ def test_recover_rebuilds_every_event_and_keeps_the_damaged_file(
     result = pith("outbox", "recover")
     assert result.returncode == 0, result.stderr
     assert "1 event(s) accepted as before, 0 held for moderation, 4 pending" in result.stderr
-    listed = json.loads(pith("outbox", "list", "--json").stdout)
+    listed = json.loads(pith("outbox", "list", "--all", "--json").stdout)
     assert sorted(r["event_id"] for r in listed) == ids
     assert {r["registry"] for r in listed} == {LOCAL, "https://pith.science"}
     states = {r["event_id"]: r["state"] for r in listed}
@@ -121,11 +122,18 @@ def test_a_dropped_event_is_not_brought_back_by_recovery(
     isolated_home: Path, pith: RunPith
 ) -> None:
     ids = _fill(isolated_home)
-    assert pith("outbox", "drop", ids[0]).returncode == 0
+    with Outbox() as outbox:
+        (accepted,) = [e.event_id for e in outbox.entries("accepted")]
+    pending = next(i for i in ids if i != accepted)
+    assert pith("outbox", "drop", pending, accepted, "--yes").returncode == 0
     _random_bytes(_db(isolated_home))
     assert pith("outbox", "recover").returncode == 0
     with Outbox() as outbox:
-        assert sorted(e.event_id for e in outbox.entries()) == ids[1:]
+        assert sorted(e.event_id for e in outbox.entries()) == [i for i in ids if i != pending]
+        # the accepted one dropped is back in the ledger as it was left: its id, no body
+        kept = outbox.get(accepted)
+        assert kept is not None and kept.state == "accepted" and kept.stored is None
+        assert outbox.counts() == {"pending": 3, "accepted": 1, "rejected": 0}
 
 
 def test_a_torn_last_journal_line_is_skipped_and_said(isolated_home: Path, pith: RunPith) -> None:
@@ -194,6 +202,38 @@ def test_a_new_outbox_is_never_an_empty_file(isolated_home: Path) -> None:
 def _rows_deleted(db: Path, where: str = "") -> None:
     with sqlite3.connect(db) as conn:
         conn.execute(f"DELETE FROM outbox{where}")
+        if not where:  # every row: the ledger's (the accepted one) too
+            conn.execute("DELETE FROM ledger")
+
+
+def _as_version_4(conn: sqlite3.Connection) -> None:
+    """The file as pithauthor made it before the ledger (schema 4): accepted rows in the one
+    table, no `said` columns, no ledger, no tally."""
+    for index in ("outbox_said", "outbox_subject", "outbox_citing"):
+        conn.execute(f"DROP INDEX {index}")
+    for trigger in ("outbox_in", "outbox_out", "outbox_moved"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE tally")
+    ledger = (
+        "event_id, registry, event_type, subject, body, stored_at, updated_at, attempts, answer"
+    )
+    conn.execute(f"INSERT INTO outbox ({ledger}, state) SELECT {ledger}, 'accepted' FROM ledger")
+    conn.execute("DROP TABLE ledger")
+    for column in ("signer", "key_id", "citing"):
+        conn.execute(f"ALTER TABLE outbox DROP COLUMN {column}")
+    conn.execute("PRAGMA user_version=4")
+
+
+def _as_version_3(conn: sqlite3.Connection) -> None:
+    """Version 4's file, with the table as version 3 made it: its CHECK admits no `held`."""
+    _as_version_4(conn)
+    old = ", ".join(c for c in COLUMNS if c not in SAID)
+    conn.executescript(
+        "ALTER TABLE outbox RENAME TO v4; DROP INDEX outbox_state;"
+        + SCHEMA.replace(", 'held'", "")
+        + f"; INSERT INTO outbox ({old}) SELECT {old} FROM v4; DROP TABLE v4;"
+        " PRAGMA user_version=3;"
+    )
 
 
 @pytest.mark.parametrize("where", ["", " WHERE state='pending'"], ids=["all rows", "some rows"])
@@ -264,7 +304,8 @@ def test_a_crash_between_the_journal_and_the_commit_is_not_damage(isolated_home:
     with Outbox() as outbox:  # it opens, says what it holds, and stays so after more work
         assert sum(outbox.counts().values()) == 5
         outbox.store(citations(1, TestSigner()))
-        outbox.drop([ids[0]])
+        # a pending one (dropping the accepted one keeps its id: the ledger)
+        outbox.drop([next(i for i in ids if outbox.get(i).state == "pending")])  # type: ignore[union-attr]
     with Outbox() as outbox:
         assert sum(outbox.counts().values()) == 5
 
@@ -273,13 +314,15 @@ def test_an_outbox_of_version_2_is_counted_once_then_guarded(isolated_home: Path
     ids = _fill(isolated_home)
     db = _db(isolated_home)
     with sqlite3.connect(db) as conn:  # as pithauthor made it before outbox_count
+        _as_version_4(conn)
         conn.execute("DROP TABLE outbox_count")
         conn.execute("PRAGMA user_version=2")
     with Outbox() as outbox:
         assert sorted(e.event_id for e in outbox.entries()) == ids
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        conn.execute("DELETE FROM outbox WHERE event_id=?", (ids[0],))
+        for table in ("outbox", "ledger"):  # wherever it is now
+            conn.execute(f"DELETE FROM {table} WHERE event_id=?", (ids[0],))
     with pytest.raises(OutboxDamaged, match="1 of its 5 stored events are missing"):
         Outbox()
 
@@ -315,6 +358,34 @@ def test_rows_deleted_and_the_journal_cut_short_say_both(
         f"5 of its 5 stored events are missing, and its journal is cut short ({size // 2} of"
         in (result.stderr)
     )
+
+
+def test_an_outbox_of_version_4_moves_its_accepted_rows_to_the_ledger_once(
+    isolated_home: Path,
+) -> None:
+    ids = _fill(isolated_home)
+    db = _db(isolated_home)
+    with sqlite3.connect(db) as conn:
+        _as_version_4(conn)
+        assert conn.execute("SELECT count(*) FROM outbox").fetchone()[0] == 5
+    with Outbox() as outbox:
+        assert sorted(e.event_id for e in outbox.entries()) == ids
+        assert outbox.counts() == {"pending": 4, "accepted": 1, "rejected": 0}
+        assert len(outbox.working()) == 4  # the accepted row left the working set
+        (accepted,) = outbox.entries("accepted")
+        # its labels were read from the event once, by the migration
+        said, ids_only = outbox.said(
+            accepted.event["signer"]["public_key_fingerprint"], accepted.event_type,
+            accepted.subject,
+        )  # fmt: skip
+        assert ids_only == []
+        # the three citations that key signed of that paper (one accepted, two pending)
+        assert accepted.event_id in [e["event_id"] for e in said] and len(said) == 3
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        conn.execute("DELETE FROM ledger")
+    with pytest.raises(OutboxDamaged, match="1 of its 5 stored events are missing"):
+        Outbox()
 
 
 HOSTILE_LINES = {
@@ -366,11 +437,7 @@ def test_an_outbox_of_version_3_takes_held_rows_after_its_table_is_rebuilt(
         held = outbox.entries("pending", LOCAL)[0].event_id
     db = _db(isolated_home)
     with sqlite3.connect(db) as conn:  # the table as version 3 made it
-        conn.executescript(
-            "ALTER TABLE outbox RENAME TO v4; DROP INDEX outbox_state;"
-            + SCHEMA.replace(", 'held'", "")
-            + "; INSERT INTO outbox SELECT * FROM v4; DROP TABLE v4; PRAGMA user_version=3;"
-        )
+        _as_version_3(conn)
         with pytest.raises(sqlite3.IntegrityError):
             conn.execute("UPDATE outbox SET state='held' WHERE event_id=?", (held,))
     with Outbox() as outbox:

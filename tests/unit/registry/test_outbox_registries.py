@@ -159,7 +159,7 @@ def _v0_outbox(home: Path, pending: list[dict[str, Any]], accepted: dict[str, An
 def test_an_older_outbox_is_migrated_once_and_says_so(isolated_home: Path, pith: RunPith) -> None:
     *pending, accepted = citations(3, TestSigner())
     _v0_outbox(isolated_home, pending, accepted)
-    first = pith("outbox", "list", "--json")
+    first = pith("outbox", "list", "--all", "--json")
     assert first.returncode == 0, first.stderr
     said = [line for line in first.stderr.splitlines() if "bound to" in line]
     assert said == [
@@ -192,7 +192,7 @@ def test_outbox_list_shows_the_title_of_a_locally_known_record(
     cache.close()
     listed = pith("outbox", "list")
     assert title in listed.stdout, listed.stdout
-    as_json = json.loads(pith("outbox", "list", "--json").stdout)
+    as_json = json.loads(pith("outbox", "list", "--all", "--json").stdout)
     assert as_json[0]["title"] == title
 
 
@@ -280,7 +280,7 @@ def test_the_pending_events_of_a_registry_given_up_can_be_dropped(pith: RunPith)
     gone, kept = citations(2, TestSigner()), citations(1, TestSigner())
     store_in_outbox(gone, "http://127.0.0.1:8787")
     store_in_outbox(kept)
-    dropped = pith("outbox", "drop", "--pending", "--registry", "http://127.0.0.1:8787")
+    dropped = pith("outbox", "drop", "--pending", "--registry", "http://127.0.0.1:8787", "--yes")
     assert dropped.returncode == 0, dropped.stderr
     assert "dropped 2 event(s)" in dropped.stderr
     assert set(_rows()) == {(kept[0]["event_id"], "https://pith.science")}

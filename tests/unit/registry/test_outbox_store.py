@@ -63,7 +63,7 @@ def test_outbox_cli_lists_retries_and_drops(isolated_home: Path, pith: RunPith) 
     states = {e["event_id"]: e["state"] for e in json.loads(listed.stdout)}
     assert states == {events[0]["event_id"]: "rejected", events[1]["event_id"]: "pending"}
     assert pith("outbox", "retry").returncode == 0
-    assert pith("outbox", "drop", events[1]["event_id"]).returncode == 0
+    assert pith("outbox", "drop", events[1]["event_id"], "--yes").returncode == 0
     rows = json.loads(pith("outbox", "list", "--json").stdout)
     assert [(r["event_id"], r["state"]) for r in rows] == [(events[0]["event_id"], "pending")]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.registry import REAL_NUMBER, citations, start_server
 
-from pithauthor.errors import NumberUnchecked
+from pithauthor.errors import EventRefused, NumberUnchecked
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.access import RegistryAccess, RegistryOptions, check_number
@@ -46,28 +46,40 @@ def test_every_accepted_event_counts_exactly_one_attempt(tmp_path: Path) -> None
     assert [e.attempts for e in entries] == [1] * len(events)
 
 
-def test_an_event_the_registry_refuses_is_rejected_after_one_attempt(tmp_path: Path) -> None:
+def test_a_stored_copy_altered_on_disk_is_never_sent_and_the_registry_refuses_it_too(
+    tmp_path: Path,
+) -> None:
     bad, good = citations(2)
     server = start_server(tmp_path / "reg")
     store_in_outbox([bad, good], server.url)
-    # the stored copy of `bad` is altered behind pith's back, so only the registry, which
-    # verifies every event it is sent, can tell: it must refuse it and store only `good`
+    altered = {**bad, "created_at": "2026-11-29T12:00:01Z"}
+    # the stored copy of `bad` is altered behind pith's back: what is read back is checked in
+    # full before it is sent (issue 39), so it is never sent, and it stays pending, unanswered
     with Outbox() as outbox:
         outbox._conn.execute(
             "UPDATE outbox SET body = ? WHERE event_id = ?",
-            (json.dumps({**bad, "created_at": "2026-11-29T12:00:01Z"}), bad["event_id"]),
+            (json.dumps(altered), bad["event_id"]),
         )
     try:
-        _submit(server.url, parallel=2)
+        result = _submit(server.url, parallel=2)
+        # and the registry verifies every event it is sent: that copy, posted, is refused
+        with RegistryClient(server.url, trust=pinned_trust(), retry=FAST) as client:
+            client.trust_local_registry()
+            try:
+                client.submit(altered)  # type: ignore[arg-type]
+                refused_there = ""
+            except EventRefused as exc:
+                refused_there = str(exc)
         record = server.store.find(REAL_NUMBER.rsplit(":", 1)[1])
         assert record is not None
         stored = [e["event_id"] for e in server.store.events(record.body)]
     finally:
         server.stop()
+    assert "damaged entry" in str(getattr(result, "error", ""))
+    assert "422" in refused_there
     with Outbox() as outbox:
-        refused, taken = outbox.get(bad["event_id"]), outbox.get(good["event_id"])
-    assert refused is not None and refused.state == "rejected" and refused.attempts == 1
-    assert "422" in (refused.reason or "")
+        kept, taken = outbox.get(bad["event_id"]), outbox.get(good["event_id"])
+    assert kept is not None and kept.state == "pending" and kept.attempts == 0
     assert taken is not None and taken.state == "accepted" and taken.attempts == 1
     assert stored == [good["event_id"]]
 

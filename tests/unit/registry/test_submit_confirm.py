@@ -43,7 +43,7 @@ def registry(tmp_path: Path) -> Iterator[list[str]]:
 
 
 def _outbox(pith: RunPith) -> list[dict[str, Any]]:
-    listed = pith("outbox", "list", "--json")
+    listed = pith("outbox", "list", "--all", "--json")
     assert listed.returncode == 0, listed.stderr
     rows: list[dict[str, Any]] = json.loads(listed.stdout)
     return rows

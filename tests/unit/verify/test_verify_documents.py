@@ -91,7 +91,7 @@ def test_registry_event_ids_and_merge_are_unverifiable_never_passed(pith: RunPit
 
 @pytest.mark.parametrize("name", ["receipts.jsonl", "canonical_records.jsonl"])
 def test_jsonl_vectors_verify_line_by_line(pith: RunPith, name: str) -> None:
-    result = pith("verify", str(FIXTURES / name))
+    result = pith("verify", str(FIXTURES / name), "--verbose")  # every check, each line's
     assert result.returncode == 0, result.stdout + result.stderr
     assert "[4]." in result.stdout
 

@@ -1,0 +1,155 @@
+"""`pith cite refs.bib` of 300 entries as an author runs it (issue 39): a fresh process, the
+outbox in use, against the local registry (a real server process on loopback).
+
+Every entry names an arXiv paper the registry holds. The record cache is warm (a first run
+resolved and fetched every record, as an author's earlier run or `pith bib scan --lookup` has),
+and the outbox's pending events are dropped before each run (`pith outbox drop --pending`), so
+every run signs 300 citations anew and stores them. The key is stored without a passphrase:
+unlocking one (the key file's KDF) is reported apart, in the note. Baseline, in the same
+rounds: `pith bib scan` of the same file (a fresh process) plus raw PyNaCl signing of 300
+digests. CPU seconds of the processes (what other processes' load hardly changes); median of 5
+interleaved rounds. Target (issue 39): <= 2x.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks._timing import row
+
+ENTRIES = 300
+RUNS = 5
+TARGET = 2.0
+
+
+def _cpu(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, text=True)  # fmt: skip
+    if done.returncode not in ok:
+        raise RuntimeError(f"{argv[3:5]} failed: {done.stderr.strip()[-300:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _registry(root: Path) -> tuple[str, list[str]]:
+    """A registry folder with the example papers and ENTRIES synthetic ones: (the citing
+    paper's number, the synthetic arXiv ids)."""
+    from pithauthor.registry.local.answers import load_or_create_key
+    from pithauthor.registry.local.run import add_paper, example_papers
+    from pithauthor.registry.local.store import RegistryStore
+
+    data = root / "registry"
+    store, key = RegistryStore(data), load_or_create_key(data)
+    citing = add_paper(store, key, example_papers()[0])[0].pith_number
+    ids = [f"2101.9{i:04d}" for i in range(ENTRIES)]
+    for aid in ids:
+        meta = root / f"{aid}.json"
+        meta.write_text(json.dumps({
+            "arxiv_id": aid, "latest_version": 1, "authors": "Bench Author, Other Author",
+            "title": f"A cited paper {aid}", "abstract": "For the benchmark.",
+            "categories": "cs.DL", "license": "", "v1_date_rfc2822": "Mon, 4 Jan 2021 10:00:00 GMT",
+        }), "utf-8")  # fmt: skip
+        add_paper(store, key, meta)
+    store.close()
+    return citing, ids
+
+
+def _bib(path: Path, ids: list[str]) -> None:
+    entries = [
+        f"@article{{ref{i},\n  title = {{A cited paper {aid}}},\n  author = {{Author, Bench}},\n"
+        f"  year = {{2021}},\n  eprint = {{{aid}}},\n  archivePrefix = {{arXiv}},\n}}\n"
+        for i, aid in enumerate(ids)
+    ]
+    path.write_text("\n".join(entries), "utf-8")
+
+
+def run() -> list[dict[str, Any]]:
+    from nacl.signing import SigningKey
+
+    with tempfile.TemporaryDirectory(prefix="pith-bench-") as tmp:
+        root = Path(tmp)
+        citing, ids = _registry(root)
+        bib = root / "refs.bib"
+        _bib(bib, ids)
+        home = root / "home"
+        home.mkdir(mode=0o700)
+        env = {**os.environ, "PITH_HOME": str(home)}
+        make_key = (
+            "from pithauthor.keys.author import generate; generate('bench', public_name="
+            "'Bench Author', backend='file', insecure_plaintext=True, note=lambda _: None)"
+        )
+        subprocess.run([sys.executable, "-c", make_key], env=env, check=True)
+        serve = [sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0"]
+        quiet = {"stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL, "text": True}
+        proc = subprocess.Popen([*serve, "--data", str(root / "registry")], **quiet)  # type: ignore[call-overload]
+        url = proc.stdout.readline().strip()
+        pith = [sys.executable, "-m", "pithauthor"]
+        cite = [*pith, "cite", str(bib), "--from", citing, "--yes", "--registry", url,
+                "--trust-local-registry"]  # fmt: skip
+        scan = [*pith, "bib", "scan", str(bib)]
+        raw_key = SigningKey.generate()
+        digests = [hashlib.sha256(b"%d" % i).digest() for i in range(ENTRIES)]
+
+        def empty_outbox() -> None:  # as an author's outbox: there, holding nothing pending
+            drop = [*pith, "outbox", "drop", "--pending", "--yes"]
+            subprocess.run(drop, env=env, check=True, capture_output=True)
+
+        try:
+            _cpu(cite, env)  # warm: the records resolved, fetched and cached once
+            figures, bases = [], []
+            for _ in range(RUNS):
+                empty_outbox()
+                figures.append(_cpu(cite, env))
+                start = time.process_time()
+                for d in digests:
+                    raw_key.sign(d)
+                signing = time.process_time() - start
+                bases.append(_cpu(scan, env) + signing)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    unlock = _unlock_seconds()
+    figure, base = statistics.median(figures), statistics.median(bases)
+    return [
+        row(
+            f"cite: `pith cite refs.bib` of {ENTRIES} entries, outbox in use, key unlock apart",
+            figure,
+            base,
+            TARGET,
+            note=f"CPU of the processes, median of {RUNS} interleaved; baseline: `pith bib scan` "
+            f"of the same file plus raw signing of {ENTRIES} digests; record cache warm, pending "
+            f"events dropped each run; unlocking a passphrase key (its KDF) adds {unlock:.2f} s "
+            "(issue 39)",
+        )
+    ]
+
+
+def _unlock_seconds() -> float:
+    """CPU seconds of unlocking a passphrase-protected key, as `pith cite` does first."""
+    script = (
+        "import os, time; from pithauthor.keys.author import generate, load_signing_key; "
+        "generate('k', backend='file', note=lambda _: None); "
+        "t = time.process_time(); load_signing_key('k'); print(time.process_time() - t)"
+    )
+    with tempfile.TemporaryDirectory(prefix="pith-bench-") as home:
+        os.chmod(home, 0o700)
+        env = {**os.environ, "PITH_HOME": home, "PITH_PASSPHRASE": "bench passphrase"}
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, check=True)  # fmt: skip
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    for r in run():
+        print(r)

@@ -1,0 +1,57 @@
+"""`pith status` and `pith fetch` keep the state they verified, with its ETag, and revalidate it
+(`If-None-Match`): a second look at an unchanged paper downloads and verifies nothing; a paper
+that changed is fetched and verified again (issue 39). A real local registry over loopback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.cli import RunPith
+from support.registry import SUBJECT, TestSigner, citation, citations, start_server
+
+from pithauthor.registry import client as client_module
+from pithauthor.registry.local.server import RegistryServer
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RegistryServer]:
+    registry = start_server(tmp_path / "registry")
+    for event in citations(30):
+        registry.store.insert_event(SUBJECT.pith_number.body, event, event["created_at"])  # type: ignore[arg-type]
+    try:
+        yield registry
+    finally:
+        registry.stop()
+
+
+def _no_check(doc: Any, trust: Any) -> Any:
+    raise AssertionError("verified again")
+
+
+def test_a_second_status_of_an_unchanged_paper_verifies_nothing(
+    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = ("--registry", server.url, "--trust-local-registry")
+    first = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    assert first.returncode == 0, first.stderr
+    page = json.loads(first.stdout)
+    assert len(page["citations_received"]) == 30 and page["verified"]["state"]["ok"]
+    with monkeypatch.context() as patched:
+        patched.setattr(client_module, "checked_state", _no_check)
+        again = pith("status", SUBJECT.pith_number.full, *where, "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout) == page  # the same page, from the copy kept
+        fetched = pith("fetch", SUBJECT.pith_number.full, "--what", "state", *where)
+        assert fetched.returncode == 0, fetched.stderr
+        assert len(json.loads(fetched.stdout)["current"]["citation_signatures"]) == 30
+        # one more event: the state changed, so it is fetched and verified again
+        late = citation(TestSigner(), 99)
+        server.store.insert_event(SUBJECT.pith_number.body, late, late["created_at"])  # type: ignore[arg-type]
+        changed = pith("status", SUBJECT.pith_number.full, *where)
+        assert changed.returncode != 0 and "AssertionError" in changed.stderr
+    after = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    assert len(json.loads(after.stdout)["citations_received"]) == 31
