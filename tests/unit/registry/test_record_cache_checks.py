@@ -14,7 +14,7 @@ import pytest
 from support.paths import load_fixture
 from support.registry import REAL_NUMBER
 
-import pithauthor.registry.client as client_module
+from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import RecordCache
 from pithauthor.registry.credentials import default_trust
@@ -35,13 +35,12 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The pith numbers of the records `check_record` ran on through the cache (a spy that
     calls the real check)."""
     seen: list[str] = []
-    real = client_module.checked_record
 
     def counting(doc: Any, trust: Trust) -> Any:
         seen.append(str(doc.get("pith_number")))
-        return real(doc, trust)
+        return checked_record(doc, trust)
 
-    monkeypatch.setattr(client_module, "checked_record", counting)
+    monkeypatch.setattr("pithauthor.registry.client.checked_record", counting)
     return seen
 
 
