@@ -327,3 +327,19 @@ def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
 
     for callback in [*callbacks, plain, positional, bare, wrapped, functools.partial(plain, 1)]:
         assert app.defaults(callback) == _signature_defaults(callback), callback
+
+
+def test_the_network_module_loads_httpx_without_its_command_line_client() -> None:
+    """httpx imports its command-line client (click, rich, pygments: about 0.1 s of CPU) with
+    `import httpx` when those are installed; pith's network module keeps it out (issue 39) and
+    httpx still works. Without pith's module, the same import does load it, so the check can
+    fail."""
+    probe = "import sys, httpx; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    ours = subprocess.run(
+        [sys.executable, "-c", f"import pithauthor.net; {probe}; httpx.Client().close()"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "httpx" in ours.stdout
+    assert not {"'rich'", "'pygments'", "'click'"} & set(ours.stdout.strip("[]\n").split(", "))
+    bare = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "'rich'" in bare.stdout and "'pygments'" in bare.stdout
