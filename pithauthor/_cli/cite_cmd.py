@@ -46,9 +46,10 @@ PLAIN_OPTIONS: Final[dict[str, PlainOption]] = {
     "--offline": PlainOption("offline", FLAG, False, bool),
 }
 
-#: What the Typer command reads from the environment when its option is not given: a plain form
-#: is left to Typer while one is set (the entry point does not read it).
-TYPER_ENVIRONMENT: Final = ("PITH_TRUST_LOCAL_REGISTRY", "PITH_ARXIV_API")
+#: What the Typer command reads from the environment for an option of PLAIN_OPTIONS when it is
+#: not given: a plain form is left to Typer while one is set (the entry point does not read
+#: it). (`PITH_ARXIV_API`, --arxiv-api's, is read only with --lookup, which no plain form has.)
+TYPER_ENVIRONMENT: Final = ("PITH_TRUST_LOCAL_REGISTRY",)
 
 # the parameters of `run` the plain forms do not set: the Typer command's defaults
 _NOT_PLAIN: Final[dict[str, Any]] = {
@@ -373,8 +374,16 @@ def register(app: typer.Typer) -> None:
         """Sign a citation of one paper (--to) by yours (--from), or of every paper your
         bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
         signed, 1 when some were not (unresolved, invalid, unparsable)."""
-        # every parameter, by name, as `run` takes them (locals() holds only the parameters here)
-        if not run(**locals()):
+        ok = run(
+            bibfiles=bibfiles, citing=citing, citing_record=citing_record, cited=cited,
+            record=record, relationship=relationship, mapping=mapping, only_cited=only_cited,
+            parallel=parallel, citation_key=citation_key, context=context, key=key,
+            passphrase_file=passphrase_file, out=out, as_json=as_json, submit=submit, yes=yes,
+            registry=registry, trust_manifest=trust_manifest, trust_local=trust_local,
+            lookup=lookup, offline=offline, arxiv_api=arxiv_api, write_back=write_back,
+            choose=choose,
+        )  # fmt: skip
+        if not ok:
             raise typer.Exit(1)
 
     app.command("cite", short_help=summary("cite"))(cite)
