@@ -1,6 +1,6 @@
 """The registry options of the commands as objects, and the checks of option combinations that
-need no Typer: `pith cite`'s plain forms run without Typer (`pithauthor._cli.entry`), and
-`options` (which declares the Typer options) re-exports these for every other command."""
+need no Typer (`options`, which declares the Typer options, loads it): `pith cite`'s plain
+forms run without Typer (`pithauthor._cli.entry`)."""
 
 from __future__ import annotations
 

@@ -164,6 +164,7 @@ def register(app: typer.Typer) -> None:
     import typer  # here, not at the top: the entry point's plain `bib scan` runs without it
 
     from pithauthor._cli import options
+    from pithauthor._cli.access import check_lookup_options
     from pithauthor._cli.app import new_app
     from pithauthor._cli.catalog import summary
 
@@ -205,7 +206,7 @@ def register(app: typer.Typer) -> None:
         relationship; 1 when some are; 2 when a file cannot be read or an option is wrong;
         3 when --lookup cannot reach arXiv's API.
         """
-        options.check_lookup_options(lookup, offline, write_back, choose)
+        check_lookup_options(lookup, offline, write_back, choose)
         reading = read(files, only_cited, relationship, mapping)
         lookup_stats = None
         if lookup:

@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pithauthor._cli.access import check_lookup_options as check_lookup_options
-from pithauthor._cli.access import registry_access as registry_access
-from pithauthor._cli.access import registry_options as registry_options
+from pithauthor._cli.access import registry_access, registry_options
 from pithauthor._cli.output import at_terminal, message, warn
 from pithauthor.protocol import escaped
 
