@@ -143,3 +143,36 @@ def test_forgetting_a_record_forgets_its_check(
     assert cache.checked_record(BASE, BODY, trust) is None
     with sqlite3.connect(tmp_path / "records.sqlite3") as db:
         assert db.execute("SELECT count(*) FROM record_checks").fetchone()[0] == 0
+
+
+def test_pith_cite_refuses_a_tampered_cached_record_and_fetches_it_again(
+    tmp_path: Path, isolated_home: Path, cite_registry: dict[str, Any], cite_author: str, pith: Any
+) -> None:
+    """End to end: a warm cache whose record was edited on disk (a title the receipt does not
+    cover) is checked again, refused, and replaced by the registry's genuine record; the edit
+    is shown nowhere."""
+    from support.cite import run_cite
+
+    bib = tmp_path / "one.bib"
+    bib.write_text("@misc{b, title={B}, eprint={2101.99903}, archivePrefix={arXiv}}\n", "utf-8")
+    first = run_cite(pith, cite_registry, str(bib), "--out", str(tmp_path / "a.jsonl"))
+    assert first.returncode == 0, first.stderr
+    assert "Example paper 2101.99903" in first.stderr
+    db = isolated_home / "cache" / "records.sqlite3"
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT registry, body, doc FROM records").fetchall()
+        assert any("Example paper 2101.99903" in doc for _, _, doc in rows)
+        for registry, body, doc in rows:
+            forged = doc.replace("Example paper", "Forged paper")
+            con.execute(
+                "UPDATE records SET doc = ? WHERE registry = ? AND body = ?",
+                (forged, registry, body),
+            )
+    second = run_cite(pith, cite_registry, str(bib), "--out", str(tmp_path / "b.jsonl"))
+    assert second.returncode == 0, second.stderr
+    assert "Forged" not in second.stderr + second.stdout
+    assert "Example paper 2101.99903" in second.stderr
+    # (used unchecked, the edited record shows "(no title)": its title no longer hashes to
+    # its canonical record; and it stays in the cache)
+    with sqlite3.connect(db) as con:
+        assert all("Forged" not in doc for (doc,) in con.execute("SELECT doc FROM records"))
