@@ -327,3 +327,41 @@ def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
 
     for callback in [*callbacks, plain, positional, bare, wrapped, functools.partial(plain, 1)]:
         assert app.defaults(callback) == _signature_defaults(callback), callback
+
+
+def test_the_network_module_loads_httpx_without_its_command_line_client() -> None:
+    """httpx imports its command-line client (click, rich, pygments: about 0.1 s of CPU) with
+    `import httpx` when those are installed; pith's network module keeps it out (issue 39) and
+    httpx still works. Without pith's module, the same import does load it, so the check can
+    fail."""
+    probe = "import sys, httpx; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    ours = subprocess.run(
+        [sys.executable, "-c", f"import pithauthor.net; {probe}; httpx.Client().close()"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "httpx" in ours.stdout
+    assert not {"'rich'", "'pygments'", "'click'"} & set(ours.stdout.strip("[]\n").split(", "))
+    bare = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "'rich'" in bare.stdout and "'pygments'" in bare.stdout
+
+
+def test_a_plain_cite_loads_neither_typer_nor_pydantic(
+    tmp_path: Path, isolated_home: Path, cite_registry: dict[str, Any]
+) -> None:
+    """The plain forms of `pith cite` are answered before Typer is loaded (issue 39: Typer and
+    pydantic were about 0.3 s of CPU of a warm 300-entry run); a form the entry point leaves
+    to Typer (--parallel here) does load it, so the check can fail."""
+    from pithauthor.keys.author import generate
+
+    # a key without a passphrase: the process unlocks it without the tests' cheap KDF
+    generate("k", public_name="A", backend="file", insecure_plaintext=True, note=lambda _: None)
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@misc{b, title={B}, eprint={2101.99903}, archivePrefix={arXiv}}\n", "utf-8")
+    where = ["--registry", cite_registry["url"], "--trust-manifest", cite_registry["manifest"]]
+    args = ["cite", str(bib), "--from", "2101.99901", *where, "--out", str(tmp_path / "o.jsonl")]
+    modules = _loaded_modules(*args)
+    frameworks = {"typer", "pydantic", "pydantic_core", "click", "rich", "shellingham"}
+    assert "pithauthor.bibliography.cite" in modules  # the command did run
+    assert sorted(m for m in modules if m.split(".")[0] in frameworks) == []
+    assert "pithauthor._cli.main" not in modules and "pithauthor._cli.options" not in modules
+    assert {"typer", "pydantic"} <= _loaded_modules(*args, "--parallel", "2")

@@ -1,12 +1,17 @@
-"""The console entry point. `pith --version` and the plain forms of `pith bib scan` answer
-before the command tree (and Typer) is loaded; everything else goes to the Typer application
-in `pithauthor._cli.main`.
+"""The console entry point. `pith --version` and the plain forms of `pith bib scan` and `pith
+cite` answer before the command tree (and Typer) is loaded; everything else goes to the Typer
+application in `pithauthor._cli.main`.
 
 Why `bib scan`: importing Typer and pydantic takes longer than the whole scan of a 300-entry
 bibliography (issue 27). The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
 --relationship, --map) run the same code as the Typer command and end the same way on an
 error (`output.exit_on_error`); anything else, --help or a mistake included, is Typer's
 (tests/cli/test_bib_scan_fast_path.py runs many forms both ways).
+
+Why `cite`: Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of
+300 entries (issue 39); its plain forms (`cite_cmd.plain_cite_form`: files, --from and the
+options of `cite_cmd.PLAIN_OPTIONS`) run `cite_cmd.run` as the Typer command does
+(tests/cli/test_cite_fast_path.py).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ def main() -> None:
         return
     if args[:2] == ["bib", "scan"] and COMPLETE_ENV not in os.environ:
         plain_bib_scan(args[2:])  # returns only when the form is not plain
+    if args[:1] == ["cite"] and COMPLETE_ENV not in os.environ:
+        plain_cite(args[1:])  # returns only when the form is not plain
     from pithauthor._cli.main import main as run
 
     run()
@@ -48,3 +55,32 @@ def plain_bib_scan(args: list[str]) -> None:
     except Exception as exc:
         exit_on_error(exc)
     sys.exit(code)
+
+
+def plain_cite(args: list[str]) -> None:
+    """`pith cite ARGS` without Typer when ARGS is a plain form (`cite_cmd.plain_cite_form`):
+    it exits (SystemExit with the command's exit code), as `main.main` ends the Typer command
+    (the home's warnings first, the progress reporter, Ctrl-C and errors alike); else it
+    returns, having done nothing."""
+    from pithauthor._cli import cite_cmd
+    from pithauthor._cli.output import Reports, exit_on_error, interrupted, warn
+    from pithauthor.fs import report_home_warnings
+    from pithauthor.progress import reporting
+
+    parameters = cite_cmd.plain_cite_form(args)
+    if parameters is None:
+        return
+    report_home_warnings(warn)
+    reports = Reports()
+    try:
+        with reporting(reports):
+            ok = cite_cmd.run(**parameters)
+    except KeyboardInterrupt:  # as main.main ends it
+        reports.close()  # a progress bar erased before the line
+        interrupted(["cite", *args])
+    except Exception as exc:
+        reports.close()
+        exit_on_error(exc)
+    finally:
+        reports.close()
+    sys.exit(0 if ok else 1)
