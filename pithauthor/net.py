@@ -33,7 +33,6 @@ import json
 import random
 import re
 import ssl
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -64,13 +63,6 @@ MAX_ANSWER_BYTES = MAX_JSON_BYTES
 
 if TYPE_CHECKING:
     import httpx
-
-# httpx (0.28 and later) imports its own command-line client, `httpx._main`, with `import
-# httpx` whenever click, rich and pygments are installed (Typer brings them): about 0.1 s of CPU,
-# a sixth of a warm `pith cite` (issue 39), for a client pith never runs. Marked absent before
-# httpx first loads, httpx defines its stand-in `httpx.main` instead; nothing else changes.
-if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 DEFAULT_REGISTRY = "https://pith.science"
 # the statuses that say "not now" rather than "no": overload (429, 503), a gateway between us and

@@ -329,20 +329,30 @@ def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
         assert app.defaults(callback) == _signature_defaults(callback), callback
 
 
-def test_the_network_module_loads_httpx_without_its_command_line_client() -> None:
+def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it() -> None:
     """httpx imports its command-line client (click, rich, pygments: about 0.1 s of CPU) with
-    `import httpx` when those are installed; pith's network module keeps it out (issue 39) and
-    httpx still works. Without pith's module, the same import does load it, so the check can
-    fail."""
+    `import httpx` when those are installed; the `pith` program keeps it out (issue 39) and
+    httpx still works. A script that imports the library gets httpx as it comes: only the
+    program that owns the process decides. Without pith's entry point the same import does
+    load it, so the check can fail."""
     probe = "import sys, httpx; print(sorted({m.split('.')[0] for m in sys.modules}))"
-    ours = subprocess.run(
-        [sys.executable, "-c", f"import pithauthor.net; {probe}; httpx.Client().close()"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert "httpx" in ours.stdout
-    assert not {"'rich'", "'pygments'", "'click'"} & set(ours.stdout.strip("[]\n").split(", "))
-    bare = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert "'rich'" in bare.stdout and "'pygments'" in bare.stdout
+
+    def loaded(code: str) -> set[str]:
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        return set(run.stdout.strip("[]\n").split(", "))
+
+    program = (
+        "import sys; from pithauthor._cli import entry; sys.argv = ['pith', '--version'];"
+        f" entry.main(); {probe}; httpx.Client().close()"
+    )
+    ours = loaded(program)
+    assert "'httpx'" in ours
+    assert not {"'rich'", "'pygments'", "'click'"} & ours
+    script = loaded(f"import pithauthor.net; {probe}")
+    assert {"'rich'", "'pygments'"} <= script
+    assert {"'rich'", "'pygments'"} <= loaded(probe)
 
 
 def test_a_plain_cite_loads_neither_typer_nor_pydantic(

@@ -24,6 +24,14 @@ COMPLETE_ENV = "_PITH_COMPLETE"
 
 
 def main() -> None:
+    # httpx (0.28 and later) imports its own command-line client, `httpx._main`, on `import
+    # httpx` whenever click, rich and pygments are installed (Typer brings them): about 0.1 s
+    # of CPU, a sixth of a warm `pith cite` (issue 39), for a client pith never runs. Marked
+    # absent before httpx first loads, httpx defines its stand-in `httpx.main` instead. Done
+    # here, in the program that owns the process, never in the library: a script importing
+    # pithauthor keeps the httpx it expects.
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     args = sys.argv[1:]
     if args == ["--version"]:
         from pithauthor._version import __version__
