@@ -1,12 +1,15 @@
-"""The console entry point. `pith --version` and the plain forms of `pith bib scan` answer
-before the command tree (and Typer) is loaded; everything else goes to the Typer application
-in `pithauthor._cli.main`.
+"""The console entry point. `pith --version` and the plain forms of `pith bib scan` and `pith
+status` answer before the command tree (and Typer) is loaded; everything else goes to the Typer
+application in `pithauthor._cli.main`.
 
 Why `bib scan`: importing Typer and pydantic takes longer than the whole scan of a 300-entry
 bibliography (issue 27). The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
 --relationship, --map) run the same code as the Typer command and end the same way on an
 error (`output.exit_on_error`); anything else, --help or a mistake included, is Typer's
 (tests/cli/test_bib_scan_fast_path.py runs many forms both ways).
+
+Why `status` (issue 39): a Typer command with a text argument loads pydantic, and Typer, click
+and pydantic cost more CPU than a second look at a 10,000-event paper (`status_page`).
 """
 
 from __future__ import annotations
@@ -25,8 +28,15 @@ def main() -> None:
 
         sys.stdout.write(f"pith {__version__}\n")
         return
+    # httpx's own command-line client (`httpx._main`), which `import httpx` loads whenever
+    # click is installed, with rich and pygments: about 40 ms of CPU that no pith command uses
+    # (issue 39). A None in sys.modules makes that import fail, and httpx then defines a stub
+    # `httpx.main` instead; set for the `pith` process only, never by the library.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     if args[:2] == ["bib", "scan"] and COMPLETE_ENV not in os.environ:
         plain_bib_scan(args[2:])  # returns only when the form is not plain
+    if args[:1] == ["status"] and COMPLETE_ENV not in os.environ:
+        plain_status(args[1:])  # the same
     from pithauthor._cli.main import main as run
 
     run()
@@ -48,3 +58,31 @@ def plain_bib_scan(args: list[str]) -> None:
     except Exception as exc:
         exit_on_error(exc)
     sys.exit(code)
+
+
+def plain_status(args: list[str]) -> None:
+    """`pith status ARGS` without Typer when ARGS is a plain form (`status_page.plain_form`):
+    it exits as `main.main` ends a command (the PITH_HOME warning, retries reported on stderr,
+    every error one line and its code); else it returns, having done nothing."""
+    from pithauthor._cli import status_page
+
+    parameters = status_page.plain_form(args, dict(os.environ))
+    if parameters is None:
+        return
+    from pithauthor._cli.output import Reports, exit_on_error, interrupted, warn
+    from pithauthor.fs import report_home_warnings
+    from pithauthor.progress import reporting
+
+    report_home_warnings(warn)
+    reports = Reports()
+    try:
+        with reporting(reports):
+            status_page.show_status(**parameters)
+    except KeyboardInterrupt:  # as main.main ends it
+        reports.close()
+        interrupted(["status", *args])
+    except Exception as exc:
+        reports.close()  # a progress line erased before the error's
+        exit_on_error(exc)
+    reports.close()
+    sys.exit(0)

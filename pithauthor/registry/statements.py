@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pithauthor.errors import EventError, InputError
 from pithauthor.keys.author import list_keys
@@ -551,7 +551,7 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
         entries = outbox.about(number.full)  # through its indexes: by subject, by citing
     mine = [e for e in entries if e.subject == number.full]
     made = [e for e in entries if e.subject != number.full]  # citations made by this paper
-    counts = shown["counts"]
+    counts = cast("dict[str, int]", shown["counts"])  # as state_page made it
     completeness = [
         {"item": item, "count": counts[part], "label": yes if counts[part] else no}
         for item, part, yes, no in COMPLETENESS

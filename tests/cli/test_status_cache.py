@@ -70,7 +70,7 @@ def test_a_second_status_reads_the_kept_summary_not_the_state(
     first = pith("status", SUBJECT.pith_number.full, *where, "--json")
     assert first.returncode == 0, first.stderr
     with _cache() as db:  # the summary is bound to the state kept: its ETag and its hash
-        (etag, doc_sha256), = db.execute("SELECT etag, sha256 FROM documents").fetchall()
+        ((etag, doc_sha256),) = db.execute("SELECT etag, sha256 FROM documents").fetchall()
         kept = db.execute("SELECT etag, doc_sha256, kind FROM summaries").fetchall()
     assert kept == [(etag, doc_sha256, "page")]
 
