@@ -124,7 +124,7 @@ def _on_path() -> str:
         "\nTo use pith yourself (docs: README.md, Install):\n"
         f'   export PATH="{here}:$PATH"        # this checkout\'s pith, for this shell\n'
         "   pipx install .                     # or: for good, in its own venv\n"
-        "   python3 -m pip install --user .    # or: with pip\n"
+        "   uv tool install .                  # or: the same with uv\n"
         "then: pith --version"
     )
 

@@ -456,11 +456,14 @@ def _made(signer: Signer, event: AuthorEvent) -> AuthorEvent:
     """`event`, vouched for (`pithauthor.protocol.checks.event.vouch`: the outbox stores it
     without checking it again) when `signer` is one of this process's own keys, an
     `AuthorKey`: it was tested to sign for its public key when loaded, and every event built
-    here meets the rules as it is built. Any other signer's events are checked when stored."""
+    here meets the rules as it is built; or a `DeferredKey`, whose events are vouched for when
+    its opened key signs them. Any other signer's events are checked when stored."""
     # an AuthorKey exists only once its module is loaded: no import for other signers
     keys = sys.modules.get("pithauthor.keys.author")
     if keys is not None and isinstance(signer, keys.AuthorKey):
         vouch(event)
+    elif keys is not None and isinstance(signer, keys.DeferredKey):
+        signer.made_here(event)  # vouched for once its real signature is in
     return event
 
 

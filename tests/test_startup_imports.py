@@ -350,3 +350,51 @@ def test_a_plain_status_loads_neither_typer_pydantic_nor_httpx_cli(tmp_path: Pat
     assert sorted(m for m in modules if m.split(".")[0] in frameworks) == []
     assert "pithauthor._cli.main" not in modules  # (httpx._main is listed: as None, blocked)
     assert {"typer", "pydantic"} <= _loaded_modules("status", "--help")
+
+
+def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it() -> None:
+    """httpx imports its command-line client (click, rich, pygments: about 0.1 s of CPU) with
+    `import httpx` when those are installed; the `pith` program keeps it out (issue 39) and
+    httpx still works. A script that imports the library gets httpx as it comes: only the
+    program that owns the process decides. Without pith's entry point the same import does
+    load it, so the check can fail."""
+    probe = "import sys, httpx; print(sorted({m.split('.')[0] for m in sys.modules}))"
+
+    def loaded(code: str) -> set[str]:
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        return set(run.stdout.strip("[]\n").split(", "))
+
+    program = (
+        "import sys; from pithauthor._cli import entry; sys.argv = ['pith', '--version'];"
+        f" entry.main(); {probe}; httpx.Client().close()"
+    )
+    ours = loaded(program)
+    assert "'httpx'" in ours
+    assert not {"'rich'", "'pygments'", "'click'"} & ours
+    script = loaded(f"import pithauthor.net; {probe}")
+    assert {"'rich'", "'pygments'"} <= script
+    assert {"'rich'", "'pygments'"} <= loaded(probe)
+
+
+def test_a_plain_cite_loads_neither_typer_nor_pydantic(
+    tmp_path: Path, isolated_home: Path, cite_registry: dict[str, Any]
+) -> None:
+    """The plain forms of `pith cite` are answered before Typer is loaded (issue 39: Typer and
+    pydantic were about 0.3 s of CPU of a warm 300-entry run); a form the entry point leaves
+    to Typer (--parallel here) does load it, so the check can fail."""
+    from pithauthor.keys.author import generate
+
+    # a key without a passphrase: the process unlocks it without the tests' cheap KDF
+    generate("k", public_name="A", backend="file", insecure_plaintext=True, note=lambda _: None)
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@misc{b, title={B}, eprint={2101.99903}, archivePrefix={arXiv}}\n", "utf-8")
+    where = ["--registry", cite_registry["url"], "--trust-manifest", cite_registry["manifest"]]
+    args = ["cite", str(bib), "--from", "2101.99901", *where, "--out", str(tmp_path / "o.jsonl")]
+    modules = _loaded_modules(*args)
+    frameworks = {"typer", "pydantic", "pydantic_core", "click", "rich", "shellingham"}
+    assert "pithauthor.bibliography.cite" in modules  # the command did run
+    assert sorted(m for m in modules if m.split(".")[0] in frameworks) == []
+    assert "pithauthor._cli.main" not in modules and "pithauthor._cli.options" not in modules
+    assert {"typer", "pydantic"} <= _loaded_modules(*args, "--parallel", "2")

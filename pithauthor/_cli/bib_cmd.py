@@ -44,17 +44,19 @@ PLAIN_OPTIONS: Final[dict[str, PlainOption]] = {
 }
 
 
-def plain_form(args: list[str]) -> dict[str, Any] | None:
+def plain_form(
+    args: list[str], table: dict[str, PlainOption] = PLAIN_OPTIONS
+) -> dict[str, Any] | None:
     """The parameters of `pith bib scan ARGS` (files, then PLAIN_OPTIONS' parameters) when
-    ARGS is a plain form, else None: Typer then reads ARGS (and prints their errors).
+    ARGS is a plain form, else None: Typer then reads ARGS (and prints their errors). With
+    another `table` (`pith cite`'s), the same rules for that command's options.
 
     Plain: at least one file; no word starting with `-` but the options of PLAIN_OPTIONS
     (`--opt VALUE` or `--opt=VALUE`), each value non-empty and not starting with `-`, an
     option other than --map at most once; every word valid UTF-8. Anything else, though Typer
     might read it alike (`--`, `-h`, a file named `-x`, a repeated option), is left to Typer."""
     values: dict[str, Any] = {
-        o.parameter: list(o.default) if o.kind == MANY else o.default
-        for o in PLAIN_OPTIONS.values()
+        o.parameter: list(o.default) if o.kind == MANY else o.default for o in table.values()
     }
     files: list[Path] = []
     seen: set[str] = set()
@@ -66,7 +68,7 @@ def plain_form(args: list[str]) -> dict[str, Any] | None:
             files.append(Path(word))
             continue
         name, equals, value = word.partition("=")
-        option = PLAIN_OPTIONS.get(name)
+        option = table.get(name)
         if option is None or (option.kind != MANY and name in seen):
             return None
         seen.add(name)
@@ -162,6 +164,7 @@ def register(app: typer.Typer) -> None:
     import typer  # here, not at the top: the entry point's plain `bib scan` runs without it
 
     from pithauthor._cli import options
+    from pithauthor._cli.access import check_lookup_options
     from pithauthor._cli.app import new_app
     from pithauthor._cli.catalog import summary
 
@@ -203,7 +206,7 @@ def register(app: typer.Typer) -> None:
         relationship; 1 when some are; 2 when a file cannot be read or an option is wrong;
         3 when --lookup cannot reach arXiv's API.
         """
-        options.check_lookup_options(lookup, offline, write_back, choose)
+        check_lookup_options(lookup, offline, write_back, choose)
         reading = read(files, only_cited, relationship, mapping)
         lookup_stats = None
         if lookup:

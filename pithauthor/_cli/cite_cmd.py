@@ -1,33 +1,20 @@
-"""`pith cite`: sign that your paper cites another (--to), or every reference of a bibliography."""
+"""`pith cite`: sign that your paper cites another (--to), or every reference of a bibliography.
+
+Its plain forms (bibliography files, --from and the options in PLAIN_OPTIONS) are answered by
+pith's entry point before Typer is loaded (`pithauthor._cli.entry`), as `pith bib scan`'s are:
+Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of 300 entries
+(issue 39). So this module loads Typer only in `register`, and the Typer command and the entry
+point run the same `run` (tests/cli/test_cite_fast_path.py runs forms both ways).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import typer
-
-from pithauthor._cli import options
-from pithauthor._cli.bib_cmd import cited
-from pithauthor._cli.catalog import summary
-from pithauthor._cli.options import (
-    ARXIV_API_OPTION,
-    CHOOSE_OPTION,
-    KEY_OPTION,
-    LOOKUP_OPTION,
-    OUT_OPTION,
-    PASSPHRASE_FILE_OPTION,
-    REGISTRY_OPTION,
-    SUBMIT_OPTION,
-    TRUST_LOCAL_OPTION,
-    TRUST_MANIFEST_OPTION,
-    WRITE_BACK_OPTION,
-    YES_OPTION,
-    check_lookup_options,
-    complete_mapping,
-    complete_relationship,
-    registry_access,
-)
+from pithauthor._cli.access import check_lookup_options, registry_access
+from pithauthor._cli.bib_cmd import FLAG, MANY, VALUE, PlainOption, cited, plain_form
 from pithauthor._cli.output import emit_json, message, warn
 from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError
@@ -35,82 +22,93 @@ from pithauthor.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import typer
+
     from pithauthor.protocol import Signer
 
+#: The options of `pith cite`'s plain forms, as the Typer command declares them in `register`
+#: (tests/cli/test_cite_fast_path.py compares the two). Every other option (--to and its
+#: company, --lookup and its company, --parallel, a short name, --help) is read by Typer.
+PLAIN_OPTIONS: Final[dict[str, PlainOption]] = {
+    "--from": PlainOption("citing", VALUE, None, str),
+    "--relationship": PlainOption("relationship", VALUE, "cites", str),
+    "--map": PlainOption("mapping", MANY, (), str),
+    "--only-cited": PlainOption("only_cited", VALUE, None, str),
+    "--json": PlainOption("as_json", FLAG, False, bool),
+    "--yes": PlainOption("yes", FLAG, False, bool),
+    "--submit": PlainOption("submit", FLAG, False, bool),
+    "--registry": PlainOption("registry", VALUE, None, str),
+    "--trust-manifest": PlainOption("trust_manifest", MANY, (), str),
+    "--trust-local-registry": PlainOption("trust_local", FLAG, False, bool),
+    "--key": PlainOption("key", VALUE, None, str),
+    "--passphrase-file": PlainOption("passphrase_file", VALUE, None, str),
+    "--out": PlainOption("out", VALUE, None, str),
+    "--offline": PlainOption("offline", FLAG, False, bool),
+}
 
-def cite(
-    bibfiles: list[str] = typer.Argument(
-        None,
-        metavar="REFS.bib",
-        help="Sign a citation for every reference of these bibliographies that has a Pith Number.",
-    ),
-    citing: str = typer.Option(
-        ..., "--from", help="Your (citing) paper: a Pith Number or an arXiv id."
-    ),
-    citing_record: str | None = typer.Option(
-        None, "--from-record", help="The citing paper's record JSON, instead of a look-up."
-    ),
-    cited: str | None = typer.Option(
-        None, "--to", help="One cited paper: a Pith Number or an arXiv id."
-    ),
-    record: str | None = typer.Option(
-        None, "--record", help="With --to: the cited paper's record JSON (or from-arxiv --json)."
-    ),
-    relationship: str = typer.Option(
-        "cites",
-        "--relationship",
-        autocompletion=complete_relationship,
-        help="supports, refutes, extends, uses_method, depends_on, replaces, compares or cites "
-        "(with bibliographies: the default for entries without their own).",
-    ),
-    mapping: list[str] = typer.Option(
-        [],
-        "--map",
-        metavar="KEY=RELATIONSHIP",
-        autocompletion=complete_mapping,
-        help="The relationship of one entry; repeatable.",
-    ),
-    only_cited: str | None = typer.Option(
-        None,
-        "--only-cited",
-        metavar="MAIN.tex|MAIN.aux",
-        help="Keep only the entries this manuscript cites.",
-    ),
-    parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Look-ups in flight."),
-    citation_key: str | None = typer.Option(
-        None, "--citation-key", help="With --to: the key your paper cites it by."
-    ),
-    context: str | None = typer.Option(
-        None, "--context", help="With --to: where and how it is cited (at most 500 characters)."
-    ),
-    key: str | None = KEY_OPTION,
-    passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
-    out: str | None = OUT_OPTION,
-    as_json: bool = typer.Option(
-        False,
-        "--json",
-        help="Print the signed event (--to), or the report's rows (bibliographies).",
-    ),
-    submit: bool = SUBMIT_OPTION,
-    yes: bool = YES_OPTION,
-    registry: str | None = REGISTRY_OPTION,
-    trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
-    trust_local: bool = TRUST_LOCAL_OPTION,
-    lookup: bool = LOOKUP_OPTION,
-    offline: bool = typer.Option(
-        False,
-        "--offline",
-        help="A full --from number is checked with a cached record only, and signed unchecked "
-        "when none is cached (without it, a number no record checks is refused); with "
-        "--lookup: use only answers cached by earlier runs.",
-    ),
-    arxiv_api: str | None = ARXIV_API_OPTION,
-    write_back: bool = WRITE_BACK_OPTION,
-    choose: bool = CHOOSE_OPTION,
-) -> None:
-    """Sign a citation of one paper (--to) by yours (--from), or of every paper your
-    bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
-    signed, 1 when some were not (unresolved, invalid, unparsable)."""
+#: What the Typer command reads from the environment for an option of PLAIN_OPTIONS when it is
+#: not given: a plain form is left to Typer while one is set (the entry point does not read
+#: it). (`PITH_ARXIV_API`, --arxiv-api's, is read only with --lookup, which no plain form has.)
+TYPER_ENVIRONMENT: Final = ("PITH_TRUST_LOCAL_REGISTRY",)
+
+# the parameters of `run` the plain forms do not set: the Typer command's defaults
+_NOT_PLAIN: Final[dict[str, Any]] = {
+    "citing_record": None,
+    "cited": None,
+    "record": None,
+    "parallel": 8,
+    "citation_key": None,
+    "context": None,
+    "lookup": False,
+    "arxiv_api": None,
+    "write_back": False,
+    "choose": False,
+}
+
+
+def plain_cite_form(args: list[str]) -> dict[str, Any] | None:
+    """The parameters of `run` for `pith cite ARGS` when ARGS is a plain form, else None (Typer
+    then reads ARGS and prints their errors): bibliography files, --from, and options of
+    PLAIN_OPTIONS only, by `bib_cmd.plain_form`'s rules; and no variable of
+    TYPER_ENVIRONMENT set."""
+    if any(name in os.environ for name in TYPER_ENVIRONMENT):
+        return None
+    values = plain_form(args, PLAIN_OPTIONS)
+    if values is None or values["citing"] is None:
+        return None
+    files = values.pop("files")
+    return {"bibfiles": [str(f) for f in files], **values, **_NOT_PLAIN}
+
+
+def run(
+    bibfiles: list[str] | None,
+    citing: str,
+    citing_record: str | None,
+    cited: str | None,
+    record: str | None,
+    relationship: str,
+    mapping: list[str],
+    only_cited: str | None,
+    parallel: int,
+    citation_key: str | None,
+    context: str | None,
+    key: str | None,
+    passphrase_file: str | None,
+    out: str | None,
+    as_json: bool,
+    submit: bool,
+    yes: bool,
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    lookup: bool,
+    offline: bool,
+    arxiv_api: str | None,
+    write_back: bool,
+    choose: bool,
+) -> bool:
+    """`pith cite` with its parameters (the Typer command's, by name): True when it ends with
+    exit 0; False when some entry of a bibliography was not signed (exit 1)."""
     from pithauthor.registry import check_destination
 
     if bibfiles and cited is not None:
@@ -134,12 +132,12 @@ def cite(
             ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
                                       only_cited, parallel, as_json, output,
                                       lookup_with)  # fmt: skip
-            if not ok:
-                raise typer.Exit(1)
+            return ok
         else:
             assert cited is not None
             _cite_one(citing, citing_record, cited, record, relationship, citation_key, context,
                       output, offline)  # fmt: skip
+    return True
 
 
 def _cite_one(
@@ -225,8 +223,11 @@ def _cite_bibliographies(
         warn(note)
     for name in reading.unknown_map_keys:
         warn(f"--map {name}: no entry has this key")
-    found = options.run_lookup(reading, lookup.api, lookup.offline) if lookup.on else None
-    if found is not None:
+    found = None
+    if lookup.on:  # `options` loads Typer: only a form Typer read has --lookup
+        from pithauthor._cli import options
+
+        found = options.run_lookup(reading, lookup.api, lookup.offline)
         found = options.settle_ambiguous(found, lookup.choose)
         reading = found.reading
     # With nothing to sign, the citing paper only names the report: a full number is then not
@@ -259,6 +260,8 @@ def _cite_bibliographies(
     )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
+        from pithauthor._cli import options
+
         options.write_back(found)
     message(render_table(report.rows))
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
@@ -275,4 +278,112 @@ def _cite_bibliographies(
 
 
 def register(app: typer.Typer) -> None:
+    import typer  # here, not at the top: the entry point's plain `pith cite` runs without it
+
+    from pithauthor._cli.catalog import summary
+    from pithauthor._cli.options import (
+        ARXIV_API_OPTION,
+        CHOOSE_OPTION,
+        KEY_OPTION,
+        LOOKUP_OPTION,
+        OUT_OPTION,
+        PASSPHRASE_FILE_OPTION,
+        REGISTRY_OPTION,
+        SUBMIT_OPTION,
+        TRUST_LOCAL_OPTION,
+        TRUST_MANIFEST_OPTION,
+        WRITE_BACK_OPTION,
+        YES_OPTION,
+        complete_mapping,
+        complete_relationship,
+    )
+
+    def cite(
+        bibfiles: list[str] = typer.Argument(
+            None,
+            metavar="REFS.bib",
+            help="Sign a citation for every reference of these bibliographies that has a Pith "
+            "Number.",
+        ),
+        citing: str = typer.Option(
+            ..., "--from", help="Your (citing) paper: a Pith Number or an arXiv id."
+        ),
+        citing_record: str | None = typer.Option(
+            None, "--from-record", help="The citing paper's record JSON, instead of a look-up."
+        ),
+        cited: str | None = typer.Option(
+            None, "--to", help="One cited paper: a Pith Number or an arXiv id."
+        ),
+        record: str | None = typer.Option(
+            None,
+            "--record",
+            help="With --to: the cited paper's record JSON (or from-arxiv --json).",
+        ),
+        relationship: str = typer.Option(
+            "cites",
+            "--relationship",
+            autocompletion=complete_relationship,
+            help="supports, refutes, extends, uses_method, depends_on, replaces, compares or cites "
+            "(with bibliographies: the default for entries without their own).",
+        ),
+        mapping: list[str] = typer.Option(
+            [],
+            "--map",
+            metavar="KEY=RELATIONSHIP",
+            autocompletion=complete_mapping,
+            help="The relationship of one entry; repeatable.",
+        ),
+        only_cited: str | None = typer.Option(
+            None,
+            "--only-cited",
+            metavar="MAIN.tex|MAIN.aux",
+            help="Keep only the entries this manuscript cites.",
+        ),
+        parallel: int = typer.Option(8, "--parallel", min=1, max=64, help="Look-ups in flight."),
+        citation_key: str | None = typer.Option(
+            None, "--citation-key", help="With --to: the key your paper cites it by."
+        ),
+        context: str | None = typer.Option(
+            None, "--context", help="With --to: where and how it is cited (at most 500 characters)."
+        ),
+        key: str | None = KEY_OPTION,
+        passphrase_file: str | None = PASSPHRASE_FILE_OPTION,
+        out: str | None = OUT_OPTION,
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help="Print the signed event (--to), or the report's rows (bibliographies).",
+        ),
+        submit: bool = SUBMIT_OPTION,
+        yes: bool = YES_OPTION,
+        registry: str | None = REGISTRY_OPTION,
+        trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
+        trust_local: bool = TRUST_LOCAL_OPTION,
+        lookup: bool = LOOKUP_OPTION,
+        offline: bool = typer.Option(
+            False,
+            "--offline",
+            help="A full --from number is checked with a cached record only, and signed unchecked "
+            "when none is cached (without it, a number no record checks is refused); with "
+            "--lookup: use only answers cached by earlier runs.",
+        ),
+        arxiv_api: str | None = ARXIV_API_OPTION,
+        write_back: bool = WRITE_BACK_OPTION,
+        choose: bool = CHOOSE_OPTION,
+    ) -> None:
+        """Sign a citation of one paper (--to) by yours (--from), or of every paper your
+        bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
+        signed, 1 when some were not (unresolved, invalid, unparsable)."""
+        ok = run(
+            bibfiles=bibfiles, citing=citing, citing_record=citing_record, cited=cited,
+            record=record, relationship=relationship, mapping=mapping, only_cited=only_cited,
+            parallel=parallel, citation_key=citation_key, context=context, key=key,
+            passphrase_file=passphrase_file, out=out, as_json=as_json, submit=submit, yes=yes,
+            registry=registry, trust_manifest=trust_manifest, trust_local=trust_local,
+            lookup=lookup, offline=offline, arxiv_api=arxiv_api, write_back=write_back,
+            choose=choose,
+        )  # fmt: skip
+        if not ok:
+            raise typer.Exit(1)
+
     app.command("cite", short_help=summary("cite"))(cite)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.access import registry_access
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     ARXIV_API_OPTION,
@@ -18,7 +19,6 @@ from pithauthor._cli.options import (
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
     YES_OPTION,
-    registry_access,
 )
 from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError

@@ -1,12 +1,17 @@
-"""The console entry point. `pith --version` and the plain forms of `pith bib scan` and `pith
-status` answer before the command tree (and Typer) is loaded; everything else goes to the Typer
-application in `pithauthor._cli.main`.
+"""The console entry point. `pith --version` and the plain forms of `pith bib scan`, `pith cite`
+and `pith status` answer before the command tree (and Typer) is loaded; everything else goes to
+the Typer application in `pithauthor._cli.main`.
 
 Why `bib scan`: importing Typer and pydantic takes longer than the whole scan of a 300-entry
 bibliography (issue 27). The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
 --relationship, --map) run the same code as the Typer command and end the same way on an
 error (`output.exit_on_error`); anything else, --help or a mistake included, is Typer's
 (tests/cli/test_bib_scan_fast_path.py runs many forms both ways).
+
+Why `cite`: Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of
+300 entries (issue 39); its plain forms (`cite_cmd.plain_cite_form`: files, --from and the
+options of `cite_cmd.PLAIN_OPTIONS`) run `cite_cmd.run` as the Typer command does
+(tests/cli/test_cite_fast_path.py).
 
 Why `status` (issue 39): a Typer command with a text argument loads pydantic, and Typer, click
 and pydantic cost more CPU than a second look at a 10,000-event paper (`status_page`).
@@ -22,19 +27,24 @@ COMPLETE_ENV = "_PITH_COMPLETE"
 
 
 def main() -> None:
+    # httpx (0.28 and later) imports its own command-line client, `httpx._main`, on `import
+    # httpx` whenever click, rich and pygments are installed (Typer brings them): about 0.1 s
+    # of CPU, a sixth of a warm `pith cite` (issue 39), for a client pith never runs. Marked
+    # absent before httpx first loads, httpx defines its stand-in `httpx.main` instead. Done
+    # here, in the program that owns the process, never in the library: a script importing
+    # pithauthor keeps the httpx it expects.
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     args = sys.argv[1:]
     if args == ["--version"]:
         from pithauthor._version import __version__
 
         sys.stdout.write(f"pith {__version__}\n")
         return
-    # httpx's own command-line client (`httpx._main`), which `import httpx` loads whenever
-    # click is installed, with rich and pygments: about 40 ms of CPU that no pith command uses
-    # (issue 39). A None in sys.modules makes that import fail, and httpx then defines a stub
-    # `httpx.main` instead; set for the `pith` process only, never by the library.
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     if args[:2] == ["bib", "scan"] and COMPLETE_ENV not in os.environ:
         plain_bib_scan(args[2:])  # returns only when the form is not plain
+    if args[:1] == ["cite"] and COMPLETE_ENV not in os.environ:
+        plain_cite(args[1:])  # returns only when the form is not plain
     if args[:1] == ["status"] and COMPLETE_ENV not in os.environ:
         plain_status(args[1:])  # the same
     from pithauthor._cli.main import main as run
@@ -58,6 +68,35 @@ def plain_bib_scan(args: list[str]) -> None:
     except Exception as exc:
         exit_on_error(exc)
     sys.exit(code)
+
+
+def plain_cite(args: list[str]) -> None:
+    """`pith cite ARGS` without Typer when ARGS is a plain form (`cite_cmd.plain_cite_form`):
+    it exits (SystemExit with the command's exit code), as `main.main` ends the Typer command
+    (the home's warnings first, the progress reporter, Ctrl-C and errors alike); else it
+    returns, having done nothing."""
+    from pithauthor._cli import cite_cmd
+    from pithauthor._cli.output import Reports, exit_on_error, interrupted, warn
+    from pithauthor.fs import report_home_warnings
+    from pithauthor.progress import reporting
+
+    parameters = cite_cmd.plain_cite_form(args)
+    if parameters is None:
+        return
+    report_home_warnings(warn)
+    reports = Reports()
+    try:
+        with reporting(reports):
+            ok = cite_cmd.run(**parameters)
+    except KeyboardInterrupt:  # as main.main ends it
+        reports.close()  # a progress bar erased before the line
+        interrupted(["cite", *args])
+    except Exception as exc:
+        reports.close()
+        exit_on_error(exc)
+    finally:
+        reports.close()
+    sys.exit(0 if ok else 1)
 
 
 def plain_status(args: list[str]) -> None:

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from pithauthor._cli.access import registry_access, registry_options
 from pithauthor._cli.output import at_terminal, message, warn
-from pithauthor.errors import InputError
 from pithauthor.protocol import escaped
 
 if TYPE_CHECKING:
     from pithauthor.bibliography import BibEntry, BibReading, LookupResult
-    from pithauthor.registry import RegistryAccess, RegistryClient, RegistryOptions
+    from pithauthor.registry import RegistryAccess, RegistryClient
 
 
 # Typer options for choosing and trusting a registry, shared by every command that talks to one.
@@ -60,28 +60,6 @@ YES_OPTION = typer.Option(
 )
 
 
-def registry_options(
-    registry: str | None,
-    trust_manifest: list[str],
-    trust_local: bool,
-    *,
-    parallel: int = 8,
-    retries: int = 6,
-    timeout: float = 20.0,
-) -> RegistryOptions:
-    """The shared options (and a command's own budget) as one object with named fields."""
-    from pithauthor.registry import RegistryOptions
-
-    return RegistryOptions(
-        registry,
-        tuple(trust_manifest),
-        trust_local,
-        retries=retries,
-        timeout=timeout,
-        parallel=parallel,
-    )
-
-
 def make_client(
     registry: str | None,
     trust_manifest: list[str],
@@ -110,23 +88,6 @@ def number_access(
     """The registry a badge's number is checked with: two tries, 10 s each. A registry that
     does not answer only leaves the year unchecked (and says so); a badge never waits long."""
     return registry_access(registry, trust_manifest, trust_local, retries=2, timeout=10.0)
-
-
-def registry_access(
-    registry: str | None,
-    trust_manifest: list[str],
-    trust_local: bool,
-    *,
-    retries: int = 6,
-    timeout: float = 20.0,
-) -> RegistryAccess:
-    """The options as a registry opened on first use; its notes and warnings go to stderr."""
-    from pithauthor.registry import RegistryAccess
-
-    options = registry_options(
-        registry, trust_manifest, trust_local, retries=retries, timeout=timeout
-    )
-    return RegistryAccess(options, note=message, warn=warn)
 
 
 # Typer options shared by the commands that sign: choosing and unlocking a key, the record,
@@ -270,13 +231,6 @@ CHOOSE_OPTION = typer.Option(
 
 #: Answers asked for before an entry is left as it is.
 _ATTEMPTS = 3
-
-
-def check_lookup_options(
-    lookup: bool, offline: bool, write_back: bool, choose: bool = False
-) -> None:
-    if not lookup and (offline or write_back or choose):
-        raise InputError("--offline, --write-back and --choose go with --lookup")
 
 
 def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> LookupResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pithauthor._cli.access import registry_access
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
@@ -17,7 +18,6 @@ from pithauthor._cli.options import (
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
     YES_OPTION,
-    registry_access,
 )
 from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError

@@ -94,9 +94,11 @@ def show_status(
 ) -> None:
     """`pith status`: the page of `ref` from the registry (record and merged state verified;
     the state's summary kept and revalidated), printed as text or JSON."""
-    from pithauthor.registry import STATES, RecordCache, RegistryOptions, paper_status
+    from pithauthor._cli.access import registry_options
+    from pithauthor.registry import STATES, RecordCache, paper_status
 
-    options = RegistryOptions(registry, tuple(trust_manifest), trust_local, parallel=4)
+    # as options.make_client does (which loads Typer for its option declarations)
+    options = registry_options(registry, trust_manifest, trust_local, parallel=4)
     with options.connect(warn=warn) as client:
         cache = RecordCache()  # the state verified before, revalidated (If-None-Match)
         try:

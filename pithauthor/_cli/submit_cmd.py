@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from pithauthor._cli.access import registry_options
 from pithauthor._cli.catalog import summary
-from pithauthor._cli.options import TRUST_HELP, TRUST_LOCAL_OPTION, registry_options
+from pithauthor._cli.options import TRUST_HELP, TRUST_LOCAL_OPTION
 from pithauthor._cli.output import data, emit_json, message, warn
 from pithauthor.protocol import escaped
 

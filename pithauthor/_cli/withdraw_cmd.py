@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from pithauthor._cli.access import registry_access
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
@@ -18,7 +19,6 @@ from pithauthor._cli.options import (
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
     YES_OPTION,
-    registry_access,
 )
 from pithauthor._cli.output import message
 from pithauthor._cli.signing import Output, reused_line

@@ -23,7 +23,6 @@ from pithauthor.bibliography.reading import (
 )
 from pithauthor.errors import InputError, RegistryRejected, VerificationError
 from pithauthor.progress import Advance, report
-from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.documents import AuthorEvent, RecordDocument
 from pithauthor.protocol.events import Signer
 from pithauthor.protocol.identity import fingerprint_hex
@@ -117,16 +116,14 @@ class RegistryResolver:
     def _record(self, number: PithNumber) -> RecordDocument:
         base = self.client.base_url
         if self.cache:
-            cached = self.cache.record(base, number.body)
-            if cached is not None:
-                stated = PithNumber.parse(str(cached.get("pith_number")))
-                record = checked_record(cached, self.client.trust)[1]
-                if record is not None and stated.same_paper(number):
-                    return record
-                self.cache.forget_record(base, number.body)
+            # verified under the client's trust (again in full unless these bytes passed)
+            cached = self.cache.checked_record(base, number.body, self.client.trust)
+            if cached is not None and PithNumber.parse(cached["pith_number"]).same_paper(number):
+                return cached
+            self.cache.forget_record(base, number.body)
         record = self.client.record(number)  # verified by the client
         if self.cache:
-            self.cache.put_record(base, number.body, record)
+            self.cache.put_record(base, number.body, record, self.client.trust)
         return record
 
 

@@ -44,6 +44,7 @@ from pithauthor.keys.storage import (
     save_records,
 )
 from pithauthor.protocol.canonical_json import b64decode, b64encode
+from pithauthor.protocol.checks.event import vouch
 from pithauthor.protocol.events import signature_block
 from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orcid, signer_id
 from pithauthor.protocol.text import text_problem, utc_now
@@ -171,7 +172,7 @@ class DeferredKey:
     signing command shows before it asks "Sign?" needs no secret: the passphrase is asked after
     the author has seen what will be signed, and said yes. Satisfies the envelope's `Signer`."""
 
-    __slots__ = ("_key", "_passphrase", "_pending", "_record")
+    __slots__ = ("_key", "_made", "_passphrase", "_pending", "_record")
 
     def __init__(self, record: KeyRecord, passphrase: PassphraseSource | None = None) -> None:
         if record.status != "active":  # as load_signing_key refuses it
@@ -181,6 +182,7 @@ class DeferredKey:
         self._record = record
         self._passphrase = passphrase
         self._pending: set[bytes] = set()
+        self._made: set[bytes] = set()  # pending digests of events `pithauthor.sign` built
         self._key: AuthorKey | None = None
 
     def __repr__(self) -> str:
@@ -228,6 +230,19 @@ class DeferredKey:
         self._pending.add(digest)
         return PENDING_SIGNATURE
 
+    def made_here(self, event: AuthorEvent) -> None:
+        """`event` was built and named by `pithauthor.sign` with this key's public half: it is
+        vouched for (`pithauthor.protocol.checks.event.vouch`: the outbox stores it without
+        checking it again) once its signature is the key's own, at once if the key is open
+        (its signature was made by it), else when `sign_pending` puts it in. The opened key
+        signs for this public key (`unlock` compares them), as an `AuthorKey`'s events are
+        vouched for (issue 39: a 300-entry `pith cite` checked its 300 events again)."""
+        digest = bytes.fromhex(event["event_id"].removeprefix("sha256:"))
+        if digest in self._pending:
+            self._made.add(digest)
+        elif self._key is not None:
+            vouch(event)
+
     def unlock(self) -> AuthorKey:
         """Open the key (once; the passphrase is asked now, when one is needed)."""
         if self._key is None:
@@ -253,6 +268,9 @@ class DeferredKey:
         for event, digest in todo:
             event["signature"] = signature_block(key.sign_digest(digest))
             self._pending.discard(digest)
+            if digest in self._made:  # built by pithauthor.sign, now signed by this key
+                self._made.discard(digest)
+                vouch(event)
 
 
 def deferred_signing_key(

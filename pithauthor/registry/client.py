@@ -520,11 +520,17 @@ CREATE TABLE IF NOT EXISTS documents (
     registry TEXT NOT NULL, body TEXT NOT NULL, what TEXT NOT NULL, trust TEXT NOT NULL,
     etag TEXT NOT NULL, doc BLOB NOT NULL, sha256 TEXT NOT NULL, verdict TEXT NOT NULL,
     PRIMARY KEY (registry, body, what));
+CREATE TABLE IF NOT EXISTS record_checks (
+    registry TEXT NOT NULL, body TEXT NOT NULL, trust TEXT NOT NULL, sha256 TEXT NOT NULL,
+    PRIMARY KEY (registry, body));
 CREATE TABLE IF NOT EXISTS summaries (
     registry TEXT NOT NULL, body TEXT NOT NULL, what TEXT NOT NULL, kind TEXT NOT NULL,
     trust TEXT NOT NULL, etag TEXT NOT NULL, doc_sha256 TEXT NOT NULL, summary BLOB NOT NULL,
     verdict TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (registry, body, what, kind));
 """
+# record_checks: the record of `body` whose stored text has this SHA-256 passed `check_record`
+# under this trust (`_trust_key`); `RecordCache.checked_record` reads it back unchecked only
+# while both still match (issue 39: a warm `pith cite` re-verified every cached receipt).
 # `summaries`: what a command shows of a document it verified (`RegistryClient.state_summary`),
 # bound to the document's ETag and hash; `sha256` covers the row (`_summary_digest`), so a
 # damaged summary is a miss and the document is downloaded and verified again.
@@ -608,12 +614,64 @@ class RecordCache:
             return None  # a damaged cache entry is a miss
         return doc if isinstance(doc, dict) else None
 
-    def put_record(self, registry: str, body: str, doc: Mapping[str, object]) -> None:
+    def put_record(
+        self, registry: str, body: str, doc: Mapping[str, object], trust: Trust | None = None
+    ) -> None:
+        """Store the record of `body`; with `trust`, the one it was just verified under (the
+        caller's word: only for a record that passed `check_record` under `trust`), so that
+        `checked_record` takes these bytes back without checking them again."""
+        text = json.dumps(doc, ensure_ascii=False)
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO records VALUES (?, ?, ?)",
-                (registry, body, json.dumps(doc, ensure_ascii=False)),
-            )
+            key = (registry, body)
+            self._db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?)", (*key, text))
+            self._db.execute("DELETE FROM record_checks WHERE registry = ? AND body = ?", key)
+            if trust is not None:
+                self._passed(registry, body, trust, text)
+
+    def _passed(self, registry: str, body: str, trust: Trust, text: str) -> None:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self._db.execute(
+            "INSERT OR REPLACE INTO record_checks VALUES (?, ?, ?, ?)",
+            (registry, body, _trust_key(trust), digest),
+        )
+
+    def checked_record(self, registry: str, body: str, trust: Trust) -> RecordDocument | None:
+        """The record stored for `body`, verified under `trust`; None when none is stored or
+        it does not pass (the caller forgets it and fetches it again).
+
+        A record that passed `check_record` under the same trust is bound to the SHA-256 of
+        its stored text: while those exact bytes are read back under that trust, the check
+        is not repeated (a 300-entry `pith cite` re-verified 300 receipts on every run, issue
+        39). Any other bytes (a changed or damaged row) or another trust are checked in full
+        again, and bound anew only if they pass."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT r.doc, c.trust, c.sha256 FROM records r LEFT JOIN record_checks c "
+                "ON c.registry = r.registry AND c.body = r.body "
+                "WHERE r.registry = ? AND r.body = ?",
+                (registry, body),
+            ).fetchone()
+        if row is None:
+            return None
+        text, kept_trust, kept_digest = row
+        if kept_trust == _trust_key(trust) and (
+            hashlib.sha256(text.encode()).hexdigest() == kept_digest
+        ):
+            # the bytes the strict reader took when they passed (their hash says so): the
+            # standard reader gives the same document
+            doc = json.loads(text)
+            return cast(RecordDocument, doc) if isinstance(doc, dict) else None
+        try:
+            doc = parse_json(text)
+        except JSONFault:
+            return None  # a damaged cache entry is a miss
+        if not isinstance(doc, dict):
+            return None
+        record = checked_record(doc, trust)[1]
+        if record is not None:
+            with self._lock:
+                self._passed(registry, body, trust, text)
+        return record
 
     def resolution(self, registry: str, arxiv_id: str) -> str | None:
         """The number an arXiv id resolved to, if it was fetched less than `ttl` ago."""
@@ -727,4 +785,7 @@ class RecordCache:
         with self._lock:
             self._db.execute(
                 "DELETE FROM records WHERE registry = ? AND body = ?", (registry, body)
+            )
+            self._db.execute(
+                "DELETE FROM record_checks WHERE registry = ? AND body = ?", (registry, body)
             )

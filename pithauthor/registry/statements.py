@@ -28,7 +28,7 @@ from pithauthor.protocol.subject import replacing, statement_key, unlinked
 from pithauthor.registry.client import RegistryClient, registry_binding
 from pithauthor.registry.journal import default_path
 from pithauthor.registry.outbox import Outbox, OutboxEntry
-from pithauthor.registry.submit import record_titles
+from pithauthor.registry.submit import record_titles, signed_nodes_in_state
 from pithauthor.verify import verify_document
 
 __all__ = [
@@ -401,28 +401,12 @@ def own_events_in_state(state: Mapping[str, Any], fingerprints: Iterable[str]) -
     `invalid_events` are left out (the registry refused them)."""
     wanted = frozenset(fingerprints)
     found: dict[str, AuthorEvent] = {}
-
-    def walk(node: object) -> None:
-        if isinstance(node, Mapping):
-            signer = node.get("signer")
-            if (
-                "signature" in node
-                and isinstance(signer, Mapping)
-                and signer.get("public_key_fingerprint") in wanted
-            ):
-                typed = checked_author_event(node)[1]
-                if typed is not None:
-                    found.setdefault(typed["event_id"], typed)
-                    return
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for part, value in state.items():
-        if part != "invalid_events":
-            walk(value)
+    for node in signed_nodes_in_state(state):
+        signer = node.get("signer")
+        if isinstance(signer, Mapping) and signer.get("public_key_fingerprint") in wanted:
+            typed = checked_author_event(node)[1]
+            if typed is not None:
+                found.setdefault(typed["event_id"], typed)
     return sorted(found.values(), key=order_key)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -430,26 +430,28 @@ def submit_events(
     return submit_pending(registry=registry, parallel=parallel)
 
 
-def state_event_ids(state: Mapping[str, Any]) -> set[str]:
-    """Every author event id a merged state lists as taken: applied, current, superseded by
-    a correction, a repeat, an equivocation or a withdrawal (not `invalid_events`: those it
-    refused). What makes a held event count, and what a second machine learns of its key."""
-    found: set[str] = {e for e in state.get("applied_event_ids") or [] if isinstance(e, str)}
-
-    def walk(node: object) -> None:
+def signed_nodes_in_state(state: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every object of a merged state that carries an author event's `event_id` and
+    `signature` (a signed event, not a stub naming one), wherever the state put it: current,
+    superseded by a correction, a repeat, an equivocation, a withdrawal. `invalid_events` is
+    left out: those the registry refused. Not checked here: each caller checks what it takes."""
+    stack: list[object] = [value for part, value in state.items() if part != "invalid_events"]
+    while stack:  # a walk without recursion: a state's depth is capped by its reader anyway
+        node = stack.pop()
         if isinstance(node, Mapping):
-            eid = node.get("event_id")
-            if isinstance(eid, str) and "signature" in node:  # an author event, not a stub
-                found.add(eid)
-            for value in node.values():
-                walk(value)
+            if isinstance(node.get("event_id"), str) and "signature" in node:
+                yield node
+            stack.extend(node.values())
         elif isinstance(node, list):
-            for value in node:
-                walk(value)
+            stack.extend(node)
 
-    for part, value in state.items():
-        if part != "invalid_events":
-            walk(value)
+
+def state_event_ids(state: Mapping[str, Any]) -> set[str]:
+    """Every author event id a merged state lists as taken: applied, or a signed event it holds
+    (`signed_nodes_in_state`). What makes a held event count, and what a second machine learns
+    of its key."""
+    found: set[str] = {e for e in state.get("applied_event_ids") or [] if isinstance(e, str)}
+    found.update(node["event_id"] for node in signed_nodes_in_state(state))
     return found
 
 

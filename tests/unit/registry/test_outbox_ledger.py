@@ -21,6 +21,7 @@ from support.paths import FIXTURES
 from support.registry import REAL_NUMBER, TestSigner, citations, manifest_file, start_server
 
 from pithauthor.errors import EventError, InputError
+from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.registry import outbox as outbox_module
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
@@ -152,6 +153,47 @@ def test_an_event_signed_here_is_stored_without_a_second_check_and_an_altered_on
         assert stored is not None
         with pytest.raises(EventError, match="damaged entry"):
             stored.event  # noqa: B018 - the property is what is tested
+
+
+def test_events_of_a_deferred_key_are_stored_unchecked_once_its_key_signed_them(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, cite_author: str
+) -> None:
+    """`pith cite` signs with a DeferredKey (the passphrase asked after the preview): its
+    events are vouched for once the opened key put their signatures in (issue 39), and an
+    event altered since is still checked, and refused."""
+    from pithauthor.keys import deferred_signing_key
+    from pithauthor.protocol import PithNumber, Subject
+    from pithauthor.sign import citation_signer
+
+    key = deferred_signing_key()
+    cited = Subject.from_document(json.loads(Path(RECORD).read_text("utf-8")))
+    citing = PithNumber.parse("pith:2024:AAAAAAAAAAAAAAAAAAAAAAAAAA")
+    sign = citation_signer(key, citing, created_at="2026-12-06T12:00:00Z")
+    made = [sign(cited, r, None) for r in ("cites", "extends", "uses_method")]
+    checked: list[object] = []
+
+    def counting(event: object) -> Any:
+        checked.append(event)
+        return checked_author_event(event)
+
+    with monkeypatch.context() as patched, Outbox() as outbox:
+        patched.setattr(outbox_module, "checked_author_event", counting)
+        with pytest.raises(EventError, match="does not verify"):
+            outbox.store(made[:1], LOCAL)  # its signature still pending: checked, refused
+        assert len(checked) == 1
+        key.sign_pending(made)
+        altered = {**made[2], "payload": {**made[2]["payload"], "relationship": "refutes"}}
+        assert outbox.store(made[:2], LOCAL) == (2, 0)  # signed by the key: not checked again
+        assert len(checked) == 1
+        with pytest.raises(EventError, match="does not verify"):
+            outbox.store([altered], LOCAL)  # changed since it was signed: checked
+        assert len(checked) == 2
+    # once the key is open, an event it signs at once is vouched for as it is made
+    late = sign(cited, "supports", None)
+    with monkeypatch.context() as patched, Outbox() as outbox:
+        patched.setattr(outbox_module, "checked_author_event", counting)
+        assert outbox.store([late], LOCAL) == (1, 0)
+        assert len(checked) == 2
 
 
 def test_statements_read_only_the_papers_asked_about(isolated_home: Path) -> None:
