@@ -233,7 +233,9 @@ def test_bib_scan_imports_neither_the_lookup_nor_the_network(tmp_path: Path) -> 
     assert sorted(unwanted & modules) == []
 
 
-def _loaded_modules(*args: str, ok: tuple[int, ...] = (0,)) -> set[str]:
+def _loaded_modules(
+    *args: str, ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None
+) -> set[str]:
     """Every module loaded by the end of a `pith ARGS` process (sys.modules, printed at exit: a
     face's import_module, which importtime does not list, included); its exit code in `ok`."""
     script = (
@@ -242,7 +244,7 @@ def _loaded_modules(*args: str, ok: tuple[int, ...] = (0,)) -> set[str]:
         f"sys.argv = ['pith', *{list(args)!r}]\n"
         "runpy.run_module('pithauthor', run_name='__main__')\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert done.returncode in ok, done.stderr
     return set(done.stderr.split("MODULES\n", 1)[1].splitlines())
 
@@ -327,6 +329,27 @@ def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
 
     for callback in [*callbacks, plain, positional, bare, wrapped, functools.partial(plain, 1)]:
         assert app.defaults(callback) == _signature_defaults(callback), callback
+
+
+def test_a_plain_status_loads_neither_typer_pydantic_nor_httpx_cli(tmp_path: Path) -> None:
+    """The plain forms of `pith status` are answered before Typer is loaded (issue 39: Typer,
+    click and pydantic cost more than a second look at a 10,000-event paper), and `import
+    httpx` does not load its command-line client (click, rich, pygments) in a `pith` process;
+    a form left to Typer (--help here) does load them, so the check can fail."""
+    from support.registry import SUBJECT, start_server
+
+    server = start_server(tmp_path / "registry")
+    try:
+        env = {**os.environ, "PITH_HOME": str(tmp_path / "home")}
+        args = ("status", SUBJECT.pith_number.full, "--registry", server.url)
+        modules = _loaded_modules(*args, "--trust-local-registry", "--json", env=env)
+    finally:
+        server.stop()
+    assert "pithauthor.registry.statements" in modules and "httpx" in modules  # it ran
+    frameworks = {"typer", "pydantic", "pydantic_core", "click", "rich", "pygments"}
+    assert sorted(m for m in modules if m.split(".")[0] in frameworks) == []
+    assert "pithauthor._cli.main" not in modules  # (httpx._main is listed: as None, blocked)
+    assert {"typer", "pydantic"} <= _loaded_modules("status", "--help")
 
 
 def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it() -> None:

@@ -1,6 +1,6 @@
-"""The console entry point. `pith --version` and the plain forms of `pith bib scan` and `pith
-cite` answer before the command tree (and Typer) is loaded; everything else goes to the Typer
-application in `pithauthor._cli.main`.
+"""The console entry point. `pith --version` and the plain forms of `pith bib scan`, `pith cite`
+and `pith status` answer before the command tree (and Typer) is loaded; everything else goes to
+the Typer application in `pithauthor._cli.main`.
 
 Why `bib scan`: importing Typer and pydantic takes longer than the whole scan of a 300-entry
 bibliography (issue 27). The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
@@ -12,6 +12,9 @@ Why `cite`: Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cit
 300 entries (issue 39); its plain forms (`cite_cmd.plain_cite_form`: files, --from and the
 options of `cite_cmd.PLAIN_OPTIONS`) run `cite_cmd.run` as the Typer command does
 (tests/cli/test_cite_fast_path.py).
+
+Why `status` (issue 39): a Typer command with a text argument loads pydantic, and Typer, click
+and pydantic cost more CPU than a second look at a 10,000-event paper (`status_page`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ def main() -> None:
         plain_bib_scan(args[2:])  # returns only when the form is not plain
     if args[:1] == ["cite"] and COMPLETE_ENV not in os.environ:
         plain_cite(args[1:])  # returns only when the form is not plain
+    if args[:1] == ["status"] and COMPLETE_ENV not in os.environ:
+        plain_status(args[1:])  # the same
     from pithauthor._cli.main import main as run
 
     run()
@@ -92,3 +97,31 @@ def plain_cite(args: list[str]) -> None:
     finally:
         reports.close()
     sys.exit(0 if ok else 1)
+
+
+def plain_status(args: list[str]) -> None:
+    """`pith status ARGS` without Typer when ARGS is a plain form (`status_page.plain_form`):
+    it exits as `main.main` ends a command (the PITH_HOME warning, retries reported on stderr,
+    every error one line and its code); else it returns, having done nothing."""
+    from pithauthor._cli import status_page
+
+    parameters = status_page.plain_form(args, dict(os.environ))
+    if parameters is None:
+        return
+    from pithauthor._cli.output import Reports, exit_on_error, interrupted, warn
+    from pithauthor.fs import report_home_warnings
+    from pithauthor.progress import reporting
+
+    report_home_warnings(warn)
+    reports = Reports()
+    try:
+        with reporting(reports):
+            status_page.show_status(**parameters)
+    except KeyboardInterrupt:  # as main.main ends it
+        reports.close()
+        interrupted(["status", *args])
+    except Exception as exc:
+        reports.close()  # a progress line erased before the error's
+        exit_on_error(exc)
+    reports.close()
+    sys.exit(0)

@@ -1,8 +1,7 @@
-"""`pith status PAPER` (a paper's page, verified) and `pith papers` (the author's papers)."""
+"""`pith status PAPER` (a paper's page, verified) and `pith papers` (the author's papers). What
+`pith status` does and prints is `status_page`'s, which the entry point runs without Typer."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import typer
 
@@ -14,6 +13,7 @@ from pithauthor._cli.options import (
     make_client,
 )
 from pithauthor._cli.output import data, emit_json, message
+from pithauthor._cli.status_page import show_status
 from pithauthor.errors import InputError
 from pithauthor.protocol import escaped
 
@@ -28,67 +28,8 @@ def status(
     """A paper's page: number, title, authors, what is verified, the record's completeness,
     claims, citations, replications, and what this machine's outbox holds for it per registry.
     The record and merged state are fetched and verified first."""
-    from pithauthor.registry import STATES, RecordCache, paper_status
-
-    with make_client(registry, trust_manifest, trust_local, 4) as client:
-        cache = RecordCache()  # the state verified before, revalidated (If-None-Match)
-        try:
-            client.keep(cache)
-            page = paper_status(client, ref)
-        finally:
-            cache.close()
-    if as_json:
-        emit_json(page)
-        return
-    for line in page_lines(page, STATES):
-        data(line)
-
-
-def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
-    """The page as text (outbox counts in the order of `states`); everything the registry or
-    another signer wrote is escaped."""
-    e = escaped
-    arxiv = f"  arXiv:{page['arxiv']}" if page["arxiv"] else ""
-    lines = [
-        f"{page['pith_number']}  ({page['short_pith_number']}){arxiv}",
-        e(page["title"] or "(no title)"),
-        # pith.science sorts the authors by given name: never shown as if in the paper's order
-        e(page["authors"]) + " (as the registry lists them, not necessarily the paper's order)"
-        if page["authors"]
-        else "(no authors)",
-        f"version {page['version']}  on {page['registry']}",
-    ]
-    for what, v in page["verified"].items():
-        verdict = "verified" if v["ok"] else "FAILED: " + ", ".join(v["failed"])
-        extra = f"; unverifiable here: {', '.join(v['unverifiable'])}" if v["unverifiable"] else ""
-        lines.append(f"{what}: {verdict} ({v['passed']} checks passed{extra})")
-    lines.append(" · ".join(c["label"] for c in page["completeness"]))
-    lines.append(f"claims ({len(page['claims'])})")
-    for c in page["claims"]:
-        bound = (
-            f"identity-bound ({', '.join(c['identity_proofs'])})"
-            if c["identity_bound"]
-            else "not identity-bound (key only)"
-        )
-        where = f"#{c['position']}" if c["position"] is not None else "(no position)"
-        lines.append(f"  {where} {e(str(c['name']))}  {c['key_id']}  {bound}")
-    lines.append(f"citations received ({len(page['citations_received'])})")
-    for c in page["citations_received"]:
-        lines.append(f"  {e(str(c['citing_pith_number']))} {c['relationship']}  by {c['key_id']}")
-    lines.append(f"citations made, signed on this machine ({len(page['citations_made'])})")
-    for c in page["citations_made"]:
-        lines.append(f"  {c['relationship']} {c['cited_pith_number']}  {c['state']}")
-    lines.append(f"replications ({len(page['replications'])})")
-    for r in page["replications"]:
-        summary = e(str(r["summary"] or ""))
-        lines.append(f"  {r['kind']} {r['outcome']}  by {r['key_id']}: {summary}")
-    if not page["outbox"]:
-        lines.append("outbox: nothing for this paper")
-    for group in page["outbox"]:
-        held = [ev["state"] for ev in group["events"]]
-        said = ", ".join(f"{held.count(s)} {s}" for s in states if s in held)
-        lines.append(f"outbox for {group['registry']}: {said}")
-    return lines
+    # the same as the entry point's plain form, which answers before Typer loads (status_page)
+    show_status(ref, registry, trust_manifest, trust_local, as_json)
 
 
 def papers(

@@ -306,6 +306,40 @@ class RegistryClient:
         checked once, not once to take it and again to say how it fared)."""
         return self._document("state", ref, checked_state, strict)
 
+    def state_summary(
+        self,
+        ref: str | PithNumber,
+        kind: str,
+        summarize: Callable[[Mapping[str, Any]], JSONObject],
+        *,
+        strict: bool = True,
+    ) -> tuple[JSONObject, Verdict]:
+        """`summarize(state)` of the merged state of `ref`, verified as `state` verifies it,
+        and its verdict. When the client keeps documents (`keep`), the summary is kept too
+        (under `kind`, bound to the state's ETag and hash): a second look at an unchanged
+        paper reads only the summary, not the state, and verifies nothing (issue 39: `pith
+        status` of a 10,000-event paper). No summary kept, or one that is damaged: the state
+        is downloaded and verified in full again."""
+        record = self.record(ref)
+        body = PithNumber.parse(record["pith_number"]).body
+        kept = None if self.kept is None else self.kept.summary(
+            self.base_url, body, "state", kind, self.trust
+        )  # fmt: skip
+        path = f"/pith/{body}/state.json"
+        raw, etag = self.http.get_if_changed(path, kept[0] if kept else None)
+        if kept is not None and not raw:  # 304: the state summarized (and verified) is current
+            summary, verdict = kept[1], kept[2]
+        else:
+            doc, verdict = self._checked(record, "state", path, raw, checked_state)
+            summary = summarize(doc)
+            if self.kept is not None and etag:
+                self.kept.put_document(self.base_url, body, "state", self.trust, etag, raw, verdict)
+                self.kept.put_summary(
+                    self.base_url, body, "state", kind, self.trust, etag, raw, summary, verdict
+                )
+        self._strict(strict, "state", verdict)
+        return summary, verdict
+
     def keep(self, cache: RecordCache) -> None:
         """Keep the bundles and states this client verifies in `cache`, with their ETags, and
         revalidate them (`If-None-Match`): a second look at an unchanged paper downloads and
@@ -331,23 +365,38 @@ class RegistryClient:
         if held is not None and not raw:  # 304: the copy verified before is current
             doc, verdict = held[1], held[2]
         else:
-            doc = json_answer(raw, self.http.url(path))
-            if not isinstance(doc, dict):
-                raise RegistryResponseError(f"the {what} is not a JSON object")
-            report, typed = check(doc, self.trust)
-            if typed is None or doc.get("pith_number") != record["pith_number"]:
-                failed = _failed(report) or "number"
-                raise VerificationError(f"the {what} does not verify ({failed})")
-            verdict = verdict_of(report)
+            doc, verdict = self._checked(record, what, path, raw, check)
             if self.kept is not None and etag:
                 self.kept.put_document(self.base_url, body, what, self.trust, etag, raw, verdict)
+        self._strict(strict, what, verdict)
+        return doc, verdict  # checked above, or when it was kept
+
+    def _checked(
+        self,
+        record: Mapping[str, Any],
+        what: str,
+        path: str,
+        raw: bytes,
+        check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
+    ) -> tuple[Any, Verdict]:
+        """The bundle or state `raw` (of `record`'s paper), verified in full, and its verdict."""
+        doc = json_answer(raw, self.http.url(path))
+        if not isinstance(doc, dict):
+            raise RegistryResponseError(f"the {what} is not a JSON object")
+        report, typed = check(doc, self.trust)
+        if typed is None or doc.get("pith_number") != record["pith_number"]:
+            failed = _failed(report) or "number"
+            raise VerificationError(f"the {what} does not verify ({failed})")
+        return doc, verdict_of(report)
+
+    @staticmethod
+    def _strict(strict: bool, what: str, verdict: Verdict) -> None:
         if strict and not verdict["strict_ok"]:
             raise VerificationError(
                 f"the {what} has parts nobody outside the registry can verify: "
                 f"{verdict['unverifiable_parts']}; "
                 "pass --allow-unverifiable to take it with them marked as such"
             )
-        return doc, verdict  # checked above, or when it was kept
 
     def _reference(self, ref: str | PithNumber) -> PithNumber | PithAlias:
         if isinstance(ref, PithNumber):
@@ -474,10 +523,27 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS record_checks (
     registry TEXT NOT NULL, body TEXT NOT NULL, trust TEXT NOT NULL, sha256 TEXT NOT NULL,
     PRIMARY KEY (registry, body));
+CREATE TABLE IF NOT EXISTS summaries (
+    registry TEXT NOT NULL, body TEXT NOT NULL, what TEXT NOT NULL, kind TEXT NOT NULL,
+    trust TEXT NOT NULL, etag TEXT NOT NULL, doc_sha256 TEXT NOT NULL, summary BLOB NOT NULL,
+    verdict TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (registry, body, what, kind));
 """
 # record_checks: the record of `body` whose stored text has this SHA-256 passed `check_record`
 # under this trust (`_trust_key`); `RecordCache.checked_record` reads it back unchecked only
 # while both still match (issue 39: a warm `pith cite` re-verified every cached receipt).
+# `summaries`: what a command shows of a document it verified (`RegistryClient.state_summary`),
+# bound to the document's ETag and hash; `sha256` covers the row (`_summary_digest`), so a
+# damaged summary is a miss and the document is downloaded and verified again.
+
+
+def _summary_digest(etag: str, doc_sha256: str, summary: bytes, verdict: str) -> str:
+    """The hash a kept summary is checked against: its ETag, its document's hash, its bytes and
+    its verdict, each length-prefixed (no two rows share a digest by moving a boundary)."""
+    h = hashlib.sha256()
+    for part in (etag.encode(), doc_sha256.encode(), summary, verdict.encode()):
+        h.update(b"%d:" % len(part))
+        h.update(part)
+    return h.hexdigest()
 
 
 class Verdict(TypedDict):
@@ -668,6 +734,52 @@ class RecordCache:
                hashlib.sha256(raw).hexdigest(), json.dumps(verdict))  # fmt: skip
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", row)
+
+    def summary(
+        self, registry: str, body: str, what: str, kind: str, trust: Trust
+    ) -> tuple[str, JSONObject, Verdict] | None:
+        """The summary (`kind`) of the bundle or state (`what`) of `body` kept by
+        `put_summary`, made under the same `trust`: (the ETag of the document it summarizes,
+        the summary, the document's verdict); None when none is kept or it is damaged."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT trust, etag, doc_sha256, summary, verdict, sha256 FROM summaries "
+                "WHERE registry = ? AND body = ? AND what = ? AND kind = ?",
+                (registry, body, what, kind),
+            ).fetchone()
+        if row is None or row[0] != _trust_key(trust):
+            return None
+        etag, doc_sha256, raw, verdict = row[1], row[2], bytes(row[3]), row[4]
+        if _summary_digest(etag, doc_sha256, raw, verdict) != row[5]:
+            return None
+        try:
+            summary, kept = json.loads(raw), json.loads(verdict)
+        except ValueError:
+            return None
+        if not isinstance(summary, dict) or not isinstance(kept, dict):
+            return None
+        return etag, summary, cast(Verdict, kept)  # made from a document verified then
+
+    def put_summary(
+        self,
+        registry: str,
+        body: str,
+        what: str,
+        kind: str,
+        trust: Trust,
+        etag: str,
+        doc: bytes,
+        summary: JSONObject,
+        verdict: Verdict,
+    ) -> None:
+        """Keep what a command shows of a bundle or state just verified (`doc`, the bytes the
+        registry sent under `etag`)."""
+        raw = json.dumps(summary, ensure_ascii=False).encode("utf-8")
+        said, doc_sha256 = json.dumps(verdict), hashlib.sha256(doc).hexdigest()
+        row = (registry, body, what, kind, _trust_key(trust), etag, doc_sha256, raw, said,
+               _summary_digest(etag, doc_sha256, raw, said))  # fmt: skip
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", row)
 
     def forget_record(self, registry: str, body: str) -> None:
         with self._lock:

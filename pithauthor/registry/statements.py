@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pithauthor.errors import EventError, InputError
 from pithauthor.keys.author import list_keys
@@ -525,28 +525,22 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     number = PithNumber.parse(record["pith_number"])
     # not strict: pith.science's states always hold parts nobody else can check (its merge);
     # a page shows them counted as unverifiable instead of showing nothing
-    # checked once (and, when the client keeps documents, not again while it is unchanged)
-    state, state_verdict = client.checked_state(number, strict=False)
+    # checked once; when the client keeps documents, what the page shows of it is kept with it
+    # and read alone while the state is unchanged (issue 39: not the whole state again)
+    shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
     record_report = verify_document(record, client.trust)
-    current: Mapping[str, Any] = state.get("current", {})
     paper: Mapping[str, Any] = record.get("paper") or {}
     source = record["canonical_record"].get("source", {})
-    claims = [_claim(e) for e in current.get("author_attestations", [])]
-    received = [_citation(e) for e in current.get("citation_signatures", [])]
-    replications = [_replication(e) for e in current.get("replication_records", [])]
     with Outbox() as outbox:
         entries = outbox.about(number.full)  # through its indexes: by subject, by citing
     mine = [e for e in entries if e.subject == number.full]
     made = [e for e in entries if e.subject != number.full]  # citations made by this paper
+    counts = cast("dict[str, int]", shown["counts"])  # as state_page made it
     completeness = [
-        {
-            "item": item,
-            "count": len(current.get(part, [])),
-            "label": yes if current.get(part) else no,
-        }
+        {"item": item, "count": counts[part], "label": yes if counts[part] else no}
         for item, part, yes, no in COMPLETENESS
     ]
-    refs = _references(current)
+    refs = shown["references"]
     completeness.append(
         {"item": "references", "count": refs, "label": "refs resolved" if refs else "refs pending"}
     )
@@ -568,11 +562,29 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
             },
         },
         "completeness": completeness,
-        "claims": claims,
-        "citations_received": received,
+        "claims": shown["claims"],
+        "citations_received": shown["citations_received"],
         "citations_made": [_made(e) for e in made],
-        "replications": replications,
+        "replications": shown["replications"],
         "outbox": _by_registry(mine + [e for e in made if e not in mine]),
+    }
+
+
+PAGE_SUMMARY = "page"
+"""The name `paper_status` keeps its summary of a state under (`RegistryClient.state_summary`)."""
+
+
+def state_page(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What a paper's page shows of its merged state, verified: claims, citations received,
+    replications, the size of each part of COMPLETENESS, and the references resolved. JSON
+    data: `paper_status` keeps it beside the state and reads it alone on a second look."""
+    current: Mapping[str, Any] = state.get("current", {})
+    return {
+        "claims": [_claim(e) for e in current.get("author_attestations", [])],
+        "citations_received": [_citation(e) for e in current.get("citation_signatures", [])],
+        "replications": [_replication(e) for e in current.get("replication_records", [])],
+        "counts": {part: len(current.get(part, [])) for _, part, _, _ in COMPLETENESS},
+        "references": _references(current),
     }
 
 

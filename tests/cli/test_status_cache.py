@@ -5,6 +5,8 @@ that changed is fetched and verified again (issue 39). A real local registry ove
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,3 +57,68 @@ def test_a_second_status_of_an_unchanged_paper_verifies_nothing(
         assert changed.returncode != 0 and "AssertionError" in changed.stderr
     after = pith("status", SUBJECT.pith_number.full, *where, "--json")
     assert len(json.loads(after.stdout)["citations_received"]) == 31
+
+
+def _cache() -> sqlite3.Connection:
+    return sqlite3.connect(Path(os.environ["PITH_HOME"]) / "cache" / "records.sqlite3")
+
+
+def test_a_second_status_reads_the_kept_summary_not_the_state(
+    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = ("--registry", server.url, "--trust-local-registry")
+    first = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    assert first.returncode == 0, first.stderr
+    with _cache() as db:  # the summary is bound to the state kept: its ETag and its hash
+        ((etag, doc_sha256),) = db.execute("SELECT etag, sha256 FROM documents").fetchall()
+        kept = db.execute("SELECT etag, doc_sha256, kind FROM summaries").fetchall()
+    assert kept == [(etag, doc_sha256, "page")]
+
+    def no_state(*args: Any) -> Any:
+        raise AssertionError("the kept state was read")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(client_module, "checked_state", _no_check)
+        patched.setattr(client_module.RecordCache, "document", no_state)
+        again = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+
+
+# each column of a kept summary changed behind pith's back: the summary is not used, and the
+# state is downloaded and verified in full again (the page is the true one)
+TAMPERED = {
+    "summary": "UPDATE summaries SET summary = CAST(REPLACE(CAST(summary AS TEXT), "
+    "'\"cites\"', '\"refutes\"') AS BLOB)",
+    "verdict": "UPDATE summaries SET verdict = REPLACE(verdict, '\"passed\": ', '\"passed\": 1')",
+    "etag": "UPDATE summaries SET etag = etag || 'x'",
+    "state hash": "UPDATE summaries SET doc_sha256 = (SELECT sha256 FROM documents) || 'x'",
+    "trust": "UPDATE summaries SET trust = 'someone else'",
+}
+
+
+@pytest.mark.parametrize("column", sorted(TAMPERED))
+def test_a_tampered_kept_summary_is_not_used_the_state_is_verified_again(
+    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch, column: str
+) -> None:
+    where = ("--registry", server.url, "--trust-local-registry")
+    first = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    assert first.returncode == 0, first.stderr
+    with _cache() as db:
+        assert db.execute(TAMPERED[column]).rowcount == 1
+    checks = []
+    real = client_module.checked_state
+
+    def counted(doc: Any, trust: Any) -> Any:
+        checks.append(doc["pith_number"])
+        return real(doc, trust)
+
+    monkeypatch.setattr(client_module, "checked_state", counted)
+    again = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    assert again.returncode == 0, again.stderr
+    assert checks == [SUBJECT.pith_number.full]  # verified in full again
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+    third = pith("status", SUBJECT.pith_number.full, *where, "--json")  # kept anew, whole
+    assert checks == [SUBJECT.pith_number.full] and json.loads(third.stdout) == json.loads(
+        first.stdout
+    )

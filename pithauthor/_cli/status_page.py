@@ -1,0 +1,160 @@
+"""What `pith status PAPER` does and prints, without Typer: the Typer command (`status_cmd`) and
+the entry point's plain form (`pithauthor._cli.entry`) both run `show_status`.
+
+Why a plain form: a Typer command with a text argument imports pydantic (Typer coerces every
+such parameter through a pydantic `TypeAdapter`), and Typer, click and pydantic together cost
+more CPU than a second look at a 10,000-event paper itself (issue 39: under 0.2 s). The plain
+forms (`plain_form`: one PAPER, --registry, --trust-manifest, --trust-local-registry, --json)
+are answered before Typer loads; anything else, --help or a mistake included, is Typer's
+(tests/cli/test_status_fast_path.py runs forms both ways).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pithauthor._cli.output import data, emit_json, warn
+from pithauthor.protocol import escaped
+
+TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
+"""The environment variable of `--trust-local-registry` (options.TRUST_LOCAL_ENV): when it is
+set, the form is Typer's, which reads it (tests/cli/test_status_fast_path.py holds them equal)."""
+
+# the options the entry point reads itself: name -> (parameter, FLAG / VALUE / MANY)
+FLAG, VALUE, MANY = "flag", "value", "many"
+PLAIN_OPTIONS: Final[dict[str, tuple[str, str]]] = {
+    "--registry": ("registry", VALUE),
+    "--trust-manifest": ("trust_manifest", MANY),
+    "--trust-local-registry": ("trust_local", FLAG),
+    "--json": ("as_json", FLAG),
+}
+
+
+def plain_form(args: list[str], environ: dict[str, str]) -> dict[str, Any] | None:
+    """The parameters of `pith status ARGS` (those of `show_status`) when ARGS is a plain form,
+    else None: Typer then reads ARGS (and prints their errors).
+
+    Plain: exactly one PAPER; no other word starting with `-` but PLAIN_OPTIONS (`--opt VALUE`
+    or `--opt=VALUE`), each value non-empty and not starting with `-`, each option but
+    --trust-manifest at most once; every word valid UTF-8; PITH_TRUST_LOCAL_REGISTRY unset."""
+    if TRUST_LOCAL_ENV in environ:
+        return None
+    values: dict[str, Any] = {
+        "ref": None, "registry": None, "trust_manifest": [], "trust_local": False,
+        "as_json": False,
+    }  # fmt: skip
+    seen: set[str] = set()
+    words = iter(args)
+    for word in words:
+        if not _plain(word):
+            return None
+        if not word.startswith("-"):
+            if values["ref"] is not None:
+                return None
+            values["ref"] = word
+            continue
+        name, equals, value = word.partition("=")
+        option = PLAIN_OPTIONS.get(name)
+        if option is None or (option[1] != MANY and name in seen):
+            return None
+        seen.add(name)
+        parameter, kind = option
+        if kind == FLAG:
+            if equals:
+                return None
+            values[parameter] = True
+            continue
+        if not equals:
+            value = next(words, "")
+        if not _plain(value) or value.startswith("-"):
+            return None
+        if kind == MANY:
+            values[parameter].append(value)
+        else:
+            values[parameter] = value
+    return values if values["ref"] is not None else None
+
+
+def _plain(word: str) -> bool:
+    """A word the plain form reads as Typer would: not empty, and valid UTF-8 (a word the
+    shell passed undecodable holds surrogates, which Typer reports in its own way)."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return word != ""
+
+
+def show_status(
+    ref: str,
+    registry: str | None,
+    trust_manifest: list[str],
+    trust_local: bool,
+    as_json: bool,
+) -> None:
+    """`pith status`: the page of `ref` from the registry (record and merged state verified;
+    the state's summary kept and revalidated), printed as text or JSON."""
+    from pithauthor._cli.access import registry_options
+    from pithauthor.registry import STATES, RecordCache, paper_status
+
+    # as options.make_client does (which loads Typer for its option declarations)
+    options = registry_options(registry, trust_manifest, trust_local, parallel=4)
+    with options.connect(warn=warn) as client:
+        cache = RecordCache()  # the state verified before, revalidated (If-None-Match)
+        try:
+            client.keep(cache)
+            page = paper_status(client, ref)
+        finally:
+            cache.close()
+    if as_json:
+        emit_json(page)
+        return
+    for line in page_lines(page, STATES):
+        data(line)
+
+
+def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
+    """The page as text (outbox counts in the order of `states`); everything the registry or
+    another signer wrote is escaped."""
+    e = escaped
+    arxiv = f"  arXiv:{page['arxiv']}" if page["arxiv"] else ""
+    lines = [
+        f"{page['pith_number']}  ({page['short_pith_number']}){arxiv}",
+        e(page["title"] or "(no title)"),
+        # pith.science sorts the authors by given name: never shown as if in the paper's order
+        e(page["authors"]) + " (as the registry lists them, not necessarily the paper's order)"
+        if page["authors"]
+        else "(no authors)",
+        f"version {page['version']}  on {page['registry']}",
+    ]
+    for what, v in page["verified"].items():
+        verdict = "verified" if v["ok"] else "FAILED: " + ", ".join(v["failed"])
+        extra = f"; unverifiable here: {', '.join(v['unverifiable'])}" if v["unverifiable"] else ""
+        lines.append(f"{what}: {verdict} ({v['passed']} checks passed{extra})")
+    lines.append(" · ".join(c["label"] for c in page["completeness"]))
+    lines.append(f"claims ({len(page['claims'])})")
+    for c in page["claims"]:
+        bound = (
+            f"identity-bound ({', '.join(c['identity_proofs'])})"
+            if c["identity_bound"]
+            else "not identity-bound (key only)"
+        )
+        where = f"#{c['position']}" if c["position"] is not None else "(no position)"
+        lines.append(f"  {where} {e(str(c['name']))}  {c['key_id']}  {bound}")
+    lines.append(f"citations received ({len(page['citations_received'])})")
+    for c in page["citations_received"]:
+        lines.append(f"  {e(str(c['citing_pith_number']))} {c['relationship']}  by {c['key_id']}")
+    lines.append(f"citations made, signed on this machine ({len(page['citations_made'])})")
+    for c in page["citations_made"]:
+        lines.append(f"  {c['relationship']} {c['cited_pith_number']}  {c['state']}")
+    lines.append(f"replications ({len(page['replications'])})")
+    for r in page["replications"]:
+        summary = e(str(r["summary"] or ""))
+        lines.append(f"  {r['kind']} {r['outcome']}  by {r['key_id']}: {summary}")
+    if not page["outbox"]:
+        lines.append("outbox: nothing for this paper")
+    for group in page["outbox"]:
+        held = [ev["state"] for ev in group["events"]]
+        said = ", ".join(f"{held.count(s)} {s}" for s in states if s in held)
+        lines.append(f"outbox for {group['registry']}: {said}")
+    return lines
