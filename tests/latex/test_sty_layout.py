@@ -103,6 +103,7 @@ def test_title_placement_adds_no_warning_and_no_page(
 
 _BAD_BOX = re.compile(r"^(Underfull|Overfull) \\([hv])box", re.M)
 
+
 @pytest.mark.parametrize(("manuscript", "engine"), CELLS)
 def test_no_placement_adds_an_underfull_or_overfull_box(
     builds: dict[str, Build], manuscript: Manuscript, engine: str
