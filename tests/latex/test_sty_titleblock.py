@@ -62,9 +62,12 @@ def test_the_title_badge_has_no_figure_drawn_over_it_and_no_text_on_it(
     for rect in drawn_rects(build.pdf, index):
         assert not overlaps(rect, badge, clearance=0), f"a figure at {rect} covers the badge"
     own = {box for _word, box in badge_words(pages_words(build.pdf)[index][1])}
+    # acmart's badge is on a line of text (its "ACM Reference Format:" heading): word boxes are
+    # the fonts' bounding boxes, and those of two lines of its text overlap by 0.36 pt
+    clearance = -0.5 if manuscript.acm_reference else 0
     for word, box in pages_words(build.pdf)[index][1]:
         if box not in own:
-            assert not overlaps(box, badge, clearance=0), f"{word!r} is printed on the badge"
+            assert not overlaps(box, badge, clearance), f"{word!r} is printed on the badge"
 
 
 def moved_words(base: Words, new: Words) -> Counter[tuple[str, tuple[float, ...]]]:

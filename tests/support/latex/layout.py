@@ -42,12 +42,25 @@ class Manuscript:
     title: str  # a word of the printed title
     edits: tuple[tuple[str, str], ...] = ()  # (old, new) applied to the main file
     flush_left: bool = False  # the title block is flush left, and so is the badge (PNAS)
+    acm_reference: bool = False  # the badge ends acmart's "ACM Reference Format:" line
 
 
 MANUSCRIPT_LIST = [
-    Manuscript("acmart-sigconf", "acmart-sigconf", "sigconf-paper.tex", "ABSTRACT", "Hope"),
     Manuscript(
-        "acmart-biblatex", "acmart-biblatex", "sample-sigconf-biblatex.tex", "ABSTRACT", "Hope"
+        "acmart-sigconf",
+        "acmart-sigconf",
+        "sigconf-paper.tex",
+        "ABSTRACT",
+        "Hope",
+        acm_reference=True,
+    ),
+    Manuscript(
+        "acmart-biblatex",
+        "acmart-biblatex",
+        "sample-sigconf-biblatex.tex",
+        "ABSTRACT",
+        "Hope",
+        acm_reference=True,
     ),
     Manuscript("ieeetran-conf", "ieeetran-conf", "bare_conf.tex", "Abstract", "IEEEtran.cls"),
     Manuscript("ieeetran-jrnl", "ieeetran-jrnl", "bare_jrnl.tex", "Abstract", "IEEEtran.cls"),
