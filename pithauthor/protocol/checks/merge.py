@@ -38,11 +38,11 @@ states with it and `pith verify` recomputes them with it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+from pithauthor.protocol.canonical_json import canonical, canonical_sha256, canonical_text, json_string
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import (
     AuthorEvent,
@@ -188,38 +188,61 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     """Apply valid, deduplicated events given in merge order: slots, claims, equivocations and
     corrections (module docstring). Also what the CLI runs over an outbox, to know what each
     slot holds before it signs anything."""
-    result = Applied()
+    return fold_events(events).finish()
+
+
+def fold_events(events: Sequence[AuthorEvent]) -> Fold:
+    """`apply_events`, the fold kept: more events that come after all of these in merge order
+    can still be added to it (`Fold.add`, `StateBuilder`)."""
+    fold = Fold()
     # each event's link, asked once (by object: `events` is held meanwhile). Without any, as in
     # most states, no link can break and the order stands (`_links_first` would keep it)
     links = {id(e): link for e in events if (link := link_of(e)) is not None}
     ordered: Sequence[AuthorEvent] = events
     if links:
-        _check_links(events, {e["event_id"]: e for e in events}, result.broken_links)
-        ordered = _links_first(events, result.broken_links)
-    live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
-    slot_of: dict[str, Slot] = {}
-    holders: dict[Slot, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
-    kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
-    # what each correction said (statement and link) -> the correction applied first
-    corrections_said: dict[tuple[str, str, str], str] = {}
-    first_of: dict[str, str] = {}  # a repeat -> the event it repeats
+        _check_links(events, {e["event_id"]: e for e in events}, fold.result.broken_links)
+        ordered = _links_first(events, fold.result.broken_links)
+    for event in ordered:
+        fold.add(event, links.get(id(event)))
+    return fold
 
-    def repeat_of(event: AuthorEvent, slot: Slot, link: tuple[str, str] | None) -> str | None:
+
+class Fold:
+    """What applying events in merge order has decided so far (`apply_events`): the result, and
+    what the next event is judged against (the slots held, the corrections said)."""
+
+    def __init__(self) -> None:
+        self.result = Applied()
+        self.live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
+        self.slot_of: dict[str, Slot] = {}
+        # slot -> (claim, live events holding it)
+        self.holders: dict[Slot, tuple[object, list[str]]] = {}
+        self.kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
+        # what each correction said (statement and link) -> the correction applied first
+        self.corrections_said: dict[tuple[str, str, str], str] = {}
+        self.first_of: dict[str, str] = {}  # a repeat -> the event it repeats
+
+    def finish(self) -> Applied:
+        """The result, with `current` (copies of the live events, in the order applied)."""
+        self.result.current = [e.copy() for e in self.live.values()]
+        return self.result
+
+    def _repeat_of(self, event: AuthorEvent, slot: Slot, link: tuple[str, str] | None) -> str | None:
         """The earlier event `event` repeats word for word (module docstring), if any."""
         if link is not None:
-            return corrections_said.get((statement_key(event), *link))
-        held = holders.get(slot)
+            return self.corrections_said.get((statement_key(event), *link))
+        held = self.holders.get(slot)
         if held is None:  # nothing in its slot to repeat: the common case, without a hash
             return None
         said = statement_key(event)
         for eid in held[1]:
-            if statement_key(live[eid]) == said:
+            if statement_key(self.live[eid]) == said:
                 return eid
         return None
 
-    def conflict(event: AuthorEvent, kept: str) -> None:
-        kept_for[event["event_id"]] = kept
-        result.equivocations.append(
+    def _conflict(self, event: AuthorEvent, kept: str) -> None:
+        self.kept_for[event["event_id"]] = kept
+        self.result.equivocations.append(
             {
                 "kept_event_id": kept,
                 "conflicting_event": event.copy(),
@@ -228,38 +251,39 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
             }
         )
 
-    def hold(event: AuthorEvent, slot: Slot, claim: object) -> None:
+    def _hold(self, event: AuthorEvent, slot: Slot, claim: object) -> None:
         eid = event["event_id"]
-        holders.setdefault(slot, (claim, []))[1].append(eid)
-        live[eid] = event
-        slot_of[eid] = slot
-        result.applied.append(eid)
+        self.holders.setdefault(slot, (claim, []))[1].append(eid)
+        self.live[eid] = event
+        self.slot_of[eid] = slot
+        self.result.applied.append(eid)
 
-    for event in ordered:
+    def add(self, event: AuthorEvent, link: tuple[str, str] | None) -> None:
+        """Apply one valid event whose link (`link_of`) is unbroken, after all before it."""
+        result, holders, live = self.result, self.holders, self.live
         slot, claim = slot_and_claim(event)
-        link = links.get(id(event))
-        first = repeat_of(event, slot, link)
+        first = self._repeat_of(event, slot, link)
         if first is not None:  # the same statement signed again: it counts once
             result.duplicates.append({"event": event.copy(), "duplicate_of": first})
-            first_of[event["event_id"]] = first
-            continue
+            self.first_of[event["event_id"]] = first
+            return
         held = holders.get(slot)
         if link is None:
             if held is not None and held[0] != claim:
-                conflict(event, held[1][0])
+                self._conflict(event, held[1][0])
             else:
-                hold(event, slot, claim)
-            continue
+                self._hold(event, slot, claim)
+            return
         how, target = link
         said = (statement_key(event), how, target)
-        target = first_of.get(target, target)  # naming a repeat names what it repeats
+        target = self.first_of.get(target, target)  # naming a repeat names what it repeats
         if target not in live:  # already corrected, or never applied: a second answer
-            conflict(event, result.superseded_by(target) or kept_for.get(target, target))
-            continue
-        old_slot = slot_of[target]
+            self._conflict(event, result.superseded_by(target) or self.kept_for.get(target, target))
+            return
+        old_slot = self.slot_of[target]
         if how == "replaces" and slot != old_slot and held is not None and held[0] != claim:
-            conflict(event, held[1][0])  # it moves into a slot that says something else
-            continue
+            self._conflict(event, held[1][0])  # it moves into a slot that says something else
+            return
         for old in holders.pop(old_slot)[1]:  # the event and its repeats: one statement
             result.superseded.append(
                 {
@@ -268,14 +292,12 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
                     "how": "replaced" if how == "replaces" else "withdrawn",
                 }
             )
-        corrections_said.setdefault(said, event["event_id"])
+        self.corrections_said.setdefault(said, event["event_id"])
         if how == "withdraws":
             result.withdrawals.append(event.copy())
             result.applied.append(event["event_id"])
         else:
-            hold(event, slot, claim)
-    result.current = [e.copy() for e in live.values()]
-    return result
+            self._hold(event, slot, claim)
 
 
 def _check_links(
@@ -338,6 +360,7 @@ class _Merged:
     withdrawals: list[AuthorEvent] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
     valid_count: int = 1  # record_created
+    fold: Fold = field(default_factory=Fold)  # kept, for `StateBuilder` to go on from
 
     def corrections(self) -> dict[str, object]:
         """`superseded`, `withdrawals` and `duplicates`, each only when not empty (a state
@@ -369,7 +392,8 @@ def _merge(
             failures[index] = broken or ["event_type"]
         else:
             valid.append((index, typed))
-    applied = apply_events([e for _, e in valid])
+    merged.fold = fold_events([e for _, e in valid])
+    applied = merged.fold.finish()
     for index, event in valid:
         if event["event_id"] in applied.broken_links:
             failures[index] = applied.broken_links[event["event_id"]]
@@ -447,3 +471,220 @@ def merge_state(
 def state_hash(state: Mapping[str, object]) -> str:
     """`state_sha256`: sha256 of the canonical state without its `state_sha256` key."""
     return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+
+
+# --- a merged state kept up to date event by event (issue 39) ---------------------------------
+
+#: How a server writes a JSON value (compact, keys in the order the merge made them); the
+#: canonical text orders them. Both are kept for every piece of a state.
+Encode = Callable[[object], str]
+Piece = tuple[str, str]  # (as served, canonical)
+
+# the state's keys in the order `merge_state` makes them (served), and the optional lists
+_HEAD_KEYS = ("state_type", "state_version", "pith_number", "merge_version")
+_COUNTERS = ("event_count", "valid_event_count", "invalid_event_count", "equivocation_count")
+_OPTIONAL = ("superseded", "withdrawals", "duplicates")
+
+
+def _join_object(pairs: Iterable[tuple[str, str]]) -> str:
+    """A JSON object written from its keys and the texts of their values, in the order given."""
+    return "{" + ",".join(json_string(k) + ":" + v for k, v in pairs) + "}"
+
+
+def _join_array(texts: Iterable[str]) -> str:
+    return "[" + ",".join(texts) + "]"
+
+
+class StateBuilder:
+    """One record's merged state (`merge_state`), kept so that a new event that comes after all
+    the others in merge order is added at a cost that does not grow with the state: the fold
+    goes on from where it stopped (`Fold.add`), and each piece of the state (an event, an
+    equivocation, an applied id...) is kept as text, so that writing the state is joining
+    texts and hashing them, not serialising and merging every event again (issue 39: the first
+    read of a 100,000-event paper). `document()` gives the same bytes as `encode(merge_state(
+    ...))` and the same `state_sha256` (tests/unit/registry/test_registry_incremental.py).
+
+    Events are written as their canonical text (`texts`, or `canonical_text`): a server that
+    stores canonical events (whose keys are then in sorted order) serves them the same way.
+
+    `add` declines (returns False, changing nothing) what a fold cannot simply go on with; the
+    caller then builds anew from every event (a full merge). That is: an event earlier in merge
+    order than one already merged (it would change what came after it), an invalid one, a
+    correction whose link breaks a rule or names an event not merged yet, an event that an
+    earlier correction named before it arrived (that correction becomes valid), and a second
+    copy of an event id with other bytes. Events arrive in time order and corrections after
+    what they correct, so these are rare."""
+
+    def __init__(
+        self,
+        *,
+        pith_number: str,
+        canonical_record: CanonicalRecord,
+        record_created: RecordCreated,
+        source_aliases: Sequence[SourceAlias],
+        events: Iterable[object],
+        encode: Encode,
+        texts: Mapping[str, str] | None = None,
+        checked: Checked | None = None,
+    ) -> None:
+        self._pn = pith_number
+        self._sha = canonical_sha256(canonical_record)
+        self._encode = encode
+        received = list(events)
+        merged = _merge(pith_number, self._sha, record_created["event_id"], received, checked)
+        self._fold = fold = merged.fold
+        texts = texts or {}
+
+        def text(event: Mapping[str, object]) -> str:
+            eid = event.get("event_id")
+            known = texts.get(eid) if isinstance(eid, str) else None
+            return known if known is not None else canonical_text(event)
+
+        self._head = [
+            (k, self._both(v))
+            for k, v in (
+                ("canonical_record", canonical_record),
+                ("source_aliases", list(source_aliases)),
+                ("record_created", record_created),
+            )
+        ]
+        ordered = dedup(received)
+        self._last = order_key(ordered[-1]) if ordered else ("", "")
+        self._text_of = {str(e.get("event_id", "")): text(e) for e in ordered}
+        invalid_ids = {str(i["event"].get("event_id", "")) for i in merged.invalid}
+        self._valid: dict[str, AuthorEvent] = {
+            e["event_id"]: e for e in [*fold.live.values(), *self._all_applied_or_not(fold)]
+        }
+        for eid in invalid_ids:
+            self._valid.pop(eid, None)
+        # a correction whose link is broken waits for its target: when that arrives, rebuild
+        self._awaited = {
+            link[1]
+            for i in merged.invalid
+            if (link := link_of(i["event"])) is not None
+        }
+        self._valid_count = merged.valid_count
+        self._current: dict[str, dict[str, str]] = {name: {} for name in LISTS.values()}
+        for eid, event in fold.live.items():
+            self._current[LISTS[event["event_type"]]][eid] = self._text_of[eid]
+        self._equivocations = [self._both(e) for e in merged.equivocations]
+        self._invalid = [self._both(i) for i in merged.invalid]
+        self._superseded = [self._both(s) for s in merged.superseded]
+        self._withdrawals = [self._text_of[w["event_id"]] for w in merged.withdrawals]
+        self._duplicates = [self._both(d) for d in merged.duplicates]
+        self._applied = [json_string(eid) for eid in merged.applied]
+
+    @staticmethod
+    def _all_applied_or_not(fold: Fold) -> list[AuthorEvent]:
+        """The valid events the fold saw but no longer holds as current: links may name them."""
+        result = fold.result
+        return [
+            *(s["event"] for s in result.superseded),
+            *result.withdrawals,
+            *(d["event"] for d in result.duplicates),
+            *(e["conflicting_event"] for e in result.equivocations),
+        ]
+
+    def _both(self, value: object) -> Piece:
+        return self._encode(value), canonical_text(value)
+
+    def add(self, event: object, text: str | None = None, *, checked: bool = False) -> bool:
+        """Merge one more event; False (nothing changed) when it needs a full merge (see the
+        class docstring). `text`: its canonical text, when known; `checked`: it passed
+        `checked_author_event` already (a store's event), so it is not verified again."""
+        if type(event) is not dict and not isinstance(event, Mapping):
+            return False
+        eid = str(event.get("event_id", ""))
+        if text is None:
+            text = canonical_text(event)
+        if eid in self._text_of:
+            return self._text_of[eid] == text  # the same event again changes nothing
+        key = order_key(event)
+        if key <= self._last or eid in self._awaited:
+            return False
+        seen = {id(event): (event, [], event, None)} if checked else None
+        failures, typed = _validity(event, self._pn, self._sha, seen)  # type: ignore[arg-type]
+        if typed is None or failures:
+            return False
+        link = link_of(typed)
+        if link is not None:
+            target = self._valid.get(link[1])
+            if target is None or link_faults(typed, target):
+                return False
+        fold, result = self._fold, self._fold.result
+        sizes = [len(result.equivocations), len(result.superseded), len(result.withdrawals),
+                 len(result.duplicates), len(result.applied)]  # fmt: skip
+        fold.add(typed, link)
+        self._last = key
+        self._text_of[eid] = text
+        self._valid[eid] = typed
+        self._valid_count += 1
+        self._equivocations += [self._both(e) for e in result.equivocations[sizes[0] :]]
+        for gone in result.superseded[sizes[1] :]:
+            old = gone["event"]
+            self._current[LISTS[old["event_type"]]].pop(old["event_id"], None)
+            self._superseded.append(self._both(gone))
+        self._withdrawals += [self._text_of[w["event_id"]] for w in result.withdrawals[sizes[2] :]]
+        self._duplicates += [self._both(d) for d in result.duplicates[sizes[3] :]]
+        self._applied += [json_string(a) for a in result.applied[sizes[4] :]]
+        if eid in fold.live:
+            self._current[LISTS[typed["event_type"]]][eid] = text
+        return True
+
+    def document(self) -> tuple[bytes, str]:
+        """The state as served (`encode` of `merge_state`'s answer, as UTF-8) and its
+        `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
+        invalid = len(self._invalid)
+        plain: dict[str, object] = {
+            "state_type": STATE_TYPE,
+            "state_version": STATE_VERSION,
+            "pith_number": self._pn,
+            "merge_version": MERGE_VERSION,
+            "event_count": self._valid_count + invalid,
+            "valid_event_count": self._valid_count,
+            "invalid_event_count": invalid,
+            "equivocation_count": len(self._equivocations),
+        }
+        lists = {name: _join_array(texts.values()) for name, texts in self._current.items()}
+        current_served: list[tuple[str, str]] = [(k, p[0]) for k, p in self._head]
+        current_canon: list[tuple[str, str]] = [(k, p[1]) for k, p in self._head]
+        for name in LISTS.values():
+            current_served.append((name, lists[name]))
+            current_canon.append((name, lists[name]))
+        for name in EMPTY_REGISTRY_LISTS:
+            current_served.append((name, "[]"))
+            current_canon.append((name, "[]"))
+        pieces: dict[str, list[Piece]] = {
+            "equivocations": self._equivocations,
+            "invalid_events": self._invalid,
+        }
+        optional: dict[str, list[Piece]] = {
+            "superseded": self._superseded,
+            "withdrawals": [(t, t) for t in self._withdrawals],
+            "duplicates": self._duplicates,
+        }
+        applied = _join_array(self._applied)
+        served = [(k, self._encode(v)) for k, v in plain.items()]
+        canon = [(k, canonical_text(v)) for k, v in plain.items()]
+        served.append(("current", _join_object(current_served)))
+        canon.append(("current", _join_object(sorted(current_canon))))
+        for name, items in pieces.items():
+            served.append((name, _join_array(p[0] for p in items)))
+            canon.append((name, _join_array(p[1] for p in items)))
+        served.append(("applied_event_ids", applied))
+        canon.append(("applied_event_ids", applied))
+        digest = canonical_sha256_text(
+            _join_object(
+                sorted(canon + [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v])
+            )
+        )
+        served.append(("state_sha256", json_string(digest)))
+        served += [(k, _join_array(p[0] for p in v)) for k, v in optional.items() if v]
+        return _join_object(served).encode("utf-8"), digest
+
+
+def canonical_sha256_text(text: str) -> str:
+    """sha256 (hex) of a canonical text already written."""
+    import hashlib  # as canonical_json does: only where a hash is made
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -326,6 +326,20 @@ class RegistryStore:
         )
         return [_stored_event(r[0]) for r in rows]
 
+    def events_after(self, body: str, rowid: int = 0) -> list[tuple[int, str, AuthorEvent]]:
+        """(rowid, canonical text, event) of the events of `body` stored after `rowid` (0: all),
+        in the order stored: what a merged state kept up to date has not seen yet
+        (`events_version` is the rowid of the last one)."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT rowid, raw FROM events WHERE body = ? AND rowid > ? ORDER BY rowid",
+                (body, rowid),
+            )
+            .fetchall()
+        )
+        return [(int(r[0]), str(r[1]), _stored_event(r[1])) for r in rows]
+
     def events_version(self, body: str) -> int:
         """A number that changes whenever an event of `body` is stored: the highest rowid of its
         events (0 for none). Events are never deleted or changed, and SQLite gives each new row
