@@ -481,9 +481,8 @@ Encode = Callable[[object], str]
 Piece = tuple[str, str]  # (as served, canonical)
 
 # the state's keys in the order `merge_state` makes them (served), and the optional lists
-_HEAD_KEYS = ("state_type", "state_version", "pith_number", "merge_version")
-_COUNTERS = ("event_count", "valid_event_count", "invalid_event_count", "equivocation_count")
-_OPTIONAL = ("superseded", "withdrawals", "duplicates")
+_PARTS = ("equivocations", "invalid_events", "superseded", "withdrawals", "duplicates",
+          "applied_event_ids")  # fmt: skip
 
 
 def _join_object(pairs: Iterable[tuple[str, str]]) -> str:
@@ -522,7 +521,7 @@ class StateBuilder:
         canonical_record: CanonicalRecord,
         record_created: RecordCreated,
         source_aliases: Sequence[SourceAlias],
-        events: Iterable[object],
+        events: Iterable[object] | None,
         encode: Encode,
         texts: Mapping[str, str] | None = None,
         checked: Checked | None = None,
@@ -530,16 +529,9 @@ class StateBuilder:
         self._pn = pith_number
         self._sha = canonical_sha256(canonical_record)
         self._encode = encode
-        received = list(events)
-        merged = _merge(pith_number, self._sha, record_created["event_id"], received, checked)
-        self._fold = fold = merged.fold
-        texts = texts or {}
-
-        def text(event: Mapping[str, object]) -> str:
-            eid = event.get("event_id")
-            known = texts.get(eid) if isinstance(eid, str) else None
-            return known if known is not None else canonical_text(event)
-
+        #: what `add` changed, for a caller that keeps the pieces elsewhere (`pieces`):
+        #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
+        self.log: list[tuple[str, str, str, str, str]] = []
         self._head = [
             (k, self._both(v))
             for k, v in (
@@ -548,6 +540,19 @@ class StateBuilder:
                 ("record_created", record_created),
             )
         ]
+        if events is None:  # `restored`: the pieces come from the caller, without a fold
+            return
+        received = list(events)
+        merged = _merge(pith_number, self._sha, record_created["event_id"], received, checked)
+        self._fold: Fold | None = merged.fold
+        fold = merged.fold
+        texts = texts or {}
+
+        def text(event: Mapping[str, object]) -> str:
+            eid = event.get("event_id")
+            known = texts.get(eid) if isinstance(eid, str) else None
+            return known if known is not None else canonical_text(event)
+
         ordered = dedup(received)
         self._last = order_key(ordered[-1]) if ordered else ("", "")
         self._text_of = {str(e.get("event_id", "")): text(e) for e in ordered}
@@ -574,6 +579,70 @@ class StateBuilder:
         self._duplicates = [self._both(d) for d in merged.duplicates]
         self._applied = [json_string(eid) for eid in merged.applied]
 
+    @classmethod
+    def restored(
+        cls,
+        *,
+        pith_number: str,
+        canonical_record: CanonicalRecord,
+        record_created: RecordCreated,
+        source_aliases: Sequence[SourceAlias],
+        encode: Encode,
+        pieces: Iterable[tuple[str, str, str, str]],
+        valid_count: int,
+    ) -> StateBuilder:
+        """A builder that writes the state whose `pieces` (part, event_id, served, canonical,
+        in order) a caller kept: it serves without merging, but holds no fold, so its `add`
+        declines every event (the caller merges in full once, then goes on event by event)."""
+        self = cls(
+            pith_number=pith_number,
+            canonical_record=canonical_record,
+            record_created=record_created,
+            source_aliases=source_aliases,
+            events=None,
+            encode=encode,
+        )
+        self._fold = None
+        self._valid_count = valid_count
+        self._current = {name: {} for name in LISTS.values()}
+        lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
+        for part, eid, served, canon in pieces:
+            if part in self._current:
+                self._current[part][eid] = served
+            else:
+                lists[part].append((served, canon))
+        self._equivocations = lists["equivocations"]
+        self._invalid = lists["invalid_events"]
+        self._superseded = lists["superseded"]
+        self._withdrawals = [p[0] for p in lists["withdrawals"]]
+        self._duplicates = lists["duplicates"]
+        self._applied = [p[0] for p in lists["applied_event_ids"]]
+        return self
+
+    @property
+    def valid_count(self) -> int:
+        """`valid_event_count` of the state."""
+        return self._valid_count
+
+    def pieces(self) -> Iterable[tuple[str, str, str, str]]:
+        """(part, event_id or "", served, canonical) of every piece, in order: what
+        `restored` takes back."""
+        for name, texts in self._current.items():
+            for eid, text in texts.items():
+                yield name, eid, text, text
+        for part, items in (
+            ("equivocations", self._equivocations),
+            ("invalid_events", self._invalid),
+            ("superseded", self._superseded),
+            ("duplicates", self._duplicates),
+        ):
+            for served, canon in items:
+                yield part, "", served, canon
+        for text in self._withdrawals:
+            yield "withdrawals", "", text, text
+        for text in self._applied:
+            yield "applied_event_ids", "", text, text
+
     @staticmethod
     def _all_applied_or_not(fold: Fold) -> list[AuthorEvent]:
         """The valid events the fold saw but no longer holds as current: links may name them."""
@@ -592,7 +661,7 @@ class StateBuilder:
         """Merge one more event; False (nothing changed) when it needs a full merge (see the
         class docstring). `text`: its canonical text, when known; `checked`: it passed
         `checked_author_event` already (a store's event), so it is not verified again."""
-        if type(event) is not dict and not isinstance(event, Mapping):
+        if self._fold is None or (type(event) is not dict and not isinstance(event, Mapping)):
             return False
         eid = str(event.get("event_id", ""))
         if text is None:
@@ -619,16 +688,30 @@ class StateBuilder:
         self._text_of[eid] = text
         self._valid[eid] = typed
         self._valid_count += 1
-        self._equivocations += [self._both(e) for e in result.equivocations[sizes[0] :]]
+        log = self.log
+        for e in result.equivocations[sizes[0] :]:
+            self._equivocations.append(piece := self._both(e))
+            log.append(("put", "equivocations", "", *piece))
         for gone in result.superseded[sizes[1] :]:
             old = gone["event"]
-            self._current[LISTS[old["event_type"]]].pop(old["event_id"], None)
-            self._superseded.append(self._both(gone))
-        self._withdrawals += [self._text_of[w["event_id"]] for w in result.withdrawals[sizes[2] :]]
-        self._duplicates += [self._both(d) for d in result.duplicates[sizes[3] :]]
-        self._applied += [json_string(a) for a in result.applied[sizes[4] :]]
+            part = LISTS[old["event_type"]]
+            self._current[part].pop(old["event_id"], None)
+            log.append(("drop", part, old["event_id"], "", ""))
+            self._superseded.append(piece := self._both(gone))
+            log.append(("put", "superseded", "", *piece))
+        for w in result.withdrawals[sizes[2] :]:
+            self._withdrawals.append(t := self._text_of[w["event_id"]])
+            log.append(("put", "withdrawals", "", t, t))
+        for d in result.duplicates[sizes[3] :]:
+            self._duplicates.append(piece := self._both(d))
+            log.append(("put", "duplicates", "", *piece))
+        for a in result.applied[sizes[4] :]:
+            self._applied.append(t := json_string(a))
+            log.append(("put", "applied_event_ids", "", t, t))
         if eid in fold.live:
-            self._current[LISTS[typed["event_type"]]][eid] = text
+            part = LISTS[typed["event_type"]]
+            self._current[part][eid] = text
+            log.append(("put", part, eid, text, text))
         return True
 
     def document(self) -> tuple[bytes, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 from pithauthor.protocol.checks.merge import StateBuilder, already_checked
 from pithauthor.registry.local.answers import LocalKey, record_created, source_aliases
@@ -56,34 +57,58 @@ class LiveStates:
         with self._lock(rec.body):
             self._caught_up(rec)
 
+    def _record_args(self, rec: StoredRecord) -> dict[str, Any]:
+        return {
+            "pith_number": rec.pith_number,
+            "canonical_record": rec.canonical_record,
+            "record_created": record_created(rec, self._key),
+            "source_aliases": source_aliases(rec),
+            "encode": served_text,
+        }
+
     def _caught_up(self, rec: StoredRecord) -> tuple[int, StateBuilder]:
-        entry = self._entries.get(rec.body)
+        entry = self._entries.get(rec.body) or self._restored(rec)
         if entry is None:
             return self._build(rec)
         version, builder = entry
+        start = version
         for rowid, text, event in self._store.events_after(rec.body, version):
             if not builder.add(event, text, checked=True):
                 return self._build(rec)  # rare: see StateBuilder (a full merge, once)
             version = rowid
+        if version != start:  # kept in the store too: a restart merges nothing again
+            self._store.save_state(rec.body, version, builder.valid_count, builder.log)
+            builder.log.clear()
+        self._entries[rec.body] = (version, builder)
+        return version, builder
+
+    def _restored(self, rec: StoredRecord) -> tuple[int, StateBuilder] | None:
+        """The state kept in the store by an earlier run (`RegistryStore.saved_state`): served
+        as it is, without a fold (the first new event of the paper merges it in full, once)."""
+        saved = self._store.saved_state(rec.body)
+        if saved is None:
+            return None
+        version, valid_count, pieces = saved
+        builder = StateBuilder.restored(
+            **self._record_args(rec), pieces=pieces, valid_count=valid_count
+        )
         self._entries[rec.body] = (version, builder)
         return version, builder
 
     def _build(self, rec: StoredRecord) -> tuple[int, StateBuilder]:
         """The paper merged in full from every stored event (each checked when it was stored:
-        `already_checked`, the signatures are not verified again)."""
+        `already_checked`, the signatures are not verified again), and kept in the store."""
         rows = self._store.events_after(rec.body)
         events = [e for _, _, e in rows]
         builder = StateBuilder(
-            pith_number=rec.pith_number,
-            canonical_record=rec.canonical_record,
-            record_created=record_created(rec, self._key),
-            source_aliases=source_aliases(rec),
+            **self._record_args(rec),
             events=events,
-            encode=served_text,
             texts={e["event_id"]: text for _, text, e in rows},
             checked=already_checked(events),
         )
         version = rows[-1][0] if rows else 0
+        whole = (("put", *piece) for piece in builder.pieces())
+        self._store.save_state(rec.body, version, builder.valid_count, whole, whole=True)
         self._entries[rec.body] = (version, builder)
         self.full_merges += 1
         return version, builder

@@ -112,6 +112,21 @@ CREATE TABLE IF NOT EXISTS events (
     received_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_body ON events(body);
+CREATE TABLE IF NOT EXISTS state_heads (
+    body TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    valid_count INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS state_pieces (
+    body TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    part TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    served TEXT NOT NULL,
+    canon TEXT,
+    PRIMARY KEY (body, seq)
+);
+CREATE INDEX IF NOT EXISTS state_pieces_event ON state_pieces(body, event_id);
 CREATE TABLE IF NOT EXISTS held (
     event_id TEXT PRIMARY KEY,
     body TEXT NOT NULL REFERENCES records(body),
@@ -362,6 +377,81 @@ class RegistryStore:
         )
         return [(int(r[0]), str(r[1]), _stored_event(r[1])) for r in rows]
 
+    # --- merged states kept (registry/local/states.py) --------------------------------------
+    #
+    # A paper's merged state as the pieces `StateBuilder.pieces` gives (an event of `current`
+    # with its event_id, an equivocation, an applied id...), in order (`seq`), and the event
+    # version they hold: a restarted registry serves them without merging. Only a cache: when
+    # its version is not the store's, the server merges again; so it is written without
+    # waiting for the disk (synchronous=NORMAL, on a connection of its own).
+
+    def _state_conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "state_conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.state_conn = conn
+        return conn
+
+    def saved_state(self, body: str) -> tuple[int, int, list[tuple[str, str, str, str]]] | None:
+        """(version, valid_count, pieces (part, event_id, served, canonical)) of the state kept
+        for `body`, or None."""
+        conn = self._state_conn()
+        head = conn.execute(
+            "SELECT version, valid_count FROM state_heads WHERE body = ?", (body,)
+        ).fetchone()
+        if head is None:
+            return None
+        rows = conn.execute(
+            "SELECT part, event_id, served, coalesce(canon, served) FROM state_pieces "
+            "WHERE body = ? ORDER BY seq",
+            (body,),
+        ).fetchall()
+        return int(head[0]), int(head[1]), rows
+
+    def save_state(
+        self,
+        body: str,
+        version: int,
+        valid_count: int,
+        changes: Iterable[tuple[str, str, str, str, str]],
+        *,
+        whole: bool = False,
+    ) -> None:
+        """Apply `changes` (`StateBuilder.log`: ("put", part, event_id, served, canonical) or
+        ("drop", part, event_id, ...)) to the state kept for `body`, now at `version`;
+        `whole`: they are every piece, replacing what was kept."""
+        conn = self._state_conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if whole:
+                conn.execute("DELETE FROM state_pieces WHERE body = ?", (body,))
+            row = conn.execute(
+                "SELECT coalesce(max(seq), 0) FROM state_pieces WHERE body = ?", (body,)
+            ).fetchone()
+            seq = int(row[0])
+            puts = []
+            for how, part, eid, served, canon in changes:
+                if how == "drop":
+                    conn.execute(
+                        "DELETE FROM state_pieces WHERE body = ? AND event_id = ? AND part = ?",
+                        (body, eid, part),
+                    )
+                    continue
+                seq += 1
+                puts.append((body, seq, part, eid, served, None if canon == served else canon))
+            conn.executemany("INSERT INTO state_pieces VALUES (?,?,?,?,?,?)", puts)
+            conn.execute(
+                "INSERT INTO state_heads VALUES (?,?,?) ON CONFLICT(body) DO UPDATE SET "
+                "version = excluded.version, valid_count = excluded.valid_count",
+                (body, version, valid_count),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
     def events_version(self, body: str) -> int:
         """A number that changes whenever an event of `body` is stored: the highest rowid of its
         events (0 for none). Events are never deleted or changed, and SQLite gives each new row
@@ -419,10 +509,11 @@ class RegistryStore:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        for name in ("conn", "state_conn"):
+            conn = getattr(self._local, name, None)
+            if conn is not None:
+                conn.close()
+                setattr(self._local, name, None)
 
 
 def record_version(rec: StoredRecord) -> int | None:
