@@ -120,7 +120,9 @@ def _fill_huge(data: Path) -> Any:
 
     store, key = RegistryStore(data), load_or_create_key(data)
     rec = add_paper(store, key, example_papers()[0])[0]
-    store.insert_events(rec.body, _citations(rec, HUGE, "2026-11-29T12:00:00Z"), "2026-11-29T12:00:00Z")
+    store.insert_events(
+        rec.body, _citations(rec, HUGE, "2026-11-29T12:00:00Z"), "2026-11-29T12:00:00Z"
+    )
     store.close()
     return rec
 

@@ -42,7 +42,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pithauthor.protocol.canonical_json import canonical, canonical_sha256, canonical_text, json_string
+from pithauthor.protocol.canonical_json import (
+    canonical,
+    canonical_sha256,
+    canonical_text,
+    json_string,
+)
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import (
     AuthorEvent,
@@ -227,7 +232,9 @@ class Fold:
         self.result.current = [e.copy() for e in self.live.values()]
         return self.result
 
-    def _repeat_of(self, event: AuthorEvent, slot: Slot, link: tuple[str, str] | None) -> str | None:
+    def _repeat_of(
+        self, event: AuthorEvent, slot: Slot, link: tuple[str, str] | None
+    ) -> str | None:
         """The earlier event `event` repeats word for word (module docstring), if any."""
         if link is not None:
             return self.corrections_said.get((statement_key(event), *link))
@@ -564,9 +571,7 @@ class StateBuilder:
             self._valid.pop(eid, None)
         # a correction whose link is broken waits for its target: when that arrives, rebuild
         self._awaited = {
-            link[1]
-            for i in merged.invalid
-            if (link := link_of(i["event"])) is not None
+            link[1] for i in merged.invalid if (link := link_of(i["event"])) is not None
         }
         self._valid_count = merged.valid_count
         self._current: dict[str, dict[str, str]] = {name: {} for name in LISTS.values()}
@@ -671,8 +676,9 @@ class StateBuilder:
         key = order_key(event)
         if key <= self._last or eid in self._awaited:
             return False
-        seen = {id(event): (event, [], event, None)} if checked else None
-        failures, typed = _validity(event, self._pn, self._sha, seen)  # type: ignore[arg-type]
+        # `checked`: a store's event, which passed `checked_author_event` when it was stored
+        seen = already_checked([event]) if checked else None  # type: ignore[list-item]
+        failures, typed = _validity(event, self._pn, self._sha, seen)
         if typed is None or failures:
             return False
         link = link_of(typed)
@@ -758,7 +764,9 @@ class StateBuilder:
         canon.append(("applied_event_ids", applied))
         digest = canonical_sha256_text(
             _join_object(
-                sorted(canon + [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v])
+                sorted(
+                    canon + [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v]
+                )
             )
         )
         served.append(("state_sha256", json_string(digest)))

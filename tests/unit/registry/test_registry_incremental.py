@@ -72,13 +72,13 @@ def _pool() -> dict[str, dict[str, Any]]:
         "cite_gone": dict(withdraw(bob, cite, created_at=T2)),
         "other": other,
         "other_fixed": dict(
-            sign_citation(bob, SUBJECT, OTHER, "supports", created_at=T3,
-                          replaces=other["event_id"])
-        ),  # fmt: skip
+            sign_citation(
+                bob, SUBJECT, OTHER, "supports", created_at=T3, replaces=other["event_id"]
+            )
+        ),
         "other_fixed_early": dict(  # older than what it replaces: invalid (replaces_order)
-            sign_citation(bob, SUBJECT, OTHER, "refutes", created_at=T0,
-                          replaces=other["event_id"])
-        ),  # fmt: skip
+            sign_citation(bob, SUBJECT, OTHER, "refutes", created_at=T0, replaces=other["event_id"])
+        ),
         "unknown_link": cite_event(ada, "extends", T2, replaces=never_stored["event_id"]),
         "tampered": tampered,  # invalid: signature
         "elsewhere": dict(sign_citation(ada, elsewhere, CITING, "cites", created_at=T1)),
@@ -95,7 +95,9 @@ def _record() -> tuple[dict[str, Any], Any, Any]:
 
     data = Path(tempfile.mkdtemp(prefix="pith-incr-")) / "reg"
     key = load_or_create_key(data)
-    rec, _ = add_paper(RegistryStore(data), key, next(p for p in example_papers() if "2302" in p.name))
+    rec, _ = add_paper(
+        RegistryStore(data), key, next(p for p in example_papers() if "2302" in p.name)
+    )
     kwargs = {
         "pith_number": rec.pith_number,
         "canonical_record": rec.canonical_record,
@@ -128,16 +130,26 @@ def _feed(events: Sequence[dict[str, Any]]) -> tuple[StateBuilder, list[bool]]:
         assert sha == want_sha
         assert body == want_body
         kept = StateBuilder.restored(  # as a restarted registry serves it from the store
-            **RECORD, encode=served_text, pieces=list(builder.pieces()),
+            **RECORD,
+            encode=served_text,
+            pieces=list(builder.pieces()),
             valid_count=builder.valid_count,
-        )  # fmt: skip
+        )
         assert kept.document() == (body, sha)
     return builder, taken
 
 
 def test_events_in_time_order_are_each_added_without_a_full_merge_and_equal_one() -> None:
-    names = ["claim", "cite", "other", "claim_again", "claim_conflict", "claim_fixed",
-             "cite_gone", "other_fixed"]  # fmt: skip
+    names = [
+        "claim",
+        "cite",
+        "other",
+        "claim_again",
+        "claim_conflict",
+        "claim_fixed",
+        "cite_gone",
+        "other_fixed",
+    ]
     events = sorted((POOL[n] for n in names), key=order_key)
     builder, taken = _feed(events)
     assert all(taken), taken
@@ -208,8 +220,16 @@ def test_the_registry_serves_the_full_merge_byte_for_byte_also_after_a_restart(
     data = tmp_path / "reg"
     server = start_server(data)
     body = SUBJECT.pith_number.body
-    order = ["claim", "cite", "other", "claim_again", "claim_conflict", "claim_fixed",
-             "cite_gone", "other_fixed"]  # fmt: skip
+    order = [
+        "claim",
+        "cite",
+        "other",
+        "claim_again",
+        "claim_conflict",
+        "claim_fixed",
+        "cite_gone",
+        "other_fixed",
+    ]
     try:
         with httpx.Client(base_url=server.url) as client:
             _served_is_full_merge(server, body)
