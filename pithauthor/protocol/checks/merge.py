@@ -485,20 +485,27 @@ def state_hash(state: Mapping[str, object]) -> str:
 #: How a server writes a JSON value (compact, keys in the order the merge made them); the
 #: canonical text orders them. Both are kept for every piece of a state.
 Encode = Callable[[object], str]
-Piece = tuple[str, str]  # (as served, canonical)
+Piece = tuple[bytes, bytes]  # (as served, canonical), UTF-8
 
 # the state's keys in the order `merge_state` makes them (served), and the optional lists
 _PARTS = ("equivocations", "invalid_events", "superseded", "withdrawals", "duplicates",
           "applied_event_ids")  # fmt: skip
 
 
-def _join_object(pairs: Iterable[tuple[str, str]]) -> str:
-    """A JSON object written from its keys and the texts of their values, in the order given."""
-    return "{" + ",".join(json_string(k) + ":" + v for k, v in pairs) + "}"
+def _object_chunks(pairs: Iterable[tuple[str, bytes]]) -> list[bytes]:
+    """A JSON object written from its keys and the texts of their values, in the order given,
+    as chunks: the values (megabytes of events) are not copied into one text to be hashed."""
+    chunks = [b"{"]
+    for k, v in pairs:
+        if len(chunks) > 1:
+            chunks.append(b",")
+        chunks += ((json_string(k) + ":").encode("utf-8"), v)
+    chunks.append(b"}")
+    return chunks
 
 
-def _join_array(texts: Iterable[str]) -> str:
-    return "[" + ",".join(texts) + "]"
+def _join_array(texts: Iterable[bytes]) -> bytes:
+    return b"[" + b",".join(texts) + b"]"
 
 
 class StateBuilder:
@@ -538,7 +545,7 @@ class StateBuilder:
         self._encode = encode
         #: what `add` changed, for a caller that keeps the pieces elsewhere (`pieces`):
         #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
-        self.log: list[tuple[str, str, str, str, str]] = []
+        self.log: list[tuple[str, str, str, bytes, bytes]] = []
         self._head = [
             (k, self._both(v))
             for k, v in (
@@ -574,15 +581,15 @@ class StateBuilder:
             link[1] for i in merged.invalid if (link := link_of(i["event"])) is not None
         }
         self._valid_count = merged.valid_count
-        self._current: dict[str, dict[str, str]] = {name: {} for name in LISTS.values()}
+        self._current: dict[str, dict[str, bytes]] = {name: {} for name in LISTS.values()}
         for eid, event in fold.live.items():
-            self._current[LISTS[event["event_type"]]][eid] = self._text_of[eid]
+            self._current[LISTS[event["event_type"]]][eid] = self._text_of[eid].encode("utf-8")
         self._equivocations = [self._both(e) for e in merged.equivocations]
         self._invalid = [self._both(i) for i in merged.invalid]
         self._superseded = [self._both(s) for s in merged.superseded]
-        self._withdrawals = [self._text_of[w["event_id"]] for w in merged.withdrawals]
+        self._withdrawals = [self._text_of[w["event_id"]].encode() for w in merged.withdrawals]
         self._duplicates = [self._both(d) for d in merged.duplicates]
-        self._applied = [json_string(eid) for eid in merged.applied]
+        self._applied = [json_string(eid).encode("utf-8") for eid in merged.applied]
 
     @classmethod
     def restored(
@@ -593,7 +600,7 @@ class StateBuilder:
         record_created: RecordCreated,
         source_aliases: Sequence[SourceAlias],
         encode: Encode,
-        pieces: Iterable[tuple[str, str, str, str]],
+        pieces: Iterable[tuple[str, str, bytes, bytes]],
         valid_count: int,
     ) -> StateBuilder:
         """A builder that writes the state whose `pieces` (part, event_id, served, canonical,
@@ -629,7 +636,7 @@ class StateBuilder:
         """`valid_event_count` of the state."""
         return self._valid_count
 
-    def pieces(self) -> Iterable[tuple[str, str, str, str]]:
+    def pieces(self) -> Iterable[tuple[str, str, bytes, bytes]]:
         """(part, event_id or "", served, canonical) of every piece, in order: what
         `restored` takes back."""
         for name, texts in self._current.items():
@@ -660,7 +667,7 @@ class StateBuilder:
         ]
 
     def _both(self, value: object) -> Piece:
-        return self._encode(value), canonical_text(value)
+        return self._encode(value).encode("utf-8"), canonical(value)
 
     def add(self, event: object, text: str | None = None, *, checked: bool = False) -> bool:
         """Merge one more event; False (nothing changed) when it needs a full merge (see the
@@ -702,22 +709,22 @@ class StateBuilder:
             old = gone["event"]
             part = LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
-            log.append(("drop", part, old["event_id"], "", ""))
+            log.append(("drop", part, old["event_id"], b"", b""))
             self._superseded.append(piece := self._both(gone))
             log.append(("put", "superseded", "", *piece))
         for w in result.withdrawals[sizes[2] :]:
-            self._withdrawals.append(t := self._text_of[w["event_id"]])
+            self._withdrawals.append(t := self._text_of[w["event_id"]].encode("utf-8"))
             log.append(("put", "withdrawals", "", t, t))
         for d in result.duplicates[sizes[3] :]:
             self._duplicates.append(piece := self._both(d))
             log.append(("put", "duplicates", "", *piece))
         for a in result.applied[sizes[4] :]:
-            self._applied.append(t := json_string(a))
+            self._applied.append(t := json_string(a).encode("utf-8"))
             log.append(("put", "applied_event_ids", "", t, t))
         if eid in fold.live:
             part = LISTS[typed["event_type"]]
-            self._current[part][eid] = text
-            log.append(("put", part, eid, text, text))
+            self._current[part][eid] = written = text.encode("utf-8")
+            log.append(("put", part, eid, written, written))
         return True
 
     def document(self) -> tuple[bytes, str]:
@@ -735,14 +742,11 @@ class StateBuilder:
             "equivocation_count": len(self._equivocations),
         }
         lists = {name: _join_array(texts.values()) for name, texts in self._current.items()}
-        current_served: list[tuple[str, str]] = [(k, p[0]) for k, p in self._head]
-        current_canon: list[tuple[str, str]] = [(k, p[1]) for k, p in self._head]
-        for name in LISTS.values():
-            current_served.append((name, lists[name]))
-            current_canon.append((name, lists[name]))
-        for name in EMPTY_REGISTRY_LISTS:
-            current_served.append((name, "[]"))
-            current_canon.append((name, "[]"))
+        current_served = [(k, p[0]) for k, p in self._head]
+        current_canon = [(k, p[1]) for k, p in self._head]
+        for name in (*LISTS.values(), *EMPTY_REGISTRY_LISTS):
+            current_served.append((name, lists.get(name, b"[]")))
+            current_canon.append((name, lists.get(name, b"[]")))
         pieces: dict[str, list[Piece]] = {
             "equivocations": self._equivocations,
             "invalid_events": self._invalid,
@@ -753,29 +757,27 @@ class StateBuilder:
             "duplicates": self._duplicates,
         }
         applied = _join_array(self._applied)
-        served = [(k, self._encode(v)) for k, v in plain.items()]
-        canon = [(k, canonical_text(v)) for k, v in plain.items()]
-        served.append(("current", _join_object(current_served)))
-        canon.append(("current", _join_object(sorted(current_canon))))
+        served = [(k, self._encode(v).encode("utf-8")) for k, v in plain.items()]
+        canon = [(k, canonical(v)) for k, v in plain.items()]
+        served.append(("current", b"".join(_object_chunks(current_served))))
+        # the canonical `current` as chunks: its event lists are hashed where they are
+        canon_current = _object_chunks(sorted(current_canon))
         for name, items in pieces.items():
             served.append((name, _join_array(p[0] for p in items)))
             canon.append((name, _join_array(p[1] for p in items)))
         served.append(("applied_event_ids", applied))
         canon.append(("applied_event_ids", applied))
-        digest = canonical_sha256_text(
-            _join_object(
-                sorted(
-                    canon + [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v]
-                )
-            )
-        )
-        served.append(("state_sha256", json_string(digest)))
+        canon += [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v]
+        import hashlib  # as canonical_json does: only where a hash is made
+
+        digest = hashlib.sha256()
+        for chunk in _object_chunks(sorted([*canon, ("current", b"")])):
+            if chunk:
+                digest.update(chunk)
+            else:  # the place of `current`
+                for part in canon_current:
+                    digest.update(part)
+        sha = digest.hexdigest()
+        served.append(("state_sha256", json_string(sha).encode("utf-8")))
         served += [(k, _join_array(p[0] for p in v)) for k, v in optional.items() if v]
-        return _join_object(served).encode("utf-8"), digest
-
-
-def canonical_sha256_text(text: str) -> str:
-    """sha256 (hex) of a canonical text already written."""
-    import hashlib  # as canonical_json does: only where a hash is made
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return b"".join(_object_chunks(served)), sha

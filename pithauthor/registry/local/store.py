@@ -394,7 +394,7 @@ class RegistryStore:
             self._local.state_conn = conn
         return conn
 
-    def saved_state(self, body: str) -> tuple[int, int, list[tuple[str, str, str, str]]] | None:
+    def saved_state(self, body: str) -> tuple[int, int, list[tuple[str, str, bytes, bytes]]] | None:
         """(version, valid_count, pieces (part, event_id, served, canonical)) of the state kept
         for `body`, or None."""
         conn = self._state_conn()
@@ -415,7 +415,7 @@ class RegistryStore:
         body: str,
         version: int,
         valid_count: int,
-        changes: Iterable[tuple[str, str, str, str, str]],
+        changes: Iterable[tuple[str, str, str, bytes, bytes]],
         *,
         whole: bool = False,
     ) -> None:
