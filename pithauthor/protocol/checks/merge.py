@@ -38,6 +38,7 @@ states with it and `pith verify` recomputes them with it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -486,6 +487,33 @@ def state_hash(state: Mapping[str, object]) -> str:
 #: canonical text orders them. Both are kept for every piece of a state.
 Encode = Callable[[object], str]
 Piece = tuple[bytes, bytes]  # (as served, canonical), UTF-8
+#: A change `StateBuilder.add` made: ("put", part, event_id or "", served, canonical, slot and
+#: claim as JSON or "") or ("drop", part, event_id, b"", b"", "")
+Change = tuple[str, str, str, bytes, bytes, str]
+
+
+def _slot_claim(said: str) -> tuple[Slot, object]:
+    """A slot and claim back from `StateBuilder._said`'s JSON (a slot's lists are tuples)."""
+    slot, claim = json.loads(said)
+    return tuple(tuple(x) if isinstance(x, list) else x for x in slot), claim
+
+
+class _EventsByText(dict[str, AuthorEvent]):
+    """A restored fold's live events: read from their kept text when the fold asks for one
+    (only for a new event in a slot already held), not all at once on a restart."""
+
+    def __init__(self, current: Mapping[str, Mapping[str, bytes]]) -> None:
+        super().__init__()
+        self._current = current
+
+    def __missing__(self, eid: str) -> AuthorEvent:
+        for texts in self._current.values():
+            if eid in texts:
+                event: AuthorEvent = json.loads(texts[eid])
+                self[eid] = event
+                return event
+        raise KeyError(eid)
+
 
 # the state's keys in the order `merge_state` makes them (served), and the optional lists
 _PARTS = ("equivocations", "invalid_events", "superseded", "withdrawals", "duplicates",
@@ -545,7 +573,8 @@ class StateBuilder:
         self._encode = encode
         #: what `add` changed, for a caller that keeps the pieces elsewhere (`pieces`):
         #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
-        self.log: list[tuple[str, str, str, bytes, bytes]] = []
+        self.log: list[Change] = []
+        self._restored = False  # `restored`: the fold knows slots, not corrections
         self._head = [
             (k, self._both(v))
             for k, v in (
@@ -600,12 +629,16 @@ class StateBuilder:
         record_created: RecordCreated,
         source_aliases: Sequence[SourceAlias],
         encode: Encode,
-        pieces: Iterable[tuple[str, str, bytes, bytes]],
+        pieces: Iterable[tuple[str, str, bytes, bytes, str]],
         valid_count: int,
+        last: tuple[str, str],
+        awaited: Iterable[str],
     ) -> StateBuilder:
-        """A builder that writes the state whose `pieces` (part, event_id, served, canonical,
-        in order) a caller kept: it serves without merging, but holds no fold, so its `add`
-        declines every event (the caller merges in full once, then goes on event by event)."""
+        """A builder that writes the state whose `pieces` (`pieces()`, in order) a caller
+        kept, without merging. Its fold knows the slots and claims of the current events (an
+        event of a slot already held is read again only then), not what corrections need: its
+        `add` takes a plain statement and declines a correction (the caller merges in full
+        once, then goes on event by event)."""
         self = cls(
             pith_number=pith_number,
             canonical_record=canonical_record,
@@ -614,13 +647,22 @@ class StateBuilder:
             events=None,
             encode=encode,
         )
-        self._fold = None
         self._valid_count = valid_count
+        self._last = last
+        self._awaited = set(awaited)
+        self._text_of = {}  # a store's event ids are unique: none comes twice
+        self._valid = {}  # links are declined (`_restored`)
+        self._restored = True
         self._current = {name: {} for name in LISTS.values()}
+        fold = self._fold = Fold()
+        fold.live = _EventsByText(self._current)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
-        for part, eid, served, canon in pieces:
+        for part, eid, served, canon, said in pieces:
             if part in self._current:
                 self._current[part][eid] = served
+                slot, claim = _slot_claim(said)
+                fold.holders.setdefault(slot, (claim, []))[1].append(eid)
+                fold.slot_of[eid] = slot
             else:
                 lists[part].append((served, canon))
         self._equivocations = lists["equivocations"]
@@ -636,12 +678,28 @@ class StateBuilder:
         """`valid_event_count` of the state."""
         return self._valid_count
 
-    def pieces(self) -> Iterable[tuple[str, str, bytes, bytes]]:
-        """(part, event_id or "", served, canonical) of every piece, in order: what
-        `restored` takes back."""
+    @property
+    def last(self) -> tuple[str, str]:
+        """The merge order key (`order_key`) of the last event merged."""
+        return self._last
+
+    @property
+    def awaited(self) -> list[str]:
+        """The event ids that corrections stored before them name (`restored` takes them)."""
+        return sorted(self._awaited)
+
+    def _said(self, eid: str) -> str:
+        """The slot and claim of a current event, as JSON (`restored` reads them back)."""
+        assert self._fold is not None
+        slot = self._fold.slot_of[eid]
+        return json.dumps([slot, self._fold.holders[slot][0]], ensure_ascii=False)
+
+    def pieces(self) -> Iterable[tuple[str, str, bytes, bytes, str]]:
+        """(part, event_id or "", served, canonical, slot and claim or "") of every piece, in
+        order: what `restored` takes back."""
         for name, texts in self._current.items():
             for eid, text in texts.items():
-                yield name, eid, text, text
+                yield name, eid, text, text, self._said(eid)
         for part, items in (
             ("equivocations", self._equivocations),
             ("invalid_events", self._invalid),
@@ -649,11 +707,11 @@ class StateBuilder:
             ("duplicates", self._duplicates),
         ):
             for served, canon in items:
-                yield part, "", served, canon
+                yield part, "", served, canon, ""
         for text in self._withdrawals:
-            yield "withdrawals", "", text, text
+            yield "withdrawals", "", text, text, ""
         for text in self._applied:
-            yield "applied_event_ids", "", text, text
+            yield "applied_event_ids", "", text, text, ""
 
     @staticmethod
     def _all_applied_or_not(fold: Fold) -> list[AuthorEvent]:
@@ -690,6 +748,8 @@ class StateBuilder:
             return False
         link = link_of(typed)
         if link is not None:
+            if self._restored:  # what corrections are judged by is not kept: merge in full
+                return False
             target = self._valid.get(link[1])
             if target is None or link_faults(typed, target):
                 return False
@@ -704,27 +764,27 @@ class StateBuilder:
         log = self.log
         for e in result.equivocations[sizes[0] :]:
             self._equivocations.append(piece := self._both(e))
-            log.append(("put", "equivocations", "", *piece))
+            log.append(("put", "equivocations", "", *piece, ""))
         for gone in result.superseded[sizes[1] :]:
             old = gone["event"]
             part = LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
-            log.append(("drop", part, old["event_id"], b"", b""))
+            log.append(("drop", part, old["event_id"], b"", b"", ""))
             self._superseded.append(piece := self._both(gone))
-            log.append(("put", "superseded", "", *piece))
+            log.append(("put", "superseded", "", *piece, ""))
         for w in result.withdrawals[sizes[2] :]:
             self._withdrawals.append(t := self._text_of[w["event_id"]].encode("utf-8"))
-            log.append(("put", "withdrawals", "", t, t))
+            log.append(("put", "withdrawals", "", t, t, ""))
         for d in result.duplicates[sizes[3] :]:
             self._duplicates.append(piece := self._both(d))
-            log.append(("put", "duplicates", "", *piece))
+            log.append(("put", "duplicates", "", *piece, ""))
         for a in result.applied[sizes[4] :]:
             self._applied.append(t := json_string(a).encode("utf-8"))
-            log.append(("put", "applied_event_ids", "", t, t))
+            log.append(("put", "applied_event_ids", "", t, t, ""))
         if eid in fold.live:
             part = LISTS[typed["event_type"]]
             self._current[part][eid] = written = text.encode("utf-8")
-            log.append(("put", part, eid, written, written))
+            log.append(("put", part, eid, written, written, self._said(eid)))
         return True
 
     def document(self) -> tuple[bytes, str]:

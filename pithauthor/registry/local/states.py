@@ -20,7 +20,7 @@ from typing import Any
 
 from pithauthor.protocol.checks.merge import StateBuilder, already_checked
 from pithauthor.registry.local.answers import LocalKey, record_created, source_aliases
-from pithauthor.registry.local.store import RegistryStore, StoredRecord
+from pithauthor.registry.local.store import RegistryStore, SavedState, StoredRecord
 
 
 def served_text(doc: object) -> str:
@@ -77,23 +77,26 @@ class LiveStates:
                 return self._build(rec)  # rare: see StateBuilder (a full merge, once)
             version = rowid
         if version != start:  # kept in the store too: a restart merges nothing again
-            self._store.save_state(rec.body, version, builder.valid_count, builder.log)
+            self._store.save_state(rec.body, _head(version, builder), builder.log)
             builder.log.clear()
         self._entries[rec.body] = (version, builder)
         return version, builder
 
     def _restored(self, rec: StoredRecord) -> tuple[int, StateBuilder] | None:
         """The state kept in the store by an earlier run (`RegistryStore.saved_state`): served
-        as it is, without a fold (the first new event of the paper merges it in full, once)."""
+        as it is, and going on with plain statements (a correction merges it in full, once)."""
         saved = self._store.saved_state(rec.body)
         if saved is None:
             return None
-        version, valid_count, pieces = saved
         builder = StateBuilder.restored(
-            **self._record_args(rec), pieces=pieces, valid_count=valid_count
+            **self._record_args(rec),
+            pieces=saved.pieces,
+            valid_count=saved.valid_count,
+            last=saved.last,
+            awaited=saved.awaited,
         )
-        self._entries[rec.body] = (version, builder)
-        return version, builder
+        self._entries[rec.body] = (saved.version, builder)
+        return saved.version, builder
 
     def _build(self, rec: StoredRecord) -> tuple[int, StateBuilder]:
         """The paper merged in full from every stored event (each checked when it was stored:
@@ -108,7 +111,12 @@ class LiveStates:
         )
         version = rows[-1][0] if rows else 0
         whole = (("put", *piece) for piece in builder.pieces())
-        self._store.save_state(rec.body, version, builder.valid_count, whole, whole=True)
+        self._store.save_state(rec.body, _head(version, builder), whole, whole=True)
         self._entries[rec.body] = (version, builder)
         self.full_merges += 1
         return version, builder
+
+
+def _head(version: int, builder: StateBuilder) -> SavedState:
+    """What the store keeps beside a builder's pieces."""
+    return SavedState(version, builder.valid_count, builder.last, builder.awaited, [])

@@ -115,15 +115,18 @@ CREATE INDEX IF NOT EXISTS events_body ON events(body);
 CREATE TABLE IF NOT EXISTS state_heads (
     body TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
-    valid_count INTEGER NOT NULL
+    valid_count INTEGER NOT NULL,
+    last TEXT NOT NULL,
+    awaited TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS state_pieces (
     body TEXT NOT NULL,
     seq INTEGER NOT NULL,
     part TEXT NOT NULL,
     event_id TEXT NOT NULL,
-    served TEXT NOT NULL,
-    canon TEXT,
+    served BLOB NOT NULL,
+    canon BLOB,
+    said TEXT NOT NULL,
     PRIMARY KEY (body, seq)
 );
 CREATE INDEX IF NOT EXISTS state_pieces_event ON state_pieces(body, event_id);
@@ -152,6 +155,18 @@ class StoredRecord:
 
 
 Insert = Literal["new", "repeat"]
+
+
+class SavedState(NamedTuple):
+    """A merged state kept in the store (`RegistryStore.saved_state`): the event version it
+    holds, its valid_event_count, the merge order key of its last event, the ids corrections
+    wait for, and its pieces (`StateBuilder.pieces`)."""
+
+    version: int
+    valid_count: int
+    last: tuple[str, str]
+    awaited: list[str]
+    pieces: list[tuple[str, str, bytes, bytes, str]]
 
 
 class _Pending:
@@ -394,34 +409,33 @@ class RegistryStore:
             self._local.state_conn = conn
         return conn
 
-    def saved_state(self, body: str) -> tuple[int, int, list[tuple[str, str, bytes, bytes]]] | None:
-        """(version, valid_count, pieces (part, event_id, served, canonical)) of the state kept
-        for `body`, or None."""
+    def saved_state(self, body: str) -> SavedState | None:
+        """The state kept for `body` (`save_state`), or None."""
         conn = self._state_conn()
         head = conn.execute(
-            "SELECT version, valid_count FROM state_heads WHERE body = ?", (body,)
+            "SELECT version, valid_count, last, awaited FROM state_heads WHERE body = ?", (body,)
         ).fetchone()
         if head is None:
             return None
         rows = conn.execute(
-            "SELECT part, event_id, served, coalesce(canon, served) FROM state_pieces "
+            "SELECT part, event_id, served, coalesce(canon, served), said FROM state_pieces "
             "WHERE body = ? ORDER BY seq",
             (body,),
         ).fetchall()
-        return int(head[0]), int(head[1]), rows
+        last = parse_json(head[2])
+        return SavedState(int(head[0]), int(head[1]), (last[0], last[1]), parse_json(head[3]), rows)
 
     def save_state(
         self,
         body: str,
-        version: int,
-        valid_count: int,
-        changes: Iterable[tuple[str, str, str, bytes, bytes]],
+        head: SavedState,
+        changes: Iterable[tuple[str, str, str, bytes, bytes, str]],
         *,
         whole: bool = False,
     ) -> None:
-        """Apply `changes` (`StateBuilder.log`: ("put", part, event_id, served, canonical) or
-        ("drop", part, event_id, ...)) to the state kept for `body`, now at `version`;
-        `whole`: they are every piece, replacing what was kept."""
+        """Apply `changes` (`StateBuilder.log`: ("put", part, event_id, served, canonical,
+        slot) or ("drop", part, event_id, ...)) to the state kept for `body`, now at `head`
+        (its `pieces` are not read); `whole`: they are every piece, replacing what was kept."""
         conn = self._state_conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -432,7 +446,7 @@ class RegistryStore:
             ).fetchone()
             seq = int(row[0])
             puts = []
-            for how, part, eid, served, canon in changes:
+            for how, part, eid, served, canon, said in changes:
                 if how == "drop":
                     conn.execute(
                         "DELETE FROM state_pieces WHERE body = ? AND event_id = ? AND part = ?",
@@ -440,13 +454,17 @@ class RegistryStore:
                     )
                     continue
                 seq += 1
-                puts.append((body, seq, part, eid, served, None if canon == served else canon))
-            conn.executemany("INSERT INTO state_pieces VALUES (?,?,?,?,?,?)", puts)
+                puts.append(
+                    (body, seq, part, eid, served, None if canon == served else canon, said)
+                )
+            conn.executemany("INSERT INTO state_pieces VALUES (?,?,?,?,?,?,?)", puts)
             conn.execute(
-                "INSERT INTO state_heads VALUES (?,?,?) ON CONFLICT(body) DO UPDATE SET "
-                "version = excluded.version, valid_count = excluded.valid_count",
-                (body, version, valid_count),
-            )
+                "INSERT INTO state_heads VALUES (?,?,?,?,?) ON CONFLICT(body) DO UPDATE SET "
+                "version = excluded.version, valid_count = excluded.valid_count, "
+                "last = excluded.last, awaited = excluded.awaited",
+                (body, head.version, head.valid_count, dump_json(list(head.last)),
+                 dump_json(list(head.awaited))),
+            )  # fmt: skip
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

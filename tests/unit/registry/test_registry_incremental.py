@@ -115,9 +115,10 @@ def _full(events: Sequence[dict[str, Any]]) -> tuple[bytes, str]:
     return served_text(state).encode("utf-8"), state["state_sha256"]
 
 
-def _feed(events: Sequence[dict[str, Any]]) -> tuple[StateBuilder, list[bool]]:
+def _feed(events: Sequence[dict[str, Any]], restart: int = 0) -> tuple[StateBuilder, list[bool]]:
     """Events given one by one to a builder; where it declines one, a new builder merges all so
-    far (as the registry does). Each step is compared with a full merge."""
+    far (as the registry does). Each step is compared with a full merge, and with the builder
+    restored from its pieces; `restart`: every so many steps, go on from the restored one."""
     builder = StateBuilder(**RECORD, events=[], encode=served_text)
     taken: list[bool] = []
     for n, event in enumerate(events, 1):
@@ -134,8 +135,14 @@ def _feed(events: Sequence[dict[str, Any]]) -> tuple[StateBuilder, list[bool]]:
             encode=served_text,
             pieces=list(builder.pieces()),
             valid_count=builder.valid_count,
+            last=builder.last,
+            awaited=builder.awaited,
         )
         assert kept.document() == (body, sha)
+        if (
+            restart and n % restart == 0
+        ):  # and goes on from it: a restored builder takes the next event
+            builder = kept
     return builder, taken
 
 
@@ -160,6 +167,9 @@ def test_events_in_time_order_are_each_added_without_a_full_merge_and_equal_one(
     assert [e["event_id"] for e in state["current"]["author_attestations"]] == [
         POOL["claim_fixed"]["event_id"]
     ]
+    # restored from its pieces after every event (a restart each time), the same states
+    _, taken = _feed(events, restart=1)
+    assert not all(taken)  # a restored builder declines corrections: merged in full
 
 
 def test_what_a_fold_cannot_simply_take_is_declined_and_merged_in_full() -> None:
@@ -188,14 +198,15 @@ def test_what_a_fold_cannot_simply_take_is_declined_and_merged_in_full() -> None
 @given(
     st.lists(st.sampled_from(sorted(POOL)), unique=True, max_size=len(POOL)),
     st.booleans(),
+    st.integers(0, 2),
 )
 def test_any_arrival_order_gives_the_state_a_full_merge_gives(
-    names: list[str], in_time_order: bool
+    names: list[str], in_time_order: bool, restart: int
 ) -> None:
     events = [POOL[n] for n in names]
     if in_time_order:  # how events mostly arrive: then most are added one by one
         events.sort(key=order_key)
-    _feed(events)
+    _feed(events, restart)
 
 
 def _post(client: httpx.Client, body: str, event: dict[str, Any]) -> int:
@@ -245,9 +256,14 @@ def test_the_registry_serves_the_full_merge_byte_for_byte_also_after_a_restart(
     try:
         assert _served_is_full_merge(again, body) == before
         assert again.states.full_merges == 0  # served from the pieces kept in the store
-        later = cite_event(TestSigner(b"c" * 32), "uses_method", T3)
+        later = cite_event(TestSigner(b"c" * 32), "uses_method", "2026-11-29T12:20:00Z")
+        again_ada = claim_event(TestSigner(b"a" * 32), 2, "2026-11-29T12:25:00Z")  # held: 3
         with httpx.Client(base_url=again.url) as client:
             assert _post(client, body, later) == 201
-        assert _served_is_full_merge(again, body) != before
+            assert _served_is_full_merge(again, body) != before
+            assert _post(client, body, _stored(again_ada)) == 201
+            # the slot (read back from the kept text) says position 3 now: an equivocation
+            assert json.loads(_served_is_full_merge(again, body))["equivocation_count"] == 2
+        assert again.states.full_merges == 0  # plain statements go on from the kept state
     finally:
         again.stop()
