@@ -38,6 +38,7 @@ states with it and `pith verify` recomputes them with it.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -488,8 +489,21 @@ def state_hash(state: Mapping[str, object]) -> str:
 Encode = Callable[[object], str]
 Piece = tuple[bytes, bytes]  # (as served, canonical), UTF-8
 #: A change `StateBuilder.add` made: ("put", part, event_id or "", served, canonical, slot and
-#: claim as JSON or "") or ("drop", part, event_id, b"", b"", "")
-Change = tuple[str, str, str, bytes, bytes, str]
+#: claim as JSON or "", place) or ("drop", part, event_id, b"", b"", "", ""); `place`
+#: (`_place`) orders the pieces of `current` and `applied_event_ids`, "" the others'
+#: (appended, in the order given)
+Change = tuple[str, str, str, bytes, bytes, str, str]
+
+
+def _place(key: tuple[str, str]) -> str:
+    """A merge order key as one text that sorts as the key does (no created_at holds \x01)."""
+    return key[0] + "\x01" + key[1]
+
+
+def _unplace(place: str) -> tuple[str, str]:
+    """`_place` read back."""
+    created, _, eid = place.partition("\x01")
+    return created, eid
 
 
 def _slot_claim(said: str) -> tuple[Slot, object]:
@@ -619,6 +633,58 @@ class StateBuilder:
         self._withdrawals = [self._text_of[w["event_id"]].encode() for w in merged.withdrawals]
         self._duplicates = [self._both(d) for d in merged.duplicates]
         self._applied = [json_string(eid).encode("utf-8") for eid in merged.applied]
+        # where each event was applied in merge order (`_emitted`), and every slot used: what
+        # lets a plain statement dated before the last event merged be placed (`_insert`)
+        self._emit: dict[str, tuple[str, str]] = {}
+        for eid in merged.applied:
+            self._emitted(eid)
+        self._applied_emit = [self._emit[eid] for eid in merged.applied]
+        self._slots = {slot_and_claim(e)[0] for e in self._valid.values()}
+
+    def _emitted(self, eid: str) -> tuple[str, str]:
+        """The merge order key at which `eid` is applied: its own, or, for a correction that
+        waited for the event it names (`_links_first`), that event's."""
+        known = self._emit.get(eid)
+        if known is not None:
+            return known
+        event = self._valid.get(eid)
+        if event is None:  # record_created, applied first
+            self._emit[eid] = ("", "")
+            return ("", "")
+        key = order_key(event)
+        link = link_of(event)
+        if link is not None and link[1] in self._valid:
+            key = max(key, self._emitted(link[1]))
+        self._emit[eid] = key
+        return key
+
+    def _insert(self, typed: AuthorEvent, text: str, key: tuple[str, str]) -> bool:
+        """Place a plain statement dated before the last event merged, when its slot was never
+        used: then it changes no other event's fate (no repeat, conflict or correction can
+        involve it), only where it stands in `current` and `applied_event_ids`. False when
+        that is not so (a full merge)."""
+        slot, _ = slot_and_claim(typed)
+        if self._restored or slot in self._slots:
+            return False
+        assert self._fold is not None
+        eid = typed["event_id"]
+        self._fold.add(typed, None)  # a slot of its own: it is held
+        self._slots.add(slot)
+        self._text_of[eid] = text
+        self._valid[eid] = typed
+        self._valid_count += 1
+        self._emit[eid] = key
+        at = bisect.bisect(self._applied_emit, key)
+        self._applied_emit.insert(at, key)
+        self._applied.insert(at, t := json_string(eid).encode("utf-8"))
+        self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
+        part = LISTS[typed["event_type"]]
+        items = list(self._current[part].items())
+        at = bisect.bisect([self._emit[e] for e, _ in items], key)
+        items.insert(at, (eid, written := text.encode("utf-8")))
+        self._current[part] = dict(items)
+        self.log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
+        return True
 
     @classmethod
     def restored(
@@ -629,7 +695,7 @@ class StateBuilder:
         record_created: RecordCreated,
         source_aliases: Sequence[SourceAlias],
         encode: Encode,
-        pieces: Iterable[tuple[str, str, bytes, bytes, str]],
+        pieces: Iterable[tuple[str, str, bytes, bytes, str, str]],
         valid_count: int,
         last: tuple[str, str],
         awaited: Iterable[str],
@@ -653,13 +719,17 @@ class StateBuilder:
         self._text_of = {}  # a store's event ids are unique: none comes twice
         self._valid = {}  # links are declined (`_restored`)
         self._restored = True
+        self._emit, self._applied_emit, self._slots = {}, [], set()  # `_insert` declines
         self._current = {name: {} for name in LISTS.values()}
         fold = self._fold = Fold()
         fold.live = _EventsByText(self._current)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
-        for part, eid, served, canon, said in pieces:
+        for part, eid, served, canon, said, place in pieces:
+            if part == "applied_event_ids":
+                self._applied_emit.append(_unplace(place))
             if part in self._current:
                 self._current[part][eid] = served
+                self._emit[eid] = _unplace(place)
                 slot, claim = _slot_claim(said)
                 fold.holders.setdefault(slot, (claim, []))[1].append(eid)
                 fold.slot_of[eid] = slot
@@ -694,12 +764,12 @@ class StateBuilder:
         slot = self._fold.slot_of[eid]
         return json.dumps([slot, self._fold.holders[slot][0]], ensure_ascii=False)
 
-    def pieces(self) -> Iterable[tuple[str, str, bytes, bytes, str]]:
-        """(part, event_id or "", served, canonical, slot and claim or "") of every piece, in
-        order: what `restored` takes back."""
+    def pieces(self) -> Iterable[tuple[str, str, bytes, bytes, str, str]]:
+        """(part, event_id or "", served, canonical, slot and claim or "", place) of every
+        piece, in order: what `restored` takes back (`Change`)."""
         for name, texts in self._current.items():
             for eid, text in texts.items():
-                yield name, eid, text, text, self._said(eid)
+                yield name, eid, text, text, self._said(eid), _place(self._emit[eid])
         for part, items in (
             ("equivocations", self._equivocations),
             ("invalid_events", self._invalid),
@@ -707,11 +777,11 @@ class StateBuilder:
             ("duplicates", self._duplicates),
         ):
             for served, canon in items:
-                yield part, "", served, canon, ""
+                yield part, "", served, canon, "", ""
         for text in self._withdrawals:
-            yield "withdrawals", "", text, text, ""
-        for text in self._applied:
-            yield "applied_event_ids", "", text, text, ""
+            yield "withdrawals", "", text, text, "", ""
+        for text, key in zip(self._applied, self._applied_emit, strict=True):
+            yield "applied_event_ids", "", text, text, "", _place(key)
 
     @staticmethod
     def _all_applied_or_not(fold: Fold) -> list[AuthorEvent]:
@@ -739,7 +809,7 @@ class StateBuilder:
         if eid in self._text_of:
             return self._text_of[eid] == text  # the same event again changes nothing
         key = order_key(event)
-        if key <= self._last or eid in self._awaited:
+        if eid in self._awaited:
             return False
         # `checked`: a store's event, which passed `checked_author_event` when it was stored
         seen = already_checked([event]) if checked else None  # type: ignore[list-item]
@@ -747,6 +817,8 @@ class StateBuilder:
         if typed is None or failures:
             return False
         link = link_of(typed)
+        if key <= self._last:  # dated before: only a plain statement in a slot of its own
+            return link is None and self._insert(typed, text, key)
         if link is not None:
             if self._restored:  # what corrections are judged by is not kept: merge in full
                 return False
@@ -761,30 +833,33 @@ class StateBuilder:
         self._text_of[eid] = text
         self._valid[eid] = typed
         self._valid_count += 1
+        self._emit[eid] = key
+        self._slots.add(slot_and_claim(typed)[0])
         log = self.log
         for e in result.equivocations[sizes[0] :]:
             self._equivocations.append(piece := self._both(e))
-            log.append(("put", "equivocations", "", *piece, ""))
+            log.append(("put", "equivocations", "", *piece, "", ""))
         for gone in result.superseded[sizes[1] :]:
             old = gone["event"]
             part = LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
-            log.append(("drop", part, old["event_id"], b"", b"", ""))
+            log.append(("drop", part, old["event_id"], b"", b"", "", ""))
             self._superseded.append(piece := self._both(gone))
-            log.append(("put", "superseded", "", *piece, ""))
+            log.append(("put", "superseded", "", *piece, "", ""))
         for w in result.withdrawals[sizes[2] :]:
             self._withdrawals.append(t := self._text_of[w["event_id"]].encode("utf-8"))
-            log.append(("put", "withdrawals", "", t, t, ""))
+            log.append(("put", "withdrawals", "", t, t, "", ""))
         for d in result.duplicates[sizes[3] :]:
             self._duplicates.append(piece := self._both(d))
-            log.append(("put", "duplicates", "", *piece, ""))
+            log.append(("put", "duplicates", "", *piece, "", ""))
         for a in result.applied[sizes[4] :]:
             self._applied.append(t := json_string(a).encode("utf-8"))
-            log.append(("put", "applied_event_ids", "", t, t, ""))
+            self._applied_emit.append(key)  # after every event merged: its own key
+            log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
         if eid in fold.live:
             part = LISTS[typed["event_type"]]
             self._current[part][eid] = written = text.encode("utf-8")
-            log.append(("put", part, eid, written, written, self._said(eid)))
+            log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
         return True
 
     def document(self) -> tuple[bytes, str]:

@@ -14,6 +14,7 @@ valid: `StateBuilder`), the paper is merged again in full, once.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from typing import Any
@@ -101,15 +102,29 @@ class LiveStates:
     def _build(self, rec: StoredRecord) -> tuple[int, StateBuilder]:
         """The paper merged in full from every stored event (each checked when it was stored:
         `already_checked`, the signatures are not verified again), and kept in the store."""
-        rows = self._store.events_after(rec.body)
-        events = [e for _, _, e in rows]
-        builder = StateBuilder(
-            **self._record_args(rec),
-            events=events,
-            texts={e["event_id"]: text for _, text, e in rows},
-            checked=already_checked(events),
-        )
-        version = rows[-1][0] if rows else 0
+        # A big paper's builder holds millions of objects for good (its events, the fold):
+        # the cycle collector would walk them all again and again, while they are made and
+        # at every later collection (seconds each at 100,000 events, the POSTs that followed
+        # waited on it). Made with it paused, then moved out of its reach (`gc.freeze`: it
+        # still frees what refcounts free; `unfreeze` first, so an older builder dropped is
+        # collected as usual).
+        gc.unfreeze()
+        gc.disable()
+        try:
+            rows = self._store.events_after(rec.body)
+            events = [e for _, _, e in rows]
+            builder = StateBuilder(
+                **self._record_args(rec),
+                events=events,
+                texts={e["event_id"]: text for _, text, e in rows},
+                checked=already_checked(events),
+            )
+            del events
+            version = rows[-1][0] if rows else 0
+            del rows
+        finally:
+            gc.enable()
+        gc.freeze()
         whole = (("put", *piece) for piece in builder.pieces())
         self._store.save_state(rec.body, _head(version, builder), whole, whole=True)
         self._entries[rec.body] = (version, builder)

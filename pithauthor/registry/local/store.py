@@ -127,6 +127,7 @@ CREATE TABLE IF NOT EXISTS state_pieces (
     served BLOB NOT NULL,
     canon BLOB,
     said TEXT NOT NULL,
+    place TEXT NOT NULL,
     PRIMARY KEY (body, seq)
 );
 CREATE INDEX IF NOT EXISTS state_pieces_event ON state_pieces(body, event_id);
@@ -166,7 +167,7 @@ class SavedState(NamedTuple):
     valid_count: int
     last: tuple[str, str]
     awaited: list[str]
-    pieces: list[tuple[str, str, bytes, bytes, str]]
+    pieces: list[tuple[str, str, bytes, bytes, str, str]]
 
 
 class _Pending:
@@ -418,8 +419,8 @@ class RegistryStore:
         if head is None:
             return None
         rows = conn.execute(
-            "SELECT part, event_id, served, coalesce(canon, served), said FROM state_pieces "
-            "WHERE body = ? ORDER BY seq",
+            "SELECT part, event_id, served, coalesce(canon, served), said, place "
+            "FROM state_pieces WHERE body = ? ORDER BY place, seq",
             (body,),
         ).fetchall()
         last = parse_json(head[2])
@@ -429,7 +430,7 @@ class RegistryStore:
         self,
         body: str,
         head: SavedState,
-        changes: Iterable[tuple[str, str, str, bytes, bytes, str]],
+        changes: Iterable[tuple[str, str, str, bytes, bytes, str, str]],
         *,
         whole: bool = False,
     ) -> None:
@@ -446,7 +447,7 @@ class RegistryStore:
             ).fetchone()
             seq = int(row[0])
             puts = []
-            for how, part, eid, served, canon, said in changes:
+            for how, part, eid, served, canon, said, place in changes:
                 if how == "drop":
                     conn.execute(
                         "DELETE FROM state_pieces WHERE body = ? AND event_id = ? AND part = ?",
@@ -455,9 +456,18 @@ class RegistryStore:
                     continue
                 seq += 1
                 puts.append(
-                    (body, seq, part, eid, served, None if canon == served else canon, said)
+                    (
+                        body,
+                        seq,
+                        part,
+                        eid,
+                        served,
+                        None if canon == served else canon,
+                        said,
+                        place,
+                    )
                 )
-            conn.executemany("INSERT INTO state_pieces VALUES (?,?,?,?,?,?,?)", puts)
+            conn.executemany("INSERT INTO state_pieces VALUES (?,?,?,?,?,?,?,?)", puts)
             conn.execute(
                 "INSERT INTO state_heads VALUES (?,?,?,?,?) ON CONFLICT(body) DO UPDATE SET "
                 "version = excluded.version, valid_count = excluded.valid_count, "
