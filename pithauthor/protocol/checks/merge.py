@@ -589,6 +589,7 @@ class StateBuilder:
         #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
         self.log: list[Change] = []
         self._restored = False  # `restored`: the fold knows slots, not corrections
+        self._said_kept: dict[str, str] = {}  # `restored`: each current event's slot, claim
         self._head = [
             (k, self._both(v))
             for k, v in (
@@ -721,8 +722,7 @@ class StateBuilder:
         self._restored = True
         self._emit, self._applied_emit, self._slots = {}, [], set()  # `_insert` declines
         self._current = {name: {} for name in LISTS.values()}
-        fold = self._fold = Fold()
-        fold.live = _EventsByText(self._current)
+        self._fold = None  # made from `_said_kept` when an event comes (`_fold_back`)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
         for part, eid, served, canon, said, place in pieces:
             if part == "applied_event_ids":
@@ -730,9 +730,7 @@ class StateBuilder:
             if part in self._current:
                 self._current[part][eid] = served
                 self._emit[eid] = _unplace(place)
-                slot, claim = _slot_claim(said)
-                fold.holders.setdefault(slot, (claim, []))[1].append(eid)
-                fold.slot_of[eid] = slot
+                self._said_kept[eid] = said
             else:
                 lists[part].append((served, canon))
         self._equivocations = lists["equivocations"]
@@ -758,8 +756,23 @@ class StateBuilder:
         """The event ids that corrections stored before them name (`restored` takes them)."""
         return sorted(self._awaited)
 
+    def _fold_back(self) -> Fold:
+        """A restored builder's fold, from the slots and claims kept: made when the first new
+        event comes, not when the state is first served."""
+        fold = self._fold = Fold()
+        fold.live = _EventsByText(self._current)
+        for texts in self._current.values():
+            for eid in texts:
+                slot, claim = _slot_claim(self._said_kept[eid])
+                fold.holders.setdefault(slot, (claim, []))[1].append(eid)
+                fold.slot_of[eid] = slot
+        return fold
+
     def _said(self, eid: str) -> str:
         """The slot and claim of a current event, as JSON (`restored` reads them back)."""
+        kept = self._said_kept.get(eid)
+        if kept is not None:
+            return kept
         assert self._fold is not None
         slot = self._fold.slot_of[eid]
         return json.dumps([slot, self._fold.holders[slot][0]], ensure_ascii=False)
@@ -801,8 +814,9 @@ class StateBuilder:
         """Merge one more event; False (nothing changed) when it needs a full merge (see the
         class docstring). `text`: its canonical text, when known; `checked`: it passed
         `checked_author_event` already (a store's event), so it is not verified again."""
-        if self._fold is None or (type(event) is not dict and not isinstance(event, Mapping)):
+        if type(event) is not dict and not isinstance(event, Mapping):
             return False
+        fold = self._fold if self._fold is not None else self._fold_back()
         eid = str(event.get("event_id", ""))
         if text is None:
             text = canonical_text(event)
@@ -825,7 +839,7 @@ class StateBuilder:
             target = self._valid.get(link[1])
             if target is None or link_faults(typed, target):
                 return False
-        fold, result = self._fold, self._fold.result
+        result = fold.result
         sizes = [len(result.equivocations), len(result.superseded), len(result.withdrawals),
                  len(result.duplicates), len(result.applied)]  # fmt: skip
         fold.add(typed, link)

@@ -420,9 +420,11 @@ class RegistryStore:
             return None
         rows = conn.execute(
             "SELECT part, event_id, served, coalesce(canon, served), said, place "
-            "FROM state_pieces WHERE body = ? ORDER BY place, seq",
+            "FROM state_pieces WHERE body = ? ORDER BY seq",
             (body,),
         ).fetchall()
+        # the places sorted here, stably: SQLite's sorter would copy every (large) row
+        rows.sort(key=lambda row: row[5])
         last = parse_json(head[2])
         return SavedState(int(head[0]), int(head[1]), (last[0], last[1]), parse_json(head[3]), rows)
 
