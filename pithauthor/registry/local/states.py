@@ -46,12 +46,12 @@ class LiveStates:
         with self._locks_lock:
             return self._locks.setdefault(body, threading.Lock())
 
-    def document(self, rec: StoredRecord) -> tuple[int, bytes]:
-        """The state of `rec` as served, and the event version it holds."""
+    def document(self, rec: StoredRecord) -> tuple[int, bytes, str]:
+        """The state of `rec` as served, the event version it holds, and its state_sha256."""
         with self._lock(rec.body):
             version, builder = self._caught_up(rec)
-            body, _ = builder.document()
-            return version, body
+            body, sha = builder.document()
+            return version, body, sha
 
     def update(self, rec: StoredRecord) -> None:
         """Take the events stored since the last look (after an accepted POST)."""
