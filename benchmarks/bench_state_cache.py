@@ -11,6 +11,11 @@ Two rows: a plain GET, which sends the whole state (the 10,000-event one is abou
 its cost is the transfer and the client's reading of it, in proportion to the events however
 the server keeps it), and a revalidating GET (`If-None-Match` with the `ETag` of the first
 answer: 304, no body), what a reader polling a state it already holds pays.
+
+Two more rows (issue 39, `run_first_read`; alone: `python -m benchmarks.bench_state_cache
+first`): the first GET of a 100,000-event paper after a restart of the registry, and after 100
+POSTs, each against a GET of the same state once built; target within 2x. The paper's events
+are stored in one transaction (`RegistryStore.insert_events`), not POSTed one by one.
 """
 
 from __future__ import annotations
