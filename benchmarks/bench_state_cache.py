@@ -11,6 +11,11 @@ Two rows: a plain GET, which sends the whole state (the 10,000-event one is abou
 its cost is the transfer and the client's reading of it, in proportion to the events however
 the server keeps it), and a revalidating GET (`If-None-Match` with the `ETag` of the first
 answer: 304, no body), what a reader polling a state it already holds pays.
+
+Two more rows (issue 39, `run_first_read`; alone: `python -m benchmarks.bench_state_cache
+first`): the first GET of a 100,000-event paper after a restart of the registry, and after 100
+POSTs, each against a GET of the same state once built; target within 2x. The paper's events
+are stored in one transaction (`RegistryStore.insert_events`), not POSTed one by one.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ SMALL = 10
 GETS = 20
 TARGET = 2.0
 LIMIT_MS = 20.0
+HUGE = 100_000  # the first-read rows (issue 39)
+POSTS = 100
+ROUNDS = 3
 
 
 def _fill(data: Path) -> tuple[str, str]:
@@ -72,6 +80,130 @@ def _fill(data: Path) -> tuple[str, str]:
                       jobs))  # fmt: skip
     store.close()
     return recs[0].body, recs[1].body
+
+
+def _citations(rec: Any, n: int, when: str, start: int = 0) -> list[Any]:
+    """`n` citations of `rec` signed by one key, each by another citing paper."""
+    import hashlib
+
+    from nacl.signing import SigningKey
+
+    from pithauthor.protocol.identity import key_id
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.sign import sign_citation
+
+    class Signer:
+        def __init__(self) -> None:
+            self._key = SigningKey(b"\x08" * 32)
+            self.public_key = bytes(self._key.verify_key)
+            self.signer_id = key_id(self.public_key)
+
+        def sign_digest(self, digest: bytes) -> bytes:
+            return bytes(self._key.sign(digest).signature)
+
+    signer = Signer()
+    subject = Subject(PithNumber.parse(rec.pith_number), rec.canonical_sha256)
+    return [
+        sign_citation(
+            signer,
+            subject,
+            PithNumber.from_digest(hashlib.sha256(b"%d" % i).hexdigest(), 2025),
+            "cites",
+            created_at=when,
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def _fill_huge(data: Path) -> Any:
+    """One example paper with HUGE citations, stored in one transaction (`insert_events`: what
+    POSTs would store, without 100,000 HTTP round trips); returns its record."""
+    from pithauthor.registry.local.answers import load_or_create_key
+    from pithauthor.registry.local.run import add_paper, example_papers
+    from pithauthor.registry.local.store import RegistryStore
+
+    store, key = RegistryStore(data), load_or_create_key(data)
+    rec = add_paper(store, key, example_papers()[0])[0]
+    store.insert_events(
+        rec.body, _citations(rec, HUGE, "2026-11-29T12:00:00Z"), "2026-11-29T12:00:00Z"
+    )
+    store.close()
+    return rec
+
+
+def _timed_get(client: Any, path: str) -> float:
+    import time
+
+    began = time.perf_counter()
+    answer = client.get(path)
+    answer.raise_for_status()
+    _ = answer.content
+    return time.perf_counter() - began
+
+
+def run_first_read() -> list[dict[str, Any]]:
+    """The first state.json GET of a HUGE-event paper, after a restart of the registry and after
+    POSTS events POSTed, against a GET of the same state once built (issue 39)."""
+    import statistics
+    import time
+
+    import httpx
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="pith-bench-") as tmp:
+        data = Path(tmp) / "registry"
+        began = time.perf_counter()
+        rec = _fill_huge(data)
+        fill_s = time.perf_counter() - began
+        path = f"/pith/{rec.body}/state.json"
+        restart: list[float] = []
+        after_posts: list[float] = []
+        cached: list[float] = []
+        very_first = 0.0
+        size = 0
+        for round_ in range(ROUNDS):
+            proc, url = _start(data)
+            try:
+                with httpx.Client(base_url=url, timeout=600) as client:
+                    first = _timed_get(client, path)
+                    if round_ == 0:
+                        very_first = first  # the store was filled without a server
+                    else:
+                        restart.append(first)
+                    cached += [_timed_get(client, path) for _ in range(3)]
+                    for event in _citations(rec, POSTS, f"2026-11-29T13:{round_:02d}:00Z",
+                                            HUGE + round_ * POSTS):  # fmt: skip
+                        answer = client.post(
+                            f"/pith/{rec.body}/action/citation_signature",
+                            json=event,
+                            headers={"Idempotency-Key": event["event_id"]},
+                        )
+                        if answer.status_code != 201:
+                            raise RuntimeError("the registry refused an event")
+                    after_posts.append(_timed_get(client, path))
+                    cached += [_timed_get(client, path) for _ in range(3)]
+                    size = len(client.get(path).content)
+            finally:
+                proc.terminate()
+                proc.wait(30)
+    base = statistics.median(cached)
+    for what, times in (("after a restart", restart), (f"after {POSTS} POSTs", after_posts)):
+        fig = statistics.median(times)
+        rows.append(
+            row(
+                f"registry: first state.json GET of a {HUGE:,}-event paper {what} vs a cached GET",
+                fig,
+                base,
+                TARGET,
+                note=f"median of {len(times)} first GETs ({fig * 1e3:.0f} ms) against the "
+                f"median of {len(cached)} GETs of the state once built ({base * 1e3:.0f} ms); "
+                f"state {size / 1e6:.0f} MB; the GET after the store was filled without a "
+                f"server (a full merge) took {very_first * 1e3:.0f} ms; filling the store "
+                f"(signing and one bulk insert) {fill_s:.0f} s",
+            )
+        )
+    return rows
 
 
 def _start(data: Path) -> tuple[subprocess.Popen[str], str]:
@@ -133,9 +265,9 @@ def run() -> list[dict[str, Any]]:
                 f"{sizes.get(small, 0) / 1e3:.1f} kB",
             )
         )
-    return rows
+    return rows + run_first_read()
 
 
 if __name__ == "__main__":
-    for r in run():
+    for r in run_first_read() if sys.argv[1:] == ["first"] else run():
         print(r)

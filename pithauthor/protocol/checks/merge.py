@@ -38,11 +38,18 @@ states with it and `pith verify` recomputes them with it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import bisect
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pithauthor.protocol.canonical_json import canonical, canonical_sha256
+from pithauthor.protocol.canonical_json import (
+    canonical,
+    canonical_sha256,
+    canonical_text,
+    json_string,
+)
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import (
     AuthorEvent,
@@ -188,38 +195,63 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
     """Apply valid, deduplicated events given in merge order: slots, claims, equivocations and
     corrections (module docstring). Also what the CLI runs over an outbox, to know what each
     slot holds before it signs anything."""
-    result = Applied()
+    return fold_events(events).finish()
+
+
+def fold_events(events: Sequence[AuthorEvent]) -> Fold:
+    """`apply_events`, the fold kept: more events that come after all of these in merge order
+    can still be added to it (`Fold.add`, `StateBuilder`)."""
+    fold = Fold()
     # each event's link, asked once (by object: `events` is held meanwhile). Without any, as in
     # most states, no link can break and the order stands (`_links_first` would keep it)
     links = {id(e): link for e in events if (link := link_of(e)) is not None}
     ordered: Sequence[AuthorEvent] = events
     if links:
-        _check_links(events, {e["event_id"]: e for e in events}, result.broken_links)
-        ordered = _links_first(events, result.broken_links)
-    live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
-    slot_of: dict[str, Slot] = {}
-    holders: dict[Slot, tuple[object, list[str]]] = {}  # slot -> (claim, live events holding it)
-    kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
-    # what each correction said (statement and link) -> the correction applied first
-    corrections_said: dict[tuple[str, str, str], str] = {}
-    first_of: dict[str, str] = {}  # a repeat -> the event it repeats
+        _check_links(events, {e["event_id"]: e for e in events}, fold.result.broken_links)
+        ordered = _links_first(events, fold.result.broken_links)
+    for event in ordered:
+        fold.add(event, links.get(id(event)))
+    return fold
 
-    def repeat_of(event: AuthorEvent, slot: Slot, link: tuple[str, str] | None) -> str | None:
+
+class Fold:
+    """What applying events in merge order has decided so far (`apply_events`): the result, and
+    what the next event is judged against (the slots held, the corrections said)."""
+
+    def __init__(self) -> None:
+        self.result = Applied()
+        self.live: dict[str, AuthorEvent] = {}  # applied and not corrected, in the order applied
+        self.slot_of: dict[str, Slot] = {}
+        # slot -> (claim, live events holding it)
+        self.holders: dict[Slot, tuple[object, list[str]]] = {}
+        self.kept_for: dict[str, str] = {}  # an equivocating event -> the event kept instead
+        # what each correction said (statement and link) -> the correction applied first
+        self.corrections_said: dict[tuple[str, str, str], str] = {}
+        self.first_of: dict[str, str] = {}  # a repeat -> the event it repeats
+
+    def finish(self) -> Applied:
+        """The result, with `current` (copies of the live events, in the order applied)."""
+        self.result.current = [e.copy() for e in self.live.values()]
+        return self.result
+
+    def _repeat_of(
+        self, event: AuthorEvent, slot: Slot, link: tuple[str, str] | None
+    ) -> str | None:
         """The earlier event `event` repeats word for word (module docstring), if any."""
         if link is not None:
-            return corrections_said.get((statement_key(event), *link))
-        held = holders.get(slot)
+            return self.corrections_said.get((statement_key(event), *link))
+        held = self.holders.get(slot)
         if held is None:  # nothing in its slot to repeat: the common case, without a hash
             return None
         said = statement_key(event)
         for eid in held[1]:
-            if statement_key(live[eid]) == said:
+            if statement_key(self.live[eid]) == said:
                 return eid
         return None
 
-    def conflict(event: AuthorEvent, kept: str) -> None:
-        kept_for[event["event_id"]] = kept
-        result.equivocations.append(
+    def _conflict(self, event: AuthorEvent, kept: str) -> None:
+        self.kept_for[event["event_id"]] = kept
+        self.result.equivocations.append(
             {
                 "kept_event_id": kept,
                 "conflicting_event": event.copy(),
@@ -228,38 +260,39 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
             }
         )
 
-    def hold(event: AuthorEvent, slot: Slot, claim: object) -> None:
+    def _hold(self, event: AuthorEvent, slot: Slot, claim: object) -> None:
         eid = event["event_id"]
-        holders.setdefault(slot, (claim, []))[1].append(eid)
-        live[eid] = event
-        slot_of[eid] = slot
-        result.applied.append(eid)
+        self.holders.setdefault(slot, (claim, []))[1].append(eid)
+        self.live[eid] = event
+        self.slot_of[eid] = slot
+        self.result.applied.append(eid)
 
-    for event in ordered:
+    def add(self, event: AuthorEvent, link: tuple[str, str] | None) -> None:
+        """Apply one valid event whose link (`link_of`) is unbroken, after all before it."""
+        result, holders, live = self.result, self.holders, self.live
         slot, claim = slot_and_claim(event)
-        link = links.get(id(event))
-        first = repeat_of(event, slot, link)
+        first = self._repeat_of(event, slot, link)
         if first is not None:  # the same statement signed again: it counts once
             result.duplicates.append({"event": event.copy(), "duplicate_of": first})
-            first_of[event["event_id"]] = first
-            continue
+            self.first_of[event["event_id"]] = first
+            return
         held = holders.get(slot)
         if link is None:
             if held is not None and held[0] != claim:
-                conflict(event, held[1][0])
+                self._conflict(event, held[1][0])
             else:
-                hold(event, slot, claim)
-            continue
+                self._hold(event, slot, claim)
+            return
         how, target = link
         said = (statement_key(event), how, target)
-        target = first_of.get(target, target)  # naming a repeat names what it repeats
+        target = self.first_of.get(target, target)  # naming a repeat names what it repeats
         if target not in live:  # already corrected, or never applied: a second answer
-            conflict(event, result.superseded_by(target) or kept_for.get(target, target))
-            continue
-        old_slot = slot_of[target]
+            self._conflict(event, result.superseded_by(target) or self.kept_for.get(target, target))
+            return
+        old_slot = self.slot_of[target]
         if how == "replaces" and slot != old_slot and held is not None and held[0] != claim:
-            conflict(event, held[1][0])  # it moves into a slot that says something else
-            continue
+            self._conflict(event, held[1][0])  # it moves into a slot that says something else
+            return
         for old in holders.pop(old_slot)[1]:  # the event and its repeats: one statement
             result.superseded.append(
                 {
@@ -268,14 +301,12 @@ def apply_events(events: Sequence[AuthorEvent]) -> Applied:
                     "how": "replaced" if how == "replaces" else "withdrawn",
                 }
             )
-        corrections_said.setdefault(said, event["event_id"])
+        self.corrections_said.setdefault(said, event["event_id"])
         if how == "withdraws":
             result.withdrawals.append(event.copy())
             result.applied.append(event["event_id"])
         else:
-            hold(event, slot, claim)
-    result.current = [e.copy() for e in live.values()]
-    return result
+            self._hold(event, slot, claim)
 
 
 def _check_links(
@@ -338,6 +369,7 @@ class _Merged:
     withdrawals: list[AuthorEvent] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
     valid_count: int = 1  # record_created
+    fold: Fold = field(default_factory=Fold)  # kept, for `StateBuilder` to go on from
 
     def corrections(self) -> dict[str, object]:
         """`superseded`, `withdrawals` and `duplicates`, each only when not empty (a state
@@ -369,7 +401,8 @@ def _merge(
             failures[index] = broken or ["event_type"]
         else:
             valid.append((index, typed))
-    applied = apply_events([e for _, e in valid])
+    merged.fold = fold_events([e for _, e in valid])
+    applied = merged.fold.finish()
     for index, event in valid:
         if event["event_id"] in applied.broken_links:
             failures[index] = applied.broken_links[event["event_id"]]
@@ -447,3 +480,453 @@ def merge_state(
 def state_hash(state: Mapping[str, object]) -> str:
     """`state_sha256`: sha256 of the canonical state without its `state_sha256` key."""
     return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+
+
+# --- a merged state kept up to date event by event (issue 39) ---------------------------------
+
+#: How a server writes a JSON value (compact, keys in the order the merge made them); the
+#: canonical text orders them. Both are kept for every piece of a state.
+Encode = Callable[[object], str]
+Piece = tuple[bytes, bytes]  # (as served, canonical), UTF-8
+#: A change `StateBuilder.add` made: ("put", part, event_id or "", served, canonical, slot and
+#: claim as JSON or "", place) or ("drop", part, event_id, b"", b"", "", ""); `place`
+#: (`_place`) orders the pieces of `current` and `applied_event_ids`, "" the others'
+#: (appended, in the order given)
+Change = tuple[str, str, str, bytes, bytes, str, str]
+
+
+def _place(key: tuple[str, str]) -> str:
+    """A merge order key as one text that sorts as the key does (no created_at holds \x01)."""
+    return key[0] + "\x01" + key[1]
+
+
+def _unplace(place: str) -> tuple[str, str]:
+    """`_place` read back."""
+    created, _, eid = place.partition("\x01")
+    return created, eid
+
+
+def _slot_claim(said: str) -> tuple[Slot, object]:
+    """A slot and claim back from `StateBuilder._said`'s JSON (a slot's lists are tuples)."""
+    slot, claim = json.loads(said)
+    return tuple(tuple(x) if isinstance(x, list) else x for x in slot), claim
+
+
+class _EventsByText(dict[str, AuthorEvent]):
+    """A restored fold's live events: read from their kept text when the fold asks for one
+    (only for a new event in a slot already held), not all at once on a restart."""
+
+    def __init__(self, current: Mapping[str, Mapping[str, bytes]]) -> None:
+        super().__init__()
+        self._current = current
+
+    def __missing__(self, eid: str) -> AuthorEvent:
+        for texts in self._current.values():
+            if eid in texts:
+                event: AuthorEvent = json.loads(texts[eid])
+                self[eid] = event
+                return event
+        raise KeyError(eid)
+
+
+# the state's keys in the order `merge_state` makes them (served), and the optional lists
+_PARTS = ("equivocations", "invalid_events", "superseded", "withdrawals", "duplicates",
+          "applied_event_ids")  # fmt: skip
+
+
+def _object_chunks(pairs: Iterable[tuple[str, bytes]]) -> list[bytes]:
+    """A JSON object written from its keys and the texts of their values, in the order given,
+    as chunks: the values (megabytes of events) are not copied into one text to be hashed."""
+    chunks = [b"{"]
+    for k, v in pairs:
+        if len(chunks) > 1:
+            chunks.append(b",")
+        chunks += ((json_string(k) + ":").encode("utf-8"), v)
+    chunks.append(b"}")
+    return chunks
+
+
+def _join_array(texts: Iterable[bytes]) -> bytes:
+    return b"[" + b",".join(texts) + b"]"
+
+
+class StateBuilder:
+    """One record's merged state (`merge_state`), kept so that a new event that comes after all
+    the others in merge order is added at a cost that does not grow with the state: the fold
+    goes on from where it stopped (`Fold.add`), and each piece of the state (an event, an
+    equivocation, an applied id...) is kept as text, so that writing the state is joining
+    texts and hashing them, not serialising and merging every event again (issue 39: the first
+    read of a 100,000-event paper). `document()` gives the same bytes as `encode(merge_state(
+    ...))` and the same `state_sha256` (tests/unit/registry/test_registry_incremental.py).
+
+    Events are written as their canonical text (`texts`, or `canonical_text`): a server that
+    stores canonical events (whose keys are then in sorted order) serves them the same way.
+
+    `add` declines (returns False, changing nothing) what a fold cannot simply go on with; the
+    caller then builds anew from every event (a full merge). That is: an event earlier in merge
+    order than one already merged (it would change what came after it), an invalid one, a
+    correction whose link breaks a rule or names an event not merged yet, an event that an
+    earlier correction named before it arrived (that correction becomes valid), and a second
+    copy of an event id with other bytes. Events arrive in time order and corrections after
+    what they correct, so these are rare."""
+
+    def __init__(
+        self,
+        *,
+        pith_number: str,
+        canonical_record: CanonicalRecord,
+        record_created: RecordCreated,
+        source_aliases: Sequence[SourceAlias],
+        events: Iterable[object] | None,
+        encode: Encode,
+        texts: Mapping[str, str] | None = None,
+        checked: Checked | None = None,
+    ) -> None:
+        self._pn = pith_number
+        self._sha = canonical_sha256(canonical_record)
+        self._encode = encode
+        #: what `add` changed, for a caller that keeps the pieces elsewhere (`pieces`):
+        #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
+        self.log: list[Change] = []
+        self._restored = False  # `restored`: the fold knows slots, not corrections
+        self._said_kept: dict[str, str] = {}  # `restored`: each current event's slot, claim
+        self._head = [
+            (k, self._both(v))
+            for k, v in (
+                ("canonical_record", canonical_record),
+                ("source_aliases", list(source_aliases)),
+                ("record_created", record_created),
+            )
+        ]
+        if events is None:  # `restored`: the pieces come from the caller, without a fold
+            return
+        received = list(events)
+        merged = _merge(pith_number, self._sha, record_created["event_id"], received, checked)
+        self._fold: Fold | None = merged.fold
+        fold = merged.fold
+        texts = texts or {}
+
+        def text(event: Mapping[str, object]) -> str:
+            eid = event.get("event_id")
+            known = texts.get(eid) if isinstance(eid, str) else None
+            return known if known is not None else canonical_text(event)
+
+        ordered = dedup(received)
+        self._last = order_key(ordered[-1]) if ordered else ("", "")
+        self._text_of = {str(e.get("event_id", "")): text(e) for e in ordered}
+        invalid_ids = {str(i["event"].get("event_id", "")) for i in merged.invalid}
+        self._valid: dict[str, AuthorEvent] = {
+            e["event_id"]: e for e in [*fold.live.values(), *self._all_applied_or_not(fold)]
+        }
+        for eid in invalid_ids:
+            self._valid.pop(eid, None)
+        # a correction whose link is broken waits for its target: when that arrives, rebuild
+        self._awaited = {
+            link[1] for i in merged.invalid if (link := link_of(i["event"])) is not None
+        }
+        self._valid_count = merged.valid_count
+        self._current: dict[str, dict[str, bytes]] = {name: {} for name in LISTS.values()}
+        for eid, event in fold.live.items():
+            self._current[LISTS[event["event_type"]]][eid] = self._text_of[eid].encode("utf-8")
+        self._equivocations = [self._both(e) for e in merged.equivocations]
+        self._invalid = [self._both(i) for i in merged.invalid]
+        self._superseded = [self._both(s) for s in merged.superseded]
+        self._withdrawals = [self._text_of[w["event_id"]].encode() for w in merged.withdrawals]
+        self._duplicates = [self._both(d) for d in merged.duplicates]
+        self._applied = [json_string(eid).encode("utf-8") for eid in merged.applied]
+        # where each event was applied in merge order (`_emitted`), and every slot used: what
+        # lets a plain statement dated before the last event merged be placed (`_insert`)
+        self._emit: dict[str, tuple[str, str]] = {}
+        for eid in merged.applied:
+            self._emitted(eid)
+        self._applied_emit = [self._emit[eid] for eid in merged.applied]
+        self._slots = {slot_and_claim(e)[0] for e in self._valid.values()}
+
+    def _emitted(self, eid: str) -> tuple[str, str]:
+        """The merge order key at which `eid` is applied: its own, or, for a correction that
+        waited for the event it names (`_links_first`), that event's."""
+        known = self._emit.get(eid)
+        if known is not None:
+            return known
+        event = self._valid.get(eid)
+        if event is None:  # record_created, applied first
+            self._emit[eid] = ("", "")
+            return ("", "")
+        key = order_key(event)
+        link = link_of(event)
+        if link is not None and link[1] in self._valid:
+            key = max(key, self._emitted(link[1]))
+        self._emit[eid] = key
+        return key
+
+    def _insert(self, typed: AuthorEvent, text: str, key: tuple[str, str]) -> bool:
+        """Place a plain statement dated before the last event merged, when its slot was never
+        used: then it changes no other event's fate (no repeat, conflict or correction can
+        involve it), only where it stands in `current` and `applied_event_ids`. False when
+        that is not so (a full merge)."""
+        slot, _ = slot_and_claim(typed)
+        if self._restored or slot in self._slots:
+            return False
+        assert self._fold is not None
+        eid = typed["event_id"]
+        self._fold.add(typed, None)  # a slot of its own: it is held
+        self._slots.add(slot)
+        self._text_of[eid] = text
+        self._valid[eid] = typed
+        self._valid_count += 1
+        self._emit[eid] = key
+        at = bisect.bisect(self._applied_emit, key)
+        self._applied_emit.insert(at, key)
+        self._applied.insert(at, t := json_string(eid).encode("utf-8"))
+        self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
+        part = LISTS[typed["event_type"]]
+        items = list(self._current[part].items())
+        at = bisect.bisect([self._emit[e] for e, _ in items], key)
+        items.insert(at, (eid, written := text.encode("utf-8")))
+        self._current[part] = dict(items)
+        self.log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
+        return True
+
+    @classmethod
+    def restored(
+        cls,
+        *,
+        pith_number: str,
+        canonical_record: CanonicalRecord,
+        record_created: RecordCreated,
+        source_aliases: Sequence[SourceAlias],
+        encode: Encode,
+        pieces: Iterable[tuple[str, str, bytes, bytes, str, str]],
+        valid_count: int,
+        last: tuple[str, str],
+        awaited: Iterable[str],
+    ) -> StateBuilder:
+        """A builder that writes the state whose `pieces` (`pieces()`, in order) a caller
+        kept, without merging. Its fold knows the slots and claims of the current events (an
+        event of a slot already held is read again only then), not what corrections need: its
+        `add` takes a plain statement and declines a correction (the caller merges in full
+        once, then goes on event by event)."""
+        self = cls(
+            pith_number=pith_number,
+            canonical_record=canonical_record,
+            record_created=record_created,
+            source_aliases=source_aliases,
+            events=None,
+            encode=encode,
+        )
+        self._valid_count = valid_count
+        self._last = last
+        self._awaited = set(awaited)
+        self._text_of = {}  # a store's event ids are unique: none comes twice
+        self._valid = {}  # links are declined (`_restored`)
+        self._restored = True
+        self._emit, self._applied_emit, self._slots = {}, [], set()  # `_insert` declines
+        self._current = {name: {} for name in LISTS.values()}
+        self._fold = None  # made from `_said_kept` when an event comes (`_fold_back`)
+        lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
+        for part, eid, served, canon, said, place in pieces:
+            if part == "applied_event_ids":
+                self._applied_emit.append(_unplace(place))
+            if part in self._current:
+                self._current[part][eid] = served
+                self._emit[eid] = _unplace(place)
+                self._said_kept[eid] = said
+            else:
+                lists[part].append((served, canon))
+        self._equivocations = lists["equivocations"]
+        self._invalid = lists["invalid_events"]
+        self._superseded = lists["superseded"]
+        self._withdrawals = [p[0] for p in lists["withdrawals"]]
+        self._duplicates = lists["duplicates"]
+        self._applied = [p[0] for p in lists["applied_event_ids"]]
+        return self
+
+    @property
+    def valid_count(self) -> int:
+        """`valid_event_count` of the state."""
+        return self._valid_count
+
+    @property
+    def last(self) -> tuple[str, str]:
+        """The merge order key (`order_key`) of the last event merged."""
+        return self._last
+
+    @property
+    def awaited(self) -> list[str]:
+        """The event ids that corrections stored before them name (`restored` takes them)."""
+        return sorted(self._awaited)
+
+    def _fold_back(self) -> Fold:
+        """A restored builder's fold, from the slots and claims kept: made when the first new
+        event comes, not when the state is first served."""
+        fold = self._fold = Fold()
+        fold.live = _EventsByText(self._current)
+        for texts in self._current.values():
+            for eid in texts:
+                slot, claim = _slot_claim(self._said_kept[eid])
+                fold.holders.setdefault(slot, (claim, []))[1].append(eid)
+                fold.slot_of[eid] = slot
+        return fold
+
+    def _said(self, eid: str) -> str:
+        """The slot and claim of a current event, as JSON (`restored` reads them back)."""
+        kept = self._said_kept.get(eid)
+        if kept is not None:
+            return kept
+        assert self._fold is not None
+        slot = self._fold.slot_of[eid]
+        return json.dumps([slot, self._fold.holders[slot][0]], ensure_ascii=False)
+
+    def pieces(self) -> Iterable[tuple[str, str, bytes, bytes, str, str]]:
+        """(part, event_id or "", served, canonical, slot and claim or "", place) of every
+        piece, in order: what `restored` takes back (`Change`)."""
+        for name, texts in self._current.items():
+            for eid, text in texts.items():
+                yield name, eid, text, text, self._said(eid), _place(self._emit[eid])
+        for part, items in (
+            ("equivocations", self._equivocations),
+            ("invalid_events", self._invalid),
+            ("superseded", self._superseded),
+            ("duplicates", self._duplicates),
+        ):
+            for served, canon in items:
+                yield part, "", served, canon, "", ""
+        for text in self._withdrawals:
+            yield "withdrawals", "", text, text, "", ""
+        for text, key in zip(self._applied, self._applied_emit, strict=True):
+            yield "applied_event_ids", "", text, text, "", _place(key)
+
+    @staticmethod
+    def _all_applied_or_not(fold: Fold) -> list[AuthorEvent]:
+        """The valid events the fold saw but no longer holds as current: links may name them."""
+        result = fold.result
+        return [
+            *(s["event"] for s in result.superseded),
+            *result.withdrawals,
+            *(d["event"] for d in result.duplicates),
+            *(e["conflicting_event"] for e in result.equivocations),
+        ]
+
+    def _both(self, value: object) -> Piece:
+        return self._encode(value).encode("utf-8"), canonical(value)
+
+    def add(self, event: object, text: str | None = None, *, checked: bool = False) -> bool:
+        """Merge one more event; False (nothing changed) when it needs a full merge (see the
+        class docstring). `text`: its canonical text, when known; `checked`: it passed
+        `checked_author_event` already (a store's event), so it is not verified again."""
+        if type(event) is not dict and not isinstance(event, Mapping):
+            return False
+        fold = self._fold if self._fold is not None else self._fold_back()
+        eid = str(event.get("event_id", ""))
+        if text is None:
+            text = canonical_text(event)
+        if eid in self._text_of:
+            return self._text_of[eid] == text  # the same event again changes nothing
+        key = order_key(event)
+        if eid in self._awaited:
+            return False
+        # `checked`: a store's event, which passed `checked_author_event` when it was stored
+        seen = already_checked([event]) if checked else None  # type: ignore[list-item]
+        failures, typed = _validity(event, self._pn, self._sha, seen)
+        if typed is None or failures:
+            return False
+        link = link_of(typed)
+        if key <= self._last:  # dated before: only a plain statement in a slot of its own
+            return link is None and self._insert(typed, text, key)
+        if link is not None:
+            if self._restored:  # what corrections are judged by is not kept: merge in full
+                return False
+            target = self._valid.get(link[1])
+            if target is None or link_faults(typed, target):
+                return False
+        result = fold.result
+        sizes = [len(result.equivocations), len(result.superseded), len(result.withdrawals),
+                 len(result.duplicates), len(result.applied)]  # fmt: skip
+        fold.add(typed, link)
+        self._last = key
+        self._text_of[eid] = text
+        self._valid[eid] = typed
+        self._valid_count += 1
+        self._emit[eid] = key
+        self._slots.add(slot_and_claim(typed)[0])
+        log = self.log
+        for e in result.equivocations[sizes[0] :]:
+            self._equivocations.append(piece := self._both(e))
+            log.append(("put", "equivocations", "", *piece, "", ""))
+        for gone in result.superseded[sizes[1] :]:
+            old = gone["event"]
+            part = LISTS[old["event_type"]]
+            self._current[part].pop(old["event_id"], None)
+            log.append(("drop", part, old["event_id"], b"", b"", "", ""))
+            self._superseded.append(piece := self._both(gone))
+            log.append(("put", "superseded", "", *piece, "", ""))
+        for w in result.withdrawals[sizes[2] :]:
+            self._withdrawals.append(t := self._text_of[w["event_id"]].encode("utf-8"))
+            log.append(("put", "withdrawals", "", t, t, "", ""))
+        for d in result.duplicates[sizes[3] :]:
+            self._duplicates.append(piece := self._both(d))
+            log.append(("put", "duplicates", "", *piece, "", ""))
+        for a in result.applied[sizes[4] :]:
+            self._applied.append(t := json_string(a).encode("utf-8"))
+            self._applied_emit.append(key)  # after every event merged: its own key
+            log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
+        if eid in fold.live:
+            part = LISTS[typed["event_type"]]
+            self._current[part][eid] = written = text.encode("utf-8")
+            log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
+        return True
+
+    def document(self) -> tuple[bytes, str]:
+        """The state as served (`encode` of `merge_state`'s answer, as UTF-8) and its
+        `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
+        invalid = len(self._invalid)
+        plain: dict[str, object] = {
+            "state_type": STATE_TYPE,
+            "state_version": STATE_VERSION,
+            "pith_number": self._pn,
+            "merge_version": MERGE_VERSION,
+            "event_count": self._valid_count + invalid,
+            "valid_event_count": self._valid_count,
+            "invalid_event_count": invalid,
+            "equivocation_count": len(self._equivocations),
+        }
+        lists = {name: _join_array(texts.values()) for name, texts in self._current.items()}
+        current_served = [(k, p[0]) for k, p in self._head]
+        current_canon = [(k, p[1]) for k, p in self._head]
+        for name in (*LISTS.values(), *EMPTY_REGISTRY_LISTS):
+            current_served.append((name, lists.get(name, b"[]")))
+            current_canon.append((name, lists.get(name, b"[]")))
+        pieces: dict[str, list[Piece]] = {
+            "equivocations": self._equivocations,
+            "invalid_events": self._invalid,
+        }
+        optional: dict[str, list[Piece]] = {
+            "superseded": self._superseded,
+            "withdrawals": [(t, t) for t in self._withdrawals],
+            "duplicates": self._duplicates,
+        }
+        applied = _join_array(self._applied)
+        served = [(k, self._encode(v).encode("utf-8")) for k, v in plain.items()]
+        canon = [(k, canonical(v)) for k, v in plain.items()]
+        served.append(("current", b"".join(_object_chunks(current_served))))
+        # the canonical `current` as chunks: its event lists are hashed where they are
+        canon_current = _object_chunks(sorted(current_canon))
+        for name, items in pieces.items():
+            served.append((name, _join_array(p[0] for p in items)))
+            canon.append((name, _join_array(p[1] for p in items)))
+        served.append(("applied_event_ids", applied))
+        canon.append(("applied_event_ids", applied))
+        canon += [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v]
+        import hashlib  # as canonical_json does: only where a hash is made
+
+        digest = hashlib.sha256()
+        for chunk in _object_chunks(sorted([*canon, ("current", b"")])):
+            if chunk:
+                digest.update(chunk)
+            else:  # the place of `current`
+                for part in canon_current:
+                    digest.update(part)
+        sha = digest.hexdigest()
+        served.append(("state_sha256", json_string(sha).encode("utf-8")))
+        served += [(k, _join_array(p[0] for p in v)) for k, v in optional.items() if v]
+        return b"".join(_object_chunks(served)), sha

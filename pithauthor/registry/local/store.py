@@ -112,6 +112,25 @@ CREATE TABLE IF NOT EXISTS events (
     received_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_body ON events(body);
+CREATE TABLE IF NOT EXISTS state_heads (
+    body TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    valid_count INTEGER NOT NULL,
+    last TEXT NOT NULL,
+    awaited TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS state_pieces (
+    body TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    part TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    served BLOB NOT NULL,
+    canon BLOB,
+    said TEXT NOT NULL,
+    place TEXT NOT NULL,
+    PRIMARY KEY (body, seq)
+);
+CREATE INDEX IF NOT EXISTS state_pieces_event ON state_pieces(body, event_id);
 CREATE TABLE IF NOT EXISTS held (
     event_id TEXT PRIMARY KEY,
     body TEXT NOT NULL REFERENCES records(body),
@@ -137,6 +156,18 @@ class StoredRecord:
 
 
 Insert = Literal["new", "repeat"]
+
+
+class SavedState(NamedTuple):
+    """A merged state kept in the store (`RegistryStore.saved_state`): the event version it
+    holds, its valid_event_count, the merge order key of its last event, the ids corrections
+    wait for, and its pieces (`StateBuilder.pieces`)."""
+
+    version: int
+    valid_count: int
+    last: tuple[str, str]
+    awaited: list[str]
+    pieces: list[tuple[str, str, bytes, bytes, str, str]]
 
 
 class _Pending:
@@ -277,6 +308,28 @@ class RegistryStore:
             raise item.error
         return item.result
 
+    def insert_events(self, body: str, events: Iterable[AuthorEvent], received_at: str) -> int:
+        """Store many checked events of `body` in one transaction (a bulk import: a mirror
+        filled from a dump, the benchmarks' 100,000-event paper); returns how many were new.
+        The same rules as `insert_event`, which a server uses (its answers wait for the
+        group commit holding each event)."""
+        rows = [
+            (e["event_id"], body, e["event_type"], canonical(e).decode("utf-8"), received_at)
+            for e in events
+        ]
+        conn = self._conn()
+        before = conn.total_changes
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT INTO events VALUES (?,?,?,?,?) ON CONFLICT(event_id) DO NOTHING", rows
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return conn.total_changes - before
+
     def _ensure_writer(self) -> None:
         with self._writer_lock:
             if self._writer is None or not self._writer.is_alive():
@@ -325,6 +378,109 @@ class RegistryStore:
             .fetchall()
         )
         return [_stored_event(r[0]) for r in rows]
+
+    def events_after(self, body: str, rowid: int = 0) -> list[tuple[int, str, AuthorEvent]]:
+        """(rowid, canonical text, event) of the events of `body` stored after `rowid` (0: all),
+        in the order stored: what a merged state kept up to date has not seen yet
+        (`events_version` is the rowid of the last one)."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT rowid, raw FROM events WHERE body = ? AND rowid > ? ORDER BY rowid",
+                (body, rowid),
+            )
+            .fetchall()
+        )
+        return [(int(r[0]), str(r[1]), _stored_event(r[1])) for r in rows]
+
+    # --- merged states kept (registry/local/states.py) --------------------------------------
+    #
+    # A paper's merged state as the pieces `StateBuilder.pieces` gives (an event of `current`
+    # with its event_id, an equivocation, an applied id...), in order (`seq`), and the event
+    # version they hold: a restarted registry serves them without merging. Only a cache: when
+    # its version is not the store's, the server merges again; so it is written without
+    # waiting for the disk (synchronous=NORMAL, on a connection of its own).
+
+    def _state_conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "state_conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.state_conn = conn
+        return conn
+
+    def saved_state(self, body: str) -> SavedState | None:
+        """The state kept for `body` (`save_state`), or None."""
+        conn = self._state_conn()
+        head = conn.execute(
+            "SELECT version, valid_count, last, awaited FROM state_heads WHERE body = ?", (body,)
+        ).fetchone()
+        if head is None:
+            return None
+        rows = conn.execute(
+            "SELECT part, event_id, served, coalesce(canon, served), said, place "
+            "FROM state_pieces WHERE body = ? ORDER BY seq",
+            (body,),
+        ).fetchall()
+        # the places sorted here, stably: SQLite's sorter would copy every (large) row
+        rows.sort(key=lambda row: row[5])
+        last = parse_json(head[2])
+        return SavedState(int(head[0]), int(head[1]), (last[0], last[1]), parse_json(head[3]), rows)
+
+    def save_state(
+        self,
+        body: str,
+        head: SavedState,
+        changes: Iterable[tuple[str, str, str, bytes, bytes, str, str]],
+        *,
+        whole: bool = False,
+    ) -> None:
+        """Apply `changes` (`StateBuilder.log`: ("put", part, event_id, served, canonical,
+        slot) or ("drop", part, event_id, ...)) to the state kept for `body`, now at `head`
+        (its `pieces` are not read); `whole`: they are every piece, replacing what was kept."""
+        conn = self._state_conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if whole:
+                conn.execute("DELETE FROM state_pieces WHERE body = ?", (body,))
+            row = conn.execute(
+                "SELECT coalesce(max(seq), 0) FROM state_pieces WHERE body = ?", (body,)
+            ).fetchone()
+            seq = int(row[0])
+            puts = []
+            for how, part, eid, served, canon, said, place in changes:
+                if how == "drop":
+                    conn.execute(
+                        "DELETE FROM state_pieces WHERE body = ? AND event_id = ? AND part = ?",
+                        (body, eid, part),
+                    )
+                    continue
+                seq += 1
+                puts.append(
+                    (
+                        body,
+                        seq,
+                        part,
+                        eid,
+                        served,
+                        None if canon == served else canon,
+                        said,
+                        place,
+                    )
+                )
+            conn.executemany("INSERT INTO state_pieces VALUES (?,?,?,?,?,?,?,?)", puts)
+            conn.execute(
+                "INSERT INTO state_heads VALUES (?,?,?,?,?) ON CONFLICT(body) DO UPDATE SET "
+                "version = excluded.version, valid_count = excluded.valid_count, "
+                "last = excluded.last, awaited = excluded.awaited",
+                (body, head.version, head.valid_count, dump_json(list(head.last)),
+                 dump_json(list(head.awaited))),
+            )  # fmt: skip
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def events_version(self, body: str) -> int:
         """A number that changes whenever an event of `body` is stored: the highest rowid of its
@@ -383,10 +539,11 @@ class RegistryStore:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        for name in ("conn", "state_conn"):
+            conn = getattr(self._local, name, None)
+            if conn is not None:
+                conn.close()
+                setattr(self._local, name, None)
 
 
 def record_version(rec: StoredRecord) -> int | None:
