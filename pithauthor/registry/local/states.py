@@ -17,11 +17,23 @@ from __future__ import annotations
 import gc
 import json
 import threading
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
-from pithauthor.protocol.checks.merge import StateBuilder, already_checked
+from pithauthor.protocol.checks.merge import Encode, StateBuilder, already_checked
+from pithauthor.protocol.documents import CanonicalRecord, RecordCreated, SourceAlias
 from pithauthor.registry.local.answers import LocalKey, record_created, source_aliases
 from pithauthor.registry.local.store import RegistryStore, SavedState, StoredRecord
+
+
+class RecordArgs(TypedDict):
+    """What a `StateBuilder` takes of the paper's record, whatever events it starts from."""
+
+    pith_number: str
+    canonical_record: CanonicalRecord
+    record_created: RecordCreated
+    source_aliases: Sequence[SourceAlias]
+    encode: Encode
 
 
 def served_text(doc: object) -> str:
@@ -58,7 +70,7 @@ class LiveStates:
         with self._lock(rec.body):
             self._caught_up(rec)
 
-    def _record_args(self, rec: StoredRecord) -> dict[str, Any]:
+    def _record_args(self, rec: StoredRecord) -> RecordArgs:
         return {
             "pith_number": rec.pith_number,
             "canonical_record": rec.canonical_record,

@@ -448,6 +448,9 @@ GATES = {
     ("pithauthor/protocol/checks/record.py", "checked_record"),
     ("pithauthor/protocol/checks/bundle.py", "checked_bundle"),
     ("pithauthor/protocol/checks/state.py", "checked_state"),
+    # the record cache: text whose SHA-256 is bound to the trust it passed `check_record` under
+    # (any other text is checked again, through `checked_record`)
+    ("pithauthor/registry/client.py", "RecordCache"),
 }
 
 
