@@ -557,7 +557,7 @@ def _module_name(path: Path) -> str:
 # The private names one module still takes from another: halves of one concept split across
 # two files. The list may only shrink (the seams step merges those halves or names their API);
 # no new reach into another module's private names is let in.
-PRIVATE_REACHES_LEFT = 51
+PRIVATE_REACHES_LEFT = 50
 
 
 def test_no_new_module_reaches_into_another_modules_private_names() -> None:
