@@ -3,8 +3,9 @@
 A paper's merged state used to be built on its first read: every stored event read, merged and
 serialised, about 10 s for a paper of 100,000 events. Now each paper's state is a
 `StateBuilder` (pithauthor.protocol.checks.merge) that takes the events stored since it last
-looked, one by one, at a cost that does not grow with the paper (an accepted POST brings it up
-to date at once), and writing the state is joining the texts it keeps and hashing them.
+looked, one by one, on the paper's next read (a POST only stores its event: placing one dated
+among the paper's events costs in proportion to the part it joins, which a POST must not pay),
+and writing the state is joining the texts it keeps and hashing them.
 
 A builder reads what it has not seen from the store by rowid (`RegistryStore.events_after`), so
 it also takes events another process stored (`pith registry approve`). When it declines an
@@ -66,7 +67,8 @@ class LiveStates:
             return version, body, sha
 
     def update(self, rec: StoredRecord) -> None:
-        """Take the events stored since the last look (after an accepted POST)."""
+        """Take the events stored since the last look (the server's reads do this through
+        `document`; a caller that wants the work done before a read calls this)."""
         with self._lock(rec.body):
             self._caught_up(rec)
 
