@@ -74,7 +74,44 @@ __all__ = [
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
 
 
-class AuthorKey:
+class _KeyFacts:
+    """What a key's public record says, shared by a loaded key (`AuthorKey`) and one whose
+    secret is opened later (`DeferredKey`); each says where its public key comes from."""
+
+    __slots__ = ()
+    _record: KeyRecord
+
+    @property
+    def public_key(self) -> bytes:
+        raise NotImplementedError
+
+    @property
+    def signer_id(self) -> str:
+        return signer_id(self.public_key, self.orcid)
+
+    @property
+    def key_id(self) -> str:
+        return self._record.key_id
+
+    @property
+    def name(self) -> str:
+        return self._record.name
+
+    @property
+    def orcid(self) -> str | None:
+        return self._record.orcid
+
+    @property
+    def public_name(self) -> str | None:
+        """The author's name as on their papers (signed into claims); None until set."""
+        return self._record.public_name
+
+    @property
+    def status(self) -> str:
+        return self._record.status
+
+
+class AuthorKey(_KeyFacts):
     """A loaded author key: satisfies the envelope's `Signer` protocol. Never shows its secret."""
 
     __slots__ = ("_record", "_signing_key")
@@ -100,33 +137,8 @@ class AuthorKey:
         return bytes(self._signing_key.verify_key)
 
     @property
-    def signer_id(self) -> str:
-        return signer_id(self.public_key, self.orcid)
-
-    @property
-    def key_id(self) -> str:
-        return self._record.key_id
-
-    @property
     def fingerprint(self) -> str:
         return self._record.public_key_fingerprint
-
-    @property
-    def name(self) -> str:
-        return self._record.name
-
-    @property
-    def orcid(self) -> str | None:
-        return self._record.orcid
-
-    @property
-    def public_name(self) -> str | None:
-        """The author's name as on their papers (signed into claims); None until set."""
-        return self._record.public_name
-
-    @property
-    def status(self) -> str:
-        return self._record.status
 
     @property
     def created_at(self) -> str:
@@ -164,7 +176,7 @@ PENDING_SIGNATURE = bytes(64)
 public key verifies (an event that kept it would fail every check, never pass one)."""
 
 
-class DeferredKey:
+class DeferredKey(_KeyFacts):
     """An author key whose secret is opened only when its signatures are due. Events are built
     and named (their event_id covers the public key, never the signature) with its public half
     from the key list; each signature is left pending (PENDING_SIGNATURE), and `sign_pending`
@@ -191,30 +203,6 @@ class DeferredKey:
     @property
     def public_key(self) -> bytes:
         return b64decode(self._record.public_key_b64)
-
-    @property
-    def signer_id(self) -> str:
-        return signer_id(self.public_key, self.orcid)
-
-    @property
-    def key_id(self) -> str:
-        return self._record.key_id
-
-    @property
-    def name(self) -> str:
-        return self._record.name
-
-    @property
-    def orcid(self) -> str | None:
-        return self._record.orcid
-
-    @property
-    def public_name(self) -> str | None:
-        return self._record.public_name
-
-    @property
-    def status(self) -> str:
-        return self._record.status
 
     @property
     def pending(self) -> int:
