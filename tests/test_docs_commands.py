@@ -361,6 +361,7 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
         COLUMNS="200",
         HOME=str(folder),
+        SHELL="/bin/bash",  # a terminal's login shell (`pith --install-completion` reads it)
         # what a CI runner provides to docs/keys.md's CI example (its secrets)
         RUNNER_TEMP=str(folder / "runner"),
         BACKUP_PW=PASSPHRASE,

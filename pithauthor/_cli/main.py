@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import typer
 import typer.main
+from typer.completion import completion_init  # type: ignore[attr-defined]
 from typer.core import TyperCommand, TyperGroup
 
 from pithauthor._cli import catalog
@@ -30,9 +31,42 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _install_completion(ctx: Any, param: Any, value: bool) -> None:
+    if not value:  # click calls it on every run: the module loads only when asked
+        return
+    from pithauthor._cli.completion_cmd import install_completion
+
+    install_completion(ctx, param, value)
+
+
+def _show_completion(ctx: Any, param: Any, value: bool) -> None:
+    if not value:  # click calls it on every run: the module loads only when asked
+        return
+    from pithauthor._cli.completion_cmd import show_completion
+
+    show_completion(ctx, param, value)
+
+
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_show_version, is_eager=True, help="Print the version."
+    ),
+    # Typer's own pair (add_completion) asks only the process's ancestors which shell this is
+    install_completion: bool = typer.Option(
+        False,
+        "--install-completion",
+        callback=_install_completion,
+        expose_value=False,
+        is_eager=True,
+        help="Install completion for the current shell.",
+    ),
+    show_completion: bool = typer.Option(
+        False,
+        "--show-completion",
+        callback=_show_completion,
+        expose_value=False,
+        is_eager=True,
+        help="Show completion for the current shell, to copy it or customize the installation.",
     ),
 ) -> None:
     """pith: sign, submit and verify Pith events, and badge your manuscript."""
@@ -43,7 +77,9 @@ def _new_app(modules: list[str]) -> typer.Typer:
     `catalog.modules()` order) registered: each adds itself with `register(app)`, the one way
     a command joins `pith` (tests/test_layout.py). Help lists commands, then groups, each in
     the catalog's order."""
-    app = new_app(ROOT_HELP, name="pith", add_completion=True)
+    app = new_app(ROOT_HELP, name="pith")
+    # Typer's answers to a shell asking for completions (what `add_completion` would set up)
+    completion_init()
     app.callback()(_root)
     for module in modules:
         importlib.import_module(f"pithauthor._cli.{module}").register(app)

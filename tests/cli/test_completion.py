@@ -98,3 +98,59 @@ def test_a_real_pith_process_completes_keys_and_relationships_from_its_environme
         "compares",
         "cites",
     ]
+
+
+def _detected(monkeypatch: pytest.MonkeyPatch, found: str | None) -> None:
+    """Make the process's ancestors show `found` as the nearest shell (None: no shell), as a
+    CI job or a shell that ran `pith` with exec does."""
+    import shellingham
+
+    def detect_shell() -> tuple[str, str]:
+        if found is None:
+            raise shellingham.ShellDetectionFailure()
+        return found, f"/bin/{found}"
+
+    monkeypatch.setattr(shellingham, "detect_shell", detect_shell)
+
+
+@pytest.mark.parametrize("found", ["sh", None])
+def test_install_completion_takes_the_login_shell_where_no_completing_shell_is_found(
+    pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, found: str | None
+) -> None:
+    _detected(monkeypatch, found)
+    done = pith("--install-completion", env={"HOME": str(tmp_path), "SHELL": "/usr/bin/zsh"})
+    assert done.returncode == 0, done.stderr
+    assert "zsh completion installed" in done.stderr
+    assert "_PITH_COMPLETE" in (tmp_path / ".zfunc" / "_pith").read_text("utf-8")
+
+
+def test_install_completion_prefers_the_shell_it_runs_in_to_the_login_shell(
+    pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _detected(monkeypatch, "bash")
+    done = pith("--install-completion", env={"HOME": str(tmp_path), "SHELL": "/usr/bin/zsh"})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".bash_completions" / "pith.sh").is_file()
+    assert not (tmp_path / ".zfunc").exists()
+
+
+def test_no_shell_to_complete_in_is_one_usage_line_naming_pith_completion(
+    pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _detected(monkeypatch, "sh")
+    monkeypatch.delenv("SHELL", raising=False)
+    done = pith("--install-completion", env={"HOME": str(tmp_path)})
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pith completion bash" in lines[0], done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_show_completion_prints_the_script_of_pith_completion_for_the_login_shell(
+    pith: RunPith, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _detected(monkeypatch, None)
+    shown = pith("--show-completion", env={"SHELL": "/usr/bin/fish"})
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == pith("completion", "fish").stdout
