@@ -34,7 +34,7 @@ def current_shell() -> str:
 
     Typer alone printed "Shell sh is not supported." on stdout and exited 1: nothing said
     what to do instead."""
-    import shellingham
+    import shellingham  # type: ignore[import-untyped]
 
     try:
         found: str | None = shellingham.detect_shell()[0]
