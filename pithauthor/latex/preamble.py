@@ -50,6 +50,8 @@ _SPACE = re.compile(r"\s*")
 
 
 _PACKAGE_LOADERS = ("usepackage", "RequirePackage")
+# `\PassOptionsToPackage{review}{cvpr}`: options for a later load of that package or class
+OPTION_PASSERS = ("PassOptionsToPackage", "PassOptionsToClass")
 
 
 _INPUTS = ("input", "include")
@@ -207,6 +209,8 @@ def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
         found.commands.add(node.macroname)
         if node.macroname in ("documentclass", *_PACKAGE_LOADERS):
             found.loads.append(_load(node))
+        elif node.macroname in OPTION_PASSERS:
+            found.loads.append(_passed_options(node))
         # `\documentstyle`: a LaTeX 2.09 file, which LaTeX still runs in compatibility mode
         if node.macroname in ("documentclass", "documentstyle") and found.documentclass is None:
             found.documentclass = span
@@ -367,6 +371,22 @@ def _load(node: Any) -> Load:
     return Load(node.macroname, tuple(split), tuple(n for n in _package_names(node) if n))
 
 
+def _passed_options(node: Any) -> Load:
+    r"""`\PassOptionsToPackage{OPTIONS}{NAMES}` as a `Load` of its own macro (no package is
+    loaded by it: `review.py` adds its options to a real load of the same name)."""
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    groups = [a for a in args if a is not None and type(a).__name__ == "LatexGroupNode"]
+    if len(groups) != 2:
+        return Load(node.macroname, (), ())
+    options = re.sub(r"%[^\n]*", "", _group_chars(groups[0])).split(",")
+    names = re.sub(r"%[^\n]*", "", _group_chars(groups[1])).split(",")
+    return Load(
+        node.macroname,
+        tuple(o.strip() for o in options if o.strip()),
+        tuple(n.strip() for n in names if n.strip()),
+    )
+
+
 def _pith_number_use(text: str, node: Any, span: Span, name: str) -> PithNumberUse:
     args = node.nodeargd.argnlist if node.nodeargd else []
     group = args[0] if args else None
@@ -396,6 +416,7 @@ def _context() -> Any:
         macros=[
             std_macro("pithnumber", False, 1),
             std_macro("RequirePackage", True, 1),
+            *(std_macro(name, False, 2) for name in OPTION_PASSERS),
             # `\newif` takes its switch as an argument: `\newif\ifdraft` opens no conditional
             std_macro("newif", False, 1),
             *(MacroSpec(n, args_parser=definitions(spec)) for n, spec in _DEFINITIONS.items()),

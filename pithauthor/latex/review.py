@@ -12,7 +12,12 @@ from the live top-level preamble and the files it inputs (`preamble.Load`, `Prea
 - ICML's `icmlYYYY` without `accepted`; NeurIPS's `neurips_YYYY` (or `nips_YYYY`) without
   `final` or `preprint` (its workshops' `sglblindworkshop` and the E&D track's `nonanonymous`
   are under review, not anonymous); TMLR's `tmlr` without `accepted` or `preprint`; ICLR's
-  `iclrYYYY_conference` without `\iclrfinalcopy`.
+  `iclrYYYY_conference` without `\iclrfinalcopy`; CVPR's, ICCV's and WACV's templates before
+  2022 (`\usepackage{cvpr}` whose preamble tests `\ifcvprfinal`) without `\cvprfinalcopy`
+  (`\iccvfinalcopy`, `\wacvfinalcopy`).
+
+Options given with `\PassOptionsToPackage{OPTIONS}{NAME}` (or `...ToClass`) count as written in
+the load of NAME that follows; passed to a package never loaded, they say nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import re
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
-from pithauthor.latex.preamble import Load, Preamble
+from pithauthor.latex.preamble import OPTION_PASSERS, Load, Preamble
 
 __all__ = ["ReviewCopy", "review_copy"]
 
@@ -54,9 +59,24 @@ def _option(options: tuple[str, ...], name: str) -> bool:
     return False
 
 
-def _written(load: Load, name: str) -> str:
+def _written(load: Load, name: str, passed: tuple[str, ...] = ()) -> str:
     options = f"[{','.join(load.options)}]" if load.options else ""
-    return f"\\{load.macro}{options}{{{name}}}"
+    written = f"\\{load.macro}{options}{{{name}}}"
+    if passed:  # what the load has from `\PassOptionsTo...`, said as the author wrote it
+        kind = "Class" if load.macro == "documentclass" else "Package"
+        written = f"\\PassOptionsTo{kind}{{{','.join(passed)}}}{{{name}}} and {written}"
+    return written
+
+
+def _passed(loads: Sequence[Load]) -> dict[tuple[bool, str], tuple[str, ...]]:
+    r"""The options passed ahead to each (is a class, name) by `\PassOptionsTo...`."""
+    passed: dict[tuple[bool, str], tuple[str, ...]] = {}
+    for load in loads:
+        if load.macro in OPTION_PASSERS:
+            for name in load.names:
+                key = (load.macro == "PassOptionsToClass", name.lower())
+                passed[key] = passed.get(key, ()) + load.options
+    return passed
 
 
 # a venue's package and the options that make its copy final (any other: a submission)
@@ -71,6 +91,14 @@ _NAMED_SUBMISSION = ("sglblindworkshop", "nonanonymous")
 
 _ICLR = re.compile(r"iclr\d{4}_conference$")
 
+# CVPR-family templates before 2022: review mode unless the preamble says `\cvprfinalcopy`;
+# the old template is told from today's (`[review]` option, no switch) by its `\ifcvprfinal`
+_OLD_FINAL_COPY = {
+    "cvpr": ("ifcvprfinal", "cvprfinalcopy"),
+    "iccv": ("ificcvfinal", "iccvfinalcopy"),
+    "wacv": ("ifwacvfinal", "wacvfinalcopy"),
+}
+
 
 def review_copy(
     preamble: Preamble, more_loads: Sequence[Load] = (), more_commands: Set[str] = frozenset()
@@ -79,27 +107,36 @@ def review_copy(
     files it inputs: an Overleaf-style `\\input{preamble}`), or None for a paper that is not
     a review copy."""
     commands = preamble.commands | more_commands
-    for load in [*preamble.loads, *more_loads]:
+    loads = [*preamble.loads, *more_loads]
+    passed = _passed(loads)
+    for load in loads:
+        if load.macro in OPTION_PASSERS:
+            continue
         is_class = load.macro == "documentclass"
         for name in load.names:
             lower = name.lower()
-            if _option(load.options, "anonymous"):
-                return ReviewCopy(f"{_written(load, name)}: option anonymous", True)
-            if _option(load.options, "review") and (not is_class or lower == "acmart"):
+            ahead = passed.get((is_class, lower), ())
+            options = load.options + ahead
+            written = _written(load, name, ahead)
+            if _option(options, "anonymous"):
+                return ReviewCopy(f"{written}: option anonymous", True)
+            if _option(options, "review") and (not is_class or lower == "acmart"):
                 # acmart's review numbers the lines and keeps the authors (anonymous hides
                 # them, caught above); a venue package's review mode (CVPR, ECCV, ACL) is blind
-                return ReviewCopy(f"{_written(load, name)}: option review", not is_class)
-            if _option(load.options, "submission") and not is_class:
-                return ReviewCopy(f"{_written(load, name)}: option submission", True)
+                return ReviewCopy(f"{written}: option review", not is_class)
+            if _option(options, "submission") and not is_class:
+                return ReviewCopy(f"{written}: option submission", True)
             for pattern, final, anonymous in _FINAL_UNLESS:
                 if is_class or not pattern.match(lower):
                     continue
-                if not any(_option(load.options, f) for f in final):
-                    named = any(_option(load.options, n) for n in _NAMED_SUBMISSION)
+                if not any(_option(options, f) for f in final):
+                    named = any(_option(options, n) for n in _NAMED_SUBMISSION)
                     return ReviewCopy(
-                        f"{_written(load, name)} without {' or '.join(final)}",
-                        anonymous and not named,
+                        f"{written} without {' or '.join(final)}", anonymous and not named
                     )
             if not is_class and _ICLR.match(lower) and "iclrfinalcopy" not in commands:
-                return ReviewCopy(f"{_written(load, name)} without \\iclrfinalcopy", True)
+                return ReviewCopy(f"{written} without \\iclrfinalcopy", True)
+            old = _OLD_FINAL_COPY.get(lower)
+            if not is_class and old and old[0] in commands and old[1] not in commands:
+                return ReviewCopy(f"{written} without \\{old[1]}", True)
     return None

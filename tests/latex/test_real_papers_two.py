@@ -136,6 +136,20 @@ REVIEW = {
     "acl review": ("[11pt]", "article", "\\usepackage[review]{acl}", "option review"),
     "aaai submission": ("", "article", "\\usepackage[submission]{aaai25}", "option submission"),
     "lipics anonymous": ("[a4paper,anonymous]", "lipics-v2021", "", "option anonymous"),
+    # options passed ahead of the load count as the load's own
+    "cvpr review passed ahead": (
+        "[10pt,twocolumn]",
+        "article",
+        "\\PassOptionsToPackage{review}{cvpr}\n\\usepackage{cvpr}",
+        "\\PassOptionsToPackage{review}{cvpr} and \\usepackage{cvpr}: option review",
+    ),
+    # CVPR's template before 2022: a review copy unless \cvprfinalcopy is live
+    "cvpr 2021 without cvprfinalcopy": (
+        "[10pt,twocolumn,letterpaper]",
+        "article",
+        "OLD_CVPR\n%\\cvprfinalcopy",  # commented out, as the template ships it
+        "\\usepackage{cvpr} without \\cvprfinalcopy",
+    ),
 }
 FINAL = {
     "icml accepted": ("", "article", "\\usepackage[accepted]{icml2025}"),
@@ -147,13 +161,29 @@ FINAL = {
     "acmart final": ("[sigconf]", "acmart", ""),
     "elsarticle review": ("[review]", "elsarticle", ""),  # double spacing, not blind
     "commented out": ("", "article", "%\\usepackage{icml2025}"),
+    "icml accepted passed ahead": (
+        "",
+        "article",
+        "\\PassOptionsToPackage{accepted}{icml2025}\n\\usepackage{icml2025}",
+    ),
+    "review passed to a package never loaded": (
+        "",
+        "article",
+        "\\PassOptionsToPackage{review}{cvpr}\n\\usepackage{amsmath}",
+    ),
+    "cvpr 2021 final": ("[10pt,twocolumn]", "article", "\\cvprfinalcopy\nOLD_CVPR"),
 }
+
+
+# the preamble of CVPR's LaTeX template up to 2021 (the final copy is a switch, not an option)
+OLD_CVPR = "\\usepackage{cvpr}\n\\def\\cvprPaperID{****}\n\\ifcvprfinal\\pagestyle{empty}\\fi"
 
 
 def paper_folder(tmp_path: Path, options: str, cls: str, load: str) -> Path:
     folder = tmp_path / "paper"
     folder.mkdir()
-    (folder / "paper.tex").write_text(PAPER % (options, cls, load))
+    text = PAPER % (options, cls, load.replace("OLD_CVPR", OLD_CVPR))
+    (folder / "paper.tex").write_text(text)
     return folder
 
 
@@ -221,6 +251,20 @@ def test_a_review_mode_set_in_an_input_preamble_file_is_found(
     result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline")
     assert_one_line_error(result, 2)
     assert "(\\usepackage{neurips_2024} without final or preprint)" in result.stderr
+
+
+def test_an_option_passed_to_the_class_before_it_loads_makes_a_review_copy(
+    tmp_path: Path, pith: RunPith
+) -> None:
+    folder = paper_folder(tmp_path, "[sigconf]", "acmart", "")
+    text = (folder / "paper.tex").read_text()
+    (folder / "paper.tex").write_text("\\PassOptionsToClass{anonymous}{acmart}\n" + text)
+    result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline")
+    assert_one_line_error(result, 2)
+    assert (
+        "an anonymous review copy (\\PassOptionsToClass{anonymous}{acmart} and "
+        "\\documentclass[sigconf]{acmart}: option anonymous)"
+    ) in result.stderr
 
 
 @pytest.mark.parametrize("mode", sorted(FINAL))
