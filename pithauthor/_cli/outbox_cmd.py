@@ -64,9 +64,18 @@ def outbox_retry(
     """Put rejected events back to pending (then run `pith submit`)."""
     from pithauthor.registry import Outbox
 
+    import shlex
+
+    from pithauthor.registry import registry_binding
+
     with Outbox(note=message) as outbox:
         n = outbox.retry(event_ids or None, registry)
-    message(f"{n} event(s) pending again; send them with: pith submit")
+        # each pending event goes only to the registry it was made for: one command for each
+        only = None if registry is None else registry_binding(registry)
+        bound = [r for r in outbox.registries("pending") if only in (None, r)]
+    message(f"{n} event(s) pending again")
+    for url in bound if n else []:
+        message(f"next: `{shlex.join(['pith', 'submit', '--registry', url])}` sends them to {url}")
 
 
 @outbox_app.command("drop")

@@ -79,3 +79,23 @@ def test_outbox_is_shared_between_processes(isolated_home: Path) -> None:
     os.waitpid(pid, 0)
     with Outbox() as outbox:
         assert outbox.counts()["pending"] == 2
+
+
+def test_outbox_retry_names_the_registry_each_event_goes_to(
+    isolated_home: Path, pith: RunPith
+) -> None:
+    first, second = "http://127.0.0.1:1", "http://127.0.0.1:2"
+    a, b = citations(2)
+    store_in_outbox([a], first)
+    store_in_outbox([b], second)
+    with Outbox() as outbox:
+        outbox.mark_rejected(a["event_id"], first, "no", None)
+        outbox.mark_rejected(b["event_id"], second, "no", None)
+    retried = pith("outbox", "retry", "--registry", second)
+    assert retried.returncode == 0, retried.stderr
+    assert "1 event(s) pending again" in retried.stderr
+    assert f"next: `pith submit --registry {second}` sends them to {second}" in retried.stderr
+    assert first not in retried.stderr  # its event is still rejected: nothing to send there
+    every = pith("outbox", "retry")
+    for url in (first, second):
+        assert f"`pith submit --registry {url}`" in every.stderr
