@@ -62,11 +62,9 @@ def outbox_retry(
     registry: str | None = REGISTRY_ONLY,
 ) -> None:
     """Put rejected events back to pending (then run `pith submit`)."""
-    from pithauthor.registry import Outbox
-
     import shlex
 
-    from pithauthor.registry import registry_binding
+    from pithauthor.registry import Outbox, registry_binding
 
     with Outbox(note=message) as outbox:
         n = outbox.retry(event_ids or None, registry)
