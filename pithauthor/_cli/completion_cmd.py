@@ -27,6 +27,16 @@ def completion_cmd(
     sys.stdout.write(script.rstrip("\n") + "\n")
 
 
+def ancestor_shell() -> str | None:
+    """The nearest shell among the process's ancestors (shellingham, as Typer asks), or None."""
+    import shellingham  # type: ignore[import-untyped]
+
+    try:
+        return str(shellingham.detect_shell()[0])
+    except shellingham.ShellDetectionFailure:
+        return None
+
+
 def current_shell() -> str:
     """The shell `pith` was run from, as Typer finds it (the nearest shell among the process's
     ancestors); where that is none Typer completes (`sh`, or nothing found: a shell that runs
@@ -34,12 +44,7 @@ def current_shell() -> str:
 
     Typer alone printed "Shell sh is not supported." on stdout and exited 1: nothing said
     what to do instead."""
-    import shellingham  # type: ignore[import-untyped]
-
-    try:
-        found: str | None = shellingham.detect_shell()[0]
-    except shellingham.ShellDetectionFailure:
-        found = None
+    found = ancestor_shell()
     if found in SHELLS:
         return str(found)
     login = PurePath(os.environ.get("SHELL", "")).name

@@ -103,14 +103,9 @@ def test_a_real_pith_process_completes_keys_and_relationships_from_its_environme
 def _detected(monkeypatch: pytest.MonkeyPatch, found: str | None) -> None:
     """Make the process's ancestors show `found` as the nearest shell (None: no shell), as a
     CI job or a shell that ran `pith` with exec does."""
-    import shellingham
+    from pithauthor._cli import completion_cmd
 
-    def detect_shell() -> tuple[str, str]:
-        if found is None:
-            raise shellingham.ShellDetectionFailure()
-        return found, f"/bin/{found}"
-
-    monkeypatch.setattr(shellingham, "detect_shell", detect_shell)
+    monkeypatch.setattr(completion_cmd, "ancestor_shell", lambda: found)
 
 
 @pytest.mark.parametrize("found", ["sh", None])
@@ -154,3 +149,29 @@ def test_show_completion_prints_the_script_of_pith_completion_for_the_login_shel
     shown = pith("--show-completion", env={"SHELL": "/usr/bin/fish"})
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == pith("completion", "fish").stdout
+
+
+def test_a_real_pith_run_from_bash_completes_in_bash_whatever_the_login_shell(
+    tmp_path: Path,
+) -> None:
+    """The ancestors are asked first: a `pith` that bash starts (not by exec) sees bash."""
+    import os
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    from support.cli import LAUNCHER
+
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    command = f"{shlex.join([sys.executable, LAUNCHER, '--show-completion'])} | cat"
+    shown = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SHELL": "/usr/bin/fish", "HOME": str(tmp_path)},
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "complete -o default -F _pith_completion pith" in shown.stdout  # bash's, not fish's
