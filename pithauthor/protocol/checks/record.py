@@ -294,6 +294,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _parse_number(value: Any) -> PithNumber | None:
+    """`value` as a Pith number, or None when it is not text or not a Pith number."""
     try:
         return PithNumber.parse(value) if isinstance(value, str) else None
     except PithError:
