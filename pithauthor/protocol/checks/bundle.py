@@ -92,7 +92,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
             event.get("event_type") if type(event) is dict or isinstance(event, Mapping) else None
         )
         if etype in AUTHOR_EVENT_LISTS.values():
-            covered.append(at)  # its own fields are listed by _check_author_at
+            covered.append(at)  # its own fields are listed by the author check (contents.py)
             _check_author_at(report, event, at, number, digest)
         else:
             _registry_event(report, event, at, trust, registry)

@@ -163,8 +163,8 @@ def _check_author_at(
     report.extend(sub, prefix=prefix, path_prefix=prefix, adopt=True)  # `sub` ends here
 
 
-# The checks `_check_author_at` adds to each event depend only on the document's subject: made
-# once per document, not once per event (a Check is an immutable tuple)
+# The checks added to each author event of a document (above) depend only on the document's
+# subject: made once per document, not once per event (a Check is an immutable tuple)
 _RECORD_DETAIL = "payload.canonical_sha256 is this record's (all 256 bits)"
 _RECORD_OK = Check("payload_record", PASSED, _RECORD_DETAIL)
 _RECORD_FAILED = Check("payload_record", FAILED, _RECORD_DETAIL)

@@ -259,7 +259,7 @@ def _signer_checks(items: tuple[tuple[str, str], ...]) -> tuple[tuple[Check, ...
 
 def _signer_id_ok(value: str, kid: str) -> tuple[bool, str]:
     """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN).
-    Anyone can write any iD here: only identity proofs (`checks.identity`) tie it to the key."""
+    Anyone can write any iD here: only identity proofs (`identity_report`) tie it to the key."""
     if value.startswith("orcid:"):
         orcid = value[6:]
         ok = is_orcid(orcid)
