@@ -1,6 +1,4 @@
-r"""Time in the protocol's one form: UTC at second precision, `YYYY-MM-DDTHH:MM:SSZ`.
-
-Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble
+r"""Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble
 parser, the comment stripper (a `%` inside them is text) and the citation scanner (a `\cite`
 inside them is text).
 
@@ -37,48 +35,19 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import time
 import unicodedata
 from collections.abc import Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from pithauthor.errors import InputError
-
-if TYPE_CHECKING:  # datetime is loaded where a stamp is made of one: `pith bib scan` makes none
-    from datetime import datetime
 
 __all__ = [
     "escaped",
     "payload_text_problem",
     "text_problem",
 ]
-
-
-STAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
-
-# The last stamp made, by its whole second: events signed in a loop share their second, so the
-# clock is read once per event (one cheap time.time()) and the stamp written once per second.
-_last: tuple[int, str] = (-1, "")
-
-
-def utc_stamp(when: datetime) -> str:
-    """`when` (aware) as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
-    from datetime import UTC
-
-    return when.astimezone(UTC).strftime(STAMP_FORMAT)
-
-
-def utc_now() -> str:
-    """Now, as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
-    global _last
-    second = int(time.time())
-    if _last[0] != second:
-        # a tuple swapped in one assignment: another thread sees the old pair or the new one
-        _last = (second, time.strftime(STAMP_FORMAT, time.gmtime(second)))
-    return _last[1]
 
 
 VERBATIM_ENVIRONMENTS = (
