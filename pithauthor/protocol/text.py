@@ -1,8 +1,4 @@
-r"""Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble
-parser, the comment stripper (a `%` inside them is text) and the citation scanner (a `\cite`
-inside them is text).
-
-Text that is signed, and text that is shown: the one rule for both (pure, no I/O).
+r"""Text that is signed, and text that is shown: the one rule for both (pure, no I/O).
 
 A signed text field (an author's name, a statement, a summary, a citation's context, ...) is
 a public statement: what a reader sees must be what was signed. Control characters (C0, C1,
@@ -35,39 +31,6 @@ __all__ = [
     "payload_text_problem",
     "text_problem",
 ]
-
-
-VERBATIM_ENVIRONMENTS = (
-    "verbatim",
-    "verbatim*",
-    "Verbatim",
-    "Verbatim*",
-    "BVerbatim",
-    "LVerbatim",
-    "alltt",
-    "comment",
-    "lstlisting",
-    "minted",
-    "filecontents",
-    "filecontents*",
-)
-
-
-COMMANDS_STAY_ACTIVE = frozenset({"alltt"})
-
-
-"""Verbatim-like for `%` and spaces, but `\\commands` still run there (a `\\cite` is real)."""
-
-
-@cache  # compiled on first use: only the manuscript readers need it (issue 27: start-up)
-def verbatim_block() -> re.Pattern[str]:
-    """One environment whose commands do not run, from `\\begin{NAME}` to its `\\end{NAME}`."""
-    return re.compile(
-        r"\\begin\{("
-        + "|".join(re.escape(n) for n in VERBATIM_ENVIRONMENTS if n not in COMMANDS_STAY_ACTIVE)
-        + r")\}.*?\\end\{\1\}",
-        re.DOTALL,
-    )
 
 
 BIDI_CONTROLS = frozenset(
