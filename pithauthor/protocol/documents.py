@@ -1,10 +1,10 @@
 """The protocol documents pithauthor reads and writes, as TypedDicts (pure; no checks here).
 
 A document gets one of these types in one place only: the function that has checked its shape
-(`author_event.typed_author_event`, `registry_checks.checked_record`/`checked_bundle`/
-`checked_state`); documents pithauthor builds itself are typed where they are built. The field
-sets are the checkers' too: `envelope.EVENT_FIELDS` and the required-field lists of
-`registry_checks` are derived from the classes below. `NotRequired` marks what the protocol
+(`checks.event.typed_author_event`, `checks.record.checked_record`, `checks.bundle.checked_bundle`,
+`checks.state.checked_state`); documents pithauthor builds itself are typed where they are built.
+The field sets are the checkers' too: `checks.event.EVENT_FIELDS` and the required-field lists
+of `checks.fields` are derived from the classes below. `NotRequired` marks what the protocol
 (or the checker) lets a document leave out; `JSONObject` is free-form JSON nobody checks.
 """
 

@@ -391,6 +391,8 @@ def _merge(
     events: Iterable[object],
     checked: Checked | None = None,
 ) -> _Merged:
+    """The merge of one record's events: each checked (`checked`: what is known already),
+    folded, and sorted: applied, equivocating, superseded, withdrawn, duplicate, invalid."""
     merged = _Merged(applied=[created_id])
     received = dedup(events)
     failures: dict[int, list[str]] = {}

@@ -55,7 +55,7 @@ __all__ = [
 
 def _url_ok(url: Any, key: RegistryKey | None, names: tuple[str, ...]) -> bool:
     """On the origin of the registry whose key signed the record, and about this paper. The
-    origin and loopback tests are the network layer's one rule (`protocol.text`); a LOCAL
+    origin and loopback tests are the network layer's one rule (`protocol.urls`); a LOCAL
     registry's key also covers its other loopback spellings (`localhost` for `127.0.0.1`, any
     port), as a local registry may be reached by either."""
     if not isinstance(url, str) or key is None or key.base_url is None:
@@ -294,6 +294,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _parse_number(value: Any) -> PithNumber | None:
+    """`value` as a Pith number, or None when it is not text or not a Pith number."""
     try:
         return PithNumber.parse(value) if isinstance(value, str) else None
     except PithError:
