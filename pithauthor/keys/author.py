@@ -27,7 +27,6 @@ from pithauthor.errors import (
     NetworkError,
 )
 from pithauthor.fs import MAX_KEY_FILE_BYTES, pith_home, read_user_json
-from pithauthor.identity.proofs import orcid_retirement
 from pithauthor.keys import secrets
 from pithauthor.keys.passphrase import PassphraseSource, backup_passphrase_source, passphrase_source
 from pithauthor.keys.secrets import (
@@ -562,16 +561,19 @@ def import_backup(
     backend: str = "auto",
     passphrase: PassphraseSource | None = None,
     insecure_plaintext: bool = False,
-    check_orcid: bool = True,
-    orcid_api: str | None = None,
+    orcid_retirement: Callable[[KeyRecord], str | None] | None,
     note: Note = stderr_note,
 ) -> KeyRecord:
     """Restore a key from a backup file into this PITH_HOME.
 
     A backup made before a rotation says the key is active; it comes back retired when the
-    store holds the key that replaced it, or (`check_orcid`, for a key with an ORCID iD) when
-    the ORCID link marks it retired. NetworkError when ORCID cannot be asked: pass
-    `check_orcid=False` (`pith keys import --offline`) to restore it as the backup says."""
+    store holds the key that replaced it, or, for a key with an ORCID iD, when
+    `orcid_retirement(record)` says when it was retired (`""`: at an unstated date; None: not
+    retired). The caller asks that question (keys do no network I/O and sit below identity):
+    the command line passes `pithauthor.identity.proofs.orcid_retirement`. It has no default,
+    so no caller skips the question unawares. NetworkError from it when ORCID cannot be asked:
+    pass `orcid_retirement=None` (`pith keys import --offline`) to restore the key as the
+    backup says."""
     key_source = passphrase or passphrase_source()
     where = f"backup {path}"
     doc = read_user_json(path, InputError, "a pithauthor key backup", limit=MAX_KEY_FILE_BYTES)
@@ -605,9 +607,9 @@ def import_backup(
     add(load_records())  # early answer, before any secret is stored; again under the lock
     # A backup from before a rotation says "active": restored so, a key the author retired
     # could sign again. Its ORCID link is the author's public word on it, so it is asked.
-    if record.status == "active" and record.orcid is not None and check_orcid:
+    if record.status == "active" and record.orcid is not None and orcid_retirement is not None:
         try:  # before the lock: no network wait is held under it
-            when = orcid_retirement(record, orcid_api)
+            when = orcid_retirement(record)
         except NetworkError as exc:
             raise NetworkError(
                 f"{exc}; retry, or restore it as the backup says (active) with: "
