@@ -4,16 +4,15 @@ each answer capped and read before a deadline, and turned into a `ProofCheck`.
 
 from __future__ import annotations
 
-import io
-import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import urljoin
 
 from pithauthor.errors import InputError
 from pithauthor.fs import MAX_PDF_BYTES, read_user_file
+from pithauthor.latex.pdf import read_pdf_author_keys
 from pithauthor.net import (
     AnswerTooLarge,
     AnswerTooSlow,
@@ -24,7 +23,6 @@ from pithauthor.net import (
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import ProofCheck
 from pithauthor.protocol.identity import (
-    PDF_INFO_KEY,
     Finding,
     arxiv_pdf_url,
     match_orcid_record,
@@ -39,7 +37,6 @@ from pithauthor.protocol.text import checked_url, same_origin
 __all__ = [
     "DEFAULT_ORCID_API",
     "orcid_api_base",
-    "read_pdf_author_keys",
 ]
 
 
@@ -253,24 +250,6 @@ def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> 
     except _Unreadable as exc:
         return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
     return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
-
-
-def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
-    """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
-    bytes are not a readable PDF."""
-    from pypdf import PdfReader
-
-    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
-    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
-    logger.setLevel(logging.CRITICAL + 1)
-    try:
-        info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
-        keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
-    except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
-        raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
-    finally:
-        logger.setLevel(level)
-    return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
 def arxiv_pdf_base() -> str:
