@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -218,6 +219,7 @@ def import_cmd(
     """Restore a key from a backup file made by `pith keys backup`. A key that this store or
     its ORCID link marks retired is restored retired."""
     from pithauthor.identity import orcid_api_base
+    from pithauthor.identity.proofs import orcid_retirement
     from pithauthor.keys import import_backup
 
     if orcid_api is not None:
@@ -229,8 +231,9 @@ def import_cmd(
         backend=backend,
         passphrase=key_source,
         insecure_plaintext=insecure_plaintext,
-        check_orcid=not offline,
-        orcid_api=orcid_api,
+        orcid_retirement=(
+            None if offline else functools.partial(orcid_retirement, orcid_api=orcid_api)
+        ),
     )
     _print_record(record, as_json)
 

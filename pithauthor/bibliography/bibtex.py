@@ -244,7 +244,7 @@ def commented_entries(
 # Read .bib files with bibtexparser v2 into plain entries and failure records.
 #
 # bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
-# removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
+# removal) are replaced by one pass here, `field_text`, because v2 resolves neither `#`
 # concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
 # is also faster than two middlewares. Blocks the splitter could not parse become failures; the
 # rest go on.
@@ -566,7 +566,7 @@ def _evaluate(expression: str, macros: dict[str, str]) -> str:
 
 
 def _evaluate_within(expression: str, macros: dict[str, str], limit: int) -> str | None:
-    """`_evaluate`, or None when the text would be longer than `limit` (it is not built)."""
+    """`field_text`, or None when the text would be longer than `limit` (it is not built)."""
     if "#" not in expression:
         text = _atom(expression.strip(), macros)
         return None if len(text) > limit else text

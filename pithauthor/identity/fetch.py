@@ -1,13 +1,11 @@
-"""Fetching identity proofs: the ORCID API, a web page's pith-keys.json, a paper's PDF;
-each answer capped and read before a deadline, and turned into a `ProofCheck`.
+"""Fetching for identity proofs: GETs with short timeouts, capped answers, redirects only
+within an origin, each address once per run (`Fetcher`). Nothing here judges a proof: `proofs`
+does.
 """
 
 from __future__ import annotations
 
-import io
-import logging
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import urljoin
@@ -22,37 +20,9 @@ from pithauthor.net import (
     read_capped,
 )
 from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.checks.event import ProofCheck
-from pithauthor.protocol.identity import (
-    PDF_INFO_KEY,
-    Finding,
-    arxiv_pdf_url,
-    match_orcid_record,
-    match_pdf_keys,
-    match_web_document,
-    paper_finding,
-    well_known_url,
-)
-from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import checked_url, same_origin
+from pithauthor.protocol.text import same_origin
 
-__all__ = [
-    "DEFAULT_ORCID_API",
-    "orcid_api_base",
-    "read_pdf_author_keys",
-]
-
-
-DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
-
-
-ORCID_API_ENV = "PITH_ORCID_API"
-
-
-ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arxiv_pdf_url)
-
-
-ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
+__all__ = ["DEFAULT_TIMEOUT", "Fetcher", "NotFound", "Unreadable"]
 
 
 DEFAULT_TIMEOUT = 5.0  # `--proof-timeout`: a proof is checked now, not waited for (exit 3)
@@ -71,17 +41,6 @@ USER_AGENT = "pithauthor (identity proofs; https://pith.science)"
 
 
 T = TypeVar("T")
-
-
-def orcid_api_base(given: str | None = None) -> str:
-    """The ORCID public API to ask: `given`, else $PITH_ORCID_API, else ORCID's own; checked
-    by `checked_url` (an empty `given` is refused, never taken for the default)."""
-    if given is not None:
-        checked_url(given, "--orcid-api")
-        return given.strip().rstrip("/")
-    base = os.environ.get(ORCID_API_ENV) or DEFAULT_ORCID_API
-    checked_url(base, ORCID_API_ENV)
-    return base.strip().rstrip("/")
 
 
 # --- fetching ---------------------------------------------------------------------------------
@@ -131,6 +90,7 @@ class _Fetcher:
         return cast(T, self._derived[key])
 
     def close(self) -> None:
+        """Close the network clients of this run."""
         self._clients.close()
 
     def _once(self, key: tuple[str, str], make: Callable[[], bytes | _Parsed]) -> bytes | _Parsed:
@@ -146,6 +106,8 @@ class _Fetcher:
         return found
 
     def get(self, url: str, accept: str, limit: int) -> bytes:
+        """The bytes at `url` (at most `limit`), fetched once per fetcher: `NotFound` for a
+        404 or 410, `Unreadable` for any other failure."""
         found = self._once((url, accept), lambda: self._get(url, accept, limit))
         assert isinstance(found, bytes)
         return found
@@ -222,100 +184,3 @@ def _json(data: bytes) -> Any:
         return parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise _Unreadable(f"the answer is not strict JSON ({exc})", network=False) from None
-
-
-# --- the three proofs -------------------------------------------------------------------------
-
-
-def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
-    # researcher URLs, not keywords: docs/identity.md, "Why a researcher URL and not a keyword"
-    where = f"{api}/{orcid}/researcher-urls"
-    try:
-        doc = fetcher.json(where)
-    except _NotFound as exc:
-        return ProofCheck(
-            "orcid", orcid, where, Finding("absent", f"no ORCID record {orcid} ({exc})")
-        )
-    except _Unreadable as exc:
-        return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
-    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid, orcid))
-
-
-def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
-    try:
-        where = well_known_url(locator)
-    except InputError as exc:
-        return ProofCheck("web", locator, locator, Finding("absent", str(exc)))
-    try:
-        doc = fetcher.json(where)
-    except _NotFound as exc:
-        return ProofCheck("web", locator, where, Finding("absent", f"no pith-keys.json ({exc})"))
-    except _Unreadable as exc:
-        return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
-    return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
-
-
-def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
-    """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
-    bytes are not a readable PDF."""
-    from pypdf import PdfReader
-
-    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
-    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
-    logger.setLevel(logging.CRITICAL + 1)
-    try:
-        info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
-        keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
-    except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
-        raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
-    finally:
-        logger.setLevel(level)
-    return (str(keys) if keys is not None else None, str(number) if number is not None else None)
-
-
-def arxiv_pdf_base() -> str:
-    """Where arXiv PDFs are fetched from: `$PITH_ARXIV_PDF` (a mirror), else arxiv.org."""
-    base = os.environ.get(ARXIV_PDF_ENV) or ARXIV_PDF
-    checked_url(base, ARXIV_PDF_ENV)
-    return base.strip().rstrip("/")
-
-
-def _pdf_address(locator: str, base: str) -> str:
-    """Where the PDF a paper locator names is fetched: an arXiv PDF from `base`."""
-    prefix = ARXIV_PDF + "/"
-    return base + "/" + locator[len(prefix) :] if locator.startswith(prefix) else locator
-
-
-def claimed_pdf(paper: Subject | None, base: str) -> str | None:
-    """Where the arXiv PDF of the claimed version is fetched (None when the record, or its
-    version, is not known): the one PDF whose keys an author of that paper put there."""
-    if paper is None or paper.source_id is None or paper.source_version is None:
-        return None
-    return _pdf_address(arxiv_pdf_url(paper.source_id, paper.source_version), base)
-
-
-def _check_paper(
-    fetcher: _Fetcher,
-    source: str,
-    locator: str,
-    kid: str,
-    subject: str | None,
-    claimed: str | None = None,
-) -> ProofCheck:
-    """The paper proof from the PDF at `source`: a URL, or the file `--paper-pdf` named (read
-    beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input). It binds the
-    key to the paper's authors only when `source` is `claimed` (`paper_finding`)."""
-    try:  # a PDF fetched or read has one size limit, `fs`'s
-        keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, MAX_PDF_BYTES))
-    except _NotFound as exc:
-        return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
-    except _Unreadable as exc:
-        return ProofCheck("paper", locator, source, problem=exc.reason, network=exc.network)
-    except InputError as exc:  # not a readable PDF: what is there proves nothing
-        return ProofCheck("paper", locator, source, Finding("absent", str(exc)))
-    if number is not None and subject is not None and number != subject:
-        return ProofCheck(
-            "paper", locator, source, Finding("absent", f"the PDF is of {number}, not {subject}")
-        )
-    found = paper_finding(match_pdf_keys(keys, kid), source, claimed)
-    return ProofCheck("paper", locator, source, found)

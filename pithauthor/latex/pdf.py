@@ -1,19 +1,24 @@
 """Checking a built PDF: it carries the Pith Number (Info key /PithNumber) and the link to its
 page, and the badge can be seen as a reader sees it: its box and link inside the page's crop
-box, its text not clipped away, nothing painted over it.
+box, its text not clipped away, nothing painted over it. Also the one reader of the author keys
+a PDF's Info names (`pdf_author_keys`), for the paper proof and `pith latex inject`'s check.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import VerificationError
+from pithauthor.errors import InputError, VerificationError
+from pithauthor.protocol.identity import PDF_INFO_KEY
 from pithauthor.protocol.ids import PithNumber
 
-# pypdf is imported where a PDF is read: only --check and `latex arxiv` do.
+# pypdf is imported where a PDF is read (--check, `latex arxiv`, a paper proof), never at start.
 
 
 # Check that a PDF carries the Pith Number (Info key /PithNumber) and the link to its page.
@@ -39,6 +44,24 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     except (PdfReadError, OSError, ValueError) as exc:
         raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
     return (str(value) if value is not None else None), uris
+
+
+def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
+    """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
+    bytes are not a readable PDF."""
+    from pypdf import PdfReader
+
+    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
+    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
+        keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
+    except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
+        raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
+    finally:
+        logger.setLevel(level)
+    return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
 def check_pdf(

@@ -28,7 +28,6 @@ from pithauthor.errors import (
     WrongPassphrase,
 )
 from pithauthor.keys import author, storage
-from pithauthor.keys import backups as backups
 from pithauthor.keys.passphrase import PassphraseSource
 from pithauthor.protocol.canonical_json import b64decode
 from pithauthor.protocol.events import check_envelope, seal, signer_block, unsigned_event
@@ -84,7 +83,7 @@ def test_author_key_is_a_signer_for_the_event_envelope() -> None:
 
 def test_repr_and_pickle_never_expose_the_secret(tmp_path: Path) -> None:
     write_backup(tmp_path / "b.json", SENTINEL_SEED, PASSPHRASE)
-    backups.import_backup(tmp_path / "b.json", backend="file", note=_quiet)
+    author.import_backup(tmp_path / "b.json", backend="file", orcid_retirement=None, note=_quiet)
     key = author.load_signing_key()
     assert_no_seed(repr(key) + str(key) + repr(key.record))
     with pytest.raises(TypeError):
@@ -93,7 +92,9 @@ def test_repr_and_pickle_never_expose_the_secret(tmp_path: Path) -> None:
 
 def test_metadata_file_holds_public_facts_only(isolated_home: Path, tmp_path: Path) -> None:
     write_backup(tmp_path / "b.json", SENTINEL_SEED, PASSPHRASE)
-    record = backups.import_backup(tmp_path / "b.json", backend="file", note=_quiet)
+    record = author.import_backup(
+        tmp_path / "b.json", backend="file", orcid_retirement=None, note=_quiet
+    )
     meta = (isolated_home / "keys" / "keys.json").read_bytes()
     assert_no_seed(meta)
     assert_no_seed(_key_file(record, isolated_home).read_bytes())
@@ -245,7 +246,7 @@ def test_rotation_retires_the_old_key_whose_signatures_still_verify() -> None:
     author.generate("alice", orcid="0000-0002-1825-0097", backend="file", note=_quiet)
     old_key = author.load_signing_key("alice")
     old_signature = old_key.sign_digest(DIGEST)
-    retired, new = backups.rotate("alice", backend="file", note=_quiet)
+    retired, new = author.rotate("alice", backend="file", note=_quiet)
     assert (retired.status, new.status) == ("retired", "active")
     assert new.replaces == retired.key_id and retired.replaced_by == new.key_id
     assert new.orcid == retired.orcid
@@ -264,11 +265,16 @@ def test_backup_restored_elsewhere_signs_identically(
     monkeypatch.setenv("PITH_HOME", str(tmp_path / "a"))
     author.generate("alice", backend="file", note=_quiet)
     signature_a = author.load_signing_key().sign_digest(DIGEST)
-    backups.backup("alice", tmp_path / "alice.backup", note=_quiet)
+    author.backup("alice", tmp_path / "alice.backup", note=_quiet)
     monkeypatch.setenv("PITH_HOME", str(tmp_path / "b"))
     with pytest.raises(WrongPassphrase):
-        backups.import_backup(
-            tmp_path / "alice.backup", backup_passphrase=_fixed("nope"), note=_quiet
+        author.import_backup(
+            tmp_path / "alice.backup",
+            backup_passphrase=_fixed("nope"),
+            orcid_retirement=None,
+            note=_quiet,
         )
-    backups.import_backup(tmp_path / "alice.backup", backend="file", note=_quiet)
+    author.import_backup(
+        tmp_path / "alice.backup", backend="file", orcid_retirement=None, note=_quiet
+    )
     assert author.load_signing_key().sign_digest(DIGEST) == signature_a

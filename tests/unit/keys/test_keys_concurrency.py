@@ -90,7 +90,6 @@ def test_threads_generating_and_rotating_at_once_lose_no_key_and_orphan_no_file(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pithauthor.keys import author
-    from pithauthor.keys import backups as backups
 
     use_fast_kdf(monkeypatch)
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
@@ -106,7 +105,6 @@ def test_threads_generating_and_rotating_at_once_lose_no_key_and_orphan_no_file(
 def _thread_round(round_no: int) -> list[str]:
     """GENERATORS generate and ROTATORS rotate "r", released at once; the key ids they report."""
     from pithauthor.keys import author
-    from pithauthor.keys import backups as backups
 
     start = threading.Barrier(GENERATORS + ROTATORS)
     got: list[str] = []
@@ -118,7 +116,7 @@ def _thread_round(round_no: int) -> list[str]:
             if i < GENERATORS:
                 record = author.generate(f"g{round_no}-{i}", backend="file", note=lambda _: None)
             else:
-                record = backups.rotate("r", backend="file", note=lambda _: None)[1]
+                record = author.rotate("r", backend="file", note=lambda _: None)[1]
             got.append(record.key_id)
         except BaseException as exc:
             failed.append(exc)
@@ -169,7 +167,6 @@ def test_a_failed_key_list_write_leaves_no_key_file(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pithauthor.keys import author, storage
-    from pithauthor.keys import backups as backups
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     use_fast_kdf(monkeypatch)
@@ -193,7 +190,6 @@ def test_a_name_taken_while_the_secret_was_made_is_refused_without_an_orphan(
 ) -> None:
     from pithauthor.errors import KeyExists
     from pithauthor.keys import author, secrets
-    from pithauthor.keys import backups as backups
 
     monkeypatch.setenv("PITH_PASSPHRASE", PASSPHRASE)
     use_fast_kdf(monkeypatch)
