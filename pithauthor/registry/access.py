@@ -320,13 +320,12 @@ _RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
 def badge_number(
     text: str, registry: RegistryAccess, *, offline: bool = False
 ) -> tuple[PithNumber, str | None]:
-    """The number a badge prints: a full Pith Number, checked with its record
-    (`check_number`: a wrong year is refused naming the right number; a
-    number no record can check is refused unless `offline`, never written unchecked), or an
-    arXiv id resolved through `registry` (record verified); with a note naming the arXiv
-    version the number belongs to, or, `offline` with no record cached, saying the year could
-    not be checked. A short alias or a number without its year is refused (InputError); so is
-    an arXiv id `offline`."""
+    """The number a badge prints: a full Pith Number, checked with its record (`check_number`:
+    a wrong year is refused naming the right number; a number no record can check is refused
+    unless `offline`, never written unchecked), or an arXiv id resolved through `registry`
+    (record verified); with a note naming the arXiv version the number belongs to, or,
+    `offline` with no record cached, saying the year could not be checked. A short alias or a
+    number without its year is refused (InputError); so is an arXiv id `offline`."""
     address = _RECORD_URL.match(text.strip())
     if address is not None:  # copied from the record page: it holds the body, not the year
         raise InputError(
