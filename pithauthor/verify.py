@@ -1,10 +1,13 @@
 """Offline verification of what a registry publishes and what authors sign (`verify_document`,
-`verify_file`), and canonical records computed from arXiv metadata files.
+`verify_file`), by default against the key shipped with the package (`pinned_trust`), and
+canonical records computed from arXiv metadata files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +25,11 @@ from pithauthor.protocol.record import (
 )
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Trust, uncovered
-from pithauthor.registry.credentials import pinned_trust
 
 __all__ = [
     "detect_kind",
     "parse_arxiv_metadata",
+    "pinned_trust",
     "read_arxiv_metadata",
     "read_documents",
     "verify_document",
@@ -62,6 +65,22 @@ def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
         path, MetadataError, "arXiv metadata", limit=MAX_METADATA_BYTES, stdin=True
     )
     return parse_arxiv_metadata(data)
+
+
+# The key a document is checked against when no trust is given: the one shipped with the
+# package. It lives here, not with the registry client, because verification needs it and
+# the registry builds on verification (docs/architecture.md, "Layers").
+
+PINNED_MANIFEST = "pith-mirrors.json"
+
+
+@cache
+def pinned_trust() -> Trust:
+    """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
+    # shipped, never fetched: a manifest fetched from the registry would be the registry
+    # vouching for itself (section 3: a client pins the key)
+    text = resources.files("pithauthor").joinpath("data", PINNED_MANIFEST).read_text("utf-8")
+    return Trust.from_manifest(parse_json(text))
 
 
 # Verify what the registry publishes and what authors sign, offline.

@@ -90,7 +90,8 @@ def inject_cmd(
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
     from pithauthor.keys import show
-    from pithauthor.latex import badge_number, inject
+    from pithauthor.latex import inject
+    from pithauthor.registry import badge_number
 
     if pith is None and not author_key:
         raise InputError("give --pith NUMBER, --author-key, or both")

@@ -12,7 +12,7 @@ from pithauthor._face import lazy_face
 if TYPE_CHECKING:
     from pithauthor.latex.archives import ProjectZip
     from pithauthor.latex.arxiv import build_arxiv_archive
-    from pithauthor.latex.injection import Step, badge_number, inject
+    from pithauthor.latex.injection import Step, inject
     from pithauthor.latex.pdf import check_pdf
     from pithauthor.latex.sources import find_main_file
     from pithauthor.latex.sty import (
@@ -28,7 +28,6 @@ __all__ = [
     "ProjectZip",
     "Step",
     "badge",
-    "badge_number",
     "build_arxiv_archive",
     "check_pdf",
     "copy_sty",
@@ -47,7 +46,6 @@ __getattr__, __dir__ = lazy_face(
         "ProjectZip": "pithauthor.latex.archives",
         "Step": "pithauthor.latex.injection",
         "badge": "pithauthor.latex.sty",
-        "badge_number": "pithauthor.latex.injection",
         "build_arxiv_archive": "pithauthor.latex.arxiv",
         "check_pdf": "pithauthor.latex.pdf",
         "copy_sty": "pithauthor.latex.sty",

@@ -10,7 +10,8 @@ from typing import Any
 
 from pithauthor.protocol.text import verbatim_block
 
-# a control word (its name in group 1), a control symbol, a comment, or a brace
+# a TeX token as these scanners see it: a control word (its name in group 1), a control
+# symbol, a comment, or a brace (the preamble's scanner reads the same tokens)
 _TOKEN = re.compile(r"\\([A-Za-z]+)|\\.|%[^\n]*|[{}]", re.DOTALL)
 
 

@@ -1,7 +1,7 @@
 r"""The LaTeX badge: add `\usepackage{pith}` + `\pithnumber{...}` to a manuscript without
 touching anything else, check that it compiles, and pack an arXiv-ready archive.
 
-Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`
+Public API: `inject`, `find_main_file`, `check_pdf`, `build_arxiv_archive`
 (and `Step`, what it tells its `progress` callback).
 """
 
@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pithauthor.errors import (
     BuildError,
@@ -56,16 +55,11 @@ from pithauthor.latex.sources import (
 )
 from pithauthor.latex.sty import another_version, latex_file, pith_sty_path
 from pithauthor.protocol.identity import pdf_key_ids
-from pithauthor.protocol.ids import PithNumber, classify_reference
-from pithauthor.registry.access import check_number
-
-if TYPE_CHECKING:
-    from pithauthor.registry.access import RegistryAccess
+from pithauthor.protocol.ids import PithNumber
 
 __all__ = [
     "InjectResult",
     "Step",
-    "badge_number",
     "inject",
 ]
 
@@ -74,10 +68,6 @@ STY_NAME = "pith.sty"
 
 
 PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
-
-
-# a record page's address, pasted where a number was asked for (`badge_number` refuses it)
-_RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
 
 
 # the loads `inject` may rewrite for a new placement: any other options are the author's, kept
@@ -350,44 +340,6 @@ def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
     if preamble.pith_numbers and preamble.pith_package is not None:
         return InputFacts()
     return preamble_inputs(preamble.inputs, source.path.parent)
-
-
-def badge_number(
-    text: str, registry: RegistryAccess, *, offline: bool = False
-) -> tuple[PithNumber, str | None]:
-    """The number a badge prints: a full Pith Number, checked with its record
-    (`pithauthor.registry.check_number`: a wrong year is refused naming the right number; a
-    number no record can check is refused unless `offline`, never written unchecked), or an
-    arXiv id resolved through `registry` (record verified); with a note naming the arXiv
-    version the number belongs to, or, `offline` with no record cached, saying the year could
-    not be checked. A short alias or a number without its year is refused (InputError); so is
-    an arXiv id `offline`."""
-    address = _RECORD_URL.match(text.strip())
-    if address is not None:  # copied from the record page: it holds the body, not the year
-        raise InputError(
-            f"{text} is a record's address; give its full Pith Number, "
-            f"pith:YYYY:{address.group(1).upper()}"
-        )
-    kind = classify_reference(text)
-    if kind.alias is not None:
-        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
-    if kind.number is not None:
-        if kind.number.year is None:
-            raise InputError(
-                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
-            )
-        return kind.number, check_number(kind.number, registry, offline=offline)
-    assert kind.arxiv is not None
-    if offline:
-        raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
-    # the whole id, version included: `IDvN` is vN's record (the resolver refuses, naming the
-    # version it holds, when the registry has no vN); a bare id is the latest version's
-    number = registry.client.resolve(str(kind.arxiv))
-    source = registry.client.record(number)["canonical_record"]["source"]
-    note = f"{number.full} is the record of arXiv:{source['id']}v{source['version']}"
-    if kind.arxiv.version is None:
-        note += " (the latest version when the registry built it)"
-    return number, note
 
 
 def inject(

@@ -34,6 +34,8 @@ from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
 
 # pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
 
+# `\begin{document}`, spaces allowed before the brace: where the preamble ends (`sources`
+# looks for it in the head of a file it reads only in part)
 _BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 
 

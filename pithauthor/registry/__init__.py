@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pithauthor.registry.access import (
         RegistryAccess,
         RegistryOptions,
+        badge_number,
         check_registry_options,
         citing_number,
         read_subject,
@@ -90,6 +91,7 @@ __all__ = [
     "SubmitResult",
     "add_papers",
     "approve_held",
+    "badge_number",
     "check_base_url",
     "check_destination",
     "check_host",
@@ -147,6 +149,7 @@ __getattr__, __dir__ = lazy_face(
         "TRUST_LOCAL_ENV": "pithauthor.registry.credentials",
         "add_papers": "pithauthor.registry.local.run",
         "approve_held": "pithauthor.registry.local.run",
+        "badge_number": "pithauthor.registry.access",
         "check_base_url": "pithauthor.registry.local.run",
         "check_destination": "pithauthor.registry.submit",
         "check_host": "pithauthor.registry.local.run",
