@@ -480,11 +480,14 @@ def _tar_members(handle: Any, strict: bool) -> list[tuple[str, int, Any]]:
             continue
         if not info.isfile():
             kind = (
-                "a symbolic link" if info.issym()
-                else "a hard link" if info.islnk()
-                else "a folder entry" if info.isdir()
+                "a symbolic link"
+                if info.issym()
+                else "a hard link"
+                if info.islnk()
+                else "a folder entry"
+                if info.isdir()
                 else "not a regular file"
-            )  # fmt: skip
+            )
             raise _Refused(kind, info.name)
         members.append((name, info.size, info))
         if len(members) > MAX_ARCHIVE_FILES:
@@ -537,8 +540,15 @@ def unpack_archive(
             f"{destination} already exists and is not an empty folder; nothing was unpacked"
         )
     # RuntimeError: an encrypted zip member; NotImplementedError: a compression zipfile lacks
-    damaged = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, ValueError,
-               RuntimeError, NotImplementedError)  # fmt: skip
+    damaged = (
+        zipfile.BadZipFile,
+        tarfile.TarError,
+        EOFError,
+        zlib.error,
+        ValueError,
+        RuntimeError,
+        NotImplementedError,
+    )
     work = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}unpack-", dir=destination.parent))
     try:
         with contextlib.ExitStack() as stack:

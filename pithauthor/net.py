@@ -54,7 +54,7 @@ from pithauthor.errors import (
 from pithauthor.fs import MAX_JSON_BYTES
 from pithauthor.progress import Retrying, report
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
-from pithauthor.protocol.text import checked_url, origin
+from pithauthor.protocol.urls import checked_url, origin
 
 MAX_ANSWER_BYTES = MAX_JSON_BYTES
 """The largest answer read from a registry, decoded (a record, state or bundle is JSON)."""

@@ -65,7 +65,8 @@ from pithauthor.protocol.payloads import (
     self_citation_problem,
 )
 from pithauthor.protocol.subject import Subject, replacing, withdrawing
-from pithauthor.protocol.text import payload_text_problem, utc_now, utc_stamp
+from pithauthor.protocol.text import payload_text_problem
+from pithauthor.protocol.utc import utc_now, utc_stamp
 
 __all__ = [
     "CitationSigner",

@@ -129,14 +129,32 @@ def run(
         output = Output(key, passphrase_file, out, print_events, submit, access, yes=yes)
         if bibfiles:
             lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back, choose)
-            ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
-                                      only_cited, parallel, as_json, output,
-                                      lookup_with)  # fmt: skip
+            ok = _cite_bibliographies(
+                bibfiles,
+                citing,
+                citing_record,
+                relationship,
+                mapping,
+                only_cited,
+                parallel,
+                as_json,
+                output,
+                lookup_with,
+            )
             return ok
         else:
             assert cited is not None
-            _cite_one(citing, citing_record, cited, record, relationship, citation_key, context,
-                      output, offline)  # fmt: skip
+            _cite_one(
+                citing,
+                citing_record,
+                cited,
+                record,
+                relationship,
+                citation_key,
+                context,
+                output,
+                offline,
+            )
     return True
 
 
@@ -375,14 +393,32 @@ def register(app: typer.Typer) -> None:
         bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
         signed, 1 when some were not (unresolved, invalid, unparsable)."""
         ok = run(
-            bibfiles=bibfiles, citing=citing, citing_record=citing_record, cited=cited,
-            record=record, relationship=relationship, mapping=mapping, only_cited=only_cited,
-            parallel=parallel, citation_key=citation_key, context=context, key=key,
-            passphrase_file=passphrase_file, out=out, as_json=as_json, submit=submit, yes=yes,
-            registry=registry, trust_manifest=trust_manifest, trust_local=trust_local,
-            lookup=lookup, offline=offline, arxiv_api=arxiv_api, write_back=write_back,
+            bibfiles=bibfiles,
+            citing=citing,
+            citing_record=citing_record,
+            cited=cited,
+            record=record,
+            relationship=relationship,
+            mapping=mapping,
+            only_cited=only_cited,
+            parallel=parallel,
+            citation_key=citation_key,
+            context=context,
+            key=key,
+            passphrase_file=passphrase_file,
+            out=out,
+            as_json=as_json,
+            submit=submit,
+            yes=yes,
+            registry=registry,
+            trust_manifest=trust_manifest,
+            trust_local=trust_local,
+            lookup=lookup,
+            offline=offline,
+            arxiv_api=arxiv_api,
+            write_back=write_back,
             choose=choose,
-        )  # fmt: skip
+        )
         if not ok:
             raise typer.Exit(1)
 

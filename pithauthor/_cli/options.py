@@ -257,13 +257,17 @@ def settle_ambiguous(result: LookupResult, choose: bool) -> LookupResult:
         warn("--choose needs a terminal to ask on; the lines to paste are printed instead")
     reading = result.reading
     for entry in open_entries:
-        message(f'{entry.key} ({entry.source_file}:{entry.line}) is ambiguous: '
-                f'"{_shown(entry.title_unicode)}"')  # fmt: skip
+        message(
+            f"{entry.key} ({entry.source_file}:{entry.line}) is ambiguous: "
+            f'"{_shown(entry.title_unicode)}"'
+        )
         for number, choice in enumerate(entry.lookup_choices, 1):
             authors = ", ".join(_shown(a) for a in choice.authors)
             why = choice.problem or "fits the title, author and year rules"
-            message(f'  {number}) {choice.arxiv_id}  "{_shown(choice.title)}" ({authors}; '
-                    f"arXiv {choice.year}): {why}")  # fmt: skip
+            message(
+                f'  {number}) {choice.arxiv_id}  "{_shown(choice.title)}" ({authors}; '
+                f"arXiv {choice.year}): {why}"
+            )
             if not asking:
                 message(f"       {paste_line(choice.arxiv_id)}")
         if asking:

@@ -40,9 +40,12 @@ def plain_form(args: list[str], environ: dict[str, str]) -> dict[str, Any] | Non
     if TRUST_LOCAL_ENV in environ:
         return None
     values: dict[str, Any] = {
-        "ref": None, "registry": None, "trust_manifest": [], "trust_local": False,
+        "ref": None,
+        "registry": None,
+        "trust_manifest": [],
+        "trust_local": False,
         "as_json": False,
-    }  # fmt: skip
+    }
     seen: set[str] = set()
     words = iter(args)
     for word in words:

@@ -31,7 +31,7 @@ from pithauthor.net import (
 )
 from pithauthor.progress import Retrying, report
 from pithauthor.protocol.ids import ArxivId
-from pithauthor.protocol.text import is_loopback, origin
+from pithauthor.protocol.urls import is_loopback, origin
 
 if TYPE_CHECKING:
     import httpx
@@ -296,8 +296,16 @@ class ArxivApi:
                     last = f"HTTP {status}" if status != 200 else "rate exceeded"
                     wait = min(retry_after or 0.0, _MAX_RETRY_AFTER)
                 if attempt + 1 < self.attempts and wait:
-                    report(Retrying(f"the arXiv API at {where}", last, attempt + 2,
-                                    self.attempts, wait, wait))  # fmt: skip
+                    report(
+                        Retrying(
+                            f"the arXiv API at {where}",
+                            last,
+                            attempt + 2,
+                            self.attempts,
+                            wait,
+                            wait,
+                        )
+                    )
                     self._sleep(wait)
         raise ArxivApiError(
             f"the arXiv API at {where} did not answer ({last}) after {self.attempts} attempts; "

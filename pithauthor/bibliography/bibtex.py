@@ -557,7 +557,7 @@ class Expander:
         raise BibliographyError(f"{place}: {where}: {why}; nothing was read")
 
 
-def _evaluate(expression: str, macros: dict[str, str]) -> str:
+def field_text(expression: str, macros: dict[str, str]) -> str:
     """A field value in source form (`{..}`, `".."`, a number, a macro, or `#` concatenations
     of those) to its text. Unknown macros stay as written."""
     if "#" not in expression:

@@ -29,7 +29,7 @@ from pithauthor.protocol.identity import fingerprint_hex
 from pithauthor.protocol.ids import ArxivId, PithNumber
 from pithauthor.protocol.payloads import CITATION, self_citation_problem
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.client import RecordCache
 from pithauthor.sign import CitationSigner, citation_signer
 

@@ -59,9 +59,24 @@ _converter: Any = None
 
 #: Letters NFKD does not decompose.
 _FOLD = str.maketrans(
-    {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "æ": "ae",
-     "Æ": "AE", "œ": "oe", "Œ": "OE", "\u0131": "i", "þ": "th", "Þ": "Th", "ð": "d"}
-)  # fmt: skip
+    {
+        "ł": "l",
+        "Ł": "L",
+        "ø": "o",
+        "Ø": "O",
+        "đ": "d",
+        "Đ": "D",
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "\u0131": "i",
+        "þ": "th",
+        "Þ": "Th",
+        "ð": "d",
+    }
+)
 
 
 def fold(text: str) -> str:
@@ -295,9 +310,18 @@ Identifier = ArxivId | PithNumber
 #: Fields the rules read; crossref never copies these from a parent entry: a proceedings
 #: volume's eprint or DOI names the volume, not the paper that cross-references it.
 IDENTIFIER_FIELDS = frozenset(
-    ("pith", "eprint", "archiveprefix", "eprinttype", "primaryclass", "eprintclass", "doi", "url",
-     "arxivid")
-)  # fmt: skip
+    (
+        "pith",
+        "eprint",
+        "archiveprefix",
+        "eprinttype",
+        "primaryclass",
+        "eprintclass",
+        "doi",
+        "url",
+        "arxivid",
+    )
+)
 
 #: `journal` values under which `volume`/`number` hold the id (DBLP, Semantic Scholar, ...).
 PREPRINT_JOURNALS = frozenset(("corr", "arxiv", "arxiv preprint", "arxiv e-prints", "arxiv.org"))

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:
-    from pithauthor.identity.fetch import orcid_api_base
     from pithauthor.identity.proofs import (
         check_identity,
         check_key_on_orcid,
         identity_network_failure,
+        orcid_api_base,
         orcid_proof,
         proofs_from_specs,
         verify_identity,
@@ -38,7 +38,7 @@ __getattr__, __dir__ = lazy_face(
         "check_identity": "pithauthor.identity.proofs",
         "check_key_on_orcid": "pithauthor.identity.proofs",
         "identity_network_failure": "pithauthor.identity.proofs",
-        "orcid_api_base": "pithauthor.identity.fetch",
+        "orcid_api_base": "pithauthor.identity.proofs",
         "orcid_proof": "pithauthor.identity.proofs",
         "proofs_from_specs": "pithauthor.identity.proofs",
         "verify_identity": "pithauthor.identity.proofs",

@@ -20,7 +20,7 @@ from pithauthor.net import (
     read_capped,
 )
 from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.text import same_origin
+from pithauthor.protocol.urls import same_origin
 
 __all__ = ["DEFAULT_TIMEOUT", "Fetcher", "NotFound", "Unreadable"]
 
@@ -46,7 +46,7 @@ T = TypeVar("T")
 # --- fetching ---------------------------------------------------------------------------------
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """A source could not be read; `network` when the cause was the network."""
 
     def __init__(self, reason: str, *, network: bool) -> None:
@@ -54,7 +54,7 @@ class _Unreadable(Exception):
         self.reason, self.network = reason, network
 
 
-class _NotFound(Exception):
+class NotFound(Exception):
     """The source answered 404 (or 410): there is nothing there."""
 
 
@@ -63,7 +63,7 @@ class _Parsed:
     value: Any
 
 
-class _Fetcher:
+class Fetcher:
     """GETs with short timeouts, capped answers and a strict redirect rule, over the one
     network layer (`pithauthor.net`). Each address is fetched once per fetcher (one
     `pith verify` run): a JSONL file of claims by one author asks ORCID once, and every claim
@@ -98,7 +98,7 @@ class _Fetcher:
         if key not in self._seen:
             try:
                 self._seen[key] = make()
-            except (_Unreadable, _NotFound) as exc:
+            except (Unreadable, NotFound) as exc:
                 self._seen[key] = exc
         found = self._seen[key]
         if isinstance(found, Exception):
@@ -132,9 +132,9 @@ class _Fetcher:
         try:  # a locator from the event: never a local file, never a refused address
             check_url(url, "the proof's address")
         except InputError as exc:
-            raise _Unreadable(str(exc), network=False) from None
+            raise Unreadable(str(exc), network=False) from None
         if self.offline:
-            raise _Unreadable("not fetched (--offline)", network=False)
+            raise Unreadable("not fetched (--offline)", network=False)
         import httpx
 
         current = url
@@ -148,24 +148,24 @@ class _Fetcher:
                     # 404/410 is an answer (no proof there: "absent"); a 5xx or 429 says nothing
                     # about the proof, so it is a network problem (exit 3), never "absent"
                     if answer.status_code in (404, 410):
-                        raise _NotFound(f"HTTP {answer.status_code}")
+                        raise NotFound(f"HTTP {answer.status_code}")
                     if answer.status_code >= 500 or answer.status_code == 429:
-                        raise _Unreadable(f"HTTP {answer.status_code}", network=True)
+                        raise Unreadable(f"HTTP {answer.status_code}", network=True)
                     if answer.status_code != 200:
-                        raise _Unreadable(f"HTTP {answer.status_code}", network=False)
+                        raise Unreadable(f"HTTP {answer.status_code}", network=False)
                     return read_capped(answer, limit, self.timeout)
             except AnswerTooLarge:
-                raise _Unreadable(f"answer larger than {limit} bytes", network=False) from None
+                raise Unreadable(f"answer larger than {limit} bytes", network=False) from None
             except AnswerTooSlow:
-                raise _Unreadable(
+                raise Unreadable(
                     f"no whole answer within {self.timeout:g} s", network=True
                 ) from None
             except httpx.TimeoutException:
-                raise _Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
+                raise Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
             except httpx.HTTPError as exc:
                 reason = str(exc) or type(exc).__name__
-                raise _Unreadable(f"cannot connect ({reason})", network=True) from None
-        raise _Unreadable(f"more than {MAX_REDIRECTS} redirects", network=False)
+                raise Unreadable(f"cannot connect ({reason})", network=True) from None
+        raise Unreadable(f"more than {MAX_REDIRECTS} redirects", network=False)
 
 
 def _redirect_target(current: str, location: str) -> str:
@@ -173,7 +173,7 @@ def _redirect_target(current: str, location: str) -> str:
     port of the same host is another server (maybe another user's), so it is refused too."""
     target = urljoin(current, location)
     if not same_origin(current, target):
-        raise _Unreadable(
+        raise Unreadable(
             f"redirects to {target}, another origin (scheme, host or port)", network=False
         )
     return target
@@ -183,4 +183,4 @@ def _json(data: bytes) -> Any:
     try:
         return parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise _Unreadable(f"the answer is not strict JSON ({exc})", network=False) from None
+        raise Unreadable(f"the answer is not strict JSON ({exc})", network=False) from None

@@ -21,15 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from pithauthor.errors import InputError, NetworkError, PithError
 from pithauthor.fs import MAX_PDF_BYTES
-from pithauthor.identity.fetch import (
-    DEFAULT_TIMEOUT,
-    PDF_ACCEPT,
-    _Fetcher,
-    _NotFound,
-    _Unreadable,
-)
+from pithauthor.identity.fetch import DEFAULT_TIMEOUT, PDF_ACCEPT, Fetcher, NotFound, Unreadable
 from pithauthor.keys.storage import retired_here
-from pithauthor.latex.pdf import read_pdf_author_keys
+from pithauthor.latex.pdf import pdf_author_keys
 from pithauthor.protocol.checks.event import (
     ProofCheck,
     identity_report,
@@ -57,7 +51,7 @@ from pithauthor.protocol.identity import (
     well_known_url,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import checked_url
+from pithauthor.protocol.urls import checked_url
 from pithauthor.protocol.verdict import Report
 
 if TYPE_CHECKING:
@@ -162,30 +156,30 @@ def proofs_from_specs(
 # --- the three proofs -------------------------------------------------------------------------
 
 
-def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
+def _check_orcid(fetcher: Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
     # researcher URLs, not keywords: docs/identity.md, "Why a researcher URL and not a keyword"
     where = f"{api}/{orcid}/researcher-urls"
     try:
         doc = fetcher.json(where)
-    except _NotFound as exc:
+    except NotFound as exc:
         return ProofCheck(
             "orcid", orcid, where, Finding("absent", f"no ORCID record {orcid} ({exc})")
         )
-    except _Unreadable as exc:
+    except Unreadable as exc:
         return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
     return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid, orcid))
 
 
-def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
+def _check_web(fetcher: Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
     try:
         where = well_known_url(locator)
     except InputError as exc:
         return ProofCheck("web", locator, locator, Finding("absent", str(exc)))
     try:
         doc = fetcher.json(where)
-    except _NotFound as exc:
+    except NotFound as exc:
         return ProofCheck("web", locator, where, Finding("absent", f"no pith-keys.json ({exc})"))
-    except _Unreadable as exc:
+    except Unreadable as exc:
         return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
     return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
 
@@ -212,7 +206,7 @@ def claimed_pdf(paper: Subject | None, base: str) -> str | None:
 
 
 def _check_paper(
-    fetcher: _Fetcher,
+    fetcher: Fetcher,
     source: str,
     locator: str,
     kid: str,
@@ -223,10 +217,10 @@ def _check_paper(
     beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input). It binds the
     key to the paper's authors only when `source` is `claimed` (`paper_finding`)."""
     try:  # a PDF fetched or read has one size limit, `fs`'s
-        keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, MAX_PDF_BYTES))
-    except _NotFound as exc:
+        keys, number = pdf_author_keys(fetcher.get(source, PDF_ACCEPT, MAX_PDF_BYTES))
+    except NotFound as exc:
         return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
-    except _Unreadable as exc:
+    except Unreadable as exc:
         return ProofCheck("paper", locator, source, problem=exc.reason, network=exc.network)
     except InputError as exc:  # not a readable PDF: what is there proves nothing
         return ProofCheck("paper", locator, source, Finding("absent", str(exc)))
@@ -265,7 +259,7 @@ def check_identity(
 @contextmanager
 def _asked(
     timeout: float, offline: bool, signer: str | None, paper_pdf: str | None, api: str | None
-) -> Iterator[tuple[_Fetcher, str | None]]:
+) -> Iterator[tuple[Fetcher, str | None]]:
     """A fetcher for one run, once what the user named is checked (bad input, exit 2, before
     anything is fetched): the key id `signer` (returned normalised), the `--orcid-api` URL, and
     `--paper-pdf` (a URL by `checked_url`, a file read now by the one file reader)."""
@@ -273,7 +267,7 @@ def _asked(
     if api is not None:
         orcid_api_base(api)
     arxiv_pdf_base()  # a bad $PITH_ARXIV_PDF is bad input too
-    fetcher = _Fetcher(timeout, offline)
+    fetcher = Fetcher(timeout, offline)
     try:
         if paper_pdf is not None and "://" in paper_pdf:
             checked_url(paper_pdf, "--paper-pdf")
@@ -290,7 +284,7 @@ def _check_identity(
     signer: str | None,
     paper_pdf: str | None,
     orcid_api: str | None,
-    fetcher: _Fetcher,
+    fetcher: Fetcher,
     papers: Sequence[Subject] = (),
 ) -> tuple[Report, list[ProofCheck]]:
     expected = normalize_orcid(orcid) if orcid is not None else None
@@ -314,7 +308,7 @@ def _fetch_all(
     expected: str | None,
     paper_pdf: str | None,
     orcid_api: str | None,
-    fetcher: _Fetcher,
+    fetcher: Fetcher,
     paper: Subject | None,
 ) -> list[ProofCheck]:
     named = event_orcid(event)
@@ -430,7 +424,7 @@ def check_key_on_orcid(
     """Ask the ORCID public API whether the record of `record.orcid` names the key yet."""
     if record.orcid is None:
         raise InputError(f"key {record.name!r} has no ORCID iD")
-    fetcher = _Fetcher(timeout, offline=False)
+    fetcher = Fetcher(timeout, offline=False)
     try:
         return _check_orcid(fetcher, orcid_api_base(orcid_api), record.orcid, record.key_id)
     finally:

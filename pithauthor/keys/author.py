@@ -51,7 +51,8 @@ from pithauthor.protocol.canonical_json import b64decode, b64encode
 from pithauthor.protocol.checks.event import vouch
 from pithauthor.protocol.events import signature_block
 from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orcid, signer_id
-from pithauthor.protocol.text import text_problem, utc_now
+from pithauthor.protocol.text import text_problem
+from pithauthor.protocol.utc import utc_now
 
 if TYPE_CHECKING:
     from pithauthor.protocol.documents import AuthorEvent

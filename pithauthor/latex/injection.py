@@ -25,7 +25,6 @@ from pithauthor.errors import (
     PithNumberError,
 )
 from pithauthor.fs import MAX_TEX_BYTES, Data, check_output_file, read_user_file, replace_files
-from pithauthor.identity.fetch import read_pdf_author_keys
 from pithauthor.latex.archives import (
     ProjectZip,
     is_archive,
@@ -38,6 +37,7 @@ from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.pdf import (
     check_badge_visible,
     check_pdf,
+    pdf_author_keys,
     placement_notes,
 )
 from pithauthor.latex.preamble import Preamble, add_author_keys
@@ -130,7 +130,7 @@ Progress = Callable[[Step], None]
 
 
 @contextmanager
-def _step(progress: Progress | None, text: str) -> Iterator[None]:
+def step(progress: Progress | None, text: str) -> Iterator[None]:
     """Tell `progress` that the step `text` starts, and, when the body succeeds, how long it
     took (an exception passes through untold: see `Step`)."""
     if progress is None:
@@ -283,7 +283,7 @@ def _sty_plan(main: Path, force: bool, follow_links: bool = False) -> tuple[str,
 def _companion_action(main: Path, name: str) -> tuple[str, bytes]:
     """pith.sty.ltxml and the .def files follow pith.sty (whose other versions `_sty_plan`
     already refused): copied when missing, replaced when they differ from ours."""
-    ours = _packaged(name)
+    ours = shipped_bytes(name)
     dest = main.parent / name
     if not dest.exists():
         return "copied", ours
@@ -312,7 +312,7 @@ def _compile_and_check(
         ours = {**pith_build_files(), main.name: new_bytes, STY_NAME: sty}
         # the step is the build and the reading of its PDF, as `arxiv`'s
         with (
-            _step(progress, f"checking: building a copy ({engine}, latexmk)"),
+            step(progress, f"checking: building a copy ({engine}, latexmk)"),
             build_sources(main, engine, ours, clock) as built,
         ):
             if number is not None:
@@ -323,18 +323,18 @@ def _compile_and_check(
                 _check_pdf_keys(built.result.pdf, author_keys)
             return placement_notes(built.result.log)
     except CompileFailed as failed:
-        with _step(progress, "building the untouched sources, to tell whose fault it is"):
+        with step(progress, "building the untouched sources, to tell whose fault it is"):
             raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
-    found, _ = read_pdf_author_keys(pdf.read_bytes())
+    found, _ = pdf_author_keys(pdf.read_bytes())
     missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
     if missing:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
-def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
+def inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
     """What the files the preamble inputs hold: a `\\pithnumber` (then the main file needs
     none), or `\\usepackage{pith}` (then the main file must not load it again)."""
     if preamble.pith_numbers and preamble.pith_package is not None:
@@ -383,22 +383,53 @@ def inject(
         check_output_file(os.fspath(zip_out), InputError, "a zip to write")
     path = Path(target)
     if not is_archive(path):
-        result = _inject(path, number, author_keys, dry_run, check, force, placement, timeout,
-                         progress, follow_links)  # fmt: skip
+        result = _inject(
+            path,
+            number,
+            author_keys,
+            dry_run,
+            check,
+            force,
+            placement,
+            timeout,
+            progress,
+            follow_links,
+        )
         return _zipped(result, zip_out, None)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="pith-inject-") as scratch:
             project = unpack_project(path, Path(scratch) / "project").project
-            return _inject(project, number, author_keys, dry_run, check, force, placement,
-                           timeout, progress, follow_links)  # fmt: skip
+            return _inject(
+                project,
+                number,
+                author_keys,
+                dry_run,
+                check,
+                force,
+                placement,
+                timeout,
+                progress,
+                follow_links,
+            )
     with unpacked_project(path) as unpacked:  # removed again if the badge is refused
-        result = _inject(unpacked.project, number, author_keys, dry_run, check, force, placement,
-                         timeout, progress, follow_links)  # fmt: skip
+        result = _inject(
+            unpacked.project,
+            number,
+            author_keys,
+            dry_run,
+            check,
+            force,
+            placement,
+            timeout,
+            progress,
+            follow_links,
+        )
     return _zipped(result, zip_out, unpacked.folder)
 
 
-def _zipped(result: InjectResult, zip_out: str | os.PathLike[str] | None, unpacked: Path | None
-            ) -> InjectResult:  # fmt: skip
+def _zipped(
+    result: InjectResult, zip_out: str | os.PathLike[str] | None, unpacked: Path | None
+) -> InjectResult:
     """`result`, with the project written to `zip_out` when asked."""
     if zip_out is None:
         return replace(result, unpacked=unpacked)
@@ -430,7 +461,7 @@ def _inject(
     source, preamble = read_preamble(main, whole=bool(author_keys))
     engine = engine_of(source.text)
     new_text, notes = source.text, []
-    facts = _inputs_of(source, preamble)
+    facts = inputs_of(source, preamble)
     review = review_copy(preamble, facts.loads, facts.commands) if number is not None else None
     if review is not None:
         if not force:
@@ -521,13 +552,13 @@ def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
     """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
     `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
     return {
-        name: _packaged(name)
+        name: shipped_bytes(name)
         for name in BUILD_FILES
         if folder is None or not (folder / name).is_file()
     }
 
 
-def _packaged(name: str) -> bytes:
+def shipped_bytes(name: str) -> bytes:
     """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
     a link: its content)."""
     return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()

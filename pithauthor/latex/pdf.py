@@ -46,7 +46,7 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     return (str(value) if value is not None else None), uris
 
 
-def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
+def pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
     """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
     bytes are not a readable PDF."""
     from pypdf import PdfReader

@@ -107,10 +107,10 @@ def unsigned_event(
 def compute_event_id(event: Mapping[str, Any]) -> str:
     """`sha256:` + hex SHA-256 of the canonical signed fields of `event` (any mapping: the
     checker recomputes it for events it has not typed yet)."""
-    return "sha256:" + _event_digest(event).hex()
+    return "sha256:" + event_digest(event).hex()
 
 
-def _event_digest(event: Mapping[str, Any]) -> bytes:
+def event_digest(event: Mapping[str, Any]) -> bytes:
     """The 32 bytes event_id names: SHA-256 of the canonical signed fields, serialised once."""
     return hashlib.sha256(_signed_bytes(event)).digest()
 
@@ -158,7 +158,7 @@ def _signer_text(signer: dict[Any, Any]) -> str | None:
     """The canonical text of a `signer` object of text fields, kept per block; None for any
     other (it is then serialised with the rest)."""
     try:
-        return _signer_text_of(tuple(signer.items()))
+        return signer_text_of(tuple(signer.items()))
     except TypeError:  # a value that cannot be hashed (a list): no JSON text field either
         return None
 
@@ -166,7 +166,7 @@ def _signer_text(signer: dict[Any, Any]) -> str | None:
 # Keyed by the block's items: a tuple equal to one of text only holds text (among JSON values
 # only a str equals a str; `1 == True` makes other tuples alike, so they are never kept).
 @lru_cache(maxsize=256)
-def _signer_text_of(items: tuple[tuple[Any, Any], ...]) -> str | None:
+def signer_text_of(items: tuple[tuple[Any, Any], ...]) -> str | None:
     """The canonical text of a `signer` block given as its items; None unless all are text."""
     if not all(type(k) is str and type(v) is str for k, v in items):
         return None
@@ -175,7 +175,7 @@ def _signer_text_of(items: tuple[tuple[Any, Any], ...]) -> str | None:
 
 def seal(unsigned: UnsignedEvent, signer: Signer) -> AuthorEvent:
     """Add event_id and the signature over its 32 raw digest bytes."""
-    digest = _event_digest(unsigned)  # signed as bytes, named in hex: one hash for both
+    digest = event_digest(unsigned)  # signed as bytes, named in hex: one hash for both
     signature = signer.sign_digest(digest)
     return {
         **unsigned,

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from pithauthor.errors import InputError, OrcidError
 from pithauthor.protocol.canonical_json import base32_nopad
 from pithauthor.protocol.payloads import payload_orcid
-from pithauthor.protocol.text import checked_url, origin
+from pithauthor.protocol.urls import checked_url, origin
 
 # How an Ed25519 public key is named (section 3 rule, plus this project's key-id DESIGN).
 #

@@ -18,7 +18,7 @@ from pithauthor.errors import ArxivIdError, InputError, MetadataError
 from pithauthor.protocol.canonical_json import canonical_sha256, sha256_hex
 from pithauthor.protocol.documents import CanonicalRecord, ComputedRecord
 from pithauthor.protocol.ids import ArxivId, PithNumber
-from pithauthor.protocol.text import utc_stamp
+from pithauthor.protocol.utc import utc_stamp
 
 # The canonical record of an arXiv paper, its hash and its Pith Number (section 2, VERIFIED).
 #

@@ -43,7 +43,7 @@ from pithauthor.protocol.ids import (
     parse_reference,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import is_loopback, origin
+from pithauthor.protocol.urls import is_loopback, origin
 from pithauthor.protocol.verdict import Report, Trust
 from pithauthor.registry.credentials import (
     default_trust,
@@ -322,9 +322,11 @@ class RegistryClient:
         is downloaded and verified in full again."""
         record = self.record(ref)
         body = PithNumber.parse(record["pith_number"]).body
-        kept = None if self.kept is None else self.kept.summary(
-            self.base_url, body, "state", kind, self.trust
-        )  # fmt: skip
+        kept = (
+            None
+            if self.kept is None
+            else self.kept.summary(self.base_url, body, "state", kind, self.trust)
+        )
         path = f"/pith/{body}/state.json"
         raw, etag = self.http.get_if_changed(path, kept[0] if kept else None)
         if kept is not None and not raw:  # 304: the state summarized (and verified) is current
@@ -730,8 +732,16 @@ class RecordCache:
         verdict: Verdict,
     ) -> None:
         """Keep a bundle or state just verified (`raw`, the bytes the registry sent)."""
-        row = (registry, body, what, _trust_key(trust), etag, raw,
-               hashlib.sha256(raw).hexdigest(), json.dumps(verdict))  # fmt: skip
+        row = (
+            registry,
+            body,
+            what,
+            _trust_key(trust),
+            etag,
+            raw,
+            hashlib.sha256(raw).hexdigest(),
+            json.dumps(verdict),
+        )
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", row)
 
@@ -776,8 +786,18 @@ class RecordCache:
         registry sent under `etag`)."""
         raw = json.dumps(summary, ensure_ascii=False).encode("utf-8")
         said, doc_sha256 = json.dumps(verdict), hashlib.sha256(doc).hexdigest()
-        row = (registry, body, what, kind, _trust_key(trust), etag, doc_sha256, raw, said,
-               _summary_digest(etag, doc_sha256, raw, said))  # fmt: skip
+        row = (
+            registry,
+            body,
+            what,
+            kind,
+            _trust_key(trust),
+            etag,
+            doc_sha256,
+            raw,
+            said,
+            _summary_digest(etag, doc_sha256, raw, said),
+        )
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", row)
 

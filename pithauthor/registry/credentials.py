@@ -22,7 +22,7 @@ from pithauthor.fs import (
 )
 from pithauthor.keys import storage
 from pithauthor.net import DEFAULT_REGISTRY, check_url
-from pithauthor.protocol.text import origin
+from pithauthor.protocol.urls import origin
 from pithauthor.protocol.verdict import Trust
 from pithauthor.verify import pinned_trust
 

@@ -601,9 +601,15 @@ def my_papers() -> list[dict[str, Any]]:
     for subject, key_id, registry, event_type, state, n, last in sorted(groups, key=_by_last):
         page = papers.setdefault(
             subject,
-            {"pith_number": subject, "title": titles.get(subject), "roles": [],
-             "keys": [], "registries": {}, "last": ""},
-        )  # fmt: skip
+            {
+                "pith_number": subject,
+                "title": titles.get(subject),
+                "roles": [],
+                "keys": [],
+                "registries": {},
+                "last": "",
+            },
+        )
         role = ROLES.get(event_type, event_type)
         if role not in page["roles"]:
             page["roles"].append(role)
@@ -648,9 +654,13 @@ def papers_on_registry(
         if page is None:
             title = _title_of(record)
             page = by_number[number] = {
-                "pith_number": number, "title": title, "roles": [], "keys": [],
-                "registries": {}, "last": "",
-            }  # fmt: skip
+                "pith_number": number,
+                "title": title,
+                "roles": [],
+                "keys": [],
+                "registries": {},
+                "last": "",
+            }
             rows.append(page)
         for event in events:
             role = ROLES.get(event["event_type"], event["event_type"])
@@ -751,7 +761,12 @@ def _by_registry(entries: Iterable[OutboxEntry]) -> list[dict[str, Any]]:
     for e in entries:
         group = groups.setdefault(e.registry, {"registry": e.registry, "events": []})
         group["events"].append(
-            {"event_id": e.event_id, "event_type": e.event_type, "state": e.state,
-             "subject": e.subject, "reason": e.reason}
-        )  # fmt: skip
+            {
+                "event_id": e.event_id,
+                "event_type": e.event_type,
+                "state": e.state,
+                "subject": e.subject,
+                "reason": e.reason,
+            }
+        )
     return list(groups.values())

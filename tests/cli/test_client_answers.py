@@ -21,12 +21,12 @@ from pithauthor.errors import (
     VerificationError,
 )
 from pithauthor.net import RegistryHttp, RetryPolicy, check_url, parse_retry_after
-from pithauthor.protocol.text import origin
+from pithauthor.protocol.urls import origin
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 

@@ -183,7 +183,7 @@ def test_claim_takes_the_orcid_url_form_that_keys_generate_takes(
 def test_claim_with_a_retired_key_is_refused(
     keys: RealKeys, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from pithauthor.keys.backups import rotate
+    from pithauthor.keys.author import rotate
 
     retired, _new = rotate(backend="file", note=lambda _: None)
     out = tmp_path / "out.jsonl"

@@ -25,7 +25,7 @@ from pithauthor.protocol.identity import (
     pdf_key_ids,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import same_origin
+from pithauthor.protocol.urls import same_origin
 from pithauthor.sign import attest_authorship
 
 KEY = key_id(FixedSigner().public_key)

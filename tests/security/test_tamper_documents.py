@@ -30,9 +30,8 @@ from pithauthor.errors import DocumentError
 from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.checks.fields import OPTIONAL
 from pithauthor.protocol.verdict import NOT_SIGNED, UNVERIFIABLE, Report, Trust, path_text, segments
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.run import add_paper
-from pithauthor.verify import detect_kind, verify_document, verify_file
+from pithauthor.verify import detect_kind, pinned_trust, verify_document, verify_file
 
 Path_ = tuple[str | int, ...]
 VECTORS = Path(__file__).parents[1] / "vectors" / "events"

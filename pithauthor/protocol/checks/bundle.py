@@ -6,25 +6,25 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from pithauthor.protocol.checks.contents import (
-    _check_author_at,
-    _check_created,
-    _completeness,
-    _registry_event,
-    _report_registry_events,
-    _unique_event_ids,
+    check_author_at,
+    check_created,
     check_links,
+    check_registry_event,
+    check_unique_event_ids,
+    note_completeness,
+    report_registry_events,
 )
 from pithauthor.protocol.checks.fields import (
     AUTHOR_EVENT_LISTS,
     BUNDLE_CHECKED,
     BUNDLE_REQUIRED,
-    _required,
+    require_fields,
 )
 from pithauthor.protocol.checks.record import (
-    _check_aliases,
-    _parse_number,
-    _same,
+    check_aliases,
     check_canonical,
+    number_or_none,
+    same_json,
 )
 from pithauthor.protocol.documents import (
     RecordBundle,
@@ -45,7 +45,7 @@ __all__ = [
 def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
     """A portable bundle: its record, its `record_created` receipt, and each event."""
     report = Report(kind="bundle")
-    _required(report, bundle, BUNDLE_REQUIRED)
+    require_fields(report, bundle, BUNDLE_REQUIRED)
     canon = bundle.get("canonical_record")
     digest = bundle.get("canonical_sha256")
     report.extend(check_canonical(canon, digest, bundle.get("pith_number")))
@@ -54,15 +54,17 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         bundle.get("bundle_type") == "pith_open_graph_bundle",
         "pith_open_graph_bundle",
     )
-    number = _parse_number(bundle.get("pith_number"))
+    number = number_or_none(bundle.get("pith_number"))
     if number is not None and "short_pith_number" in bundle:
         report.add(
             "short_form", bundle["short_pith_number"] == number.short, f"expected {number.short}"
         )
     if isinstance(canon, Mapping):
-        report.add("source", _same(bundle.get("source"), canon.get("source")), "= canonical source")
+        report.add(
+            "source", same_json(bundle.get("source"), canon.get("source")), "= canonical source"
+        )
         if "source_aliases" in bundle and number is not None:
-            _check_aliases(report, "source_aliases", bundle["source_aliases"], number, canon)
+            check_aliases(report, "source_aliases", bundle["source_aliases"], number, canon)
     events = bundle.get("events")
     covered: list[str | Segments] = list(BUNDLE_CHECKED)
     if not isinstance(events, list):
@@ -82,7 +84,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         f"{len(created)} record_created event(s); a bundle carries exactly one",
     ):
         at = f"events[{created[0]}]"
-        covered += _check_created(report, events[created[0]], at, canon, digest, trust)
+        covered += check_created(report, events[created[0]], at, canon, digest, trust)
     registry: list[str] = []
     for index, event in enumerate(events):
         if index in created:
@@ -93,10 +95,10 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         )
         if etype in AUTHOR_EVENT_LISTS.values():
             covered.append(at)  # its own fields are listed by the author check (contents.py)
-            _check_author_at(report, event, at, number, digest)
+            check_author_at(report, event, at, number, digest)
         else:
-            _registry_event(report, event, at, trust, registry)
-    _unique_event_ids(report, events)
+            check_registry_event(report, event, at, trust, registry)
+    check_unique_event_ids(report, events)
     # the links of its corrections, by the one rule a state and the local registry follow
     # (`subject.link_faults`): a withdrawal by another key, of another type or subject, or
     # older than what it corrects fails the bundle, as no registry keeping that rule serves it
@@ -108,8 +110,8 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         and e.get("event_type") in AUTHOR_EVENT_LISTS.values()
     ]
     check_links(report, authors, {str(e.get("event_id")): e for _, e in authors}, local=False)
-    _report_registry_events(report, registry)
-    _completeness(
+    report_registry_events(report, registry)
+    note_completeness(
         report,
         "a bundle is not signed: each event in it was checked, but an event left out "
         "cannot be detected",

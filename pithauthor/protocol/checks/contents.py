@@ -16,7 +16,7 @@ from pithauthor.protocol.checks.fields import (
     EVENT_CHECKED,
 )
 from pithauthor.protocol.checks.merge import CheckedEntry
-from pithauthor.protocol.checks.record import _same, check_receipt, receipt_key
+from pithauthor.protocol.checks.record import check_receipt, receipt_key, same_json
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import (
@@ -57,13 +57,13 @@ def check_links(
             report.add(f"{at}.link", bool(holds), detail)
 
 
-def _completeness(report: Report, why: str) -> None:
+def note_completeness(report: Report, why: str) -> None:
     """What no check of an unsigned document (a bundle, a local state) can speak for: whether
     an event was left out of it. Said as not signed, never as passed."""
     report.append(Check("completeness", NOT_SIGNED, why))
 
 
-def _check_created(
+def check_created(
     report: Report,
     created: Any,
     at: str,
@@ -81,7 +81,7 @@ def _check_created(
     name = "record."
     report.add(
         name + "payload_record",
-        _same(payload.get("canonical_record"), canon)
+        same_json(payload.get("canonical_record"), canon)
         and payload.get("canonical_sha256") == digest
         and isinstance(digest, str),
         "its payload is this canonical record and canonical_sha256",
@@ -90,7 +90,7 @@ def _check_created(
     if isinstance(source, Mapping):
         stated = tuple(payload.get(f"source_{k}") for k in ("id", "kind", "version"))
         expected = tuple(source.get(k) for k in ("id", "kind", "version"))
-        report.add(name + "payload_source", _same(stated, expected), "source_id/kind/version")
+        report.add(name + "payload_source", same_json(stated, expected), "source_id/kind/version")
     receipt = payload.get("receipt")
     report.extend(check_receipt(receipt, str(digest), trust), prefix=name)
     key = receipt_key(receipt, trust)
@@ -123,7 +123,7 @@ def _check_created(
     return covered
 
 
-def _check_author_at(
+def check_author_at(
     report: Report,
     event: Any,
     at: str,
@@ -186,7 +186,9 @@ def _about(ok: bool, full: str | None) -> Check:
     )
 
 
-def _registry_event(report: Report, event: Any, at: str, trust: Trust, registry: list[str]) -> None:
+def check_registry_event(
+    report: Report, event: Any, at: str, trust: Trust, registry: list[str]
+) -> None:
     """Not an author event: unverifiable when a trusted registry key signed it, else failed.
     One declaring an author type or `record_created` is failed: those are checked elsewhere."""
     etype = event.get("event_type") if isinstance(event, Mapping) else None
@@ -212,7 +214,7 @@ def _registry_event(report: Report, event: Any, at: str, trust: Trust, registry:
         )
 
 
-def _report_registry_events(report: Report, registry: list[str]) -> None:
+def report_registry_events(report: Report, registry: list[str]) -> None:
     """One unverifiable check naming the registry events at `registry`, when there are any."""
     if registry:
         report.unverifiable(
@@ -222,7 +224,7 @@ def _report_registry_events(report: Report, registry: list[str]) -> None:
         )
 
 
-def _unique_event_ids(report: Report, events: Iterable[Any]) -> None:
+def check_unique_event_ids(report: Report, events: Iterable[Any]) -> None:
     """`event_ids_unique`: no event_id is listed twice among `events`."""
     # one event_id is one statement: listed twice, it would be counted twice
     seen: set[str] = set()

@@ -19,10 +19,10 @@ from pithauthor.protocol.events import (
     EVENT_TARGETS,
     SIGNED_FIELDS,
     SIGNED_MESSAGE,
-    _event_digest,
-    _signer_text_of,
     compute_event_id,
     created_at_ok,
+    event_digest,
+    signer_text_of,
 )
 from pithauthor.protocol.identity import (
     PUBLIC_KEY_LENGTH,
@@ -166,7 +166,7 @@ def envelope_checks(event: Any) -> tuple[Report, bool, bool]:
     if public_key is None:
         return report, True, subject_ok
     try:
-        digest = _event_digest(event)
+        digest = event_digest(event)
     except UnicodeEncodeError:
         # a lone UTF-16 surrogate in a signed text: no UTF-8 bytes, so no event_id, and no
         # signature can cover it. JSON never holds one (`parse_json` refuses them); an event
@@ -551,7 +551,7 @@ def _good_signer(items: tuple[tuple[str, str], ...]) -> _GoodSigner | None:
     raw key, its canonical text, PyNaCl's VerifyKey and the error it raises on a bad signature;
     None when a check fails. One look-up per event (a key signs many)."""
     checks, public_key = _signer_checks(items)
-    text = _signer_text_of(items)
+    text = signer_text_of(items)
     if public_key is None or text is None or FAILED in map(itemgetter(1), checks):
         return None
     if len(checks) != 4:  # `_write_details` places the event's checks after these four

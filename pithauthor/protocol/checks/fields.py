@@ -194,13 +194,13 @@ OPTIONAL = {
 }
 
 
-def _required(report: Report, doc: Mapping[str, Any], fields: Iterable[str]) -> None:
+def require_fields(report: Report, doc: Mapping[str, Any], fields: Iterable[str]) -> None:
     """The check `required`: `doc` holds each of `fields` (the missing ones are named)."""
     missing = [f for f in fields if f not in doc]
     report.add("required", not missing, "missing: " + ", ".join(missing) if missing else "present")
 
 
-def _list(report: Report, current: Mapping[str, Any], name: str) -> list[Any]:
+def current_list(report: Report, current: Mapping[str, Any], name: str) -> list[Any]:
     """The list `current[name]` (empty when absent); a failed check, and [], when not a list."""
     items = current.get(name, [])
     if not isinstance(items, list):
@@ -209,7 +209,7 @@ def _list(report: Report, current: Mapping[str, Any], name: str) -> list[Any]:
     return items
 
 
-def _has(doc: Mapping[str, Any], pattern: str) -> bool:
+def has_field(doc: Mapping[str, Any], pattern: str) -> bool:
     """Whether the dotted field path `pattern` leads to a value in `doc`."""
     node: Any = doc
     for seg in segments(pattern):

@@ -356,7 +356,7 @@ def _links_first(events: Sequence[AuthorEvent], broken: dict[str, list[str]]) ->
 
 
 @dataclass
-class _Merged:
+class Merged:
     """What the merge decides: the applied events per list, and the rest."""
 
     lists: dict[str, list[AuthorEvent]] = field(
@@ -384,16 +384,16 @@ class _Merged:
         return parts
 
 
-def _merge(
+def merge_events(
     pith_number: str,
     record_sha: str,
     created_id: str,
     events: Iterable[object],
     checked: Checked | None = None,
-) -> _Merged:
+) -> Merged:
     """The merge of one record's events: each checked (`checked`: what is known already),
     folded, and sorted: applied, equivocating, superseded, withdrawn, duplicate, invalid."""
-    merged = _Merged(applied=[created_id])
+    merged = Merged(applied=[created_id])
     received = dedup(events)
     failures: dict[int, list[str]] = {}
     valid: list[tuple[int, AuthorEvent]] = []
@@ -433,7 +433,7 @@ def merge_state(
 ) -> MergedState:
     """The merged state of one record, with `state_sha256` by the protocol's rule; `checked`
     (`already_checked`) holds what is known of the events' own checks."""
-    merged = _merge(
+    merged = merge_events(
         pith_number,
         canonical_sha256(canonical_record),
         record_created["event_id"],
@@ -532,8 +532,14 @@ class _EventsByText(dict[str, AuthorEvent]):
 
 
 # the state's keys in the order `merge_state` makes them (served), and the optional lists
-_PARTS = ("equivocations", "invalid_events", "superseded", "withdrawals", "duplicates",
-          "applied_event_ids")  # fmt: skip
+_PARTS = (
+    "equivocations",
+    "invalid_events",
+    "superseded",
+    "withdrawals",
+    "duplicates",
+    "applied_event_ids",
+)
 
 
 def _object_chunks(pairs: Iterable[tuple[str, bytes]]) -> list[bytes]:
@@ -603,7 +609,7 @@ class StateBuilder:
         if events is None:  # `restored`: the pieces come from the caller, without a fold
             return
         received = list(events)
-        merged = _merge(pith_number, self._sha, record_created["event_id"], received, checked)
+        merged = merge_events(pith_number, self._sha, record_created["event_id"], received, checked)
         self._fold: Fold | None = merged.fold
         fold = merged.fold
         texts = texts or {}
@@ -851,8 +857,13 @@ class StateBuilder:
             if target is None or link_faults(typed, target):
                 return False
         result = fold.result
-        sizes = [len(result.equivocations), len(result.superseded), len(result.withdrawals),
-                 len(result.duplicates), len(result.applied)]  # fmt: skip
+        sizes = [
+            len(result.equivocations),
+            len(result.superseded),
+            len(result.withdrawals),
+            len(result.duplicates),
+            len(result.applied),
+        ]
         fold.add(typed, link)
         self._last = key
         self._text_of[eid] = text

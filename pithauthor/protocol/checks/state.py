@@ -14,14 +14,14 @@ from pithauthor.protocol.canonical_json import (
     json_string,
     sha256_hex,
 )
-from pithauthor.protocol.checks.bundle import (
-    _check_author_at,
-    _check_created,
-    _completeness,
-    _registry_event,
-    _report_registry_events,
-    _unique_event_ids,
+from pithauthor.protocol.checks.contents import (
+    check_author_at,
+    check_created,
     check_links,
+    check_registry_event,
+    check_unique_event_ids,
+    note_completeness,
+    report_registry_events,
 )
 from pithauthor.protocol.checks.fields import (
     AUTHOR_EVENT_LISTS,
@@ -31,9 +31,9 @@ from pithauthor.protocol.checks.fields import (
     REGISTRY_EVENT_LISTS,
     STATE_CHECKED,
     STATE_REQUIRED,
-    _has,
-    _list,
-    _required,
+    current_list,
+    has_field,
+    require_fields,
 )
 from pithauthor.protocol.checks.merge import (
     EMPTY_REGISTRY_LISTS,
@@ -43,13 +43,13 @@ from pithauthor.protocol.checks.merge import (
     STATE_VERSION,
     Checked,
     CheckedEntry,
-    _merge,
+    merge_events,
     state_hash,
 )
 from pithauthor.protocol.checks.record import (
-    _check_aliases,
-    _parse_number,
+    check_aliases,
     check_canonical,
+    number_or_none,
     receipt_key,
 )
 from pithauthor.protocol.documents import MergedState
@@ -75,7 +75,7 @@ __all__ = [
 def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     """A merged state: its hash, its record and receipt, every event, and the merge."""
     report = Report(kind="state")
-    _required(report, state, STATE_REQUIRED)
+    require_fields(report, state, STATE_REQUIRED)
     # section 4, VERIFIED. A hash, not a signature: it shows the state is whole as written,
     # not who wrote it (anyone who changes a state can recompute it). Its place is here; it is
     # computed once the events are checked, from the canonical text their checks wrote
@@ -90,13 +90,13 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         _settle_hash(report, hashed, state, checked)
         return report
     local = state.get("merge_version") == LOCAL_MERGE_VERSION
-    number = _parse_number(state.get("pith_number"))
+    number = number_or_none(state.get("pith_number"))
     created = current.get("record_created")
     payload = created.get("payload") if isinstance(created, Mapping) else None
     canon = payload.get("canonical_record") if isinstance(payload, Mapping) else None
     digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
     covered: list[str | Segments] = list(STATE_CHECKED)
-    covered += _check_created(report, created, "current.record_created", canon, digest, trust)
+    covered += check_created(report, created, "current.record_created", canon, digest, trust)
     key = receipt_key(payload.get("receipt") if isinstance(payload, Mapping) else None, trust)
     # a local registry's state must say our merge: naming the registry's unpublished one, it
     # would have its merge reported unverifiable instead of recomputed (and perhaps failed)
@@ -115,30 +115,30 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         "current.canonical_record = the record_created payload",
     )
     if number is not None and isinstance(canon, Mapping):
-        _check_aliases(
+        check_aliases(
             report, "current.source_aliases", current.get("source_aliases"), number, canon
         )
     events: list[Any] = []
     registry: list[str] = []
     for name, etype in AUTHOR_EVENT_LISTS.items():
-        items = _list(report, current, name)
+        items = current_list(report, current, name)
         if items:  # a list: every item is checked, its own fields listed by _check_author_at
             covered.append(f"current.{name}[*]")  # one pattern, not one per event
         for index, event in enumerate(items):
             at = f"current.{name}[{index}]"
-            _check_author_at(report, event, at, number, digest, etype, checked)
+            check_author_at(report, event, at, number, digest, etype, checked)
             events.append(event)
     corrected = _corrected_events(report, state, number, digest, checked)
     _check_corrections(report, state, [*events, *(e for e, _ in corrected)], local)
     events += [e for e, _ in corrected]
     for name in REGISTRY_EVENT_LISTS:
-        for index, event in enumerate(_list(report, current, name)):
-            _registry_event(report, event, f"current.{name}[{index}]", trust, registry)
+        for index, event in enumerate(current_list(report, current, name)):
+            check_registry_event(report, event, f"current.{name}[{index}]", trust, registry)
             events.append(event)
-    _unique_event_ids(report, [created, *events])
+    check_unique_event_ids(report, [created, *events])
     _settle_hash(report, hashed, state, checked)
-    _report_registry_events(report, registry)
-    present_merge = [p for p in MERGE_FIELDS if _has(state, p)]
+    report_registry_events(report, registry)
+    present_merge = [p for p in MERGE_FIELDS if has_field(state, p)]
     if local:
         _check_local_merge(report, state, checked)
         covered += present_merge
@@ -146,7 +146,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
             event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
             at = f"equivocations[{index}].conflicting_event"
             report.not_signed(f"{at}.not_signed", under(at, uncovered(event, EVENT_CHECKED)))
-        _completeness(
+        note_completeness(
             report,
             "a local state is not signed: its merge of the events it lists was recomputed, "
             "but an event left out of every list cannot be detected",
@@ -247,12 +247,16 @@ def _corrected_events(
     found: list[tuple[Any, str]] = []
     for name in ("superseded", "duplicates"):
         for index, entry in enumerate(_top_list(report, state, name)):
-            found.append((entry.get("event") if isinstance(entry, Mapping) else None,
-                          f"{name}[{index}].event"))  # fmt: skip
+            found.append(
+                (
+                    entry.get("event") if isinstance(entry, Mapping) else None,
+                    f"{name}[{index}].event",
+                )
+            )
     for index, event in enumerate(_top_list(report, state, "withdrawals")):
         found.append((event, f"withdrawals[{index}]"))
     for event, at in found:
-        _check_author_at(report, event, at, number, digest, checked=checked)
+        check_author_at(report, event, at, number, digest, checked=checked)
     return found
 
 
@@ -358,7 +362,7 @@ def remerge(
     canon = current.get("canonical_record") or {}
     created = current.get("record_created") or {}
     pith_number = str(state.get("pith_number"))
-    merged = _merge(
+    merged = merge_events(
         pith_number,
         canonical_sha256(canon),
         str(created.get("event_id", "")),

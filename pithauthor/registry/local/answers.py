@@ -38,7 +38,7 @@ from pithauthor.protocol.documents import (
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_faults, link_of
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.local.store import StoredRecord, ensure_private_dir
 
 # --- its key ----------------------------------------------------------------------------------

@@ -22,13 +22,14 @@ from pithauthor.protocol.canonical_json import JSONFault, canonical_sha256, pars
 from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.documents import CanonicalRecord, PaperSummary, Receipt, RecordDocument
 from pithauthor.protocol.record import arxiv_raw_authors, build_canonical_record, pith_number_of
-from pithauthor.protocol.text import is_loopback, utc_now
+from pithauthor.protocol.urls import is_loopback
+from pithauthor.protocol.utc import utc_now
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.credentials import default_trust, pinned_trust
+from pithauthor.registry.credentials import default_trust
 from pithauthor.registry.local.answers import LocalKey, load_or_create_key
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.local.store import DB_FILE, RegistryStore, StoredRecord
-from pithauthor.verify import parse_arxiv_metadata
+from pithauthor.verify import parse_arxiv_metadata, pinned_trust
 
 __all__ = [
     "AddedPaper",

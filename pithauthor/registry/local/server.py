@@ -49,7 +49,7 @@ from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer, HeldAnswer
 from pithauthor.protocol.subject import link_faults, link_of
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.local import answers
 from pithauthor.registry.local import pool as framing
 from pithauthor.registry.local.pool import ConnectionPool, Limits, Ready, Waiting, log
@@ -517,8 +517,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
         broken = self._broken_link(checked)
         if broken:
-            raise HTTPFailure(422, "the event it corrects does not allow it: " + ", ".join(broken),
-                              broken)  # fmt: skip
+            raise HTTPFailure(
+                422, "the event it corrects does not allow it: " + ", ".join(broken), broken
+            )
         eid = checked["event_id"]
         server = self.server
         if server.moderate and not server.signed_in(self.headers) and not server.store.event(eid):

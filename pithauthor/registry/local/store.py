@@ -21,7 +21,7 @@ from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, 
 from pithauthor.protocol.checks.event import typed_author_event
 from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor.protocol.ids import classify_reference
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -474,9 +474,14 @@ class RegistryStore:
                 "INSERT INTO state_heads VALUES (?,?,?,?,?) ON CONFLICT(body) DO UPDATE SET "
                 "version = excluded.version, valid_count = excluded.valid_count, "
                 "last = excluded.last, awaited = excluded.awaited",
-                (body, head.version, head.valid_count, dump_json(list(head.last)),
-                 dump_json(list(head.awaited))),
-            )  # fmt: skip
+                (
+                    body,
+                    head.version,
+                    head.valid_count,
+                    dump_json(list(head.last)),
+                    dump_json(list(head.awaited)),
+                ),
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -57,7 +57,7 @@ def test_comments_and_verbatim_are_not_citations(tmp_path: Path) -> None:
 
 
 def test_every_verbatim_environment_hides_citations_but_alltt_runs_them(tmp_path: Path) -> None:
-    from pithauthor.protocol.text import COMMANDS_STAY_ACTIVE, VERBATIM_ENVIRONMENTS
+    from pithauthor.latex.verbatim import COMMANDS_STAY_ACTIVE, VERBATIM_ENVIRONMENTS
 
     body = "".join(
         f"\\begin{{{env}}}\\cite{{in{i}}}\\end{{{env}}}\n"

@@ -30,7 +30,8 @@ from pithauthor.errors import (
 from pithauthor.keys import author, storage
 from pithauthor.keys.passphrase import PassphraseSource
 from pithauthor.protocol.canonical_json import b64decode
-from pithauthor.protocol.events import check_envelope, seal, signer_block, unsigned_event
+from pithauthor.protocol.checks.event import check_envelope
+from pithauthor.protocol.events import seal, signer_block, unsigned_event
 from pithauthor.protocol.identity import fingerprint_hex, key_id
 from pithauthor.protocol.ids import PithNumber
 

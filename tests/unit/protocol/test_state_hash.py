@@ -28,7 +28,7 @@ from support.registry import T1, TestSigner, citation, cite_event, claim_event, 
 
 from pithauthor.protocol.canonical_json import b64encode, canonical
 from pithauthor.protocol.checks import state as state_module
-from pithauthor.protocol.checks.bundle import _check_author_at
+from pithauthor.protocol.checks.contents import check_author_at
 from pithauthor.protocol.checks.merge import CheckedEntry
 from pithauthor.protocol.checks.state import check_state, state_sha256
 from pithauthor.protocol.events import SIGNED_FIELDS
@@ -71,7 +71,7 @@ def _checked(state: dict[str, Any]) -> dict[int, CheckedEntry]:
     checked: dict[int, CheckedEntry] = {}
     for name in LISTS:
         for event in state["current"].get(name) or []:
-            _check_author_at(Report("state"), event, "e", None, None, None, checked)
+            check_author_at(Report("state"), event, "e", None, None, None, checked)
     return checked
 
 

@@ -145,7 +145,7 @@ def test_pith_verify_passes_a_local_state_and_fails_a_miscounted_one(
 def test_real_registry_state_stays_unverifiable_for_the_merge() -> None:
     from support.paths import load_fixture
 
-    from pithauthor.registry.credentials import pinned_trust
+    from pithauthor.verify import pinned_trust
 
     report = check_state(load_fixture("state-2204.10562v1.json"), pinned_trust())
     merge = next(c for c in report.checks if c.name == "merge")

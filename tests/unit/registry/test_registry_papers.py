@@ -18,10 +18,10 @@ from support.registry import REAL_NUMBER, start_server
 from pithauthor.protocol.checks.record import check_record
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.run import add_paper
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.local.store import DB_FILE
+from pithauthor.verify import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 

@@ -13,8 +13,8 @@ from support.registry import REAL_NUMBER, SUBJECT, TestSigner, attestation, cita
 from pithauthor.protocol.checks.record import check_record
 from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
+from pithauthor.verify import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 

@@ -16,10 +16,10 @@ from pithauthor.net import RetryPolicy
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.access import RegistryAccess, RegistryOptions, check_number
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.answers import load_or_create_key
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 

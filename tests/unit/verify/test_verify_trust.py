@@ -21,7 +21,7 @@ from pithauthor.errors import DocumentError
 from pithauthor.protocol.checks.record import check_receipt
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.credentials import pinned_trust
+from pithauthor.verify import pinned_trust
 
 # ================================================================================================
 # The pinned registry key and its receipts (section 3, VERIFIED on the real vectors).
