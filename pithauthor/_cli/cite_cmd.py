@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import typer
 
-    from pithauthor.protocol import Signer
+    from pithauthor.protocol.events import Signer
 
 #: The options of `pith cite`'s plain forms, as the Typer command declares them in `register`
 #: (tests/cli/test_cite_fast_path.py compares the two). Every other option (--to and its
@@ -109,7 +109,7 @@ def run(
 ) -> bool:
     """`pith cite` with its parameters (the Typer command's, by name): True when it ends with
     exit 0; False when some entry of a bibliography was not signed (exit 1)."""
-    from pithauthor.registry import check_destination
+    from pithauthor.registry.submit import check_destination
 
     if bibfiles and cited is not None:
         raise InputError("give bibliography files or --to CITED, not both")
@@ -169,10 +169,10 @@ def _cite_one(
     output: Output,
     offline: bool,
 ) -> None:
-    from pithauthor import sign_citation
     from pithauthor._cli.signing import citation_preview
-    from pithauthor.protocol import normalize_relationship
-    from pithauthor.registry import citing_number, subject_for
+    from pithauthor.protocol.payloads import normalize_relationship
+    from pithauthor.registry.access import citing_number, subject_for
+    from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
     citing_paper, citing_note, citing_arxiv = citing_number(
@@ -218,18 +218,18 @@ def _cite_bibliographies(
     lookup: _LookupWith,
 ) -> bool:
     from pithauthor._cli.signing import bibliography_preview
-    from pithauthor.bibliography import (
+    from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
+    from pithauthor.bibliography.reading import (
         BibEntry,
-        RegistryResolver,
-        Resolver,
         parse_relationship_map,
         read_bibliographies,
         render_table,
-        sign_bibliography,
     )
-    from pithauthor.keys import DeferredKey
-    from pithauthor.protocol import Subject, normalize_relationship
-    from pithauthor.registry import RecordCache, citing_number
+    from pithauthor.keys.author import DeferredKey
+    from pithauthor.protocol.payloads import normalize_relationship
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.registry.access import citing_number
+    from pithauthor.registry.client import RecordCache
 
     reading = read_bibliographies(
         [Path(f) for f in bibfiles],

@@ -21,7 +21,7 @@ from pithauthor._cli.output import StepLines, data, emit_json, message, warn
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.latex import ProjectZip
+    from pithauthor.latex.archives import ProjectZip
 
 latex_app = new_app(summary("latex"), name="latex")
 
@@ -89,9 +89,9 @@ def inject_cmd(
     offline: bool = OFFLINE_NUMBER_OPTION,
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
-    from pithauthor.keys import show
-    from pithauthor.latex import inject
-    from pithauthor.registry import badge_number
+    from pithauthor.keys.author import show
+    from pithauthor.latex.injection import inject
+    from pithauthor.registry.access import badge_number
 
     if pith is None and not author_key:
         raise InputError("give --pith NUMBER, --author-key, or both")
@@ -223,7 +223,7 @@ def arxiv_cmd(
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX. Each
     step is shown on stderr with its time (a spinner on a terminal)."""
     from pithauthor.fs import check_output_file
-    from pithauthor.latex import build_arxiv_archive
+    from pithauthor.latex.arxiv import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
     with StepLines() as steps:
@@ -299,7 +299,7 @@ def sty_cmd(
     """Get pith.sty and its files: their paths (default), a copy into a folder, one zip for an
     Overleaf upload, or a TEXMFHOME install."""
     from pithauthor.fs import check_output_file
-    from pithauthor.latex import copy_sty, found_by_tex, install_sty, shipped_files, zip_sty
+    from pithauthor.latex.sty import copy_sty, found_by_tex, install_sty, shipped_files, zip_sty
 
     if sum((path, copy is not None, install, zip_file is not None)) > 1:
         raise InputError("give one of --path, --copy FOLDER, --zip FILE, --install")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from pithauthor._cli.output import data, emit_json, warn
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
 """The environment variable of `--trust-local-registry` (options.TRUST_LOCAL_ENV): when it is
@@ -98,7 +98,9 @@ def show_status(
     """`pith status`: the page of `ref` from the registry (record and merged state verified;
     the state's summary kept and revalidated), printed as text or JSON."""
     from pithauthor._cli.access import registry_options
-    from pithauthor.registry import STATES, RecordCache, paper_status
+    from pithauthor.registry.client import RecordCache
+    from pithauthor.registry.outbox import STATES
+    from pithauthor.registry.statements import paper_status
 
     # as options.make_client does (which loads Typer for its option declarations)
     options = registry_options(registry, trust_manifest, trust_local, parallel=4)
