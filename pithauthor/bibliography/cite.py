@@ -100,6 +100,25 @@ class RegistryResolver:
         number = identifier if isinstance(identifier, PithNumber) else self._resolve(identifier)
         return Subject.from_document(self._record(number))
 
+    def cached_subject(self, identifier: Identifier) -> Subject | None:
+        """The subject `subject` gives, from the record cache alone (its resolution and its
+        record, checked as `_record` checks it); None when the cache cannot answer, and then
+        `subject` asks the registry. Sends nothing and forgets nothing."""
+        if self.cache is None:
+            return None
+        base = self.client.base_url
+        if isinstance(identifier, PithNumber):
+            number = identifier
+        else:
+            resolved = self.cache.resolution(base, str(identifier))
+            if resolved is None:
+                return None
+            number = PithNumber.parse(resolved)
+        cached = self.cache.checked_record(base, number.body, self.client.trust)
+        if cached is None or not PithNumber.parse(cached["pith_number"]).same_paper(number):
+            return None
+        return Subject.from_document(cached)
+
     def _resolve(self, arxiv: ArxivId) -> PithNumber:
         base = self.client.base_url
         # The version the entry names is asked for: a registry keeping every version answers
@@ -137,9 +156,11 @@ def resolve_identifiers(
     """
     unique = {str(i): i for i in identifiers}
 
-    def one(identifier: Identifier) -> Subject | str:
+    def one(
+        identifier: Identifier, ask: Callable[[Identifier], Subject | None]
+    ) -> Subject | str | None:
         try:
-            return resolver.subject(identifier)
+            return ask(identifier)
         except RegistryRejected as exc:
             return f"the registry has no record: {exc}"
         except VerificationError as exc:
@@ -154,16 +175,34 @@ def resolve_identifiers(
 
     def counted(identifier: Identifier) -> Subject | str:
         nonlocal done
-        outcome = one(identifier)
+        outcome = one(identifier, resolver.subject)
+        assert outcome is not None  # `subject` answers or raises
         with lock:
             done += 1
             report(Advance(RESOLVING, done, total))
         return outcome
 
     report(Advance(RESOLVING, 0, total))
-    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pith-cite") as pool:
-        results = list(pool.map(counted, unique.values()))
-    return dict(zip(unique, results, strict=True))
+    # What the record cache answers is taken in this thread first: a SQLite read and a hash
+    # each, which 8 threads only slowed (their hand-offs cost more CPU than the work, and
+    # varied with the machine's load: issue 39). Only the rest is asked of the registry, in
+    # parallel; a cached entry that fails its check is asked again there, as before.
+    results: dict[str, Subject | str] = {}
+    from_cache = getattr(resolver, "cached_subject", None)
+    if from_cache is not None:
+        for text, identifier in unique.items():
+            outcome = one(identifier, from_cache)  # never a request: None is left to the pool
+            if outcome is not None:
+                results[text] = outcome
+                done += 1
+                report(Advance(RESOLVING, done, total))
+    rest = [i for t, i in unique.items() if t not in results]
+    if rest:
+        with ThreadPoolExecutor(
+            max_workers=max(1, min(parallel, len(rest))), thread_name_prefix="pith-cite"
+        ) as pool:
+            results.update(zip((str(i) for i in rest), pool.map(counted, rest), strict=True))
+    return {text: results[text] for text in unique}
 
 
 RESOLVING = "looking the references up in the registry"
