@@ -100,24 +100,34 @@ class RegistryResolver:
         number = identifier if isinstance(identifier, PithNumber) else self._resolve(identifier)
         return Subject.from_document(self._record(number))
 
-    def cached_subject(self, identifier: Identifier) -> Subject | None:
-        """The subject `subject` gives, from the record cache alone (its resolution and its
-        record, checked as `_record` checks it); None when the cache cannot answer, and then
-        `subject` asks the registry. Sends nothing and forgets nothing."""
+    def cached_records(self, identifiers: Sequence[Identifier]) -> dict[str, RecordDocument]:
+        """The record `subject` would take from the record cache for each identifier the
+        cache answers (its resolution and its record, checked as `_record` checks them), by
+        the identifier's text; the others are left to `subject`, which asks the registry. Read
+        in a few queries for all; sends nothing and forgets nothing."""
         if self.cache is None:
-            return None
+            return {}
         base = self.client.base_url
-        if isinstance(identifier, PithNumber):
-            number = identifier
-        else:
-            resolved = self.cache.resolution(base, str(identifier))
-            if resolved is None:
-                return None
-            number = PithNumber.parse(resolved)
-        cached = self.cache.checked_record(base, number.body, self.client.trust)
-        if cached is None or not PithNumber.parse(cached["pith_number"]).same_paper(number):
-            return None
-        return Subject.from_document(cached)
+        arxiv = [str(i) for i in identifiers if not isinstance(i, PithNumber)]
+        resolved = self.cache.resolutions(base, arxiv) if arxiv else {}
+        numbers: dict[str, PithNumber] = {}
+        for identifier in identifiers:
+            text = str(identifier)
+            if isinstance(identifier, PithNumber):
+                numbers[text] = identifier
+            elif text in resolved:
+                try:
+                    numbers[text] = PithNumber.parse(resolved[text])
+                except InputError:  # left to `subject`, whose row then says what is wrong
+                    continue
+        bodies = (n.body for n in numbers.values())
+        records = self.cache.checked_records(base, bodies, self.client.trust)
+        found: dict[str, RecordDocument] = {}
+        for text, number in numbers.items():
+            record = records.get(number.body)
+            if record is not None and _names(record, number):
+                found[text] = record
+        return found
 
     def _resolve(self, arxiv: ArxivId) -> PithNumber:
         base = self.client.base_url
@@ -144,6 +154,18 @@ class RegistryResolver:
         if self.cache:
             self.cache.put_record(base, number.body, record, self.client.trust)
         return record
+
+
+def _names(record: RecordDocument, number: PithNumber) -> bool:
+    """`_record`'s test that a cached record is `number`'s paper (False when its stated number
+    does not parse: `subject` then meets the same record, and its row says why)."""
+    stated = record["pith_number"]
+    if number.year is not None and stated == number.full:  # the same body, without a parse
+        return True
+    try:
+        return PithNumber.parse(stated).same_paper(number)
+    except InputError:
+        return False
 
 
 def resolve_identifiers(
@@ -188,14 +210,20 @@ def resolve_identifiers(
     # varied with the machine's load: issue 39). Only the rest is asked of the registry, in
     # parallel; a cached entry that fails its check is asked again there, as before.
     results: dict[str, Subject | str] = {}
-    from_cache = getattr(resolver, "cached_subject", None)
+    from_cache = getattr(resolver, "cached_records", None)
     if from_cache is not None:
-        for text, identifier in unique.items():
-            outcome = one(identifier, from_cache)  # never a request: None is left to the pool
-            if outcome is not None:
-                results[text] = outcome
-                done += 1
-                report(Advance(RESOLVING, done, total))
+        held: dict[str, RecordDocument] = from_cache(list(unique.values()))
+
+        def subject_of(identifier: Identifier) -> Subject:
+            # the subject `subject` makes of the same record (its errors the same rows)
+            return Subject.from_document(held[str(identifier)])
+
+        for text in held:
+            outcome = one(unique[text], subject_of)
+            assert outcome is not None
+            results[text] = outcome
+            done += 1
+            report(Advance(RESOLVING, done, total))
     rest = [i for t, i in unique.items() if t not in results]
     if rest:
         with ThreadPoolExecutor(
