@@ -204,6 +204,7 @@ DEFERRED_STANDARD = {
     "ssl",  # net.py: loaded with httpx, on the first request; a warm `pith cite` sends none
     "random",  # net.py: only a retried request waits a random while
     "email.utils",  # socket, calendar, random: only an RFC 2822 date (arXiv's, Retry-After)
+    "concurrent.futures",  # queue, heapq: only a bibliography the record cache does not answer
     "xml.etree.ElementTree",  # pyexpat: only arXivRaw XML (protocol/record.py) is parsed
     "shutil",  # bz2 and lzma: only a backup that cannot be a hard link copies
     "hashlib",  # OpenSSL: `pith bib scan` hashes nothing

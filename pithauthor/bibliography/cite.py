@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -226,6 +225,8 @@ def resolve_identifiers(
             report(Advance(RESOLVING, done, total))
     rest = [i for t, i in unique.items() if t not in results]
     if rest:
+        from concurrent.futures import ThreadPoolExecutor  # here: a warm run starts no thread
+
         with ThreadPoolExecutor(
             max_workers=max(1, min(parallel, len(rest))), thread_name_prefix="pith-cite"
         ) as pool:
