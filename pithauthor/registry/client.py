@@ -11,7 +11,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
@@ -663,12 +663,12 @@ class RecordCache:
 
     def checked_records(
         self, registry: str, bodies: Iterable[str], trust: Trust
-    ) -> dict[str, RecordDocument]:
+    ) -> Iterator[tuple[str, RecordDocument]]:
         """`checked_record` of each of `bodies`, read in a few queries (not one each: SQLite
         locks and stats the file for every statement, about 2,000 system calls for 300
-        records): the body of each that is stored and passes, with its record."""
+        records): the body of each that is stored and passes, with its record, parsed one at a
+        time (a caller that keeps only what it makes of each holds one record, not all)."""
         wanted = list(dict.fromkeys(bodies))
-        found: dict[str, RecordDocument] = {}
         key = _trust_key(trust)  # one hash of the trusted keys, not one per record
         for start in range(0, len(wanted), _IN_CHUNK):
             chunk = wanted[start : start + _IN_CHUNK]
@@ -681,8 +681,7 @@ class RecordCache:
             for body, *row in rows:
                 record = self._checked_row(registry, body, trust, key, *row)
                 if record is not None:
-                    found[body] = record
-        return found
+                    yield body, record
 
     def _checked_row(
         self,

@@ -69,7 +69,7 @@ def test_the_cached_records_are_read_in_two_queries_not_two_per_entry(
     statements: list[str] = []
     cache._db.set_trace_callback(statements.append)  # every statement SQLite runs
     try:
-        found = RegistryResolver(client, cache).cached_records(IDS)
+        found = dict(RegistryResolver(client, cache).cached_records(IDS))
     finally:
         cache.close()
         client.close()
@@ -110,7 +110,7 @@ def test_more_entries_than_one_query_holds_are_read_in_chunks(
     client = connect(cite_registry["url"], [cite_registry["manifest"]])
     cache = RecordCache(cache_path)
     try:
-        found = RegistryResolver(client, cache).cached_records([*unknown, *IDS, *IDS])
+        found = dict(RegistryResolver(client, cache).cached_records([*unknown, *IDS, *IDS]))
     finally:
         cache.close()
         client.close()
