@@ -589,6 +589,7 @@ class StateBuilder:
         #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
         self.log: list[Change] = []
         self._restored = False  # `restored`: the fold knows slots, not corrections
+        self._unsorted: set[str] = set()  # parts `_insert` appended to, out of merge order
         self._said_kept: dict[str, str] = {}  # `restored`: each current event's slot, claim
         self._head = [
             (k, self._both(v))
@@ -665,7 +666,7 @@ class StateBuilder:
         involve it), only where it stands in `current` and `applied_event_ids`. False when
         that is not so (a full merge)."""
         slot, _ = slot_and_claim(typed)
-        if self._restored or slot in self._slots:
+        if slot in self._slots:
             return False
         assert self._fold is not None
         eid = typed["event_id"]
@@ -680,21 +681,25 @@ class StateBuilder:
         self._applied.insert(at, t := json_string(eid).encode("utf-8"))
         self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
         part = LISTS[typed["event_type"]]
-        texts = self._current[part]
-        # the events of a part stand in merge order: bisect over their ids, each id's key
-        # looked up only where the search asks (a list of every key per insert made each POST
-        # of a same-second batch cost in proportion to the paper)
-        ids = list(texts)
-        at = bisect.bisect(ids, key, key=self._emit.__getitem__)
         written = text.encode("utf-8")
-        if at == len(ids):
-            texts[eid] = written
-        else:  # a dict keeps insertion order: rebuilt once, in C
-            items = list(texts.items())
-            items.insert(at, (eid, written))
-            self._current[part] = dict(items)
+        # appended, and the part put back in merge order once, when it is next written
+        # (`_in_order`): placing it now rebuilt the part's dict, in proportion to the paper,
+        # for each event of a same-second batch (issue 39)
+        self._current[part][eid] = written
+        self._unsorted.add(part)
         self.log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
         return True
+
+    def _in_order(self) -> None:
+        """Put the parts that `_insert` appended to back in merge order: sorted by the key at
+        which each event was applied, stably (events of one key keep the order they were
+        applied in, as a bisect to the right of them placed them), once per write, however
+        many events were placed; Timsort merges the few placed into the ordered run."""
+        emit = self._emit
+        for part in self._unsorted:
+            texts = self._current[part]
+            self._current[part] = {eid: texts[eid] for eid in sorted(texts, key=emit.__getitem__)}
+        self._unsorted.clear()
 
     @classmethod
     def restored(
@@ -729,7 +734,7 @@ class StateBuilder:
         self._text_of = {}  # a store's event ids are unique: none comes twice
         self._valid = {}  # links are declined (`_restored`)
         self._restored = True
-        self._emit, self._applied_emit, self._slots = {}, [], set()  # `_insert` declines
+        self._emit, self._applied_emit, self._slots = {}, [], set()  # `_fold_back` fills
         self._current = {name: {} for name in LISTS.values()}
         self._fold = None  # made from `_said_kept` when an event comes (`_fold_back`)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
@@ -775,6 +780,16 @@ class StateBuilder:
                 slot, claim = _slot_claim(self._said_kept[eid])
                 fold.holders.setdefault(slot, (claim, []))[1].append(eid)
                 fold.slot_of[eid] = slot
+                self._slots.add(slot)
+        # every slot a valid event used (what `_insert` asks before placing one dated before
+        # the last): the current events' above, and those of the events kept out of `current`
+        # (superseded, withdrawn, repeated, equivocating: few), read from their kept text
+        for items, inner in ((self._superseded, "event"), (self._duplicates, "event"),
+                             (self._equivocations, "conflicting_event")):  # fmt: skip
+            for _, canon in items:
+                self._slots.add(slot_and_claim(json.loads(canon)[inner])[0])
+        for text in self._withdrawals:
+            self._slots.add(slot_and_claim(json.loads(text))[0])
         return fold
 
     def _said(self, eid: str) -> str:
@@ -789,6 +804,7 @@ class StateBuilder:
     def pieces(self) -> Iterable[tuple[str, str, bytes, bytes, str, str]]:
         """(part, event_id or "", served, canonical, slot and claim or "", place) of every
         piece, in order: what `restored` takes back (`Change`)."""
+        self._in_order()
         for name, texts in self._current.items():
             for eid, text in texts.items():
                 yield name, eid, text, text, self._said(eid), _place(self._emit[eid])
@@ -888,6 +904,7 @@ class StateBuilder:
     def document(self) -> tuple[bytes, str]:
         """The state as served (`encode` of `merge_state`'s answer, as UTF-8) and its
         `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
+        self._in_order()
         invalid = len(self._invalid)
         plain: dict[str, object] = {
             "state_type": STATE_TYPE,
