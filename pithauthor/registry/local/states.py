@@ -195,18 +195,28 @@ class LiveStates:
     def _restored(self, rec: StoredRecord) -> tuple[int, StateBuilder] | None:
         """The state kept in the store by an earlier run (`RegistryStore.saved_state`): served
         as it is, and going on with plain statements (a correction merges it in full, once)."""
-        saved = self._store.saved_state(rec.body)
-        if saved is None:
-            return None
-        builder = StateBuilder.restored(
-            **self._record_args(rec),
-            pieces=saved.pieces,
-            valid_count=saved.valid_count,
-            last=saved.last,
-            awaited=saved.awaited,
-        )
-        self._entries[rec.body] = (saved.version, builder)
-        return saved.version, builder
+        # as in `_build`: the 200,000 pieces of a big paper made with the cycle collector
+        # paused, then moved out of its reach
+        gc.unfreeze()
+        gc.disable()
+        try:
+            saved = self._store.saved_state(rec.body)
+            if saved is None:
+                return None
+            builder = StateBuilder.restored(
+                **self._record_args(rec),
+                pieces=saved.pieces,
+                valid_count=saved.valid_count,
+                last=saved.last,
+                awaited=saved.awaited,
+            )
+            version = saved.version
+            del saved
+        finally:
+            gc.enable()
+        gc.freeze()
+        self._entries[rec.body] = (version, builder)
+        return version, builder
 
     def _build(self, rec: StoredRecord) -> tuple[int, StateBuilder]:
         """The paper merged in full from every stored event (each checked when it was stored:

@@ -504,18 +504,23 @@ class RegistryStore:
 
     def saved_document(self, body: str) -> SavedDocument | None:
         """The state document kept for `body` (`save_document`), or None."""
-        row = (
-            self._state_conn()
-            .execute(
-                "SELECT version, event_count, state_sha256, mac, doc FROM state_documents "
+        conn = self._state_conn()
+        conn.execute("BEGIN")  # the row and its blob read as one
+        try:
+            row = conn.execute(
+                "SELECT rowid, version, event_count, state_sha256, mac FROM state_documents "
                 "WHERE body = ?",
                 (body,),
-            )
-            .fetchone()
-        )
-        if row is None:
-            return None
-        return SavedDocument(int(row[0]), int(row[1]), str(row[2]), bytes(row[3]), bytes(row[4]))
+            ).fetchone()
+            if row is None:
+                return None
+            # read straight into one buffer (a SELECT copied the 100 MB twice: 0.15 s of CPU
+            # against 0.09 s for a 100,000-event state)
+            with conn.blobopen("state_documents", "doc", row[0], readonly=True) as blob:
+                doc = blob.read()
+        finally:
+            conn.execute("COMMIT")
+        return SavedDocument(int(row[1]), int(row[2]), str(row[3]), bytes(row[4]), doc)
 
     def save_document(self, body: str, saved: SavedDocument) -> None:
         """Keep `saved` as the state document of `body` (one a paper; a cache like
@@ -533,9 +538,7 @@ class RegistryStore:
         Both from the covering index `events_body`."""
         row = (
             self._conn()
-            .execute(
-                "SELECT coalesce(max(rowid), 0), count(*) FROM events WHERE body = ?", (body,)
-            )
+            .execute("SELECT coalesce(max(rowid), 0), count(*) FROM events WHERE body = ?", (body,))
             .fetchone()
         )
         return int(row[0]), int(row[1])
