@@ -195,6 +195,8 @@ class LiveStates:
     def _restored(self, rec: StoredRecord) -> tuple[int, StateBuilder] | None:
         """The state kept in the store by an earlier run (`RegistryStore.saved_state`): served
         as it is, and going on with plain statements (a correction merges it in full, once)."""
+        if not self._store.has_saved_state(rec.body):  # a paper never read: asked by POSTs
+            return None
         # as in `_build`: the 200,000 pieces of a big paper made with the cycle collector
         # paused, then moved out of its reach
         gc.unfreeze()

@@ -430,6 +430,15 @@ class RegistryStore:
             self._local.state_conn = conn
         return conn
 
+    def has_saved_state(self, body: str) -> bool:
+        """Whether a state is kept for `body` (without reading its pieces)."""
+        row = (
+            self._state_conn()
+            .execute("SELECT 1 FROM state_heads WHERE body = ?", (body,))
+            .fetchone()
+        )
+        return row is not None
+
     def saved_state(self, body: str) -> SavedState | None:
         """The state kept for `body` (`save_state`), or None."""
         conn = self._state_conn()
