@@ -30,15 +30,12 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import re
-import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +108,8 @@ def new_client(
     client (a tenth of `pith verify --orcid` against a local ORCID), and its TLS context trusts
     no certificate at all, so a TLS connection it were ever asked for would fail, never go
     unchecked."""
+    import ssl  # here, as httpx (which loads it anyway): a run that asks nothing needs neither
+
     import httpx
 
     verify: ssl.SSLContext | bool = True
@@ -217,6 +216,8 @@ class RetryPolicy:
         # come back at the same instant and meet it again. A Retry-After is a floor, capped:
         # a registry asking for an hour is asked again after `max_retry_after`, and after the
         # last attempt NetworkError ends the command (the outbox keeps the event pending).
+        import random  # here: only a retried request waits
+
         jitter = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
         if retry_after is None:
             return jitter
@@ -237,6 +238,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     value = value.strip()
     if value.isascii() and value.isdigit():  # str.isdigit alone takes "²" (float() does not)
         return float(value)
+    from email.utils import parsedate_to_datetime  # here: socket, calendar; rarely needed
+
     try:
         when = parsedate_to_datetime(value)
         if when.tzinfo is None:

@@ -421,6 +421,13 @@ DEFERRED = {
 # need them and they cost `pith bib scan` (issue 27: start-up) a share worth having back.
 DEFERRED_STANDARD = {
     "importlib.resources",  # 5 ms (tempfile, zipfile): only event validation reads a schema
+    "importlib",  # with pkgutil: the schemas' package imported, as `import` does it
+    "pkgutil",  # how the schemas are read (`payloads.load_schema`): `pith bib scan` reads none
+    "ssl",  # net.py: loaded with httpx, on the first request; a warm `pith cite` sends none
+    "random",  # net.py: only a retried request waits a random while
+    "email.utils",  # socket, calendar, random: only an RFC 2822 date (arXiv's, Retry-After)
+    "concurrent.futures",  # queue, heapq: only a bibliography the record cache does not answer
+    "xml.etree.ElementTree",  # pyexpat: only arXivRaw XML (protocol/record.py) is parsed
     "shutil",  # bz2 and lzma: only a backup that cannot be a hard link copies
     "hashlib",  # OpenSSL: `pith bib scan` hashes nothing
     "datetime",  # the protocol's stamps are made from time.time(); only utc_stamp takes one

@@ -398,3 +398,39 @@ def test_a_plain_cite_loads_neither_typer_nor_pydantic(
     assert sorted(m for m in modules if m.split(".")[0] in frameworks) == []
     assert "pithauthor._cli.main" not in modules and "pithauthor._cli.options" not in modules
     assert {"typer", "pydantic"} <= _loaded_modules(*args, "--parallel", "2")
+
+
+def test_a_warm_plain_cite_loads_no_network_stack_schema_compiler_or_pool(
+    tmp_path: Path, isolated_home: Path, cite_registry: dict[str, Any]
+) -> None:
+    """A plain `pith cite` whose every record is cached and whose registry key comes from a
+    manifest file asks the registry nothing, so it loads neither httpx (nor ssl), nor the
+    schema compiler (the signer's field rules need none), nor `importlib.resources`,
+    `email.utils`, `xml.etree` or a thread pool (issue 39: each was CPU of every warm run).
+    The first run, which fetches the records, does load httpx and the pool, so the check can
+    fail."""
+    from support.cite import number_of
+
+    from pithauthor.keys.author import generate
+
+    generate("k", public_name="A", backend="file", insecure_plaintext=True, note=lambda _: None)
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@misc{b, title={B}, eprint={2101.99903}, archivePrefix={arXiv}}\n", "utf-8")
+    where = ["--registry", cite_registry["url"], "--trust-manifest", cite_registry["manifest"]]
+    citing = number_of("2101.99904")  # a full number: checked with its cached record
+    args = ["cite", str(bib), "--from", citing, *where, "--out", str(tmp_path / "o.jsonl")]
+    unwanted = (
+        "httpx",
+        "httpcore",
+        "ssl",
+        "fastjsonschema",
+        "importlib.resources",
+        "email.utils",
+        "xml.etree.ElementTree",
+        "concurrent.futures",
+    )
+    cold = _loaded_modules(*args)
+    assert {"httpx", "concurrent.futures"} <= cold
+    warm = _loaded_modules(*args)
+    assert "pithauthor.bibliography.cite" in warm and "nacl.signing" in warm  # it did sign
+    assert sorted(m for m in unwanted if m in warm) == []

@@ -9,8 +9,7 @@ record, and sign one citation per cited paper, reporting what happened to every 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -100,6 +99,36 @@ class RegistryResolver:
         number = identifier if isinstance(identifier, PithNumber) else self._resolve(identifier)
         return Subject.from_document(self._record(number))
 
+    def cached_records(
+        self, identifiers: Sequence[Identifier]
+    ) -> Iterator[tuple[str, RecordDocument]]:
+        """The record `subject` would take from the record cache for each identifier the
+        cache answers (its resolution and its record, checked as `_record` checks them), with
+        the identifier's text, one at a time; the others are left to `subject`, which asks the
+        registry. Read in a few queries for all; sends nothing and forgets nothing."""
+        if self.cache is None:
+            return
+        base = self.client.base_url
+        arxiv = [str(i) for i in identifiers if not isinstance(i, PithNumber)]
+        resolved = self.cache.resolutions(base, arxiv) if arxiv else {}
+        named: dict[str, list[tuple[str, PithNumber]]] = {}  # body -> (text, number), each
+        for identifier in identifiers:
+            text = str(identifier)
+            if isinstance(identifier, PithNumber):
+                number = identifier
+            elif text in resolved:
+                try:
+                    number = PithNumber.parse(resolved[text])
+                except InputError:  # left to `subject`, whose row then says what is wrong
+                    continue
+            else:
+                continue
+            named.setdefault(number.body, []).append((text, number))
+        for body, record in self.cache.checked_records(base, named, self.client.trust):
+            for text, number in named[body]:
+                if _names(record, number):
+                    yield text, record
+
     def _resolve(self, arxiv: ArxivId) -> PithNumber:
         base = self.client.base_url
         # The version the entry names is asked for: a registry keeping every version answers
@@ -127,6 +156,23 @@ class RegistryResolver:
         return record
 
 
+def _subject_from(record: RecordDocument) -> Callable[[Identifier], Subject]:
+    """`subject`'s way with its record at hand: the same subject, or the same error."""
+    return lambda _: Subject.from_document(record)
+
+
+def _names(record: RecordDocument, number: PithNumber) -> bool:
+    """`_record`'s test that a cached record is `number`'s paper (False when its stated number
+    does not parse: `subject` then meets the same record, and its row says why)."""
+    stated = record["pith_number"]
+    if number.year is not None and stated == number.full:  # the same body, without a parse
+        return True
+    try:
+        return PithNumber.parse(stated).same_paper(number)
+    except InputError:
+        return False
+
+
 def resolve_identifiers(
     identifiers: Iterable[Identifier], resolver: Resolver, *, parallel: int = 8
 ) -> dict[str, Subject | str]:
@@ -137,9 +183,11 @@ def resolve_identifiers(
     """
     unique = {str(i): i for i in identifiers}
 
-    def one(identifier: Identifier) -> Subject | str:
+    def one(
+        identifier: Identifier, ask: Callable[[Identifier], Subject | None]
+    ) -> Subject | str | None:
         try:
-            return resolver.subject(identifier)
+            return ask(identifier)
         except RegistryRejected as exc:
             return f"the registry has no record: {exc}"
         except VerificationError as exc:
@@ -154,16 +202,38 @@ def resolve_identifiers(
 
     def counted(identifier: Identifier) -> Subject | str:
         nonlocal done
-        outcome = one(identifier)
+        outcome = one(identifier, resolver.subject)
+        assert outcome is not None  # `subject` answers or raises
         with lock:
             done += 1
             report(Advance(RESOLVING, done, total))
         return outcome
 
     report(Advance(RESOLVING, 0, total))
-    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pith-cite") as pool:
-        results = list(pool.map(counted, unique.values()))
-    return dict(zip(unique, results, strict=True))
+    # What the record cache answers is taken in this thread first: a SQLite read and a hash
+    # each, which 8 threads only slowed (their hand-offs cost more CPU than the work, and
+    # varied with the machine's load: issue 39). Only the rest is asked of the registry, in
+    # parallel; a cached entry that fails its check is asked again there, as before.
+    results: dict[str, Subject | str] = {}
+    from_cache = getattr(resolver, "cached_records", None)
+    if from_cache is not None:
+        # one record at a time, kept no longer than its subject is made (300 parsed records
+        # at once were 7 MB more of the process, and its page faults)
+        for text, record in from_cache(list(unique.values())):
+            outcome = one(unique[text], _subject_from(record))
+            assert outcome is not None
+            results[text] = outcome
+            done += 1
+            report(Advance(RESOLVING, done, total))
+    rest = [i for t, i in unique.items() if t not in results]
+    if rest:
+        from concurrent.futures import ThreadPoolExecutor  # here: a warm run starts no thread
+
+        with ThreadPoolExecutor(
+            max_workers=max(1, min(parallel, len(rest))), thread_name_prefix="pith-cite"
+        ) as pool:
+            results.update(zip((str(i) for i in rest), pool.map(counted, rest), strict=True))
+    return {text: results[text] for text in unique}
 
 
 RESOLVING = "looking the references up in the registry"

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from pithauthor.errors import ArxivIdError, InputError, MetadataError
@@ -45,6 +43,10 @@ def text_canon_sha256(text: str) -> str:
 
 def rfc2822_to_utc(text: str) -> str:
     """`Fri, 24 Feb 2023 04:11:18 GMT` -> `2023-02-24T04:11:18Z`."""
+    # here: email.utils loads socket, calendar and random (about 3 ms), and a record read
+    # from the cache is never dated again
+    from email.utils import parsedate_to_datetime
+
     try:
         when = parsedate_to_datetime(text.strip())
         if when.tzinfo is None:  # `-0000` (RFC 2822: zone unknown); arXiv's own dates are GMT
@@ -444,6 +446,8 @@ def parse_arxiv_raw(data: bytes | str) -> ArxivMetadata:
         raise MetadataError("this is a binary file, not arXivRaw XML")
     if not data.strip():
         raise MetadataError("the arXivRaw document is empty")
+    import xml.etree.ElementTree as ET  # here: only arXivRaw XML is parsed with it
+
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
@@ -495,6 +499,8 @@ def parse_arxiv_raw(data: bytes | str) -> ArxivMetadata:
 def arxiv_raw_authors(data: bytes | str) -> str:
     """The `<authors>` of an arXivRaw document that `parse_arxiv_raw` accepted, white space
     folded ("" when it has none). Displayed beside a record, never part of it."""
+    import xml.etree.ElementTree as ET
+
     root = ET.fromstring(data)
     element = next(root.iter(f"{{{ARXIV_RAW_NS}}}authors"), None)
     return " ".join((element.text or "").split()) if element is not None else ""

@@ -11,7 +11,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
@@ -580,6 +580,15 @@ def _trust_key(trust: Trust) -> str:
     return hashlib.sha256(repr(keys).encode()).hexdigest()
 
 
+# A stored record and what bound it when it passed (`RecordCache.checked_record`).
+_CHECKED_ROWS = (
+    "SELECT r.body, r.doc, c.trust, c.sha256 FROM records r LEFT JOIN record_checks c "
+    "ON c.registry = r.registry AND c.body = r.body"
+)
+# values per `IN (...)` query: under SQLite's least limit of bound variables (999)
+_IN_CHUNK = 500
+
+
 class RecordCache:
     """Records by body and arXiv resolutions, per registry base URL; safe across threads."""
 
@@ -648,17 +657,46 @@ class RecordCache:
         again, and bound anew only if they pass."""
         with self._lock:
             row = self._db.execute(
-                "SELECT r.doc, c.trust, c.sha256 FROM records r LEFT JOIN record_checks c "
-                "ON c.registry = r.registry AND c.body = r.body "
-                "WHERE r.registry = ? AND r.body = ?",
-                (registry, body),
+                f"{_CHECKED_ROWS} WHERE r.registry = ? AND r.body = ?", (registry, body)
             ).fetchone()
         if row is None:
             return None
-        text, kept_trust, kept_digest = row
-        if kept_trust == _trust_key(trust) and (
-            hashlib.sha256(text.encode()).hexdigest() == kept_digest
-        ):
+        return self._checked_row(registry, body, trust, _trust_key(trust), *row[1:])
+
+    def checked_records(
+        self, registry: str, bodies: Iterable[str], trust: Trust
+    ) -> Iterator[tuple[str, RecordDocument]]:
+        """`checked_record` of each of `bodies`, read in a few queries (not one each: SQLite
+        locks and stats the file for every statement, about 2,000 system calls for 300
+        records): the body of each that is stored and passes, with its record, parsed one at a
+        time (a caller that keeps only what it makes of each holds one record, not all)."""
+        wanted = list(dict.fromkeys(bodies))
+        key = _trust_key(trust)  # one hash of the trusted keys, not one per record
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            with self._lock:
+                rows = self._db.execute(
+                    f"{_CHECKED_ROWS} WHERE r.registry = ? AND r.body IN ({marks})",
+                    (registry, *chunk),
+                ).fetchall()
+            for body, *row in rows:
+                record = self._checked_row(registry, body, trust, key, *row)
+                if record is not None:
+                    yield body, record
+
+    def _checked_row(
+        self,
+        registry: str,
+        body: str,
+        trust: Trust,
+        trust_key: str,
+        text: str,
+        kept_trust: str | None,
+        kept_digest: str | None,
+    ) -> RecordDocument | None:
+        """`checked_record`'s verdict on a stored row (see there)."""
+        if kept_trust == trust_key and (hashlib.sha256(text.encode()).hexdigest() == kept_digest):
             # the bytes the strict reader took when they passed (their hash says so): the
             # standard reader gives the same document
             doc = json.loads(text)
@@ -686,6 +724,23 @@ class RecordCache:
         if row is None or time.time() - float(row[1]) > self.ttl:
             return None
         return str(row[0])
+
+    def resolutions(self, registry: str, arxiv_ids: Iterable[str]) -> dict[str, str]:
+        """`resolution` of each of `arxiv_ids`, read in a few queries: the id of each with a
+        number fetched less than `ttl` ago, with that number."""
+        wanted, now = list(dict.fromkeys(arxiv_ids)), time.time()
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT arxiv_id, pith_number, fetched_at FROM resolutions WHERE registry = ? "
+                    f"AND arxiv_id IN ({marks})",
+                    (registry, *chunk),
+                ).fetchall()
+            found.update((aid, str(n)) for aid, n, at in rows if now - float(at) <= self.ttl)
+        return found
 
     def put_resolution(self, registry: str, arxiv_id: str, pith_number: str) -> None:
         with self._lock:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -318,7 +317,7 @@ def _check_count(conn: sqlite3.Connection, path: Path, *, ledger: bool = True) -
 def _create(path: Path) -> None:
     """A new, empty outbox: built whole in a temp file, then linked into place, so that an
     outbox file that exists always holds the schema (an empty file is damage)."""
-    tmp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.urandom(8).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
     try:

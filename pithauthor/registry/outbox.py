@@ -55,7 +55,6 @@ event read once); 5 is this one.
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import sqlite3
 import threading
@@ -164,7 +163,9 @@ def new_lease_owner() -> str:
     """A lease owner name for this process: `host:pid:random`. The host and pid let another
     process on this machine see that the owner died (`_owner_is_dead`); the random part keeps
     two submissions of one long-lived process (two `submit_pending` calls) apart."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    # os.urandom(4).hex() is what secrets.token_hex(4) returns (`secrets` loads random, base64
+    # and hmac: a module every command that opens the outbox paid for)
+    return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
 
 
 def _owner_is_dead(owner: str) -> bool:

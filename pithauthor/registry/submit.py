@@ -15,7 +15,6 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -290,6 +289,9 @@ class Submission:
             for entry in self.entries:
                 self._send_counted(entry, progress)
         elif self.entries:
+            # here: storing what `pith cite` signed (this module's `deliver`) starts no thread
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="pith-submit") as pool:
                 list(pool.map(lambda entry: self._send_counted(entry, progress), self.entries))
         asked = {e.event_id for e in self.entries}

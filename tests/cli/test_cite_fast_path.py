@@ -34,6 +34,9 @@ def world(
 ) -> dict[str, str]:
     """The words a form may name, by name; one signing time for every run."""
     monkeypatch.setattr("pithauthor.bibliography.cite.utc_now", lambda: SIGNED_AT)
+    # `--to` signs through `sign_citation`, which reads the clock itself: two runs a second
+    # apart signed two different events (the `--to` form failed about one run in two)
+    monkeypatch.setattr("pithauthor.sign.utc_now", lambda: SIGNED_AT)
     bib = write_bib(tmp_path)
     good = tmp_path / "good.bib"
     good.write_text(

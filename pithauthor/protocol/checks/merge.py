@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -542,20 +543,37 @@ _PARTS = (
 )
 
 
-def _object_chunks(pairs: Iterable[tuple[str, bytes]]) -> list[bytes]:
-    """A JSON object written from its keys and the texts of their values, in the order given,
-    as chunks: the values (megabytes of events) are not copied into one text to be hashed."""
+def _object_chunks(pairs: Iterable[tuple[str, bytes | list[bytes]]]) -> list[bytes]:
+    """A JSON object written from its keys and the texts of their values (a value given as
+    chunks is taken as they are), in the order given, as chunks: the values (megabytes of
+    events) are not copied into one text to be hashed."""
     chunks = [b"{"]
     for k, v in pairs:
         if len(chunks) > 1:
             chunks.append(b",")
-        chunks += ((json_string(k) + ":").encode("utf-8"), v)
+        chunks.append((json_string(k) + ":").encode("utf-8"))
+        if isinstance(v, list):
+            chunks += v
+        else:
+            chunks.append(v)
     chunks.append(b"}")
     return chunks
 
 
 def _join_array(texts: Iterable[bytes]) -> bytes:
     return b"[" + b",".join(texts) + b"]"
+
+
+def _array_chunks(texts: list[bytes]) -> list[bytes]:
+    """A JSON array of these texts as chunks ("[", a text, ",", a text, ..., "]"), made by
+    slicing in C: hashed and joined into the document where they are, never joined alone
+    (each join of a 100 MB state is a copy of it: issue 39)."""
+    if not texts:
+        return [b"[]"]
+    chunks = [b","] * (2 * len(texts) + 1)
+    chunks[1::2] = texts
+    chunks[0], chunks[-1] = b"[", b"]"
+    return chunks
 
 
 class StateBuilder:
@@ -597,6 +615,8 @@ class StateBuilder:
         #: ("put", part, event_id or "", served, canonical) or ("drop", part, event_id, "", "")
         self.log: list[Change] = []
         self._restored = False  # `restored`: the fold knows slots, not corrections
+        # parts `_insert` appended to, out of merge order, and where each stops being in order
+        self._unsorted: dict[str, int] = {}
         self._said_kept: dict[str, str] = {}  # `restored`: each current event's slot, claim
         self._head = [
             (k, self._both(v))
@@ -673,7 +693,7 @@ class StateBuilder:
         involve it), only where it stands in `current` and `applied_event_ids`. False when
         that is not so (a full merge)."""
         slot, _ = slot_and_claim(typed)
-        if self._restored or slot in self._slots:
+        if slot in self._slots:
             return False
         assert self._fold is not None
         eid = typed["event_id"]
@@ -688,21 +708,34 @@ class StateBuilder:
         self._applied.insert(at, t := json_string(eid).encode("utf-8"))
         self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
         part = LISTS[typed["event_type"]]
-        texts = self._current[part]
-        # the events of a part stand in merge order: bisect over their ids, each id's key
-        # looked up only where the search asks (a list of every key per insert made each POST
-        # of a same-second batch cost in proportion to the paper)
-        ids = list(texts)
-        at = bisect.bisect(ids, key, key=self._emit.__getitem__)
         written = text.encode("utf-8")
-        if at == len(ids):
-            texts[eid] = written
-        else:  # a dict keeps insertion order: rebuilt once, in C
-            items = list(texts.items())
-            items.insert(at, (eid, written))
-            self._current[part] = dict(items)
+        # appended, and the part put back in merge order once, when it is next written
+        # (`_in_order`): placing it now rebuilt the part's dict, in proportion to the paper,
+        # for each event of a same-second batch (issue 39)
+        texts = self._current[part]
+        self._unsorted.setdefault(part, len(texts))  # where its part stops being in order
+        texts[eid] = written
         self.log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
         return True
+
+    def _in_order(self) -> None:
+        """Put the parts that `_insert` appended to back in merge order, once per write however
+        many events were placed: the part is in order up to where the first was appended
+        (`_unsorted`); from where the earliest appended one belongs (a bisect over the ordered
+        run, to the right of events of its key, as the merge applies them), the events are
+        sorted by the key at which each was applied (stably) and moved to the dict's end in
+        that order. Same-second events placed are among the last: few are moved."""
+        emit = self._emit
+        for part, start in self._unsorted.items():
+            texts = self._current[part]
+            ids = list(texts)
+            if start >= len(ids):
+                continue
+            lowest = emit[min(ids[start:], key=emit.__getitem__)]
+            at = bisect.bisect(ids, lowest, 0, start, key=emit.__getitem__)
+            for eid in sorted(ids[at:], key=emit.__getitem__):
+                texts[eid] = texts.pop(eid)
+        self._unsorted.clear()
 
     @classmethod
     def restored(
@@ -737,7 +770,7 @@ class StateBuilder:
         self._text_of = {}  # a store's event ids are unique: none comes twice
         self._valid = {}  # links are declined (`_restored`)
         self._restored = True
-        self._emit, self._applied_emit, self._slots = {}, [], set()  # `_insert` declines
+        self._emit, self._applied_emit, self._slots = {}, [], set()  # `_fold_back` fills
         self._current = {name: {} for name in LISTS.values()}
         self._fold = None  # made from `_said_kept` when an event comes (`_fold_back`)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
@@ -783,6 +816,19 @@ class StateBuilder:
                 slot, claim = _slot_claim(self._said_kept[eid])
                 fold.holders.setdefault(slot, (claim, []))[1].append(eid)
                 fold.slot_of[eid] = slot
+                self._slots.add(slot)
+        # every slot a valid event used (what `_insert` asks before placing one dated before
+        # the last): the current events' above, and those of the events kept out of `current`
+        # (superseded, withdrawn, repeated, equivocating: few), read from their kept text
+        for items, inner in (
+            (self._superseded, "event"),
+            (self._duplicates, "event"),
+            (self._equivocations, "conflicting_event"),
+        ):
+            for _, canon in items:
+                self._slots.add(slot_and_claim(json.loads(canon)[inner])[0])
+        for text in self._withdrawals:
+            self._slots.add(slot_and_claim(json.loads(text))[0])
         return fold
 
     def _said(self, eid: str) -> str:
@@ -797,6 +843,7 @@ class StateBuilder:
     def pieces(self) -> Iterable[tuple[str, str, bytes, bytes, str, str]]:
         """(part, event_id or "", served, canonical, slot and claim or "", place) of every
         piece, in order: what `restored` takes back (`Change`)."""
+        self._in_order()
         for name, texts in self._current.items():
             for eid, text in texts.items():
                 yield name, eid, text, text, self._said(eid), _place(self._emit[eid])
@@ -879,6 +926,8 @@ class StateBuilder:
             old = gone["event"]
             part = LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
+            if part in self._unsorted:  # its places moved: the part is sorted from its start
+                self._unsorted[part] = 0
             log.append(("drop", part, old["event_id"], b"", b"", "", ""))
             self._superseded.append(piece := self._both(gone))
             log.append(("put", "superseded", "", *piece, "", ""))
@@ -901,6 +950,7 @@ class StateBuilder:
     def document(self) -> tuple[bytes, str]:
         """The state as served (`encode` of `merge_state`'s answer, as UTF-8) and its
         `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
+        self._in_order()
         invalid = len(self._invalid)
         plain: dict[str, object] = {
             "state_type": STATE_TYPE,
@@ -912,9 +962,11 @@ class StateBuilder:
             "invalid_event_count": invalid,
             "equivocation_count": len(self._equivocations),
         }
-        lists = {name: _join_array(texts.values()) for name, texts in self._current.items()}
-        current_served = [(k, p[0]) for k, p in self._head]
-        current_canon = [(k, p[1]) for k, p in self._head]
+        # the event lists and applied ids are canonical texts: the same chunks are served and
+        # hashed, and the one copy made of them is the document's join
+        lists = {name: _array_chunks(list(texts.values())) for name, texts in self._current.items()}
+        current_served: list[tuple[str, bytes | list[bytes]]] = [(k, p[0]) for k, p in self._head]
+        current_canon: list[tuple[str, bytes | list[bytes]]] = [(k, p[1]) for k, p in self._head]
         for name in (*LISTS.values(), *EMPTY_REGISTRY_LISTS):
             current_served.append((name, lists.get(name, b"[]")))
             current_canon.append((name, lists.get(name, b"[]")))
@@ -927,12 +979,14 @@ class StateBuilder:
             "withdrawals": [(t, t) for t in self._withdrawals],
             "duplicates": self._duplicates,
         }
-        applied = _join_array(self._applied)
-        served = [(k, self._encode(v).encode("utf-8")) for k, v in plain.items()]
-        canon = [(k, canonical(v)) for k, v in plain.items()]
-        served.append(("current", b"".join(_object_chunks(current_served))))
-        # the canonical `current` as chunks: its event lists are hashed where they are
-        canon_current = _object_chunks(sorted(current_canon))
+        applied = _array_chunks(self._applied)
+        served: list[tuple[str, bytes | list[bytes]]] = [
+            (k, self._encode(v).encode("utf-8")) for k, v in plain.items()
+        ]
+        canon: list[tuple[str, bytes | list[bytes]]] = [(k, canonical(v)) for k, v in plain.items()]
+        served.append(("current", _object_chunks(current_served)))
+        # keys sorted, as canonical JSON is: `current`'s own, then the state's
+        canon.append(("current", _object_chunks(sorted(current_canon, key=lambda kv: kv[0]))))
         for name, items in pieces.items():
             served.append((name, _join_array(p[0] for p in items)))
             canon.append((name, _join_array(p[1] for p in items)))
@@ -942,12 +996,7 @@ class StateBuilder:
         import hashlib  # as canonical_json does: only where a hash is made
 
         digest = hashlib.sha256()
-        for chunk in _object_chunks(sorted([*canon, ("current", b"")])):
-            if chunk:
-                digest.update(chunk)
-            else:  # the place of `current`
-                for part in canon_current:
-                    digest.update(part)
+        deque(map(digest.update, _object_chunks(sorted(canon, key=lambda kv: kv[0]))), maxlen=0)
         sha = digest.hexdigest()
         served.append(("state_sha256", json_string(sha).encode("utf-8")))
         served += [(k, _join_array(p[0] for p in v)) for k, v in optional.items() if v]

@@ -222,6 +222,8 @@ class RegistryServer(HTTPServer):
         super().server_close()
         if hasattr(self, "pool"):
             self.pool.stop()
+        if hasattr(self, "states"):  # what a restarted registry serves without building
+            self.states.close()
 
     @property
     def url(self) -> str:
@@ -530,11 +532,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "pith_number": rec.pith_number,
             }
         received = utc_now()
-        # The paper's state takes new events on its next read (`LiveStates.document` catches up
-        # from the store), not here: placing a same-second event among the paper's current
-        # events costs in proportion to the paper (`StateBuilder._insert`), and a POST must not
-        # (a 20,000-event paper made each POST of a bibliography 10x dearer: make bench, submit).
         outcome = self.server.store.insert_event(rec.body, checked, received)
+        if outcome == "new":  # the paper's state takes it now, at a cost that does not grow
+            # with the paper (a same-second event is appended, its part sorted when the state
+            # is next written: `StateBuilder._insert`), so the next read only writes the state
+            self.server.states.update(rec)
         return (201 if outcome == "new" else 200), {
             "status": "accepted",
             "duplicate": outcome == "repeat",

@@ -131,6 +131,14 @@ CREATE TABLE IF NOT EXISTS state_pieces (
     PRIMARY KEY (body, seq)
 );
 CREATE INDEX IF NOT EXISTS state_pieces_event ON state_pieces(body, event_id);
+CREATE TABLE IF NOT EXISTS state_documents (
+    body TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    event_count INTEGER NOT NULL,
+    state_sha256 TEXT NOT NULL,
+    mac BLOB NOT NULL,
+    doc BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS held (
     event_id TEXT PRIMARY KEY,
     body TEXT NOT NULL REFERENCES records(body),
@@ -168,6 +176,18 @@ class SavedState(NamedTuple):
     last: tuple[str, str]
     awaited: list[str]
     pieces: list[tuple[str, str, bytes, bytes, str, str]]
+
+
+class SavedDocument(NamedTuple):
+    """A merged state as served, kept in the store at shutdown (`RegistryStore.saved_document`):
+    the events it covers (the store's event version and its count of the paper's events), its
+    state_sha256, a MAC of all of it by the registry's key (`LiveStates`), and its bytes."""
+
+    version: int
+    event_count: int
+    state_sha256: str
+    mac: bytes
+    doc: bytes
 
 
 class _Pending:
@@ -410,6 +430,15 @@ class RegistryStore:
             self._local.state_conn = conn
         return conn
 
+    def has_saved_state(self, body: str) -> bool:
+        """Whether a state is kept for `body` (without reading its pieces)."""
+        row = (
+            self._state_conn()
+            .execute("SELECT 1 FROM state_heads WHERE body = ?", (body,))
+            .fetchone()
+        )
+        return row is not None
+
     def saved_state(self, body: str) -> SavedState | None:
         """The state kept for `body` (`save_state`), or None."""
         conn = self._state_conn()
@@ -486,6 +515,47 @@ class RegistryStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def saved_document(self, body: str) -> SavedDocument | None:
+        """The state document kept for `body` (`save_document`), or None."""
+        conn = self._state_conn()
+        conn.execute("BEGIN")  # the row and its blob read as one
+        try:
+            row = conn.execute(
+                "SELECT rowid, version, event_count, state_sha256, mac FROM state_documents "
+                "WHERE body = ?",
+                (body,),
+            ).fetchone()
+            if row is None:
+                return None
+            # read straight into one buffer (a SELECT copied the 100 MB twice: 0.15 s of CPU
+            # against 0.09 s for a 100,000-event state)
+            with conn.blobopen("state_documents", "doc", row[0], readonly=True) as blob:
+                doc = blob.read()
+        finally:
+            conn.execute("COMMIT")
+        return SavedDocument(int(row[1]), int(row[2]), str(row[3]), bytes(row[4]), doc)
+
+    def save_document(self, body: str, saved: SavedDocument) -> None:
+        """Keep `saved` as the state document of `body` (one a paper; a cache like
+        `save_state`'s pieces, so written without waiting for the disk)."""
+        self._state_conn().execute(
+            "INSERT OR REPLACE INTO state_documents VALUES (?,?,?,?,?,?)", (body, *saved)
+        )
+
+    def drop_document(self, body: str) -> None:
+        """Forget the state document kept for `body` (stale, or not what was kept)."""
+        self._state_conn().execute("DELETE FROM state_documents WHERE body = ?", (body,))
+
+    def events_span(self, body: str) -> tuple[int, int]:
+        """(`events_version`, how many events `body` has): what a kept document must cover.
+        Both from the covering index `events_body`."""
+        row = (
+            self._conn()
+            .execute("SELECT coalesce(max(rowid), 0), count(*) FROM events WHERE body = ?", (body,))
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
 
     def events_version(self, body: str) -> int:
         """A number that changes whenever an event of `body` is stored: the highest rowid of its

@@ -164,6 +164,29 @@ EDGE_CASES: list[dict[str, Any]] = [
 ]
 
 
+@pytest.mark.parametrize("rule", [{"required": ["replaces"]}, {"required": ["withdraws"]}, {}])
+def test_a_schema_with_another_top_level_not_is_refused_by_the_direct_rules_too(
+    monkeypatch: pytest.MonkeyPatch, rule: dict[str, Any]
+) -> None:
+    """The direct rules (`_flat_rules`, what the signer reads) refuse a schema whose `not` is
+    not the replaces-and-withdraws rule checked apart, as the compiled schema does, without
+    compiling it (issue 39: `pith cite` no longer loads fastjsonschema)."""
+    from pithauthor.protocol import payloads
+
+    schema = {**payloads.load_schema("citation_signature"), "not": rule}
+    monkeypatch.setattr(payloads, "load_schema", lambda event_type: schema)
+    for cached in (payloads._flat_rules, payloads._validator):
+        cached.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="unexpected top-level 'not'"):
+            payloads._flat_rules("citation_signature")
+        with pytest.raises(ValueError, match="unexpected top-level 'not'"):
+            payloads._validator("citation_signature")
+    finally:
+        payloads._flat_rules.cache_clear()
+        payloads._validator.cache_clear()
+
+
 def test_citations_take_the_direct_check_and_nested_types_the_full_schema() -> None:
     # without a direct check for citations, the agreement tests below would prove nothing
     assert _flat_rules("citation_signature") is not None

@@ -272,3 +272,45 @@ def test_the_registry_serves_the_full_merge_byte_for_byte_also_after_a_restart(
         assert again.states.full_merges == 0  # plain statements go on from the kept state
     finally:
         again.stop()
+
+
+def _same_second() -> dict[str, dict[str, Any]]:
+    """Events signed in one second (a `pith cite` batch: each its own slot), with an
+    authorship claim and a contradicting one of that second too, and two of a later second."""
+    bob, ada = TestSigner(b"b" * 32), TestSigner(b"a" * 32)
+
+    def cite(i: int, when: str) -> dict[str, Any]:
+        citing = PithNumber.from_digest(f"{i:02x}" * 32, 2024)
+        return dict(sign_citation(bob, SUBJECT, citing, "cites", created_at=when))
+
+    batch = {f"cite{i}": cite(i, T0) for i in range(10)}
+    batch["claim"] = claim_event(ada, 2, T0)
+    batch["claim_conflict"] = claim_event(ada, 4, T0)
+    batch |= {f"later{i}": cite(i, T1) for i in (10, 11)}
+    return {name: _stored(event) for name, event in batch.items()}
+
+
+SAME_SECOND = _same_second()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.permutations(sorted(SAME_SECOND)), st.integers(0, 3))
+def test_events_of_one_second_posted_in_any_order_give_the_batch_merge(
+    names: list[str], restart: int
+) -> None:
+    # every step is compared with `merge_state` of the events so far, byte for byte, also as
+    # restored from the pieces (`_feed`), and `restart` makes it go on from a restored builder
+    events = [SAME_SECOND[n] for n in names]
+    builder, _ = _feed(events, restart)
+    assert builder.document() == _full(events)
+
+
+def test_a_same_second_batch_in_reverse_is_placed_without_a_full_merge_also_after_restarts() -> (
+    None
+):
+    # each citation is dated before (a smaller event_id) the last one merged, in a slot of its
+    # own: placed, never merged in full, also by a builder restored from its pieces after each
+    cites = sorted((e for n, e in SAME_SECOND.items() if n.startswith("cite")), key=order_key)
+    for restart in (0, 1):
+        _, taken = _feed(list(reversed(cites)), restart)
+        assert all(taken), (restart, taken)
