@@ -4,7 +4,6 @@ on-disk cache of verified records and arXiv resolutions that `pith cite` reads f
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -12,8 +11,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
@@ -51,6 +49,7 @@ from pithauthor.registry.credentials import (
     default_trust,
     token_for,
 )
+from pithauthor.verify import collector_paused
 
 __all__ = [
     "MAX_TIMEOUT",
@@ -382,7 +381,7 @@ class RegistryClient:
         check: Callable[[Mapping[str, Any], Trust], tuple[Report, Document | None]],
     ) -> tuple[Any, Verdict]:
         """The bundle or state `raw` (of `record`'s paper), verified in full, and its verdict."""
-        with _collector_paused():
+        with collector_paused():
             doc = json_answer(raw, self.http.url(path))
             if not isinstance(doc, dict):
                 raise RegistryResponseError(f"the {what} is not a JSON object")
@@ -537,24 +536,6 @@ CREATE TABLE IF NOT EXISTS summaries (
 # `summaries`: what a command shows of a document it verified (`RegistryClient.state_summary`),
 # bound to the document's ETag and hash; `sha256` covers the row (`_summary_digest`), so a
 # damaged summary is a miss and the document is downloaded and verified again.
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused while a document is parsed and checked (issue 39).
-
-    A state of 10,000 events parses into about 400,000 objects and its checks make as many
-    again; each allocation threshold crossed meanwhile set the collector walking them, and
-    JSON makes no cycles for it to find: 40-70 ms of the 0.9 s a first `pith status` spent
-    checking one. Reference counting frees all of it as before; the collector is enabled
-    again after (unless it was off already: another thread's pause, or the caller's)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _summary_digest(etag: str, doc_sha256: str, summary: bytes, verdict: str) -> str:
