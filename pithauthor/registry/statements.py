@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from pithauthor.errors import EventError, InputError
+from pithauthor.keys.author import list_keys
 from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.checks.merge import (
@@ -27,12 +28,8 @@ from pithauthor.protocol.subject import replacing, statement_key, unlinked
 from pithauthor.registry.client import RegistryClient, registry_binding
 from pithauthor.registry.journal import default_path
 from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.registry.submit import record_titles, signed_nodes_in_state
 from pithauthor.verify import verify_document
-
-# `pithauthor.keys.author` and `pithauthor.registry.submit` are imported where they are used:
-# a paper's page (`paper_status`) needs neither, and on a second look at an unchanged paper
-# (issue 39: under 0.2 s of CPU) they and what they bring (ctypes, getpass, a thread pool,
-# heapq) were about 10 ms of it
 
 __all__ = [
     "COMPLETENESS",
@@ -402,8 +399,6 @@ def own_events_in_state(state: Mapping[str, Any], fingerprints: Iterable[str]) -
     became of them there (current, replaced, withdrawn, a withdrawal, a repeat, an
     equivocation), each checked as the outbox checks one (signature and shape); the state's
     `invalid_events` are left out (the registry refused them)."""
-    from pithauthor.registry.submit import signed_nodes_in_state
-
     wanted = frozenset(fingerprints)
     found: dict[str, AuthorEvent] = {}
     for node in signed_nodes_in_state(state):
@@ -418,8 +413,6 @@ def own_events_in_state(state: Mapping[str, Any], fingerprints: Iterable[str]) -
 def key_lineage(key_id: str) -> tuple[str, list[str]]:
     """The fingerprint of key `key_id` and those of its retired predecessors, newest first
     (the key store records each rotation: a key `replaces` the one before it)."""
-    from pithauthor.keys.author import list_keys
-
     records = {r.key_id: r for r in list_keys()}
     record = records.get(key_id)
     if record is None:
@@ -599,9 +592,6 @@ def my_papers() -> list[dict[str, Any]]:
     """The papers this machine's keys claimed, cited or replicated (the outbox), each with what
     was signed about it and where each event stands, per registry; newest activity first.
     Counted by the outbox's database (`Outbox.tally`): no stored event is read."""
-    from pithauthor.keys.author import list_keys
-    from pithauthor.registry.submit import record_titles
-
     own = {record.key_id for record in list_keys()}
     with Outbox() as outbox:
         groups = [g for g in outbox.tally() if g[1] in own]
@@ -640,8 +630,6 @@ def papers_on_registry(
     its events by these keys are counted under the registry's `on the registry`. No registry
     lists papers by key (none is published), so the papers asked about are those named and
     those this machine knows."""
-    from pithauthor.keys.author import list_keys
-
     rows = my_papers() if rows is None else rows
     own = {r.public_key_fingerprint: r.key_id for r in list_keys()}
     where = client.base_url
