@@ -345,11 +345,35 @@ def test_a_plain_status_loads_neither_typer_pydantic_nor_httpx_cli(tmp_path: Pat
         modules = _loaded_modules(*args, "--trust-local-registry", "--json", env=env)
     finally:
         server.stop()
-    assert "pithauthor.registry.statements" in modules and "httpx" in modules  # it ran
+    assert "pithauthor.registry.page" in modules and "httpx" in modules  # it ran
     frameworks = {"typer", "pydantic", "pydantic_core", "click", "rich", "pygments"}
     assert sorted(m for m in modules if m.split(".")[0] in frameworks) == []
     assert "pithauthor._cli.main" not in modules  # (httpx._main is listed: as None, blocked)
     assert {"typer", "pydantic"} <= _loaded_modules("status", "--help")
+
+
+def test_a_second_status_look_loads_neither_the_key_store_nor_the_submitter(
+    tmp_path: Path,
+) -> None:
+    """A second look at an unchanged paper (`pith status`, the state's summary kept) signs
+    and submits nothing: it loads neither the author key store (`keys.author`, with ctypes and
+    getpass) nor the submitter (`registry.submit`, with its thread pool), about 10 ms of the
+    0.2 s of CPU it may take (issue 39). `pith papers`, which lists this machine's keys, does
+    load the key store, so the check can fail."""
+    from support.registry import SUBJECT, start_server
+
+    server = start_server(tmp_path / "registry")
+    try:
+        env = {**os.environ, "PITH_HOME": str(tmp_path / "home")}
+        args = ("status", SUBJECT.pith_number.full, "--registry", server.url)
+        _loaded_modules(*args, "--trust-local-registry", env=env)  # the first look
+        modules = _loaded_modules(*args, "--trust-local-registry", env=env)
+    finally:
+        server.stop()
+    assert "pithauthor.registry.page" in modules  # it ran
+    unneeded = {"pithauthor.keys.author", "pithauthor.keys.secrets", "pithauthor.registry.submit"}
+    assert sorted(unneeded & modules) == []
+    assert "pithauthor.keys.author" in _loaded_modules("papers", env=env)
 
 
 def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it() -> None:

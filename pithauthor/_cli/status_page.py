@@ -100,7 +100,7 @@ def show_status(
     from pithauthor._cli.access import registry_options
     from pithauthor.registry.client import RecordCache
     from pithauthor.registry.outbox import STATES
-    from pithauthor.registry.statements import paper_status
+    from pithauthor.registry.page import paper_status
 
     # as options.make_client does (which loads Typer for its option declarations)
     options = registry_options(registry, trust_manifest, trust_local, parallel=4)

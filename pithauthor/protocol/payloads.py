@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from pithauthor.errors import InputError
@@ -232,6 +232,7 @@ def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
     return digest_matches_body(canonical_sha256, number.body)
 
 
+@lru_cache(maxsize=256)  # the events of one document name one subject: asked once (issue 39)
 def digest_matches_body(canonical_sha256: str, body: str) -> bool:
     """`digest_matches_number` for a number's 26-character body, upper-case base32 (a verifier
     has it as text, from a `subject_pith_number` already checked, not as a PithNumber)."""

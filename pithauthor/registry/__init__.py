@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from pithauthor.registry.local.server import FaultPlan
     from pithauthor.registry.outbox import STATES, Outbox, OutboxEntry
+    from pithauthor.registry.page import paper_status
     from pithauthor.registry.recovery import Recovered, recover
     from pithauthor.registry.statements import (
         OnChange,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
         key_lineage,
         my_papers,
         own_events_in_state,
-        paper_status,
         papers_on_registry,
     )
     from pithauthor.registry.submit import (
@@ -168,7 +168,7 @@ __getattr__, __dir__ = lazy_face(
         "my_papers": "pithauthor.registry.statements",
         "own_events_in_state": "pithauthor.registry.statements",
         "papers_on_registry": "pithauthor.registry.statements",
-        "paper_status": "pithauthor.registry.statements",
+        "paper_status": "pithauthor.registry.page",
         "paper_titles": "pithauthor.registry.submit",
         "pending_by_registry": "pithauthor.registry.submit",
         "read_subject": "pithauthor.registry.access",

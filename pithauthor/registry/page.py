@@ -1,0 +1,209 @@
+"""A paper's page, as pith.science shows it, from documents this machine verified: the record
+and the merged state (both verified), what the state says (claims, citations received,
+replications, completeness) and what this machine's outbox holds for the paper.
+
+>>> with connect(url, [], True) as client:
+...     page = paper_status(client, "2302.12445")   # record + merged state, both verified
+
+Everything here is data (JSON-ready dicts); the CLI prints it. Text that came from a registry or
+from someone else's event (titles, names, summaries) is returned as sent: whoever prints it
+escapes it (`pithauthor.protocol.text.escaped`).
+
+Its own module, apart from `statements` (what you already said, `pith papers`): a page signs
+and submits nothing, and a second look at an unchanged paper (`pith status`, issue 39: under
+0.2 s of CPU) loaded the key store and the submitter with `statements` (about 10 ms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from pithauthor.errors import EventError
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.registry.client import RegistryClient
+from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.verify import verify_document
+
+__all__ = [
+    "COMPLETENESS",
+    "PAGE_SUMMARY",
+    "paper_status",
+    "state_page",
+]
+
+# The completeness items of the paper's page (pith.science: "not attested · not anchored ·
+# not stored · refs pending"), each from a part of the verified merged state, never from the
+# record's `verification_status` (no signature covers it; a local registry sends none).
+COMPLETENESS: tuple[tuple[str, str, str, str], ...] = (
+    ("author_claims", "author_attestations", "attested", "not attested"),
+    ("timestamp", "timestamp_anchors", "anchored", "not anchored"),
+    ("archive_copy", "storage_attestations", "stored", "not stored"),
+    ("citations", "citation_signatures", "cited", "no citations"),
+    ("replications", "replication_records", "replicated", "no replications"),
+)
+
+
+def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
+    """The page of the paper `ref` (Pith Number, alias or arXiv id) on `client`'s registry.
+
+    The record and the merged state are verified (the record's receipt, every author event
+    against its own key, the merge redone here); the registry's own parts of the state (its
+    event ids, which it alone can check) are counted as unverifiable, never as passed. The
+    outbox part lists what this machine holds for the paper, for every registry."""
+    record = client.record(ref)
+    number = PithNumber.parse(record["pith_number"])
+    # not strict: pith.science's states always hold parts nobody else can check (its merge);
+    # a page shows them counted as unverifiable instead of showing nothing
+    # checked once; when the client keeps documents, what the page shows of it is kept with it
+    # and read alone while the state is unchanged (issue 39: not the whole state again)
+    shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
+    record_report = verify_document(record, client.trust)
+    paper: Mapping[str, Any] = record.get("paper") or {}
+    source = record["canonical_record"].get("source", {})
+    with Outbox() as outbox:
+        entries = outbox.about(number.full)  # through its indexes: by subject, by citing
+    mine = [e for e in entries if e.subject == number.full]
+    made = [e for e in entries if e.subject != number.full]  # citations made by this paper
+    counts = cast("dict[str, int]", shown["counts"])  # as state_page made it
+    completeness = [
+        {"item": item, "count": counts[part], "label": yes if counts[part] else no}
+        for item, part, yes, no in COMPLETENESS
+    ]
+    refs = shown["references"]
+    completeness.append(
+        {"item": "references", "count": refs, "label": "refs resolved" if refs else "refs pending"}
+    )
+    return {
+        "registry": client.base_url,
+        "pith_number": number.full,
+        "short_pith_number": record.get("short_pith_number"),
+        "arxiv": f"{source.get('id')}v{source.get('version')}" if source.get("id") else None,
+        "version": source.get("version"),
+        "title": paper.get("title"),
+        "authors": paper.get("authors_text"),
+        "verified": {
+            "record": _verdict(record_report),
+            "state": {
+                "ok": state_verdict["ok"],
+                "passed": state_verdict["passed"],
+                "unverifiable": state_verdict["unverifiable"],
+                "failed": state_verdict["failed"],
+            },
+        },
+        "completeness": completeness,
+        "claims": shown["claims"],
+        "citations_received": shown["citations_received"],
+        "citations_made": [_made(e) for e in made],
+        "replications": shown["replications"],
+        "outbox": _by_registry(mine + [e for e in made if e not in mine]),
+    }
+
+
+PAGE_SUMMARY = "page"
+"""The name `paper_status` keeps its summary of a state under (`RegistryClient.state_summary`)."""
+
+
+def state_page(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What a paper's page shows of its merged state, verified: claims, citations received,
+    replications, the size of each part of COMPLETENESS, and the references resolved. JSON
+    data: `paper_status` keeps it beside the state and reads it alone on a second look."""
+    current: Mapping[str, Any] = state.get("current", {})
+    return {
+        "claims": [_claim(e) for e in current.get("author_attestations", [])],
+        "citations_received": [_citation(e) for e in current.get("citation_signatures", [])],
+        "replications": [_replication(e) for e in current.get("replication_records", [])],
+        "counts": {part: len(current.get(part, [])) for _, part, _, _ in COMPLETENESS},
+        "references": _references(current),
+    }
+
+
+def _references(current: Mapping[str, Any]) -> int:
+    """How many references the registry's newest graph snapshot resolved (0: pending)."""
+    for snapshot in reversed(current.get("graph_snapshots") or []):
+        graph = (snapshot.get("payload") or {}).get("graph_snapshot") or {}
+        resolved = (graph.get("references") or {}).get("resolved_work")
+        if isinstance(resolved, int):
+            return resolved
+    return 0
+
+
+def _verdict(report: Any) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "passed": len(report.with_status("passed")),
+        "unverifiable": [c.name for c in report.with_status("unverifiable")],
+        "failed": [c.name for c in report.failed],
+    }
+
+
+def _signer(event: Mapping[str, Any]) -> dict[str, Any]:
+    signer = event.get("signer") or {}
+    return {"key_id": signer.get("key_id"), "signer_id": signer.get("signer_id")}
+
+
+def _claim(event: Mapping[str, Any]) -> dict[str, Any]:
+    payload = event.get("payload") or {}
+    author = payload.get("author") or {}
+    proofs = payload.get("identity_proofs") or []
+    return {
+        **_signer(event),
+        "event_id": event.get("event_id"),
+        "name": author.get("name"),
+        "position": author.get("position"),
+        # identity-bound: the claim names proofs binding its key to a person (an ORCID record,
+        # a web page, the paper's PDF); `pith verify --orcid` checks them over the network
+        "identity_bound": bool(proofs),
+        "identity_proofs": [p.get("kind") for p in proofs if isinstance(p, Mapping)],
+    }
+
+
+def _citation(event: Mapping[str, Any]) -> dict[str, Any]:
+    payload = event.get("payload") or {}
+    return {
+        **_signer(event),
+        "event_id": event.get("event_id"),
+        "citing_pith_number": payload.get("citing_pith_number"),
+        "relationship": payload.get("relationship"),
+    }
+
+
+def _replication(event: Mapping[str, Any]) -> dict[str, Any]:
+    payload = event.get("payload") or {}
+    return {
+        **_signer(event),
+        "event_id": event.get("event_id"),
+        "kind": payload.get("kind"),
+        "outcome": payload.get("outcome"),
+        "summary": payload.get("summary"),
+    }
+
+
+def _made(entry: OutboxEntry) -> dict[str, Any]:
+    try:
+        payload: Mapping[str, Any] = entry.event.get("payload") or {}
+    except EventError:  # its body was dropped from the ledger: its row is all there is
+        payload = {}
+    return {
+        "cited_pith_number": entry.subject,
+        "relationship": payload.get("relationship"),
+        "event_id": entry.event_id,
+        "registry": entry.registry,
+        "state": entry.state,
+    }
+
+
+def _by_registry(entries: Iterable[OutboxEntry]) -> list[dict[str, Any]]:
+    groups: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        group = groups.setdefault(e.registry, {"registry": e.registry, "events": []})
+        group["events"].append(
+            {
+                "event_id": e.event_id,
+                "event_type": e.event_type,
+                "state": e.state,
+                "subject": e.subject,
+                "reason": e.reason,
+            }
+        )
+    return list(groups.values())
