@@ -19,22 +19,6 @@ from typing import Any
 from pithauthor.errors import OutputError, PithError, UnsafePermissions
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 
-__all__ = [
-    "MAX_JSON_BYTES",
-    "MAX_METADATA_BYTES",
-    "MAX_SECRET_BYTES",
-    "check_output_file",
-    "read_user_text",
-    "replace_file",
-    "replace_files",
-    "report_home_warnings",
-    "unpack_archive",
-    "unpack_plain_files",
-    "why_not_written",
-    "writing",
-]
-
-
 # Where pithauthor keeps its data: PITH_HOME, or the platform's user data folder (platformdirs,
 # imported only when PITH_HOME is unset).
 # Every private folder under it (keys, outbox, caches) is made with mode 0700 and is refused when

@@ -181,7 +181,7 @@ def _citation_text(payload: CitationPayload) -> str | None:
 
     The cited digest (a Subject's) and payload_schema (a constant) are proven by construction;
     the text is written in one template instead of the sorting encoder. Checking and
-    serialising were half of signing a citation (issue 27); tests/unit/protocol/test_sign.py
+    serialising were half of signing a citation (issue 27); tests/unit/sign/test_sign.py
     signs hostile-but-accepted fields this way and runs the strict checker on every event."""
     citing, relationship = payload["citing_pith_number"], payload["relationship"]
     if type(citing) is not str or type(relationship) is not str:  # (the cache needs a hash)
@@ -254,7 +254,7 @@ def citation_signer(
     time, and the envelope's text around the payload and the subject. Per citation, the fields
     from outside (relationship, key, the cited subject) pass the same rules as in
     `_citation_text`; anything doubtful, and every citation when `settle` is given, is signed by
-    `sign_citation` itself, which then has the last word. tests/unit/protocol/test_sign_batch.py
+    `sign_citation` itself, which then has the last word. tests/unit/sign/test_sign_batch.py
     compares both on hostile fields, the strict checker verifying every event."""
 
     def careful(cited: Subject, relationship: str, key: str | None) -> AuthorEvent:

@@ -104,7 +104,7 @@ def isolated_home(
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
-    test may reach pith.science (tests/unit/protocol/test_number_checks.py checks with a local
+    test may reach pith.science (tests/unit/registry/test_access_check_number.py checks with a local
     registry)."""
     home = next(_pith_homes)
     monkeypatch.setenv("PITH_HOME", str(home))

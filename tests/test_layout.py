@@ -436,6 +436,7 @@ DEFERRED_STANDARD = {
     "zipfile",  # the same, for a project's zip (fs.unpack_archive, an Overleaf download)
     "tempfile",  # shutil and random: only an archive being unpacked needs a temporary folder
     "zlib",  # with zipfile: a damaged member's error class
+    "ast",  # _face.py: only a script's first use of a face reads the face's list of names
 }
 
 
@@ -753,9 +754,48 @@ def test_every_face_is_listed() -> None:
     offering = {
         ".".join(("pithauthor", *p.parent.relative_to(PACKAGE).parts)).rstrip(".")
         for p in PACKAGE.rglob("__init__.py")
-        if "__all__" in p.read_text(encoding="utf-8")
+        if re.search(r"__all__|lazy_face\(", p.read_text(encoding="utf-8"))
     }
     assert offering <= FACES, sorted(offering - FACES)
+
+
+def test_each_face_writes_its_names_once() -> None:
+    """A package's face lists each name once, as a `from M import x as x` line of its
+    `if TYPE_CHECKING:` block (what type checkers read), and that block is what it offers at run
+    time: its `__all__` and `dir()`, each name the object its home module defines. No `__all__`
+    literal or table of homes repeats the list."""
+    import importlib
+
+    from pithauthor._face import face_names
+
+    for face in sorted(FACES):
+        module = importlib.import_module(face)
+        if not hasattr(module, "__path__"):
+            continue  # a top-level module is its own face: it defines what it lists
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        homes = face_names(source)
+        assert homes, face
+        assert "__all__" not in source, face
+        eager = {"__version__"} if face == "pithauthor" else set()
+        assert set(module.__all__) == set(homes) | eager, face
+        assert set(dir(module)) == set(homes) | eager, face
+        for name, home in homes.items():
+            assert getattr(module, name) is getattr(importlib.import_module(home), name), name
+
+
+def test_the_face_list_refuses_what_is_not_a_plain_list() -> None:
+    """Proves the one-list reader can fail: a name imported without `as` (which a type checker
+    would not take as public) or any statement other than an import is refused, not skipped."""
+    from pithauthor._face import face_names
+
+    good = "if TYPE_CHECKING:\n    from pithauthor.keys.author import show as show\n"
+    assert face_names(good) == {"show": "pithauthor.keys.author"}
+    with pytest.raises(TypeError, match="write `show as show`"):
+        face_names("if TYPE_CHECKING:\n    from pithauthor.keys.author import show\n")
+    with pytest.raises(TypeError, match="only imports"):
+        face_names("if TYPE_CHECKING:\n    import pithauthor.keys\n")
+    with pytest.raises(TypeError, match="only imports"):
+        face_names("if TYPE_CHECKING:\n    x = 1\n")
 
 
 def _re_exports(path: Path) -> list[str]:

@@ -140,6 +140,6 @@ def test_the_session_wide_local_trust_has_one_name() -> None:
     """The CLI spells PITH_TRUST_LOCAL_REGISTRY itself (no library import for `--help`); it is
     the registry face's name, which `pith doctor` reads too."""
     from pithauthor._cli.options import TRUST_LOCAL_ENV as CLI_NAME
-    from pithauthor.registry import TRUST_LOCAL_ENV
+    from pithauthor.registry.credentials import TRUST_LOCAL_ENV
 
     assert CLI_NAME == TRUST_LOCAL_ENV == "PITH_TRUST_LOCAL_REGISTRY"

@@ -112,7 +112,7 @@ class EntryRow:
         return {name: getattr(self, name) for name in _COLUMNS}
 
 
-# the slots' own setters (member descriptors), in the fields' order; test_bibliography_report.py
+# the slots' own setters (member descriptors), in the fields' order; test_reading_report.py
 # checks that the row keeps the dataclass's fields, order, defaults, equality and frozenness
 (_set_key, _set_file, _set_line, _set_status, _set_identifier, _set_detail, _set_source) = (
     EntryRow.__dict__[name].__set__ for name in EntryRow.__slots__

@@ -281,7 +281,7 @@ def deferred_signing_key(
 
 
 # when a key record is made: its own name so that a test can set the clock of key creation
-# alone (tests/unit/identity/test_identity_retirement.py), not every stamp this module writes
+# alone (tests/unit/identity/test_proofs_retirement.py), not every stamp this module writes
 _now = utc_now
 
 

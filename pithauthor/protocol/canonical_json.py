@@ -34,7 +34,7 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 # skipped keys, NaN as `encode` writes it): `encode` also allocates that table and a closure
 # per call, a quarter of the cost of serialising an event (issue 27). Without the table a
 # value holding itself (never JSON) ends in RecursionError instead of ValueError.
-# tests/unit/protocol/test_core_identifiers.py checks it writes what `json.dumps` writes;
+# tests/unit/protocol/test_ids.py checks it writes what `json.dumps` writes;
 # where `_json` is missing, `encode` does the work.
 _MAKE_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed
 _C_ENCODER = (

@@ -123,7 +123,7 @@ def _signed_bytes(event: Mapping[str, Any]) -> bytes:
     kept (`_signer_text`); the payload goes to the C encoder; the four texts are escaped as
     JSON strings and put in their sorted places. That is the encoder's own output for two
     fifths less work (issue 27); an event with a field of another type takes `canonical`
-    itself. tests/unit/protocol/test_sign.py checks that both agree on any event."""
+    itself. tests/unit/sign/test_sign.py checks that both agree on any event."""
     created_at, event_type = event["created_at"], event["event_type"]
     subject, target = event["subject_pith_number"], event["target"]
     signer, payload = event["signer"], event["payload"]

@@ -274,8 +274,8 @@ def payload_orcid(payload: Mapping[str, Any]) -> str | None:
 #
 # Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
 # schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
-# thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
-# reference implementation `jsonschema` agrees.
+# thousands of events are signed or verified). `tests/unit/protocol/test_payloads.py` checks that
+# the reference implementation `jsonschema` agrees.
 
 Validate = Callable[[Any], Any]
 
@@ -405,7 +405,7 @@ def _fraction(value: Any, path: str) -> str | None:
 # the schema file here and checked directly: a handful of comparisons and at most three regular
 # expressions. Whatever the direct check does not pass goes to the full schema, which has the
 # last word (and the message), so the direct check can only ever skip work on a payload the
-# schema accepts; tests/unit/protocol/test_event_schemas.py checks that the two agree (and both
+# schema accepts; tests/unit/protocol/test_payloads.py checks that the two agree (and both
 # with the reference `jsonschema`). Verification takes the same path (`check_author_event`): a
 # payload from outside meets its schema by the direct check or is judged by the full one.
 
@@ -496,7 +496,7 @@ def citation_rules() -> dict[str, FieldRule] | None:
 
 def plain_field(value: Any, rule: FieldRule) -> bool:
     """`value` is text that meets `rule` and is printable (printable text is clean to sign: the
-    fast case of `text.payload_text_problem`, shown for every code point in test_signed_text)."""
+    fast case of `text.payload_text_problem`, shown for every code point in test_text)."""
     allowed, low, high, pattern = rule
     return (
         type(value) is str

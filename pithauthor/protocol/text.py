@@ -49,7 +49,7 @@ _REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp", "Cf"))
 # stability policy (Cc is exactly these 65; Cs the surrogates; Zl and Zp one character each);
 # Cf is not: these are its characters in Unicode 14.0 (Python 3.11) and U+13439-1343F, which
 # 15.0 made format controls (older tables call them unassigned), less the joiners.
-# tests/unit/protocol/test_signed_text.py checks the class against `unsafe_char` on every code
+# tests/unit/protocol/test_text.py checks the class against `unsafe_char` on every code
 # point of the running Python's tables, so a format character a newer Unicode adds cannot slip
 # through.
 _FORMAT = (
@@ -132,7 +132,7 @@ def payload_text_problem(payload: Any) -> str | None:
     if joined is None:
         joined = "a".join(_texts(payload, []))
     # `isprintable` is False for every character of Unicode's C and Z categories but the space,
-    # which holds every refused character (tests/unit/protocol/test_signed_text.py checks this
+    # which holds every refused character (tests/unit/protocol/test_text.py checks this
     # on every code point): printable text is clean, at a tenth of the regular expression's cost.
     # Text it doubts (a joiner, a no-break space, an unassigned character) takes the scan.
     if joined.isprintable() or unsafe_chars().search(joined) is None:

@@ -421,9 +421,10 @@ _CITING_OK = Check("payload_citing", PASSED, "cites another paper")
 # subject in another spelling, text `isprintable` doubts) hands the event to the strict path,
 # which asks everything again and names what failed. Every question is the strict path's own
 # test on the same fields, so the report is the one the strict path makes, check for check;
-# tests/unit/protocol/test_verify_fast.py compares the two on valid, mutated and re-signed
-# events. The signature comes last: once everything else passed, its verdict (and its message,
-# by the strict path's `_signature_ok`) completes the report, so no event is verified twice.
+# tests/unit/protocol/test_checks_event_fast_path.py compares the two on valid, mutated and
+# re-signed events. The signature comes last: once everything else passed, its verdict (and its
+# message, by the strict path's `_signature_ok`) completes the report, so no event is verified
+# twice.
 
 
 def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | None:

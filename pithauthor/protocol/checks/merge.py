@@ -583,7 +583,7 @@ class StateBuilder:
     equivocation, an applied id...) is kept as text, so that writing the state is joining
     texts and hashing them, not serialising and merging every event again (issue 39: the first
     read of a 100,000-event paper). `document()` gives the same bytes as `encode(merge_state(
-    ...))` and the same `state_sha256` (tests/unit/registry/test_registry_incremental.py).
+    ...))` and the same `state_sha256` (tests/unit/registry/test_local_states_incremental.py).
 
     Events are written as their canonical text (`texts`, or `canonical_text`): a server that
     stores canonical events (whose keys are then in sorted order) serves them the same way.

@@ -188,7 +188,7 @@ def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
     `checks.event`). So the state's text is written around those texts, key by key in sorted
     order, each other value by `canonical_text`; a state not made of plain dicts with text
     keys (what JSON gives), or one the encoder refuses, is serialised whole instead, and so
-    gets the plain serialisation's hash or error. tests/unit/protocol/test_state_hash.py
+    gets the plain serialisation's hash or error. tests/unit/protocol/test_checks_state_hash.py
     holds the two equal on generated states."""
     try:
         pieces = _state_pieces(state, checked)

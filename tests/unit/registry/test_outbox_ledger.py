@@ -161,7 +161,7 @@ def test_events_of_a_deferred_key_are_stored_unchecked_once_its_key_signed_them(
     """`pith cite` signs with a DeferredKey (the passphrase asked after the preview): its
     events are vouched for once the opened key put their signatures in (issue 39), and an
     event altered since is still checked, and refused."""
-    from pithauthor.keys import deferred_signing_key
+    from pithauthor.keys.author import deferred_signing_key
     from pithauthor.protocol import PithNumber, Subject
     from pithauthor.sign import citation_signer
 

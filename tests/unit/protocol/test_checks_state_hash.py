@@ -7,7 +7,7 @@ an equivocation, an attestation, a withdrawal, an invalid event), then changed w
 could change it: a value anywhere at the top or in `current` (text with characters JSON
 escapes, numbers, nested objects with non-text keys...), a field of an event of `current`'s
 lists (re-signed or not), an event swapped for another kind of value, `current` itself. The
-events' own texts are held to `json.dumps` in tests/unit/protocol/test_verify_fast.py.
+events' own texts are held to `json.dumps` in tests/unit/protocol/test_checks_event_fast_path.py.
 """
 
 from __future__ import annotations

@@ -359,7 +359,7 @@ def test_a_file_line_that_is_not_strict_json_is_not_taken_for_a_statement_alread
 ) -> None:
     """`-o FILE` reuse reads the file as strictly as a registry would: a line with a key twice
     (lenient parsers keep the last value) is no event, so it cannot stand for one."""
-    from pithauthor.registry import events_in_file
+    from pithauthor.registry.statements import events_in_file
 
     vector = Path(__file__).parents[2] / "vectors/events/valid/author_attestation.json"
     line = json.dumps(json.loads(vector.read_text("utf-8")), separators=(",", ":"))

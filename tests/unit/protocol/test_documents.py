@@ -277,7 +277,7 @@ UNSEEN = {
     "no real bundle is among the vectors",
     ("RegistryEvent", "event_type"): "as for RecordCreated: seen in bundles, not in the vectors",
     ("RecordDocument", "upstream_receipt"): "the local registry's record of a paper added from a "
-    "pith.science record (tests/unit/registry/test_registry_server.py)",
+    "pith.science record (tests/unit/registry/test_local_server.py)",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pithauthor.errors import ArxivIdError, PithNumberError
-from pithauthor.protocol import classify_reference
+from pithauthor.protocol.ids import classify_reference
 
 BODY = "NFG5PAOXQUVIWDX5F7YSYYL7EW"
 

@@ -52,7 +52,7 @@ def test_papers_on_arxiv_are_resolved_and_near_misses_never_are(server: ArxivSer
     # "X" vs arXiv's "X: A Survey" (same authors): not certain
     assert rows["khan2022transformers"][:2] == ("ambiguous", None)
     # the same short title, another paper: arXiv's "Deep Learning" by other authors is not even
-    # a candidate (the query asks for the entry's authors); see test_lookup_rules.py
+    # a candidate (the query asks for the entry's authors); see test_matching.py
     assert rows["goodfellow2016deep"] == ("not_found", None, None)
     # the right paper, its arXiv year two years before the journal's (within YEARS_BEFORE)
     assert rows["maldacena1999large"] == ("found", "hep-th/9711200", "lookup")

@@ -503,7 +503,7 @@ def test_record_file_without_a_receipt_is_taken_and_said(
     out = tmp_path / "events.jsonl"
     number = RECORD["pith_number"]
     # without `paper` it lists no authors: --force (refused without it,
-    # tests/unit/protocol/test_claim_authors.py)
+    # tests/unit/protocol/test_record_claimant.py)
     code, err = run(capsys, "claim", number, "--record", str(path), "--out", str(out), "--force")
     assert code == 0, err
     assert "has no registry receipt" in err
