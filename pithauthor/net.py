@@ -72,7 +72,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 @lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
 def check_url(url: str, what: str = "the registry URL") -> str:
     """`url` stripped and without a trailing slash, when the one URL rule
-    (`protocol.text.checked_url`) allows it; else InputError, one line starting with `what`."""
+    (`protocol.urls.checked_url`) allows it; else InputError, one line starting with `what`."""
     checked_url(url, what)
     return url.strip().rstrip("/")
 

@@ -230,7 +230,7 @@ def web_document(keys: Sequence[WebKey], orcid: str | None) -> WebDocument:
 def web_origin(url: str) -> str:
     """`https://host[:port]` of a site URL; InputError unless `checked_url` allows it."""
     checked_url(url, "the site")
-    # one spelling per origin (`text.origin`: no default port, no root dot), so a proof signed
+    # one spelling per origin (`urls.origin`: no default port, no root dot), so a proof signed
     # for `https://example.org:443/` is the same public statement as one for `https://example.org`
     return origin(url.strip())
 

@@ -273,7 +273,7 @@ def payload_orcid(payload: Mapping[str, Any]) -> str | None:
 #
 # Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
 # schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
-# thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
+# thousands of events are signed or verified). `tests/unit/protocol/test_event_schemas.py` checks that the
 # reference implementation `jsonschema` agrees.
 
 Validate = Callable[[Any], Any]
