@@ -179,7 +179,7 @@ def read_capped(
     # bytes object when nothing else holds it). A bytearray copied to bytes at the end, or
     # chunks joined, holds a body of megabytes twice, and the allocator gives both back to the
     # system after each read and faults them in again on the next: a 10 MB state was ~4,700
-    # page faults per GET that way, ~2,400 this way (issue 27).
+    # page faults per GET that way, ~2,400 this way.
     body = io.BytesIO()
     size = 0
     for chunk in response.iter_bytes():

@@ -317,7 +317,7 @@ def match_orcid_record(doc: Any, key_id: str, orcid: str) -> Finding:
     entries = [e for e in doc.get("researcher-url", []) if isinstance(e, Mapping)]
     # every link naming the key is read, not the first: a record that names the key twice,
     # as current and as retired (the rotation renames the old link), says it was retired,
-    # whichever link comes first (issue 38)
+    # whichever link comes first
     current: Finding | None = None
     retired: list[Finding] = []
     for entry in entries:
@@ -369,7 +369,7 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
     if orcid is not None and site_orcid is not None and site_orcid != orcid:
         return Finding("absent", f"the site names ORCID iD {site_orcid}, not {orcid}")
     # every entry for the key is read, not the first: a document listing it as active and
-    # then as retired says it was retired, in either order (issue 38); a `retired_at` on an
+    # then as retired says it was retired, in either order; a `retired_at` on an
     # entry says so whatever its `status`
     current: Finding | None = None
     retired: list[Finding] = []

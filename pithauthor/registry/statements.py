@@ -526,7 +526,7 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     # not strict: pith.science's states always hold parts nobody else can check (its merge);
     # a page shows them counted as unverifiable instead of showing nothing
     # checked once; when the client keeps documents, what the page shows of it is kept with it
-    # and read alone while the state is unchanged (issue 39: not the whole state again)
+    # and read alone while the state is unchanged (not the whole state again)
     shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
     record_report = verify_document(record, client.trust)
     paper: Mapping[str, Any] = record.get("paper") or {}
