@@ -1,4 +1,4 @@
-"""README.md and docs/*.md name only public API (issue 26).
+"""README.md and docs/*.md name only public API.
 
 Every Python name a page gives, in an import (`from pithauthor.keys import load_signing_key`,
 `import pithauthor.registry`) or in prose (`pithauthor.registry.Statements.settle`), must be a

@@ -1,4 +1,4 @@
-"""Issue 37, items 1-4: what real papers showed, on the project's own manuscripts written in
+"""What real papers showed, on the project's own manuscripts written in
 each class's style (tests/fixtures/manuscripts/README.md).
 
 - AASTeX 7: no \\maketitle, the first \\section typesets the front matter, which ends with a
