@@ -145,6 +145,7 @@ _PLACEHOLDER = re.compile(r"[A-Z]{2,}|[*{}<>]")
 _PATH_ROOTS = ("pithauthor", "tests", "benchmarks", "latex", "docs")
 # a suffix a dotted name ends with when it is a file, not code (`keys.json`, `outbox.sqlite3`)
 _FILE_SUFFIXES = (".json", ".jsonl", ".sqlite3", ".v1", ".lock", ".toml", ".md", ".py", ".sty")
+_ISSUE = re.compile(r"\b[Ii]ssues? #?\d+")
 
 # Prose that names what no longer exists on purpose, each with why it may.
 STALE_ALLOWED: dict[tuple[str, str], str] = {
@@ -298,6 +299,36 @@ def test_every_name_the_prose_gives_resolves() -> None:
     assert faults == []
 
 
+def issue_citations() -> list[str]:
+    """Every comment, docstring or page line of the project that cites an issue number, and the
+    labels a benchmark prints into benchmarks/RESULTS.md (all of a benchmark's text)."""
+    found = []
+    pages = [
+        *PAGES,
+        REPO / "benchmarks" / "RESULTS.md",
+        *sorted((REPO / "tests").rglob("README.md")),
+    ]
+    lines = {page: prose_of_page(page) for page in pages}
+    for folder in ("pithauthor", "tests"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            lines[path] = prose_of_python(path)
+    for path in sorted((REPO / "benchmarks").glob("*.py")):
+        lines[path] = prose_of_page(path)
+    makefile = REPO / "Makefile"
+    lines[makefile] = [(n, t) for n, t in prose_of_page(makefile) if t.lstrip().startswith("#")]
+    for path, texts in lines.items():
+        for line, text in texts:
+            found += [
+                f"{path.relative_to(REPO)}:{line}: {m.group()}" for m in _ISSUE.finditer(text)
+            ]
+    return found
+
+
+def test_no_prose_cites_an_issue_number() -> None:
+    """A reader of the code or of RESULTS.md cannot see the tracker: the why is said in words."""
+    assert issue_citations() == []
+
+
 def test_the_prose_check_sees_stale_names() -> None:
     """Proves the checks above can fail: each kind of stale name is caught, and names that
     resolve, field paths and placeholders pass."""
@@ -323,3 +354,26 @@ def test_the_prose_check_sees_stale_names() -> None:
         "page.md:4: `pithauthor.verify.pinned_trust.nope`: pithauthor.verify.pinned_trust has no"
         " attribute nope",
     ]
+    assert _ISSUE.findall("as issue 27 asks (Issue 38: a bomb); a tissue 3 is no citation") == [
+        "issue 27",
+        "Issue 38",
+    ]
+
+
+def test_the_prose_of_a_module_is_its_comments_and_docstrings(tmp_path: Path) -> None:
+    """What the checks read of a module: each comment and docstring (an attribute's too), with
+    its line, and no code: a string the code uses is not prose."""
+    module = tmp_path / "module.py"
+    module.write_text(
+        '"""Module (issue 1)."""\n'
+        "X = 1  # issue 2\n"
+        '"""X\'s docstring, issue 3."""\n'
+        "def f() -> str:\n"
+        '    """f,\n    issue 4."""\n'
+        '    return "issue 5"\n',
+        encoding="utf-8",
+    )
+    found = [
+        (line, m.group()) for line, text in prose_of_python(module) for m in _ISSUE.finditer(text)
+    ]
+    assert sorted(found) == [(1, "issue 1"), (2, "issue 2"), (3, "issue 3"), (6, "issue 4")]
