@@ -18,7 +18,7 @@ from benchmarks._timing import interleaved_medians, row
 
 N = 1_000
 RUNS = 5
-# issue 27: check_author_event "plus a third" (4/3, written as the report shows it)
+# the table's target: check_author_event "plus a third" (4/3, written as the report shows it)
 BUNDLE_TARGET = STATE_TARGET = 1.33
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 
 # not `typing.TYPE_CHECKING`: importing typing (and the `re` it loads) is most of what `pith
-# --version` would cost beyond Python itself (issue 39); type checkers read this one alike
+# --version` would cost beyond Python itself; type checkers read this one alike
 TYPE_CHECKING = False
 
 # The oldest Python pithauthor runs on: pyproject.toml's requires-python (tests/test_platform.py
 # holds them equal). Below it, every run (`pith`, `python -m pithauthor`, an import) stops here
-# with one line, before a module that needs a newer Python fails with a traceback (issue 36:
-# Ubuntu 22.04's python3 is 3.10). Nothing may need a 3.11 patch release: 3.11.0 is supported.
+# with one line, before a module that needs a newer Python fails with a traceback (Ubuntu
+# 22.04's python3 is 3.10). Nothing may need a 3.11 patch release: 3.11.0 is supported.
 _OLDEST_PYTHON = (3, 11)
 if sys.version_info[:2] < _OLDEST_PYTHON:
     raise SystemExit(

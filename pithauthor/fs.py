@@ -258,7 +258,7 @@ def replace_files(
 ) -> None:
     """`replace_file` for several (path, data, mode, backup): all written and synced before the
     first rename, each folder synced once after the last; a failed write renames nothing and
-    leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject` (issue 27)."""
+    leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject`."""
     temps: list[Path] = []
     try:
         # a refused write names the file (several: their folder; none: nothing is written)
@@ -385,7 +385,7 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool =
 #   temporary folder beside the destination, renamed into place only once all is unpacked.
 #
 # No `tarfile` extraction filter is used: they came in 3.11.4, and Debian 12's Python is 3.11.2
-# (issue 36; tests/test_platform.py).
+# (tests/test_platform.py).
 
 MAX_ARCHIVE_FILES = 5000
 """The most files an archive may unpack to (a paper has tens to hundreds)."""
@@ -615,7 +615,7 @@ MAX_JSON_BYTES = 256 * _MIB
 """JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`).
 The one limit of a registry document: `pith` reads one up to it, from a file or a registry
 (`net.MAX_ANSWER_BYTES`), and the local registry serves none larger (a merged state of some
-250,000 citations; issue 39: it served 64 MiB states `pith status` and `verify` refused)."""
+250,000 citations; it served 64 MiB states `pith status` and `verify` refused)."""
 
 
 MAX_METADATA_BYTES = 16 * _MIB

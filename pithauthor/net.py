@@ -72,7 +72,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 @lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
 def check_url(url: str, what: str = "the registry URL") -> str:
     """`url` stripped and without a trailing slash, when the one URL rule
-    (`protocol.text.checked_url`) allows it; else InputError, one line starting with `what`."""
+    (`protocol.urls.checked_url`) allows it; else InputError, one line starting with `what`."""
     checked_url(url, what)
     return url.strip().rstrip("/")
 
@@ -179,7 +179,7 @@ def read_capped(
     # bytes object when nothing else holds it). A bytearray copied to bytes at the end, or
     # chunks joined, holds a body of megabytes twice, and the allocator gives both back to the
     # system after each read and faults them in again on the next: a 10 MB state was ~4,700
-    # page faults per GET that way, ~2,400 this way (issue 27).
+    # page faults per GET that way, ~2,400 this way.
     body = io.BytesIO()
     size = 0
     for chunk in response.iter_bytes():

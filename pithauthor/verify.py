@@ -163,7 +163,8 @@ def _verify_one(doc: Any, trust: Trust | None) -> Report:
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused while a large document is read and checked (issue 39).
+    """Python's cycle collector paused while a large document is read and checked (its
+    passes find nothing in a document's objects, and cost a first `pith status` 40-70 ms).
 
     A state of 10,000 events parses into about 400,000 objects and its checks make as many
     again; each allocation threshold crossed meanwhile set the collector walking them, and

@@ -37,7 +37,7 @@ def _tree(path: Path) -> ast.Module:
 def _free_the_trees() -> Iterator[None]:
     """The parsed trees are shared by this module's rules, then freed: kept for the rest of the
     worker's run, every full garbage collection walks their nodes again (with both modules'
-    trees, 0.1-0.2 s each, about 1 CPU-s of `make check`; issue 27)."""
+    trees, 0.1-0.2 s each, about 1 CPU-s of `make check`)."""
     yield
     _tree.cache_clear()
 
@@ -412,13 +412,13 @@ DEFERRED = {
     "keyring",
     "bibtexparser",
     "pylatexenc",
-    "fastjsonschema",  # 50 ms, for `pith bib scan` which validates no event (issue 27)
+    "fastjsonschema",  # 50 ms, for `pith bib scan` which validates no event
     "pypdf",
     "filelock",
     "platformdirs",
 }
 # Standard modules a library module may import where they are used, because most calls never
-# need them and they cost `pith bib scan` (issue 27: start-up) a share worth having back.
+# need them and they cost `pith bib scan` (start-up) a share worth having back.
 DEFERRED_STANDARD = {
     "importlib.resources",  # 5 ms (tempfile, zipfile): only event validation reads a schema
     "importlib",  # with pkgutil: the schemas' package imported, as `import` does it

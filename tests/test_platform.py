@@ -1,4 +1,4 @@
-"""The Pythons authors have (issue 36): nothing in pithauthor needs a patch release newer than
+"""The Pythons authors have: nothing in pithauthor needs a patch release newer than
 the oldest Python that pyproject.toml allows. Debian 12's own `python3` is 3.11.2, and
 `tarfile`'s extraction filters (`extractall(filter=...)`, `tarfile.data_filter`) came in 3.11.4:
 `pith latex arxiv` crashed there. This checks every call statically on any Python; `.ci/run`

@@ -1,4 +1,4 @@
-"""The test suite's own layout (issue 26): what tests share lives in tests/support/ (helpers,
+"""The test suite's own layout: what tests share lives in tests/support/ (helpers,
 data, servers) or in conftest.py fixtures; no test module imports another test module or a
 conftest; and no test patches a third-party library (typer, httpx, keyring, ...): the suite
 drives them through their public API, as `pith` does."""
@@ -34,7 +34,7 @@ def _tree(path: Path) -> ast.Module:
 def _free_the_trees() -> Iterator[None]:
     """The parsed trees are shared by this module's rules, then freed: kept for the rest of the
     worker's run, every full garbage collection walks their nodes again (with both modules'
-    trees, 0.1-0.2 s each, about 1 CPU-s of `make check`; issue 27)."""
+    trees, 0.1-0.2 s each, about 1 CPU-s of `make check`)."""
     yield
     _tree.cache_clear()
 

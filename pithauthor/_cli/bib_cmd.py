@@ -2,7 +2,7 @@
 
 Its plain forms (files and the options in PLAIN_OPTIONS) are answered by pith's entry point
 before Typer is loaded (`pithauthor._cli.entry`): importing Typer and pydantic takes longer
-than the whole scan of a 300-entry file (issue 27). So this module loads Typer only in
+than the whole scan of a 300-entry file. So this module loads Typer only in
 `register`, and the Typer command and the entry point run the same `read` and `report`.
 """
 

@@ -2,8 +2,8 @@
 
 Its plain forms (bibliography files, --from and the options in PLAIN_OPTIONS) are answered by
 pith's entry point before Typer is loaded (`pithauthor._cli.entry`), as `pith bib scan`'s are:
-Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of 300 entries
-(issue 39). So this module loads Typer only in `register`, and the Typer command and the entry
+Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of 300 entries.
+So this module loads Typer only in `register`, and the Typer command and the entry
 point run the same `run` (tests/cli/test_cite_fast_path.py runs forms both ways).
 """
 

@@ -3,7 +3,7 @@ the entry point's plain form (`pithauthor._cli.entry`) both run `show_status`.
 
 Why a plain form: a Typer command with a text argument imports pydantic (Typer coerces every
 such parameter through a pydantic `TypeAdapter`), and Typer, click and pydantic together cost
-more CPU than a second look at a 10,000-event paper itself (issue 39: under 0.2 s). The plain
+more CPU than a second look at a 10,000-event paper itself (under 0.2 s). The plain
 forms (`plain_form`: one PAPER, --registry, --trust-manifest, --trust-local-registry, --json)
 are answered before Typer loads; anything else, --help or a mistake included, is Typer's
 (tests/cli/test_status_fast_path.py runs forms both ways).

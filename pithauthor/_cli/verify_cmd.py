@@ -138,7 +138,7 @@ def check_lines(checks: Sequence[Check], verbose: bool) -> list[str]:
     """One line per check with --verbose. Else the same line for each check that did not
     pass, and one per name for those that passed (the same check of every event of a list
     counted as one: `current.citation_signatures[*].signature  1000 checks`): a state of
-    1,000 events is some 40 lines, not 18,000 (issue 39); --json and --verbose give every
+    1,000 events is some 40 lines, not 18,000; --json and --verbose give every
     check."""
     import re
 

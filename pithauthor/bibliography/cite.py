@@ -212,7 +212,7 @@ def resolve_identifiers(
     report(Advance(RESOLVING, 0, total))
     # What the record cache answers is taken in this thread first: a SQLite read and a hash
     # each, which 8 threads only slowed (their hand-offs cost more CPU than the work, and
-    # varied with the machine's load: issue 39). Only the rest is asked of the registry, in
+    # varied with the machine's load). Only the rest is asked of the registry, in
     # parallel; a cached entry that fails its check is asked again there, as before.
     results: dict[str, Subject | str] = {}
     from_cache = getattr(resolver, "cached_records", None)
@@ -292,7 +292,7 @@ def sign_bibliography(
     )
     # One pass over the entries, in order: the entries to sign (`to_sign`: status `found`) get
     # the signer's row, the others keep their reading's row. No list of pairs, no map of rows by
-    # entry, no second pass: a row per entry of a large bibliography (issue 27).
+    # entry, no second pass: a row per entry of a large bibliography.
     by_entry: list[EntryRow] = []
     first_of: dict[str, BibEntry] = {}
     events: list[AuthorEvent] = []

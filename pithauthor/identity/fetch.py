@@ -83,7 +83,7 @@ class Fetcher:
     def memo(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
         """`make()` once per run for `key`: what each event of a run would otherwise derive
         again from the same answers and settings (2,000 claims by one author check one ORCID
-        record against one key; doing it per claim was a third of `verify --orcid`, issue 27).
+        record against one key; doing it per claim was a third of `verify --orcid`).
         Only for results that depend on nothing but `key` during one run."""
         if key not in self._derived:
             self._derived[key] = make()

@@ -232,7 +232,7 @@ class DeferredKey(_KeyFacts):
         checking it again) once its signature is the key's own, at once if the key is open
         (its signature was made by it), else when `sign_pending` puts it in. The opened key
         signs for this public key (`unlock` compares them), as an `AuthorKey`'s events are
-        vouched for (issue 39: a 300-entry `pith cite` checked its 300 events again)."""
+        vouched for (a 300-entry `pith cite` checked its 300 events again)."""
         digest = bytes.fromhex(event["event_id"].removeprefix("sha256:"))
         if digest in self._pending:
             self._made.add(digest)

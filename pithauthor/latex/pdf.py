@@ -149,7 +149,7 @@ def page_count(pdf: Path) -> int:
 # painted over its box. Where on its page it is is pith.sty's business: the end of the title
 # block may be low on a page after a long front matter (elsarticle's highlights, a long abstract).
 #
-# Text extraction finds the badge's words even under a figure (issue 23: a CVPR teaser drawn over
+# Text extraction finds the badge's words even under a figure (a CVPR teaser drawn over
 # it), so the page's content stream is read as a PDF viewer paints it: in order, each text run,
 # path, image and form (an included figure) with the box it covers on the page. The badge is the
 # link to its record page; what it draws is the first run of paintings inside that link's

@@ -236,8 +236,8 @@ def _prepare(text: str, end: int | None = None) -> tuple[str, list[tuple[int, in
     module docstring), and the blanked regions as (start, end, position of their `\\iffalse`).
 
     Only the part before `end` is rewritten: a candidate `\\begin{document}` needs nothing after
-    it, and rewriting a 50,000-line body to parse a 60-line preamble cost more than the parse
-    (issue 27). Both rewrites read left to right, so the prefix comes out as it would from the
+    it, and rewriting a 50,000-line body to parse a 60-line preamble cost more than the parse.
+    Both rewrites read left to right, so the prefix comes out as it would from the
     whole text; a region still open at `end` ends there."""
     end = len(text) if end is None else end
     blanked, regions = blank_false_branches(text, end)
@@ -461,7 +461,7 @@ def _definition_parser() -> Any:
     """The arguments of `\\newcommand` and the other `_DEFINITIONS`, each braced one a group of
     plain characters found by counting braces: TeX reads a definition's arguments as balanced
     text, and nothing here reads inside them (only top-level nodes), while pylatexenc parsed
-    each body node by node, 3/4 of the parse of a preamble of `\\newcommand` lines (issue 27).
+    each body node by node, 3/4 of the parse of a preamble of `\\newcommand` lines.
     Each group has pylatexenc's position and length; anything unusual (a bare `\\newcommand\\x`,
     a comment or a paragraph break between the arguments, the end) is left to pylatexenc."""
     from pylatexenc.macrospec import MacroStandardArgsParser, ParsedMacroArgs

@@ -63,7 +63,7 @@ class TextFile:
     def pieces(self, text: str) -> list[bytes | memoryview]:
         """The bytes of the file whose `text` (the head, when `end` is set) is now `text`: the
         rest is a view of `raw`, never copied (the body of a 50,000-line paper was copied three
-        times, issue 27)."""
+        times)."""
         head = self.encode(text)
         return [head] if self.end is None else [head, memoryview(self.raw)[self.end :]]
 
@@ -87,7 +87,7 @@ def read_text_file(path: Path) -> TextFile:
     return TextFile(path, raw, text, encoding, bom, _newline(text))
 
 
-# `read_preamble`: a manuscript's head decoded and parsed, its body kept as bytes (issue 27)
+# `read_preamble`: a manuscript's head decoded and parsed, its body kept as bytes
 
 _CHUNK = 1 << 18  # UTF-8 is checked this many bytes at a time
 

@@ -30,7 +30,7 @@ COMMANDS_STAY_ACTIVE = frozenset({"alltt"})
 """Verbatim-like for `%` and spaces, but `\\commands` still run there (a `\\cite` is real)."""
 
 
-@cache  # compiled on first use: only the manuscript readers need it (issue 27: start-up)
+@cache  # compiled on first use: only the manuscript readers need it (start-up)
 def verbatim_block() -> re.Pattern[str]:
     """One environment whose commands do not run, from `\\begin{NAME}` to its `\\end{NAME}`."""
     return re.compile(

@@ -68,7 +68,7 @@ def signer_block(signer: Signer) -> EventSigner:
 
 # A key's names are pure functions of its 32 bytes, and one key signs thousands of events in a
 # row: its block and the block's canonical text are made once (two SHA-256 and a base64 per
-# event were a tenth of signing, issue 27), and copied into each event (no event shares a dict).
+# event were a tenth of signing), and copied into each event (no event shares a dict).
 @lru_cache(maxsize=256)
 def signer_parts(public_key: bytes, signer_id: str) -> tuple[EventSigner, str]:
     """The `signer` object of a key and signer id, and its canonical text."""
@@ -122,7 +122,7 @@ def _signed_bytes(event: Mapping[str, Any]) -> bytes:
     `signer` block of one key is the same in every event it signs, so its canonical text is
     kept (`_signer_text`); the payload goes to the C encoder; the four texts are escaped as
     JSON strings and put in their sorted places. That is the encoder's own output for two
-    fifths less work (issue 27); an event with a field of another type takes `canonical`
+    fifths less work; an event with a field of another type takes `canonical`
     itself. tests/unit/sign/test_sign.py checks that both agree on any event."""
     created_at, event_type = event["created_at"], event["event_type"]
     subject, target = event["subject_pith_number"], event["target"]

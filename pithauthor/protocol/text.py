@@ -60,7 +60,7 @@ _FORMAT = (
 )
 
 
-@cache  # compiled on first use: 0.4 ms, and `pith bib scan` checks no signed text (issue 27)
+@cache  # compiled on first use: 0.4 ms, and `pith bib scan` checks no signed text
 def unsafe_chars() -> re.Pattern[str]:
     """One character no signed text may hold (see `unsafe_char`)."""
     return re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + _FORMAT + "]")

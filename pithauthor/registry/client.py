@@ -318,7 +318,7 @@ class RegistryClient:
         """`summarize(state)` of the merged state of `ref`, verified as `state` verifies it,
         and its verdict. When the client keeps documents (`keep`), the summary is kept too
         (under `kind`, bound to the state's ETag and hash): a second look at an unchanged
-        paper reads only the summary, not the state, and verifies nothing (issue 39: `pith
+        paper reads only the summary, not the state, and verifies nothing (`pith
         status` of a 10,000-event paper). No summary kept, or one that is damaged: the state
         is downloaded and verified in full again."""
         record = self.record(ref)
@@ -534,7 +534,7 @@ CREATE TABLE IF NOT EXISTS summaries (
 """
 # record_checks: the record of `body` whose stored text has this SHA-256 passed `check_record`
 # under this trust (`_trust_key`); `RecordCache.checked_record` reads it back unchecked only
-# while both still match (issue 39: a warm `pith cite` re-verified every cached receipt).
+# while both still match (a warm `pith cite` re-verified every cached receipt).
 # `summaries`: what a command shows of a document it verified (`RegistryClient.state_summary`),
 # bound to the document's ETag and hash; `sha256` covers the row (`_summary_digest`), so a
 # damaged summary is a miss and the document is downloaded and verified again.
@@ -563,7 +563,7 @@ class Verdict(TypedDict):
 
 def verdict_of(report: Report) -> Verdict:
     """The verdict of `report`, as kept beside a document (`RecordCache.put_document`)."""
-    # the statuses counted once (issue 39: a 10,000-event state holds 180,000 checks, and each
+    # the statuses counted once (a 10,000-event state holds 180,000 checks, and each
     # of `ok`, `strict_ok`, `failed`, `with_status` and `counts` read them all again: 30 ms);
     # the checks are named (and their lists made) only when some failed or are unverifiable
     counts = report.counts()

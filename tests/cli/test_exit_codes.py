@@ -1,4 +1,4 @@
-"""Exit codes that mean what they say (issue 36): a bug in pith is exit 70 and says where to
+"""Exit codes that mean what they say: a bug in pith is exit 70 and says where to
 report it, never 2 (bad input: the script's fault) or 1; an output that cannot be written (a
 full disk, a read-only folder) is exit 74, OutputError, never 2 either."""
 

@@ -487,7 +487,7 @@ def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_fi
 
 
 # Two properties of one successful upload, checked on the same run (one build and proof, ~1.3
-# CPU-s, instead of one each; issue 27): neither the magic comment nor the missing .def file
+# CPU-s, instead of one each): neither the magic comment nor the missing .def file
 # changes what the other checks.
 @TEX
 def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_is_warned_of(

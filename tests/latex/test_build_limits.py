@@ -1,4 +1,4 @@
-"""Builds that fail or never end (issues 23 and 25): a manuscript that never ends is stopped at a
+"""Builds that fail or never end: a manuscript that never ends is stopped at a
 limit chosen from the paper's own builds (or `--timeout`), with the file and line TeX was at,
 and nothing of it left running; a build that fails says whose fault it is, the paper's or the
 badge's, by building the untouched sources too."""
@@ -66,7 +66,7 @@ LOOP_LIMIT = "8"
 # of wall time and, on an idle machine, as much CPU. `make test` keeps the first (the limit, the
 # file and line named through an \input, nothing left running, nothing written); the other two
 # go through the same limit (pithauthor/latex/build.py) from `pith latex arxiv`, and run in
-# `make test-all` and CI, where the SIGINT-ignored case came from (issue 27).
+# `make test-all` and CI, where the SIGINT-ignored case came from.
 LOOP_SLOW = pytest.mark.slow
 
 

@@ -1,4 +1,4 @@
-"""Overleaf in, Overleaf out (issue 36): a project's source zip, as Overleaf's "Download → Source"
+"""Overleaf in, Overleaf out: a project's source zip, as Overleaf's "Download → Source"
 gives it, goes through `pith latex inject` (badged, written back as a zip ready to upload) and
 `pith latex arxiv` (packed and proven), and `pith latex sty --zip` hands over every file pith.sty
 needs in one upload. Every zip is unpacked under one set of rules (pithauthor/latex/archives.py,

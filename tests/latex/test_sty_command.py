@@ -117,7 +117,7 @@ def test_a_read_only_folder_is_refused_by_its_mode_bits_even_for_root(
             result = pith("latex", "sty", "--copy", str(folder))
         else:
             result = pith("latex", "sty", "--install", env={"TEXMFHOME": str(folder)})
-        assert_one_line_error(result, 74)  # an output failure, not bad input (issue 36)
+        assert_one_line_error(result, 74)  # an output failure, not bad input
         assert "not writable" in result.stderr
         assert list(folder.iterdir()) == []
     finally:

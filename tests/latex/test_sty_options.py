@@ -222,7 +222,7 @@ def _block_then_after(tmp_path: Path, block: str, call: str) -> list[str]:
 def test_the_badge_ends_a_title_block_set_by_a_macro_without_parameters(
     tmp_path: Path,
 ) -> None:
-    # such an \@maketitle is wrapped (issue 27), not hooked: the badge still ends the
+    # such an \@maketitle is wrapped, not hooked: the badge still ends the
     # block, before what \maketitle sets after it
     block = "\\def\\@maketitle{\\begin{center}BLOCKTEXT\\end{center}}"
     order = _block_then_after(tmp_path, block, "\\@maketitle")

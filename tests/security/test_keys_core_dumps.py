@@ -1,4 +1,4 @@
-"""A process that holds an unlocked key makes no core dump (issue 25): after a key is unlocked,
+"""A process that holds an unlocked key makes no core dump: after a key is unlocked,
 made or restored, RLIMIT_CORE is 0 and the process is not dumpable, and a crash then leaves no
 core file, where the same crash before any key was touched does. Real processes, real crashes."""
 

@@ -4,7 +4,7 @@ Every field of each document is changed, emptied, deleted, duplicated and added 
 JSON tree is walked generically; a state's `state_sha256` is recomputed after each change, as
 an attacker would). No variant may be accepted unless the verdict reports the touched field as
 `not_signed` or `unverifiable` (a deleted one: reported so in the genuine document, or listed in
-`registry_checks.OPTIONAL`). A key written twice in the JSON text is refused by the reader.
+`checks.fields.OPTIONAL`). A key written twice in the JSON text is refused by the reader.
 The counts are printed in the "tamper counts" section of the pytest summary.
 """
 

@@ -102,7 +102,7 @@ def _well_shaped(event: Any) -> bool:
     """The common case of `shape_faults` finding nothing, in a few C-speed set comparisons:
     a dict of exactly the event's keys, `signer` and `signature` dicts of exactly theirs, all
     text, and a `payload` object. Anything else takes the field-by-field walk, which names the
-    faults (the walk made a seventh of verifying an event, issue 27)."""
+    faults (the walk made a seventh of verifying an event)."""
     if type(event) is not dict or event.keys() != _EVENT_KEYS:
         return False
     signer, signature = event["signer"], event["signature"]
@@ -201,7 +201,7 @@ def envelope_checks(event: Any) -> tuple[Report, bool, bool]:
 
 # Checks are immutable tuples, so one whose detail depends only on a few texts is made once per
 # texts and shared: an event's verification made fifteen of them, most alike from one event to
-# the next (issue 27). Each cache is bounded; a text an attacker varies only costs a miss.
+# the next. Each cache is bounded; a text an attacker varies only costs a miss.
 _STRUCTURE_OK = Check("structure", PASSED, "exactly the event's fields")
 _TARGET_OF: dict[str, str] = {k: v for k, v in EVENT_TARGETS.items()}  # by any text
 _SIGNATURE_DETAIL = "Ed25519 over the 32 raw bytes of event_id"
@@ -413,7 +413,7 @@ _TEXT_OK = Check("payload_text", PASSED, "no control or bidirectional characters
 _CITING_OK = Check("payload_citing", PASSED, "cites another paper")
 
 
-# The tight path (issue 27): a citation, the bulk of what is verified (a bibliography signs
+# The tight path: a citation, the bulk of what is verified (a bibliography signs
 # thousands, a bundle or a state carries them), is asked every rule of the strict path above as
 # a yes-or-no question, cheapest first, without making a check or a message for each; only the
 # checks whose detail names this event (subject, event_id, payload_subject) are written, once
@@ -773,7 +773,7 @@ def only_network_failed(report: Report, proofs: Sequence[ProofCheck]) -> bool:
 
 # Events this process made with one of its own keys (`pithauthor.sign` vouches for them), by
 # event_id: their signature block and key. The outbox stores such an event without checking it
-# again (issue 39: re-verifying what was just signed cost more than signing it), once
+# again (re-verifying what was just signed cost more than signing it), once
 # `vouched` has seen that its signed fields still hash to its id and its signature and key are
 # the ones made: the bytes stored are the bytes signed. Whatever is read back from disk is
 # checked in full where it is used (`checked_author_event`), never vouched for.

@@ -95,7 +95,7 @@ def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
         if type(event) is dict or isinstance(event, Mapping):
             by_id.setdefault(str(event.get("event_id", "")), []).append(event)
     # canonical bytes only where an event_id repeats: serialising every event of a state again
-    # was a tenth of verifying it (issue 27); min() keeps the first of equal bytes, as before
+    # was a tenth of verifying it; min() keeps the first of equal bytes, as before
     chosen = [
         group[0] if len(group) == 1 else min(group, key=canonical) for group in by_id.values()
     ]
@@ -111,7 +111,7 @@ def validity_failures(event: object, pith_number: str, record_sha256: str) -> li
 #: failed, the typed event when none did, its canonical text when the check wrote it), by `id()`
 #: of the event object (held here too, so the id cannot be reused): `pith verify` of a local
 #: state checks every event it lists, then recomputes the merge from the same objects
-#: (`remerge`); checking each one a second time was half of that verification (issue 27).
+#: (`remerge`); checking each one a second time was half of that verification.
 CheckedEntry = tuple[object, list[str], AuthorEvent | None, str | None]
 Checked = Mapping[int, CheckedEntry]
 
@@ -119,7 +119,7 @@ Checked = Mapping[int, CheckedEntry]
 def already_checked(events: Iterable[AuthorEvent]) -> Checked:
     """`Checked` entries saying each of `events` passed `checked_author_event`: for events a
     store took only after that check (the local registry's: `RegistryStore.insert_event`), so
-    that merging them does not verify every signature again (issue 39: the first read of a
+    that merging them does not verify every signature again (the first read of a
     100,000-event paper). The rules of this record (subject, canonical_sha256) and the links
     are still checked by the merge."""
     return {id(e): (e, [], e, None) for e in events}
@@ -485,7 +485,7 @@ def state_hash(state: Mapping[str, object]) -> str:
     return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
 
 
-# --- a merged state kept up to date event by event (issue 39) ---------------------------------
+# --- a merged state kept up to date event by event --------------------------------------------
 
 #: How a server writes a JSON value (compact, keys in the order the merge made them); the
 #: canonical text orders them. Both are kept for every piece of a state.
@@ -567,7 +567,7 @@ def _join_array(texts: Iterable[bytes]) -> bytes:
 def _array_chunks(texts: list[bytes]) -> list[bytes]:
     """A JSON array of these texts as chunks ("[", a text, ",", a text, ..., "]"), made by
     slicing in C: hashed and joined into the document where they are, never joined alone
-    (each join of a 100 MB state is a copy of it: issue 39)."""
+    (each join of a 100 MB state is a copy of it)."""
     if not texts:
         return [b"[]"]
     chunks = [b","] * (2 * len(texts) + 1)
@@ -581,7 +581,7 @@ class StateBuilder:
     the others in merge order is added at a cost that does not grow with the state: the fold
     goes on from where it stopped (`Fold.add`), and each piece of the state (an event, an
     equivocation, an applied id...) is kept as text, so that writing the state is joining
-    texts and hashing them, not serialising and merging every event again (issue 39: the first
+    texts and hashing them, not serialising and merging every event again (the first
     read of a 100,000-event paper). `document()` gives the same bytes as `encode(merge_state(
     ...))` and the same `state_sha256` (tests/unit/registry/test_local_states_incremental.py).
 
@@ -711,7 +711,7 @@ class StateBuilder:
         written = text.encode("utf-8")
         # appended, and the part put back in merge order once, when it is next written
         # (`_in_order`): placing it now rebuilt the part's dict, in proportion to the paper,
-        # for each event of a same-second batch (issue 39)
+        # for each event of a same-second batch
         texts = self._current[part]
         self._unsorted.setdefault(part, len(texts))  # where its part stops being in order
         texts[eid] = written

@@ -182,7 +182,7 @@ def _settle_hash(report: Report, place: Check, state: Mapping[str, Any], checked
 def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
     """`merge.state_hash(state)`: sha256 of the canonical state without `state_sha256`.
 
-    Serialising a state again was a tenth of verifying it (issue 27). Its bulk, the events of
+    Serialising a state again was a tenth of verifying it. Its bulk, the events of
     `current`'s author lists, was serialised a moment before by their checks, in parts: an
     event the tight path passed in full has its canonical text in `checked` (proved there,
     `checks.event`). So the state's text is written around those texts, key by key in sorted
@@ -285,7 +285,7 @@ def _check_corrections(
     withdrawals = state.get("withdrawals")
     if isinstance(withdrawals, list):
         places.append(("withdrawals", withdrawals))
-    # only events with a link are named (a path formatted per event was measurable, issue 27)
+    # only events with a link are named (a path formatted per event was measurable)
     linked = (
         (f"{where}[{i}]", event)
         for where, items in places
@@ -355,7 +355,7 @@ def remerge(
     document is the one `merge_state` builds, field for field. `checked`: what
     `check_author_event` failed on events of `state` checked just before (see `Checked`).
     `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
-    it compares with (`check_state`), serialising megabytes a second time (issue 27)."""
+    it compares with (`check_state`), serialising megabytes a second time."""
     current = state.get("current")
     if not isinstance(current, Mapping):
         raise ValueError("the state has no current object")

@@ -177,7 +177,7 @@ def check_base_url(url: str) -> str:
     host, no query or fragment; InputError otherwise."""
     text = url.strip().rstrip("/")
     # plain http to any host passes here: this only writes links (a mirror behind a proxy);
-    # every client still refuses plain http off this machine (`protocol.text.checked_url`)
+    # every client still refuses plain http off this machine (`protocol.urls.checked_url`)
     try:
         parts = urlsplit(text)
         port_ok = parts.port is None or parts.port > 0

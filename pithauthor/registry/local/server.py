@@ -436,13 +436,13 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "bundle":
             events = server.store.events(rec.body)
             doc = Encoded.of(_encode(answers.bundle_document(rec, server.key, events)))
-        else:  # kept up to date by each POST: joined and hashed, not merged (issue 39)
+        else:  # kept up to date by each POST: joined and hashed, not merged
             version, text, sha = server.states.document(rec)
             # the tag from state_sha256, which names these bytes (the same state is written
-            # the same way): hashing 100 MB once more cost a fifth of the read (issue 39)
+            # the same way): hashing 100 MB once more cost a fifth of the read
             doc = Encoded(text, '"' + sha[:32] + '"')
         if len(doc.body) > MAX_JSON_BYTES:
-            # the one limit: nothing is served that `pith` would refuse to read (issue 39)
+            # the one limit: nothing is served that `pith` would refuse to read
             raise HTTPFailure(
                 507,
                 f"the {kind} of {rec.pith_number} is {len(doc.body) // 2**20} MiB, over the "

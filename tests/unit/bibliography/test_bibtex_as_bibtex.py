@@ -1,4 +1,4 @@
-"""Bibliographies read as BibTeX reads them (issue 37, round two): quoted values holding braces
+"""Bibliographies read as BibTeX reads them (round two): quoted values holding braces
 and `%`, `\\{`, arXiv DOIs without a scheme, Mendeley's `arxivId` and `arXiv:`-prefixed
 `primaryClass`, `\\AtNextCite`, and an uncited repeated key under --only-cited.
 

@@ -1,5 +1,5 @@
 """`sign_bibliography` without an outbox signs through `sign.citation_signer`'s batch (what the
-citations share checked once, issue 27); with an outbox (`held`), even an empty one, every
+citations share checked once); with an outbox (`held`), even an empty one, every
 citation takes `sign_citation`'s full checks. On any bibliography, hostile keys and
 relationships included, both must give the same rows, events and `confirm` lists."""
 

@@ -92,7 +92,7 @@ def test_the_summary_counts_where_identifiers_came_from() -> None:
 
 
 # EntryRow stores its fields through its slots' setters, not the generated frozen __init__
-# (issue 27): it must still be exactly the dataclass it declares.
+# (faster: a row is made per entry): it must still be exactly the dataclass it declares.
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Declared:
     key: str | None

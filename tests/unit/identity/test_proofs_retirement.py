@@ -1,4 +1,4 @@
-"""Retirement is honoured (issue 22), end to end with real key stores and `pith` commands:
+"""Retirement is honoured, end to end with real key stores and `pith` commands:
 a retired key's later claim binds nothing, a backup of a retired key comes back retired
 (from this store's successor key, or from the ORCID link on a local server answering like
 ORCID's public API), and `pith keys rotate` asks for a new backup."""

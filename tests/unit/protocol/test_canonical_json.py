@@ -35,7 +35,7 @@ from pithauthor.protocol.canonical_json import MAX_DEPTH, JSONFault, parse_json
 @pytest.mark.parametrize("as_bytes", [False, True], ids=["text", "bytes"])
 def test_strict_reader_refuses_ambiguous_json(text: str, fault: str, as_bytes: bool) -> None:
     """Text and bytes alike: bytes are checked for depth alone when they hold no escaped
-    surrogate (UTF-8 cannot carry one), so both ways must refuse the same (issue 39)."""
+    surrogate (UTF-8 cannot carry one), so both ways must refuse the same."""
     with pytest.raises(JSONFault, match=fault.replace("*", r"\*")):
         parse_json(text.encode("utf-8") if as_bytes else text)
 

@@ -1,4 +1,4 @@
-"""The tight verification path and the lazy report (issue 27) give what the strict path gives.
+"""The tight verification path and the lazy report give what the strict path gives.
 
 `check_author_event` asks a citation every rule as a yes-or-no question and hands anything it
 cannot vouch for to the strict path (`checked_in_full`). Here both judge the same events, genuine,

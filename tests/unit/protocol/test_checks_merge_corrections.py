@@ -284,7 +284,7 @@ def test_replicate_replace_with_new_artifacts_corrects_the_one_record_of_that_ki
     assert "replaces" not in plain["payload"]  # another slot: a second record, not a conflict
 
 
-# --- the merge without links (issue 27) --------------------------------------------------------
+# --- the merge without links ----------------------------------------------------------------------
 # `apply_events` asks each event's link once, and with no link at all skips the link checks and
 # the reordering (which then change nothing). The net: any list of events merged as it is, and
 # merged beside an event whose link names no event (broken, so applied nowhere, but it makes
@@ -327,7 +327,7 @@ def test_events_without_links_are_merged_as_the_full_path_merges_them(events: li
     assert _decided(alone) == _decided(full)
 
 
-# --- bundles: their correction links checked by the one rule (issue 38, item 4) -----------------
+# --- bundles: their correction links checked by the one rule -----------------------------
 
 
 def _link_checks(report: Any) -> dict[str, tuple[str, str]]:

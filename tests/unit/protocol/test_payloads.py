@@ -98,7 +98,7 @@ def test_schemas_are_package_data() -> None:
     }
 
 
-# --- the direct check of payloads pithauthor built (issue 27) ----------------------------------
+# --- the direct check of payloads pithauthor built ------------------------------------------------
 
 CITED_SHA = hashlib.sha256(b"a cited paper").hexdigest()
 CITED = PithNumber.from_digest(CITED_SHA, 2023)
@@ -170,7 +170,7 @@ def test_a_schema_with_another_top_level_not_is_refused_by_the_direct_rules_too(
 ) -> None:
     """The direct rules (`_flat_rules`, what the signer reads) refuse a schema whose `not` is
     not the replaces-and-withdraws rule checked apart, as the compiled schema does, without
-    compiling it (issue 39: `pith cite` no longer loads fastjsonschema)."""
+    compiling it (`pith cite` no longer loads fastjsonschema)."""
     from pithauthor.protocol import payloads
 
     schema = {**payloads.load_schema("citation_signature"), "not": rule}

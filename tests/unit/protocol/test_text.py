@@ -1,4 +1,4 @@
-"""Signed text (issue 22): one rule refuses control characters and bidirectional controls in
+"""Signed text: one rule refuses control characters and bidirectional controls in
 every signed text field, when signing and when checking an incoming event; a paper cannot
 cite itself; text pith did not write is printed escaped."""
 
@@ -195,7 +195,7 @@ def test_escaped_makes_every_invisible_character_visible() -> None:
 
 
 def test_escaped_leaves_exactly_the_printable_characters_of_every_code_point_as_they_are() -> None:
-    """`escaped` returns printable text untouched without looking at each character (issue 27):
+    """`escaped` returns printable text untouched without looking at each character:
     that is right only if no printable character is one it escapes, on every code point of the
     running Python's tables; and every character it keeps alone is printed as itself."""
     for code in range(0x110000):

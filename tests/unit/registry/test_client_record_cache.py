@@ -1,5 +1,5 @@
-"""The record cache's binding of a verified record to its bytes (`RecordCache.checked_record`,
-issue 39): a record that passed `check_record` under a trust is read back unchecked only while
+"""The record cache's binding of a verified record to its bytes (`RecordCache.checked_record`):
+a record that passed `check_record` under a trust is read back unchecked only while
 its stored text has the same SHA-256 and the trust is the same; a changed or tampered record,
 or another trust, is checked in full again (and refused when it fails)."""
 

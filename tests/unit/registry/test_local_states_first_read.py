@@ -1,5 +1,5 @@
-"""The local registry merges a paper's stored events without verifying each again (issue 39:
-they were checked in full when stored), and the state is the one a full check gives."""
+"""The local registry merges a paper's stored events without verifying each again
+(they were checked in full when stored), and the state is the one a full check gives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A merged state kept up to date event by event (`StateBuilder`, issue 39) is byte for byte the
+"""A merged state kept up to date event by event (`StateBuilder`) is byte for byte the
 state a full merge of the same events gives (the same `state_sha256`), whatever order claims,
 citations, repeats, replacements, withdrawals, equivocations and invalid events arrive in, and
 the local registry serves it so over HTTP, also after a restart."""

@@ -1,4 +1,4 @@
-"""What the local registry keeps of a paper's merged state (issue 39): a POST adds its event to
+"""What the local registry keeps of a paper's merged state: a POST adds its event to
 the state at once (the next read only writes it), and the document written last is kept at
 shutdown, served by a restarted registry without building anything, but only while the
 store's events are those it covers and its MAC holds: a stale or tampered one is rebuilt."""

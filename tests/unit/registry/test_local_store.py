@@ -146,8 +146,8 @@ def test_an_event_stored_by_another_process_is_seen_at_the_next_read(
 def test_a_second_read_is_served_without_merging_again_and_a_post_merges_only_its_event(
     server: RegistryServer,
 ) -> None:
-    """One full merge, at the first read; the event POSTed after it is added to the state kept
-    (issue 39), so that neither the POST nor the next read merges the paper again."""
+    """One full merge, at the first read; the event POSTed after it is added to the state kept,
+    so that neither the POST nor the next read merges the paper again."""
     with httpx.Client(base_url=server.url) as client:
         first = client.get(f"/pith/{BODY}/state.json").content
         for _ in range(3):

@@ -404,7 +404,7 @@ HOSTILE_LINES = {
 def test_recover_skips_and_counts_every_hostile_line_and_rebuilds_the_rest(
     isolated_home: Path, pith: RunPith
 ) -> None:
-    """A journal with hostile lines between its good ones (issue 38): each is one skipped
+    """A journal with hostile lines between its good ones: each is one skipped
     line, every good line around them is rebuilt, and no line stops the recovery."""
     ids = _fill(isolated_home)
     journal = isolated_home / "outbox" / "outbox.journal.jsonl"

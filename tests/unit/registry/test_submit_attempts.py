@@ -54,7 +54,7 @@ def test_a_stored_copy_altered_on_disk_is_never_sent_and_the_registry_refuses_it
     store_in_outbox([bad, good], server.url)
     altered = {**bad, "created_at": "2026-11-29T12:00:01Z"}
     # the stored copy of `bad` is altered behind pith's back: what is read back is checked in
-    # full before it is sent (issue 39), so it is never sent, and it stays pending, unanswered
+    # full before it is sent, so it is never sent, and it stays pending, unanswered
     with Outbox() as outbox:
         outbox._conn.execute(
             "UPDATE outbox SET body = ? WHERE event_id = ?",

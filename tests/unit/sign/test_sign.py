@@ -355,7 +355,7 @@ def test_a_real_events_id_is_the_hash_of_its_canonical_signed_fields(
     assert _failed(event) == []
 
 
-# --- the signer's template for citations (issue 27) --------------------------------------------
+# --- the signer's template for citations ----------------------------------------------------------
 # `sign_citation` checks the fields from outside by their schema rules and writes the payload and
 # the envelope in one template (`sign._citation_text`, `sign._seal_citation`). The full path is the
 # one a `settle=` takes; an identity settle forces it for the same inputs, so both must give the

@@ -1,5 +1,5 @@
 """`sign.citation_signer`: the many citations of one paper, signed with what they share checked
-and written once (issue 27). Each must be exactly `sign_citation`'s event, or its refusal."""
+and written once. Each must be exactly `sign_citation`'s event, or its refusal."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ author events; genuine ones pass, altered ones fail by the check named for the c
 The real vectors (tests/fixtures, tests/vectors) through `pith verify`, `pith number` and
 `verify_document`; the hand-edited documents the field-by-field tamper suites
 (tests/security/test_tamper_events.py, tests/security/test_tamper_documents.py) do not make; the
-attacks of issue 12 on verdicts (findings 1, 5 and 6), each replayed; and a record file handed to
+attacks on verdicts (forged events, what "record verified" covers, --record FILE), each
+replayed; and a record file handed to
 `pith claim --record`, verified as `pith verify` would.
 """
 
@@ -294,7 +295,7 @@ def test_a_state_registry_list_holding_an_author_or_record_event_fails(
 
 
 # ================================================================================================
-# Verdicts that cannot be fooled: the attacks of issue 12 (findings 1, 6, 5), each replayed.
+# Verdicts that cannot be fooled: each known attack on a verdict, replayed.
 
 BODY = RECORD["pith_number"].rsplit(":", 1)[1]
 
@@ -310,7 +311,7 @@ def _failed(doc: Any) -> set[str]:
 
 
 def _forged_citation(number: str, digest: str) -> dict[str, Any]:
-    """The attack of finding 1: an author-array event that declares a registry signer."""
+    """The forged event: an author-array event that declares a registry signer."""
     return {
         "event_type": "citation_signature",
         "target": "citation",
@@ -343,7 +344,7 @@ def _registry_bundle(*events: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# --- finding 1: forged events, bundles without a receipt -------------------------------------
+# --- forged events, bundles without a receipt -------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -412,7 +413,7 @@ def test_strict_fails_on_unverifiable_parts_and_says_which(pith: RunPith) -> Non
     assert pith("verify", str(FIXTURES / "record-2302.12445v2.json"), "--strict").returncode == 0
 
 
-# --- finding 6: what "record verified" covers ---------------------------------------------------
+# --- what "record verified" covers ---------------------------------------------------
 
 
 def _record_with(change: Any) -> dict[str, Any]:
@@ -455,7 +456,7 @@ def test_fields_no_signature_covers_are_listed_as_not_signed(pith: RunPith) -> N
     assert "not signed" in pith("verify", str(FIXTURES / "record-2302.12445v2.json")).stderr
 
 
-# --- finding 5: --record FILE -------------------------------------------------------------------
+# --- --record FILE -------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -513,7 +514,7 @@ def test_record_file_without_a_receipt_is_taken_and_said(
     assert code == 0 and "no registry receipt" not in err
 
 
-# --- the fast paths of verifying keep every check (issue 27) ---------------------------------
+# --- the fast paths of verifying keep every check -------------------------------------------------
 
 
 def _sealed(payload_changes: dict[str, Any], signer: FixedSigner) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A document is read and checked with Python's cycle collector paused (issue 39: its passes over
+"""A document is read and checked with Python's cycle collector paused (its passes over
 the hundreds of thousands of objects of a 10,000-event state found nothing, 40-70 ms of a first
 `pith status`), and the collector is as it was afterwards, whatever happened meanwhile.
 
