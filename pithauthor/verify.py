@@ -21,16 +21,12 @@ from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.protocol.checks.fields import EVENT_CHECKED
 from pithauthor.protocol.checks.record import check_computed, check_receipt_row, check_record
 from pithauthor.protocol.checks.state import check_state
-from pithauthor.protocol.record import (
-    ArxivMetadata,
-    parse_arxiv_raw,
-)
+from pithauthor.protocol.record import ArxivMetadata, parse_arxiv_metadata
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Trust, uncovered
 
 __all__ = [
     "detect_kind",
-    "parse_arxiv_metadata",
     "pinned_trust",
     "read_arxiv_metadata",
     "read_documents",
@@ -41,24 +37,6 @@ __all__ = [
 
 
 # Build canonical records and Pith Numbers from arXiv metadata files.
-
-
-def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
-    """arXivRaw XML (OAI-PMH) or the JSON metadata form, told apart by their first byte."""
-    if b"\x00" in data:
-        raise MetadataError("this is a binary file, not arXiv metadata")
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not stripped:
-        raise MetadataError("the arXiv metadata is empty")
-    if stripped[:1] == b"{":
-        try:
-            doc: Any = parse_json(stripped)
-        except JSONFault as exc:
-            raise MetadataError(f"the JSON metadata is not valid JSON: {exc}") from None
-        return ArxivMetadata.from_json(doc)
-    if stripped[:1] == b"<":
-        return parse_arxiv_raw(data)
-    raise MetadataError("expected arXivRaw XML or JSON metadata")
 
 
 def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:

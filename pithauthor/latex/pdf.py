@@ -2,6 +2,7 @@
 page, and the badge can be seen as a reader sees it: its box and link inside the page's crop
 box, its text not clipped away, nothing painted over it. Also the one reader of the author keys
 a PDF's Info names (`pdf_author_keys`), for the paper proof and `pith latex inject`'s check.
+Every read by pypdf goes through `reading_pdf`: a damaged PDF is the caller's one-line error.
 """
 
 from __future__ import annotations
@@ -9,16 +10,37 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import InputError, VerificationError
+from pithauthor.errors import InputError, PithError, VerificationError
 from pithauthor.protocol.identity import PDF_INFO_KEY
 from pithauthor.protocol.ids import PithNumber
 
 # pypdf is imported where a PDF is read (--check, `latex arxiv`, a paper proof), never at start.
+
+
+@contextmanager
+def reading_pdf(fault: Callable[[Exception], PithError]) -> Iterator[None]:
+    """The one way pypdf reads a PDF here: its logger silenced for the block (a hostile PDF's
+    warnings are noise on stderr) and restored after; a PithError raised inside passes, and any
+    other exception is the PDF's fault, raised as `fault(exc)` (the caller's one line)."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    except PithError:
+        raise
+    # pypdf raises many kinds on damaged or hostile input (PdfReadError, but also KeyError,
+    # AssertionError, RecursionError...): all of them mean "unreadable"
+    except Exception as exc:
+        raise fault(exc) from None
+    finally:
+        logger.setLevel(level)
 
 
 # Check that a PDF carries the Pith Number (Info key /PithNumber) and the link to its page.
@@ -27,9 +49,8 @@ from pithauthor.protocol.ids import PithNumber
 def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     """The /PithNumber Info value and every link URI in `pdf`."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
-    try:
+    with reading_pdf(lambda exc: VerificationError(f"{pdf}: cannot read the PDF ({exc})")):
         reader = PdfReader(str(pdf))
         info: dict[str, object] = dict(reader.metadata or {})
         value = info.get("/PithNumber")
@@ -41,8 +62,6 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
                 action = action.get_object() if action is not None else None
                 if action is not None and action.get("/URI") is not None:
                     uris.append(str(action["/URI"]))
-    except (PdfReadError, OSError, ValueError) as exc:
-        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
     return (str(value) if value is not None else None), uris
 
 
@@ -51,16 +70,9 @@ def pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
     bytes are not a readable PDF."""
     from pypdf import PdfReader
 
-    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
-    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
-    logger.setLevel(logging.CRITICAL + 1)
-    try:
+    with reading_pdf(lambda exc: InputError(f"not a readable PDF ({type(exc).__name__})")):
         info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
         keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
-    except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
-        raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
-    finally:
-        logger.setLevel(level)
     return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
@@ -133,12 +145,9 @@ def placement_notes(log: Path) -> list[str]:
 def page_count(pdf: Path) -> int:
     """How many pages `pdf` has."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
-    try:
+    with reading_pdf(lambda exc: VerificationError(f"{pdf}: cannot read the PDF ({exc})")):
         return len(PdfReader(str(pdf)).pages)
-    except (PdfReadError, OSError, ValueError) as exc:
-        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
 
 
 # pypdf is imported where a PDF is read.
@@ -367,9 +376,11 @@ def view_badge(pdf: Path, url: str) -> BadgeView | None:
     """The badge (its first link to `url`) as its page paints it, or None when no page links
     to `url`."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
-    try:
+    def fault(exc: Exception) -> VerificationError:
+        return VerificationError(f"{pdf.name}: cannot read the page of the badge ({exc})")
+
+    with reading_pdf(fault):
         reader = PdfReader(str(pdf))
         for number, page in enumerate(reader.pages, start=1):
             rect = _link_rect(page, url)
@@ -380,8 +391,6 @@ def view_badge(pdf: Path, url: str) -> BadgeView | None:
             crop = page.cropbox
             box = (float(crop.left), float(crop.bottom), float(crop.right), float(crop.top))
             return _view(number, rect, painter.paintings, float(page.mediabox.height), box)
-    except (PdfReadError, OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        raise VerificationError(f"{pdf.name}: cannot read the page of the badge ({exc})") from None
     return None
 
 

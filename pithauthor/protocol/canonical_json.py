@@ -249,6 +249,16 @@ def parse_json(data: bytes | str) -> Any:
     return value
 
 
+def parse_stored(text: str | bytes, fault: Callable[[JSONFault], Exception]) -> Any:
+    """A JSON value this package stored itself (a SQLite column), read by the one strict
+    reader; damaged where it was kept (a file edited by hand, a disk fault), it raises
+    `fault(exc)`: the one-line error of the store that holds it."""
+    try:
+        return parse_json(text)
+    except JSONFault as exc:
+        raise fault(exc) from None
+
+
 def dump_json(value: Any) -> str:
     """Strict JSON text for `value`: refuses NaN/Infinity instead of writing them."""
     return json.dumps(value, allow_nan=False, ensure_ascii=False)

@@ -128,9 +128,8 @@ def normalize_orcid(text: str) -> str:
 # - `paper`: the PDF's Info dictionary holds `/PithAuthorKeys` with the key id (`\pithauthorkey`).
 #
 # This module is pure: it builds what an author publishes and reads what was fetched. Fetching
-# lives in `pithauthor.identity`.
-
-PROOF_KINDS = ("orcid", "web", "paper")
+# lives in `pithauthor.identity`. The kinds and how many a claim may name (8) are the rules of
+# pithauthor/schemas/author_attestation.schema.json.
 
 
 ORCID_URL_NAME = "Pith author key"
@@ -149,9 +148,6 @@ WEB_DOCUMENT_VERSION = "pith-keys.v1"
 
 
 PDF_INFO_KEY = "/PithAuthorKeys"
-
-
-MAX_PROOFS = 8  # the schema's maxItems: a claim names a few places, not a list to crawl
 
 
 # "named": a file names the key, but nothing shows an author put it there (not the arXiv PDF

@@ -330,10 +330,6 @@ class ArxivId:
     def __str__(self) -> str:
         return self.id if self.version is None else f"{self.id}v{self.version}"
 
-    @property
-    def is_old_style(self) -> bool:
-        return "/" in self.id
-
     def with_version(self, version: int | None) -> ArxivId:
         return ArxivId(self.id, version)
 

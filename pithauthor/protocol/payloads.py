@@ -116,9 +116,6 @@ OUTCOMES: dict[str, tuple[str, ...]] = {
 }
 
 
-REPLICATION_KINDS = tuple(OUTCOMES)
-
-
 PROOF_SYSTEMS: dict[str, str] = {"lean4": "Lean 4", "coq": "Coq", "isabelle": "Isabelle"}
 
 

@@ -365,7 +365,7 @@ def under(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
 #
 # Words used here and by every verdict that names a key:
 #
-# - the pinned key: the Pith registry's key shipped inside the package (`PINNED_KEY_ID`, from
+# - the pinned key: the Pith registry's key shipped inside the package (`pith-v1-2026-05`, from
 #   `pithauthor/data/pith-mirrors.json`). It is trusted without asking anyone, and no manifest
 #   can name its key id with another key: otherwise a manifest handed to a user could replace
 #   pith.science's key and vouch for forged receipts;
@@ -376,12 +376,6 @@ def under(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
 #   manifest whose fingerprint disagrees with its key is refused.
 
 PINNED_SOURCE = "pinned manifest"
-
-
-PINNED_KEY_ID = "pith-v1-2026-05"
-
-
-"""The key id of the key shipped with the package: no manifest can name it with another key."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -619,7 +619,8 @@ class RecordCache:
         self._db.close()
 
     def record(self, registry: str, body: str) -> JSONObject | None:
-        """The record stored for `body`, as stored: unchecked (verify it before use)."""
+        """The record stored for `body`, as stored: unchecked (verify it before use). A cache,
+        not a store: a damaged row is a miss (asked of the registry again), never an error."""
         with self._lock:
             row = self._db.execute(
                 "SELECT doc FROM records WHERE registry = ? AND body = ?", (registry, body)

@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from pithauthor.errors import EventError
-from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, parse_json
+from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
 from pithauthor.protocol.checks.event import checked_author_event, vouched
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.utc import utc_now
@@ -760,7 +760,4 @@ def _stored_event(stored: object) -> AuthorEvent:
 
 def _column(text: str) -> Any:
     """A JSON column this module wrote, read by the one strict reader."""
-    try:
-        return parse_json(text)
-    except JSONFault as exc:
-        raise EventError(f"the outbox holds a damaged entry ({exc})") from None
+    return parse_stored(text, lambda exc: EventError(f"the outbox holds a damaged entry ({exc})"))

@@ -102,11 +102,6 @@ def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
     return sorted(chosen, key=order_key)
 
 
-def validity_failures(event: object, pith_number: str, record_sha256: str) -> list[str]:
-    """Names of the rules `event` breaks for this record; empty when it is valid."""
-    return _validity(event, pith_number, record_sha256)[0]
-
-
 #: What `checked_author_event` found on events already checked (the names of the checks that
 #: failed, the typed event when none did, its canonical text when the check wrote it), by `id()`
 #: of the event object (held here too, so the id cannot be reused): `pith verify` of a local

@@ -7,6 +7,7 @@ import itertools
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from support.arxiv_server import ArxivServer, Paper
 from support.lookup_corpus import SCHOLAR
@@ -18,6 +19,7 @@ from pithauthor.bibliography.arxiv_api import ArxivApi, parse_feed
 from pithauthor.bibliography.lookup import LookupCache, LookupResult, lookup_identifiers
 from pithauthor.bibliography.reading import BibReading, read_bibliographies
 from pithauthor.errors import ArxivApiError, InputError
+from pithauthor.progress import Report, Retrying, reporting
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "bib"
 
@@ -255,6 +257,56 @@ def test_rate_exceeded_is_retried(server: ArxivServer) -> None:
     result = _lookup(server)
     assert len(server.state.requests) == 2 and result.requests == 1
     assert _by_key(result.reading)["vaswani2017attention"][0] == "found"
+
+
+FEED = b'<feed xmlns="http://www.w3.org/2005/Atom"></feed>'
+
+
+def test_a_retry_after_is_waited_up_to_a_minute_and_no_back_off_else() -> None:
+    # what the one retry loop (`net.with_retries`) must give arXiv: no wait of our own between
+    # tries (the pacer spaces them), arXiv's Retry-After on any retried answer, capped at 60 s
+    answers = iter(
+        [
+            httpx.Response(503),
+            httpx.Response(429, headers={"Retry-After": "2"}),
+            httpx.Response(200, content=b"Rate exceeded.", headers={"Retry-After": "3600"}),
+            httpx.Response(200, content=FEED),
+        ]
+    )
+    slept: list[float] = []
+    told: list[Report] = []
+    with (
+        ArxivApi(
+            "http://127.0.0.1:9/api/query",  # loopback: no pacing, so every wait is a retry's
+            attempts=4,
+            transport=httpx.MockTransport(lambda request: next(answers)),
+            sleep=slept.append,
+        ) as api,
+        reporting(told.append),
+    ):
+        assert api.search("ti:x", 1).candidates == ()
+    assert api.requests == 4
+    assert slept == [2.0, 60.0]
+    retries = [t for t in told if isinstance(t, Retrying)]
+    assert [(t.reason, t.attempt, t.attempts, t.wait, t.left) for t in retries] == [
+        ("HTTP 429", 3, 4, 2.0, 2.0),
+        ("rate exceeded", 4, 4, 60.0, 60.0),
+    ]
+
+
+def test_every_attempt_asked_to_retry_is_one_error_naming_the_last_reason() -> None:
+    slept: list[float] = []
+    with (
+        ArxivApi(
+            "http://127.0.0.1:9/api/query",
+            attempts=2,
+            transport=httpx.MockTransport(lambda request: httpx.Response(502)),
+            sleep=slept.append,
+        ) as api,
+        pytest.raises(ArxivApiError, match=r"did not answer \(HTTP 502\) after 2 attempts"),
+    ):
+        api.search("ti:x", 1)
+    assert api.requests == 2 and slept == []
 
 
 def test_an_oversized_answer_is_refused(

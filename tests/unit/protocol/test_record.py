@@ -10,11 +10,11 @@ from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.record import (
     ArxivMetadata,
     build_canonical_record,
+    parse_arxiv_metadata,
     pith_number_of,
     rfc2822_to_utc,
     text_canon_sha256,
 )
-from pithauthor.verify import parse_arxiv_metadata
 
 META = load_fixture("arxiv-metadata-2302.12445.json")
 EXPECTED = META["expected"]

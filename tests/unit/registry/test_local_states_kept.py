@@ -14,6 +14,7 @@ import httpx
 import pytest
 from support.registry import SUBJECT, T0, TestSigner, start_server
 
+from pithauthor.errors import DocumentError
 from pithauthor.protocol.canonical_json import canonical, parse_json
 from pithauthor.protocol.checks.merge import StateBuilder
 from pithauthor.protocol.ids import PithNumber
@@ -182,3 +183,16 @@ def test_a_tampered_kept_document_is_rebuilt_never_served(tmp_path: Path, how: s
     finally:
         again.stop()
     assert RegistryStore(data).saved_document(BODY) is not None  # kept anew at shutdown
+
+
+def test_a_damaged_kept_state_head_is_one_line_naming_the_database(tmp_path: Path) -> None:
+    # before `parse_stored`, its JSON columns were read bare: a JSONFault out of the store
+    data = _kept_state(tmp_path / "reg")
+    with sqlite3.connect(data / DB_FILE) as db:
+        assert db.execute("UPDATE state_heads SET last = '[1,' WHERE body = ?", (BODY,)).rowcount
+    store = RegistryStore(data)
+    try:
+        with pytest.raises(DocumentError, match=r"^the registry database holds a corrupt JSON"):
+            store.saved_state(BODY)
+    finally:
+        store.close()

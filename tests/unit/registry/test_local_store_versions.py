@@ -13,9 +13,8 @@ import pytest
 from support.cli import RunPith, use_fast_kdf
 from support.registry import start_server
 
-from pithauthor.protocol.record import build_canonical_record, pith_number_of
+from pithauthor.protocol.record import build_canonical_record, parse_arxiv_metadata, pith_number_of
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.verify import parse_arxiv_metadata
 
 ARXIV = "2101.99901"  # an example paper the local registry ships (v1 only)
 EXAMPLES = Path(__file__).resolve().parents[3] / "pithauthor" / "data" / "examples"

@@ -22,9 +22,9 @@ from pithauthor.protocol.events import SIGNED_FIELDS, _signed_bytes
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import RELATIONSHIPS
 from pithauthor.protocol.record import build_canonical_record, summarise
+from pithauthor.protocol.record import parse_arxiv_metadata as parse_meta
 from pithauthor.protocol.subject import Subject
 from pithauthor.sign import attest_authorship, record_replication, sign_citation
-from pithauthor.verify import parse_arxiv_metadata as parse_meta
 
 DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"  # the registry's number for arXiv 2302.12445
 SHA = "ab" * 32
