@@ -344,7 +344,7 @@ def sign_bibliography(
         relationship = entry.relationship
         assert relationship is not None  # `found` entries have one
         event = sign(outcome, relationship, entry.key[:200])
-        settled = held.last if held is not None else None
+        settled = held.settled(event) if held is not None else None
         status, note = "signed", ""
         if settled is not None and settled.decision == "reused":
             status, note = "already_signed", " (signed before: reused)"

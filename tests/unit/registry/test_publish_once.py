@@ -275,6 +275,34 @@ def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: 
     assert [r.status for r in second.rows] == ["already_signed"]
 
 
+def test_settled_reads_each_decision_off_its_event_and_asking_again_answers_the_same() -> None:
+    """`Statements.settled` says what `settle` decided, read off the event it let be signed or
+    gave back: new, reused (the held event), replaces (the correction names the old one). No
+    log is kept, so a later signing's decision is never the one read for an earlier event."""
+    from support.registry import SUBJECT, TestSigner
+
+    from pithauthor import PithNumber
+    from pithauthor.registry.statements import Settled, Statements
+    from pithauthor.sign import sign_citation
+
+    key = TestSigner()
+    citing = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
+    subject, kind = SUBJECT.pith_number.full, "citation_signature"
+    empty = Statements([])
+    first = sign_citation(key, SUBJECT, citing, "cites", settle=empty.settle("auto"))
+    assert empty.settled(first) == Settled("new", subject, kind, first["event_id"])
+    held = Statements([first])  # what the outbox holds after it
+    again = sign_citation(key, SUBJECT, citing, "cites", settle=held.settle("auto"))
+    changed = sign_citation(key, SUBJECT, citing, "extends", settle=held.settle("auto"))
+    assert again == first
+    assert held.settled(changed) == Settled(
+        "replaces", subject, kind, changed["event_id"], replaced=first["event_id"]
+    )
+    # asked after the correction was signed, of the event given back before it
+    assert held.settled(again) == Settled("reused", subject, kind, first["event_id"])
+    assert held.settled(again) == held.settled(again)
+
+
 def test_claim_into_the_same_file_twice_writes_one_line_and_says_already_signed(
     pith: RunPith, cite_registry: dict[str, Any], cite_author: str, tmp_path: Path
 ) -> None:
