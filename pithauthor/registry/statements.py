@@ -341,11 +341,10 @@ class _Settle:
         a statement about it is new whatever it says: `pithauthor.sign.citation_signer` then
         signs it with the batch, without building its unsigned event for `__call__`."""
         held = self.held
-        if self.on_change == "replace" or any(
+        # a retired predecessor's statement may be the same (`__call__` looks)
+        return self.on_change != "replace" and not any(
             held.holds(key, event_type, subject) for key in (fingerprint, *held.predecessors)
-        ):
-            return False  # a retired predecessor's statement may be the same (`__call__`)
-        return True
+        )
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
