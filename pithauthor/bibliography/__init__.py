@@ -13,7 +13,15 @@ from pithauthor._face import lazy_face
 if TYPE_CHECKING:
     from pithauthor.bibliography.arxiv_api import ArxivApi
     from pithauthor.bibliography.arxiv_order import AuthorOrder, author_order
-    from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
+    from pithauthor.bibliography.cite import (
+        CitePlan,
+        RegistryResolver,
+        Resolver,
+        plan_citations,
+        resolve_identifiers,
+        sign_bibliography,
+        sign_plan,
+    )
     from pithauthor.bibliography.cited import cited_keys, read_citations
     from pithauthor.bibliography.lookup import (
         LookupResult,
@@ -39,6 +47,7 @@ __all__ = [
     "AuthorOrder",
     "BibEntry",
     "BibReading",
+    "CitePlan",
     "LookupResult",
     "RegistryResolver",
     "Resolver",
@@ -48,12 +57,15 @@ __all__ = [
     "lookup_identifiers",
     "parse_relationship_map",
     "paste_line",
+    "plan_citations",
     "read_bibliographies",
     "read_citations",
     "render_table",
+    "resolve_identifiers",
     "rows_as_json",
     "settle",
     "sign_bibliography",
+    "sign_plan",
     "source_counts",
     "status_counts",
     "write_back",
@@ -68,6 +80,7 @@ __getattr__, __dir__ = lazy_face(
         "author_order": "pithauthor.bibliography.arxiv_order",
         "BibEntry": "pithauthor.bibliography.reading",
         "BibReading": "pithauthor.bibliography.reading",
+        "CitePlan": "pithauthor.bibliography.cite",
         "LookupResult": "pithauthor.bibliography.lookup",
         "RegistryResolver": "pithauthor.bibliography.cite",
         "Resolver": "pithauthor.bibliography.cite",
@@ -76,12 +89,15 @@ __getattr__, __dir__ = lazy_face(
         "lookup_identifiers": "pithauthor.bibliography.lookup",
         "parse_relationship_map": "pithauthor.bibliography.reading",
         "paste_line": "pithauthor.bibliography.lookup",
+        "plan_citations": "pithauthor.bibliography.cite",
         "read_bibliographies": "pithauthor.bibliography.reading",
         "read_citations": "pithauthor.bibliography.cited",
         "render_table": "pithauthor.bibliography.reading",
+        "resolve_identifiers": "pithauthor.bibliography.cite",
         "rows_as_json": "pithauthor.bibliography.reading",
         "settle": "pithauthor.bibliography.lookup",
         "sign_bibliography": "pithauthor.bibliography.cite",
+        "sign_plan": "pithauthor.bibliography.cite",
         "source_counts": "pithauthor.bibliography.reading",
         "status_counts": "pithauthor.bibliography.reading",
         "write_back": "pithauthor.bibliography.lookup",
