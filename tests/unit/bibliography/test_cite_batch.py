@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.examples_budget import examples
@@ -137,6 +138,8 @@ def test_the_plan_says_what_to_sign_and_a_plan_with_nothing_pending_needs_no_key
     )
     assert [(e.key, s) for e, s in plan.pending] == [("b1", SUBJECTS[1]), ("d0", SUBJECTS[2])]
     assert [r is None for r in plan.rows] == [False, True, False, True, False]
+    with pytest.raises(ValueError, match="no signer"):  # never a report with rows unsigned
+        sign_plan(plan, None)
     report = sign_plan(plan, SIGNER, created_at=STAMP)
     assert [e.key for e, _s in report.fresh] == ["b1", "d0"] and len(report.events) == 2
     assert [r.status for r in report.rows] == [
