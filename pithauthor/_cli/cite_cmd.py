@@ -20,11 +20,8 @@ from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import typer
 
-    from pithauthor.protocol.events import Signer
 
 #: The options of `pith cite`'s plain forms, as the Typer command declares them in `register`
 #: (tests/cli/test_cite_fast_path.py compares the two). Every other option (--to and its
@@ -218,14 +215,17 @@ def _cite_bibliographies(
     lookup: _LookupWith,
 ) -> bool:
     from pithauthor._cli.signing import bibliography_preview
-    from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
+    from pithauthor.bibliography.cite import (
+        RegistryResolver,
+        plan_citations,
+        resolve_identifiers,
+        sign_plan,
+    )
     from pithauthor.bibliography.reading import (
-        BibEntry,
         parse_relationship_map,
         read_bibliographies,
         render_table,
     )
-    from pithauthor.keys.author import DeferredKey
     from pithauthor.protocol.payloads import normalize_relationship
     from pithauthor.protocol.subject import Subject
     from pithauthor.registry.access import citing_number
@@ -254,28 +254,26 @@ def _cite_bibliographies(
     citing_paper, citing_note, citing_arxiv = citing_number(
         citing, citing_record, output.registry, offline=nothing_to_sign or lookup.offline
     )
-    resolver: Resolver | dict[str, Subject | str] = {}
-    if not nothing_to_sign:
-        resolver = RegistryResolver(output.registry.client, RecordCache())
-
-    def confirm(key: Signer, to_sign: Sequence[tuple[BibEntry, Subject]]) -> None:
-        assert isinstance(key, DeferredKey)
-        rows = [(e.key, subject, str(e.relationship)) for e, subject in to_sign]
+    resolver = None if nothing_to_sign else RegistryResolver(output.registry.client, RecordCache())
+    held = output.held()
+    resolved: dict[str, Subject | str] = {}
+    if resolver is not None:
+        identifiers = (e.identifier for e in reading.to_sign() if e.identifier is not None)
+        resolved = resolve_identifiers(identifiers, resolver, parallel=parallel)
+    plan = plan_citations(reading, citing_paper, resolved, citing_arxiv=citing_arxiv)
+    # the key is opened only when there is something to sign (its passphrase later still: the
+    # signatures wait in a `DeferredKey` until the author has seen the preview and said yes)
+    key = output.signer() if plan.pending else None
+    report = sign_plan(plan, key, held=held)
+    # Signed in memory only so far: nothing is stored or sent before the author's yes, and a
+    # bibliography whose citations are all signed already asks nothing.
+    if report.fresh:
+        assert key is not None  # something was signed
+        rows = [(e.key, subject, str(e.relationship)) for e, subject in report.fresh]
         output.confirm(
             f"these {len(rows)} citation(s)",
             bibliography_preview(citing_paper, citing_note, rows, key),
         )
-
-    report = sign_bibliography(
-        reading,
-        citing_paper,
-        output.signer,
-        resolver,
-        parallel=parallel,
-        confirm=confirm,
-        held=output.held(),
-        citing_arxiv=citing_arxiv,
-    )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
         from pithauthor._cli import options

@@ -225,17 +225,12 @@ class Output:
 
     def reused(self, event: AuthorEvent) -> bool:
         """True when `event` is one the outbox held (the same statement, signed before)."""
-        settled = self._held.last if self._held is not None else None
-        return (
-            settled is not None
-            and settled.decision == "reused"
-            and (settled.event_id == event["event_id"])
-        )
+        return self._held is not None and self._held.settled(event).decision == "reused"
 
     def one(self, event: AuthorEvent) -> None:
         """Deliver one event, say so on stderr, and send it if asked. An event the outbox
         already held (the same statement, signed before) is reused: it is not written again."""
-        settled = self._held.last if self._held is not None else None
+        settled = self._held.settled(event) if self._held is not None else None
         self.seal([event])
         if self.reused(event):
             in_out = event["event_id"] in self._in_out

@@ -13,8 +13,12 @@ from pithauthor._face import lazy_face
 if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
     from pithauthor.bibliography.arxiv_api import ArxivApi as ArxivApi
     from pithauthor.bibliography.cite import RegistryResolver as RegistryResolver
+    from pithauthor.bibliography.cite import CitePlan as CitePlan
     from pithauthor.bibliography.cite import Resolver as Resolver
+    from pithauthor.bibliography.cite import plan_citations as plan_citations
+    from pithauthor.bibliography.cite import resolve_identifiers as resolve_identifiers
     from pithauthor.bibliography.cite import sign_bibliography as sign_bibliography
+    from pithauthor.bibliography.cite import sign_plan as sign_plan
     from pithauthor.bibliography.cited import cited_keys as cited_keys
     from pithauthor.bibliography.lookup import LookupResult as LookupResult
     from pithauthor.bibliography.lookup import lookup_identifiers as lookup_identifiers

@@ -248,7 +248,8 @@ def test_the_same_claim_for_another_registry_is_signed_for_it_and_reused_there_a
 
 
 def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: Path) -> None:
-    """sign_bibliography's `confirm` sees only what is new: a second run has nothing to ask."""
+    """sign_bibliography's `fresh` (what `pith cite` asks the author about) holds only what is
+    new: a second run has nothing to ask."""
     from support.registry import SUBJECT, TestSigner
 
     from pithauthor import PithNumber, read_bibliographies
@@ -260,19 +261,44 @@ def test_a_bibliography_signed_already_asks_nothing_and_signs_nothing(tmp_path: 
     reading = read_bibliographies([bib])
     citing = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
     key = TestSigner()
-    asked: list[int] = []
-
-    def confirm(_key: object, rows: list[Any]) -> None:
-        asked.append(len(rows))
-
     held = Statements([])
     resolved = {REAL_NUMBER: SUBJECT}
-    first = sign_bibliography(reading, citing, key, resolved, confirm=confirm, held=held)
-    assert len(first.events) == 1 and asked == [1]
+    first = sign_bibliography(reading, citing, key, resolved, held=held)
+    assert len(first.events) == 1 and [e.key for e, _ in first.fresh] == ["dear"]
+    assert held.settled(first.events[0]).decision == "new"
     held = Statements(list(first.events))  # what the outbox holds after the first run
-    second = sign_bibliography(reading, citing, key, resolved, confirm=confirm, held=held)
-    assert second.events == [] and asked == [1]
+    second = sign_bibliography(reading, citing, key, resolved, held=held)
+    assert second.events == [] and second.fresh == []
+    assert second.reused == [first.events[0]["event_id"]]
     assert [r.status for r in second.rows] == ["already_signed"]
+
+
+def test_settled_reads_each_decision_off_its_event_and_asking_again_answers_the_same() -> None:
+    """`Statements.settled` says what `settle` decided, read off the event it let be signed or
+    gave back: new, reused (the held event), replaces (the correction names the old one). No
+    log is kept, so a later signing's decision is never the one read for an earlier event."""
+    from support.registry import SUBJECT, TestSigner
+
+    from pithauthor import PithNumber
+    from pithauthor.registry.statements import Settled, Statements
+    from pithauthor.sign import sign_citation
+
+    key = TestSigner()
+    citing = PithNumber.parse("pith:2022:4O7LE3EHU3JQ243TWCKWFFFE3G")
+    subject, kind = SUBJECT.pith_number.full, "citation_signature"
+    empty = Statements([])
+    first = sign_citation(key, SUBJECT, citing, "cites", settle=empty.settle("auto"))
+    assert empty.settled(first) == Settled("new", subject, kind, first["event_id"])
+    held = Statements([first])  # what the outbox holds after it
+    again = sign_citation(key, SUBJECT, citing, "cites", settle=held.settle("auto"))
+    changed = sign_citation(key, SUBJECT, citing, "extends", settle=held.settle("auto"))
+    assert again == first
+    assert held.settled(changed) == Settled(
+        "replaces", subject, kind, changed["event_id"], replaced=first["event_id"]
+    )
+    # asked after the correction was signed, of the event given back before it
+    assert held.settled(again) == Settled("reused", subject, kind, first["event_id"])
+    assert held.settled(again) == held.settled(again)
 
 
 def test_claim_into_the_same_file_twice_writes_one_line_and_says_already_signed(
