@@ -520,3 +520,13 @@ def test_a_maketitle_with_an_optional_argument_keeps_it_and_gets_the_badge(tmp_p
     assert "[Extra]" not in text
     assert "Pith Number " + SHORT in text
     assert "No title block found" not in result.log
+
+
+def test_pithsetup_after_one_in_a_group_still_finds_the_keys(tmp_path: Path) -> None:
+    # l3keys definitions are local: keys first defined by a \pithsetup inside a group (an
+    # example in pith-doc.tex) are gone after it, and the next \pithsetup defines them again
+    preamble = "{\\pithsetup{style=full}}\n\\pithsetup{link=false}\n"
+    result = build(paper(NUMBER, preamble=preamble), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert "is unknown" not in result.log
+    assert link_uris(result.pdf) == []
