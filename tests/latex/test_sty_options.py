@@ -492,7 +492,9 @@ def test_a_missing_pith_placement_stops_the_build_saying_where_it_belongs(tmp_pa
 def test_style_compact_reaches_pith_however_it_is_given(tmp_path: Path, how: str) -> None:
     source = paper(NUMBER)
     if how == "class":
-        source = source.replace("\\documentclass{article}", "\\documentclass[style=compact]{article}")
+        source = source.replace(
+            "\\documentclass{article}", "\\documentclass[style=compact]{article}"
+        )
     elif how == "again":
         source = source.replace("\\title{T}", "\\usepackage[style=compact]{pith}\n\\title{T}")
     else:
@@ -512,7 +514,9 @@ def test_a_maketitle_with_an_optional_argument_keeps_it_and_gets_the_badge(tmp_p
         "\\makeatletter\\let\\pithtestmaketitle\\maketitle\n"
         "\\renewcommand\\maketitle[1][None]{\\pithtestmaketitle\\par Opt:#1.\\par}\\makeatother\n"
     )
-    source = paper(NUMBER, preamble=redefine).replace("\\maketitle\nText", "\\maketitle[Extra]\nText")
+    source = paper(NUMBER, preamble=redefine).replace(
+        "\\maketitle\nText", "\\maketitle[Extra]\nText"
+    )
     result = build(source, tmp_path)
     assert result.ok, result.output[-2000:]
     text = page_text(result.pdf).replace("\n", " ")
