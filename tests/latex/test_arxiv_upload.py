@@ -494,8 +494,9 @@ def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_
     tmp_path: Path, pith: RunPith
 ) -> None:
     # an author who copied only pith.sty (Overleaf): the build needs pith-compat.def (no
-    # PDF management), so the packaged one is used and packed, and the archive builds alone
-    folder = _paper(tmp_path / "paper", "Text.")
+    # hyperref for the link), so the packaged one is used and packed, and the archive builds
+    # alone (with hyperref on pdfLaTeX it is not needed: pith.sty writes the Info keys itself)
+    folder = _paper(tmp_path / "paper", "Text.", hyperref=False)
     (folder / "pith-compat.def").unlink()
     # and whose paper asks for XeLaTeX in a magic comment: warned about, built with pdfLaTeX
     main = folder / "paper.tex"

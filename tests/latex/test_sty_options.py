@@ -401,7 +401,9 @@ def _fls_reads_compat(result_pdf: Path) -> bool:
     ("head", "preamble", "reads"),
     [
         pytest.param("", "", True, id="no-hyperref"),
-        pytest.param("", "\\usepackage{hyperref}\n", True, id="hyperref-no-pdfmanagement"),
+        # pdfTeX with hyperref: the link is hyperref's, the Info keys pdfTeX's \pdfinfo,
+        # written by pith.sty itself (reading a file costs 0.1% of a small build)
+        pytest.param("", "\\usepackage{hyperref}\n", False, id="hyperref-no-pdfmanagement"),
         pytest.param("\\DocumentMetadata{}\n", "\\usepackage{hyperref}\n", False, id="both"),
     ],
 )
@@ -420,6 +422,14 @@ def test_pith_sty_alone_with_hyperref_and_pdf_management_needs_no_compat(tmp_pat
     result = build(source, tmp_path, compat=False)
     assert result.ok, result.output[-2000:]
     assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithURL"] == URL
+
+
+def test_pdflatex_with_hyperref_needs_no_compat_for_its_info_keys(tmp_path: Path) -> None:
+    result = build(paper(NUMBER, preamble="\\usepackage{hyperref}\n"), tmp_path, compat=False)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
     assert info(result.pdf)["/PithURL"] == URL
 
 
@@ -466,3 +476,61 @@ def test_a_missing_pith_placement_stops_the_build_saying_where_it_belongs(tmp_pa
         "Fatal Package pith Error: File pith-placement.def not found: put it beside" in result.log
     )
     assert not result.pdf.exists()
+
+
+# pith's keys are defined only when something sets one (a small build's cost). Each way of setting one
+# must still reach them: a class option named like a key, a second \usepackage with options
+# (the kernel's option handler), \PassOptionsToPackage, \pithsetup (above).
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param("class", id="class-option"),
+        pytest.param("again", id="second-usepackage"),
+        pytest.param("pass", id="pass-options"),
+    ],
+)
+def test_style_compact_reaches_pith_however_it_is_given(tmp_path: Path, how: str) -> None:
+    source = paper(NUMBER)
+    if how == "class":
+        source = source.replace(
+            "\\documentclass{article}", "\\documentclass[style=compact]{article}"
+        )
+    elif how == "again":
+        source = source.replace("\\title{T}", "\\usepackage[style=compact]{pith}\n\\title{T}")
+    else:
+        source = "\\PassOptionsToPackage{style=compact}{pith}\n" + source
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    text = page_text(result.pdf)
+    assert SHORT in text
+    assert "Pith Number" not in text
+    assert "Unused global option" not in result.log
+
+
+def test_a_maketitle_with_an_optional_argument_keeps_it_and_gets_the_badge(tmp_path: Path) -> None:
+    # \maketitle without parameters is wrapped (cheaper than the kernel's hook); one that reads an optional argument
+    # (\newcommand's form) keeps the kernel's hook, so `[Extra]' still reaches it.
+    redefine = (
+        "\\makeatletter\\let\\pithtestmaketitle\\maketitle\n"
+        "\\renewcommand\\maketitle[1][None]{\\pithtestmaketitle\\par Opt:#1.\\par}\\makeatother\n"
+    )
+    source = paper(NUMBER, preamble=redefine).replace(
+        "\\maketitle\nText", "\\maketitle[Extra]\nText"
+    )
+    result = build(source, tmp_path)
+    assert result.ok, result.output[-2000:]
+    text = page_text(result.pdf).replace("\n", " ")
+    assert "Opt:Extra." in text
+    assert "[Extra]" not in text
+    assert "Pith Number " + SHORT in text
+    assert "No title block found" not in result.log
+
+
+def test_pithsetup_after_one_in_a_group_still_finds_the_keys(tmp_path: Path) -> None:
+    # l3keys definitions are local: keys first defined by a \pithsetup inside a group (an
+    # example in pith-doc.tex) are gone after it, and the next \pithsetup defines them again
+    preamble = "{\\pithsetup{style=full}}\n\\pithsetup{link=false}\n"
+    result = build(paper(NUMBER, preamble=preamble), tmp_path)
+    assert result.ok, result.output[-2000:]
+    assert "is unknown" not in result.log
+    assert link_uris(result.pdf) == []

@@ -377,6 +377,7 @@ class ConnectionPool:
             except queue.Empty:
                 break
             self._drop(conn)
+        self._selector.close()  # its epoll descriptor: a process runs many registries in tests
 
     def _make_room(self) -> bool:
         """Bring the open connections back to `max_connections` by closing the ones idle the

@@ -224,6 +224,8 @@ class RegistryServer(HTTPServer):
             self.pool.stop()
         if hasattr(self, "states"):  # what a restarted registry serves without building
             self.states.close()
+        if hasattr(self, "store"):  # its writer and every thread's connection
+            self.store.close()
 
     @property
     def url(self) -> str:

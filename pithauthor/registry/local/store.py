@@ -232,7 +232,12 @@ class RegistryStore:
     def __init__(self, data_dir: Path) -> None:
         self.path = _private_db(data_dir)
         self._local = threading.local()
-        self._queue: queue.Queue[_Pending] = queue.Queue()
+        # every connection any thread opened, so `close` can close them all: a server's worker
+        # threads end, or stay parked, without closing theirs (a test process starting hundreds
+        # of registries ran out of file descriptors)
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
+        self._queue: queue.Queue[_Pending | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
         self._by_body: dict[str, StoredRecord] = {}  # records never change once stored
@@ -242,10 +247,18 @@ class RegistryStore:
             if "paper" not in columns:  # a registry folder from before records displayed one
                 conn.execute("ALTER TABLE records ADD COLUMN paper TEXT")
 
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection for the calling thread, remembered for `close`. Each is used by
+        the thread that opened it only; `check_same_thread` is off so `close` may close it."""
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        with self._opened_lock:
+            self._opened.append(conn)
+        return conn
+
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn = self._connect()
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA busy_timeout=30000")
@@ -360,12 +373,19 @@ class RegistryStore:
 
     def _write_loop(self) -> None:
         while True:
-            group = [self._queue.get()]
+            first = self._queue.get()
+            if first is None:  # `close`: every event queued before it was committed
+                return
+            group = [first]
             while len(group) < self.MAX_GROUP:
                 try:
-                    group.append(self._queue.get_nowait())
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
+                if item is None:
+                    self._queue.put(None)  # seen after this group is committed
+                    break
+                group.append(item)
             try:
                 self._commit(group)
             except BaseException as exc:  # every waiter hears of it; nothing half-written
@@ -424,7 +444,7 @@ class RegistryStore:
     def _state_conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "state_conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn = self._connect()
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
             self._local.state_conn = conn
@@ -615,11 +635,19 @@ class RegistryStore:
         return int(self._conn().execute("SELECT count(*) FROM events").fetchone()[0])
 
     def close(self) -> None:
+        """Stop the writer (after the events queued before) and close every connection any
+        thread opened. For a server's shutdown, once no request is being served."""
+        with self._writer_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None and writer.is_alive():
+            self._queue.put(None)
+            writer.join(30)
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
         for name in ("conn", "state_conn"):
-            conn = getattr(self._local, name, None)
-            if conn is not None:
-                conn.close()
-                setattr(self._local, name, None)
+            setattr(self._local, name, None)
 
 
 def record_version(rec: StoredRecord) -> int | None:
