@@ -478,9 +478,9 @@ def test_a_missing_pith_placement_stops_the_build_saying_where_it_belongs(tmp_pa
     assert not result.pdf.exists()
 
 
-# pith's keys are defined only when something sets one (a small build's cost). Each way of
-# setting one must still reach them: a class option named like a key, a second \usepackage with options
-# (the kernel's option handler), \PassOptionsToPackage, \pithsetup (above).
+# pith's keys are defined only when something sets one (a small build's cost). Each way of setting
+# one must still reach them: a class option named like a key, a second \usepackage with options (the
+# kernel's option handler), \PassOptionsToPackage, \pithsetup (above).
 @pytest.mark.parametrize(
     "how",
     [
@@ -508,8 +508,8 @@ def test_style_compact_reaches_pith_however_it_is_given(tmp_path: Path, how: str
 
 
 def test_a_maketitle_with_an_optional_argument_keeps_it_and_gets_the_badge(tmp_path: Path) -> None:
-    # \maketitle without parameters is wrapped (cheaper than the kernel's hook); one that
-    # reads an optional argument (\newcommand's form) keeps the kernel's hook, so `[Extra]' still reaches it.
+    # \maketitle without parameters is wrapped (cheaper than the kernel's hook); one that reads an
+    # optional argument (\newcommand's form) keeps the kernel's hook, so `[Extra]' still reaches it.
     redefine = (
         "\\makeatletter\\let\\pithtestmaketitle\\maketitle\n"
         "\\renewcommand\\maketitle[1][None]{\\pithtestmaketitle\\par Opt:#1.\\par}\\makeatother\n"
