@@ -27,8 +27,6 @@ from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
     Progress,
     inputs_of,
-    pith_build_files,
-    shipped_bytes,
     step,
 )
 from pithauthor.latex.pdf import (
@@ -46,7 +44,13 @@ from pithauthor.latex.sources import (
     read_text_file,
     source_files,
 )
-from pithauthor.latex.sty import BUILD_FILES, LTXML_NAME, STY_NAME
+from pithauthor.latex.sty import (
+    BUILD_FILES,
+    LTXML_NAME,
+    STY_NAME,
+    pith_build_files,
+    shipped_bytes,
+)
 from pithauthor.latex.upload import strip_comments
 from pithauthor.protocol.ids import PithNumber
 

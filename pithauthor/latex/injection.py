@@ -54,13 +54,12 @@ from pithauthor.latex.sources import (
     write_target,
 )
 from pithauthor.latex.sty import (
-    BUILD_FILES,
     COMPANIONS,
     MANIFEST,
     STY_NAME,
     another_version,
-    latex_file,
-    pith_sty_path,
+    pith_build_files,
+    shipped_bytes,
 )
 from pithauthor.protocol.identity import pdf_key_ids
 from pithauthor.protocol.ids import PithNumber
@@ -254,7 +253,7 @@ def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
 
 def _sty_plan(main: Path, force: bool, follow_links: bool = False) -> tuple[str, bytes]:
     """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
-    ours = pith_sty_path().read_bytes()
+    ours = shipped_bytes(STY_NAME)
     dest = main.parent / STY_NAME
     if not dest.exists() and not dest.is_symlink():
         return "copied", ours
@@ -537,19 +536,3 @@ def _inject(
         authorkeys_def_action=actions["authorkeys_def_action"],
         companion_actions={name: action for name, (action, _) in companions.items()},
     )
-
-
-def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
-    """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
-    `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
-    return {
-        name: shipped_bytes(name)
-        for name in BUILD_FILES
-        if folder is None or not (folder / name).is_file()
-    }
-
-
-def shipped_bytes(name: str) -> bytes:
-    """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
-    a link: its content)."""
-    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()

@@ -114,6 +114,23 @@ COMPANIONS = SHIPPED[1:]
 # the LaTeXML binding: the arXiv upload packs it beside pith.sty, though no build reads it
 LTXML_NAME = next(f.name for f in MANIFEST if f.action_key == "ltxml_action")
 
+
+def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
+    """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
+    `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
+    return {
+        name: shipped_bytes(name)
+        for name in BUILD_FILES
+        if folder is None or not (folder / name).is_file()
+    }
+
+
+def shipped_bytes(name: str) -> bytes:
+    """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
+    a link: its content)."""
+    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()
+
+
 TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"
 
 
