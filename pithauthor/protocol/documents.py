@@ -6,6 +6,8 @@ A document gets one of these types in one place only: the function that has chec
 The field sets are the checkers' too: `checks.event.EVENT_FIELDS` and the required-field lists
 of `checks.fields` are derived from the classes below. `NotRequired` marks what the protocol
 (or the checker) lets a document leave out; `JSONObject` is free-form JSON nobody checks.
+The merged state's layout is here too (at the end): its constants, and its field order, which
+is the order `MergedState` and `StateCurrent` declare (every builder of a state follows it).
 """
 
 from typing import Final, Literal, NotRequired, TypedDict, final

@@ -74,7 +74,7 @@ from pithauthor.protocol.documents import (
 )
 from pithauthor.protocol.subject import link_faults, link_of, statement_key
 
-T = TypeVar("T")
+_V = TypeVar("_V")  # `in_layout`: whatever a caller keeps per field
 
 
 def order_key(event: Mapping[str, object]) -> tuple[str, str]:
@@ -444,7 +444,7 @@ def merge_state(
     )
 
 
-def in_layout(values: Mapping[str, T], layout: Sequence[str]) -> dict[str, T]:
+def in_layout(values: Mapping[str, _V], layout: Sequence[str]) -> dict[str, _V]:
     """`values` in the order of `layout` (`documents.STATE_FIELDS`, `CURRENT_FIELDS`): the
     order a state is written in; a field `values` lacks is left out."""
     return {name: values[name] for name in layout if name in values}
