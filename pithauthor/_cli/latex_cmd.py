@@ -91,6 +91,7 @@ def inject_cmd(
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
     from pithauthor.keys.author import show
     from pithauthor.latex.injection import inject
+    from pithauthor.latex.sty import MANIFEST
     from pithauthor.registry.access import badge_number
 
     if pith is None and not author_key:
@@ -135,10 +136,11 @@ def inject_cmd(
                 "checked": result.checked,
                 "diff": result.diff,
                 "notes": result.notes,
-                "ltxml_action": result.ltxml_action,
-                "compat_action": result.compat_action,
-                "placement_def_action": result.placement_def_action,
-                "authorkeys_def_action": result.authorkeys_def_action,
+                **{  # each file that follows pith.sty: what was done with it
+                    f.action_key: result.companion_actions[f.name]
+                    for f in MANIFEST
+                    if f.name in result.companion_actions
+                },
                 "unpacked": str(result.unpacked) if result.unpacked else None,
                 "zip_out": str(result.zip_out.path) if result.zip_out else None,
             }
@@ -160,16 +162,9 @@ def inject_cmd(
         message(f"backup: {result.backup}")
     if result.sty_action != "unchanged":
         message(f"{result.sty}: {would}{result.sty_action}")
-    if result.ltxml_action != "unchanged":
-        message(f"{result.sty}.ltxml: {would}{result.ltxml_action}")
-    if result.compat_action != "unchanged":
-        message(f"{result.sty.with_name('pith-compat.def')}: {would}{result.compat_action}")
-    if result.placement_def_action != "unchanged":
-        placement_def = result.sty.with_name("pith-placement.def")
-        message(f"{placement_def}: {would}{result.placement_def_action}")
-    if result.authorkeys_def_action != "unchanged":
-        authorkeys_def = result.sty.with_name("pith-authorkeys.def")
-        message(f"{authorkeys_def}: {would}{result.authorkeys_def_action}")
+    for name, action in result.companion_actions.items():  # the files that follow pith.sty
+        if action != "unchanged":
+            message(f"{result.sty.with_name(name)}: {would}{action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
     if result.zip_out is not None:

@@ -25,13 +25,8 @@ from pithauthor.latex.archives import is_archive, unpacked_project
 from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
-    BUILD_FILES,
-    LTXML_NAME,
-    STY_NAME,
     Progress,
     inputs_of,
-    pith_build_files,
-    shipped_bytes,
     step,
 )
 from pithauthor.latex.pdf import (
@@ -48,6 +43,13 @@ from pithauthor.latex.sources import (
     find_main_file,
     read_text_file,
     source_files,
+)
+from pithauthor.latex.sty import (
+    BUILD_FILES,
+    LTXML_NAME,
+    STY_NAME,
+    pith_build_files,
+    shipped_bytes,
 )
 from pithauthor.latex.upload import strip_comments
 from pithauthor.protocol.ids import PithNumber

@@ -53,7 +53,14 @@ from pithauthor.latex.sources import (
     read_preamble,
     write_target,
 )
-from pithauthor.latex.sty import another_version, latex_file, pith_sty_path
+from pithauthor.latex.sty import (
+    COMPANIONS,
+    MANIFEST,
+    STY_NAME,
+    another_version,
+    pith_build_files,
+    shipped_bytes,
+)
 from pithauthor.protocol.identity import pdf_key_ids
 from pithauthor.protocol.ids import PithNumber
 
@@ -64,33 +71,11 @@ __all__ = [
 ]
 
 
-STY_NAME = "pith.sty"
-
-
 PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
 
 
 # the loads `inject` may rewrite for a new placement: any other options are the author's, kept
 _PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
-
-
-LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
-
-
-# pith.sty's back-end code, read when hyperref or PDF management is not loaded: it travels
-# with pith.sty wherever pith.sty goes (the paper's folder, the build, the arXiv upload)
-COMPAT_NAME = "pith-compat.def"
-# pith.sty's placement code (the class title blocks, the margin), read for placement=title or
-# margin: it travels the same way
-PLACEMENT_DEF_NAME = "pith-placement.def"
-# pith.sty's \pithauthorkey code, read at the first \pithauthorkey: it travels the same way
-AUTHORKEYS_DEF_NAME = "pith-authorkeys.def"
-
-
-# what a build of a badged paper reads besides the paper: pith.sty and its three .def files
-BUILD_FILES = (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME, AUTHORKEYS_DEF_NAME)
-# what follows pith.sty into the paper's folder (`inject`): the .def files and the binding
-COMPANIONS = (LTXML_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME, AUTHORKEYS_DEF_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +98,8 @@ class InjectResult:
     authorkeys_def_action: str = "unchanged"  # pith-authorkeys.def: the same
     unpacked: Path | None = None  # the folder an archive given as target was unpacked into
     zip_out: ProjectZip | None = None  # the project written as a zip (`zip_out`)
+    # every shipped file but pith.sty (`sty.COMPANIONS`), by name -> its action, as above
+    companion_actions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +253,7 @@ def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
 
 def _sty_plan(main: Path, force: bool, follow_links: bool = False) -> tuple[str, bytes]:
     """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
-    ours = pith_sty_path().read_bytes()
+    ours = shipped_bytes(STY_NAME)
     dest = main.parent / STY_NAME
     if not dest.exists() and not dest.is_symlink():
         return "copied", ours
@@ -530,6 +517,8 @@ def _inject(
             if action != "unchanged":
                 writes.append((main.parent / name, data, 0o644, None))
         replace_files(writes)
+    # each file's action under its key (`sty.MANIFEST`)
+    actions = {f.action_key: companions[f.name][0] for f in MANIFEST if f.name in companions}
     return InjectResult(
         main=main,
         changed=changed,
@@ -541,24 +530,9 @@ def _inject(
         checked=check,
         dry_run=dry_run,
         notes=notes,
-        ltxml_action=companions[LTXML_NAME][0],
-        compat_action=companions[COMPAT_NAME][0],
-        placement_def_action=companions[PLACEMENT_DEF_NAME][0],
-        authorkeys_def_action=companions[AUTHORKEYS_DEF_NAME][0],
+        ltxml_action=actions["ltxml_action"],
+        compat_action=actions["compat_action"],
+        placement_def_action=actions["placement_def_action"],
+        authorkeys_def_action=actions["authorkeys_def_action"],
+        companion_actions={name: action for name, (action, _) in companions.items()},
     )
-
-
-def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
-    """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
-    `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
-    return {
-        name: shipped_bytes(name)
-        for name in BUILD_FILES
-        if folder is None or not (folder / name).is_file()
-    }
-
-
-def shipped_bytes(name: str) -> bytes:
-    """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
-    a link: its content)."""
-    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()

@@ -38,6 +38,7 @@ from pithauthor.errors import VerificationError
 from pithauthor.latex.arxiv import build_arxiv_archive
 from pithauthor.latex.injection import inject
 from pithauthor.latex.pdf import check_pdf
+from pithauthor.latex.sty import BUILD_FILES
 from pithauthor.protocol.canonical_json import parse_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,8 +209,7 @@ def _paper(
     hyperref, one pdfLaTeX run cheaper, where what is tested is the folder, not the links."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "paper.tex").write_text(article(body, hyperref=hyperref))
-    shutil.copy(REPO / "latex" / "pith.sty", folder / "pith.sty")
-    for name in ("pith-compat.def", "pith-placement.def", "pith-authorkeys.def"):
+    for name in BUILD_FILES:
         shutil.copy(REPO / "latex" / name, folder / name)
     for name, text in (files or {}).items():
         path = folder / name

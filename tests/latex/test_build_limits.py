@@ -15,7 +15,7 @@ import pytest
 from support.cli import RunPith, assert_one_line_error
 from support.latex.inject import NUMBER, snapshot
 
-import pithauthor.latex.injection
+import pithauthor.latex.sty
 from pithauthor.latex.clock import DEFAULT_LIMIT, MIN_LIMIT, BuildClock
 from pithauthor.latex.sty import pith_sty_path
 
@@ -218,7 +218,7 @@ def test_inject_check_with_a_pith_sty_that_breaks_the_build_says_the_badge_is_th
     broken = tmp_path / "broken" / "pith.sty"  # a fault put in on purpose: pith.sty's first line
     broken.parent.mkdir()
     broken.write_bytes(b"\\pithbrokenonpurpose\n" + pith_sty_path().read_bytes())
-    monkeypatch.setattr(pithauthor.latex.injection, "pith_sty_path", lambda: broken)
+    monkeypatch.setattr(pithauthor.latex.sty, "pith_sty_path", lambda: broken)
     folder = tmp_path / "paper"
     paper(folder)
     before = snapshot(folder)

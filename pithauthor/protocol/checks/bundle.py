@@ -15,7 +15,6 @@ from pithauthor.protocol.checks.contents import (
     report_registry_events,
 )
 from pithauthor.protocol.checks.fields import (
-    AUTHOR_EVENT_LISTS,
     BUNDLE_CHECKED,
     BUNDLE_REQUIRED,
     require_fields,
@@ -29,6 +28,7 @@ from pithauthor.protocol.checks.record import (
 from pithauthor.protocol.documents import (
     RecordBundle,
 )
+from pithauthor.protocol.payloads import EVENT_TYPES
 from pithauthor.protocol.verdict import (
     Report,
     Segments,
@@ -93,7 +93,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
         etype = (
             event.get("event_type") if type(event) is dict or isinstance(event, Mapping) else None
         )
-        if etype in AUTHOR_EVENT_LISTS.values():
+        if etype in EVENT_TYPES:
             covered.append(at)  # its own fields are listed by the author check (contents.py)
             check_author_at(report, event, at, number, digest)
         else:
@@ -105,9 +105,7 @@ def check_bundle(bundle: Mapping[str, Any], trust: Trust) -> Report:
     authors = [
         (f"events[{i}]", e)
         for i, e in enumerate(events)
-        if i not in created
-        and isinstance(e, Mapping)
-        and e.get("event_type") in AUTHOR_EVENT_LISTS.values()
+        if i not in created and isinstance(e, Mapping) and e.get("event_type") in EVENT_TYPES
     ]
     check_links(report, authors, {str(e.get("event_id")): e for _, e in authors}, local=False)
     report_registry_events(report, registry)

@@ -10,7 +10,6 @@ from typing import Any
 from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.checks.fields import (
-    AUTHOR_EVENT_LISTS,
     CREATED_CHECKED,
     CREATED_REGISTRY_FIELDS,
     EVENT_CHECKED,
@@ -18,6 +17,7 @@ from pithauthor.protocol.checks.fields import (
 from pithauthor.protocol.checks.merge import CheckedEntry
 from pithauthor.protocol.checks.record import check_receipt, receipt_key, same_json
 from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import EVENT_TYPES
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import (
     FAILED,
@@ -192,7 +192,7 @@ def check_registry_event(
     """Not an author event: unverifiable when a trusted registry key signed it, else failed.
     One declaring an author type or `record_created` is failed: those are checked elsewhere."""
     etype = event.get("event_type") if isinstance(event, Mapping) else None
-    if etype in (*AUTHOR_EVENT_LISTS.values(), "record_created"):
+    if etype in (*EVENT_TYPES, "record_created"):
         report.add(f"{at}.event_type", False, f"a {etype} event outside its own place")
         return
     signer = event.get("signer") if isinstance(event, Mapping) else None

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pithauthor.protocol.documents import (
+    EVENT_LISTS,
+    REGISTRY_LISTS,
     EventSignature,
     MergedState,
     Receipt,
@@ -35,25 +37,6 @@ RECEIPT_KIND = "pith_receipt"
 
 
 RECEIPT_ALGORITHM = "ed25519"
-
-
-LOCAL_MERGE_VERSION = "pithauthor-local-merge-v1"
-
-
-AUTHOR_EVENT_LISTS = {
-    "author_attestations": "author_attestation",
-    "citation_signatures": "citation_signature",
-    "replication_records": "replication_record",
-}
-
-
-REGISTRY_EVENT_LISTS = (
-    "timestamp_anchors",
-    "storage_attestations",
-    "corrections",
-    "mirror_hints",
-    "graph_snapshots",
-)
 
 
 ALIAS_KINDS = ("arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12", "pith_short_16")
@@ -143,8 +126,8 @@ MERGE_FIELDS = (
     "superseded",
     "withdrawals",
     "duplicates",
-    *under("current", tuple(AUTHOR_EVENT_LISTS)),
-    *under("current", REGISTRY_EVENT_LISTS),
+    *under("current", tuple(EVENT_LISTS.values())),
+    *under("current", REGISTRY_LISTS),
 )
 
 

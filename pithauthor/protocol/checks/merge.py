@@ -43,7 +43,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TypeVar
 
 from pithauthor.protocol.canonical_json import (
     canonical,
@@ -53,6 +53,13 @@ from pithauthor.protocol.canonical_json import (
 )
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import (
+    CURRENT_FIELDS,
+    EVENT_LISTS,
+    MERGE_VERSION,
+    REGISTRY_LISTS,
+    STATE_FIELDS,
+    STATE_TYPE,
+    STATE_VERSION,
     AuthorEvent,
     CanonicalRecord,
     Duplicate,
@@ -61,26 +68,13 @@ from pithauthor.protocol.documents import (
     MergedState,
     RecordCreated,
     SourceAlias,
-    StateCurrent,
+    StateCorrections,
+    StateHead,
     Superseded,
 )
 from pithauthor.protocol.subject import link_faults, link_of, statement_key
 
-MERGE_VERSION = "pithauthor-local-merge-v1"
-STATE_TYPE: Final = "pith_open_graph_state"
-STATE_VERSION = "1.0"
-LISTS = {
-    "author_attestation": "author_attestations",
-    "citation_signature": "citation_signatures",
-    "replication_record": "replication_records",
-}
-EMPTY_REGISTRY_LISTS = (
-    "timestamp_anchors",
-    "storage_attestations",
-    "corrections",
-    "mirror_hints",
-    "graph_snapshots",
-)
+_V = TypeVar("_V")  # `in_layout`: whatever a caller keeps per field
 
 
 def order_key(event: Mapping[str, object]) -> tuple[str, str]:
@@ -356,7 +350,7 @@ class Merged:
     """What the merge decides: the applied events per list, and the rest."""
 
     lists: dict[str, list[AuthorEvent]] = field(
-        default_factory=lambda: {name: [] for name in LISTS.values()}
+        default_factory=lambda: {name: [] for name in EVENT_LISTS.values()}
     )
     equivocations: list[Equivocation] = field(default_factory=list)
     invalid: list[InvalidEvent] = field(default_factory=list)
@@ -367,10 +361,10 @@ class Merged:
     valid_count: int = 1  # record_created
     fold: Fold = field(default_factory=Fold)  # kept, for `StateBuilder` to go on from
 
-    def corrections(self) -> dict[str, object]:
-        """`superseded`, `withdrawals` and `duplicates`, each only when not empty (a state
-        without corrections or repeats is the one this merge made before it knew them)."""
-        parts: dict[str, object] = {}
+    def corrections(self) -> StateCorrections:
+        """`superseded`, `withdrawals` and `duplicates`, each only when not empty
+        (`documents.CORRECTION_LISTS`)."""
+        parts: StateCorrections = {}
         if self.superseded:
             parts["superseded"] = self.superseded
         if self.withdrawals:
@@ -409,7 +403,7 @@ def merge_events(
     ]
     merged.valid_count += len(valid) - len(applied.broken_links)
     for event in applied.current:
-        merged.lists[LISTS[event["event_type"]]].append(event)
+        merged.lists[EVENT_LISTS[event["event_type"]]].append(event)
     merged.equivocations = applied.equivocations
     merged.superseded = applied.superseded
     merged.withdrawals = applied.withdrawals
@@ -436,42 +430,80 @@ def merge_state(
         events,
         checked,
     )
-    lists = merged.lists
-    current: StateCurrent = {
-        "canonical_record": canonical_record.copy(),
-        "source_aliases": [a.copy() for a in source_aliases],
-        "record_created": record_created.copy(),
-        "author_attestations": lists["author_attestations"],
-        "citation_signatures": lists["citation_signatures"],
-        "replication_records": lists["replication_records"],
-        "timestamp_anchors": [],
-        "storage_attestations": [],
-        "corrections": [],
-        "mirror_hints": [],
-        "graph_snapshots": [],
-    }
-    state: MergedState = {
+    return state_document(
+        pith_number,
+        canonical_record.copy(),
+        [a.copy() for a in source_aliases],
+        record_created.copy(),
+        merged,
+    )
+
+
+def in_layout(values: Mapping[str, _V], layout: Sequence[str]) -> dict[str, _V]:
+    """`values` in the order of `layout` (`documents.STATE_FIELDS`, `CURRENT_FIELDS`): the
+    order a state is written in; a field `values` lacks is left out."""
+    return {name: values[name] for name in layout if name in values}
+
+
+def state_head(
+    pith_number: str, valid_count: int, invalid_count: int, equivocation_count: int
+) -> StateHead:
+    """A merged state's head (what it is, which merge made it, its counters: `event_count` =
+    valid + invalid), in the order of the layout."""
+    return {
         "state_type": STATE_TYPE,
         "state_version": STATE_VERSION,
         "pith_number": pith_number,
         "merge_version": MERGE_VERSION,
-        "event_count": merged.valid_count + len(merged.invalid),
-        "valid_event_count": merged.valid_count,
-        "invalid_event_count": len(merged.invalid),
-        "equivocation_count": len(merged.equivocations),
-        "current": current,
+        "event_count": valid_count + invalid_count,
+        "valid_event_count": valid_count,
+        "invalid_event_count": invalid_count,
+        "equivocation_count": equivocation_count,
+    }
+
+
+def state_document(
+    pith_number: str,
+    canonical_record: CanonicalRecord,
+    source_aliases: list[SourceAlias],
+    record_created: RecordCreated,
+    merged: Merged,
+    *,
+    hashed: bool = True,
+) -> MergedState:
+    """The one layout of a merged state, from the record's parts and what the merge decided:
+    `merge_state` serves it, `checks.state.remerge` recomputes a state with it, and
+    `StateBuilder.document` writes the same fields in the same order (`documents.STATE_FIELDS`
+    and `CURRENT_FIELDS`, the order `MergedState` and `StateCurrent` declare; tests hold the
+    three equal). `hashed=False` leaves `state_sha256` empty (not hashed: a caller that
+    compares the state field by field has no use for it)."""
+    lists = merged.lists
+    head = state_head(
+        pith_number, merged.valid_count, len(merged.invalid), len(merged.equivocations)
+    )
+    state: MergedState = {
+        **head,
+        "current": {
+            "canonical_record": canonical_record,
+            "source_aliases": source_aliases,
+            "record_created": record_created,
+            "author_attestations": lists["author_attestations"],
+            "citation_signatures": lists["citation_signatures"],
+            "replication_records": lists["replication_records"],
+            "timestamp_anchors": [],
+            "storage_attestations": [],
+            "corrections": [],
+            "mirror_hints": [],
+            "graph_snapshots": [],
+        },
         "equivocations": merged.equivocations,
         "invalid_events": merged.invalid,
         "applied_event_ids": merged.applied,
-        "state_sha256": "",
+        "state_sha256": "",  # in its place, set below
+        **merged.corrections(),
     }
-    if merged.superseded:  # only when there are any: see _Merged.corrections
-        state["superseded"] = merged.superseded
-    if merged.withdrawals:
-        state["withdrawals"] = merged.withdrawals
-    if merged.duplicates:
-        state["duplicates"] = merged.duplicates
-    state["state_sha256"] = state_hash(state)
+    if hashed:
+        state["state_sha256"] = state_hash(state)
     return state
 
 
@@ -527,7 +559,8 @@ class _EventsByText(dict[str, AuthorEvent]):
         raise KeyError(eid)
 
 
-# the state's keys in the order `merge_state` makes them (served), and the optional lists
+# the fields outside `current` whose pieces a builder keeps (`pieces`, `restored`); the order
+# they are written in is the layout's (`documents.STATE_FIELDS`)
 _PARTS = (
     "equivocations",
     "invalid_events",
@@ -557,6 +590,15 @@ def _object_chunks(pairs: Iterable[tuple[str, bytes | list[bytes]]]) -> list[byt
 
 def _join_array(texts: Iterable[bytes]) -> bytes:
     return b"[" + b",".join(texts) + b"]"
+
+
+def _name(pair: tuple[str, object]) -> str:
+    return pair[0]
+
+
+def _both_arrays(pieces: Sequence[Piece]) -> tuple[bytes, bytes]:
+    """The JSON arrays of these pieces as served and canonical."""
+    return _join_array(p[0] for p in pieces), _join_array(p[1] for p in pieces)
 
 
 def _array_chunks(texts: list[bytes]) -> list[bytes]:
@@ -648,9 +690,11 @@ class StateBuilder:
             link[1] for i in merged.invalid if (link := link_of(i["event"])) is not None
         }
         self._valid_count = merged.valid_count
-        self._current: dict[str, dict[str, bytes]] = {name: {} for name in LISTS.values()}
+        self._current: dict[str, dict[str, bytes]] = {name: {} for name in EVENT_LISTS.values()}
         for eid, event in fold.live.items():
-            self._current[LISTS[event["event_type"]]][eid] = self._text_of[eid].encode("utf-8")
+            self._current[EVENT_LISTS[event["event_type"]]][eid] = self._text_of[eid].encode(
+                "utf-8"
+            )
         self._equivocations = [self._both(e) for e in merged.equivocations]
         self._invalid = [self._both(i) for i in merged.invalid]
         self._superseded = [self._both(s) for s in merged.superseded]
@@ -702,7 +746,7 @@ class StateBuilder:
         self._applied_emit.insert(at, key)
         self._applied.insert(at, t := json_string(eid).encode("utf-8"))
         self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
-        part = LISTS[typed["event_type"]]
+        part = EVENT_LISTS[typed["event_type"]]
         written = text.encode("utf-8")
         # appended, and the part put back in merge order once, when it is next written
         # (`_in_order`): placing it now rebuilt the part's dict, in proportion to the paper,
@@ -766,7 +810,7 @@ class StateBuilder:
         self._valid = {}  # links are declined (`_restored`)
         self._restored = True
         self._emit, self._applied_emit, self._slots = {}, [], set()  # `_fold_back` fills
-        self._current = {name: {} for name in LISTS.values()}
+        self._current = {name: {} for name in EVENT_LISTS.values()}
         self._fold = None  # made from `_said_kept` when an event comes (`_fold_back`)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
         for part, eid, served, canon, said, place in pieces:
@@ -919,7 +963,7 @@ class StateBuilder:
             log.append(("put", "equivocations", "", *piece, "", ""))
         for gone in result.superseded[sizes[1] :]:
             old = gone["event"]
-            part = LISTS[old["event_type"]]
+            part = EVENT_LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
             if part in self._unsorted:  # its places moved: the part is sorted from its start
                 self._unsorted[part] = 0
@@ -937,7 +981,7 @@ class StateBuilder:
             self._applied_emit.append(key)  # after every event merged: its own key
             log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
         if eid in fold.live:
-            part = LISTS[typed["event_type"]]
+            part = EVENT_LISTS[typed["event_type"]]
             self._current[part][eid] = written = text.encode("utf-8")
             log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
         return True
@@ -947,27 +991,14 @@ class StateBuilder:
         `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
         self._in_order()
         invalid = len(self._invalid)
-        plain: dict[str, object] = {
-            "state_type": STATE_TYPE,
-            "state_version": STATE_VERSION,
-            "pith_number": self._pn,
-            "merge_version": MERGE_VERSION,
-            "event_count": self._valid_count + invalid,
-            "valid_event_count": self._valid_count,
-            "invalid_event_count": invalid,
-            "equivocation_count": len(self._equivocations),
-        }
+        plain = state_head(self._pn, self._valid_count, invalid, len(self._equivocations))
         # the event lists and applied ids are canonical texts: the same chunks are served and
         # hashed, and the one copy made of them is the document's join
         lists = {name: _array_chunks(list(texts.values())) for name, texts in self._current.items()}
-        current_served: list[tuple[str, bytes | list[bytes]]] = [(k, p[0]) for k, p in self._head]
-        current_canon: list[tuple[str, bytes | list[bytes]]] = [(k, p[1]) for k, p in self._head]
-        for name in (*LISTS.values(), *EMPTY_REGISTRY_LISTS):
-            current_served.append((name, lists.get(name, b"[]")))
-            current_canon.append((name, lists.get(name, b"[]")))
-        pieces: dict[str, list[Piece]] = {
-            "equivocations": self._equivocations,
-            "invalid_events": self._invalid,
+        current: dict[str, tuple[bytes | list[bytes], bytes | list[bytes]]] = {
+            **{k: p for k, p in self._head},
+            **{name: (b"[]", b"[]") for name in REGISTRY_LISTS},
+            **{name: (chunks, chunks) for name, chunks in lists.items()},
         }
         optional: dict[str, list[Piece]] = {
             "superseded": self._superseded,
@@ -975,24 +1006,25 @@ class StateBuilder:
             "duplicates": self._duplicates,
         }
         applied = _array_chunks(self._applied)
-        served: list[tuple[str, bytes | list[bytes]]] = [
-            (k, self._encode(v).encode("utf-8")) for k, v in plain.items()
-        ]
-        canon: list[tuple[str, bytes | list[bytes]]] = [(k, canonical(v)) for k, v in plain.items()]
-        served.append(("current", _object_chunks(current_served)))
-        # keys sorted, as canonical JSON is: `current`'s own, then the state's
-        canon.append(("current", _object_chunks(sorted(current_canon, key=lambda kv: kv[0]))))
-        for name, items in pieces.items():
-            served.append((name, _join_array(p[0] for p in items)))
-            canon.append((name, _join_array(p[1] for p in items)))
-        served.append(("applied_event_ids", applied))
-        canon.append(("applied_event_ids", applied))
-        canon += [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v]
+        # each field as (served, canonical) text; in the state's layout for the served bytes,
+        # keys sorted for the canonical ones (`current`'s own, then the state's)
+        fields: dict[str, tuple[bytes | list[bytes], bytes | list[bytes]]] = {
+            **{k: (self._encode(v).encode("utf-8"), canonical(v)) for k, v in plain.items()},
+            "current": (
+                _object_chunks((k, p[0]) for k, p in in_layout(current, CURRENT_FIELDS).items()),
+                _object_chunks(sorted(((k, p[1]) for k, p in current.items()), key=_name)),
+            ),
+            "equivocations": _both_arrays(self._equivocations),
+            "invalid_events": _both_arrays(self._invalid),
+            "applied_event_ids": (applied, applied),
+            **{k: _both_arrays(v) for k, v in optional.items() if v},
+        }
         import hashlib  # as canonical_json does: only where a hash is made
 
         digest = hashlib.sha256()
-        deque(map(digest.update, _object_chunks(sorted(canon, key=lambda kv: kv[0]))), maxlen=0)
+        canon = sorted(((k, p[1]) for k, p in fields.items()), key=_name)
+        deque(map(digest.update, _object_chunks(canon)), maxlen=0)
         sha = digest.hexdigest()
-        served.append(("state_sha256", json_string(sha).encode("utf-8")))
-        served += [(k, _join_array(p[0] for p in v)) for k, v in optional.items() if v]
+        fields["state_sha256"] = (json_string(sha).encode("utf-8"), b"")
+        served = [(k, p[0]) for k, p in in_layout(fields, STATE_FIELDS).items()]
         return b"".join(_object_chunks(served)), sha

@@ -24,11 +24,8 @@ from pithauthor.protocol.checks.contents import (
     report_registry_events,
 )
 from pithauthor.protocol.checks.fields import (
-    AUTHOR_EVENT_LISTS,
     EVENT_CHECKED,
-    LOCAL_MERGE_VERSION,
     MERGE_FIELDS,
-    REGISTRY_EVENT_LISTS,
     STATE_CHECKED,
     STATE_REQUIRED,
     current_list,
@@ -36,15 +33,10 @@ from pithauthor.protocol.checks.fields import (
     require_fields,
 )
 from pithauthor.protocol.checks.merge import (
-    EMPTY_REGISTRY_LISTS,
-    LISTS,
-    MERGE_VERSION,
-    STATE_TYPE,
-    STATE_VERSION,
     Checked,
     CheckedEntry,
     merge_events,
-    state_hash,
+    state_document,
 )
 from pithauthor.protocol.checks.record import (
     check_aliases,
@@ -52,7 +44,7 @@ from pithauthor.protocol.checks.record import (
     number_or_none,
     receipt_key,
 )
-from pithauthor.protocol.documents import MergedState
+from pithauthor.protocol.documents import EVENT_LISTS, MERGE_VERSION, REGISTRY_LISTS, MergedState
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_of
 from pithauthor.protocol.verdict import (
@@ -89,7 +81,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         report.add("current", False, "no current object")
         _settle_hash(report, hashed, state, checked)
         return report
-    local = state.get("merge_version") == LOCAL_MERGE_VERSION
+    local = state.get("merge_version") == MERGE_VERSION
     number = number_or_none(state.get("pith_number"))
     created = current.get("record_created")
     payload = created.get("payload") if isinstance(created, Mapping) else None
@@ -104,7 +96,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         report.add(
             "merge_version",
             local,
-            f"a local registry's state is merged with {LOCAL_MERGE_VERSION}",
+            f"a local registry's state is merged with {MERGE_VERSION}",
         )
     report.extend(check_canonical(canon, digest, state.get("pith_number")), prefix="record.")
     report.add(
@@ -120,7 +112,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         )
     events: list[Any] = []
     registry: list[str] = []
-    for name, etype in AUTHOR_EVENT_LISTS.items():
+    for etype, name in EVENT_LISTS.items():
         items = current_list(report, current, name)
         if items:  # a list: every item is checked, its own fields listed by _check_author_at
             covered.append(f"current.{name}[*]")  # one pattern, not one per event
@@ -131,7 +123,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     corrected = _corrected_events(report, state, number, digest, checked)
     _check_corrections(report, state, [*events, *(e for e, _ in corrected)], local)
     events += [e for e, _ in corrected]
-    for name in REGISTRY_EVENT_LISTS:
+    for name in REGISTRY_LISTS:
         for index, event in enumerate(current_list(report, current, name)):
             check_registry_event(report, event, f"current.{name}[{index}]", trust, registry)
             events.append(event)
@@ -218,7 +210,7 @@ def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | Non
         for name in sorted(current):
             value = current[name]
             pieces += (json_string(name), ":")
-            if name not in AUTHOR_EVENT_LISTS or type(value) is not list or not value:
+            if name not in EVENT_LISTS.values() or type(value) is not list or not value:
                 pieces += (canonical_text(value), ",")
                 continue
             pieces.append("[")
@@ -278,7 +270,7 @@ def _check_corrections(
     by_id = {str(e.get("event_id")): e for e in events if type(e) is dict or isinstance(e, Mapping)}
     current = state.get("current")
     places: list[tuple[str, Any]] = []
-    for name in AUTHOR_EVENT_LISTS:
+    for name in EVENT_LISTS.values():
         items = current.get(name) if isinstance(current, Mapping) else None
         # not a list: failed as such by `_list` (check_state); nothing in it to link
         places.append((f"current.{name}", items if isinstance(items, list) else []))
@@ -308,7 +300,7 @@ def _check_local_merge(
     try:
         again = remerge(state, checked, hashed=False)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        report.add("merge", False, f"cannot recompute {LOCAL_MERGE_VERSION}: {exc}")
+        report.add("merge", False, f"cannot recompute {MERGE_VERSION}: {exc}")
         return
     differing = sorted(
         k
@@ -318,7 +310,7 @@ def _check_local_merge(
     report.add(
         "merge",
         not differing,
-        f"recomputed {LOCAL_MERGE_VERSION}: "
+        f"recomputed {MERGE_VERSION}: "
         + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
     )
 
@@ -328,7 +320,7 @@ def state_inputs(state: Mapping[str, Any]) -> list[object]:
     superseded, withdrawals, duplicates)."""
     current = state.get("current") or {}
     events: list[object] = []
-    for name in LISTS.values():
+    for name in EVENT_LISTS.values():
         items = current.get(name) if isinstance(current, Mapping) else None
         events.extend(items if isinstance(items, list) else [])
     for entry in state.get("equivocations") or []:
@@ -352,7 +344,7 @@ def remerge(
     """Recompute a local state from the events it lists; equal to `state` when it is honest.
 
     The state is not trusted yet, so its record parts are copied as they are (untyped); the
-    document is the one `merge_state` builds, field for field. `checked`: what
+    document is laid out by `merge.state_document`, as `merge_state`'s is. `checked`: what
     `check_author_event` failed on events of `state` checked just before (see `Checked`).
     `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
     it compares with (`check_state`), serialising megabytes a second time."""
@@ -369,29 +361,15 @@ def remerge(
         state_inputs(state),
         checked,
     )
-    again: dict[str, object] = {
-        "state_type": STATE_TYPE,
-        "state_version": STATE_VERSION,
-        "pith_number": pith_number,
-        "merge_version": MERGE_VERSION,
-        "event_count": merged.valid_count + len(merged.invalid),
-        "valid_event_count": merged.valid_count,
-        "invalid_event_count": len(merged.invalid),
-        "equivocation_count": len(merged.equivocations),
-        "current": {
-            "canonical_record": dict(canon),
-            "source_aliases": [dict(a) for a in current.get("source_aliases") or []],
-            "record_created": dict(created),
-            **merged.lists,
-            **{name: [] for name in EMPTY_REGISTRY_LISTS},
-        },
-        "equivocations": merged.equivocations,
-        "invalid_events": merged.invalid,
-        "applied_event_ids": merged.applied,
-        **merged.corrections(),
-    }
-    if hashed:
-        again["state_sha256"] = state_hash(again)
+    # copies of the state's own record parts, untyped: it is not trusted yet
+    record: Any = dict(canon)
+    aliases: Any = [dict(a) for a in current.get("source_aliases") or []]
+    made: Any = dict(created)
+    again: dict[str, object] = dict(
+        state_document(pith_number, record, aliases, made, merged, hashed=hashed)
+    )
+    if not hashed:
+        del again["state_sha256"]
     return again
 
 

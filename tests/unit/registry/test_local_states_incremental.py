@@ -29,7 +29,16 @@ from support.registry import (
 
 from pithauthor.protocol.canonical_json import canonical, parse_json
 from pithauthor.protocol.checks.merge import StateBuilder, merge_state, order_key
+from pithauthor.protocol.checks.state import remerge
+from pithauthor.protocol.documents import (
+    CORRECTION_LISTS,
+    CURRENT_FIELDS,
+    EVENT_LISTS,
+    REGISTRY_LISTS,
+    STATE_FIELDS,
+)
 from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.payloads import EVENT_TYPES
 from pithauthor.protocol.subject import Subject
 from pithauthor.registry.local.answers import (
     load_or_create_key,
@@ -108,6 +117,35 @@ def _record() -> tuple[dict[str, Any], Any, Any]:
 
 
 RECORD, _, _ = _record()
+
+
+def test_every_builder_of_a_state_writes_its_fields_in_the_one_layout() -> None:
+    # the layout is the order `MergedState` and `StateCurrent` declare (documents.py): the
+    # batch merge, the recomputation of `pith verify` and the incremental builder all follow
+    # it, with every optional list present here (a correction, a withdrawal, a repeat)
+    events = list(POOL.values())
+    state = merge_state(**RECORD, events=events)
+    assert all(state.get(name) for name in CORRECTION_LISTS)
+    assert STATE_FIELDS[-len(CORRECTION_LISTS) :] == CORRECTION_LISTS
+    assert list(state) == list(STATE_FIELDS)
+    assert list(state["current"]) == list(CURRENT_FIELDS)
+    served = json.loads(StateBuilder(**RECORD, events=events, encode=served_text).document()[0])
+    assert list(served) == list(STATE_FIELDS)
+    assert list(served["current"]) == list(CURRENT_FIELDS)
+    again = remerge(state, hashed=False)
+    assert list(again) == [name for name in STATE_FIELDS if name != "state_sha256"]
+    assert isinstance(again["current"], dict)
+    assert list(again["current"]) == list(CURRENT_FIELDS)
+    # `current` is the record's parts, then one list per author event type, then the
+    # registry's lists: the constants the checks walk are the type's fields
+    assert (
+        "canonical_record",
+        "source_aliases",
+        "record_created",
+        *EVENT_LISTS.values(),
+        *REGISTRY_LISTS,
+    ) == CURRENT_FIELDS
+    assert set(EVENT_LISTS) == set(EVENT_TYPES)
 
 
 def _full(events: Sequence[dict[str, Any]]) -> tuple[bytes, str]:
