@@ -534,3 +534,51 @@ def test_pithsetup_after_one_in_a_group_still_finds_the_keys(tmp_path: Path) -> 
     assert result.ok, result.output[-2000:]
     assert "is unknown" not in result.log
     assert link_uris(result.pdf) == []
+
+
+@pytest.mark.tex("latex", "dvipdfmx")
+def test_hyperref_given_dvipdfmx_alone_gets_dvipdfmx_info_under_latex(tmp_path: Path) -> None:
+    # LaTeX's own back-end stays dvips here (no class option): pith must follow hyperref's driver.
+    source = paper(NUMBER, preamble="\\usepackage[dvipdfmx]{hyperref}\n")
+    result = build(source, tmp_path, "dvipdfmx")
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert info(result.pdf)["/PithURL"] == URL
+    assert link_uris(result.pdf) == [URL]
+
+
+# LaTeX sets \c_sys_backend_str again as the document begins: undefined in that hook, before
+# pith's (begindocument/end), it is gone when pith asks.
+_NO_BACKEND_STR = (
+    "\\ExplSyntaxOn\\AtBeginDocument{\\cs_undefine:N\\c_sys_backend_str}\\ExplSyntaxOff\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("engine", "preamble"),
+    [
+        pytest.param("pdflatex", _NO_BACKEND_STR, id="pdflatex-no-kernel-backend"),
+        pytest.param(
+            "dvips",
+            _NO_BACKEND_STR,
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="dvips-no-kernel-backend",
+        ),
+        pytest.param(
+            "dvips",
+            "\\usepackage[hypertex]{hyperref}\n",
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="dvips-hyperref-driver-pith-has-no-code-for",
+        ),
+    ],
+)
+def test_the_back_end_falls_back_to_latex_then_to_the_engine(
+    tmp_path: Path, engine: str, preamble: str
+) -> None:
+    # No \c_sys_backend_str (a kernel before 2020-02): pith finds the back-end from the engine
+    # and its output mode; a hyperref driver pith has no code for: LaTeX's back-end.
+    result = build(paper(NUMBER, preamble=preamble), tmp_path, engine)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    if "hyperref" not in preamble:  # hypertex's links are not PDF annotations
+        assert link_uris(result.pdf) == [URL]
