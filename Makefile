@@ -62,7 +62,7 @@ check: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest -n $(CHECK_WORKERS) --dist worksteal -p no:anyio -q $(CHECK_SET)
 
 # The suite under Debian 12's own python3 from apt (3.11.2: older than 3.11.4, where tarfile's
-# extraction filters came; issue 36), in its own venv: make check's set, then the arXiv upload
+# extraction filters came), in its own venv: make check's set, then the arXiv upload
 # tests (a proof build unpacks the archive) with their TeX. .ci/run runs it beside test-all.
 DEBIAN_PYTHON ?= /usr/bin/python3
 test-debian-python:

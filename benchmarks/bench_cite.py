@@ -3,11 +3,11 @@
 The bibliography is the one `bench_bibliography` generates; every identifier is resolved
 beforehand to a subject (resolution is network work, measured by `bench_submit`'s registry, not
 here). The figure is the whole signing step as `pith cite` takes it, with what the outbox holds
-(`Statements`, an empty outbox: issue 39 found this row timing a batch path the command never
+(`Statements`, an empty outbox: this row once timed a batch path the command never
 took): deduplication, the outbox asked about each paper, one citation event per distinct paper
 built, schema-checked and signed, and a report row per entry. Baseline, measured in the
 same run: raw PyNaCl Ed25519 signing of as many 32-byte digests as there are events.
-Target (issue 27): <= 2x.
+Target (docs/performance.md): <= 2x.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from benchmarks._timing import interleaved_medians, row
 from benchmarks.bench_bibliography import generate
 from benchmarks.bench_events import _BenchSigner
 
-TARGET = 2.0  # issue 27
+TARGET = 2.0  # docs/performance.md's table of benchmarks
 LOCAL = "http://127.0.0.1:8787"  # the registry the outbox is asked about (never contacted)
 
 
@@ -55,7 +55,7 @@ def run() -> list[dict[str, Any]]:
             raw_key.sign(d)
 
     def work() -> None:
-        # as `pith cite` signs: with what the outbox holds (issue 39: an empty one here, so
+        # as `pith cite` signs: with what the outbox holds (an empty one here, so
         # every citation is new; the command never signs without it)
         held = Statements.from_outbox(LOCAL)
         sign_bibliography(reading, citing, signer, resolved, held=held)
@@ -77,7 +77,7 @@ def run() -> list[dict[str, Any]]:
             figure,
             base,
             TARGET,
-            note="median of 7, interleaved; with the outbox, as `pith cite` signs (issue 39); "
+            note="median of 7, interleaved; with the outbox, as `pith cite` signs; "
             "baseline: raw PyNaCl signing of as many digests",
         )
     ]

@@ -1,4 +1,4 @@
-"""`pith cite refs.bib` of 300 entries as an author runs it (issue 39): a fresh process, the
+"""`pith cite refs.bib` of 300 entries as an author runs it: a fresh process, the
 outbox in use, against the local registry (a real server process on loopback).
 
 The registry's key is trusted as an author of pith.science has its key: from a file, read at
@@ -15,7 +15,7 @@ every run signs 300 citations anew and stores them. The key is stored without a 
 unlocking one (the key file's KDF) is reported apart, in the note. Baseline, in the same
 rounds: `pith bib scan` of the same file (a fresh process) plus raw PyNaCl signing of 300
 digests. CPU seconds of the processes (what other processes' load hardly changes); median of 5
-interleaved rounds. Target (issue 39): <= 2x.
+interleaved rounds. Target (docs/performance.md): <= 2x.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def run() -> list[dict[str, Any]]:
             base,
             TARGET,
             note=f"{note}; the local registry's key from its saved manifest (--trust-manifest "
-            f"FILE); unlocking a passphrase key (its KDF) adds {unlock:.2f} s (issue 39)",
+            f"FILE); unlocking a passphrase key (its KDF) adds {unlock:.2f} s",
         ),
         row(
             "cite: the same with `--trust-local-registry` (its manifest fetched each run)",

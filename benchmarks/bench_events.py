@@ -1,8 +1,8 @@
 """Benchmark: build + sign, and verify, 10,000 citation events, each against raw PyNaCl.
 
 Baselines, measured in the same run: raw Ed25519 signing (PyNaCl) of 10,000 32-byte digests,
-and raw verifying of those signatures. Targets (issue 27): signing <= 1.5x raw, verifying
-<= 1.3x raw.
+and raw verifying of those signatures. Targets (docs/performance.md): signing <= 1.5x raw,
+verifying <= 1.3x raw.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from benchmarks._timing import interleaved_medians, row
 
 N = 10_000
 RUNS = 7
-SIGN_TARGET = 1.5  # issue 27
-VERIFY_TARGET = 1.3  # issue 27
+SIGN_TARGET = 1.5  # docs/performance.md's table of benchmarks
+VERIFY_TARGET = 1.3  # docs/performance.md's table of benchmarks
 
 
 class _BenchSigner:

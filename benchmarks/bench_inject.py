@@ -2,7 +2,7 @@
 
 Both are timed in the same run, warm (pylatexenc imported once before timing), interleaved,
 median of REPEAT runs; each run starts from a fresh copy of the manuscript.
-Target (issue 27): inject takes at most 5x the time of a read + write of the file.
+Target (docs/performance.md): inject takes at most 5x the time of a read + write of the file.
 
 The baseline's write is the least a safe save does (a temp file beside it, fsync, one rename,
 the folder fsynced): `inject` must not leave a half-written manuscript after a crash, and that
@@ -97,7 +97,7 @@ def run() -> list[dict[str, Any]]:
             f"inject into a {LINES}-line manuscript vs read + durable write",
             figure,
             baseline,
-            5.0,  # issue 27 (the row said 10x before)
+            5.0,  # the table's target (the row said 10x before)
             note=f"median of {REPEAT} interleaved runs; baseline: read, temp write, fsync, "
             f"rename, folder fsync; a plain read + write (no fsync) took {plain * 1e3:.1f} ms",
         )

@@ -1,11 +1,11 @@
 """pdfLaTeX time of a small article with pith.sty against the same article without it, once
 with hyperref in both and once without: median of several runs each. Targets: <= 1.02x with
-hyperref (issue 27's table), <= 1.05x without (for scale, orcidlink with TikZ costs about
+hyperref (docs/performance.md), <= 1.05x without (for scale, orcidlink with TikZ costs about
 1.37x). Under load the rows move by +-0.05x between runs: compare runs made side by side.
 
 A third row counts the same two builds with hyperref in instructions (callgrind's
 `Collected` line), which load on the machine does not move (within about 0.03%): the steady
-figure for issue 27's target. Without valgrind that row is left out and the wall-time row's
+figure for the table's target. Without valgrind that row is left out and the wall-time row's
 note says so."""
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
-"""The outbox as an author's history grows (issue 39): commands with a 0, 10,000 and 100,000-event
+"""The outbox as an author's history grows: commands with a 0, 10,000 and 100,000-event
 outbox, and storing events just signed.
 
 Commands: `pith papers` and `pith outbox list` run as a user runs them (a fresh process each
 time), with an outbox of 10,000 or 100,000 citations (all accepted, in the ledger, but 10
 pending; 300 cited papers, one key) against the same command with an empty outbox; rounds
-interleaved, medians compared. Target: within 1.2x of the empty outbox. Before issue 39
+interleaved, medians compared. Target: within 1.2x of the empty outbox. Before the ledger
 every command parsed and re-checked every stored event (about 45-96 us of CPU each): 0.8 s
 more at 10,000 events, 8 s for `pith papers` at 100,000.
 
 Store: `Outbox.store` of 2,000 citations this process just signed (as `pith cite` stores them)
 against the same rows written with bare sqlite3 (the same bodies, one fully synced transaction)
 and the same journal lines appended and synced: what pith adds is its labels, its indexes and
-its count. Informational (issue 39 sets no target; before, storing re-verified and re-parsed
+its count. Informational (no target; before, storing re-verified and re-parsed
 every event: 2.4x the signing itself).
 """
 
@@ -121,7 +121,7 @@ def _commands(root: Path) -> list[dict[str, Any]]:
                     base,
                     TARGET,
                     note=f"median of 7 interleaved runs; {PENDING} pending, the rest accepted "
-                    f"(the ledger), {CITED} papers, one key (issue 39)",
+                    f"(the ledger), {CITED} papers, one key",
                 )
             )
     return rows
@@ -168,7 +168,7 @@ def _store(root: Path) -> dict[str, Any]:
         base,
         2.0,
         note="vs bare sqlite3 inserts of the same bodies and the same journal lines, synced "
-        "alike; median of 7 interleaved runs (issue 39: no target, informational)",
+        "alike; median of 7 interleaved runs (no target, informational)",
         informational=True,
     )
 

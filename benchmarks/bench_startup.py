@@ -35,7 +35,7 @@ def run() -> list[dict[str, Any]]:
     note = f"median of {RUNS} interleaved runs; baseline: python -c 'import typer'"
     return [
         # `--version` loads no Typer (it is answered first): its honest baseline is bare
-        # Python (issue 39: against `import typer` it beat a baseline heavier than itself)
+        # Python (against `import typer` it beat a baseline heavier than itself)
         row(
             "start-up: pith --version vs bare python",
             version,

@@ -1,10 +1,10 @@
 """The local registry's merged-state cache: a `state.json` GET of a paper holding 10,000
 citation events versus one holding 10, each after a first GET that built and cached it.
 
-Target (issue 27): within 2x, and the 10,000-event GET under 20 ms. Before the cache a GET
-re-merged and re-checked every event (about 1.1 ms of server CPU per event). The server runs in
-its own process; the events are stored straight into its database beforehand (group commits
-from many threads: what POSTs would store, without 10,000 HTTP round trips). Each round makes
+Target (docs/performance.md): within 2x, and the 10,000-event GET under 20 ms. Before the cache a
+GET re-merged and re-checked every event (about 1.1 ms of server CPU per event). The server runs in
+its own process; the events are stored straight into its database beforehand (group commits from
+many threads: what POSTs would store, without 10,000 HTTP round trips). Each round makes
 20 GETs of one paper over one keep-alive connection; rounds interleaved, medians compared.
 
 Two rows: a plain GET, which sends the whole state (the 10,000-event one is about 10 MB, so
@@ -12,7 +12,7 @@ its cost is the transfer and the client's reading of it, in proportion to the ev
 the server keeps it), and a revalidating GET (`If-None-Match` with the `ETag` of the first
 answer: 304, no body), what a reader polling a state it already holds pays.
 
-Two more rows (issue 39, `run_first_read`; alone: `python -m benchmarks.bench_state_cache
+Two more rows (`run_first_read`; alone: `python -m benchmarks.bench_state_cache
 first`): the first GET of a 100,000-event paper after a restart of the registry, and after 100
 POSTs, each against a GET of the same state once built; target within 2x. The paper's events
 are stored in one transaction (`RegistryStore.insert_events`), not POSTed one by one.
@@ -34,7 +34,7 @@ SMALL = 10
 GETS = 20
 TARGET = 2.0
 LIMIT_MS = 20.0
-HUGE = 100_000  # the first-read rows (issue 39)
+HUGE = 100_000  # the first-read rows
 POSTS = 100
 ROUNDS = 3
 
@@ -144,7 +144,7 @@ def _timed_get(client: Any, path: str) -> float:
 
 def run_first_read() -> list[dict[str, Any]]:
     """The first state.json GET of a HUGE-event paper, after a restart of the registry and after
-    POSTS events POSTed, against a GET of the same state once built (issue 39)."""
+    POSTS events POSTed, against a GET of the same state once built."""
     import statistics
     import time
 

@@ -1,13 +1,13 @@
-"""`pith status` of a paper with 1,000, 10,000 and 100,000 citations (issue 39), run as a user runs
+"""`pith status` of a paper with 1,000, 10,000 and 100,000 citations, run as a user runs
 it (a fresh process each time) against the local registry (a real server process on loopback).
 
 First look (an empty PITH_HOME: nothing kept): the command downloads the merged state and
 verifies it (the record, every event against its own key, the merge redone here). Baseline,
 in the same rounds: a fresh `python -c` that imports httpx and downloads and parses the same
 state (the same bytes read, without pith's checks). The figures are CPU seconds of the child
-process (the load of other processes hardly changes them). Target (issue 39): a 10,000-event
-paper under 0.5 s of CPU (in the note); the ratio (what verifying costs over reading, 2x a
-guide) is informational.
+process (the load of other processes hardly changes them). Target (docs/performance.md): a
+10,000-event paper under 0.5 s of CPU (in the note); the ratio (what verifying costs over reading,
+2x a guide) is informational.
 
 Second look (the state kept from the first, revalidated with `If-None-Match`: 304, nothing
 downloaded or verified): against the same second look of a 10-event paper. Target: under
@@ -35,7 +35,7 @@ from benchmarks._timing import row
 
 SIZES = (10, 1_000, 10_000, 100_000)
 RUNS = 5
-FIRST_LIMIT = 0.5  # CPU seconds, 10,000 events (issue 39)
+FIRST_LIMIT = 0.5  # CPU seconds, 10,000 events
 SECOND_LIMIT = 0.2
 
 
@@ -153,7 +153,7 @@ def _measure(root: Path, url: str, numbers: dict[int, str]) -> list[dict[str, An
                 base,
                 2.0,
                 note=f"median of {RUNS} interleaved runs, fresh PITH_HOME each; baseline: a "
-                f"python process downloading and parsing the same state{limit} (issue 39)",
+                f"python process downloading and parsing the same state{limit}",
                 informational=True,
             )
         )
@@ -177,7 +177,7 @@ def _measure(root: Path, url: str, numbers: dict[int, str]) -> list[dict[str, An
             2.0,
             note=f"CPU, median of {RUNS}; target under {SECOND_LIMIT} s: {met}; the "
             f"100,000-event paper: first look {big_first:.1f} s CPU, second "
-            f"{second[100_000]:.2f} s (issue 39)",
+            f"{second[100_000]:.2f} s",
         )
     )
     return rows

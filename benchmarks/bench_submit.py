@@ -111,9 +111,9 @@ def _submit(
 ) -> tuple[float, float, float]:
     """(seconds, client CPU seconds, server CPU seconds) of sending `events` from an outbox."""
     from pithauthor.registry.client import RegistryClient
-    from pithauthor.registry.credentials import pinned_trust
     from pithauthor.registry.outbox import Outbox
     from pithauthor.registry.submit import submit_pending
+    from pithauthor.verify import pinned_trust
 
     with Outbox(outbox_path) as outbox:
         outbox.store(events, url)

@@ -12,7 +12,7 @@ The caches are warmed first, untimed: the aims are for the edit loop, which re-r
 whose bytecode and rewritten test modules are already on disk. Right after a checkout or a merge
 every pytest worker rewrites the asserts of every test module it imports, and the `pith`
 processes compile the package: `make check` took 62 CPU-s cold against 46 CPU-s warm on the same
-tree (issue 27, docs/performance.md).
+tree (docs/performance.md, the test suite).
 """
 
 from __future__ import annotations

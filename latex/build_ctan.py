@@ -1,11 +1,9 @@
 """Build the CTAN bundle of pith.sty: `python latex/build_ctan.py OUT.zip` (`make ctan`).
 
-The zip holds one folder `pith/` with pith.sty, pith-compat.def (the code pith.sty reads on
-LaTeX before 2022-06 or without hyperref or PDF management), pith-placement.def (its placement code, read for
-placement=title or margin), pith-authorkeys.def (its author-key code, read at the first
-\\pithauthorkey), pith.sty.ltxml (when present), README.md,
-pith-doc.tex and pith-doc.pdf, built here from pith-doc.tex with pdfLaTeX (twice, for the
-references). Exit 1, with the log's first error, when the documentation does not build.
+The zip holds one folder `pith/` with every file the package ships (pith.sty and the files it
+reads, each with its role: `pithauthor.latex.sty.MANIFEST`; one missing from this version is
+left out), README.md, pith-doc.tex and pith-doc.pdf, built here from pith-doc.tex with
+pdfLaTeX (twice, for the references). Exit 1, with the log's first error, when the documentation does not build.
 """
 
 from __future__ import annotations
@@ -18,15 +16,10 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = (
-    "pith.sty",
-    "pith-compat.def",
-    "pith-placement.def",
-    "pith-authorkeys.def",
-    "pith.sty.ltxml",
-    "README.md",
-    "pith-doc.tex",
-)
+sys.path.insert(0, str(HERE.parent))  # the checkout's pithauthor, installed or not
+from pithauthor.latex.sty import SHIPPED  # noqa: E402 (after the path it is found on)
+
+SOURCES = (*SHIPPED, "README.md", "pith-doc.tex")
 FLAGS = ["-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape"]
 
 

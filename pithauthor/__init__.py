@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 
 # not `typing.TYPE_CHECKING`: importing typing (and the `re` it loads) is most of what `pith
-# --version` would cost beyond Python itself (issue 39); type checkers read this one alike
+# --version` would cost beyond Python itself; type checkers read this one alike
 TYPE_CHECKING = False
 
 # The oldest Python pithauthor runs on: pyproject.toml's requires-python (tests/test_platform.py
 # holds them equal). Below it, every run (`pith`, `python -m pithauthor`, an import) stops here
-# with one line, before a module that needs a newer Python fails with a traceback (issue 36:
-# Ubuntu 22.04's python3 is 3.10). Nothing may need a 3.11 patch release: 3.11.0 is supported.
+# with one line, before a module that needs a newer Python fails with a traceback (Ubuntu
+# 22.04's python3 is 3.10). Nothing may need a 3.11 patch release: 3.11.0 is supported.
 _OLDEST_PYTHON = (3, 11)
 if sys.version_info[:2] < _OLDEST_PYTHON:
     raise SystemExit(
@@ -29,87 +29,33 @@ if sys.version_info[:2] < _OLDEST_PYTHON:
     )
 
 from pithauthor._face import lazy_face  # noqa: E402 (after the check: it may need 3.11)
-from pithauthor._version import __version__  # noqa: E402
+from pithauthor._version import __version__ as __version__  # noqa: E402
 
-if TYPE_CHECKING:
-    from pithauthor.bibliography import read_bibliographies, sign_bibliography
-    from pithauthor.errors import PithError
-    from pithauthor.keys import AuthorKey, load_signing_key
-    from pithauthor.protocol import ArxivId, AuthorEvent, Check, PithNumber, Report, Subject
-    from pithauthor.registry import RegistryClient, store_in_outbox, submit_pending
-    from pithauthor.sign import (
-        Settle,
-        artifact_sha256,
-        attest_authorship,
-        record_replication,
-        sign_citation,
-        withdraw,
-    )
-    from pithauthor.verify import (
-        read_arxiv_metadata,
-        read_documents,
-        verify_document,
-        verify_documents,
-        verify_file,
-    )
+if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
+    from pithauthor.bibliography.cite import sign_bibliography as sign_bibliography
+    from pithauthor.bibliography.reading import read_bibliographies as read_bibliographies
+    from pithauthor.errors import PithError as PithError
+    from pithauthor.keys.author import AuthorKey as AuthorKey
+    from pithauthor.keys.author import load_signing_key as load_signing_key
+    from pithauthor.protocol.documents import AuthorEvent as AuthorEvent
+    from pithauthor.protocol.ids import ArxivId as ArxivId
+    from pithauthor.protocol.ids import PithNumber as PithNumber
+    from pithauthor.protocol.subject import Subject as Subject
+    from pithauthor.protocol.verdict import Check as Check
+    from pithauthor.protocol.verdict import Report as Report
+    from pithauthor.registry.client import RegistryClient as RegistryClient
+    from pithauthor.registry.submit import store_in_outbox as store_in_outbox
+    from pithauthor.registry.submit import submit_pending as submit_pending
+    from pithauthor.sign import Settle as Settle
+    from pithauthor.sign import artifact_sha256 as artifact_sha256
+    from pithauthor.sign import attest_authorship as attest_authorship
+    from pithauthor.sign import record_replication as record_replication
+    from pithauthor.sign import sign_citation as sign_citation
+    from pithauthor.sign import withdraw as withdraw
+    from pithauthor.verify import read_arxiv_metadata as read_arxiv_metadata
+    from pithauthor.verify import read_documents as read_documents
+    from pithauthor.verify import verify_document as verify_document
+    from pithauthor.verify import verify_documents as verify_documents
+    from pithauthor.verify import verify_file as verify_file
 
-__all__ = [
-    "ArxivId",
-    "AuthorEvent",
-    "AuthorKey",
-    "Check",
-    "PithError",
-    "PithNumber",
-    "RegistryClient",
-    "Report",
-    "Settle",
-    "Subject",
-    "__version__",
-    "artifact_sha256",
-    "attest_authorship",
-    "load_signing_key",
-    "read_arxiv_metadata",
-    "read_bibliographies",
-    "read_documents",
-    "record_replication",
-    "sign_bibliography",
-    "sign_citation",
-    "store_in_outbox",
-    "submit_pending",
-    "verify_document",
-    "verify_documents",
-    "verify_file",
-    "withdraw",
-]
-
-# where each name lives (pithauthor/_face.py: why they load on first use)
-__getattr__, __dir__ = lazy_face(
-    __name__,
-    {
-        "verify_documents": "pithauthor.verify",
-        "read_documents": "pithauthor.verify",
-        "Settle": "pithauthor.sign",
-        "artifact_sha256": "pithauthor.sign",
-        "ArxivId": "pithauthor.protocol",
-        "AuthorEvent": "pithauthor.protocol",
-        "AuthorKey": "pithauthor.keys",
-        "Check": "pithauthor.protocol",
-        "PithError": "pithauthor.errors",
-        "PithNumber": "pithauthor.protocol",
-        "RegistryClient": "pithauthor.registry",
-        "Report": "pithauthor.protocol",
-        "Subject": "pithauthor.protocol",
-        "attest_authorship": "pithauthor.sign",
-        "load_signing_key": "pithauthor.keys",
-        "read_arxiv_metadata": "pithauthor.verify",
-        "read_bibliographies": "pithauthor.bibliography",
-        "record_replication": "pithauthor.sign",
-        "sign_bibliography": "pithauthor.bibliography",
-        "sign_citation": "pithauthor.sign",
-        "store_in_outbox": "pithauthor.registry",
-        "submit_pending": "pithauthor.registry",
-        "verify_document": "pithauthor.verify",
-        "verify_file": "pithauthor.verify",
-        "withdraw": "pithauthor.sign",
-    },
-)
+__getattr__, __dir__ = lazy_face(__name__, "__version__")  # names load on first use

@@ -81,10 +81,23 @@ class Demo:
 
     def start_registry(self) -> tuple[subprocess.Popen[str], str]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0",
-             "--examples", "--data", str(self.root / "registry")],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=self.env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pithauthor",
+                "registry",
+                "serve",
+                "--port",
+                "0",
+                "--examples",
+                "--data",
+                str(self.root / "registry"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=self.env,
+        )
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
         if not url.startswith("http://127.0.0.1:"):
@@ -140,8 +153,10 @@ def _verify_the_real_record(demo: Demo) -> None:
         demo.pith("verify", str(_data("demo", "record-2302.12445v2.json")), "--json").stdout
     )
     passed = sum(c["status"] == "passed" for c in report["checks"])
-    _say(f"   pith verify: {'OK' if report['ok'] else 'FAILED'}: {passed} checks passed, "
-         "receipt signed by the pinned key pith-v1-2026-05")  # fmt: skip
+    _say(
+        f"   pith verify: {'OK' if report['ok'] else 'FAILED'}: {passed} checks passed, "
+        "receipt signed by the pinned key pith-v1-2026-05"
+    )
     number = demo.pith("number", "from-arxiv", str(_data("examples", "2302.12445.json"))).stdout
     _say(f"   pith number from-arxiv (arXiv's own metadata): {number.strip()}")
 
@@ -177,8 +192,16 @@ def _author_job(demo: Demo, url: str) -> None:
     claim = demo.pith("claim", PAPER_B, "--submit", "--yes", *demo.registry)
     _say("   pith claim: " + _last(claim.stderr, "signed"))
     _say("   " + _last(claim.stderr, "submitted"))
-    cite = demo.pith("cite", str(_data("demo", "refs.bib")), "--from", PAPER_B, "--submit",
-                     "--yes", "--json", *demo.registry)  # fmt: skip
+    cite = demo.pith(
+        "cite",
+        str(_data("demo", "refs.bib")),
+        "--from",
+        PAPER_B,
+        "--submit",
+        "--yes",
+        "--json",
+        *demo.registry,
+    )
     for row in parse_json(cite.stdout)["rows"]:
         _say(f"   pith cite: {row['key']:<11} {row['status']:<13} {row['detail']}")
     _say("   " + _last(cite.stderr, "submitted"))
@@ -186,16 +209,29 @@ def _author_job(demo: Demo, url: str) -> None:
     log.write_text("Demo: re-ran the pipelining schedule on a toy model; same speed-up.\n")
     digest = hashlib.sha256(log.read_bytes()).hexdigest()
     replicate = demo.pith(
-        "replicate", DEAR, "--kind", "replication", "--outcome", "reproduced",
-        "--summary", "Re-ran the pipelining schedule on a toy model; the speed-up holds.",
-        "--artifact", "https://example.org/demo/replication-log.txt", "--sha256", digest,
-        "--submit", "--yes", *demo.registry,
-    )  # fmt: skip
+        "replicate",
+        DEAR,
+        "--kind",
+        "replication",
+        "--outcome",
+        "reproduced",
+        "--summary",
+        "Re-ran the pipelining schedule on a toy model; the speed-up holds.",
+        "--artifact",
+        "https://example.org/demo/replication-log.txt",
+        "--sha256",
+        digest,
+        "--submit",
+        "--yes",
+        *demo.registry,
+    )
     _say("   pith replicate: " + _last(replicate.stderr, "signed"))
     _say("   " + _last(replicate.stderr, "submitted"))
     again = parse_json(demo.pith("submit", "--json", *demo.registry).stdout)
-    _say(f"   pith submit again: {len(again['accepted'])} sent, {len(again['pending'])} pending "
-         "(each event arrived exactly once)")  # fmt: skip
+    _say(
+        f"   pith submit again: {len(again['accepted'])} sent, {len(again['pending'])} pending "
+        "(each event arrived exactly once)"
+    )
 
     _say("\n5. The merged states, fetched and verified (pith fetch, pith verify)")
     for ref in (PAPER_B, PAPER_A, DEAR):

@@ -44,6 +44,8 @@ from pithauthor.registry.credentials import TRUST_LOCAL_ENV, default_trust
 from pithauthor.registry.journal import DB_NAME
 from pithauthor.registry.outbox import Outbox
 
+__all__ = ["FAILING", "Finding", "diagnose"]
+
 FAILING = ("fail", "unsafe")
 """The levels that make `pith doctor` exit 1."""
 

@@ -19,22 +19,6 @@ from typing import Any
 from pithauthor.errors import OutputError, PithError, UnsafePermissions
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 
-__all__ = [
-    "MAX_JSON_BYTES",
-    "MAX_METADATA_BYTES",
-    "MAX_SECRET_BYTES",
-    "check_output_file",
-    "read_user_text",
-    "replace_file",
-    "replace_files",
-    "report_home_warnings",
-    "unpack_archive",
-    "unpack_plain_files",
-    "why_not_written",
-    "writing",
-]
-
-
 # Where pithauthor keeps its data: PITH_HOME, or the platform's user data folder (platformdirs,
 # imported only when PITH_HOME is unset).
 # Every private folder under it (keys, outbox, caches) is made with mode 0700 and is refused when
@@ -274,7 +258,7 @@ def replace_files(
 ) -> None:
     """`replace_file` for several (path, data, mode, backup): all written and synced before the
     first rename, each folder synced once after the last; a failed write renames nothing and
-    leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject` (issue 27)."""
+    leaves no temp. Why: ten fsyncs in a row were most of `pith latex inject`."""
     temps: list[Path] = []
     try:
         # a refused write names the file (several: their folder; none: nothing is written)
@@ -401,7 +385,7 @@ def append_lines(path: Path, lines: bytes, *, mode: int = 0o600, durable: bool =
 #   temporary folder beside the destination, renamed into place only once all is unpacked.
 #
 # No `tarfile` extraction filter is used: they came in 3.11.4, and Debian 12's Python is 3.11.2
-# (issue 36; tests/test_platform.py).
+# (tests/test_platform.py).
 
 MAX_ARCHIVE_FILES = 5000
 """The most files an archive may unpack to (a paper has tens to hundreds)."""
@@ -480,11 +464,14 @@ def _tar_members(handle: Any, strict: bool) -> list[tuple[str, int, Any]]:
             continue
         if not info.isfile():
             kind = (
-                "a symbolic link" if info.issym()
-                else "a hard link" if info.islnk()
-                else "a folder entry" if info.isdir()
+                "a symbolic link"
+                if info.issym()
+                else "a hard link"
+                if info.islnk()
+                else "a folder entry"
+                if info.isdir()
                 else "not a regular file"
-            )  # fmt: skip
+            )
             raise _Refused(kind, info.name)
         members.append((name, info.size, info))
         if len(members) > MAX_ARCHIVE_FILES:
@@ -537,8 +524,15 @@ def unpack_archive(
             f"{destination} already exists and is not an empty folder; nothing was unpacked"
         )
     # RuntimeError: an encrypted zip member; NotImplementedError: a compression zipfile lacks
-    damaged = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, ValueError,
-               RuntimeError, NotImplementedError)  # fmt: skip
+    damaged = (
+        zipfile.BadZipFile,
+        tarfile.TarError,
+        EOFError,
+        zlib.error,
+        ValueError,
+        RuntimeError,
+        NotImplementedError,
+    )
     work = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}unpack-", dir=destination.parent))
     try:
         with contextlib.ExitStack() as stack:
@@ -621,7 +615,7 @@ MAX_JSON_BYTES = 256 * _MIB
 """JSON/JSONL documents: records, states, bundles, events (`verify`, `submit`, `--record`).
 The one limit of a registry document: `pith` reads one up to it, from a file or a registry
 (`net.MAX_ANSWER_BYTES`), and the local registry serves none larger (a merged state of some
-250,000 citations; issue 39: it served 64 MiB states `pith status` and `verify` refused)."""
+250,000 citations; it served 64 MiB states `pith status` and `verify` refused)."""
 
 
 MAX_METADATA_BYTES = 16 * _MIB

@@ -9,7 +9,8 @@ arXiv API client (`pithauthor.bibliography.arxiv_api`) alike:
   kept; tests/test_layout.py enforces it);
 - the capped and time-bound read (`read_capped`): a whole answer within N bytes and T seconds,
   so that neither a flood nor a trickle of bytes holds a command;
-- the retry policy (`RetryPolicy`, `RETRY_STATUSES`, `parse_retry_after`);
+- the retry policy and the one loop that applies it (`RetryPolicy`, `RETRY_STATUSES`,
+  `parse_retry_after`, `Retry`, `with_retries`);
 - the mapping of transport failures to one line (`transport_reason`).
 
 On top of these, `RegistryHttp` talks to one registry:
@@ -37,7 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pithauthor._version import __version__
 from pithauthor.errors import (
@@ -51,7 +52,7 @@ from pithauthor.errors import (
 from pithauthor.fs import MAX_JSON_BYTES
 from pithauthor.progress import Retrying, report
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
-from pithauthor.protocol.text import checked_url, origin
+from pithauthor.protocol.urls import checked_url, origin
 
 MAX_ANSWER_BYTES = MAX_JSON_BYTES
 """The largest answer read from a registry, decoded (a record, state or bundle is JSON)."""
@@ -60,6 +61,8 @@ MAX_ANSWER_BYTES = MAX_JSON_BYTES
 
 if TYPE_CHECKING:
     import httpx
+
+T = TypeVar("T")
 
 DEFAULT_REGISTRY = "https://pith.science"
 # the statuses that say "not now" rather than "no": overload (429, 503), a gateway between us and
@@ -72,7 +75,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 @lru_cache(maxsize=256)  # pure; called for every request (a batch posts to a few URLs)
 def check_url(url: str, what: str = "the registry URL") -> str:
     """`url` stripped and without a trailing slash, when the one URL rule
-    (`protocol.text.checked_url`) allows it; else InputError, one line starting with `what`."""
+    (`protocol.urls.checked_url`) allows it; else InputError, one line starting with `what`."""
     checked_url(url, what)
     return url.strip().rstrip("/")
 
@@ -179,7 +182,7 @@ def read_capped(
     # bytes object when nothing else holds it). A bytearray copied to bytes at the end, or
     # chunks joined, holds a body of megabytes twice, and the allocator gives both back to the
     # system after each read and faults them in again on the next: a 10 MB state was ~4,700
-    # page faults per GET that way, ~2,400 this way (issue 27).
+    # page faults per GET that way, ~2,400 this way.
     body = io.BytesIO()
     size = 0
     for chunk in response.iter_bytes():
@@ -229,6 +232,44 @@ class RetryPolicy:
         return float(
             sum(min(self.max_delay, self.base_delay * 2.0**n) for n in range(first, limit - 1))
         )
+
+
+@dataclass(frozen=True)
+class Retry:
+    """One attempt's answer that is worth another: why (`HTTP 503`, `timed out`), and how many
+    seconds the server asked to be left alone (its Retry-After), when it asked."""
+
+    reason: str
+    retry_after: float | None = None
+
+
+def with_retries(
+    attempt: Callable[[], T | Retry],
+    policy: RetryPolicy,
+    sleep: Callable[[float], None],
+    limit: int | None = None,
+    *,
+    what: str,
+) -> T | Retry:
+    """The one retry loop: `attempt()` until it answers anything but a `Retry`, at most `limit`
+    calls (the policy's `max_attempts` when None; the first call is always made), waiting
+    `policy.delay` between calls; the last `Retry` when every call asked for another, for the
+    caller to raise its own error. `what` (`the registry at https://…`) names the service in
+    the `Retrying` report sent before each wait."""
+    tries = policy.max_attempts if limit is None else limit
+    done = 0
+    while True:
+        result = attempt()
+        done += 1
+        if not isinstance(result, Retry) or done >= tries:
+            return result
+        wait = policy.delay(done - 1, result.retry_after)
+        if wait > 0:  # never sleep(0): a retry with nothing to wait for goes at once, unannounced
+            # a registry that is down holds a command for up to 15 s of back-off: the author
+            # is told what is retried and for how long (`pithauthor.progress`)
+            left = wait + policy.most_waited(done, tries)
+            report(Retrying(what, result.reason, done + 1, tries, wait, left))
+            sleep(wait)
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -358,7 +399,6 @@ class RegistryHttp:
         import httpx
 
         where = origin(url)
-        last = ""
         mine = self._token is not None and where == self._token_origin
         authorize = mine and (method not in SAFE_METHODS or self._reads_need_token)
         # A POST is retried like a GET after a time-out or a 5xx: the event's POST carries
@@ -367,14 +407,14 @@ class RegistryHttp:
         limit = (
             self.retry.max_attempts if attempts is None else min(attempts, self.retry.max_attempts)
         )
-        attempt = 0
-        while attempt < limit:
-            retry_after: float | None = None
-            try:
-                response = self._send(method, url, self._with_token(kwargs, authorize))
-            except (httpx.TransportError, AnswerTooSlow) as exc:
-                last = transport_reason(exc)
-            else:
+
+        def once() -> httpx.Response | Retry:
+            nonlocal authorize
+            while True:  # at most twice: the second send is the read the registry asked a token for
+                try:
+                    response = self._send(method, url, self._with_token(kwargs, authorize))
+                except (httpx.TransportError, AnswerTooSlow) as exc:
+                    return Retry(transport_reason(exc))
                 status = response.status_code
                 if status == 304 and "If-None-Match" in (kwargs.get("headers") or {}):
                     return response  # the copy the request named is current (`get_if_changed`)
@@ -390,7 +430,7 @@ class RegistryHttp:
                 if status == 401 and mine and not authorize and _asks_for_token(response):
                     # A read went without the token (it is sent only where needed, so a
                     # registry that serves reads openly never sees it). This registry asks
-                    # for it: the same read once more with it, without counting an attempt
+                    # for it: the same read once more with it, within this attempt
                     # (`authorize` is now set, so this branch cannot loop), and every later
                     # read carries it from the start.
                     authorize = self._reads_need_token = True
@@ -402,21 +442,18 @@ class RegistryHttp:
                     )
                 if status not in RETRY_STATUSES:
                     raise _answer_error(response, url)
-                last = f"HTTP {status}"
+                retry_after = None
                 if status in (429, 503):
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if attempt + 1 < limit:
-                wait = self.retry.delay(attempt, retry_after)
-                # a registry that is down holds a command for up to 15 s of back-off: the
-                # author is told what is retried and for how long (`pithauthor.progress`)
-                left = wait + self.retry.most_waited(attempt + 1, limit)
-                report(Retrying(f"the registry at {where}", last, attempt + 2, limit, wait, left))
-                self._sleep(wait)
-            attempt += 1
-        raise NetworkError(
-            f"the registry at {where} did not answer ({last}) after "
-            f"{limit} attempts; nothing was lost, try again later"
-        )
+                return Retry(f"HTTP {status}", retry_after)
+
+        result = with_retries(once, self.retry, self._sleep, limit, what=f"the registry at {where}")
+        if isinstance(result, Retry):
+            raise NetworkError(
+                f"the registry at {where} did not answer ({result.reason}) after "
+                f"{limit} attempts; nothing was lost, try again later"
+            )
+        return result
 
     def _send(self, method: str, url: str, kwargs: dict[str, Any]) -> httpx.Response:
         """One exchange, its answer read whole within `timeout` seconds (a trickle of bytes is a

@@ -65,7 +65,8 @@ from pithauthor.protocol.payloads import (
     self_citation_problem,
 )
 from pithauthor.protocol.subject import Subject, replacing, withdrawing
-from pithauthor.protocol.text import payload_text_problem, utc_now, utc_stamp
+from pithauthor.protocol.text import payload_text_problem
+from pithauthor.protocol.utc import utc_now, utc_stamp
 
 __all__ = [
     "CitationSigner",
@@ -180,7 +181,7 @@ def _citation_text(payload: CitationPayload) -> str | None:
 
     The cited digest (a Subject's) and payload_schema (a constant) are proven by construction;
     the text is written in one template instead of the sorting encoder. Checking and
-    serialising were half of signing a citation (issue 27); tests/unit/protocol/test_sign.py
+    serialising were half of signing a citation; tests/unit/sign/test_sign.py
     signs hostile-but-accepted fields this way and runs the strict checker on every event."""
     citing, relationship = payload["citing_pith_number"], payload["relationship"]
     if type(citing) is not str or type(relationship) is not str:  # (the cache needs a hash)
@@ -248,12 +249,12 @@ def citation_signer(
     citing_arxiv=..., settle=...)` as a function of (cited, relationship, key): the same event,
     or the same refusal, for each of the many citations of one paper (`pith cite`).
 
-    What every citation of the batch shares is checked and written once, not per citation
-    (issue 27): the citing number, the key (its retirement, its signer block), the signing
+    What every citation of the batch shares is checked and written once, not per citation:
+    the citing number, the key (its retirement, its signer block), the signing
     time, and the envelope's text around the payload and the subject. Per citation, the fields
     from outside (relationship, key, the cited subject) pass the same rules as in
     `_citation_text`; anything doubtful, and every citation when `settle` is given, is signed by
-    `sign_citation` itself, which then has the last word. tests/unit/protocol/test_sign_batch.py
+    `sign_citation` itself, which then has the last word. tests/unit/sign/test_sign_batch.py
     compares both on hostile fields, the strict checker verifying every event."""
 
     def careful(cited: Subject, relationship: str, key: str | None) -> AuthorEvent:
@@ -269,7 +270,7 @@ def citation_signer(
         )
 
     # a settle that can say "nothing is held for this paper" (`Statements.settle`) leaves each
-    # citation it holds nothing for to the batch (issue 39: `pith cite` always passes one)
+    # citation it holds nothing for to the batch (`pith cite` always passes one)
     nothing_held: Callable[[str, str, str], bool] | None = getattr(settle, "nothing_held", None)
     if (
         (settle is not None and nothing_held is None)
@@ -434,7 +435,7 @@ def _seal_citation(
     """`seal(unsigned_event(CITATION, ...), signer)` for a payload `_citation_text` checked and
     wrote (`created_at` checked too): the signed bytes from one template, each dict of the event
     made once (no copy of the payload, no unsigned event merged into the signed one). With the
-    template, a third of a citation's cost beyond its signature (issue 27)."""
+    template, a third of a citation's cost beyond its signature."""
     block, block_text = signer_parts(signer.public_key, signer.signer_id)
     target = EVENT_TARGETS[CITATION]
     signed = envelope_bytes(created_at, CITATION, payload_text, block_text, subject, target)

@@ -1,12 +1,15 @@
 """Offline verification of what a registry publishes and what authors sign (`verify_document`,
-`verify_file`), and canonical records computed from arXiv metadata files.
+`verify_file`), by default against the key shipped with the package (`pinned_trust`), and
+canonical records computed from arXiv metadata files.
 """
 
 from __future__ import annotations
 
 import gc
+import pkgutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +21,13 @@ from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.protocol.checks.fields import EVENT_CHECKED
 from pithauthor.protocol.checks.record import check_computed, check_receipt_row, check_record
 from pithauthor.protocol.checks.state import check_state
-from pithauthor.protocol.record import (
-    ArxivMetadata,
-    parse_arxiv_raw,
-)
+from pithauthor.protocol.record import ArxivMetadata, parse_arxiv_metadata
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Trust, uncovered
-from pithauthor.registry.credentials import pinned_trust
 
 __all__ = [
     "detect_kind",
-    "parse_arxiv_metadata",
+    "pinned_trust",
     "read_arxiv_metadata",
     "read_documents",
     "verify_document",
@@ -40,30 +39,33 @@ __all__ = [
 # Build canonical records and Pith Numbers from arXiv metadata files.
 
 
-def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
-    """arXivRaw XML (OAI-PMH) or the JSON metadata form, told apart by their first byte."""
-    if b"\x00" in data:
-        raise MetadataError("this is a binary file, not arXiv metadata")
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not stripped:
-        raise MetadataError("the arXiv metadata is empty")
-    if stripped[:1] == b"{":
-        try:
-            doc: Any = parse_json(stripped)
-        except JSONFault as exc:
-            raise MetadataError(f"the JSON metadata is not valid JSON: {exc}") from None
-        return ArxivMetadata.from_json(doc)
-    if stripped[:1] == b"<":
-        return parse_arxiv_raw(data)
-    raise MetadataError("expected arXivRaw XML or JSON metadata")
-
-
 def read_arxiv_metadata(path: Path | str) -> ArxivMetadata:
     """Read metadata from a file, or from stdin when `path` is `-`."""
     data = read_user_file(
         path, MetadataError, "arXiv metadata", limit=MAX_METADATA_BYTES, stdin=True
     )
     return parse_arxiv_metadata(data)
+
+
+# The key a document is checked against when no trust is given: the one shipped with the
+# package. It lives here, not with the registry client, because verification needs it and
+# the registry builds on verification (docs/architecture.md, "Layers").
+
+PINNED_MANIFEST = "pith-mirrors.json"
+
+
+@cache
+def pinned_trust() -> Trust:
+    """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
+    # shipped, never fetched: a manifest fetched from the registry would be the registry
+    # vouching for itself (section 3: a client pins the key)
+    # the package loader's own read (`pkgutil.get_data`): `importlib.resources` loads tempfile,
+    # shutil, zipfile, bz2 and lzma (about 4 ms) on every command that reads the trust
+    data = pkgutil.get_data("pithauthor", f"data/{PINNED_MANIFEST}")
+    if data is None:  # a loader that cannot read data: the package is broken
+        raise FileNotFoundError(f"pithauthor/data/{PINNED_MANIFEST}")
+    text = data.decode("utf-8")
+    return Trust.from_manifest(parse_json(text))
 
 
 # Verify what the registry publishes and what authors sign, offline.
@@ -139,7 +141,8 @@ def _verify_one(doc: Any, trust: Trust | None) -> Report:
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused while a large document is read and checked (issue 39).
+    """Python's cycle collector paused while a large document is read and checked (its
+    passes find nothing in a document's objects, and cost a first `pith status` 40-70 ms).
 
     A state of 10,000 events parses into about 400,000 objects and its checks make as many
     again; each allocation threshold crossed meanwhile set the collector walking them, and

@@ -74,7 +74,7 @@ def _pith_homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A fresh PITH_HOME path for each test: numbered under one folder per worker and made
     only when `pith` makes it. Not under the test's own tmp_path: most tests never ask for
     one, and pytest makes tmp_path anew for every test (a numbered folder, a link, a scan of
-    the folders made before): about 0.7 ms of CPU a test, ~1 CPU-s of `make check` (issue 27)."""
+    the folders made before): about 0.7 ms of CPU a test, ~1 CPU-s of `make check`."""
     root = tmp_path_factory.mktemp("pith-homes")
     return (root / str(n) for n in itertools.count())
 
@@ -104,7 +104,7 @@ def isolated_home(
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
-    test may reach pith.science (tests/unit/protocol/test_number_checks.py checks with a local
+    test may reach pith.science (tests/unit/registry/test_access_check_number.py checks with a local
     registry)."""
     home = next(_pith_homes)
     monkeypatch.setenv("PITH_HOME", str(home))
@@ -374,7 +374,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The tamper suites' counts (tried / refused / accepted and reported), when any ran; and,
     on a machine without TeX, how many TeX tests skipped and the one command that installs
-    what they need (issue 36: a newcomer's `make test` passes, and says what it left out)."""
+    what they need (a newcomer's `make test` passes, and says what it left out)."""
     from support.tamper_counts import lines
 
     rows = lines()
@@ -412,6 +412,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     objects a worker) lives until the session ends, so it goes to the garbage collector's
     permanent generation (gc.freeze, Python's own API for this): every full collection of the
     run would walk it again and find nothing. About 1 CPU-s of `make check`'s 2-3 s of full
-    collections (issue 27). Only what exists now is frozen: what the tests make is collected as
+    collections. Only what exists now is frozen: what the tests make is collected as
     before."""
     gc.freeze()

@@ -7,11 +7,25 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 from support.paths import REPO
+
+from pithauthor.latex.sty import SHIPPED
+
+
+def test_the_wheel_is_told_to_carry_exactly_the_shipped_latex_files() -> None:
+    # hatch reads no Python: pyproject.toml names the files again, held equal to the manifest
+    # (`sty.MANIFEST`) here, so a file added to one and not the other fails at once
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        pyproject = tomllib.load(handle)
+    included = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    tex = {k: v for k, v in included.items() if k != "latex/LICENSE"}
+    assert tex == {f"latex/{name}": f"pithauthor/data/{name}" for name in SHIPPED}
+    assert all((REPO / source).is_file() for source in tex)
 
 
 @pytest.mark.slow
@@ -25,17 +39,10 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
     (wheel,) = tmp_path.glob("pithauthor-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
-        sty = zf.read("pithauthor/data/pith.sty")
-        ltxml = zf.read("pithauthor/data/pith.sty.ltxml")
-        compat = zf.read("pithauthor/data/pith-compat.def")
-        placement = zf.read("pithauthor/data/pith-placement.def")
-        authorkeys = zf.read("pithauthor/data/pith-authorkeys.def")
+        shipped = {name: zf.read(f"pithauthor/data/{name}") for name in SHIPPED}
         manifest = zf.read("pithauthor/data/pith-mirrors.json")
-    assert sty == (REPO / "latex" / "pith.sty").read_bytes()  # the file itself, not a link
-    assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
-    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
-    assert placement == (REPO / "latex" / "pith-placement.def").read_bytes()
-    assert authorkeys == (REPO / "latex" / "pith-authorkeys.def").read_bytes()
+    for name, data in shipped.items():  # the file itself, not a link
+        assert data == (REPO / "latex" / name).read_bytes(), name
     assert manifest == (REPO / "pithauthor" / "data" / "pith-mirrors.json").read_bytes()
     schemas = {n for n in names if n.startswith("pithauthor/schemas/") and n.endswith(".json")}
     assert {Path(n).name for n in schemas} == {

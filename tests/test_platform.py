@@ -1,4 +1,4 @@
-"""The Pythons authors have (issue 36): nothing in pithauthor needs a patch release newer than
+"""The Pythons authors have: nothing in pithauthor needs a patch release newer than
 the oldest Python that pyproject.toml allows. Debian 12's own `python3` is 3.11.2, and
 `tarfile`'s extraction filters (`extractall(filter=...)`, `tarfile.data_filter`) came in 3.11.4:
 `pith latex arxiv` crashed there. This checks every call statically on any Python; `.ci/run`
@@ -140,6 +140,6 @@ def test_the_session_wide_local_trust_has_one_name() -> None:
     """The CLI spells PITH_TRUST_LOCAL_REGISTRY itself (no library import for `--help`); it is
     the registry face's name, which `pith doctor` reads too."""
     from pithauthor._cli.options import TRUST_LOCAL_ENV as CLI_NAME
-    from pithauthor.registry import TRUST_LOCAL_ENV
+    from pithauthor.registry.credentials import TRUST_LOCAL_ENV
 
     assert CLI_NAME == TRUST_LOCAL_ENV == "PITH_TRUST_LOCAL_REGISTRY"

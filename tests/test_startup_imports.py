@@ -60,7 +60,7 @@ def _command_modules(modules: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("args", [(), ("--help",), ("-h",)], ids=["bare", "help", "h"])
 def test_root_help_imports_no_command_module(args: tuple[str, ...]) -> None:
-    """`pith --help` lists the entries from the catalog alone (issue 27): importing the 18
+    """`pith --help` lists the entries from the catalog alone: importing the 18
     command modules was most of what it cost beyond `import typer`."""
     modules = _loaded_modules(*args)  # importtime does not list an import_module
     assert "pithauthor._cli.catalog" in modules  # the measurement itself works
@@ -157,7 +157,7 @@ def _full_tree_help(columns: int, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_root_help_from_the_names_only_tree_is_the_full_trees_help(
     args: tuple[str, ...], columns: int, pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`pith --help` builds the root with each command by name and help only (issue 27); what
+    """`pith --help` builds the root with each command by name and help only; what
     it prints must be what the whole tree prints, at any terminal width. (In this process: the
     real process's `--help` is run by the import test above.)"""
     done = pith(*args, env={"COLUMNS": str(columns)})
@@ -183,7 +183,7 @@ def test_root_help_builds_no_commands_options() -> None:
 
 
 def test_a_command_runs_from_a_tree_where_only_its_own_entry_is_whole() -> None:
-    """`pith NAME ...` builds only NAME's entry whole (issue 27): every command under it must
+    """`pith NAME ...` builds only NAME's entry whole: every command under it must
     have the same options and help as in the full tree, and the other entries none."""
     import click
     import typer.main
@@ -253,7 +253,7 @@ def test_bib_scan_loads_no_manuscript_reader_schema_validator_or_event_documents
     tmp_path: Path,
 ) -> None:
     """`pith bib scan` loads the manuscript reader only with --only-cited, and neither the
-    schema validator nor the event documents' types (issue 27: start-up); with --only-cited the
+    schema validator nor the event documents' types (start-up); with --only-cited the
     reader is loaded, so the check can fail."""
     bib = tmp_path / "refs.bib"
     bib.write_text("@article{a, title={T}, eprint={2302.12445}}\n", encoding="utf-8")
@@ -274,8 +274,8 @@ def test_bib_scan_loads_no_manuscript_reader_schema_validator_or_event_documents
 
 
 def test_a_plain_bib_scan_loads_neither_typer_nor_pydantic(tmp_path: Path) -> None:
-    """The plain forms of `pith bib scan` are answered before Typer is loaded (issue 27:
-    importing Typer and pydantic takes longer than the scan); a form the entry point leaves to
+    """The plain forms of `pith bib scan` are answered before Typer is loaded
+    (importing Typer and pydantic takes longer than the scan); a form the entry point leaves to
     Typer (--help here) does load it, so the check can fail."""
     bib = tmp_path / "refs.bib"
     bib.write_text("@article{a, title={T}, eprint={2302.12445}}\n", encoding="utf-8")
@@ -302,8 +302,8 @@ def _signature_defaults(callback: Any) -> list[tuple[str, Any, Any]]:
 
 
 def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
-    """`app.defaults` reads a callback's parameters from the function itself (issue 27:
-    `inspect.signature` was most of naming every option at start-up): for every command of
+    """`app.defaults` reads a callback's parameters from the function itself
+    (`inspect.signature` was most of naming every option at start-up): for every command of
     `pith`, and functions of every shape, it says what `inspect.signature` says."""
     import functools
 
@@ -332,7 +332,7 @@ def test_name_values_reads_each_callbacks_defaults_as_inspect_does() -> None:
 
 
 def test_a_plain_status_loads_neither_typer_pydantic_nor_httpx_cli(tmp_path: Path) -> None:
-    """The plain forms of `pith status` are answered before Typer is loaded (issue 39: Typer,
+    """The plain forms of `pith status` are answered before Typer is loaded (Typer,
     click and pydantic cost more than a second look at a 10,000-event paper), and `import
     httpx` does not load its command-line client (click, rich, pygments) in a `pith` process;
     a form left to Typer (--help here) does load them, so the check can fail."""
@@ -358,8 +358,8 @@ def test_a_second_status_look_loads_neither_the_key_store_nor_the_submitter(
     """A second look at an unchanged paper (`pith status`, the state's summary kept) signs
     and submits nothing: it loads neither the author key store (`keys.author`, with ctypes and
     getpass) nor the submitter (`registry.submit`, with its thread pool), about 10 ms of the
-    0.2 s of CPU it may take (issue 39). `pith papers`, which lists this machine's keys, does
-    load the key store, so the check can fail."""
+    0.2 s of CPU it may take (docs/performance.md). `pith papers`, which lists this machine's
+    keys, does load the key store, so the check can fail."""
     from support.registry import SUBJECT, start_server
 
     server = start_server(tmp_path / "registry")
@@ -378,7 +378,7 @@ def test_a_second_status_look_loads_neither_the_key_store_nor_the_submitter(
 
 def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it() -> None:
     """httpx imports its command-line client (click, rich, pygments: about 0.1 s of CPU) with
-    `import httpx` when those are installed; the `pith` program keeps it out (issue 39) and
+    `import httpx` when those are installed; the `pith` program keeps it out and
     httpx still works. A script that imports the library gets httpx as it comes: only the
     program that owns the process decides. Without pith's entry point the same import does
     load it, so the check can fail."""
@@ -405,7 +405,7 @@ def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it(
 def test_a_plain_cite_loads_neither_typer_nor_pydantic(
     tmp_path: Path, isolated_home: Path, cite_registry: dict[str, Any]
 ) -> None:
-    """The plain forms of `pith cite` are answered before Typer is loaded (issue 39: Typer and
+    """The plain forms of `pith cite` are answered before Typer is loaded (Typer and
     pydantic were about 0.3 s of CPU of a warm 300-entry run); a form the entry point leaves
     to Typer (--parallel here) does load it, so the check can fail."""
     from pithauthor.keys.author import generate
@@ -430,7 +430,7 @@ def test_a_warm_plain_cite_loads_no_network_stack_schema_compiler_or_pool(
     """A plain `pith cite` whose every record is cached and whose registry key comes from a
     manifest file asks the registry nothing, so it loads neither httpx (nor ssl), nor the
     schema compiler (the signer's field rules need none), nor `importlib.resources`,
-    `email.utils`, `xml.etree` or a thread pool (issue 39: each was CPU of every warm run).
+    `email.utils`, `xml.etree` or a thread pool (each was CPU of every warm run).
     The first run, which fetches the records, does load httpx and the pool, so the check can
     fail."""
     from support.cite import number_of

@@ -1,4 +1,4 @@
-"""The test suite's own layout (issue 26): what tests share lives in tests/support/ (helpers,
+"""The test suite's own layout: what tests share lives in tests/support/ (helpers,
 data, servers) or in conftest.py fixtures; no test module imports another test module or a
 conftest; and no test patches a third-party library (typer, httpx, keyring, ...): the suite
 drives them through their public API, as `pith` does."""
@@ -34,7 +34,7 @@ def _tree(path: Path) -> ast.Module:
 def _free_the_trees() -> Iterator[None]:
     """The parsed trees are shared by this module's rules, then freed: kept for the rest of the
     worker's run, every full garbage collection walks their nodes again (with both modules'
-    trees, 0.1-0.2 s each, about 1 CPU-s of `make check`; issue 27)."""
+    trees, 0.1-0.2 s each, about 1 CPU-s of `make check`)."""
     yield
     _tree.cache_clear()
 
@@ -142,7 +142,7 @@ def test_the_checks_see_every_form(tmp_path: Path) -> None:
         "import os\n"
         "from pithauthor.keys import secrets\n"
         "from conftest import FIXTURES\n"
-        "from test_registry_merge import make_state\n"
+        "from test_checks_merge import make_state\n"
         "import test_sty_layout\n"
         "def test(monkeypatch):\n"
         "    typer.main.get_command = len\n"
@@ -155,7 +155,7 @@ def test_the_checks_see_every_form(tmp_path: Path) -> None:
     )
     assert _imported_test_modules(source) == [
         "6: conftest",
-        "7: test_registry_merge",
+        "7: test_checks_merge",
         "8: test_sty_layout",
     ]
     assert _third_party_patches(source) == [
@@ -163,4 +163,70 @@ def test_the_checks_see_every_form(tmp_path: Path) -> None:
         "11: keyring.core",
         "12: httpx",
         "13: httpx._client.Client",
+    ]
+
+
+UNIT = TESTS / "unit"
+PACKAGE = TESTS.parent / "pithauthor"
+
+
+def _unmirrored(tests: list[Path], package: Path) -> list[str]:
+    """Each unit test file of `tests` whose name says no library module of `package`: a file
+    `unit/<package>/test_<module>[_<aspect>].py` tests `<package>/<module>.py`, one of
+    `<package>/<sub>/<module>.py` is `test_<sub>_<module>[...]`, and a top-level module `<m>.py`
+    has `unit/<m>/test_<m>[...]`."""
+    found = []
+    for path in tests:
+        folder = path.parent.name
+        inside = package / folder
+        modules = (
+            ["_".join(m.relative_to(inside).with_suffix("").parts) for m in inside.rglob("*.py")]
+            if inside.is_dir()
+            else [folder]
+            if (package / f"{folder}.py").is_file()
+            else []
+        )
+        stem = path.stem.removeprefix("test_")
+        if not any(stem == m or stem.startswith(f"{m}_") for m in modules if m != "__init__"):
+            found.append(f"{folder}/{path.name}")
+    return sorted(found)
+
+
+def test_each_unit_test_file_is_named_for_the_module_it_tests() -> None:
+    """tests/unit mirrors the package, so the tests of a module are found from its path, and a
+    module's new test goes beside them (tests/cli, tests/security and tests/latex are organised
+    by what a user does, and are not held to this)."""
+    assert _unmirrored(sorted(UNIT.rglob("test_*.py")), PACKAGE) == []
+
+
+def test_the_mirror_check_sees_a_stray_name(tmp_path: Path) -> None:
+    """Proves the check above can fail: a name that is no module (`test_core_records`), a
+    prefix that is only part of a module's name, a folder that is no module, and a nested
+    module named without its sub-package are caught; the three good forms pass."""
+    for module in (
+        "registry/outbox.py",
+        "registry/local/server.py",
+        "fs.py",
+        "registry/__init__.py",
+    ):
+        (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / module).write_text("", encoding="utf-8")
+    tests = [
+        Path(f"unit/{name}")
+        for name in (
+            "registry/test_outbox.py",
+            "registry/test_outbox_damage.py",
+            "registry/test_local_server.py",
+            "fs/test_fs_unpack.py",
+            "registry/test_core_records.py",
+            "registry/test_out.py",
+            "protocol/test_ids.py",
+            "registry/test_server.py",
+        )
+    ]
+    assert _unmirrored(tests, tmp_path) == [
+        "protocol/test_ids.py",
+        "registry/test_core_records.py",
+        "registry/test_out.py",
+        "registry/test_server.py",
     ]

@@ -10,7 +10,7 @@ from pithauthor._cli.output import message, warn
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.registry import RegistryAccess, RegistryOptions
+    from pithauthor.registry.access import RegistryAccess, RegistryOptions
 
 
 def registry_options(
@@ -23,7 +23,7 @@ def registry_options(
     timeout: float = 20.0,
 ) -> RegistryOptions:
     """The shared options (and a command's own budget) as one object with named fields."""
-    from pithauthor.registry import RegistryOptions
+    from pithauthor.registry.access import RegistryOptions
 
     return RegistryOptions(
         registry,
@@ -44,7 +44,7 @@ def registry_access(
     timeout: float = 20.0,
 ) -> RegistryAccess:
     """The options as a registry opened on first use; its notes and warnings go to stderr."""
-    from pithauthor.registry import RegistryAccess
+    from pithauthor.registry.access import RegistryAccess
 
     options = registry_options(
         registry, trust_manifest, trust_local, retries=retries, timeout=timeout

@@ -52,7 +52,7 @@ def _resolve_annotations(callback: Any) -> None:
 
     Typer evaluates every string annotation twice per command as it builds the command tree
     (`inspect.signature(eval_str=True)`, then `get_type_hints`), compiling each anew: about 1,100
-    compile-and-evals for `pith`, a third of `pith --help` beyond `import typer` (issue 27).
+    compile-and-evals for `pith`, a third of `pith --help` beyond `import typer`.
     The same few strings (`bool`, `Path | None`) recur, so each is compiled once here."""
     annotations = getattr(callback, "__annotations__", None) or {}
     for key, value in annotations.items():
@@ -83,7 +83,7 @@ def defaults(callback: Any) -> list[tuple[str, Any, Any]]:
     """(name, default, annotation) of each parameter of `callback` that has a default, in
     order: what `inspect.signature` says, read from the function itself. `inspect.signature`
     of the 38 command callbacks was most of `name_values`, and `name_values` a third of what
-    `pith --help` costs beyond `import typer` (issue 27); tests/test_startup_imports.py compares
+    `pith --help` costs beyond `import typer`; tests/test_startup_imports.py compares
     the two on every callback. A callback that is not a plain function asks `inspect`."""
     code = getattr(callback, "__code__", None)
     if (

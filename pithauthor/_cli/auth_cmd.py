@@ -23,7 +23,8 @@ def auth_login(
 ) -> None:
     """Store a bearer token for a registry's origin (OS keyring, else a 0600 file)."""
     from pithauthor.fs import MAX_SECRET_BYTES, read_user_text
-    from pithauthor.registry import registry_url, store_token
+    from pithauthor.registry.client import registry_url
+    from pithauthor.registry.credentials import store_token
 
     if bool(token_file) == token_stdin:
         raise InputError("give exactly one of --token-file F or --token-stdin")
@@ -40,7 +41,8 @@ def auth_logout(
     registry: str | None = typer.Option(None, "--registry", help=REGISTRY_HELP),
 ) -> None:
     """Forget the token stored for a registry."""
-    from pithauthor.registry import forget_token, registry_url
+    from pithauthor.registry.client import registry_url
+    from pithauthor.registry.credentials import forget_token
 
     url = registry_url(registry)
     message(f"token for {url} removed" if forget_token(url) else f"no token stored for {url}")
@@ -49,7 +51,7 @@ def auth_logout(
 @auth_app.command("status")
 def auth_status() -> None:
     """List the registries a token is stored for (never the tokens)."""
-    from pithauthor.registry import TOKEN_ENV, env_token_origin, stored_registries
+    from pithauthor.registry.credentials import TOKEN_ENV, env_token_origin, stored_registries
 
     for url in stored_registries():
         data(url)

@@ -36,8 +36,9 @@ def badge_cmd(
 ) -> None:
     """Print a badge snippet for a README or web page (the SVG is made locally). A full Pith
     Number is checked with its record (cached, or the registry's); an arXiv id is looked up."""
-    from pithauthor.latex import badge, badge_number
-    from pithauthor.protocol import classify_reference
+    from pithauthor.latex.sty import badge
+    from pithauthor.protocol.ids import classify_reference
+    from pithauthor.registry.access import badge_number
 
     named = classify_reference(number)
     if named.number is not None and named.number.year is None:

@@ -2,7 +2,7 @@
 
 Its plain forms (files and the options in PLAIN_OPTIONS) are answered by pith's entry point
 before Typer is loaded (`pithauthor._cli.entry`): importing Typer and pydantic takes longer
-than the whole scan of a 300-entry file (issue 27). So this module loads Typer only in
+than the whole scan of a 300-entry file. So this module loads Typer only in
 `register`, and the Typer command and the entry point run the same `read` and `report`.
 """
 
@@ -16,7 +16,7 @@ from pithauthor._cli.output import data, emit_json, warn
 if TYPE_CHECKING:
     import typer
 
-    from pithauthor.bibliography import BibReading
+    from pithauthor.bibliography.reading import BibReading
 
 _FAILING = ("parse_error", "invalid_identifier", "invalid_relationship")
 
@@ -106,7 +106,7 @@ def read(
     files: list[Path], only_cited: Path | None, relationship: str, mapping: list[str]
 ) -> BibReading:
     """Read the bibliographies, with a warning on stderr for each thing worth one."""
-    from pithauthor.bibliography import parse_relationship_map, read_bibliographies
+    from pithauthor.bibliography.reading import parse_relationship_map, read_bibliographies
 
     reading = read_bibliographies(
         files,
@@ -125,7 +125,12 @@ def read(
 
 def report(reading: BibReading, as_json: bool, lookup_stats: Any = None) -> int:
     """Print the rows (a table or JSON); the exit code: 1 when some row failed, else 0."""
-    from pithauthor.bibliography import render_table, rows_as_json, source_counts, status_counts
+    from pithauthor.bibliography.reading import (
+        render_table,
+        rows_as_json,
+        source_counts,
+        status_counts,
+    )
 
     rows = reading.rows()
     if as_json:
@@ -147,7 +152,7 @@ def cited(path: Path) -> set[str]:
     """The keys the manuscript cites (`--only-cited MAIN.tex|MAIN.aux`, for `pith cite` and
     `pith bib scan`); a warning names the citation macros it defines that could not be
     followed (their entries may be `skipped`: the .aux is exact)."""
-    from pithauthor.bibliography import read_citations
+    from pithauthor.bibliography.cited import read_citations
 
     found = read_citations(Path(path))
     if found.unfollowed:

@@ -7,7 +7,7 @@ that registers it, and its one-line summary, in the order `pith --help` lists th
 
 This table is the one home of each summary: the command modules register their entries with
 `short_help=summary(NAME)` (a group's help is its summary too), and `pith --help` lists the
-entries from this table alone, importing no command module (issue 27: importing all of them
+entries from this table alone, importing no command module (importing all of them
 was most of what `pith --help` cost beyond `import typer`). `pith NAME ...` imports NAME's
 module only. tests/test_startup_imports.py checks that the modules register exactly these
 entries, in this order, with these summaries.

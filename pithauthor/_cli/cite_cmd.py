@@ -2,8 +2,8 @@
 
 Its plain forms (bibliography files, --from and the options in PLAIN_OPTIONS) are answered by
 pith's entry point before Typer is loaded (`pithauthor._cli.entry`), as `pith bib scan`'s are:
-Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of 300 entries
-(issue 39). So this module loads Typer only in `register`, and the Typer command and the entry
+Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of 300 entries.
+So this module loads Typer only in `register`, and the Typer command and the entry
 point run the same `run` (tests/cli/test_cite_fast_path.py runs forms both ways).
 """
 
@@ -20,11 +20,8 @@ from pithauthor._cli.signing import Output
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import typer
 
-    from pithauthor.protocol import Signer
 
 #: The options of `pith cite`'s plain forms, as the Typer command declares them in `register`
 #: (tests/cli/test_cite_fast_path.py compares the two). Every other option (--to and its
@@ -109,7 +106,7 @@ def run(
 ) -> bool:
     """`pith cite` with its parameters (the Typer command's, by name): True when it ends with
     exit 0; False when some entry of a bibliography was not signed (exit 1)."""
-    from pithauthor.registry import check_destination
+    from pithauthor.registry.submit import check_destination
 
     if bibfiles and cited is not None:
         raise InputError("give bibliography files or --to CITED, not both")
@@ -129,14 +126,32 @@ def run(
         output = Output(key, passphrase_file, out, print_events, submit, access, yes=yes)
         if bibfiles:
             lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back, choose)
-            ok = _cite_bibliographies(bibfiles, citing, citing_record, relationship, mapping,
-                                      only_cited, parallel, as_json, output,
-                                      lookup_with)  # fmt: skip
+            ok = _cite_bibliographies(
+                bibfiles,
+                citing,
+                citing_record,
+                relationship,
+                mapping,
+                only_cited,
+                parallel,
+                as_json,
+                output,
+                lookup_with,
+            )
             return ok
         else:
             assert cited is not None
-            _cite_one(citing, citing_record, cited, record, relationship, citation_key, context,
-                      output, offline)  # fmt: skip
+            _cite_one(
+                citing,
+                citing_record,
+                cited,
+                record,
+                relationship,
+                citation_key,
+                context,
+                output,
+                offline,
+            )
     return True
 
 
@@ -151,10 +166,10 @@ def _cite_one(
     output: Output,
     offline: bool,
 ) -> None:
-    from pithauthor import sign_citation
     from pithauthor._cli.signing import citation_preview
-    from pithauthor.protocol import normalize_relationship
-    from pithauthor.registry import citing_number, subject_for
+    from pithauthor.protocol.payloads import normalize_relationship
+    from pithauthor.registry.access import citing_number, subject_for
+    from pithauthor.sign import sign_citation
 
     relationship = normalize_relationship(relationship)
     citing_paper, citing_note, citing_arxiv = citing_number(
@@ -200,18 +215,21 @@ def _cite_bibliographies(
     lookup: _LookupWith,
 ) -> bool:
     from pithauthor._cli.signing import bibliography_preview
-    from pithauthor.bibliography import (
-        BibEntry,
+    from pithauthor.bibliography.cite import (
         RegistryResolver,
-        Resolver,
+        plan_citations,
+        resolve_identifiers,
+        sign_plan,
+    )
+    from pithauthor.bibliography.reading import (
         parse_relationship_map,
         read_bibliographies,
         render_table,
-        sign_bibliography,
     )
-    from pithauthor.keys import DeferredKey
-    from pithauthor.protocol import Subject, normalize_relationship
-    from pithauthor.registry import RecordCache, citing_number
+    from pithauthor.protocol.payloads import normalize_relationship
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.registry.access import citing_number
+    from pithauthor.registry.client import RecordCache
 
     reading = read_bibliographies(
         [Path(f) for f in bibfiles],
@@ -236,28 +254,26 @@ def _cite_bibliographies(
     citing_paper, citing_note, citing_arxiv = citing_number(
         citing, citing_record, output.registry, offline=nothing_to_sign or lookup.offline
     )
-    resolver: Resolver | dict[str, Subject | str] = {}
-    if not nothing_to_sign:
-        resolver = RegistryResolver(output.registry.client, RecordCache())
-
-    def confirm(key: Signer, to_sign: Sequence[tuple[BibEntry, Subject]]) -> None:
-        assert isinstance(key, DeferredKey)
-        rows = [(e.key, subject, str(e.relationship)) for e, subject in to_sign]
+    resolver = None if nothing_to_sign else RegistryResolver(output.registry.client, RecordCache())
+    held = output.held()
+    resolved: dict[str, Subject | str] = {}
+    if resolver is not None:
+        identifiers = (e.identifier for e in reading.to_sign() if e.identifier is not None)
+        resolved = resolve_identifiers(identifiers, resolver, parallel=parallel)
+    plan = plan_citations(reading, citing_paper, resolved, citing_arxiv=citing_arxiv)
+    # the key is opened only when there is something to sign (its passphrase later still: the
+    # signatures wait in a `DeferredKey` until the author has seen the preview and said yes)
+    key = output.signer() if plan.pending else None
+    report = sign_plan(plan, key, held=held)
+    # Signed in memory only so far: nothing is stored or sent before the author's yes, and a
+    # bibliography whose citations are all signed already asks nothing.
+    if report.fresh:
+        assert key is not None  # something was signed
+        rows = [(e.key, subject, str(e.relationship)) for e, subject in report.fresh]
         output.confirm(
             f"these {len(rows)} citation(s)",
             bibliography_preview(citing_paper, citing_note, rows, key),
         )
-
-    report = sign_bibliography(
-        reading,
-        citing_paper,
-        output.signer,
-        resolver,
-        parallel=parallel,
-        confirm=confirm,
-        held=output.held(),
-        citing_arxiv=citing_arxiv,
-    )
     destination = output.deliver(report.events) if report.events else None
     if found is not None and lookup.write_back:
         from pithauthor._cli import options
@@ -375,14 +391,32 @@ def register(app: typer.Typer) -> None:
         bibliography cites. With bibliographies: exit 0 when every entry with an identifier was
         signed, 1 when some were not (unresolved, invalid, unparsable)."""
         ok = run(
-            bibfiles=bibfiles, citing=citing, citing_record=citing_record, cited=cited,
-            record=record, relationship=relationship, mapping=mapping, only_cited=only_cited,
-            parallel=parallel, citation_key=citation_key, context=context, key=key,
-            passphrase_file=passphrase_file, out=out, as_json=as_json, submit=submit, yes=yes,
-            registry=registry, trust_manifest=trust_manifest, trust_local=trust_local,
-            lookup=lookup, offline=offline, arxiv_api=arxiv_api, write_back=write_back,
+            bibfiles=bibfiles,
+            citing=citing,
+            citing_record=citing_record,
+            cited=cited,
+            record=record,
+            relationship=relationship,
+            mapping=mapping,
+            only_cited=only_cited,
+            parallel=parallel,
+            citation_key=citation_key,
+            context=context,
+            key=key,
+            passphrase_file=passphrase_file,
+            out=out,
+            as_json=as_json,
+            submit=submit,
+            yes=yes,
+            registry=registry,
+            trust_manifest=trust_manifest,
+            trust_local=trust_local,
+            lookup=lookup,
+            offline=offline,
+            arxiv_api=arxiv_api,
+            write_back=write_back,
             choose=choose,
-        )  # fmt: skip
+        )
         if not ok:
             raise typer.Exit(1)
 

@@ -73,12 +73,14 @@ def claim(
 ) -> None:
     """Sign an author attestation of SUBJECT with your key. Claiming again what the outbox
     holds reuses that event; a different claim on the same paper needs --replace."""
-    from pithauthor import attest_authorship
     from pithauthor._cli.signing import claim_preview
-    from pithauthor.bibliography import author_order
-    from pithauthor.identity import proofs_from_specs
-    from pithauthor.protocol import check_claimant, check_own_name, normalize_orcid
-    from pithauthor.registry import check_destination, subject_for
+    from pithauthor.bibliography.arxiv_order import author_order
+    from pithauthor.identity.proofs import proofs_from_specs
+    from pithauthor.protocol.identity import normalize_orcid
+    from pithauthor.protocol.record import check_claimant, check_own_name
+    from pithauthor.registry.access import subject_for
+    from pithauthor.registry.submit import check_destination
+    from pithauthor.sign import attest_authorship
 
     check_destination(out)
     orcid = normalize_orcid(orcid) if orcid else None

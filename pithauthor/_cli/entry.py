@@ -3,17 +3,17 @@ and `pith status` answer before the command tree (and Typer) is loaded; everythi
 the Typer application in `pithauthor._cli.main`.
 
 Why `bib scan`: importing Typer and pydantic takes longer than the whole scan of a 300-entry
-bibliography (issue 27). The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
+bibliography. The plain forms (`bib_cmd.plain_form`: files, --json, --only-cited,
 --relationship, --map) run the same code as the Typer command and end the same way on an
 error (`output.exit_on_error`); anything else, --help or a mistake included, is Typer's
 (tests/cli/test_bib_scan_fast_path.py runs many forms both ways).
 
 Why `cite`: Typer and pydantic were about 0.3 s of CPU of a warm 0.7 s `pith cite refs.bib` of
-300 entries (issue 39); its plain forms (`cite_cmd.plain_cite_form`: files, --from and the
+300 entries; its plain forms (`cite_cmd.plain_cite_form`: files, --from and the
 options of `cite_cmd.PLAIN_OPTIONS`) run `cite_cmd.run` as the Typer command does
 (tests/cli/test_cite_fast_path.py).
 
-Why `status` (issue 39): a Typer command with a text argument loads pydantic, and Typer, click
+Why `status`: a Typer command with a text argument loads pydantic, and Typer, click
 and pydantic cost more CPU than a second look at a 10,000-event paper (`status_page`).
 """
 
@@ -29,7 +29,7 @@ COMPLETE_ENV = "_PITH_COMPLETE"
 def main() -> None:
     # httpx (0.28 and later) imports its own command-line client, `httpx._main`, on `import
     # httpx` whenever click, rich and pygments are installed (Typer brings them): about 0.1 s
-    # of CPU, a sixth of a warm `pith cite` (issue 39), for a client pith never runs. Marked
+    # of CPU, a sixth of a warm `pith cite`, for a client pith never runs. Marked
     # absent before httpx first loads, httpx defines its stand-in `httpx.main` instead. Done
     # here, in the program that owns the process, never in the library: a script importing
     # pithauthor keeps the httpx it expects.

@@ -48,7 +48,7 @@ def fetch(
         if what == "record":
             doc = client.record(ref)
         else:
-            from pithauthor.registry import RecordCache
+            from pithauthor.registry.client import RecordCache
 
             cache = RecordCache()  # what was verified before, revalidated (If-None-Match)
             try:

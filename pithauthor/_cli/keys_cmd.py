@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +22,7 @@ from pithauthor._cli.output import ask, at_terminal, data, emit_json, message
 from pithauthor.errors import InputError, NetworkError
 
 if TYPE_CHECKING:
-    from pithauthor.keys import KeyRecord
+    from pithauthor.keys.storage import KeyRecord
 
 keys_app = new_app(summary("keys"), name="keys")
 
@@ -66,7 +67,7 @@ def _print_record(record: KeyRecord, as_json: bool, extra: dict[str, Any] | None
 
 
 def _sources(passphrase_file: str | None, backup_file: str | None = None) -> Any:
-    from pithauthor.keys import backup_passphrase_source, passphrase_source
+    from pithauthor.keys.passphrase import backup_passphrase_source, passphrase_source
 
     # each source reads its first line of stdin: two would split one stream between them
     if passphrase_file == "-" and backup_file == "-":
@@ -86,7 +87,7 @@ def generate_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Create a new Ed25519 author key and print its key id and fingerprint."""
-    from pithauthor.keys import check_public_name, generate
+    from pithauthor.keys.author import check_public_name, generate
 
     if public_name is None and at_terminal():
         asked = typer.prompt(
@@ -123,7 +124,7 @@ def set_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Change a key's public name: the name future claims sign (those made stay as signed)."""
-    from pithauthor.keys import set_public_name
+    from pithauthor.keys.author import set_public_name
 
     _print_record(set_public_name(name, public_name), as_json)
 
@@ -131,7 +132,7 @@ def set_cmd(
 @keys_app.command("list")
 def list_cmd(as_json: bool = JSON_OPTION) -> None:
     """List every key, active and retired."""
-    from pithauthor.keys import list_keys
+    from pithauthor.keys.author import list_keys
 
     records = list_keys()
     if as_json:
@@ -153,7 +154,7 @@ def show_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Show one key's public facts (never the secret)."""
-    from pithauthor.keys import load_key, show
+    from pithauthor.keys.author import load_key, show
 
     if not check:
         _print_record(show(name), as_json)
@@ -170,7 +171,7 @@ def export_cmd(
     fmt: Literal["json", "raw"] = typer.Option("json", "--format", help="raw = base64 only."),
 ) -> None:
     """Print the public key: JSON (with key id, fingerprint, signer id) or raw base64."""
-    from pithauthor.keys import export_public
+    from pithauthor.keys.author import export_public
 
     doc = export_public(name)
     if fmt == "raw":
@@ -190,7 +191,7 @@ def backup_cmd(
 ) -> None:
     """Write one key to a passphrase-encrypted backup file (restore with `pith keys import`)."""
     from pithauthor.fs import check_output_file
-    from pithauthor.keys import backup
+    from pithauthor.keys.author import backup
 
     check_output_file(out, InputError, "a backup file to write")
     key_source, backup_source = _sources(passphrase_file, backup_passphrase_file)
@@ -217,8 +218,8 @@ def import_cmd(
 ) -> None:
     """Restore a key from a backup file made by `pith keys backup`. A key that this store or
     its ORCID link marks retired is restored retired."""
-    from pithauthor.identity import orcid_api_base
-    from pithauthor.keys import import_backup
+    from pithauthor.identity.proofs import orcid_api_base, orcid_retirement
+    from pithauthor.keys.author import import_backup
 
     if orcid_api is not None:
         orcid_api_base(orcid_api)  # a bad --orcid-api is one line, before any passphrase
@@ -229,8 +230,9 @@ def import_cmd(
         backend=backend,
         passphrase=key_source,
         insecure_plaintext=insecure_plaintext,
-        check_orcid=not offline,
-        orcid_api=orcid_api,
+        orcid_retirement=(
+            None if offline else functools.partial(orcid_retirement, orcid_api=orcid_api)
+        ),
     )
     _print_record(record, as_json)
 
@@ -244,7 +246,7 @@ def rotate_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Make a new active key; the old one is kept as retired so its signatures still verify."""
-    from pithauthor.keys import rotate
+    from pithauthor.keys.author import rotate
 
     key_source, _ = _sources(passphrase_file)
     old, new = rotate(
@@ -261,7 +263,7 @@ def rotate_cmd(
 
 def _rotation_steps(old: KeyRecord, new: KeyRecord) -> None:
     """Tell the author which identity proofs to update (docs/identity.md)."""
-    from pithauthor.identity import orcid_proof
+    from pithauthor.identity.proofs import orcid_proof
 
     retired, active = orcid_proof(old), orcid_proof(new)
     message("update your identity proofs (docs/identity.md):")
@@ -289,7 +291,7 @@ def delete_cmd(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a key for good (secret and record). Asks first unless --yes."""
-    from pithauthor.keys import delete, show
+    from pithauthor.keys.author import delete, show
 
     record = show(name)
     if not yes and not at_terminal():
@@ -331,8 +333,8 @@ def prove_orcid_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the researcher URL to add to your public ORCID record for this key."""
-    from pithauthor.identity import orcid_api_base, orcid_proof
-    from pithauthor.keys import show
+    from pithauthor.identity.proofs import orcid_api_base, orcid_proof
+    from pithauthor.keys.author import show
 
     if check or orcid_api is not None:
         orcid_api_base(orcid_api)  # a bad --orcid-api is one line, before the instructions
@@ -365,7 +367,7 @@ def prove_orcid_cmd(
 
 
 def _check_orcid_now(record: KeyRecord, orcid_api: str | None) -> None:
-    from pithauthor.identity import check_key_on_orcid
+    from pithauthor.identity.proofs import check_key_on_orcid
 
     proof = check_key_on_orcid(record, orcid_api)
     if proof.finding is None:
@@ -381,9 +383,9 @@ def prove_web_cmd(
     key: str | None = PROVE_KEY_OPTION,
 ) -> None:
     """Print the /.well-known/pith-keys.json to publish on your site (keys and ORCID iD)."""
-    from pithauthor.identity import web_proof_document
-    from pithauthor.keys import list_keys, show
-    from pithauthor.protocol import well_known_url
+    from pithauthor.identity.proofs import web_proof_document
+    from pithauthor.keys.author import list_keys, show
+    from pithauthor.protocol.identity import well_known_url
 
     where = well_known_url(url)
     record = show(key)

@@ -21,7 +21,7 @@ from pithauthor._cli.output import StepLines, data, emit_json, message, warn
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.latex import ProjectZip
+    from pithauthor.latex.archives import ProjectZip
 
 latex_app = new_app(summary("latex"), name="latex")
 
@@ -89,8 +89,10 @@ def inject_cmd(
     offline: bool = OFFLINE_NUMBER_OPTION,
 ) -> None:
     """Add \\usepackage{pith} and \\pithnumber{...} to the preamble, and copy pith.sty."""
-    from pithauthor.keys import show
-    from pithauthor.latex import badge_number, inject
+    from pithauthor.keys.author import show
+    from pithauthor.latex.injection import inject
+    from pithauthor.latex.sty import MANIFEST
+    from pithauthor.registry.access import badge_number
 
     if pith is None and not author_key:
         raise InputError("give --pith NUMBER, --author-key, or both")
@@ -134,10 +136,11 @@ def inject_cmd(
                 "checked": result.checked,
                 "diff": result.diff,
                 "notes": result.notes,
-                "ltxml_action": result.ltxml_action,
-                "compat_action": result.compat_action,
-                "placement_def_action": result.placement_def_action,
-                "authorkeys_def_action": result.authorkeys_def_action,
+                **{  # each file that follows pith.sty: what was done with it
+                    f.action_key: result.companion_actions[f.name]
+                    for f in MANIFEST
+                    if f.name in result.companion_actions
+                },
                 "unpacked": str(result.unpacked) if result.unpacked else None,
                 "zip_out": str(result.zip_out.path) if result.zip_out else None,
             }
@@ -159,16 +162,9 @@ def inject_cmd(
         message(f"backup: {result.backup}")
     if result.sty_action != "unchanged":
         message(f"{result.sty}: {would}{result.sty_action}")
-    if result.ltxml_action != "unchanged":
-        message(f"{result.sty}.ltxml: {would}{result.ltxml_action}")
-    if result.compat_action != "unchanged":
-        message(f"{result.sty.with_name('pith-compat.def')}: {would}{result.compat_action}")
-    if result.placement_def_action != "unchanged":
-        placement_def = result.sty.with_name("pith-placement.def")
-        message(f"{placement_def}: {would}{result.placement_def_action}")
-    if result.authorkeys_def_action != "unchanged":
-        authorkeys_def = result.sty.with_name("pith-authorkeys.def")
-        message(f"{authorkeys_def}: {would}{result.authorkeys_def_action}")
+    for name, action in result.companion_actions.items():  # the files that follow pith.sty
+        if action != "unchanged":
+            message(f"{result.sty.with_name(name)}: {would}{action}")
     if result.checked:
         message(f"checked: compiles with {result.engine}; the PDF carries what was added")
     if result.zip_out is not None:
@@ -222,7 +218,7 @@ def arxiv_cmd(
     and its LaTeXML binding), and prove the archive by building it alone with pdfLaTeX. Each
     step is shown on stderr with its time (a spinner on a terminal)."""
     from pithauthor.fs import check_output_file
-    from pithauthor.latex import build_arxiv_archive
+    from pithauthor.latex.arxiv import build_arxiv_archive
 
     check_output_file(output, InputError, "an archive to write")
     with StepLines() as steps:
@@ -298,7 +294,7 @@ def sty_cmd(
     """Get pith.sty and its files: their paths (default), a copy into a folder, one zip for an
     Overleaf upload, or a TEXMFHOME install."""
     from pithauthor.fs import check_output_file
-    from pithauthor.latex import copy_sty, found_by_tex, install_sty, shipped_files, zip_sty
+    from pithauthor.latex.sty import copy_sty, found_by_tex, install_sty, shipped_files, zip_sty
 
     if sum((path, copy is not None, install, zip_file is not None)) > 1:
         raise InputError("give one of --path, --copy FOLDER, --zip FILE, --install")

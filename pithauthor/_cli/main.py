@@ -96,7 +96,7 @@ def whole_app() -> typer.Typer:
 
 def __getattr__(name: str) -> Any:
     """`main.app`: the whole app, built (and every command module imported) when first asked
-    for; `pith --help` and `pith NAME ...` never ask (issue 27: start-up)."""
+    for; `pith --help` and `pith NAME ...` never ask (start-up)."""
     if name == "app":
         return whole_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -201,7 +201,7 @@ def _root_only(keep: str | None = None) -> Any:
     whole: what `pith --help` lists, and what `pith KEEP ...` runs.
 
     Typer builds every option of every command before it can print any help or run one (230
-    of them), and importing every command module was most of the rest (issue 27). The root's
+    of them), and importing every command module was most of the rest. The root's
     own options are built by Typer as in the whole tree, and the listing shows each entry's
     `short_help`, which the whole tree takes from the same catalog, so the text is the same
     (tests/test_startup_imports.py compares them). The stubs are click commands made with
@@ -236,7 +236,7 @@ def _usage_error(exc: typer.TyperException) -> NoReturn:
 
 def _fail(text: str, code: int) -> NoReturn:
     """`output.fail`, imported only on the way out: `pith --help` needs neither it nor
-    `pithauthor.errors` (about 1 ms, issue 27)."""
+    `pithauthor.errors` (about 1 ms)."""
     from pithauthor._cli.output import fail
 
     fail(text, code)

@@ -31,9 +31,9 @@ def from_arxiv(
     ),
 ) -> None:
     """Compute the Pith Number of a paper from its arXiv metadata, offline."""
-    from pithauthor import read_arxiv_metadata
     from pithauthor.fs import MAX_METADATA_BYTES, read_user_text
-    from pithauthor.protocol import build_canonical_record, next_version_metadata, summarise
+    from pithauthor.protocol.record import build_canonical_record, next_version_metadata, summarise
+    from pithauthor.verify import read_arxiv_metadata
 
     meta = read_arxiv_metadata(file)
     changes = (title, abstract_file, categories, license)
@@ -71,7 +71,7 @@ def parse(
     as_json: bool = typer.Option(False, "--json", help="Print the forms as JSON."),
 ) -> None:
     """Say what an identifier is and print its normal forms."""
-    from pithauthor.protocol import classify_reference
+    from pithauthor.protocol.ids import classify_reference
 
     info: dict[str, object]
     named = classify_reference(ref)

@@ -14,11 +14,13 @@ import typer
 
 from pithauthor._cli.access import registry_access, registry_options
 from pithauthor._cli.output import at_terminal, message, warn
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.bibliography import BibEntry, BibReading, LookupResult
-    from pithauthor.registry import RegistryAccess, RegistryClient
+    from pithauthor.bibliography.lookup import LookupResult
+    from pithauthor.bibliography.reading import BibEntry, BibReading
+    from pithauthor.registry.access import RegistryAccess
+    from pithauthor.registry.client import RegistryClient
 
 
 # Typer options for choosing and trusting a registry, shared by every command that talks to one.
@@ -108,7 +110,7 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
     nothing rather than to file names or a traceback in the middle of the author's command line.
     """
     from pithauthor.errors import PithError
-    from pithauthor.keys import known_keys
+    from pithauthor.keys.author import known_keys
 
     try:
         records = known_keys()  # creates no key store on a Tab
@@ -126,7 +128,7 @@ def complete_key(incomplete: str) -> list[tuple[str, str]]:
 
 def complete_relationship(incomplete: str) -> list[str]:
     """Shell completion of the eight relationships (their one list: protocol/payloads.py)."""
-    from pithauthor.protocol import RELATIONSHIPS
+    from pithauthor.protocol.payloads import RELATIONSHIPS
 
     return [r for r in RELATIONSHIPS if r.startswith(incomplete.lower())]
 
@@ -235,7 +237,7 @@ _ATTEMPTS = 3
 
 def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> LookupResult:
     """Look the entries up, with a progress bar on a terminal and a summary on stderr."""
-    from pithauthor.bibliography import lookup_bibliography
+    from pithauthor.bibliography.lookup import lookup_bibliography
 
     with _ProgressBar() if sys.stderr.isatty() else nullcontext() as progress:
         result = lookup_bibliography(reading, api_url, offline=offline, progress=progress)
@@ -246,7 +248,7 @@ def run_lookup(reading: BibReading, api_url: str | None, offline: bool) -> Looku
 def settle_ambiguous(result: LookupResult, choose: bool) -> LookupResult:
     """For each `ambiguous` entry with candidates: with `choose` on a terminal, ask the author
     which one it is; otherwise print, for each candidate, the line that settles it by hand."""
-    from pithauthor.bibliography import paste_line, settle
+    from pithauthor.bibliography.lookup import paste_line, settle
 
     open_entries = [e for e in result.reading.entries if e.status == "ambiguous"]
     open_entries = [e for e in open_entries if e.lookup_choices]
@@ -257,13 +259,17 @@ def settle_ambiguous(result: LookupResult, choose: bool) -> LookupResult:
         warn("--choose needs a terminal to ask on; the lines to paste are printed instead")
     reading = result.reading
     for entry in open_entries:
-        message(f'{entry.key} ({entry.source_file}:{entry.line}) is ambiguous: '
-                f'"{_shown(entry.title_unicode)}"')  # fmt: skip
+        message(
+            f"{entry.key} ({entry.source_file}:{entry.line}) is ambiguous: "
+            f'"{_shown(entry.title_unicode)}"'
+        )
         for number, choice in enumerate(entry.lookup_choices, 1):
             authors = ", ".join(_shown(a) for a in choice.authors)
             why = choice.problem or "fits the title, author and year rules"
-            message(f'  {number}) {choice.arxiv_id}  "{_shown(choice.title)}" ({authors}; '
-                    f"arXiv {choice.year}): {why}")  # fmt: skip
+            message(
+                f'  {number}) {choice.arxiv_id}  "{_shown(choice.title)}" ({authors}; '
+                f"arXiv {choice.year}): {why}"
+            )
             if not asking:
                 message(f"       {paste_line(choice.arxiv_id)}")
         if asking:
@@ -304,7 +310,7 @@ def _shown(text: str) -> str:
 
 def write_back(result: LookupResult) -> None:
     """Add the identifiers found to the .bib files, saying what was done to each."""
-    from pithauthor.bibliography import write_back as write
+    from pithauthor.bibliography.lookup import write_back as write
 
     done = write(result.reading)
     for item in done:

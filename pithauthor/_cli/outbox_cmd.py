@@ -9,7 +9,7 @@ from pithauthor._cli.app import new_app
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.output import ask, at_terminal, data, emit_json, message
 from pithauthor.errors import ConfirmationNeeded, Declined, InputError
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 outbox_app = new_app(summary("outbox"))
 REGISTRY_ONLY = typer.Option(
@@ -31,7 +31,8 @@ def outbox_list(
     """List the outbox (oldest first): state, date stored, registry, event, paper. By default
     the events still to deal with (pending, rejected); the accepted ones are counted, and
     listed with --state accepted or --all."""
-    from pithauthor.registry import STATES, Outbox, paper_titles
+    from pithauthor.registry.outbox import STATES, Outbox
+    from pithauthor.registry.submit import paper_titles
 
     if state is not None and state not in STATES:
         raise InputError(f"--state must be one of {', '.join(STATES)}")
@@ -64,7 +65,8 @@ def outbox_retry(
     """Put rejected events back to pending (then run `pith submit`)."""
     import shlex
 
-    from pithauthor.registry import Outbox, registry_binding
+    from pithauthor.registry.client import registry_binding
+    from pithauthor.registry.outbox import Outbox
 
     with Outbox(note=message) as outbox:
         n = outbox.retry(event_ids or None, registry)
@@ -97,7 +99,7 @@ def outbox_drop(
 ) -> None:
     """Delete events from the outbox (they are not withdrawn from any registry). Says what
     will be lost and asks first on a terminal; elsewhere it needs --yes."""
-    from pithauthor.registry import Outbox
+    from pithauthor.registry.outbox import Outbox
 
     if not (event_ids or rejected or accepted or pending):
         raise InputError("name event ids, or pass --rejected / --accepted / --pending")
@@ -156,7 +158,7 @@ def _what_is_lost(found: dict[str, int]) -> list[str]:
 def outbox_recover() -> None:
     """Rebuild a damaged outbox from its journal (outbox.journal.jsonl beside it): the damaged
     file is kept aside, every event not dropped is pending again for its own registry."""
-    from pithauthor.registry import recover
+    from pithauthor.registry.recovery import recover
 
     done = recover()
     if done.moved_to is not None:

@@ -72,7 +72,7 @@ def exit_on_error(exc: Exception) -> NoReturn:
         fail(f"{exc.strerror or exc}{where}", EXIT_INPUT)
     # Anything else is a bug: every expected failure is a PithError raised where it happens
     # (a reader maps its RecursionError, UnicodeError, ValueError at the source). Exit 70, not
-    # 2: a script must not take pith's own fault for its bad input (issue 36).
+    # 2: a script must not take pith's own fault for its bad input.
     fail(
         f"internal error ({type(exc).__name__}): this is a bug in pith, not in your input; "
         f"please report it, {REPORT_BUGS}, with this line and what PITH_DEBUG=1 adds",

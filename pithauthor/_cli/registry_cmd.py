@@ -45,7 +45,7 @@ def serve(
     ),
 ) -> None:
     """Serve the local registry until interrupted. Prints its URL on stdout."""
-    from pithauthor.registry import (
+    from pithauthor.registry.local.run import (
         check_base_url,
         check_host,
         data_folder,
@@ -96,7 +96,7 @@ def add(
     as_json: bool = typer.Option(False, "--json", help="Print what was added as JSON."),
 ) -> None:
     """Add papers; each is signed with the local registry's key."""
-    from pithauthor.registry import add_papers, data_folder, example_papers
+    from pithauthor.registry.local.run import add_papers, data_folder, example_papers
 
     paths = [Path(f) for f in files or []] + (example_papers() if examples else [])
     added = add_papers(data_folder(data), paths, trust_manifest)
@@ -119,7 +119,7 @@ def approve(
     """Approve events a registry served with --moderate holds, as their author signing in
     would confirm them: they are stored and in the paper's state at once (also while the
     registry runs)."""
-    from pithauthor.registry import approve_held, data_folder
+    from pithauthor.registry.local.run import approve_held, data_folder
 
     done, left = approve_held(data_folder(data), event_ids or [])
     message(f"approved {done} held event(s); {left} still held")

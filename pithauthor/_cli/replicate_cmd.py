@@ -65,10 +65,11 @@ def replicate(
 ) -> None:
     """Sign a replication record of SUBJECT. Recording again what the outbox holds reuses
     that event; a different record with the same kind and artifacts needs --replace."""
-    from pithauthor import artifact_sha256, record_replication
     from pithauthor._cli.signing import replication_preview
-    from pithauthor.protocol import Artifact
-    from pithauthor.registry import check_destination, subject_for
+    from pithauthor.protocol.payloads import Artifact
+    from pithauthor.registry.access import subject_for
+    from pithauthor.registry.submit import check_destination
+    from pithauthor.sign import artifact_sha256, record_replication
 
     if sha256 and artifact_file:  # two lists cannot say which digest goes with which URI
         raise InputError(

@@ -11,13 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from pithauthor._cli.output import ask, at_terminal, data, message
 from pithauthor.errors import ConfirmationNeeded, Declined
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor import PithNumber, Settle, Subject
-    from pithauthor.keys import AuthorKey, DeferredKey
-    from pithauthor.protocol import AuthorCheck, AuthorEvent
-    from pithauthor.registry import OnChange, RegistryAccess, Statements
+    from pithauthor.keys.author import AuthorKey, DeferredKey
+    from pithauthor.protocol.documents import AuthorEvent
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.protocol.record import AuthorCheck
+    from pithauthor.protocol.subject import Subject
+    from pithauthor.registry.access import RegistryAccess
+    from pithauthor.registry.statements import OnChange, Statements
+    from pithauthor.sign import Settle
 
 
 # What `pith claim`, `pith cite` and `pith replicate` share after parsing: the key, where the
@@ -31,7 +35,7 @@ def submit_now(
     """Send what is pending in the outbox (with `only`: just those events, the ones a
     signing command showed); events that cannot go now stay there, and so do the others."""
     from pithauthor.progress import Advance, report
-    from pithauthor.registry import submit_pending
+    from pithauthor.registry.submit import submit_pending
 
     def sent(done: int, total: int) -> None:  # a bar on a terminal (output.Reports)
         report(Advance(f"submitting to {registry.client.base_url}", done, total))
@@ -113,7 +117,8 @@ class Output:
         `confirm` has its yes (or has no question to ask), or when the events are delivered:
         what is built before carries pending signatures (`pithauthor.keys.DeferredKey`), which
         are never written anywhere."""
-        from pithauthor.keys import deferred_signing_key, passphrase_source
+        from pithauthor.keys.author import deferred_signing_key
+        from pithauthor.keys.passphrase import passphrase_source
 
         if self._key is None:
             passphrase = passphrase_source(self.passphrase_file)
@@ -133,7 +138,7 @@ class Output:
         """What the outbox already holds for this registry (read once)."""
         from pathlib import Path
 
-        from pithauthor.registry import Statements, events_in_file
+        from pithauthor.registry.statements import Statements, events_in_file
 
         if self._held is None:
             in_out = events_in_file(Path(self.out)) if self.out is not None else []
@@ -155,7 +160,7 @@ class Output:
             RegistryRejected,
             VerificationError,
         )
-        from pithauthor.registry import key_lineage, own_events_in_state
+        from pithauthor.registry.statements import key_lineage, own_events_in_state
 
         held = self.held()
         mine, older = key_lineage(key_id)
@@ -189,7 +194,7 @@ class Output:
 
     def deliver(self, events: Sequence[AuthorEvent]) -> str:
         """Write the events where asked; return where they went."""
-        from pithauthor.registry import deliver
+        from pithauthor.registry.submit import deliver
 
         self.seal(events)  # nothing leaves memory with a pending signature
         show = data if self.print_events else None
@@ -210,7 +215,7 @@ class Output:
         if self.submit:
             submit_now(self.registry, only=events)
         elif "the outbox" in self.destination:
-            from pithauthor.registry import registry_binding
+            from pithauthor.registry.client import registry_binding
 
             where = registry_binding(self.registry.options.registry)
             message(f"next: `{submit_command(self.registry)}` sends it to {where}")
@@ -220,17 +225,12 @@ class Output:
 
     def reused(self, event: AuthorEvent) -> bool:
         """True when `event` is one the outbox held (the same statement, signed before)."""
-        settled = self._held.last if self._held is not None else None
-        return (
-            settled is not None
-            and settled.decision == "reused"
-            and (settled.event_id == event["event_id"])
-        )
+        return self._held is not None and self._held.settled(event).decision == "reused"
 
     def one(self, event: AuthorEvent) -> None:
         """Deliver one event, say so on stderr, and send it if asked. An event the outbox
         already held (the same statement, signed before) is reused: it is not written again."""
-        settled = self._held.last if self._held is not None else None
+        settled = self._held.settled(event) if self._held is not None else None
         self.seal([event])
         if self.reused(event):
             in_out = event["event_id"] in self._in_out
@@ -240,7 +240,7 @@ class Output:
             out = None if in_out else self.out  # never a second line in the same file
             # where asked; with --submit into the outbox too (a no-op when it holds it)
             if out is not None or self.print_events or self.submit:
-                from pithauthor.registry import deliver
+                from pithauthor.registry.submit import deliver
 
                 show = data if self.print_events else None
                 self.destination = deliver(
@@ -266,7 +266,7 @@ def submit_command(registry: RegistryAccess, file: str | None = None) -> str:
     only when asked again). Quoted for a POSIX shell."""
     import shlex
 
-    from pithauthor.registry import registry_binding
+    from pithauthor.registry.client import registry_binding
 
     options = registry.options
     words = ["pith", "submit", *([file] if file is not None else [])]

@@ -15,7 +15,7 @@ from pithauthor._cli.options import (
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor._cli.status_page import show_status
 from pithauthor.errors import InputError
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 
 def status(
@@ -53,8 +53,9 @@ def papers(
     --registry from what that registry holds of them, signed here or on another machine), with
     where their events stand per registry; newest first. Without --registry no registry is
     asked."""
-    from pithauthor.protocol import classify_reference
-    from pithauthor.registry import check_registry_options, my_papers, papers_on_registry
+    from pithauthor.protocol.ids import classify_reference
+    from pithauthor.registry.access import check_registry_options
+    from pithauthor.registry.statements import my_papers, papers_on_registry
 
     for ref in refs or []:
         classify_reference(ref)  # a malformed one is said before any registry is asked

@@ -3,7 +3,7 @@ the entry point's plain form (`pithauthor._cli.entry`) both run `show_status`.
 
 Why a plain form: a Typer command with a text argument imports pydantic (Typer coerces every
 such parameter through a pydantic `TypeAdapter`), and Typer, click and pydantic together cost
-more CPU than a second look at a 10,000-event paper itself (issue 39: under 0.2 s). The plain
+more CPU than a second look at a 10,000-event paper itself (under 0.2 s). The plain
 forms (`plain_form`: one PAPER, --registry, --trust-manifest, --trust-local-registry, --json)
 are answered before Typer loads; anything else, --help or a mistake included, is Typer's
 (tests/cli/test_status_fast_path.py runs forms both ways).
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from pithauthor._cli.output import data, emit_json, warn
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
 """The environment variable of `--trust-local-registry` (options.TRUST_LOCAL_ENV): when it is
@@ -40,9 +40,12 @@ def plain_form(args: list[str], environ: dict[str, str]) -> dict[str, Any] | Non
     if TRUST_LOCAL_ENV in environ:
         return None
     values: dict[str, Any] = {
-        "ref": None, "registry": None, "trust_manifest": [], "trust_local": False,
+        "ref": None,
+        "registry": None,
+        "trust_manifest": [],
+        "trust_local": False,
         "as_json": False,
-    }  # fmt: skip
+    }
     seen: set[str] = set()
     words = iter(args)
     for word in words:
@@ -95,7 +98,9 @@ def show_status(
     """`pith status`: the page of `ref` from the registry (record and merged state verified;
     the state's summary kept and revalidated), printed as text or JSON."""
     from pithauthor._cli.access import registry_options
-    from pithauthor.registry import STATES, RecordCache, paper_status
+    from pithauthor.registry.client import RecordCache
+    from pithauthor.registry.outbox import STATES
+    from pithauthor.registry.page import paper_status
 
     # as options.make_client does (which loads Typer for its option declarations)
     options = registry_options(registry, trust_manifest, trust_local, parallel=4)

@@ -11,10 +11,11 @@ from pithauthor._cli.access import registry_options
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import TRUST_HELP, TRUST_LOCAL_OPTION
 from pithauthor._cli.output import data, emit_json, message, warn
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.registry import RegistryClient, SubmitResult
+    from pithauthor.registry.client import RegistryClient
+    from pithauthor.registry.submit import SubmitResult
 
 
 def submit(
@@ -37,15 +38,15 @@ def submit(
 ) -> None:
     """Send every pending event of the outbox to the registry it was signed for (after
     storing FILE's events for --registry or the default, if given)."""
-    from pithauthor import read_documents
-    from pithauthor.registry import (
-        Outbox,
+    from pithauthor.registry.client import registry_binding
+    from pithauthor.registry.outbox import Outbox
+    from pithauthor.registry.submit import (
         combined,
         pending_by_registry,
-        registry_binding,
         submit_everywhere,
         submit_pending,
     )
+    from pithauthor.verify import read_documents
 
     options = registry_options(
         registry, trust_manifest, trust_local, parallel=parallel, retries=retries, timeout=timeout

@@ -12,10 +12,10 @@ from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import REGISTRY_OPTION, TRUST_LOCAL_OPTION, make_client
 from pithauthor._cli.output import data, emit_json, message
 from pithauthor.errors import NetworkError
-from pithauthor.protocol import escaped
+from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.protocol import Check
+    from pithauthor.protocol.verdict import Check
 
 
 def verify(
@@ -82,16 +82,16 @@ def verify(
     no signature covers are listed as not signed; --strict also fails on unverifiable parts.
 
     With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1."""
-    from pithauthor import read_documents, verify_documents
-    from pithauthor.identity import identity_network_failure, verify_identity
-    from pithauthor.protocol import normalize_orcid
-    from pithauthor.registry import default_trust
+    from pithauthor.identity.proofs import identity_network_failure, verify_identity
+    from pithauthor.protocol.identity import normalize_orcid
+    from pithauthor.registry.credentials import default_trust
+    from pithauthor.verify import read_documents, verify_documents
 
     if orcid is not None:  # a malformed iD is bad input (exit 2), not a failed check
         orcid = normalize_orcid(orcid)
     trust = default_trust(trust_manifest)  # pinned key, $PITH_TRUST, --trust-manifest
     if registry is not None:  # a bad address is bad input, also when nothing is fetched
-        from pithauthor.registry import registry_url
+        from pithauthor.registry.client import registry_url
 
         registry = registry_url(registry)
     if trust_local:  # the one network read: the key a loopback registry publishes
@@ -99,7 +99,7 @@ def verify(
             trust = client.trust
     papers = []
     if record:  # bad input (exit 2) before anything is fetched
-        from pithauthor.registry import read_subject
+        from pithauthor.registry.access import read_subject
 
         papers = [read_subject(path, trust) for path in record]
     docs = read_documents(file)
@@ -138,7 +138,7 @@ def check_lines(checks: Sequence[Check], verbose: bool) -> list[str]:
     """One line per check with --verbose. Else the same line for each check that did not
     pass, and one per name for those that passed (the same check of every event of a list
     counted as one: `current.citation_signatures[*].signature  1000 checks`): a state of
-    1,000 events is some 40 lines, not 18,000 (issue 39); --json and --verbose give every
+    1,000 events is some 40 lines, not 18,000; --json and --verbose give every
     check."""
     import re
 

@@ -25,8 +25,8 @@ from pithauthor._cli.signing import Output, reused_line
 from pithauthor.errors import InputError
 
 if TYPE_CHECKING:
-    from pithauthor.keys import AuthorKey, DeferredKey
-    from pithauthor.protocol import AuthorEvent
+    from pithauthor.keys.author import AuthorKey, DeferredKey
+    from pithauthor.protocol.documents import AuthorEvent
 
 # `sha256:` and at least 8 hex digits: the 19 characters `pith outbox list` and the messages show
 _EVENT_ID = re.compile(r"sha256:[0-9a-f]{8,64}")
@@ -60,10 +60,12 @@ def withdraw(
     the registry): the registry's merge then shows it no more. Only the key that signed an
     event can withdraw it; the event and its withdrawal both stay public
     (docs/publishing.md)."""
-    from pithauthor import PithNumber
-    from pithauthor import withdraw as sign_withdrawal
-    from pithauthor.keys import show as key_record
-    from pithauthor.registry import check_destination, registry_binding, subject_for
+    from pithauthor.keys.author import show as key_record
+    from pithauthor.protocol.ids import PithNumber
+    from pithauthor.registry.access import subject_for
+    from pithauthor.registry.client import registry_binding
+    from pithauthor.registry.submit import check_destination
+    from pithauthor.sign import withdraw as sign_withdrawal
 
     wanted = event_id.strip().lower()
     if not _EVENT_ID.fullmatch(wanted):
@@ -132,7 +134,7 @@ def withdraw(
 def _preview(target: AuthorEvent, key: AuthorKey | DeferredKey) -> list[str]:
     """What is taken back: the event, its paper, and what it said (its payload, as signed)."""
     from pithauthor._cli.signing import HEADER, shown, signer_line
-    from pithauthor.registry import gist
+    from pithauthor.registry.statements import gist
 
     return [
         HEADER.format(what="A withdrawal"),

@@ -10,80 +10,23 @@ from typing import TYPE_CHECKING
 
 from pithauthor._face import lazy_face
 
-if TYPE_CHECKING:
-    from pithauthor.bibliography.arxiv_api import ArxivApi
-    from pithauthor.bibliography.arxiv_order import AuthorOrder, author_order
-    from pithauthor.bibliography.cite import RegistryResolver, Resolver, sign_bibliography
-    from pithauthor.bibliography.cited import cited_keys, read_citations
-    from pithauthor.bibliography.lookup import (
-        LookupResult,
-        lookup_bibliography,
-        lookup_identifiers,
-        paste_line,
-        settle,
-        write_back,
-    )
-    from pithauthor.bibliography.reading import (
-        BibEntry,
-        BibReading,
-        parse_relationship_map,
-        read_bibliographies,
-        render_table,
-        rows_as_json,
-        source_counts,
-        status_counts,
-    )
+if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
+    from pithauthor.bibliography.arxiv_api import ArxivApi as ArxivApi
+    from pithauthor.bibliography.cite import CitePlan as CitePlan
+    from pithauthor.bibliography.cite import RegistryResolver as RegistryResolver
+    from pithauthor.bibliography.cite import Resolver as Resolver
+    from pithauthor.bibliography.cite import plan_citations as plan_citations
+    from pithauthor.bibliography.cite import resolve_identifiers as resolve_identifiers
+    from pithauthor.bibliography.cite import sign_bibliography as sign_bibliography
+    from pithauthor.bibliography.cite import sign_plan as sign_plan
+    from pithauthor.bibliography.cited import cited_keys as cited_keys
+    from pithauthor.bibliography.lookup import LookupResult as LookupResult
+    from pithauthor.bibliography.lookup import lookup_identifiers as lookup_identifiers
+    from pithauthor.bibliography.lookup import settle as settle
+    from pithauthor.bibliography.lookup import write_back as write_back
+    from pithauthor.bibliography.reading import BibEntry as BibEntry
+    from pithauthor.bibliography.reading import BibReading as BibReading
+    from pithauthor.bibliography.reading import read_bibliographies as read_bibliographies
+    from pithauthor.bibliography.reading import render_table as render_table
 
-__all__ = [
-    "ArxivApi",
-    "AuthorOrder",
-    "BibEntry",
-    "BibReading",
-    "LookupResult",
-    "RegistryResolver",
-    "Resolver",
-    "author_order",
-    "cited_keys",
-    "lookup_bibliography",
-    "lookup_identifiers",
-    "parse_relationship_map",
-    "paste_line",
-    "read_bibliographies",
-    "read_citations",
-    "render_table",
-    "rows_as_json",
-    "settle",
-    "sign_bibliography",
-    "source_counts",
-    "status_counts",
-    "write_back",
-]
-
-# where each name lives (pithauthor/_face.py: why they load on first use)
-__getattr__, __dir__ = lazy_face(
-    __name__,
-    {
-        "ArxivApi": "pithauthor.bibliography.arxiv_api",
-        "AuthorOrder": "pithauthor.bibliography.arxiv_order",
-        "author_order": "pithauthor.bibliography.arxiv_order",
-        "BibEntry": "pithauthor.bibliography.reading",
-        "BibReading": "pithauthor.bibliography.reading",
-        "LookupResult": "pithauthor.bibliography.lookup",
-        "RegistryResolver": "pithauthor.bibliography.cite",
-        "Resolver": "pithauthor.bibliography.cite",
-        "cited_keys": "pithauthor.bibliography.cited",
-        "lookup_bibliography": "pithauthor.bibliography.lookup",
-        "lookup_identifiers": "pithauthor.bibliography.lookup",
-        "parse_relationship_map": "pithauthor.bibliography.reading",
-        "paste_line": "pithauthor.bibliography.lookup",
-        "read_bibliographies": "pithauthor.bibliography.reading",
-        "read_citations": "pithauthor.bibliography.cited",
-        "render_table": "pithauthor.bibliography.reading",
-        "rows_as_json": "pithauthor.bibliography.reading",
-        "settle": "pithauthor.bibliography.lookup",
-        "sign_bibliography": "pithauthor.bibliography.cite",
-        "source_counts": "pithauthor.bibliography.reading",
-        "status_counts": "pithauthor.bibliography.reading",
-        "write_back": "pithauthor.bibliography.lookup",
-    },
-)
+__getattr__, __dir__ = lazy_face(__name__)  # names load on first use

@@ -23,15 +23,17 @@ from pithauthor.net import (
     RETRY_STATUSES,
     AnswerTooLarge,
     AnswerTooSlow,
+    Retry,
+    RetryPolicy,
     check_url,
     new_client,
     parse_retry_after,
     read_capped,
     transport_reason,
+    with_retries,
 )
-from pithauthor.progress import Retrying, report
 from pithauthor.protocol.ids import ArxivId
-from pithauthor.protocol.text import is_loopback, origin
+from pithauthor.protocol.urls import is_loopback, origin
 
 if TYPE_CHECKING:
     import httpx
@@ -195,9 +197,6 @@ USER_AGENT: Final = (
 )
 
 
-_MAX_RETRY_AFTER = 60.0  # the longest wait one Retry-After gets: a lookup stays minutes, not hours
-
-
 class _Transient(Exception):
     """A timeout or a broken connection: worth another attempt."""
 
@@ -279,30 +278,31 @@ class ArxivApi:
 
     def _query(self, params: dict[str, str]) -> Feed:
         where = origin(self.url)
-        last = ""
+
+        def once() -> Feed | Retry:
+            try:
+                status, body, retry_after = self._get(params)
+            except _Transient as exc:
+                return Retry(str(exc))
+            if status == 200 and body.strip() != b"Rate exceeded.":
+                return parse_feed(body, where)
+            if status not in RETRY_STATUSES and status != 200:
+                _refusal(body, where)
+                raise ArxivApiError(f"the arXiv API at {where} answered HTTP {status}")
+            return Retry(f"HTTP {status}" if status != 200 else "rate exceeded", retry_after)
+
+        # no back-off of our own (the pacer already spaces requests); a Retry-After is waited,
+        # up to a minute: a lookup stays minutes, not hours
+        policy = RetryPolicy(max_attempts=self.attempts, base_delay=0.0, max_retry_after=60.0)
         with self._lock:
-            for attempt in range(self.attempts):
-                wait = 0.0
-                try:
-                    status, body, retry_after = self._get(params)
-                except _Transient as exc:
-                    last = str(exc)
-                else:
-                    if status == 200 and body.strip() != b"Rate exceeded.":
-                        return parse_feed(body, where)
-                    if status not in RETRY_STATUSES and status != 200:
-                        _refusal(body, where)
-                        raise ArxivApiError(f"the arXiv API at {where} answered HTTP {status}")
-                    last = f"HTTP {status}" if status != 200 else "rate exceeded"
-                    wait = min(retry_after or 0.0, _MAX_RETRY_AFTER)
-                if attempt + 1 < self.attempts and wait:
-                    report(Retrying(f"the arXiv API at {where}", last, attempt + 2,
-                                    self.attempts, wait, wait))  # fmt: skip
-                    self._sleep(wait)
-        raise ArxivApiError(
-            f"the arXiv API at {where} did not answer ({last}) after {self.attempts} attempts; "
-            "answers received so far are cached: run again later, or use --offline"
-        )
+            result = with_retries(once, policy, self._sleep, what=f"the arXiv API at {where}")
+        if isinstance(result, Retry):
+            raise ArxivApiError(
+                f"the arXiv API at {where} did not answer ({result.reason}) after "
+                f"{self.attempts} attempts; "
+                "answers received so far are cached: run again later, or use --offline"
+            )
+        return result
 
     def _pace(self) -> None:
         if self._last is not None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pithauthor.bibliography.arxiv_api import DEFAULT_API, ArxivApi
 from pithauthor.bibliography.lookup import LookupCache
 from pithauthor.errors import ArxivApiError
-from pithauthor.protocol.text import origin
+from pithauthor.protocol.urls import origin
 
 __all__ = ["AuthorOrder", "author_order"]
 

@@ -244,7 +244,7 @@ def commented_entries(
 # Read .bib files with bibtexparser v2 into plain entries and failure records.
 #
 # bibtexparser's splitter does the parsing. Its default middlewares (string references, enclosing
-# removal) are replaced by one pass here, `_evaluate`, because v2 resolves neither `#`
+# removal) are replaced by one pass here, `field_text`, because v2 resolves neither `#`
 # concatenations nor macros defined in an earlier file, and has no `crossref` middleware; one pass
 # is also faster than two middlewares. Blocks the splitter could not parse become failures; the
 # rest go on.
@@ -452,7 +452,7 @@ def _raw_entry(block: Any, path: Path, line: int | None, expand: Expander) -> Ra
         name = f.key.lower()
         if name in fields:  # BibTeX keeps the first of a repeated field
             continue
-        # `expand.value`, inline (it runs for every field of every entry: issue 27, start-up)
+        # `expand.value`, inline (it runs for every field of every entry, start-up)
         text = _evaluate_within(f.value, macros, MAX_VALUE_CHARS)
         if text is None or expand.total + len(text) > MAX_EXPANDED_CHARS:
             expand.value(f.value, line, key)  # raises, saying which bound
@@ -464,7 +464,7 @@ def _raw_entry(block: Any, path: Path, line: int | None, expand: Expander) -> Ra
 
 # Bounds: a .bib file is at most MAX_BIB_BYTES, but `@string` macros multiply it: each
 # `@string{s1 = s0 # s0}` doubles the last, and 30 such lines asked for 2^30 times the first
-# value (15 GB and more, issue 38). Every value is built from parts whose lengths are known
+# value (15 GB and more). Every value is built from parts whose lengths are known
 # before they are joined, so it is refused before it is built: one value (a field or a macro)
 # may hold at most MAX_VALUE_CHARS characters, and all values read from all files together,
 # crossref fields copied included, at most MAX_EXPANDED_CHARS. (Macros are stored expanded and
@@ -557,7 +557,7 @@ class Expander:
         raise BibliographyError(f"{place}: {where}: {why}; nothing was read")
 
 
-def _evaluate(expression: str, macros: dict[str, str]) -> str:
+def field_text(expression: str, macros: dict[str, str]) -> str:
     """A field value in source form (`{..}`, `".."`, a number, a macro, or `#` concatenations
     of those) to its text. Unknown macros stay as written."""
     if "#" not in expression:
@@ -566,7 +566,7 @@ def _evaluate(expression: str, macros: dict[str, str]) -> str:
 
 
 def _evaluate_within(expression: str, macros: dict[str, str], limit: int) -> str | None:
-    """`_evaluate`, or None when the text would be longer than `limit` (it is not built)."""
+    """`field_text`, or None when the text would be longer than `limit` (it is not built)."""
     if "#" not in expression:
         text = _atom(expression.strip(), macros)
         return None if len(text) > limit else text

@@ -4,6 +4,10 @@ record, and sign one citation per cited paper, reporting what happened to every 
     reading = read_bibliographies([Path("refs.bib")])
     with RegistryClient() as client:
         report = sign_bibliography(reading, citing, key, RegistryResolver(client))
+
+In two steps, to show what will be signed before a key is opened (as `pith cite` does):
+`plan_citations` (pure) says which entries are to be signed and why each other one is not,
+and `sign_plan` signs them; `CiteReport.fresh` is what was signed anew.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 from pithauthor.bibliography.reading import (
     BibEntry,
@@ -28,9 +32,9 @@ from pithauthor.protocol.identity import fingerprint_hex
 from pithauthor.protocol.ids import ArxivId, PithNumber
 from pithauthor.protocol.payloads import CITATION, self_citation_problem
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.client import RecordCache
-from pithauthor.sign import CitationSigner, citation_signer
+from pithauthor.sign import citation_signer
 
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
@@ -38,11 +42,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAILED_STATUSES",
+    "CitePlan",
     "CiteReport",
     "RegistryResolver",
     "Resolver",
+    "plan_citations",
     "resolve_identifiers",
     "sign_bibliography",
+    "sign_plan",
 ]
 
 #: Row statuses that make `pith cite` exit 1: an entry with an identifier that was not signed.
@@ -67,6 +74,8 @@ class CiteReport:
     rows: list[EntryRow]
     events: list[AuthorEvent] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)  # event ids of statements signed before
+    # every (entry, cited paper) signed anew (not the reused ones): what the author is shown
+    fresh: list[tuple[BibEntry, Subject]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -212,7 +221,7 @@ def resolve_identifiers(
     report(Advance(RESOLVING, 0, total))
     # What the record cache answers is taken in this thread first: a SQLite read and a hash
     # each, which 8 threads only slowed (their hand-offs cost more CPU than the work, and
-    # varied with the machine's load: issue 39). Only the rest is asked of the registry, in
+    # varied with the machine's load). Only the rest is asked of the registry, in
     # parallel; a cached entry that fails its check is asked again there, as before.
     results: dict[str, Subject | str] = {}
     from_cache = getattr(resolver, "cached_records", None)
@@ -249,64 +258,47 @@ def _version_note(entry: BibEntry, subject: Subject) -> str:
     return f"; cites v{subject.source_version}: the registry holds no v{named} record"
 
 
-def _open(signer: Signer | Callable[[], Signer]) -> Signer:
-    """The signer itself, or the one a loader gives (called only when there is work)."""
-    if hasattr(signer, "sign_digest"):
-        return cast(Signer, signer)
-    assert callable(signer)
-    return signer()
+@dataclass
+class CitePlan:
+    """What signing a bibliography's citations comes to, before anything is signed or any key
+    opened (`plan_citations`): the row of every entry not to be signed, and `pending`, the
+    citations to sign (each distinct cited paper with its first entry, in entry order).
+    `sign_plan` signs them."""
+
+    reading: BibReading
+    citing: PithNumber
+    citing_arxiv: str | None
+    # one per entry of `reading`, in order; None where a `pending` citation's row goes (the
+    # n-th None is the n-th pending one's), written when it is signed
+    rows: list[EntryRow | None]
+    pending: list[tuple[BibEntry, Subject]]
 
 
-def sign_bibliography(
+def plan_citations(
     reading: BibReading,
     citing: PithNumber,
-    signer: Signer | Callable[[], Signer],
-    resolver: Resolver | Mapping[str, Subject | str],
+    resolved: Mapping[str, Subject | str],
     *,
-    parallel: int = 8,
-    created_at: str | None = None,
-    held: Statements | None = None,
-    confirm: Callable[[Signer, Sequence[tuple[BibEntry, Subject]]], None] | None = None,
     citing_arxiv: str | None = None,
-) -> CiteReport:
-    """One signed citation per distinct cited paper of `reading`, and a row per entry.
-
-    `resolver` may be a Resolver or the result of `resolve_identifiers`. `signer` may be a
-    callable, called only when there is something to sign (so no key is opened for nothing).
-    With `held` (what the outbox holds, `pithauthor.registry.statements`), a citation already signed
-    is reused (row `already_signed`, not in `events`) and a changed one replaces the old one.
-    `confirm`, when given, sees the key and every (entry, cited paper) signed anew (not the
-    reused ones), before anything leaves memory: it shows them, and raises to keep nothing
-    (none is stored or sent; the caller delivers the events only after this returns).
-    `citing_arxiv` (the citing paper's arXiv id, when its record is at hand) skips entries that
-    are another version of the citing paper, as `sign_citation` refuses them.
-    """
-    resolved = (
-        resolver
-        if isinstance(resolver, Mapping)
-        else resolve_identifiers(
-            (e.identifier for e in reading.to_sign() if e.identifier is not None),
-            resolver,
-            parallel=parallel,
-        )
-    )
+) -> CitePlan:
+    """Which entries of `reading` are to be signed, and why each other one is not: unresolved
+    (`resolved`, from `resolve_identifiers`, says why), the citing paper itself or another
+    version of it (`citing_arxiv`: the citing paper's arXiv id, when its record is at hand, as
+    `sign_citation` refuses them), or a paper an earlier entry cites already. Pure: nothing is
+    signed, looked up or opened."""
     # One pass over the entries, in order: the entries to sign (`to_sign`: status `found`) get
-    # the signer's row, the others keep their reading's row. No list of pairs, no map of rows by
-    # entry, no second pass: a row per entry of a large bibliography (issue 27).
-    by_entry: list[EntryRow] = []
+    # a slot for the signer's row, the others their row now. No list of pairs, no map of rows
+    # by entry, no second pass: a row per entry of a large bibliography.
+    rows: list[EntryRow | None] = []
+    pending: list[tuple[BibEntry, Subject]] = []
     first_of: dict[str, BibEntry] = {}
-    events: list[AuthorEvent] = []
-    reused: list[str] = []
-    fresh: list[tuple[BibEntry, Subject]] = []  # what is new: all that `confirm` is asked
-    key: Signer | None = None
-    sign: CitationSigner | None = None
     for entry in reading.entries:
         if entry.status != "found":
-            by_entry.append(entry.row())
+            rows.append(entry.row())
             continue
         outcome = resolved[str(entry.identifier)]
         if isinstance(outcome, str):
-            by_entry.append(entry.outcome_row("unresolved", outcome))
+            rows.append(entry.outcome_row("unresolved", outcome))
             continue
         number = outcome.pith_number
         if number.body == citing.body or self_citation_problem(
@@ -317,10 +309,10 @@ def sign_bibliography(
                 if number.body == citing.body
                 else (f"another version of the citing paper (arXiv {citing_arxiv})")
             )
-            by_entry.append(entry.outcome_row("skipped", detail))
+            rows.append(entry.outcome_row("skipped", detail))
             continue
         if (first := first_of.get(number.body)) is not None:
-            by_entry.append(
+            rows.append(
                 entry.outcome_row(
                     "duplicate",
                     f"same paper as {first.key} ({first.source_file}:{first.line})",
@@ -329,46 +321,104 @@ def sign_bibliography(
             )
             continue
         first_of[number.body] = entry
-        if sign is None:  # the first citation to sign: the key is opened now, not for nothing
-            key = _open(signer)
-            created_at = created_at or utc_now()  # one signing time for the whole bibliography
-            settle = held.settle("auto") if held is not None else None
-            if held is not None:  # one look-up for all the papers, not one per paper
-                fingerprint = fingerprint_hex(key.public_key)
-                subjects = (o.pith_number.full for o in resolved.values() if not isinstance(o, str))
-                held.look_ahead(fingerprint, CITATION, subjects)
-            # what the citations share (key, time, citing paper) is checked and written once
-            sign = citation_signer(
-                key, citing, created_at=created_at, citing_arxiv=citing_arxiv, settle=settle
-            )
-        relationship = entry.relationship
-        assert relationship is not None  # `found` entries have one
-        event = sign(outcome, relationship, entry.key[:200])
-        settled = held.last if held is not None else None
-        status, note = "signed", ""
-        if settled is not None and settled.decision == "reused":
-            status, note = "already_signed", " (signed before: reused)"
-            reused.append(event["event_id"])
-        else:
-            events.append(event)
-            if confirm is not None:
-                fresh.append((entry, outcome))
-            if settled is not None and settled.replaced is not None:
-                note = f", replaces {settled.replaced[:19]}…"
-        note += _version_note(entry, outcome)
-        by_entry.append(
-            entry.outcome_row(
-                status, f"{relationship}; {event['event_id'][:19]}…{note}", number.full
-            )
-        )
-    # Signed in memory only so far: nothing is stored or sent before `confirm` returns, and a
-    # bibliography whose citations are all signed already asks nothing.
-    if confirm is not None and fresh:
-        assert key is not None  # something was signed
-        confirm(key, fresh)
+        rows.append(None)
+        pending.append((entry, outcome))
+    return CitePlan(reading, citing, citing_arxiv, rows, pending)
 
+
+def sign_plan(
+    plan: CitePlan,
+    signer: Signer | None,
+    *,
+    held: Statements | None = None,
+    created_at: str | None = None,
+) -> CiteReport:
+    """Sign `plan.pending`, one citation each, and report every entry's row. `signer` may be
+    None only when nothing is pending (a caller then opens no key for nothing).
+
+    With `held` (what the outbox holds, `pithauthor.registry.statements`), a citation already
+    signed is reused (row `already_signed`, in `reused`, not in `events`) and a changed one
+    replaces the old one. The report's `fresh` is every (entry, cited paper) signed anew: what
+    a caller shows the author before it stores or sends `events` (nothing here does either).
+    """
+    events: list[AuthorEvent] = []
+    reused: list[str] = []
+    fresh: list[tuple[BibEntry, Subject]] = []
+    signed: list[EntryRow] = []  # the pending citations' rows, in their order
+    if plan.pending:
+        if signer is None:
+            raise ValueError("sign_plan: the plan has citations to sign, and no signer")
+        created_at = created_at or utc_now()  # one signing time for the whole bibliography
+        settle = held.settle("auto") if held is not None else None
+        if held is not None:  # one look-up for all the papers, not one per paper
+            fingerprint = fingerprint_hex(signer.public_key)
+            subjects = (subject.pith_number.full for _, subject in plan.pending)
+            held.look_ahead(fingerprint, CITATION, subjects)
+        # what the citations share (key, time, citing paper) is checked and written once
+        sign = citation_signer(
+            signer,
+            plan.citing,
+            created_at=created_at,
+            citing_arxiv=plan.citing_arxiv,
+            settle=settle,
+        )
+        for entry, outcome in plan.pending:
+            relationship = entry.relationship
+            assert relationship is not None  # `found` entries have one
+            event = sign(outcome, relationship, entry.key[:200])
+            settled = held.settled(event) if held is not None else None
+            status, note = "signed", ""
+            if settled is not None and settled.decision == "reused":
+                status, note = "already_signed", " (signed before: reused)"
+                reused.append(event["event_id"])
+            else:
+                events.append(event)
+                fresh.append((entry, outcome))
+                if settled is not None and settled.replaced is not None:
+                    note = f", replaces {settled.replaced[:19]}…"
+            note += _version_note(entry, outcome)
+            signed.append(
+                entry.outcome_row(
+                    status,
+                    f"{relationship}; {event['event_id'][:19]}…{note}",
+                    outcome.pith_number.full,
+                )
+            )
+    filled = iter(signed)
+    by_entry = [row if row is not None else next(filled) for row in plan.rows]
+    reading = plan.reading
     order = {str(p): i for i, p in enumerate(reading.files)}
     all_rows = sorted(
         [*by_entry, *reading.failures], key=lambda r: (order.get(r.file, len(order)), r.line or 0)
     )
-    return CiteReport(citing=citing, rows=all_rows, events=events, reused=reused)
+    return CiteReport(citing=plan.citing, rows=all_rows, events=events, reused=reused, fresh=fresh)
+
+
+def sign_bibliography(
+    reading: BibReading,
+    citing: PithNumber,
+    signer: Signer,
+    resolver: Resolver | Mapping[str, Subject | str],
+    *,
+    parallel: int = 8,
+    created_at: str | None = None,
+    held: Statements | None = None,
+    citing_arxiv: str | None = None,
+) -> CiteReport:
+    """One signed citation per distinct cited paper of `reading`, and a row per entry: the
+    entries' identifiers resolved (`resolve_identifiers`, `parallel` at a time), planned
+    (`plan_citations`) and signed (`sign_plan`, where `held`, `created_at` and the report's
+    `fresh` are said). `resolver` may be a Resolver or the result of `resolve_identifiers`.
+    Nothing is stored or sent: the caller delivers `report.events`.
+    """
+    resolved = (
+        resolver
+        if isinstance(resolver, Mapping)
+        else resolve_identifiers(
+            (e.identifier for e in reading.to_sign() if e.identifier is not None),
+            resolver,
+            parallel=parallel,
+        )
+    )
+    plan = plan_citations(reading, citing, resolved, citing_arxiv=citing_arxiv)
+    return sign_plan(plan, signer, held=held, created_at=created_at)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pithauthor.errors import ManuscriptError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
-from pithauthor.protocol.text import verbatim_block
+from pithauthor.latex.verbatim import verbatim_block
 
 # Citation macros a manuscript defines itself, and the keys their uses cite (pure).
 #
@@ -40,17 +40,28 @@ CITE_NAME = re.compile(r"[A-Za-z]*[Cc]ite[A-Za-z]*|nocite")
 # also biblatex's hooks (`\AtNextCite{code}`, `\AtEveryCitekey{code}`: their argument is code,
 # not keys), natbib's `\setcitestyle{...}` and `\defcitealias{key}{text}` (names an alias,
 # cites nothing), and biblatex's `\citereset`
-NOT_CITATIONS = ("Declare", "New", "Renew", "Provide", "citestyle", "citesetup", "At",
-                 "setcitestyle", "defcitealias", "citereset")  # fmt: skip
+NOT_CITATIONS = (
+    "Declare",
+    "New",
+    "Renew",
+    "Provide",
+    "citestyle",
+    "citesetup",
+    "At",
+    "setcitestyle",
+    "defcitealias",
+    "citereset",
+)
 
 
 _NAME = r"(?:\{\s*\\([A-Za-z@]+)\s*\}|\\([A-Za-z@]+))"
 
 
 _NEWCOMMAND = re.compile(
-    r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\s*\*?\s*" + _NAME
+    r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\s*\*?\s*"
+    + _NAME
     + r"\s*(?:\[\s*([0-9])\s*\])?\s*(\[)?"
-)  # fmt: skip
+)
 
 
 _DOCUMENT_COMMAND = re.compile(

@@ -59,9 +59,24 @@ _converter: Any = None
 
 #: Letters NFKD does not decompose.
 _FOLD = str.maketrans(
-    {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "æ": "ae",
-     "Æ": "AE", "œ": "oe", "Œ": "OE", "\u0131": "i", "þ": "th", "Þ": "Th", "ð": "d"}
-)  # fmt: skip
+    {
+        "ł": "l",
+        "Ł": "L",
+        "ø": "o",
+        "Ø": "O",
+        "đ": "d",
+        "Đ": "D",
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "\u0131": "i",
+        "þ": "th",
+        "Þ": "Th",
+        "ð": "d",
+    }
+)
 
 
 def fold(text: str) -> str:
@@ -295,9 +310,18 @@ Identifier = ArxivId | PithNumber
 #: Fields the rules read; crossref never copies these from a parent entry: a proceedings
 #: volume's eprint or DOI names the volume, not the paper that cross-references it.
 IDENTIFIER_FIELDS = frozenset(
-    ("pith", "eprint", "archiveprefix", "eprinttype", "primaryclass", "eprintclass", "doi", "url",
-     "arxivid")
-)  # fmt: skip
+    (
+        "pith",
+        "eprint",
+        "archiveprefix",
+        "eprinttype",
+        "primaryclass",
+        "eprintclass",
+        "doi",
+        "url",
+        "arxivid",
+    )
+)
 
 #: `journal` values under which `volume`/`number` hold the id (DBLP, Semantic Scholar, ...).
 PREPRINT_JOURNALS = frozenset(("corr", "arxiv", "arxiv preprint", "arxiv e-prints", "arxiv.org"))
@@ -319,7 +343,7 @@ TEXT_FIELDS = (
 # An arXiv identifier is ASCII: its letters match ASCII letters only (`(?a:...)`, scoped so that
 # `\s` and `\b` around it keep their Unicode meaning). Without it, `[a-z]` under IGNORECASE also
 # matches the Kelvin sign and the long s (their case folds are k and s), and `re` builds a table
-# of all 65,536 code points for each such class (about 0.5 ms a pattern, issue 27: start-up).
+# of all 65,536 code points for each such class (about 0.5 ms a pattern, start-up).
 _ID = r"(?a:(?:[0-9]{4}\.[0-9]{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?/[0-9]{7})(?:v[0-9]+)?)"
 
 # These are compiled on first use, not at import: most bibliographies need few of them, or none.
@@ -334,7 +358,7 @@ def _url_re() -> re.Pattern[str]:
 def _arxiv_text_re() -> re.Pattern[str]:
     # At most 12 separators between `arXiv` and the id ("arXiv preprint arXiv:" has 5; text
     # is searched with its white space collapsed): unbounded, each `arXiv` of a 24,000-character
-    # "arXiv arXiv ..." note rescanned the rest, 4.5 s a field (issue 38: bounded work).
+    # "arXiv arXiv ..." note rescanned the rest, 4.5 s a field (bounded work).
     return re.compile(
         r"\barxiv\b(?:\s|[:,.]|preprint|e-?prints?|arxiv|abs/|no\.?|id){0,12}?(" + _ID + r")\b",
         re.IGNORECASE,

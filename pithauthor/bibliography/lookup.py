@@ -23,7 +23,7 @@ from pithauthor.bibliography.arxiv_api import (
     batches,
     search_query,
 )
-from pithauthor.bibliography.bibtex import _evaluate, prepare
+from pithauthor.bibliography.bibtex import field_text, prepare
 from pithauthor.bibliography.identifiers import find_identifier
 from pithauthor.bibliography.matching import (
     Candidate,
@@ -192,7 +192,9 @@ def _check(new: bytes, target: Path, codec: str, bom: int, ids: Mapping[str, str
     for block in map(_entry, library.blocks):
         key = None if block is None else prepared.restore(block.key)
         if key is not None and key in ids and key not in got:
-            fields = {f.key.lower(): prepared.restore(_evaluate(f.value, {})) for f in block.fields}
+            fields = {
+                f.key.lower(): prepared.restore(field_text(f.value, {})) for f in block.fields
+            }
             identifier = find_identifier(fields).identifier
             got[key] = "" if identifier is None else str(identifier)
     wrong = [key for key, value in ids.items() if got.get(key) != value]
@@ -341,9 +343,10 @@ def lookup_identifiers(
     cache = cache or LookupCache()
     api_url = api.url
     targets: list[tuple[BibEntry, Query | str]] = [
-        (entry, query_for(entry.fields)) for entry in reading.entries
+        (entry, query_for(entry.fields))
+        for entry in reading.entries
         if entry.status == "no_identifier"
-    ]  # fmt: skip
+    ]
     plan = _Plan({}, {})
     for _, query in targets:
         if isinstance(query, Query):

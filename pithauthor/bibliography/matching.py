@@ -162,7 +162,7 @@ class Query:
 
 
 #: The longest title and author list an entry is looked up with: LaTeX is decoded at about
-#: 12 microseconds a character, and a .bib value may hold 200,000 (issue 38: bounded work);
+#: 12 microseconds a character, and a .bib value may hold 200,000 (bounded work);
 #: the longest real titles hold a few hundred characters, author lists of big collaborations
 #: (3,000 names) about 60,000.
 MAX_TITLE_CHARS: Final = 2_000

@@ -21,7 +21,7 @@ from pithauthor.protocol.payloads import (
 )
 from pithauthor.protocol.text import escaped
 
-if TYPE_CHECKING:  # a type only: `pith bib scan` without --lookup loads no matching (issue 27)
+if TYPE_CHECKING:  # a type only: `pith bib scan` without --lookup loads no matching
     from pithauthor.bibliography.matching import Choice
 
 __all__ = [
@@ -65,7 +65,7 @@ _COLUMNS = ("key", "file", "line", "status", "identifier", "source", "detail")
 
 
 # `*` among the keys a manuscript cites (cited.py): `\nocite{*}`, every entry is cited. Here, not
-# in cited.py: `pith bib scan` without --only-cited loads no manuscript reader (issue 27).
+# in cited.py: `pith bib scan` without --only-cited loads no manuscript reader.
 ALL = "*"
 
 
@@ -97,7 +97,7 @@ class EntryRow:
         """The dataclass's own __init__, but each field is stored through its slot's setter:
         the generated one of a frozen class calls `object.__setattr__` per field, which made
         building a row half the cost of a signed bibliography's per-entry bookkeeping (a row
-        per entry, issue 27). Setting a field afterwards still raises FrozenInstanceError."""
+        per entry). Setting a field afterwards still raises FrozenInstanceError."""
         if status not in _KNOWN_STATUSES:
             raise ValueError(f"unknown row status {status!r}")
         _set_key(self, key)
@@ -112,7 +112,7 @@ class EntryRow:
         return {name: getattr(self, name) for name in _COLUMNS}
 
 
-# the slots' own setters (member descriptors), in the fields' order; test_bibliography_report.py
+# the slots' own setters (member descriptors), in the fields' order; test_reading_report.py
 # checks that the row keeps the dataclass's fields, order, defaults, equality and frozenness
 (_set_key, _set_file, _set_line, _set_status, _set_identifier, _set_detail, _set_source) = (
     EntryRow.__dict__[name].__set__ for name in EntryRow.__slots__
@@ -212,7 +212,7 @@ class BibEntry:
     def title_unicode(self) -> str:
         """The title as Unicode text, converted when asked (`to_unicode` caches it): only the
         lookup and its choices show titles, and the LaTeX of 300 titles was a fifth of reading
-        them for `pith bib scan` (issue 27: start-up)."""
+        them for `pith bib scan` (start-up)."""
         return to_unicode(self.fields.get("title", ""))
 
     @property
@@ -236,10 +236,10 @@ class BibEntry:
         """This entry's report row."""
         status = self.status  # a walk of the entry's fields: once per row
         detail = self._detail(status)
-        if self.notes:  # most entries have none: no generator for them (issue 27)
+        if self.notes:  # most entries have none: no generator for them
             detail = "; ".join(d for d in (detail, *self.notes) if d)
         # (key, file, line, status, identifier, detail, source): by position, as below, since
-        # matching seven keywords was a third of building a row (a row per entry, issue 27)
+        # matching seven keywords was a third of building a row (a row per entry)
         return EntryRow(
             self.key,
             str(self.source_file),
@@ -254,7 +254,7 @@ class BibEntry:
         """The row of this entry once the signer is done with it: its place and source, the
         signer's `status` and `detail`, and `identifier` (the resolved number) when given.
         The same as replacing those in `row()`, without building the reading's row first
-        (a signed bibliography makes one per entry, issue 27)."""
+        (a signed bibliography makes one per entry)."""
         if identifier is None and self.identifier is not None:
             identifier = str(self.identifier)
         return EntryRow(

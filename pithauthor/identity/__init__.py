@@ -8,40 +8,9 @@ from typing import TYPE_CHECKING
 
 from pithauthor._face import lazy_face
 
-if TYPE_CHECKING:
-    from pithauthor.identity.fetch import orcid_api_base
-    from pithauthor.identity.proofs import (
-        check_identity,
-        check_key_on_orcid,
-        identity_network_failure,
-        orcid_proof,
-        proofs_from_specs,
-        verify_identity,
-        web_proof_document,
-    )
+if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
+    from pithauthor.identity.proofs import check_identity as check_identity
+    from pithauthor.identity.proofs import orcid_proof as orcid_proof
+    from pithauthor.identity.proofs import verify_identity as verify_identity
 
-__all__ = [
-    "check_identity",
-    "check_key_on_orcid",
-    "identity_network_failure",
-    "orcid_api_base",
-    "orcid_proof",
-    "proofs_from_specs",
-    "verify_identity",
-    "web_proof_document",
-]
-
-# where each name lives (pithauthor/_face.py: why they load on first use)
-__getattr__, __dir__ = lazy_face(
-    __name__,
-    {
-        "check_identity": "pithauthor.identity.proofs",
-        "check_key_on_orcid": "pithauthor.identity.proofs",
-        "identity_network_failure": "pithauthor.identity.proofs",
-        "orcid_api_base": "pithauthor.identity.fetch",
-        "orcid_proof": "pithauthor.identity.proofs",
-        "proofs_from_specs": "pithauthor.identity.proofs",
-        "verify_identity": "pithauthor.identity.proofs",
-        "web_proof_document": "pithauthor.identity.proofs",
-    },
-)
+__getattr__, __dir__ = lazy_face(__name__)  # names load on first use

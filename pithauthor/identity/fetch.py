@@ -1,13 +1,11 @@
-"""Fetching identity proofs: the ORCID API, a web page's pith-keys.json, a paper's PDF;
-each answer capped and read before a deadline, and turned into a `ProofCheck`.
+"""Fetching for identity proofs: GETs with short timeouts, capped answers, redirects only
+within an origin, each address once per run (`Fetcher`). Nothing here judges a proof: `proofs`
+does.
 """
 
 from __future__ import annotations
 
-import io
-import logging
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import urljoin
@@ -22,37 +20,9 @@ from pithauthor.net import (
     read_capped,
 )
 from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.checks.event import ProofCheck
-from pithauthor.protocol.identity import (
-    PDF_INFO_KEY,
-    Finding,
-    arxiv_pdf_url,
-    match_orcid_record,
-    match_pdf_keys,
-    match_web_document,
-    paper_finding,
-    well_known_url,
-)
-from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import checked_url, same_origin
+from pithauthor.protocol.urls import same_origin
 
-__all__ = [
-    "DEFAULT_ORCID_API",
-    "orcid_api_base",
-    "read_pdf_author_keys",
-]
-
-
-DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
-
-
-ORCID_API_ENV = "PITH_ORCID_API"
-
-
-ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arxiv_pdf_url)
-
-
-ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
+__all__ = ["DEFAULT_TIMEOUT", "Fetcher", "NotFound", "Unreadable"]
 
 
 DEFAULT_TIMEOUT = 5.0  # `--proof-timeout`: a proof is checked now, not waited for (exit 3)
@@ -73,21 +43,10 @@ USER_AGENT = "pithauthor (identity proofs; https://pith.science)"
 T = TypeVar("T")
 
 
-def orcid_api_base(given: str | None = None) -> str:
-    """The ORCID public API to ask: `given`, else $PITH_ORCID_API, else ORCID's own; checked
-    by `checked_url` (an empty `given` is refused, never taken for the default)."""
-    if given is not None:
-        checked_url(given, "--orcid-api")
-        return given.strip().rstrip("/")
-    base = os.environ.get(ORCID_API_ENV) or DEFAULT_ORCID_API
-    checked_url(base, ORCID_API_ENV)
-    return base.strip().rstrip("/")
-
-
 # --- fetching ---------------------------------------------------------------------------------
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """A source could not be read; `network` when the cause was the network."""
 
     def __init__(self, reason: str, *, network: bool) -> None:
@@ -95,7 +54,7 @@ class _Unreadable(Exception):
         self.reason, self.network = reason, network
 
 
-class _NotFound(Exception):
+class NotFound(Exception):
     """The source answered 404 (or 410): there is nothing there."""
 
 
@@ -104,7 +63,7 @@ class _Parsed:
     value: Any
 
 
-class _Fetcher:
+class Fetcher:
     """GETs with short timeouts, capped answers and a strict redirect rule, over the one
     network layer (`pithauthor.net`). Each address is fetched once per fetcher (one
     `pith verify` run): a JSONL file of claims by one author asks ORCID once, and every claim
@@ -124,13 +83,14 @@ class _Fetcher:
     def memo(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
         """`make()` once per run for `key`: what each event of a run would otherwise derive
         again from the same answers and settings (2,000 claims by one author check one ORCID
-        record against one key; doing it per claim was a third of `verify --orcid`, issue 27).
+        record against one key; doing it per claim was a third of `verify --orcid`).
         Only for results that depend on nothing but `key` during one run."""
         if key not in self._derived:
             self._derived[key] = make()
         return cast(T, self._derived[key])
 
     def close(self) -> None:
+        """Close the network clients of this run."""
         self._clients.close()
 
     def _once(self, key: tuple[str, str], make: Callable[[], bytes | _Parsed]) -> bytes | _Parsed:
@@ -138,7 +98,7 @@ class _Fetcher:
         if key not in self._seen:
             try:
                 self._seen[key] = make()
-            except (_Unreadable, _NotFound) as exc:
+            except (Unreadable, NotFound) as exc:
                 self._seen[key] = exc
         found = self._seen[key]
         if isinstance(found, Exception):
@@ -146,6 +106,8 @@ class _Fetcher:
         return found
 
     def get(self, url: str, accept: str, limit: int) -> bytes:
+        """The bytes at `url` (at most `limit`), fetched once per fetcher: `NotFound` for a
+        404 or 410, `Unreadable` for any other failure."""
         found = self._once((url, accept), lambda: self._get(url, accept, limit))
         assert isinstance(found, bytes)
         return found
@@ -170,9 +132,9 @@ class _Fetcher:
         try:  # a locator from the event: never a local file, never a refused address
             check_url(url, "the proof's address")
         except InputError as exc:
-            raise _Unreadable(str(exc), network=False) from None
+            raise Unreadable(str(exc), network=False) from None
         if self.offline:
-            raise _Unreadable("not fetched (--offline)", network=False)
+            raise Unreadable("not fetched (--offline)", network=False)
         import httpx
 
         current = url
@@ -186,24 +148,24 @@ class _Fetcher:
                     # 404/410 is an answer (no proof there: "absent"); a 5xx or 429 says nothing
                     # about the proof, so it is a network problem (exit 3), never "absent"
                     if answer.status_code in (404, 410):
-                        raise _NotFound(f"HTTP {answer.status_code}")
+                        raise NotFound(f"HTTP {answer.status_code}")
                     if answer.status_code >= 500 or answer.status_code == 429:
-                        raise _Unreadable(f"HTTP {answer.status_code}", network=True)
+                        raise Unreadable(f"HTTP {answer.status_code}", network=True)
                     if answer.status_code != 200:
-                        raise _Unreadable(f"HTTP {answer.status_code}", network=False)
+                        raise Unreadable(f"HTTP {answer.status_code}", network=False)
                     return read_capped(answer, limit, self.timeout)
             except AnswerTooLarge:
-                raise _Unreadable(f"answer larger than {limit} bytes", network=False) from None
+                raise Unreadable(f"answer larger than {limit} bytes", network=False) from None
             except AnswerTooSlow:
-                raise _Unreadable(
+                raise Unreadable(
                     f"no whole answer within {self.timeout:g} s", network=True
                 ) from None
             except httpx.TimeoutException:
-                raise _Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
+                raise Unreadable(f"no answer within {self.timeout:g} s", network=True) from None
             except httpx.HTTPError as exc:
                 reason = str(exc) or type(exc).__name__
-                raise _Unreadable(f"cannot connect ({reason})", network=True) from None
-        raise _Unreadable(f"more than {MAX_REDIRECTS} redirects", network=False)
+                raise Unreadable(f"cannot connect ({reason})", network=True) from None
+        raise Unreadable(f"more than {MAX_REDIRECTS} redirects", network=False)
 
 
 def _redirect_target(current: str, location: str) -> str:
@@ -211,7 +173,7 @@ def _redirect_target(current: str, location: str) -> str:
     port of the same host is another server (maybe another user's), so it is refused too."""
     target = urljoin(current, location)
     if not same_origin(current, target):
-        raise _Unreadable(
+        raise Unreadable(
             f"redirects to {target}, another origin (scheme, host or port)", network=False
         )
     return target
@@ -221,101 +183,4 @@ def _json(data: bytes) -> Any:
     try:
         return parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise _Unreadable(f"the answer is not strict JSON ({exc})", network=False) from None
-
-
-# --- the three proofs -------------------------------------------------------------------------
-
-
-def _check_orcid(fetcher: _Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
-    # researcher URLs, not keywords: docs/identity.md, "Why a researcher URL and not a keyword"
-    where = f"{api}/{orcid}/researcher-urls"
-    try:
-        doc = fetcher.json(where)
-    except _NotFound as exc:
-        return ProofCheck(
-            "orcid", orcid, where, Finding("absent", f"no ORCID record {orcid} ({exc})")
-        )
-    except _Unreadable as exc:
-        return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
-    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid, orcid))
-
-
-def _check_web(fetcher: _Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
-    try:
-        where = well_known_url(locator)
-    except InputError as exc:
-        return ProofCheck("web", locator, locator, Finding("absent", str(exc)))
-    try:
-        doc = fetcher.json(where)
-    except _NotFound as exc:
-        return ProofCheck("web", locator, where, Finding("absent", f"no pith-keys.json ({exc})"))
-    except _Unreadable as exc:
-        return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
-    return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
-
-
-def read_pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
-    """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
-    bytes are not a readable PDF."""
-    from pypdf import PdfReader
-
-    logger = logging.getLogger("pypdf")  # a hostile PDF's warnings are noise on stderr
-    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
-    logger.setLevel(logging.CRITICAL + 1)
-    try:
-        info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
-        keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
-    except Exception as exc:  # pypdf raises many kinds on hostile input; all mean "unreadable"
-        raise InputError(f"not a readable PDF ({type(exc).__name__})") from None
-    finally:
-        logger.setLevel(level)
-    return (str(keys) if keys is not None else None, str(number) if number is not None else None)
-
-
-def arxiv_pdf_base() -> str:
-    """Where arXiv PDFs are fetched from: `$PITH_ARXIV_PDF` (a mirror), else arxiv.org."""
-    base = os.environ.get(ARXIV_PDF_ENV) or ARXIV_PDF
-    checked_url(base, ARXIV_PDF_ENV)
-    return base.strip().rstrip("/")
-
-
-def _pdf_address(locator: str, base: str) -> str:
-    """Where the PDF a paper locator names is fetched: an arXiv PDF from `base`."""
-    prefix = ARXIV_PDF + "/"
-    return base + "/" + locator[len(prefix) :] if locator.startswith(prefix) else locator
-
-
-def claimed_pdf(paper: Subject | None, base: str) -> str | None:
-    """Where the arXiv PDF of the claimed version is fetched (None when the record, or its
-    version, is not known): the one PDF whose keys an author of that paper put there."""
-    if paper is None or paper.source_id is None or paper.source_version is None:
-        return None
-    return _pdf_address(arxiv_pdf_url(paper.source_id, paper.source_version), base)
-
-
-def _check_paper(
-    fetcher: _Fetcher,
-    source: str,
-    locator: str,
-    kid: str,
-    subject: str | None,
-    claimed: str | None = None,
-) -> ProofCheck:
-    """The paper proof from the PDF at `source`: a URL, or the file `--paper-pdf` named (read
-    beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input). It binds the
-    key to the paper's authors only when `source` is `claimed` (`paper_finding`)."""
-    try:  # a PDF fetched or read has one size limit, `fs`'s
-        keys, number = read_pdf_author_keys(fetcher.get(source, PDF_ACCEPT, MAX_PDF_BYTES))
-    except _NotFound as exc:
-        return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
-    except _Unreadable as exc:
-        return ProofCheck("paper", locator, source, problem=exc.reason, network=exc.network)
-    except InputError as exc:  # not a readable PDF: what is there proves nothing
-        return ProofCheck("paper", locator, source, Finding("absent", str(exc)))
-    if number is not None and subject is not None and number != subject:
-        return ProofCheck(
-            "paper", locator, source, Finding("absent", f"the PDF is of {number}, not {subject}")
-        )
-    found = paper_finding(match_pdf_keys(keys, kid), source, claimed)
-    return ProofCheck("paper", locator, source, found)
+        raise Unreadable(f"the answer is not strict JSON ({exc})", network=False) from None

@@ -4,13 +4,15 @@
     >>> check_identity(event, orcid="0000-0002-1825-0097")   # a Report of named checks
 
 The rules (what a proof names, how it is matched) live in `pithauthor.protocol.identity`; the
-verdict in `pithauthor.protocol.checks.event`. This module fetches: httpx with short timeouts,
-answers capped in size, JSON read strictly, redirects followed only within the same origin
-(scheme, host and port). See docs/identity.md.
+verdict in `pithauthor.protocol.checks.event`. This module checks the three proofs (an ORCID
+record's researcher URLs, a site's pith-keys.json, a paper's PDF) over `fetch.Fetcher`: short
+timeouts, answers capped in size, JSON read strictly, redirects followed only within the same
+origin (scheme, host and port). See docs/identity.md.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,25 +20,17 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pithauthor.errors import InputError, NetworkError, PithError
-from pithauthor.identity.fetch import (
-    ARXIV_PDF,
-    DEFAULT_TIMEOUT,
-    _check_orcid,
-    _check_paper,
-    _check_web,
-    _Fetcher,
-    _pdf_address,
-    arxiv_pdf_base,
-    claimed_pdf,
-    orcid_api_base,
-)
+from pithauthor.fs import MAX_PDF_BYTES
+from pithauthor.identity.fetch import DEFAULT_TIMEOUT, PDF_ACCEPT, Fetcher, NotFound, Unreadable
 from pithauthor.keys.storage import retired_here
+from pithauthor.latex.pdf import pdf_author_keys
 from pithauthor.protocol.checks.event import (
     ProofCheck,
     identity_report,
     only_network_failed,
 )
 from pithauthor.protocol.identity import (
+    Finding,
     IdentityProof,
     WebDocument,
     WebKey,
@@ -45,28 +39,58 @@ from pithauthor.protocol.identity import (
     event_orcid,
     event_proofs,
     key_url,
+    match_orcid_record,
+    match_pdf_keys,
+    match_web_document,
     normalize_orcid,
     orcid_url_name,
+    paper_finding,
     parse_key_id,
     web_document,
     web_origin,
+    well_known_url,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import checked_url
+from pithauthor.protocol.urls import checked_url
 from pithauthor.protocol.verdict import Report
 
 if TYPE_CHECKING:
     from pithauthor.keys.storage import KeyRecord
 
 __all__ = [
+    "DEFAULT_ORCID_API",
     "OrcidProof",
     "check_identity",
     "identity_network_failure",
+    "orcid_api_base",
     "orcid_proof",
     "orcid_retirement",
     "proofs_from_specs",
     "web_proof_document",
 ]
+
+
+DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
+
+
+ORCID_API_ENV = "PITH_ORCID_API"
+
+
+ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arxiv_pdf_url)
+
+
+ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
+
+
+def orcid_api_base(given: str | None = None) -> str:
+    """The ORCID public API to ask: `given`, else $PITH_ORCID_API, else ORCID's own; checked
+    by `checked_url` (an empty `given` is refused, never taken for the default)."""
+    if given is not None:
+        checked_url(given, "--orcid-api")
+        return given.strip().rstrip("/")
+    base = os.environ.get(ORCID_API_ENV) or DEFAULT_ORCID_API
+    checked_url(base, ORCID_API_ENV)
+    return base.strip().rstrip("/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +153,85 @@ def proofs_from_specs(
     return proofs
 
 
+# --- the three proofs -------------------------------------------------------------------------
+
+
+def _check_orcid(fetcher: Fetcher, api: str, orcid: str, kid: str) -> ProofCheck:
+    # researcher URLs, not keywords: docs/identity.md, "Why a researcher URL and not a keyword"
+    where = f"{api}/{orcid}/researcher-urls"
+    try:
+        doc = fetcher.json(where)
+    except NotFound as exc:
+        return ProofCheck(
+            "orcid", orcid, where, Finding("absent", f"no ORCID record {orcid} ({exc})")
+        )
+    except Unreadable as exc:
+        return ProofCheck("orcid", orcid, where, problem=exc.reason, network=exc.network)
+    return ProofCheck("orcid", orcid, where, match_orcid_record(doc, kid, orcid))
+
+
+def _check_web(fetcher: Fetcher, locator: str, kid: str, orcid: str | None) -> ProofCheck:
+    try:
+        where = well_known_url(locator)
+    except InputError as exc:
+        return ProofCheck("web", locator, locator, Finding("absent", str(exc)))
+    try:
+        doc = fetcher.json(where)
+    except NotFound as exc:
+        return ProofCheck("web", locator, where, Finding("absent", f"no pith-keys.json ({exc})"))
+    except Unreadable as exc:
+        return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
+    return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
+
+
+def arxiv_pdf_base() -> str:
+    """Where arXiv PDFs are fetched from: `$PITH_ARXIV_PDF` (a mirror), else arxiv.org."""
+    base = os.environ.get(ARXIV_PDF_ENV) or ARXIV_PDF
+    checked_url(base, ARXIV_PDF_ENV)
+    return base.strip().rstrip("/")
+
+
+def _pdf_address(locator: str, base: str) -> str:
+    """Where the PDF a paper locator names is fetched: an arXiv PDF from `base`."""
+    prefix = ARXIV_PDF + "/"
+    return base + "/" + locator[len(prefix) :] if locator.startswith(prefix) else locator
+
+
+def claimed_pdf(paper: Subject | None, base: str) -> str | None:
+    """Where the arXiv PDF of the claimed version is fetched (None when the record, or its
+    version, is not known): the one PDF whose keys an author of that paper put there."""
+    if paper is None or paper.source_id is None or paper.source_version is None:
+        return None
+    return _pdf_address(arxiv_pdf_url(paper.source_id, paper.source_version), base)
+
+
+def _check_paper(
+    fetcher: Fetcher,
+    source: str,
+    locator: str,
+    kid: str,
+    subject: str | None,
+    claimed: str | None = None,
+) -> ProofCheck:
+    """The paper proof from the PDF at `source`: a URL, or the file `--paper-pdf` named (read
+    beforehand by `_Fetcher.read_file`: a file that cannot be read is bad input). It binds the
+    key to the paper's authors only when `source` is `claimed` (`paper_finding`)."""
+    try:  # a PDF fetched or read has one size limit, `fs`'s
+        keys, number = pdf_author_keys(fetcher.get(source, PDF_ACCEPT, MAX_PDF_BYTES))
+    except NotFound as exc:
+        return ProofCheck("paper", locator, source, Finding("absent", f"no PDF there ({exc})"))
+    except Unreadable as exc:
+        return ProofCheck("paper", locator, source, problem=exc.reason, network=exc.network)
+    except InputError as exc:  # not a readable PDF: what is there proves nothing
+        return ProofCheck("paper", locator, source, Finding("absent", str(exc)))
+    if number is not None and subject is not None and number != subject:
+        return ProofCheck(
+            "paper", locator, source, Finding("absent", f"the PDF is of {number}, not {subject}")
+        )
+    found = paper_finding(match_pdf_keys(keys, kid), source, claimed)
+    return ProofCheck("paper", locator, source, found)
+
+
 # --- the verdict ------------------------------------------------------------------------------
 
 
@@ -156,7 +259,7 @@ def check_identity(
 @contextmanager
 def _asked(
     timeout: float, offline: bool, signer: str | None, paper_pdf: str | None, api: str | None
-) -> Iterator[tuple[_Fetcher, str | None]]:
+) -> Iterator[tuple[Fetcher, str | None]]:
     """A fetcher for one run, once what the user named is checked (bad input, exit 2, before
     anything is fetched): the key id `signer` (returned normalised), the `--orcid-api` URL, and
     `--paper-pdf` (a URL by `checked_url`, a file read now by the one file reader)."""
@@ -164,7 +267,7 @@ def _asked(
     if api is not None:
         orcid_api_base(api)
     arxiv_pdf_base()  # a bad $PITH_ARXIV_PDF is bad input too
-    fetcher = _Fetcher(timeout, offline)
+    fetcher = Fetcher(timeout, offline)
     try:
         if paper_pdf is not None and "://" in paper_pdf:
             checked_url(paper_pdf, "--paper-pdf")
@@ -181,7 +284,7 @@ def _check_identity(
     signer: str | None,
     paper_pdf: str | None,
     orcid_api: str | None,
-    fetcher: _Fetcher,
+    fetcher: Fetcher,
     papers: Sequence[Subject] = (),
 ) -> tuple[Report, list[ProofCheck]]:
     expected = normalize_orcid(orcid) if orcid is not None else None
@@ -205,7 +308,7 @@ def _fetch_all(
     expected: str | None,
     paper_pdf: str | None,
     orcid_api: str | None,
-    fetcher: _Fetcher,
+    fetcher: Fetcher,
     paper: Subject | None,
 ) -> list[ProofCheck]:
     named = event_orcid(event)
@@ -321,7 +424,7 @@ def check_key_on_orcid(
     """Ask the ORCID public API whether the record of `record.orcid` names the key yet."""
     if record.orcid is None:
         raise InputError(f"key {record.name!r} has no ORCID iD")
-    fetcher = _Fetcher(timeout, offline=False)
+    fetcher = Fetcher(timeout, offline=False)
     try:
         return _check_orcid(fetcher, orcid_api_base(orcid_api), record.orcid, record.key_id)
     finally:

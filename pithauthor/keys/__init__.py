@@ -11,70 +11,12 @@ from typing import TYPE_CHECKING
 
 from pithauthor._face import lazy_face
 
-if TYPE_CHECKING:
-    from pithauthor.keys.author import (
-        AuthorKey,
-        DeferredKey,
-        check_public_name,
-        deferred_signing_key,
-        delete,
-        export_public,
-        generate,
-        known_keys,
-        list_keys,
-        load_key,
-        load_signing_key,
-        set_public_name,
-        show,
-    )
-    from pithauthor.keys.backups import backup, import_backup, rotate
-    from pithauthor.keys.passphrase import backup_passphrase_source, passphrase_source
-    from pithauthor.keys.storage import KeyRecord
+if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
+    from pithauthor.keys.author import AuthorKey as AuthorKey
+    from pithauthor.keys.author import DeferredKey as DeferredKey
+    from pithauthor.keys.author import load_signing_key as load_signing_key
+    from pithauthor.keys.author import show as show
+    from pithauthor.keys.passphrase import passphrase_source as passphrase_source
+    from pithauthor.keys.storage import KeyRecord as KeyRecord
 
-__all__ = [
-    "AuthorKey",
-    "DeferredKey",
-    "KeyRecord",
-    "backup",
-    "backup_passphrase_source",
-    "check_public_name",
-    "deferred_signing_key",
-    "delete",
-    "export_public",
-    "generate",
-    "import_backup",
-    "known_keys",
-    "list_keys",
-    "load_key",
-    "load_signing_key",
-    "passphrase_source",
-    "rotate",
-    "set_public_name",
-    "show",
-]
-
-# where each name lives (pithauthor/_face.py: why they load on first use)
-__getattr__, __dir__ = lazy_face(
-    __name__,
-    {
-        "AuthorKey": "pithauthor.keys.author",
-        "DeferredKey": "pithauthor.keys.author",
-        "KeyRecord": "pithauthor.keys.storage",
-        "backup": "pithauthor.keys.backups",
-        "backup_passphrase_source": "pithauthor.keys.passphrase",
-        "check_public_name": "pithauthor.keys.author",
-        "deferred_signing_key": "pithauthor.keys.author",
-        "delete": "pithauthor.keys.author",
-        "export_public": "pithauthor.keys.author",
-        "generate": "pithauthor.keys.author",
-        "import_backup": "pithauthor.keys.backups",
-        "known_keys": "pithauthor.keys.author",
-        "list_keys": "pithauthor.keys.author",
-        "load_key": "pithauthor.keys.author",
-        "load_signing_key": "pithauthor.keys.author",
-        "passphrase_source": "pithauthor.keys.passphrase",
-        "rotate": "pithauthor.keys.backups",
-        "set_public_name": "pithauthor.keys.author",
-        "show": "pithauthor.keys.author",
-    },
-)
+__getattr__, __dir__ = lazy_face(__name__)  # names load on first use

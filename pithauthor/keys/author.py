@@ -1,4 +1,4 @@
-"""Author keys: create, list, export, back up, rotate, delete, and load one for signing.
+"""Author keys: create, list, export, back up, restore, rotate, delete, and load one for signing.
 
 The public key names itself (see `pithauthor.protocol.identity`):
 
@@ -12,6 +12,7 @@ The 32-byte secret seed lives in the OS keyring or in an argon2id/SecretBox-encr
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,9 +24,11 @@ from pithauthor.errors import (
     KeyFileTampered,
     KeyNotFound,
     KeyRetired,
+    NetworkError,
 )
-from pithauthor.fs import pith_home
-from pithauthor.keys.passphrase import PassphraseSource, passphrase_source
+from pithauthor.fs import MAX_KEY_FILE_BYTES, pith_home, read_user_json
+from pithauthor.keys import secrets
+from pithauthor.keys.passphrase import PassphraseSource, backup_passphrase_source, passphrase_source
 from pithauthor.keys.secrets import (
     Note,
     PreparedSecret,
@@ -39,6 +42,7 @@ from pithauthor.keys.secrets import (
 from pithauthor.keys.storage import (
     METADATA_FILE,
     KeyRecord,
+    create_private,
     keystore_lock,
     load_records,
     save_records,
@@ -47,7 +51,8 @@ from pithauthor.protocol.canonical_json import b64decode, b64encode
 from pithauthor.protocol.checks.event import vouch
 from pithauthor.protocol.events import signature_block
 from pithauthor.protocol.identity import fingerprint_hex, key_id, normalize_orcid, signer_id
-from pithauthor.protocol.text import text_problem, utc_now
+from pithauthor.protocol.text import text_problem
+from pithauthor.protocol.utc import utc_now
 
 if TYPE_CHECKING:
     from pithauthor.protocol.documents import AuthorEvent
@@ -58,14 +63,17 @@ __all__ = [
     "PENDING_SIGNATURE",
     "AuthorKey",
     "DeferredKey",
+    "backup",
     "deferred_signing_key",
     "delete",
     "export_public",
     "generate",
+    "import_backup",
     "known_keys",
     "list_keys",
     "load_key",
     "load_signing_key",
+    "rotate",
     "set_public_name",
     "show",
 ]
@@ -224,7 +232,7 @@ class DeferredKey(_KeyFacts):
         checking it again) once its signature is the key's own, at once if the key is open
         (its signature was made by it), else when `sign_pending` puts it in. The opened key
         signs for this public key (`unlock` compares them), as an `AuthorKey`'s events are
-        vouched for (issue 39: a 300-entry `pith cite` checked its 300 events again)."""
+        vouched for (a 300-entry `pith cite` checked its 300 events again)."""
         digest = bytes.fromhex(event["event_id"].removeprefix("sha256:"))
         if digest in self._pending:
             self._made.add(digest)
@@ -273,7 +281,7 @@ def deferred_signing_key(
 
 
 # when a key record is made: its own name so that a test can set the clock of key creation
-# alone (tests/unit/identity/test_identity_retirement.py), not every stamp this module writes
+# alone (tests/unit/identity/test_proofs_retirement.py), not every stamp this module writes
 _now = utc_now
 
 
@@ -508,3 +516,165 @@ def delete(name: str) -> KeyRecord:
         remove_seed(record)
         save_records([r for r in records if r.key_id != record.key_id])
     return record
+
+
+BACKUP_KIND = "backup"
+
+
+def backup(
+    name: str | None,
+    out: Path,
+    *,
+    passphrase: PassphraseSource | None = None,
+    backup_passphrase: PassphraseSource | None = None,
+    note: Note = stderr_note,
+) -> KeyRecord:
+    """Write one key (secret + public record) to `out`, encrypted under the backup passphrase."""
+    key_source = passphrase or passphrase_source()
+    record = _resolve(load_records(), name)
+    seed = load_seed(record, key_source, note)
+    secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
+        "Backup passphrase: ", confirm=True
+    )
+    local = ("backend", "file", BACKED_UP_AT, BACKUP_FILE)  # this machine's facts, not the key's
+    public = {k: v for k, v in record.to_json().items() if k not in local}
+    doc = secrets.seal(seed, secret, {"kind": BACKUP_KIND, "key": public})
+    create_private(Path(out), json.dumps(doc, indent=2) + "\n")
+    _note_backup(record.key_id, Path(out))
+    return record
+
+
+def _retired_by_successor(record: KeyRecord, records: list[KeyRecord]) -> str | None:
+    """The key in the store that replaced `record` (its `replaces`), marking it retired."""
+    if record.status != "active":
+        return None
+    for r in records:
+        if r.replaces == record.key_id:
+            record.status, record.retired_at, record.replaced_by = "retired", r.created_at, r.key_id
+            return f"the key store (replaced by {r.key_id})"
+    return None
+
+
+def import_backup(
+    path: Path,
+    *,
+    backup_passphrase: PassphraseSource | None = None,
+    backend: str = "auto",
+    passphrase: PassphraseSource | None = None,
+    insecure_plaintext: bool = False,
+    orcid_retirement: Callable[[KeyRecord], str | None] | None,
+    note: Note = stderr_note,
+) -> KeyRecord:
+    """Restore a key from a backup file into this PITH_HOME.
+
+    A backup made before a rotation says the key is active; it comes back retired when the
+    store holds the key that replaced it, or, for a key with an ORCID iD, when
+    `orcid_retirement(record)` says when it was retired (`""`: at an unstated date; None: not
+    retired). The caller asks that question (keys do no network I/O and sit below identity):
+    the command line passes `pithauthor.identity.proofs.orcid_retirement`. It has no default,
+    so no caller skips the question unawares. NetworkError from it when ORCID cannot be asked:
+    pass `orcid_retirement=None` (`pith keys import --offline`) to restore the key as the
+    backup says."""
+    key_source = passphrase or passphrase_source()
+    where = f"backup {path}"
+    doc = read_user_json(path, InputError, "a pithauthor key backup", limit=MAX_KEY_FILE_BYTES)
+    if not isinstance(doc, dict) or doc.get("kind") != BACKUP_KIND:
+        raise InputError(f"{where} is not a pithauthor key backup")
+    secret = (backup_passphrase or backup_passphrase_source(None, key_source)).get(
+        "Backup passphrase: "
+    )
+    seed = secrets.open_seed(doc, secret, where)
+    try:
+        record = KeyRecord.from_json({**doc.get("key", {}), "backend": "file"})
+    except (ValueError, TypeError):
+        raise KeyFileTampered(f"{where}: the key record is malformed") from None
+    pk = public_key_of(seed)
+    if (record.public_key_b64, record.key_id) != (b64encode(pk), key_id(pk)):
+        raise KeyFileTampered(f"{where}: the secret does not match the public key in the backup")
+    record.public_key_fingerprint = fingerprint_hex(pk)  # recomputed, never the file's word
+    _check_name(record.name)
+    why: list[str] = []
+
+    def add(records: list[KeyRecord]) -> list[KeyRecord]:
+        if any(r.key_id == record.key_id for r in records):
+            raise KeyExists(f"key {record.key_id} is already in this key store")
+        successor = _retired_by_successor(record, records)
+        if successor is not None:
+            why.append(successor)
+        if record.status == "active":
+            _ensure_name_free(records, record.name)
+        return [*records, record]
+
+    add(load_records())  # early answer, before any secret is stored; again under the lock
+    # A backup from before a rotation says "active": restored so, a key the author retired
+    # could sign again. Its ORCID link is the author's public word on it, so it is asked.
+    if record.status == "active" and record.orcid is not None and orcid_retirement is not None:
+        try:  # before the lock: no network wait is held under it
+            when = orcid_retirement(record)
+        except NetworkError as exc:
+            raise NetworkError(
+                f"{exc}; retry, or restore it as the backup says (active) with: "
+                "pith keys import --offline"
+            ) from None
+        if when is not None:
+            record.status, record.retired_at = "retired", when or None
+            why.append(f"its ORCID link ({record.orcid})")
+    prepared = prepare_seed(
+        seed,
+        record,
+        backend=backend,
+        passphrase=key_source,
+        insecure_plaintext=insecure_plaintext,
+    )
+    _commit(prepared, add, note)
+    if why:
+        note(
+            f"key {record.key_id} restored as retired (per {why[0]}, "
+            f"{record.retired_at or 'at an unstated date'}): its signatures verify; it cannot "
+            "sign"
+        )
+    return record
+
+
+def rotate(
+    name: str | None = None,
+    *,
+    backend: str = "auto",
+    passphrase: PassphraseSource | None = None,
+    insecure_plaintext: bool = False,
+    note: Note = stderr_note,
+) -> tuple[KeyRecord, KeyRecord]:
+    """Make a new active key with the same name and ORCID; the old one becomes retired.
+
+    Returns (retired, new). The retired key's public record stays, so its signatures verify.
+    """
+
+    def current(records: list[KeyRecord]) -> KeyRecord:
+        old = _resolve(records, name)
+        if old.status != "active":
+            raise KeyRetired(f"key {old.name!r} ({old.key_id}) is already retired")
+        return old
+
+    first = current(load_records())  # early answer; the key to retire is found again below
+    seed = new_seed()
+    new = _new_record(seed, first.name, first.orcid, public_name=first.public_name)
+    prepared = prepare_seed(
+        seed,
+        new,
+        backend=backend,
+        passphrase=passphrase or passphrase_source(),
+        insecure_plaintext=insecure_plaintext,
+    )
+    retired: list[KeyRecord] = []
+
+    def retire(records: list[KeyRecord]) -> list[KeyRecord]:
+        old = current(records)  # a concurrent rotate may have made another key active
+        if (old.name, old.orcid) != (first.name, first.orcid):
+            raise KeyNotFound(f"key {name!r} changed while rotating; run the command again")
+        new.replaces = old.key_id
+        old.status, old.retired_at, old.replaced_by = "retired", new.created_at, new.key_id
+        retired.append(old)
+        return [*records, new]
+
+    _commit(prepared, retire, note)
+    return retired[0], new

@@ -61,7 +61,8 @@ TEST_FAST_KDF = False
 
 """TEST ONLY: the cheapest argon2id for new files, and weak files accepted. No environment
 variable or option of the installed `pith` command sets it: only Python code that imports this
-module does (pithauthor's test suite, through tests/conftest.py and tests/pith_launcher.py)."""
+module does (pithauthor's test suite, through tests/conftest.py and
+tests/support/pith_launcher.py)."""
 
 
 _CHECK_TEXT = b"pithauthor passphrase check v1"

@@ -142,7 +142,7 @@ def retired_here(key_id: str) -> str | None:
         records = load_records()
     except KeyStoreError:  # an unsafe or damaged store is `pith doctor`'s to report
         return None
-    # every record of the key, not the first: the earliest retirement stands (issue 38)
+    # every record of the key, not the first: the earliest retirement stands
     said = [r.retired_at or "" for r in records if r.key_id == key_id and r.status == "retired"]
     return min(said) if said else None
 

@@ -25,14 +25,9 @@ from pithauthor.latex.archives import is_archive, unpacked_project
 from pithauthor.latex.build import build_like_arxiv, build_sources, whose_fault
 from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.injection import (
-    BUILD_FILES,
-    LTXML_NAME,
-    STY_NAME,
     Progress,
-    _inputs_of,
-    _packaged,
-    _step,
-    pith_build_files,
+    inputs_of,
+    step,
 )
 from pithauthor.latex.pdf import (
     check_badge_visible,
@@ -48,6 +43,13 @@ from pithauthor.latex.sources import (
     find_main_file,
     read_text_file,
     source_files,
+)
+from pithauthor.latex.sty import (
+    BUILD_FILES,
+    LTXML_NAME,
+    STY_NAME,
+    pith_build_files,
+    shipped_bytes,
 )
 from pithauthor.latex.upload import strip_comments
 from pithauthor.protocol.ids import PithNumber
@@ -113,13 +115,25 @@ def build_arxiv_archive(
         raise ManuscriptError(f"{output.parent}: no such folder for the archive")
     ensure_writable_folder(output.parent, f"the archive {output.name} cannot be written there")
     if not is_archive(Path(target)):
-        return _build(Path(target), output, keep_comments, timeout=timeout,
-                      no_badge=no_badge, progress=progress)  # fmt: skip
+        return _build(
+            Path(target),
+            output,
+            keep_comments,
+            timeout=timeout,
+            no_badge=no_badge,
+            progress=progress,
+        )
     # a project's source zip (Overleaf's download): unpacked beside it, then packed as a folder;
     # the folder goes again when the upload is refused (it was made for nothing)
     with unpacked_project(Path(target)) as unpacked:
-        result = _build(unpacked.project, output, keep_comments, timeout=timeout,
-                        no_badge=no_badge, progress=progress)  # fmt: skip
+        result = _build(
+            unpacked.project,
+            output,
+            keep_comments,
+            timeout=timeout,
+            no_badge=no_badge,
+            progress=progress,
+        )
     return replace(result, unpacked=unpacked.folder)
 
 
@@ -156,7 +170,7 @@ def _build(
         with ExitStack() as stack:
             # the step is the build and the reading of its PDF: a paper refused for its number
             # is refused within it (nothing said of a build that led nowhere)
-            with _step(progress, f"building ({engine}, latexmk)"):
+            with step(progress, f"building ({engine}, latexmk)"):
                 built = stack.enter_context(build_sources(main, engine, overrides, clock))
                 number = _number_of(built.result.pdf, no_badge)
                 pages = page_count(built.result.pdf)
@@ -170,7 +184,7 @@ def _build(
             if number is not None or STY_NAME in members:
                 ltxml = main.parent / LTXML_NAME
                 members[LTXML_NAME] = (
-                    ltxml.read_bytes() if ltxml.is_file() else _packaged(LTXML_NAME)
+                    ltxml.read_bytes() if ltxml.is_file() else shipped_bytes(LTXML_NAME)
                 )
             texts = {n: d.decode("latin-1") for n, d in members.items() if n.endswith(".tex")}
             readme = bool(upload.other_main_files(main.name, texts)) or engine == "latex"
@@ -178,9 +192,9 @@ def _build(
                 members[upload.README_NAME] = upload.readme(main.name, engine)
             warnings += _preflight(members, main, built.result.subfolder_outputs)
     except CompileFailed as failed:
-        if preamble.pith_package is None and _inputs_of(source, preamble).package is None:
+        if preamble.pith_package is None and inputs_of(source, preamble).package is None:
             raise  # no badge to blame: the paper's own error as it is
-        with _step(progress, "building again without the badge, to tell whose fault it is"):
+        with step(progress, "building again without the badge, to tell whose fault it is"):
             raise whose_fault(failed, main, engine, {}, clock) from None
     files = sorted(members)
     size = _write_proven(output, members, main.name, engine, number, pages, clock, progress)
@@ -219,7 +233,7 @@ def _has_number(main: Path, source: TextFile, preamble: Preamble) -> bool:
     file it reads) sets one, or some source file at least names `\\pithnumber`. Only a
     paper none of whose files names it is refused here; whether the number really reaches
     the PDF is checked on the PDF after the build, as before."""
-    if preamble.pith_numbers or _inputs_of(source, preamble).number is not None:
+    if preamble.pith_numbers or inputs_of(source, preamble).number is not None:
         return True
     for relative, real in source_files(main.parent, main):
         if relative.lower().endswith(_MAY_SET_NUMBER) and relative not in BUILD_FILES:
@@ -302,11 +316,11 @@ def _write_proven(
     it into place only when that build matches the author's (`number` None: the paper has no
     badge, and the archive's PDF must have none either). Returns its size."""
     with publishing(output) as tmp:
-        with _step(progress, f"packing {len(members)} file{'' if len(members) == 1 else 's'}"):
+        with step(progress, f"packing {len(members)} file{'' if len(members) == 1 else 's'}"):
             _write_tar(tmp, members)
         proving = f"proving the upload builds from the tarball ({engine} alone)"
         with (
-            _step(progress, proving),
+            step(progress, proving),
             tempfile.TemporaryDirectory(prefix="pith-arxiv-proof-") as proof,
         ):
             folder = Path(proof)

@@ -21,6 +21,7 @@ from pathlib import Path
 from pithauthor.errors import BuildError, CompileFailed
 from pithauthor.latex.clock import DEFAULT_LIMIT, BuildClock
 from pithauthor.latex.sources import copy_sources, link_outside
+from pithauthor.latex.sty import STY_NAME
 
 # Build a manuscript from its sources in a private folder (latexmk, fresh, with -recorder) and
 # sort what the build read: the paper's own files, TeX Live's, and anything else (refused).
@@ -472,8 +473,6 @@ def build_like_arxiv(
 # Whose fault a failed build is: when the paper with its badge does not compile, the same
 # sources are built without the badge (with a `pith.sty` that defines pith's commands and does
 # nothing), and the author is told which of the two it is.
-
-STY_NAME = "pith.sty"
 
 # pith.sty's public commands (docs/latex.md, "Usage"), each doing nothing: the paper builds as
 # if pith had never been added, and a \pithbadge or \pithsetup of the author's stays harmless

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pithauthor.protocol.text import verbatim_block
+from pithauthor.latex.verbatim import verbatim_block
 
-# a control word (its name in group 1), a control symbol, a comment, or a brace
-_TOKEN = re.compile(r"\\([A-Za-z]+)|\\.|%[^\n]*|[{}]", re.DOTALL)
+# a TeX token as these scanners see it: a control word (its name in group 1), a control
+# symbol, a comment, or a brace (the preamble's scanner reads the same tokens)
+TEX_TOKEN = re.compile(r"\\([A-Za-z]+)|\\.|%[^\n]*|[{}]", re.DOTALL)
 
 
 _NEWIF = re.compile(r"\\newif\s*\\(if[A-Za-z]+)")
@@ -58,7 +59,7 @@ _CONDITIONALS = frozenset(
 )
 
 
-def _blank_false_branches(text: str, end: int) -> tuple[str, list[tuple[int, int, int]]]:
+def blank_false_branches(text: str, end: int) -> tuple[str, list[tuple[int, int, int]]]:
     """Blank what TeX skips after a top-level `\\iffalse` (or a name `\\let` to it): up to its
     `\\else` or `\\fi`, nested conditionals counted, braces not (TeX does not count them there
     either). Only `text[:end]` is read and returned; `\\newif` declarations and verbatim blocks
@@ -71,7 +72,7 @@ def _blank_false_branches(text: str, end: int) -> tuple[str, list[tuple[int, int
     depth = 0
     recent: list[str] = []  # the last control words, to tell `\let\ifdraft\iffalse` apart
     false = {"iffalse"}  # and the names let to \iffalse
-    tokens = _TOKEN.finditer(text, 0, end)  # as if the text stopped at `end`
+    tokens = TEX_TOKEN.finditer(text, 0, end)  # as if the text stopped at `end`
     for token in tokens:
         if any(a <= token.start() < b for a, b in verbatim):
             continue
@@ -124,7 +125,7 @@ def _assigned(before: list[str]) -> str | None:
     return None
 
 
-def _conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
+def conditional_states(nodes: list[Any]) -> list[tuple[int, bool, int]]:
     """For each top-level node: (conditional depth, inside a dead branch, where the innermost
     dead conditional starts, or -1) after the node.
 

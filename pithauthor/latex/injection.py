@@ -1,7 +1,7 @@
 r"""The LaTeX badge: add `\usepackage{pith}` + `\pithnumber{...}` to a manuscript without
 touching anything else, check that it compiles, and pack an arXiv-ready archive.
 
-Public API: `inject`, `badge_number`, `find_main_file`, `check_pdf`, `build_arxiv_archive`
+Public API: `inject`, `find_main_file`, `check_pdf`, `build_arxiv_archive`
 (and `Step`, what it tells its `progress` callback).
 """
 
@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pithauthor.errors import (
     BuildError,
@@ -26,7 +25,6 @@ from pithauthor.errors import (
     PithNumberError,
 )
 from pithauthor.fs import MAX_TEX_BYTES, Data, check_output_file, read_user_file, replace_files
-from pithauthor.identity.fetch import read_pdf_author_keys
 from pithauthor.latex.archives import (
     ProjectZip,
     is_archive,
@@ -39,6 +37,7 @@ from pithauthor.latex.clock import BuildClock, check_timeout
 from pithauthor.latex.pdf import (
     check_badge_visible,
     check_pdf,
+    pdf_author_keys,
     placement_notes,
 )
 from pithauthor.latex.preamble import Preamble, add_author_keys
@@ -54,53 +53,29 @@ from pithauthor.latex.sources import (
     read_preamble,
     write_target,
 )
-from pithauthor.latex.sty import another_version, latex_file, pith_sty_path
+from pithauthor.latex.sty import (
+    COMPANIONS,
+    MANIFEST,
+    STY_NAME,
+    another_version,
+    pith_build_files,
+    shipped_bytes,
+)
 from pithauthor.protocol.identity import pdf_key_ids
-from pithauthor.protocol.ids import PithNumber, classify_reference
-from pithauthor.registry.access import check_number
-
-if TYPE_CHECKING:
-    from pithauthor.registry.access import RegistryAccess
+from pithauthor.protocol.ids import PithNumber
 
 __all__ = [
     "InjectResult",
     "Step",
-    "badge_number",
     "inject",
 ]
-
-
-STY_NAME = "pith.sty"
 
 
 PLACEMENTS = ("title", "margin", "none")  # pith.sty's `placement` option
 
 
-# a record page's address, pasted where a number was asked for (`badge_number` refuses it)
-_RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
-
-
 # the loads `inject` may rewrite for a new placement: any other options are the author's, kept
 _PLAIN_LOAD = re.compile(r"\\usepackage(\[placement=(title|margin|none)\])?\{pith\}")
-
-
-LTXML_NAME = "pith.sty.ltxml"  # the LaTeXML binding, for arXiv's HTML view
-
-
-# pith.sty's back-end code, read when hyperref or PDF management is not loaded: it travels
-# with pith.sty wherever pith.sty goes (the paper's folder, the build, the arXiv upload)
-COMPAT_NAME = "pith-compat.def"
-# pith.sty's placement code (the class title blocks, the margin), read for placement=title or
-# margin: it travels the same way
-PLACEMENT_DEF_NAME = "pith-placement.def"
-# pith.sty's \pithauthorkey code, read at the first \pithauthorkey: it travels the same way
-AUTHORKEYS_DEF_NAME = "pith-authorkeys.def"
-
-
-# what a build of a badged paper reads besides the paper: pith.sty and its three .def files
-BUILD_FILES = (STY_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME, AUTHORKEYS_DEF_NAME)
-# what follows pith.sty into the paper's folder (`inject`): the .def files and the binding
-COMPANIONS = (LTXML_NAME, COMPAT_NAME, PLACEMENT_DEF_NAME, AUTHORKEYS_DEF_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +98,8 @@ class InjectResult:
     authorkeys_def_action: str = "unchanged"  # pith-authorkeys.def: the same
     unpacked: Path | None = None  # the folder an archive given as target was unpacked into
     zip_out: ProjectZip | None = None  # the project written as a zip (`zip_out`)
+    # every shipped file but pith.sty (`sty.COMPANIONS`), by name -> its action, as above
+    companion_actions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +117,7 @@ Progress = Callable[[Step], None]
 
 
 @contextmanager
-def _step(progress: Progress | None, text: str) -> Iterator[None]:
+def step(progress: Progress | None, text: str) -> Iterator[None]:
     """Tell `progress` that the step `text` starts, and, when the body succeeds, how long it
     took (an exception passes through untold: see `Step`)."""
     if progress is None:
@@ -276,7 +253,7 @@ def _diff(path: Path, old: str, new: str, edited_until: int) -> str:
 
 def _sty_plan(main: Path, force: bool, follow_links: bool = False) -> tuple[str, bytes]:
     """What to do with `pith.sty` next to `main`: copy, replace (force) or nothing."""
-    ours = pith_sty_path().read_bytes()
+    ours = shipped_bytes(STY_NAME)
     dest = main.parent / STY_NAME
     if not dest.exists() and not dest.is_symlink():
         return "copied", ours
@@ -293,7 +270,7 @@ def _sty_plan(main: Path, force: bool, follow_links: bool = False) -> tuple[str,
 def _companion_action(main: Path, name: str) -> tuple[str, bytes]:
     """pith.sty.ltxml and the .def files follow pith.sty (whose other versions `_sty_plan`
     already refused): copied when missing, replaced when they differ from ours."""
-    ours = _packaged(name)
+    ours = shipped_bytes(name)
     dest = main.parent / name
     if not dest.exists():
         return "copied", ours
@@ -322,7 +299,7 @@ def _compile_and_check(
         ours = {**pith_build_files(), main.name: new_bytes, STY_NAME: sty}
         # the step is the build and the reading of its PDF, as `arxiv`'s
         with (
-            _step(progress, f"checking: building a copy ({engine}, latexmk)"),
+            step(progress, f"checking: building a copy ({engine}, latexmk)"),
             build_sources(main, engine, ours, clock) as built,
         ):
             if number is not None:
@@ -333,61 +310,23 @@ def _compile_and_check(
                 _check_pdf_keys(built.result.pdf, author_keys)
             return placement_notes(built.result.log)
     except CompileFailed as failed:
-        with _step(progress, "building the untouched sources, to tell whose fault it is"):
+        with step(progress, "building the untouched sources, to tell whose fault it is"):
             raise whose_fault(failed, main, engine, {main.name: source.raw}, clock) from None
 
 
 def _check_pdf_keys(pdf: Path, author_keys: Sequence[str]) -> None:
-    found, _ = read_pdf_author_keys(pdf.read_bytes())
+    found, _ = pdf_author_keys(pdf.read_bytes())
     missing = [k for k in author_keys if k not in pdf_key_ids(found or "")]
     if missing:
         raise BuildError(f"the PDF's /PithAuthorKeys lacks {', '.join(missing)}")
 
 
-def _inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
+def inputs_of(source: TextFile, preamble: Preamble) -> InputFacts:
     """What the files the preamble inputs hold: a `\\pithnumber` (then the main file needs
     none), or `\\usepackage{pith}` (then the main file must not load it again)."""
     if preamble.pith_numbers and preamble.pith_package is not None:
         return InputFacts()
     return preamble_inputs(preamble.inputs, source.path.parent)
-
-
-def badge_number(
-    text: str, registry: RegistryAccess, *, offline: bool = False
-) -> tuple[PithNumber, str | None]:
-    """The number a badge prints: a full Pith Number, checked with its record
-    (`pithauthor.registry.check_number`: a wrong year is refused naming the right number; a
-    number no record can check is refused unless `offline`, never written unchecked), or an
-    arXiv id resolved through `registry` (record verified); with a note naming the arXiv
-    version the number belongs to, or, `offline` with no record cached, saying the year could
-    not be checked. A short alias or a number without its year is refused (InputError); so is
-    an arXiv id `offline`."""
-    address = _RECORD_URL.match(text.strip())
-    if address is not None:  # copied from the record page: it holds the body, not the year
-        raise InputError(
-            f"{text} is a record's address; give its full Pith Number, "
-            f"pith:YYYY:{address.group(1).upper()}"
-        )
-    kind = classify_reference(text)
-    if kind.alias is not None:
-        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
-    if kind.number is not None:
-        if kind.number.year is None:
-            raise InputError(
-                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
-            )
-        return kind.number, check_number(kind.number, registry, offline=offline)
-    assert kind.arxiv is not None
-    if offline:
-        raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
-    # the whole id, version included: `IDvN` is vN's record (the resolver refuses, naming the
-    # version it holds, when the registry has no vN); a bare id is the latest version's
-    number = registry.client.resolve(str(kind.arxiv))
-    source = registry.client.record(number)["canonical_record"]["source"]
-    note = f"{number.full} is the record of arXiv:{source['id']}v{source['version']}"
-    if kind.arxiv.version is None:
-        note += " (the latest version when the registry built it)"
-    return number, note
 
 
 def inject(
@@ -431,22 +370,53 @@ def inject(
         check_output_file(os.fspath(zip_out), InputError, "a zip to write")
     path = Path(target)
     if not is_archive(path):
-        result = _inject(path, number, author_keys, dry_run, check, force, placement, timeout,
-                         progress, follow_links)  # fmt: skip
+        result = _inject(
+            path,
+            number,
+            author_keys,
+            dry_run,
+            check,
+            force,
+            placement,
+            timeout,
+            progress,
+            follow_links,
+        )
         return _zipped(result, zip_out, None)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="pith-inject-") as scratch:
             project = unpack_project(path, Path(scratch) / "project").project
-            return _inject(project, number, author_keys, dry_run, check, force, placement,
-                           timeout, progress, follow_links)  # fmt: skip
+            return _inject(
+                project,
+                number,
+                author_keys,
+                dry_run,
+                check,
+                force,
+                placement,
+                timeout,
+                progress,
+                follow_links,
+            )
     with unpacked_project(path) as unpacked:  # removed again if the badge is refused
-        result = _inject(unpacked.project, number, author_keys, dry_run, check, force, placement,
-                         timeout, progress, follow_links)  # fmt: skip
+        result = _inject(
+            unpacked.project,
+            number,
+            author_keys,
+            dry_run,
+            check,
+            force,
+            placement,
+            timeout,
+            progress,
+            follow_links,
+        )
     return _zipped(result, zip_out, unpacked.folder)
 
 
-def _zipped(result: InjectResult, zip_out: str | os.PathLike[str] | None, unpacked: Path | None
-            ) -> InjectResult:  # fmt: skip
+def _zipped(
+    result: InjectResult, zip_out: str | os.PathLike[str] | None, unpacked: Path | None
+) -> InjectResult:
     """`result`, with the project written to `zip_out` when asked."""
     if zip_out is None:
         return replace(result, unpacked=unpacked)
@@ -478,7 +448,7 @@ def _inject(
     source, preamble = read_preamble(main, whole=bool(author_keys))
     engine = engine_of(source.text)
     new_text, notes = source.text, []
-    facts = _inputs_of(source, preamble)
+    facts = inputs_of(source, preamble)
     review = review_copy(preamble, facts.loads, facts.commands) if number is not None else None
     if review is not None:
         if not force:
@@ -547,6 +517,8 @@ def _inject(
             if action != "unchanged":
                 writes.append((main.parent / name, data, 0o644, None))
         replace_files(writes)
+    # each file's action under its key (`sty.MANIFEST`)
+    actions = {f.action_key: companions[f.name][0] for f in MANIFEST if f.name in companions}
     return InjectResult(
         main=main,
         changed=changed,
@@ -558,24 +530,9 @@ def _inject(
         checked=check,
         dry_run=dry_run,
         notes=notes,
-        ltxml_action=companions[LTXML_NAME][0],
-        compat_action=companions[COMPAT_NAME][0],
-        placement_def_action=companions[PLACEMENT_DEF_NAME][0],
-        authorkeys_def_action=companions[AUTHORKEYS_DEF_NAME][0],
+        ltxml_action=actions["ltxml_action"],
+        compat_action=actions["compat_action"],
+        placement_def_action=actions["placement_def_action"],
+        authorkeys_def_action=actions["authorkeys_def_action"],
+        companion_actions={name: action for name, (action, _) in companions.items()},
     )
-
-
-def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
-    """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
-    `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
-    return {
-        name: _packaged(name)
-        for name in BUILD_FILES
-        if folder is None or not (folder / name).is_file()
-    }
-
-
-def _packaged(name: str) -> bytes:
-    """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
-    a link: its content)."""
-    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()

@@ -1,19 +1,46 @@
 """Checking a built PDF: it carries the Pith Number (Info key /PithNumber) and the link to its
 page, and the badge can be seen as a reader sees it: its box and link inside the page's crop
-box, its text not clipped away, nothing painted over it.
+box, its text not clipped away, nothing painted over it. Also the one reader of the author keys
+a PDF's Info names (`pdf_author_keys`), for the paper proof and `pith latex inject`'s check.
+Every read by pypdf goes through `reading_pdf`: a damaged PDF is the caller's one-line error.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pithauthor.errors import VerificationError
+from pithauthor.errors import InputError, PithError, VerificationError
+from pithauthor.protocol.identity import PDF_INFO_KEY
 from pithauthor.protocol.ids import PithNumber
 
-# pypdf is imported where a PDF is read: only --check and `latex arxiv` do.
+# pypdf is imported where a PDF is read (--check, `latex arxiv`, a paper proof), never at start.
+
+
+@contextmanager
+def reading_pdf(fault: Callable[[Exception], PithError]) -> Iterator[None]:
+    """The one way pypdf reads a PDF here: its logger silenced for the block (a hostile PDF's
+    warnings are noise on stderr) and restored after; a PithError raised inside passes, and any
+    other exception is the PDF's fault, raised as `fault(exc)` (the caller's one line)."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level  # its child loggers (pypdf._reader, ...) inherit the level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    except PithError:
+        raise
+    # pypdf raises many kinds on damaged or hostile input (PdfReadError, but also KeyError,
+    # AssertionError, RecursionError...): all of them mean "unreadable"
+    except Exception as exc:
+        raise fault(exc) from None
+    finally:
+        logger.setLevel(level)
 
 
 # Check that a PDF carries the Pith Number (Info key /PithNumber) and the link to its page.
@@ -22,9 +49,8 @@ from pithauthor.protocol.ids import PithNumber
 def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
     """The /PithNumber Info value and every link URI in `pdf`."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
-    try:
+    with reading_pdf(lambda exc: VerificationError(f"{pdf}: cannot read the PDF ({exc})")):
         reader = PdfReader(str(pdf))
         info: dict[str, object] = dict(reader.metadata or {})
         value = info.get("/PithNumber")
@@ -36,9 +62,18 @@ def pdf_facts(pdf: Path) -> tuple[str | None, list[str]]:
                 action = action.get_object() if action is not None else None
                 if action is not None and action.get("/URI") is not None:
                     uris.append(str(action["/URI"]))
-    except (PdfReadError, OSError, ValueError) as exc:
-        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
     return (str(value) if value is not None else None), uris
+
+
+def pdf_author_keys(data: bytes) -> tuple[str | None, str | None]:
+    """(`/PithAuthorKeys`, `/PithNumber`) from a PDF's Info dictionary; InputError if the
+    bytes are not a readable PDF."""
+    from pypdf import PdfReader
+
+    with reading_pdf(lambda exc: InputError(f"not a readable PDF ({type(exc).__name__})")):
+        info: Mapping[str, Any] = PdfReader(io.BytesIO(data)).metadata or {}
+        keys, number = info.get(PDF_INFO_KEY), info.get("/PithNumber")
+    return (str(keys) if keys is not None else None, str(number) if number is not None else None)
 
 
 def check_pdf(
@@ -110,12 +145,9 @@ def placement_notes(log: Path) -> list[str]:
 def page_count(pdf: Path) -> int:
     """How many pages `pdf` has."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
-    try:
+    with reading_pdf(lambda exc: VerificationError(f"{pdf}: cannot read the PDF ({exc})")):
         return len(PdfReader(str(pdf)).pages)
-    except (PdfReadError, OSError, ValueError) as exc:
-        raise VerificationError(f"{pdf}: cannot read the PDF ({exc})") from None
 
 
 # pypdf is imported where a PDF is read.
@@ -126,7 +158,7 @@ def page_count(pdf: Path) -> int:
 # painted over its box. Where on its page it is is pith.sty's business: the end of the title
 # block may be low on a page after a long front matter (elsarticle's highlights, a long abstract).
 #
-# Text extraction finds the badge's words even under a figure (issue 23: a CVPR teaser drawn over
+# Text extraction finds the badge's words even under a figure (a CVPR teaser drawn over
 # it), so the page's content stream is read as a PDF viewer paints it: in order, each text run,
 # path, image and form (an included figure) with the box it covers on the page. The badge is the
 # link to its record page; what it draws is the first run of paintings inside that link's
@@ -344,9 +376,11 @@ def view_badge(pdf: Path, url: str) -> BadgeView | None:
     """The badge (its first link to `url`) as its page paints it, or None when no page links
     to `url`."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
-    try:
+    def fault(exc: Exception) -> VerificationError:
+        return VerificationError(f"{pdf.name}: cannot read the page of the badge ({exc})")
+
+    with reading_pdf(fault):
         reader = PdfReader(str(pdf))
         for number, page in enumerate(reader.pages, start=1):
             rect = _link_rect(page, url)
@@ -357,8 +391,6 @@ def view_badge(pdf: Path, url: str) -> BadgeView | None:
             crop = page.cropbox
             box = (float(crop.left), float(crop.bottom), float(crop.right), float(crop.top))
             return _view(number, rect, painter.paintings, float(page.mediabox.height), box)
-    except (PdfReadError, OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        raise VerificationError(f"{pdf.name}: cannot read the page of the badge ({exc})") from None
     return None
 
 

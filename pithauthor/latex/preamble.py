@@ -29,12 +29,14 @@ from functools import lru_cache
 from typing import Any
 
 from pithauthor.errors import ManuscriptError
-from pithauthor.latex.conditionals import _TOKEN, _blank_false_branches, _conditional_states
-from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
+from pithauthor.latex.conditionals import TEX_TOKEN, blank_false_branches, conditional_states
+from pithauthor.latex.verbatim import VERBATIM_ENVIRONMENTS
 
 # pylatexenc is imported where a preamble is parsed: it takes longer to load than Typer.
 
-_BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
+# `\begin{document}`, spaces allowed before the brace: where the preamble ends (`sources`
+# looks for it in the head of a file it reads only in part)
+BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 
 
 # `\begin` / `\end` as control words (not `\beginx`), with the environment name when it follows
@@ -197,7 +199,7 @@ def _nodes(prepared: str, name: str) -> list[Any]:
 def _scan(text: str, nodes: list[Any], limit: int, name: str) -> Fragment:
     """The live top-level facts of `nodes` (parsed from `text`) before position `limit`."""
     found = Fragment()
-    for node, (depth, dead, _) in zip(nodes, _conditional_states(nodes), strict=True):
+    for node, (depth, dead, _) in zip(nodes, conditional_states(nodes), strict=True):
         if node.pos >= limit:
             break
         kind = type(node).__name__
@@ -234,11 +236,11 @@ def _prepare(text: str, end: int | None = None) -> tuple[str, list[tuple[int, in
     module docstring), and the blanked regions as (start, end, position of their `\\iffalse`).
 
     Only the part before `end` is rewritten: a candidate `\\begin{document}` needs nothing after
-    it, and rewriting a 50,000-line body to parse a 60-line preamble cost more than the parse
-    (issue 27). Both rewrites read left to right, so the prefix comes out as it would from the
+    it, and rewriting a 50,000-line body to parse a 60-line preamble cost more than the parse.
+    Both rewrites read left to right, so the prefix comes out as it would from the
     whole text; a region still open at `end` ends there."""
     end = len(text) if end is None else end
-    blanked, regions = _blank_false_branches(text, end)
+    blanked, regions = blank_false_branches(text, end)
 
     def mask(match: re.Match[str]) -> str:
         word, env = match.group(1), match.group(2)
@@ -253,7 +255,7 @@ def _prepare(text: str, end: int | None = None) -> tuple[str, list[tuple[int, in
 def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
     """Top-level nodes of the text up to the first live `\\begin{document}`, and its position."""
     reasons: list[tuple[int, str, bool]] = []  # (position, why it is not live, structural)
-    for count, match in enumerate(_BEGIN_DOCUMENT.finditer(text)):
+    for count, match in enumerate(BEGIN_DOCUMENT.finditer(text)):
         if count >= _MAX_CANDIDATES:
             break
         # rewritten up to this candidate only (usually the only one, ending the preamble)
@@ -265,7 +267,7 @@ def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
             continue
         # Every `\begin{document}` becomes a same-length placeholder macro, so that pylatexenc
         # does not open an environment that is never closed (positions stay the same).
-        prefix = _BEGIN_DOCUMENT.sub(_placeholder, prepared)
+        prefix = BEGIN_DOCUMENT.sub(_placeholder, prepared)
         nodes = _nodes(prefix, name)
         if not nodes:
             continue
@@ -275,7 +277,7 @@ def _parse_to_document(text: str, name: str) -> tuple[list[Any], int]:
             and last.macroname.startswith(_PLACEHOLDER_NAME)
             and last.pos == match.start()
         ):
-            _, dead, opener = _conditional_states(nodes)[-1]
+            _, dead, opener = conditional_states(nodes)[-1]
             if not dead:
                 return nodes, match.start()
             why = f"inside the disabled branch of the conditional of line {_line(text, opener)}"
@@ -448,7 +450,7 @@ def _balanced_end(text: str, start: int) -> int:
     """Just after the `}` closing the `{` at `start`, braces counted as TeX counts them when it
     reads an argument (`\\{`, `\\}` and comments do not count); the end of `text` if none."""
     depth = 0
-    for token in _TOKEN.finditer(text, start):
+    for token in TEX_TOKEN.finditer(text, start):
         depth += {"{": 1, "}": -1}.get(token.group(0), 0)
         if depth == 0:
             return token.end()
@@ -459,7 +461,7 @@ def _definition_parser() -> Any:
     """The arguments of `\\newcommand` and the other `_DEFINITIONS`, each braced one a group of
     plain characters found by counting braces: TeX reads a definition's arguments as balanced
     text, and nothing here reads inside them (only top-level nodes), while pylatexenc parsed
-    each body node by node, 3/4 of the parse of a preamble of `\\newcommand` lines (issue 27).
+    each body node by node, 3/4 of the parse of a preamble of `\\newcommand` lines.
     Each group has pylatexenc's position and length; anything unusual (a bare `\\newcommand\\x`,
     a comment or a paragraph break between the arguments, the end) is left to pylatexenc."""
     from pylatexenc.macrospec import MacroStandardArgsParser, ParsedMacroArgs

@@ -16,7 +16,7 @@ from pathlib import Path
 from pithauthor.errors import ManuscriptError, OutputError
 from pithauthor.fs import MAX_TEX_BYTES, read_user_file
 from pithauthor.latex.preamble import (
-    _BEGIN_DOCUMENT,
+    BEGIN_DOCUMENT,
     InputUse,
     Load,
     Preamble,
@@ -63,7 +63,7 @@ class TextFile:
     def pieces(self, text: str) -> list[bytes | memoryview]:
         """The bytes of the file whose `text` (the head, when `end` is set) is now `text`: the
         rest is a view of `raw`, never copied (the body of a 50,000-line paper was copied three
-        times, issue 27)."""
+        times)."""
         head = self.encode(text)
         return [head] if self.end is None else [head, memoryview(self.raw)[self.end :]]
 
@@ -87,7 +87,7 @@ def read_text_file(path: Path) -> TextFile:
     return TextFile(path, raw, text, encoding, bom, _newline(text))
 
 
-# `read_preamble`: a manuscript's head decoded and parsed, its body kept as bytes (issue 27)
+# `read_preamble`: a manuscript's head decoded and parsed, its body kept as bytes
 
 _CHUNK = 1 << 18  # UTF-8 is checked this many bytes at a time
 
@@ -132,7 +132,7 @@ def _head_suffices(text: str, pre: Preamble) -> bool:
     `\\begin{document}` is the live one, and nothing before it needs the rest (`\\iffalse`:
     `\\newif` switches and verbatim blocks are looked for in the whole text). And whether the
     head holds what `engine_of` and `inject`'s diff read."""
-    first = _BEGIN_DOCUMENT.search(text)
+    first = BEGIN_DOCUMENT.search(text)
     return (
         first is not None
         and pre.begin_document == first.start()
@@ -368,12 +368,44 @@ def find_main_file(target: Path) -> Path:
 # kept only when the folder holds no .bib: then it is a source (an Overleaf or arXiv download).
 BUILD_PRODUCTS = frozenset(
     {
-        ".aux", ".fls", ".fdb_latexmk", ".log", ".out", ".toc", ".lof", ".lot", ".loa", ".lol",
-        ".bcf", ".blg", ".nav", ".snm", ".vrb", ".idx", ".ilg", ".glo", ".glg", ".ist", ".brf",
-        ".thm", ".dvi", ".xdv", ".synctex", ".auxlock", ".fmt", ".run.xml", ".synctex.gz",
-        ".synctex(busy)", ".pdfsync", ".figlist", ".makefile", ".upa", ".upb", ".mw",
+        ".aux",
+        ".fls",
+        ".fdb_latexmk",
+        ".log",
+        ".out",
+        ".toc",
+        ".lof",
+        ".lot",
+        ".loa",
+        ".lol",
+        ".bcf",
+        ".blg",
+        ".nav",
+        ".snm",
+        ".vrb",
+        ".idx",
+        ".ilg",
+        ".glo",
+        ".glg",
+        ".ist",
+        ".brf",
+        ".thm",
+        ".dvi",
+        ".xdv",
+        ".synctex",
+        ".auxlock",
+        ".fmt",
+        ".run.xml",
+        ".synctex.gz",
+        ".synctex(busy)",
+        ".pdfsync",
+        ".figlist",
+        ".makefile",
+        ".upa",
+        ".upb",
+        ".mw",
     }
-)  # fmt: skip
+)
 
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "__MACOSX", ".latexmk"})
 

@@ -45,12 +45,12 @@ def latex_file(name: str) -> Path:
 
 def pith_sty_path() -> Path:
     """The path of the packaged pith.sty (a real file, never a link)."""
-    return latex_file("pith.sty")
+    return latex_file(STY_NAME)
 
 
 def pith_ltxml_path() -> Path:
     """The packaged pith.sty.ltxml: the LaTeXML binding that arXiv's HTML view uses."""
-    return latex_file("pith.sty.ltxml")
+    return latex_file(LTXML_NAME)
 
 
 def pith_sty_version() -> str:
@@ -62,17 +62,74 @@ def pith_sty_version() -> str:
     return f"{match.group(2)} ({match.group(1)})"
 
 
-SHIPPED = (
-    "pith.sty",
-    "pith-compat.def",
-    "pith-placement.def",
-    "pith-authorkeys.def",
-    "pith.sty.ltxml",
-)
+@dataclass(frozen=True, slots=True)
+class ShippedFile:
+    """One LaTeX file the package ships (`MANIFEST`): its name, what it is, whether a build of
+    a badged paper reads it, and the key that says what `inject` did with it (`pith latex
+    inject --json`, `InjectResult`)."""
 
-"""What travels with a paper: the package, its back-end code (read when hyperref or PDF
-management is not loaded), its placement code (read for placement=title or margin), its
-author-key code (read at the first \\pithauthorkey) and, when shipped, its LaTeXML binding."""
+    name: str
+    role: str
+    built: bool
+    action_key: str
+
+
+#: Every LaTeX file the package ships, pith.sty first: the one list. What travels with a paper
+#: (`copy_sty`, `inject`, the arXiv upload), what a build reads (`BUILD_FILES`), the CTAN bundle
+#: (latex/build_ctan.py) and the names below are derived from it; pyproject.toml's force-include
+#: (hatch reads no Python) is held equal to it by tests/test_packaging.py. A new file is a new row.
+MANIFEST = (
+    ShippedFile("pith.sty", "the package", True, "sty_action"),
+    ShippedFile(
+        "pith-compat.def",
+        "its back-end code, read on LaTeX before 2022-06 or without hyperref or PDF management",
+        True,
+        "compat_action",
+    ),
+    ShippedFile(
+        "pith-placement.def",
+        "its placement code (the class title blocks, the margin), read for placement=title or "
+        "margin",
+        True,
+        "placement_def_action",
+    ),
+    ShippedFile(
+        "pith-authorkeys.def",
+        "its \\pithauthorkey code, read at the first \\pithauthorkey",
+        True,
+        "authorkeys_def_action",
+    ),
+    ShippedFile(
+        "pith.sty.ltxml", "its LaTeXML binding, for arXiv's HTML view", False, "ltxml_action"
+    ),
+)
+SHIPPED = tuple(f.name for f in MANIFEST)
+"""What travels with a paper, by name (pith.sty first; the others may be missing from a
+version that does not ship them: `shipped_files`)."""
+STY_NAME = SHIPPED[0]
+# what a build of a badged paper reads besides the paper: pith.sty and its .def files
+BUILD_FILES = tuple(f.name for f in MANIFEST if f.built)
+# what follows pith.sty into the paper's folder (`inject`): every other shipped file
+COMPANIONS = SHIPPED[1:]
+# the LaTeXML binding: the arXiv upload packs it beside pith.sty, though no build reads it
+LTXML_NAME = next(f.name for f in MANIFEST if f.action_key == "ltxml_action")
+
+
+def pith_build_files(folder: Path | None = None) -> dict[str, bytes]:
+    """Our pith.sty and .def files (BUILD_FILES), by name, as a build is given them; with
+    `folder`, only those it lacks: a paper's own copies are what its build reads (`arxiv`)."""
+    return {
+        name: shipped_bytes(name)
+        for name in BUILD_FILES
+        if folder is None or not (folder / name).is_file()
+    }
+
+
+def shipped_bytes(name: str) -> bytes:
+    """The bytes of a packaged LaTeX file: pith.sty, a .def file or pith.sty.ltxml (never
+    a link: its content)."""
+    return (pith_sty_path() if name == STY_NAME else latex_file(name)).read_bytes()
+
 
 TEXMF_SUBFOLDER = Path("tex") / "latex" / "pith"
 
@@ -87,7 +144,7 @@ class StyCopy:
 
 def shipped_files() -> list[Path]:
     """The real paths of the shipped LaTeX files (pith.sty first)."""
-    files = [latex_file(SHIPPED[0])]
+    files = [latex_file(STY_NAME)]
     for name in SHIPPED[1:]:
         try:
             files.append(latex_file(name))
@@ -122,7 +179,7 @@ def copy_sty(folder: Path, *, force: bool = False) -> list[StyCopy]:
         theirs = read_user_file(dest, ManuscriptError, "a TeX file", limit=MAX_TEX_BYTES)
         if theirs == ours:
             plans.append((dest, ours, "unchanged"))
-        elif not force and source.name == SHIPPED[0]:
+        elif not force and source.name == STY_NAME:
             raise another_version(dest, theirs)
         elif not force:
             raise ManuscriptError(f"{dest} is another version; use --force to replace it")

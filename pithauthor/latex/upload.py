@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
+from pithauthor.latex.verbatim import VERBATIM_ENVIRONMENTS
 
 # What arXiv's submission system checks or needs, as far as its documentation says
 # (info.arxiv.org/help: submit_tex, faq/mistakes, 00README): file names, hidden files, the size

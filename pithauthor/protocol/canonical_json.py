@@ -32,9 +32,9 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 # The C encoder that `_CANONICAL.encode` builds on every call (CPython's `_json`), made once
 # with the same options (no circular-reference table, no indent, ":" and ",", sorted keys, no
 # skipped keys, NaN as `encode` writes it): `encode` also allocates that table and a closure
-# per call, a quarter of the cost of serialising an event (issue 27). Without the table a
+# per call, a quarter of the cost of serialising an event. Without the table a
 # value holding itself (never JSON) ends in RecursionError instead of ValueError.
-# tests/unit/protocol/test_core_identifiers.py checks it writes what `json.dumps` writes;
+# tests/unit/protocol/test_ids.py checks it writes what `json.dumps` writes;
 # where `_json` is missing, `encode` does the work.
 _MAKE_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed
 _C_ENCODER = (
@@ -64,7 +64,7 @@ json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 def sha256_hex(data: bytes) -> str:
     """Lower-case hex SHA-256 of `data`."""
-    import hashlib  # here: it loads OpenSSL, and `pith bib scan` hashes nothing (issue 27)
+    import hashlib  # here: it loads OpenSSL, and `pith bib scan` hashes nothing
 
     return hashlib.sha256(data).hexdigest()
 
@@ -78,7 +78,7 @@ def canonical_sha256(obj: Any) -> str:
 
 def base32_nopad(data: bytes) -> str:
     """RFC 4648 base32, upper case, without padding."""
-    import base64  # here: `base64` loads `struct`, and `pith bib scan` encodes nothing (issue 27)
+    import base64  # here: `base64` loads `struct`, and `pith bib scan` encodes nothing
 
     return base64.b32encode(data).decode("ascii").rstrip("=")
 
@@ -97,7 +97,7 @@ def b64decode(text: str) -> bytes:
     """
     data = text.encode("ascii")  # UnicodeEncodeError, a ValueError, for any other character
     # binascii directly, not base64.b64decode(validate=True), which runs a regular expression
-    # and two wrappers first (a fifth of a signature check's overhead, issue 27). Lenient
+    # and two wrappers first (a fifth of a signature check's overhead). Lenient
     # decoding skips what is not of the alphabet, but then the bytes do not encode back to
     # `text`: that one comparison refuses every other spelling (alphabet, padding, bits).
     raw = binascii.a2b_base64(data)  # binascii.Error, a ValueError, on broken padding
@@ -159,7 +159,7 @@ def _parse_float(text: str) -> float:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # built in C; a key given twice leaves the dict shorter than the pairs (issue 39: a loop
+    # built in C; a key given twice leaves the dict shorter than the pairs (a loop
     # per key was a fifth of the reader's hooks on a 10 MB state), then named by the loop
     obj = dict(pairs)
     if len(obj) != len(pairs):
@@ -194,7 +194,7 @@ def _check_tree(value: Any, depth: int = 1) -> None:
 
 
 def _check_depth(value: Any) -> None:
-    """`_check_tree` without the strings: level by level, containers only (issue 39: a 10 MB
+    """`_check_tree` without the strings: level by level, containers only (a 10 MB
     merged state holds some 200,000 values, and one call per value was most of reading it)."""
     # a tuple of types, not `dict | list`: isinstance of a union is slower (a third of this walk)
     containers = (dict, list)
@@ -247,6 +247,16 @@ def parse_json(data: bytes | str) -> Any:
     else:
         _check_depth(value)
     return value
+
+
+def parse_stored(text: str | bytes, fault: Callable[[JSONFault], Exception]) -> Any:
+    """A JSON value this package stored itself (a SQLite column), read by the one strict
+    reader; damaged where it was kept (a file edited by hand, a disk fault), it raises
+    `fault(exc)`: the one-line error of the store that holds it."""
+    try:
+        return parse_json(text)
+    except JSONFault as exc:
+        raise fault(exc) from None
 
 
 def dump_json(value: Any) -> str:

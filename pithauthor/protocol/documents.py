@@ -1,14 +1,16 @@
 """The protocol documents pithauthor reads and writes, as TypedDicts (pure; no checks here).
 
 A document gets one of these types in one place only: the function that has checked its shape
-(`author_event.typed_author_event`, `registry_checks.checked_record`/`checked_bundle`/
-`checked_state`); documents pithauthor builds itself are typed where they are built. The field
-sets are the checkers' too: `envelope.EVENT_FIELDS` and the required-field lists of
-`registry_checks` are derived from the classes below. `NotRequired` marks what the protocol
+(`checks.event.typed_author_event`, `checks.record.checked_record`, `checks.bundle.checked_bundle`,
+`checks.state.checked_state`); documents pithauthor builds itself are typed where they are built.
+The field sets are the checkers' too: `checks.event.EVENT_FIELDS` and the required-field lists
+of `checks.fields` are derived from the classes below. `NotRequired` marks what the protocol
 (or the checker) lets a document leave out; `JSONObject` is free-form JSON nobody checks.
+The merged state's layout is here too (at the end): its constants, and its field order, which
+is the order `MergedState` and `StateCurrent` declare (every builder of a state follows it).
 """
 
-from typing import Literal, NotRequired, TypedDict, final
+from typing import Final, Literal, NotRequired, TypedDict, final
 
 from pithauthor.protocol.identity import IdentityProof
 
@@ -363,22 +365,40 @@ class InvalidEvent(TypedDict):
     reasons: list[str]
 
 
-class MergedState(TypedDict):
-    """`/pith/{body}/state.json`: the merged state, hashed by `state_sha256`."""
+class StateCorrections(TypedDict, total=False):
+    """The lists of a local registry's merged state that it holds only when they are not empty
+    (a state without corrections or repeats is the one its merge made before it knew them)."""
+
+    superseded: list[Superseded]
+    withdrawals: list[AuthorEvent]
+    duplicates: list[Duplicate]
+
+
+class StateHead(TypedDict):
+    """The fields of a merged state that are neither events nor lists: what it is, which merge
+    made it, and its counters."""
 
     state_type: Literal["pith_open_graph_state"]
-    pith_number: str
-    current: StateCurrent
-    state_sha256: str
     state_version: NotRequired[str]
+    pith_number: str
     merge_version: NotRequired[str]
     event_count: NotRequired[int]
     valid_event_count: NotRequired[int]
     invalid_event_count: NotRequired[int]
     equivocation_count: NotRequired[int]
+
+
+class MergedState(StateHead):
+    """`/pith/{body}/state.json`: the merged state, hashed by `state_sha256`.
+
+    Its fields (its head's first) are declared in the order a local registry writes them
+    (`STATE_FIELDS`: the served bytes of a state follow it; the hash sorts them)."""
+
+    current: StateCurrent
     equivocations: NotRequired[list[Equivocation]]
     invalid_events: NotRequired[list[InvalidEvent]]
     applied_event_ids: NotRequired[list[str]]
+    state_sha256: str
     superseded: NotRequired[list[Superseded]]
     withdrawals: NotRequired[list[AuthorEvent]]
     duplicates: NotRequired[list[Duplicate]]
@@ -484,3 +504,32 @@ def required_fields(document: type) -> tuple[str, ...]:
     """The fields a TypedDict requires, in declaration order."""
     required: frozenset[str] = getattr(document, "__required_keys__", frozenset())
     return tuple(f for f in fields(document) if f in required)
+
+
+# --- the merged state's layout (the local merge writes it; `pith verify` recomputes it) ----------
+
+#: `state_type` and `state_version` of a merged state
+STATE_TYPE: Final = "pith_open_graph_state"
+STATE_VERSION: Final = "1.0"
+#: `merge_version` of a state made by this package's merge (the local registry's, published in
+#: docs/registry.md); a state naming it has its merge recomputed by `pith verify`
+MERGE_VERSION: Final = "pithauthor-local-merge-v1"
+#: the list of `current` that holds the applied events of each author event type
+EVENT_LISTS: Final[dict[str, str]] = {
+    "author_attestation": "author_attestations",
+    "citation_signature": "citation_signatures",
+    "replication_record": "replication_records",
+}
+#: the lists of `current` that hold registry events (a local registry writes them empty)
+REGISTRY_LISTS: Final = (
+    "timestamp_anchors",
+    "storage_attestations",
+    "corrections",
+    "mirror_hints",
+    "graph_snapshots",
+)
+#: the lists a local merge writes only when they are not empty, last
+CORRECTION_LISTS: Final = fields(StateCorrections)
+#: a merged state's fields and those of its `current`, in the order they are written
+STATE_FIELDS: Final = fields(MergedState)
+CURRENT_FIELDS: Final = fields(StateCurrent)

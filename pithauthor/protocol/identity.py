@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from pithauthor.errors import InputError, OrcidError
 from pithauthor.protocol.canonical_json import base32_nopad
 from pithauthor.protocol.payloads import payload_orcid
-from pithauthor.protocol.text import checked_url, origin
+from pithauthor.protocol.urls import checked_url, origin
 
 # How an Ed25519 public key is named (section 3 rule, plus this project's key-id DESIGN).
 #
@@ -128,9 +128,8 @@ def normalize_orcid(text: str) -> str:
 # - `paper`: the PDF's Info dictionary holds `/PithAuthorKeys` with the key id (`\pithauthorkey`).
 #
 # This module is pure: it builds what an author publishes and reads what was fetched. Fetching
-# lives in `pithauthor.identity`.
-
-PROOF_KINDS = ("orcid", "web", "paper")
+# lives in `pithauthor.identity`. The kinds and how many a claim may name (8) are the rules of
+# pithauthor/schemas/author_attestation.schema.json.
 
 
 ORCID_URL_NAME = "Pith author key"
@@ -149,9 +148,6 @@ WEB_DOCUMENT_VERSION = "pith-keys.v1"
 
 
 PDF_INFO_KEY = "/PithAuthorKeys"
-
-
-MAX_PROOFS = 8  # the schema's maxItems: a claim names a few places, not a list to crawl
 
 
 # "named": a file names the key, but nothing shows an author put it there (not the arXiv PDF
@@ -230,7 +226,7 @@ def web_document(keys: Sequence[WebKey], orcid: str | None) -> WebDocument:
 def web_origin(url: str) -> str:
     """`https://host[:port]` of a site URL; InputError unless `checked_url` allows it."""
     checked_url(url, "the site")
-    # one spelling per origin (`text.origin`: no default port, no root dot), so a proof signed
+    # one spelling per origin (`urls.origin`: no default port, no root dot), so a proof signed
     # for `https://example.org:443/` is the same public statement as one for `https://example.org`
     return origin(url.strip())
 
@@ -317,7 +313,7 @@ def match_orcid_record(doc: Any, key_id: str, orcid: str) -> Finding:
     entries = [e for e in doc.get("researcher-url", []) if isinstance(e, Mapping)]
     # every link naming the key is read, not the first: a record that names the key twice,
     # as current and as retired (the rotation renames the old link), says it was retired,
-    # whichever link comes first (issue 38)
+    # whichever link comes first
     current: Finding | None = None
     retired: list[Finding] = []
     for entry in entries:
@@ -369,7 +365,7 @@ def match_web_document(doc: Any, key_id: str, orcid: str | None) -> Finding:
     if orcid is not None and site_orcid is not None and site_orcid != orcid:
         return Finding("absent", f"the site names ORCID iD {site_orcid}, not {orcid}")
     # every entry for the key is read, not the first: a document listing it as active and
-    # then as retired says it was retired, in either order (issue 38); a `retired_at` on an
+    # then as retired says it was retired, in either order; a `retired_at` on an
     # entry says so whatever its `status`
     current: Finding | None = None
     retired: list[Finding] = []

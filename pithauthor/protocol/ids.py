@@ -80,7 +80,7 @@ class PithNumber:
     body: str
     year: int | None = None
     # `pith:YYYY:BODY`, written once: a signer reads `full` several times per event, and the
-    # formatting was a twentieth of signing a bibliography (issue 27). Not compared or shown.
+    # formatting was a twentieth of signing a bibliography. Not compared or shown.
     _full: str | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
@@ -248,7 +248,7 @@ def _old() -> re.Pattern[str]:
     """An old-style identifier (`hep-th/9711200`): ASCII letters only (re.ASCII: under
     IGNORECASE alone `[a-z]` also matches the Kelvin sign and the long s, whose case folds are k
     and s, and `re` builds a table of every code point for it, 0.5 ms). Compiled on first use:
-    most identifiers are new-style (`pith bib scan` start-up, issue 27)."""
+    most identifiers are new-style (`pith bib scan` start-up)."""
     return re.compile(
         r"(?P<archive>[a-z]+(?:-[a-z]+)?)(?:\.(?P<subj>[a-z]{2}))?/(?P<yymm>[0-9]{4})"
         r"(?P<num>[0-9]{3})(?:v(?P<ver>[0-9]+))?",
@@ -329,10 +329,6 @@ class ArxivId:
 
     def __str__(self) -> str:
         return self.id if self.version is None else f"{self.id}v{self.version}"
-
-    @property
-    def is_old_style(self) -> bool:
-        return "/" in self.id
 
     def with_version(self, version: int | None) -> ArxivId:
         return ArxivId(self.id, version)

@@ -17,7 +17,7 @@ from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
 
 # Types only, and fastjsonschema loaded where a schema is first compiled:
-# `pith bib scan` reads the relationships from here and needs none of them (issue 27: start-up).
+# `pith bib scan` reads the relationships from here and needs none of them (start-up).
 if TYPE_CHECKING:
     from pithauthor.protocol.documents import (
         ArtifactRef,
@@ -114,9 +114,6 @@ OUTCOMES: dict[str, tuple[str, ...]] = {
     "falsification": ("falsified", "not_falsified", "inconclusive"),
     "formal_bridge": ("formalized", "partially_formalized", "not_formalized"),
 }
-
-
-REPLICATION_KINDS = tuple(OUTCOMES)
 
 
 PROOF_SYSTEMS: dict[str, str] = {"lean4": "Lean 4", "coq": "Coq", "isabelle": "Isabelle"}
@@ -232,7 +229,9 @@ def digest_matches_number(canonical_sha256: str, number: PithNumber) -> bool:
     return digest_matches_body(canonical_sha256, number.body)
 
 
-@lru_cache(maxsize=256)  # the events of one document name one subject: asked once (issue 39)
+@lru_cache(
+    maxsize=256
+)  # the events of one document name one subject: asked once (`pith status` of a 10,000-event state)
 def digest_matches_body(canonical_sha256: str, body: str) -> bool:
     """`digest_matches_number` for a number's 26-character body, upper-case base32 (a verifier
     has it as text, from a `subject_pith_number` already checked, not as a PithNumber)."""
@@ -274,8 +273,8 @@ def payload_orcid(payload: Mapping[str, Any]) -> str | None:
 #
 # Schemas are JSON Schema draft-07 files; validation uses `fastjsonschema`, which compiles each
 # schema to Python once (a 15-20x speed-up over interpreting it per payload, which matters when
-# thousands of events are signed or verified). `tests/test_event_schemas.py` checks that the
-# reference implementation `jsonschema` agrees.
+# thousands of events are signed or verified). `tests/unit/protocol/test_payloads.py` checks that
+# the reference implementation `jsonschema` agrees.
 
 Validate = Callable[[Any], Any]
 
@@ -292,7 +291,7 @@ def load_schema(event_type: str) -> dict[str, Any]:
     """The payload schema of `event_type`, as parsed JSON."""
     # the package loader's own read (`pkgutil.get_data`): `importlib.resources` loads tempfile,
     # shutil, zipfile, bz2 and lzma (about 4 ms), and the signer reads the citation schema's
-    # field rules on every `pith cite` (issue 39)
+    # field rules on every `pith cite`
     import importlib
     import pkgutil  # here: `pith bib scan` reads no schema
 
@@ -308,7 +307,7 @@ def load_schema(event_type: str) -> dict[str, Any]:
 
 # Every payload schema says `"not": {"required": ["replaces", "withdraws"]}`: fastjsonschema
 # checks a `not` by running the inner schema and catching the exception it raises, which made
-# every valid payload raise and catch one (two fifths of a validation, issue 27). The rule is
+# every valid payload raise and catch one (two fifths of a validation). The rule is
 # taken out of the compiled schema and checked as the same two-key test in `schema_violation`;
 # `_validator` refuses a schema whose `not` says anything else, so the two cannot drift.
 _BOTH_CORRECTIONS = {"required": ["replaces", "withdraws"]}
@@ -400,12 +399,12 @@ def _fraction(value: Any, path: str) -> str | None:
 
 # --- payloads pithauthor built itself ------------------------------------------------------------
 # Signing validated each payload it had just built with the whole compiled schema, a fifth of
-# the cost of signing a citation (issue 27). A citation's schema is flat: an object of string
+# the cost of signing a citation. A citation's schema is flat: an object of string
 # fields, each a const, an enum or a string with bounds and a pattern. Those rules are read from
 # the schema file here and checked directly: a handful of comparisons and at most three regular
 # expressions. Whatever the direct check does not pass goes to the full schema, which has the
 # last word (and the message), so the direct check can only ever skip work on a payload the
-# schema accepts; tests/unit/protocol/test_event_schemas.py checks that the two agree (and both
+# schema accepts; tests/unit/protocol/test_payloads.py checks that the two agree (and both
 # with the reference `jsonschema`). Verification takes the same path (`check_author_event`): a
 # payload from outside meets its schema by the direct check or is judged by the full one.
 
@@ -454,7 +453,7 @@ def _flat_rules(event_type: str) -> tuple[frozenset[str], dict[str, FieldRule]] 
     if any(rule is None for rule in rules.values()):
         return None
     # the same refusal of an unexpected `not` as `_validator`'s, without compiling the schema:
-    # a signer whose payloads all pass these rules never needs fastjsonschema (issue 39)
+    # a signer whose payloads all pass these rules never needs fastjsonschema
     _check_not(event_type, schema.get("not", _BOTH_CORRECTIONS))
     return frozenset(schema.get("required", ())), cast(dict[str, FieldRule], rules)
 
@@ -481,7 +480,7 @@ def _meets_flat(
     return True
 
 
-# The rules of a citation's fields, for the signer's template (`pithauthor.sign`, issue 27).
+# The rules of a citation's fields, for the signer's template (`pithauthor.sign`).
 
 
 @cache
@@ -496,7 +495,7 @@ def citation_rules() -> dict[str, FieldRule] | None:
 
 def plain_field(value: Any, rule: FieldRule) -> bool:
     """`value` is text that meets `rule` and is printable (printable text is clean to sign: the
-    fast case of `text.payload_text_problem`, shown for every code point in test_signed_text)."""
+    fast case of `text.payload_text_problem`, shown for every code point in test_text)."""
     allowed, low, high, pattern = rule
     return (
         type(value) is str

@@ -13,10 +13,10 @@ from datetime import UTC
 from typing import Any, TypeVar
 
 from pithauthor.errors import ArxivIdError, InputError, MetadataError
-from pithauthor.protocol.canonical_json import canonical_sha256, sha256_hex
+from pithauthor.protocol.canonical_json import JSONFault, canonical_sha256, parse_json, sha256_hex
 from pithauthor.protocol.documents import CanonicalRecord, ComputedRecord
 from pithauthor.protocol.ids import ArxivId, PithNumber
-from pithauthor.protocol.text import utc_stamp
+from pithauthor.protocol.utc import utc_stamp
 
 # The canonical record of an arXiv paper, its hash and its Pith Number (section 2, VERIFIED).
 #
@@ -438,6 +438,30 @@ OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 
 
 _VERSION_RE = re.compile(r"v([0-9]+)")
+
+
+def metadata_start(data: bytes) -> bytes:
+    """arXiv metadata from its first significant byte: a UTF-8 byte order mark and white space
+    skipped (what an editor or a shell puts before the `{` or `<` that says its form)."""
+    return data.lstrip(b"\xef\xbb\xbf \t\r\n")
+
+
+def parse_arxiv_metadata(data: bytes) -> ArxivMetadata:
+    """arXivRaw XML (OAI-PMH) or the JSON metadata form, told apart by their first byte."""
+    if b"\x00" in data:
+        raise MetadataError("this is a binary file, not arXiv metadata")
+    stripped = metadata_start(data)
+    if not stripped:
+        raise MetadataError("the arXiv metadata is empty")
+    if stripped[:1] == b"{":
+        try:
+            doc: Any = parse_json(stripped)
+        except JSONFault as exc:
+            raise MetadataError(f"the JSON metadata is not valid JSON: {exc}") from None
+        return ArxivMetadata.from_json(doc)
+    if stripped[:1] == b"<":
+        return parse_arxiv_raw(data)
+    raise MetadataError("expected arXivRaw XML or JSON metadata")
 
 
 def parse_arxiv_raw(data: bytes | str) -> ArxivMetadata:

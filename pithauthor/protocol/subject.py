@@ -174,7 +174,7 @@ def link_of(event: Mapping[str, Any]) -> tuple[LinkKind, str] | None:
     """(`replaces` or `withdraws`, the event id it names), or None for a plain statement."""
     payload = event.get("payload")
     # a dict first: the ABC's isinstance is slower than the rest, and a merge asks this of
-    # every event several times (issue 27)
+    # every event several times
     if type(payload) is dict:
         if payload.keys().isdisjoint(LINK_FIELDS):  # a plain statement, told in C
             return None

@@ -1,10 +1,4 @@
-r"""Time in the protocol's one form: UTC at second precision, `YYYY-MM-DDTHH:MM:SSZ`.
-
-Environments whose body TeX reads verbatim (or skips): the one list, used by the preamble
-parser, the comment stripper (a `%` inside them is text) and the citation scanner (a `\cite`
-inside them is text).
-
-Text that is signed, and text that is shown: the one rule for both (pure, no I/O).
+r"""Text that is signed, and text that is shown: the one rule for both (pure, no I/O).
 
 A signed text field (an author's name, a statement, a summary, a citation's context, ...) is
 a public statement: what a reader sees must be what was signed. Control characters (C0, C1,
@@ -20,98 +14,23 @@ Text pith did not write (names from events, titles from records, arXiv's answers
 through `escaped`: every control, format, private-use or unassigned character becomes a
 visible `\xNN` / `\uNNNN` escape, so it cannot rewrite the terminal.
 
-The one URL rule of the network layer, pure (no I/O): every address pith sends a request
-to obeys it, whoever named it (a registry's base URL or action link, a proof's locator, the
-ORCID API, arXiv's API, a `--paper-pdf` URL): https, or plain http only to this machine (a
-loopback address or `localhost`); a host; no spaces or control characters; a port, if any, in
-1-65535; no user name or password (they would be sent, and a proof's host is its meaning).
-
-`pithauthor.net` (the one network module) applies it; so does `protocol.checks.fields` for
-the links a record names. Origins are compared here too, one way for all (`origin_of`).
-
 >>> text_problem("Ada ‮ecalevoL")   # why it cannot be signed, or None
 >>> escaped(title)                        # safe to print: invisible characters escaped
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import time
 import unicodedata
 from collections.abc import Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Any
-from urllib.parse import SplitResult, urlsplit
-
-from pithauthor.errors import InputError
-
-if TYPE_CHECKING:  # datetime is loaded where a stamp is made of one: `pith bib scan` makes none
-    from datetime import datetime
+from typing import Any
 
 __all__ = [
     "escaped",
     "payload_text_problem",
     "text_problem",
 ]
-
-
-STAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
-
-# The last stamp made, by its whole second: events signed in a loop share their second, so the
-# clock is read once per event (one cheap time.time()) and the stamp written once per second.
-_last: tuple[int, str] = (-1, "")
-
-
-def utc_stamp(when: datetime) -> str:
-    """`when` (aware) as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
-    from datetime import UTC
-
-    return when.astimezone(UTC).strftime(STAMP_FORMAT)
-
-
-def utc_now() -> str:
-    """Now, as `YYYY-MM-DDTHH:MM:SSZ` in UTC."""
-    global _last
-    second = int(time.time())
-    if _last[0] != second:
-        # a tuple swapped in one assignment: another thread sees the old pair or the new one
-        _last = (second, time.strftime(STAMP_FORMAT, time.gmtime(second)))
-    return _last[1]
-
-
-VERBATIM_ENVIRONMENTS = (
-    "verbatim",
-    "verbatim*",
-    "Verbatim",
-    "Verbatim*",
-    "BVerbatim",
-    "LVerbatim",
-    "alltt",
-    "comment",
-    "lstlisting",
-    "minted",
-    "filecontents",
-    "filecontents*",
-)
-
-
-COMMANDS_STAY_ACTIVE = frozenset({"alltt"})
-
-
-"""Verbatim-like for `%` and spaces, but `\\commands` still run there (a `\\cite` is real)."""
-
-
-@cache  # compiled on first use: only the manuscript readers need it (issue 27: start-up)
-def verbatim_block() -> re.Pattern[str]:
-    """One environment whose commands do not run, from `\\begin{NAME}` to its `\\end{NAME}`."""
-    return re.compile(
-        r"\\begin\{("
-        + "|".join(re.escape(n) for n in VERBATIM_ENVIRONMENTS if n not in COMMANDS_STAY_ACTIVE)
-        + r")\}.*?\\end\{\1\}",
-        re.DOTALL,
-    )
 
 
 BIDI_CONTROLS = frozenset(
@@ -130,7 +49,7 @@ _REFUSED_CATEGORIES = frozenset(("Cc", "Cs", "Zl", "Zp", "Cf"))
 # stability policy (Cc is exactly these 65; Cs the surrogates; Zl and Zp one character each);
 # Cf is not: these are its characters in Unicode 14.0 (Python 3.11) and U+13439-1343F, which
 # 15.0 made format controls (older tables call them unassigned), less the joiners.
-# tests/unit/protocol/test_signed_text.py checks the class against `unsafe_char` on every code
+# tests/unit/protocol/test_text.py checks the class against `unsafe_char` on every code
 # point of the running Python's tables, so a format character a newer Unicode adds cannot slip
 # through.
 _FORMAT = (
@@ -141,7 +60,7 @@ _FORMAT = (
 )
 
 
-@cache  # compiled on first use: 0.4 ms, and `pith bib scan` checks no signed text (issue 27)
+@cache  # compiled on first use: 0.4 ms, and `pith bib scan` checks no signed text
 def unsafe_chars() -> re.Pattern[str]:
     """One character no signed text may hold (see `unsafe_char`)."""
     return re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029" + _FORMAT + "]")
@@ -213,7 +132,7 @@ def payload_text_problem(payload: Any) -> str | None:
     if joined is None:
         joined = "a".join(_texts(payload, []))
     # `isprintable` is False for every character of Unicode's C and Z categories but the space,
-    # which holds every refused character (tests/unit/protocol/test_signed_text.py checks this
+    # which holds every refused character (tests/unit/protocol/test_text.py checks this
     # on every code point): printable text is clean, at a tenth of the regular expression's cost.
     # Text it doubts (a joiner, a no-break space, an unassigned character) takes the scan.
     if joined.isprintable() or unsafe_chars().search(joined) is None:
@@ -244,74 +163,3 @@ def escaped(text: str) -> str:
         else:
             out.append(char)
     return "".join(out)
-
-
-def is_loopback(host: str) -> bool:
-    """True for `localhost` and every loopback address (127.0.0.0/8, ::1)."""
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def checked_url(url: str, what: str) -> SplitResult:
-    """The parts of `url` (stripped) when the rule allows it; else an InputError, one line
-    starting with `what` (e.g. "--orcid-api")."""
-    text = url.strip()
-    try:
-        parts = urlsplit(text)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError as exc:  # "http://[::1", a port beyond 65535
-        raise InputError(f"{what} {url!r} is not a URL ({exc})") from None
-    odd = any(c.isspace() or not c.isprintable() for c in text)
-    if parts.scheme not in ("https", "http") or not host or odd:
-        raise InputError(f"{what} {url!r} is not an https:// address")
-    if port == 0:
-        raise InputError(f"{what} {url!r}: port 0")
-    if parts.username is not None or parts.password is not None:
-        raise InputError(f"{what} {url!r}: an address with a user name or password is refused")
-    # plain http only where no byte leaves the machine: elsewhere anyone on the path could
-    # change a record, a proof or an answer in flight (a token would travel in clear too)
-    if parts.scheme == "http" and not is_loopback(host):
-        raise InputError(f"{what}: refusing plain http to {host} (https, or http only to loopback)")
-    return parts
-
-
-_DEFAULT_PORTS = {"https": 443, "http": 80}
-
-
-def origin_of(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an http(s) address, the port made explicit (443, 80); None for
-    anything else. Two addresses share an origin when these are equal: another port of the
-    same host is another server, and may be another person's."""
-    try:
-        parts = urlsplit(url.strip())
-        # `example.org.` (the root's dot) is `example.org`: one host, one origin
-        host, port = (parts.hostname or "").lower().rstrip("."), parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not host:
-        return None
-    return scheme, host, port if port is not None else _DEFAULT_PORTS[scheme]
-
-
-def origin(url: str) -> str:
-    """`scheme://host[:port]` of an http(s) address in one spelling: lowercased, the default
-    port left out, an IPv6 host in brackets; `url` itself when it has no origin. Two addresses
-    have one origin exactly when their `origin_of` are equal."""
-    found = origin_of(url)
-    if found is None:
-        return url
-    scheme, host, port = found
-    host = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{host}" + ("" if port == _DEFAULT_PORTS[scheme] else f":{port}")
-
-
-def same_origin(a: str, b: str) -> bool:
-    """True when `a` and `b` are http(s) addresses of one origin (scheme, host and port)."""
-    first = origin_of(a)
-    return first is not None and first == origin_of(b)

@@ -58,7 +58,7 @@ class Check(NamedTuple):
 
     A NamedTuple, not a frozen dataclass: just as immutable, but made five times faster (a
     frozen dataclass sets each field through `object.__setattr__`), and one event's
-    verification makes about fifteen of them (issue 27).
+    verification makes about fifteen of them.
     """
 
     name: str
@@ -90,7 +90,7 @@ class Report:
     `strict_ok` is for a reader who takes only what can be recomputed.
 
     A document's report holds each event's checks renamed (`events[3].signature`), and renaming
-    17,000 checks was most of what a bundle of 1,000 events added to checking them (issue 27).
+    17,000 checks was most of what a bundle of 1,000 events added to checking them.
     So `extend` keeps a copy of the other report's checks with its prefixes, and the renamed
     checks are written only when `checks` is read (the CLI's listing, `--json`, a failure's
     names); `ok` and `strict_ok` read the statuses where they are, which no prefix changes.
@@ -228,7 +228,7 @@ class Report:
 
     # The statuses are read by `map(_STATUS, ...)` and `in`, loops that run in C: every event
     # of a document is asked `ok` and `failed` (a generator per question was a tenth of an
-    # event's check beyond its signature, issue 27)
+    # event's check beyond its signature)
 
     @property
     def ok(self) -> bool:
@@ -253,7 +253,7 @@ class Report:
 
     def counts(self) -> dict[str, int]:
         """How many checks have each status (all four keys, zeros included), counted without
-        naming them (issue 39: a state of 10,000 events holds 180,000 checks)."""
+        naming them (a state of 10,000 events holds 180,000 checks)."""
         found = Counter(self._statuses())
         return {s: found[s] for s in STATUSES}
 
@@ -365,10 +365,10 @@ def under(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
 #
 # Words used here and by every verdict that names a key:
 #
-# - the pinned key: the Pith registry's key shipped inside the package (`PINNED_KEY_ID`, from
+# - the pinned key: the Pith registry's key shipped inside the package (`pith-v1-2026-05`, from
 #   `pithauthor/data/pith-mirrors.json`). It is trusted without asking anyone, and no manifest
 #   can name its key id with another key: otherwise a manifest handed to a user could replace
-#   pith.science's key and vouch for forged receipts (issue 12, finding 4);
+#   pith.science's key and vouch for forged receipts;
 # - a local key (`RegistryKey.local`): a key the user chose to trust (a manifest file,
 #   PITH_TRUST, `--trust-local-registry`); its `source` says where it came from and is shown in
 #   each check it passes, so that a verdict never passes off a local key's word as Pith's;
@@ -376,12 +376,6 @@ def under(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
 #   manifest whose fingerprint disagrees with its key is refused.
 
 PINNED_SOURCE = "pinned manifest"
-
-
-PINNED_KEY_ID = "pith-v1-2026-05"
-
-
-"""The key id of the key shipped with the package: no manifest can name it with another key."""
 
 
 @dataclass(frozen=True, slots=True)

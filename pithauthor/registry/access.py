@@ -1,10 +1,12 @@
 """The registry a command talks to, and which paper it means: options read once, the
-client opened, a subject found from an identifier or a record file, Pith Numbers checked.
+client opened, a subject found from an identifier or a record file, Pith Numbers checked
+(`check_number`), and the number a badge prints (`badge_number`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -38,6 +40,7 @@ from pithauthor.verify import detect_kind, read_documents, verify_document
 __all__ = [
     "RegistryAccess",
     "RegistryOptions",
+    "badge_number",
     "check_number",
     "check_registry_options",
     "citing_number",
@@ -308,6 +311,47 @@ def check_number(
     cannot be reached, InputError when it has no record of it; `instead` (the error's hint)
     says what to give instead. Nothing is written when nothing was fetched."""
     return _check_number(number, registry, offline=offline, instead=instead)[0]
+
+
+# a record page's address, pasted where a number was asked for (`badge_number` refuses it)
+_RECORD_URL = re.compile(r"https?://[^/\s]+/pith/([A-Za-z2-7]{26})/?$")
+
+
+def badge_number(
+    text: str, registry: RegistryAccess, *, offline: bool = False
+) -> tuple[PithNumber, str | None]:
+    """The number a badge prints: a full Pith Number, checked with its record (`check_number`:
+    a wrong year is refused naming the right number; a number no record can check is refused
+    unless `offline`, never written unchecked), or an arXiv id resolved through `registry`
+    (record verified); with a note naming the arXiv version the number belongs to, or,
+    `offline` with no record cached, saying the year could not be checked. A short alias or a
+    number without its year is refused (InputError); so is an arXiv id `offline`."""
+    address = _RECORD_URL.match(text.strip())
+    if address is not None:  # copied from the record page: it holds the body, not the year
+        raise InputError(
+            f"{text} is a record's address; give its full Pith Number, "
+            f"pith:YYYY:{address.group(1).upper()}"
+        )
+    kind = classify_reference(text)
+    if kind.alias is not None:
+        raise InputError(f"{text} is a short alias; give the full Pith Number pith:YYYY:BODY")
+    if kind.number is not None:
+        if kind.number.year is None:
+            raise InputError(
+                f"{text}: give the full Pith Number with its year, pith:YYYY:{kind.number.body}"
+            )
+        return kind.number, check_number(kind.number, registry, offline=offline)
+    assert kind.arxiv is not None
+    if offline:
+        raise InputError(f"{text} is an arXiv id: its number needs the registry (drop --offline)")
+    # the whole id, version included: `IDvN` is vN's record (the resolver refuses, naming the
+    # version it holds, when the registry has no vN); a bare id is the latest version's
+    number = registry.client.resolve(str(kind.arxiv))
+    source = registry.client.record(number)["canonical_record"]["source"]
+    note = f"{number.full} is the record of arXiv:{source['id']}v{source['version']}"
+    if kind.arxiv.version is None:
+        note += " (the latest version when the registry built it)"
+    return number, note
 
 
 def _check_number(

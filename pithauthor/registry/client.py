@@ -43,7 +43,7 @@ from pithauthor.protocol.ids import (
     parse_reference,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import is_loopback, origin
+from pithauthor.protocol.urls import is_loopback, origin
 from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Report, Trust
 from pithauthor.registry.credentials import (
     default_trust,
@@ -318,14 +318,16 @@ class RegistryClient:
         """`summarize(state)` of the merged state of `ref`, verified as `state` verifies it,
         and its verdict. When the client keeps documents (`keep`), the summary is kept too
         (under `kind`, bound to the state's ETag and hash): a second look at an unchanged
-        paper reads only the summary, not the state, and verifies nothing (issue 39: `pith
+        paper reads only the summary, not the state, and verifies nothing (`pith
         status` of a 10,000-event paper). No summary kept, or one that is damaged: the state
         is downloaded and verified in full again."""
         record = self.record(ref)
         body = PithNumber.parse(record["pith_number"]).body
-        kept = None if self.kept is None else self.kept.summary(
-            self.base_url, body, "state", kind, self.trust
-        )  # fmt: skip
+        kept = (
+            None
+            if self.kept is None
+            else self.kept.summary(self.base_url, body, "state", kind, self.trust)
+        )
         path = f"/pith/{body}/state.json"
         raw, etag = self.http.get_if_changed(path, kept[0] if kept else None)
         if kept is not None and not raw:  # 304: the state summarized (and verified) is current
@@ -532,7 +534,7 @@ CREATE TABLE IF NOT EXISTS summaries (
 """
 # record_checks: the record of `body` whose stored text has this SHA-256 passed `check_record`
 # under this trust (`_trust_key`); `RecordCache.checked_record` reads it back unchecked only
-# while both still match (issue 39: a warm `pith cite` re-verified every cached receipt).
+# while both still match (a warm `pith cite` re-verified every cached receipt).
 # `summaries`: what a command shows of a document it verified (`RegistryClient.state_summary`),
 # bound to the document's ETag and hash; `sha256` covers the row (`_summary_digest`), so a
 # damaged summary is a miss and the document is downloaded and verified again.
@@ -561,7 +563,7 @@ class Verdict(TypedDict):
 
 def verdict_of(report: Report) -> Verdict:
     """The verdict of `report`, as kept beside a document (`RecordCache.put_document`)."""
-    # the statuses counted once (issue 39: a 10,000-event state holds 180,000 checks, and each
+    # the statuses counted once (a 10,000-event state holds 180,000 checks, and each
     # of `ok`, `strict_ok`, `failed`, `with_status` and `counts` read them all again: 30 ms);
     # the checks are named (and their lists made) only when some failed or are unverifiable
     counts = report.counts()
@@ -617,7 +619,8 @@ class RecordCache:
         self._db.close()
 
     def record(self, registry: str, body: str) -> JSONObject | None:
-        """The record stored for `body`, as stored: unchecked (verify it before use)."""
+        """The record stored for `body`, as stored: unchecked (verify it before use). A cache,
+        not a store: a damaged row is a miss (asked of the registry again), never an error."""
         with self._lock:
             row = self._db.execute(
                 "SELECT doc FROM records WHERE registry = ? AND body = ?", (registry, body)
@@ -792,8 +795,16 @@ class RecordCache:
         verdict: Verdict,
     ) -> None:
         """Keep a bundle or state just verified (`raw`, the bytes the registry sent)."""
-        row = (registry, body, what, _trust_key(trust), etag, raw,
-               hashlib.sha256(raw).hexdigest(), json.dumps(verdict))  # fmt: skip
+        row = (
+            registry,
+            body,
+            what,
+            _trust_key(trust),
+            etag,
+            raw,
+            hashlib.sha256(raw).hexdigest(),
+            json.dumps(verdict),
+        )
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", row)
 
@@ -838,8 +849,18 @@ class RecordCache:
         registry sent under `etag`)."""
         raw = json.dumps(summary, ensure_ascii=False).encode("utf-8")
         said, doc_sha256 = json.dumps(verdict), hashlib.sha256(doc).hexdigest()
-        row = (registry, body, what, kind, _trust_key(trust), etag, doc_sha256, raw, said,
-               _summary_digest(etag, doc_sha256, raw, said))  # fmt: skip
+        row = (
+            registry,
+            body,
+            what,
+            kind,
+            _trust_key(trust),
+            etag,
+            doc_sha256,
+            raw,
+            said,
+            _summary_digest(etag, doc_sha256, raw, said),
+        )
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", row)
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pkgutil
 from collections.abc import Iterable, Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +22,17 @@ from pithauthor.fs import (
 )
 from pithauthor.keys import storage
 from pithauthor.net import DEFAULT_REGISTRY, check_url
-from pithauthor.protocol.canonical_json import parse_json
-from pithauthor.protocol.text import origin
+from pithauthor.protocol.urls import origin
 from pithauthor.protocol.verdict import Trust
+from pithauthor.verify import pinned_trust
 
 __all__ = [
     "default_trust",
     "load_manifest_file",
-    "pinned_trust",
 ]
 
 
 # The registry keys pithauthor trusts: the pinned Pith manifest, plus keys the user adds.
-
-PINNED_MANIFEST = "pith-mirrors.json"
 
 TRUST_ENV = "PITH_TRUST"
 
@@ -45,20 +40,6 @@ TRUST_ENV = "PITH_TRUST"
 TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
 """`1`: `--trust-local-registry` for every command of a session (a loopback registry only), so
 that one `export` beside `PITH_REGISTRY` tries a whole page of the docs on a local registry."""
-
-
-@cache
-def pinned_trust() -> Trust:
-    """The Pith registry key shipped with the package (`pithauthor/data/pith-mirrors.json`)."""
-    # shipped, never fetched: a manifest fetched from the registry would be the registry
-    # vouching for itself (section 3: a client pins the key)
-    # the package loader's own read (`pkgutil.get_data`): `importlib.resources` loads tempfile,
-    # shutil, zipfile, bz2 and lzma (about 4 ms) on every command that reads the trust
-    data = pkgutil.get_data("pithauthor", f"data/{PINNED_MANIFEST}")
-    if data is None:  # a loader that cannot read data: the package is broken
-        raise FileNotFoundError(f"pithauthor/data/{PINNED_MANIFEST}")
-    text = data.decode("utf-8")
-    return Trust.from_manifest(parse_json(text))
 
 
 def load_manifest_file(path: Path, *, local: bool = True, label: str = "manifest") -> Trust:

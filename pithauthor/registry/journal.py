@@ -218,7 +218,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
 
 
-def _open_checked(path: Path, journal: Path) -> sqlite3.Connection:
+def open_checked(path: Path, journal: Path) -> sqlite3.Connection:
     """The connection to a healthy outbox file (created when there is none and nothing was
     ever journalled); else OutboxDamaged."""
     if path.is_dir():
@@ -339,7 +339,7 @@ def _create(path: Path) -> None:
             tmp.unlink()
 
 
-def _migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
+def migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
     registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`) or a
     version-4 one (no ledger, no `said` columns) to this schema, once: returns (rows bound,
@@ -474,7 +474,7 @@ def forget_line(row: Mapping[str, object]) -> dict[str, object]:
 _NOT_KEPT = ("body", "answer", "attempts")
 
 
-def _append_journal(journal: Path, lines: list[Line], *, durable: bool = True) -> int | None:
+def append_journal(journal: Path, lines: list[Line], *, durable: bool = True) -> int | None:
     """Append whole lines in one write, then fsync (a torn last line is skipped on recovery);
     returns the journal's size then (None: nothing to write)."""
     if not lines:
@@ -482,7 +482,7 @@ def _append_journal(journal: Path, lines: list[Line], *, durable: bool = True) -
     return append_lines(journal, _journal_text(lines).encode("utf-8"), durable=durable)
 
 
-def _count(conn: sqlite3.Connection, rows: int, journal_bytes: int | None) -> None:
+def count_rows(conn: sqlite3.Connection, rows: int, journal_bytes: int | None) -> None:
     """Move the journal's count by `rows`, inside the transaction that stores or drops them."""
     if journal_bytes is not None:
         conn.execute(
@@ -510,7 +510,7 @@ def _journal_lost(conn: sqlite3.Connection, journal: Path) -> bool:
     return size < recorded
 
 
-def _export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
+def export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
     """Write the journal of a healthy outbox that has none (an older outbox, or a journal
     deleted or truncated): every row, in one atomic file, while no other process can store."""
     if not _journal_lost(conn, journal):

@@ -66,22 +66,22 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from pithauthor.errors import EventError
-from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, parse_json
+from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
 from pithauthor.protocol.checks.event import checked_author_event, vouched
 from pithauthor.protocol.documents import AuthorEvent
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import (
     LEDGER_COLUMNS,
-    _append_journal,
-    _count,
-    _export_journal_if_missing,
-    _migrate,
-    _open_checked,
+    append_journal,
+    count_rows,
     damaged,
     default_path,
+    export_journal_if_missing,
     forget_line,
     journal_path,
+    migrate,
+    open_checked,
     said_columns,
     stored_line,
 )
@@ -193,10 +193,10 @@ class Outbox:
         self.path = path or default_path()
         self.journal = journal_path(self.path)
         self._lock = threading.Lock()
-        self._conn = _open_checked(self.path, self.journal)
+        self._conn = open_checked(self.path, self.journal)
         try:
-            migrated = _migrate(self._conn, self.path)
-            _export_journal_if_missing(self._conn, self.journal)
+            migrated = migrate(self._conn, self.path)
+            export_journal_if_missing(self._conn, self.journal)
         except BaseException:
             self._conn.close()
             raise
@@ -249,7 +249,7 @@ class Outbox:
                     if cur.rowcount:
                         fresh.append(stored_line(where, now, body))
                 # the journal before the commit: a row the outbox has is always in it
-                _count(self._conn, len(fresh), _append_journal(self.journal, list(fresh)))
+                count_rows(self._conn, len(fresh), append_journal(self.journal, list(fresh)))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -498,7 +498,7 @@ class Outbox:
                 raise
         if changed:
             line: dict[str, object] = {"op": "accepted", "event_id": event_id, "registry": registry}
-            _append_journal(self.journal, [line], durable=False)
+            append_journal(self.journal, [line], durable=False)
         return changed > 0
 
     def mark_held(
@@ -516,7 +516,7 @@ class Outbox:
         )
         if changed:
             line: dict[str, object] = {"op": "held", "event_id": event_id, "registry": registry}
-            _append_journal(self.journal, [line], durable=False)
+            append_journal(self.journal, [line], durable=False)
         return changed
 
     def mark_rejected(
@@ -580,7 +580,7 @@ class Outbox:
                     n += self._conn.execute(
                         f"UPDATE ledger SET body=NULL, answer=NULL{clause}", args
                     ).rowcount
-                _count(self._conn, -n, _append_journal(self.journal, list(lines)))
+                count_rows(self._conn, -n, append_journal(self.journal, list(lines)))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -620,7 +620,9 @@ class Outbox:
                         f"VALUES ({', '.join('?' * len(wanted))})",
                         tuple(row.get(c) for c in wanted),
                     )
-                _count(self._conn, 0, _append_journal(self.journal, [forget_line(r) for r in rows]))
+                count_rows(
+                    self._conn, 0, append_journal(self.journal, [forget_line(r) for r in rows])
+                )
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -644,7 +646,7 @@ class Outbox:
                 lines: list[dict[str, object]] = [
                     {"op": "drop", "event_id": e, "registry": r} for e, r in gone
                 ]
-                _count(self._conn, -n, _append_journal(self.journal, list(lines)))
+                count_rows(self._conn, -n, append_journal(self.journal, list(lines)))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -758,7 +760,4 @@ def _stored_event(stored: object) -> AuthorEvent:
 
 def _column(text: str) -> Any:
     """A JSON column this module wrote, read by the one strict reader."""
-    try:
-        return parse_json(text)
-    except JSONFault as exc:
-        raise EventError(f"the outbox holds a damaged entry ({exc})") from None
+    return parse_stored(text, lambda exc: EventError(f"the outbox holds a damaged entry ({exc})"))

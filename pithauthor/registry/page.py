@@ -10,8 +10,8 @@ from someone else's event (titles, names, summaries) is returned as sent: whoeve
 escapes it (`pithauthor.protocol.text.escaped`).
 
 Its own module, apart from `statements` (what you already said, `pith papers`): a page signs
-and submits nothing, and a second look at an unchanged paper (`pith status`, issue 39: under
-0.2 s of CPU) loaded the key store and the submitter with `statements` (about 10 ms).
+and submits nothing, and a second look at an unchanged paper (`pith status`: under 0.2 s of
+CPU, docs/performance.md) loaded the key store and the submitter with `statements` (about 10 ms).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     # not strict: pith.science's states always hold parts nobody else can check (its merge);
     # a page shows them counted as unverifiable instead of showing nothing
     # checked once; when the client keeps documents, what the page shows of it is kept with it
-    # and read alone while the state is unchanged (issue 39: not the whole state again)
+    # and read alone while the state is unchanged (not the whole state again)
     shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
     record_report = verify_document(record, client.trust)
     paper: Mapping[str, Any] = record.get("paper") or {}
@@ -198,7 +198,12 @@ def _by_registry(entries: Iterable[OutboxEntry]) -> list[dict[str, Any]]:
     for e in entries:
         group = groups.setdefault(e.registry, {"registry": e.registry, "events": []})
         group["events"].append(
-            {"event_id": e.event_id, "event_type": e.event_type, "state": e.state,
-             "subject": e.subject, "reason": e.reason}
-        )  # fmt: skip
+            {
+                "event_id": e.event_id,
+                "event_type": e.event_type,
+                "state": e.state,
+                "subject": e.subject,
+                "reason": e.reason,
+            }
+        )
     return list(groups.values())

@@ -111,7 +111,7 @@ def _replay(
             continue
         try:
             # strict and bounded (`parse_json`: depth, number sizes): a line nested 200,000
-            # deep is one skipped line, not a RecursionError that stops the recovery (issue 38)
+            # deep is one skipped line, not a RecursionError that stops the recovery
             item = parse_json(line)
             op, registry = item["op"], registry_binding(item["registry"])
             if op == "store":

@@ -48,7 +48,7 @@ __all__ = [
 #
 #     held = Statements.from_outbox("http://127.0.0.1:8787")  # the registry the events are for
 #     event = attest_authorship(key, paper, name="Ada Lovelace", settle=held.settle("refuse"))
-#     held.last  # Settled("reused" | "new" | "replaces", ...)
+#     held.settled(event)  # Settled("reused" | "new" | "replaces", ...)
 #
 # A statement is the signed fields but `created_at` (`statement_key`). Before anything is
 # signed, `settle` merges what the outbox holds for the same key, type and subject exactly as
@@ -91,8 +91,8 @@ _NOUNS = {
 
 @dataclass(frozen=True)
 class Settled:
-    """What became of one statement: `reused` (`event_id` is the stored event), `new`, or
-    `replaces` (`replaced` names the corrected event; `event_id` is set once signed)."""
+    """What became of one statement (`Statements.settled`): `reused` (the event `event_id` was
+    stored before), `new`, or `replaces` (`replaced` names the corrected event)."""
 
     decision: Literal["reused", "new", "replaces"]
     subject: str
@@ -140,7 +140,6 @@ class Statements:
     about (signer, type, subject), one index look-up each, never read whole."""
 
     events: list[AuthorEvent]
-    log: list[Settled] = field(default_factory=list)
     source: _Said | None = field(default=None, repr=False)
     # the events of ids the outbox kept without their bodies (`pith outbox drop --accepted`),
     # from elsewhere (a registry's merged state): (subject, ids) -> the events found; each is
@@ -197,10 +196,6 @@ class Statements:
                 self.from_registry.add(eid)
                 new += 1
         return new
-
-    @property
-    def last(self) -> Settled | None:
-        return self.log[-1] if self.log else None
 
     def _load(self, key: tuple[str, str, str]) -> None:
         """Read what the outbox holds of this key, type and subject, once: the events, and
@@ -273,8 +268,26 @@ class Statements:
         return self._merged[key]
 
     def settle(self, on_change: OnChange) -> _Settle:
-        """A `settle=` for `pithauthor.sign` (module docstring); each decision is logged."""
+        """A `settle=` for `pithauthor.sign` (module docstring); what it decided is read off
+        the event signed (`settled`)."""
         return _Settle(self, on_change)
+
+    def settled(self, event: AuthorEvent) -> Settled:
+        """What became of the statement `event` (one a `settle` of these statements let be
+        signed, or gave back): `reused` when it is an event held here (the outbox's, the
+        `-o FILE`'s, or learnt from the registry), `replaces` when its payload names the event
+        it corrects, else `new`. Read off the event and what is held: asking again answers the
+        same, and nothing is kept for the caller to read back."""
+        key = _said_by_about(event)
+        event_id = event["event_id"]
+        # whatever `settle` gave back was merged from its key's group (a retired predecessor's
+        # too), so a held event is in `_groups`; a new one is in none (its id covers the time)
+        if any(e["event_id"] == event_id for e in self._groups.get(key, ())):
+            return Settled("reused", key[2], key[1], event_id)
+        replaced = event["payload"].get("replaces")
+        if replaced is not None:
+            return Settled("replaces", key[2], key[1], event_id, replaced=replaced)
+        return Settled("new", key[2], key[1], event_id)
 
     def starting(self, prefix: str) -> list[AuthorEvent]:
         """The events held whose id starts with `prefix` (`pith withdraw`), each checked in
@@ -320,16 +333,14 @@ class _Settle:
         self.on_change = on_change
 
     def nothing_held(self, fingerprint: str, event_type: str, subject: str) -> bool:
-        """True (and logged `new`) when nothing is held of this key, type and subject, so that
+        """True when nothing is held of this key, type and subject, so that
         a statement about it is new whatever it says: `pithauthor.sign.citation_signer` then
         signs it with the batch, without building its unsigned event for `__call__`."""
         held = self.held
-        if self.on_change == "replace" or any(
+        # a retired predecessor's statement may be the same (`__call__` looks)
+        return self.on_change != "replace" and not any(
             held.holds(key, event_type, subject) for key in (fingerprint, *held.predecessors)
-        ):
-            return False  # a retired predecessor's statement may be the same (`__call__`)
-        held.log.append(Settled("new", subject, event_type))
-        return True
+        )
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
@@ -338,14 +349,11 @@ class _Settle:
         holding = [e for e in merged.current if slot_and_claim(e)[0] == slot]
         mine = statement_key(unsigned)
         same = next((e for e in holding if statement_key(e) == mine), None)
-        log = self.held.log
         if same is not None:
-            log.append(Settled("reused", subject, etype, same["event_id"]))
             return same
         older = self._by_predecessor(unsigned, slot)
         if older is not None and unlinked(older["payload"]) == unlinked(unsigned["payload"]):
             # the same statement, made by a retired key of this author: it stands, as made
-            log.append(Settled("reused", subject, etype, older["event_id"]))
             return older
         if not holding and self.on_change == "replace":
             holding = _same_family(merged.current, unsigned)
@@ -362,7 +370,6 @@ class _Settle:
                     f"--replace: neither the outbox nor the registry holds any {_NOUNS[etype]} "
                     f"of yours on {subject} to replace (sign it without --replace)"
                 )
-            log.append(Settled("new", subject, etype))
             return unsigned
         head = holding[0]
         if self.on_change == "refuse":
@@ -374,7 +381,6 @@ class _Settle:
                 f"{subject} ({gist(head)}); give --replace to correct it, or `pith withdraw "
                 f"{head['event_id'][:19]}{paper}` to take it back"
             )
-        log.append(Settled("replaces", subject, etype, replaced=head["event_id"]))
         corrected = unsigned.copy()
         corrected["payload"] = replacing(unsigned["payload"], head["event_id"])
         return corrected
@@ -509,9 +515,15 @@ def my_papers() -> list[dict[str, Any]]:
     for subject, key_id, registry, event_type, state, n, last in sorted(groups, key=_by_last):
         page = papers.setdefault(
             subject,
-            {"pith_number": subject, "title": titles.get(subject), "roles": [],
-             "keys": [], "registries": {}, "last": ""},
-        )  # fmt: skip
+            {
+                "pith_number": subject,
+                "title": titles.get(subject),
+                "roles": [],
+                "keys": [],
+                "registries": {},
+                "last": "",
+            },
+        )
         role = ROLES.get(event_type, event_type)
         if role not in page["roles"]:
             page["roles"].append(role)
@@ -556,9 +568,13 @@ def papers_on_registry(
         if page is None:
             title = _title_of(record)
             page = by_number[number] = {
-                "pith_number": number, "title": title, "roles": [], "keys": [],
-                "registries": {}, "last": "",
-            }  # fmt: skip
+                "pith_number": number,
+                "title": title,
+                "roles": [],
+                "keys": [],
+                "registries": {},
+                "last": "",
+            }
             rows.append(page)
         for event in events:
             role = ROLES.get(event["event_type"], event["event_type"])

@@ -1,4 +1,4 @@
-"""What an author sees while pith works (issue 36): a request being retried is one line on stderr
+"""What an author sees while pith works: a request being retried is one line on stderr
 (what, why, how long, Ctrl-C to stop), the references `cite` looks up are a progress bar on a
 terminal and nothing on a pipe, Ctrl-C says that nothing was lost and how to go on (and the next
 run does go on), and the passphrase is asked only after the preview and the author's yes. Real

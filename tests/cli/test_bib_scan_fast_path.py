@@ -1,5 +1,5 @@
 """The plain forms of `pith bib scan`, which pith's entry point answers before Typer is loaded
-(issue 27: start-up), print and exit exactly as the Typer command does: each form runs both
+(start-up), print and exit exactly as the Typer command does: each form runs both
 ways in this process, and stdout, stderr and the exit code must be the same. Every other form
 is left to Typer untouched."""
 

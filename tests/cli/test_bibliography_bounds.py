@@ -1,4 +1,4 @@
-"""Bounded work for every .bib file (issue 38, item 1): `@string` macros that double at each
+"""Bounded work for every .bib file: `@string` macros that double at each
 step, crossrefs copying a large parent into many children, and a value or a file's values past
 their bounds stop the command with one line naming the entry, and exit 2, within seconds and
 under a memory cap (the 31-line bomb took more than 15 GB before)."""

@@ -1,5 +1,5 @@
 """The plain forms of `pith cite` (bibliography files, --from and cite_cmd.PLAIN_OPTIONS), which
-pith's entry point answers before Typer is loaded (issue 39: Typer and pydantic were about 0.3 s
+pith's entry point answers before Typer is loaded (Typer and pydantic were about 0.3 s
 of CPU of a warm `pith cite refs.bib`), sign, store, print and exit exactly as the Typer command
 does: each form runs both ways in this process, against the local registry on loopback, from
 the same copy of the author's home and at the same signing time, and stdout, stderr, the exit

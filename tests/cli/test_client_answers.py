@@ -20,13 +20,20 @@ from pithauthor.errors import (
     RegistryResponseError,
     VerificationError,
 )
-from pithauthor.net import RegistryHttp, RetryPolicy, check_url, parse_retry_after
-from pithauthor.protocol.text import origin
+from pithauthor.net import (
+    RegistryHttp,
+    Retry,
+    RetryPolicy,
+    check_url,
+    parse_retry_after,
+    with_retries,
+)
+from pithauthor.protocol.urls import origin
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 
@@ -124,6 +131,22 @@ def test_429_is_retried_after_the_delay_the_registry_asks() -> None:
     )
     assert http.get_json("/x") == {}
     assert slept == [3.0]
+
+
+def test_the_one_retry_loop_stops_at_an_answer_or_the_limit_and_never_sleeps_zero() -> None:
+    slept: list[float] = []
+    no_backoff = RetryPolicy(max_attempts=5, base_delay=0.0)
+    calls = iter([Retry("HTTP 503"), Retry("HTTP 429", 2.0), "answer", Retry("unreached")])
+    assert with_retries(lambda: next(calls), no_backoff, slept.append, what="x") == "answer"
+    assert slept == [2.0]  # the first retry had nothing to wait for: it went at once
+    tries: list[int] = []
+
+    def refused() -> Retry:
+        tries.append(1)
+        return Retry(f"HTTP 50{len(tries)}")
+
+    last = with_retries(refused, no_backoff, slept.append, 3, what="x")
+    assert last == Retry("HTTP 503") and len(tries) == 3
 
 
 def test_backoff_is_capped_full_jitter() -> None:

@@ -117,7 +117,7 @@ def test_a_registry_key_not_trusted_or_not_the_trusted_one_is_said(
     assert "--trust-local-registry" in line["next"]
     assert "export PITH_TRUST_LOCAL_REGISTRY=1" in line["next"]
     assert untrusted.returncode == 0
-    # the session-wide trust the docs' pages export (issue 36): trusted, as every command is
+    # the session-wide trust the docs' pages export: trusted, as every command is
     session = pith(
         "doctor", "--json", "--registry", registry.url, env={"PITH_TRUST_LOCAL_REGISTRY": "1"}
     )

@@ -183,7 +183,7 @@ def test_claim_takes_the_orcid_url_form_that_keys_generate_takes(
 def test_claim_with_a_retired_key_is_refused(
     keys: RealKeys, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from pithauthor.keys.backups import rotate
+    from pithauthor.keys.author import rotate
 
     retired, _new = rotate(backend="file", note=lambda _: None)
     out = tmp_path / "out.jsonl"
@@ -330,6 +330,17 @@ def test_cite_with_a_missing_bibliography_file_exits_2(pith: RunPith) -> None:
     result = pith("cite", "refs.bib", "--from", DEAR)
     assert_one_line_error(result, 2)
     assert "refs.bib" in result.stderr
+
+
+def test_cite_of_a_bibliography_with_nothing_to_sign_opens_no_key(
+    pith: RunPith, tmp_path: Path
+) -> None:
+    # no key exists: had the command opened one for a plan with nothing pending, it would exit 4
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@misc{lonely, title = {A paper with no identifier}}\n", "utf-8")
+    result = pith("cite", str(bib), "--from", DEAR)
+    assert result.returncode == 0, result.stderr
+    assert f"0 citation(s) signed for {DEAR} (1 no_identifier)" in result.stderr
 
 
 def test_cite_with_both_bibliography_and_to_is_refused(pith: RunPith) -> None:

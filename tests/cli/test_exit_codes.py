@@ -1,4 +1,4 @@
-"""Exit codes that mean what they say (issue 36): a bug in pith is exit 70 and says where to
+"""Exit codes that mean what they say: a bug in pith is exit 70 and says where to
 report it, never 2 (bad input: the script's fault) or 1; an output that cannot be written (a
 full disk, a read-only folder) is exit 74, OutputError, never 2 either."""
 
@@ -31,9 +31,9 @@ def _raising(exc: BaseException) -> object:
 def test_a_bug_is_exit_70_naming_where_to_report_it(
     pith: RunPith, monkeypatch: pytest.MonkeyPatch, exc: Exception
 ) -> None:
-    import pithauthor.protocol
+    import pithauthor.protocol.record
 
-    monkeypatch.setattr(pithauthor.protocol, "build_canonical_record", _raising(exc))
+    monkeypatch.setattr(pithauthor.protocol.record, "build_canonical_record", _raising(exc))
     result = pith("number", "from-arxiv", METADATA)
     assert_one_line_error(result, EXIT_BUG)
     assert EXIT_BUG == 70
@@ -116,9 +116,9 @@ def test_an_output_failure_raised_outside_fs_is_exit_74_too(
 ) -> None:
     """The catch site's safety net: an OSError of a full disk or read-only file system that
     no module turned into OutputError (e.g. a tar written in place) is still 74, not 2."""
-    import pithauthor.protocol
+    import pithauthor.protocol.record
 
-    monkeypatch.setattr(pithauthor.protocol, "build_canonical_record", _raising(exc))
+    monkeypatch.setattr(pithauthor.protocol.record, "build_canonical_record", _raising(exc))
     result = pith("number", "from-arxiv", METADATA)
     assert_one_line_error(result, EXIT_OUTPUT)
     assert "cannot write paper.tar.gz" in result.stderr
@@ -128,11 +128,11 @@ def test_sqlite_refusing_to_write_is_exit_74_not_a_bug(
     pith: RunPith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The outbox is an SQLite database: on a full disk SQLite says SQLITE_FULL."""
-    import pithauthor.protocol
+    import pithauthor.protocol.record
 
     full = sqlite3.OperationalError("database or disk is full")
     full.sqlite_errorcode = 13  # SQLITE_FULL, as sqlite3 sets it
-    monkeypatch.setattr(pithauthor.protocol, "build_canonical_record", _raising(full))
+    monkeypatch.setattr(pithauthor.protocol.record, "build_canonical_record", _raising(full))
     result = pith("number", "from-arxiv", METADATA)
     assert_one_line_error(result, EXIT_OUTPUT)
     assert "disk is full" in result.stderr

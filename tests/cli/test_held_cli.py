@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from support.cli import RunPith, StartRegistry, use_fast_kdf
 
-from pithauthor.registry import Outbox
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
+from pithauthor.registry.outbox import Outbox
 
 PAPER = "2302.12445"
 NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from support.cli import RunPith, StartRegistry, use_fast_kdf
 
-from pithauthor.registry import Outbox
+from pithauthor.registry.outbox import Outbox
 
 DEAR = "2302.12445"  # claimed (Chengjian Liu is an author)
 CITED = "2101.99901"  # an example paper DEAR cites here

@@ -1,6 +1,6 @@
 """`pith status` and `pith fetch` keep the state they verified, with its ETag, and revalidate it
 (`If-None-Match`): a second look at an unchanged paper downloads and verifies nothing; a paper
-that changed is fetched and verified again (issue 39). A real local registry over loopback."""
+that changed is fetched and verified again. A real local registry over loopback."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The plain forms of `pith status`, which pith's entry point answers before Typer is loaded
-(issue 39: Typer, click and pydantic cost more CPU than a second look at a 10,000-event paper),
+(Typer, click and pydantic cost more CPU than a second look at a 10,000-event paper),
 print and exit exactly as the Typer command does: each form runs both ways in this process
 against a real local registry on loopback, and stdout, stderr and the exit code must be the
 same. Every other form is left to Typer untouched."""

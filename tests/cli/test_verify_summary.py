@@ -1,5 +1,5 @@
 """`pith verify` of a big state prints a summary by default (every check that did not pass, and
-the passed ones counted by name), and every check with --verbose or --json (issue 39: a state
+the passed ones counted by name), and every check with --verbose or --json (a state
 of 1,000 events printed 2 MB of check lines). A real state from the local registry."""
 
 from __future__ import annotations

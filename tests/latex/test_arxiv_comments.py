@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pithauthor.latex.upload import strip_comments
-from pithauthor.protocol.text import VERBATIM_ENVIRONMENTS
+from pithauthor.latex.verbatim import VERBATIM_ENVIRONMENTS
 
 
 def test_whole_line_comments_go_with_their_line_and_are_counted() -> None:

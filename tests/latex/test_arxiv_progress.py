@@ -1,4 +1,4 @@
-"""`pith latex arxiv` tells what it is doing (issue 24): each build step with its time on stderr,
+"""`pith latex arxiv` tells what it is doing: each build step with its time on stderr,
 a spinner while a step runs when stderr is a terminal (a real pty), plain lines otherwise; and
 `--no-badge` packs the v1 upload (no `\\pithnumber` yet), proven like any other upload minus
 the badge checks. Real pith processes, real pdflatex and latexmk."""
@@ -190,7 +190,7 @@ def test_no_badge_packs_the_v1_upload_proven_to_build_alone_without_pith(
     assert "/PithNumber" not in info(pdf)
     assert list(_steps(result.stderr)) == [BUILDING, "packing 1 file", PROVING]
     # the human summary of a --no-badge upload: test_no_badge_packs_pith_sty_when_... (one
-    # build of the paper less here, issue 27)
+    # build of the paper less here)
 
 
 @TEX

@@ -38,6 +38,7 @@ from pithauthor.errors import VerificationError
 from pithauthor.latex.arxiv import build_arxiv_archive
 from pithauthor.latex.injection import inject
 from pithauthor.latex.pdf import check_pdf
+from pithauthor.latex.sty import BUILD_FILES
 from pithauthor.protocol.canonical_json import parse_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,8 +209,7 @@ def _paper(
     hyperref, one pdfLaTeX run cheaper, where what is tested is the folder, not the links."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "paper.tex").write_text(article(body, hyperref=hyperref))
-    shutil.copy(REPO / "latex" / "pith.sty", folder / "pith.sty")
-    for name in ("pith-compat.def", "pith-placement.def", "pith-authorkeys.def"):
+    for name in BUILD_FILES:
         shutil.copy(REPO / "latex" / name, folder / name)
     for name, text in (files or {}).items():
         path = folder / name
@@ -487,7 +487,7 @@ def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_fi
 
 
 # Two properties of one successful upload, checked on the same run (one build and proof, ~1.3
-# CPU-s, instead of one each; issue 27): neither the magic comment nor the missing .def file
+# CPU-s, instead of one each): neither the magic comment nor the missing .def file
 # changes what the other checks.
 @TEX
 def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_is_warned_of(

@@ -1,4 +1,4 @@
-"""`inject --check` looks at the page (issues 23, 37): the badge must be visible, with no figure,
+"""`inject --check` looks at the page: the badge must be visible, with no figure,
 image, text or drawing painted over its box, not clipped away, and on the page. Each failing
 case covers the badge on purpose: the paper is built once to find the badge's box, then a
 figure (or image, text, rule) is drawn exactly there, over it, in the page's foreground; the
@@ -146,7 +146,7 @@ def test_a_title_badge_low_on_its_page_after_a_long_front_matter_passes(
     tmp_path: Path, pith: RunPith
 ) -> None:
     """The end of the title block is where the badge belongs, however low on the page a long
-    front matter puts it (issue 37: elsarticle after its highlights, AASTeX 7's abstract);
+    front matter puts it (elsarticle after its highlights, AASTeX 7's abstract);
     an upper-half rule refused these."""
     folder = write_paper(tmp_path / "paper", r"\twocolumn[{\vspace*{13cm}\maketitle}]")
     result = pith("latex", "inject", str(folder), "--pith", NUMBER, "--offline", "--check")

@@ -1,4 +1,4 @@
-"""Builds that fail or never end (issues 23 and 25): a manuscript that never ends is stopped at a
+"""Builds that fail or never end: a manuscript that never ends is stopped at a
 limit chosen from the paper's own builds (or `--timeout`), with the file and line TeX was at,
 and nothing of it left running; a build that fails says whose fault it is, the paper's or the
 badge's, by building the untouched sources too."""
@@ -15,7 +15,7 @@ import pytest
 from support.cli import RunPith, assert_one_line_error
 from support.latex.inject import NUMBER, snapshot
 
-import pithauthor.latex.injection
+import pithauthor.latex.sty
 from pithauthor.latex.clock import DEFAULT_LIMIT, MIN_LIMIT, BuildClock
 from pithauthor.latex.sty import pith_sty_path
 
@@ -66,7 +66,7 @@ LOOP_LIMIT = "8"
 # of wall time and, on an idle machine, as much CPU. `make test` keeps the first (the limit, the
 # file and line named through an \input, nothing left running, nothing written); the other two
 # go through the same limit (pithauthor/latex/build.py) from `pith latex arxiv`, and run in
-# `make test-all` and CI, where the SIGINT-ignored case came from (issue 27).
+# `make test-all` and CI, where the SIGINT-ignored case came from.
 LOOP_SLOW = pytest.mark.slow
 
 
@@ -218,7 +218,7 @@ def test_inject_check_with_a_pith_sty_that_breaks_the_build_says_the_badge_is_th
     broken = tmp_path / "broken" / "pith.sty"  # a fault put in on purpose: pith.sty's first line
     broken.parent.mkdir()
     broken.write_bytes(b"\\pithbrokenonpurpose\n" + pith_sty_path().read_bytes())
-    monkeypatch.setattr(pithauthor.latex.injection, "pith_sty_path", lambda: broken)
+    monkeypatch.setattr(pithauthor.latex.sty, "pith_sty_path", lambda: broken)
     folder = tmp_path / "paper"
     paper(folder)
     before = snapshot(folder)

@@ -1,5 +1,5 @@
 """`inject` decodes and edits only a manuscript's head and writes its body back as the bytes it
-read (issue 27): `read_preamble` must give what `read_text_file` + `locate` give on the whole
+read: `read_preamble` must give what `read_text_file` + `locate` give on the whole
 text (the same preamble, encoding, BOM, line ending, refusal), and `inject` must write the same
 bytes and say the same as when it reads the whole text. Differential tests: the head against
 the whole, on hand-made manuscripts and on generated ones."""

@@ -90,7 +90,7 @@ def test_encodings_and_line_endings_survive_and_compile(variant: str, tmp_path: 
     check_pdf(latexmk(folder, "main.tex"), NUMBER_OBJ)
 
 
-@TEX  # it runs latexmk: without TeX it skipped nothing and failed (issue 36)
+@TEX  # it runs latexmk: without TeX it skipped nothing and failed
 def test_arxiv_refuses_a_manuscript_that_does_not_compile(tmp_path: Path, pith: RunPith) -> None:
     (tmp_path / "paper.tex").write_text(
         "\\documentclass{article}\n\\begin{document}\n\\undefinedmacro\n\\end{document}\n"

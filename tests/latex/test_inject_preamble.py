@@ -1,4 +1,4 @@
-"""The preamble reader takes what real preambles hold (issue 23): macros whose bodies open or
+"""The preamble reader takes what real preambles hold: macros whose bodies open or
 close environments, `\\def`/`\\let` of `\\begin`/`\\end`, `\\makeatletter` blocks, `\\iffalse`
 tricks and `\\input` chains; when it cannot place the lines, it says what it found and where."""
 
@@ -226,7 +226,7 @@ def test_physics_paper_with_its_badge_packs_for_arxiv_with_the_whole_input_chain
 
 @pytest.mark.parametrize("construct", sorted(CONSTRUCTS))
 def test_the_preamble_rewritten_up_to_a_cut_is_the_whole_rewrite_cut_there(construct: str) -> None:
-    """Only the text before a candidate `\\begin{document}` is rewritten (issue 27: a long body
+    """Only the text before a candidate `\\begin{document}` is rewritten (a long body
     cost more than the parse). Cut after any `}` or line end (as after `\\begin{document}`), it
     must equal the whole text's rewrite cut there, with the blanked regions that start before
     the cut, each ending at the cut at the latest."""
@@ -243,7 +243,7 @@ def test_the_preamble_rewritten_up_to_a_cut_is_the_whole_rewrite_cut_there(const
         assert part_regions == clipped, cut
 
 
-# definitions whose bodies are read by counting braces, not parsed node by node (issue 27)
+# definitions whose bodies are read by counting braces, not parsed node by node
 DEFINITIONS = {
     **CONSTRUCTS,
     "star-optional-and-nested-groups": "\\newcommand*{\\x}[2][d]{#1 {#2} {{x}}}\n",

@@ -39,7 +39,7 @@ def _files(root: Path) -> list[tuple[str, bool]]:
 def test_a_main_file_linked_out_of_the_folder_is_refused_as_arxiv_refuses_it(
     pith: RunPith, tmp_path: Path
 ) -> None:
-    """Issue 38: inject wrote through the link to a file outside the folder, and left its
+    """Before: inject wrote through the link to a file outside the folder, and left its
     backup there, where `pith latex arxiv` refuses the same folder."""
     project, target = _linked_project(tmp_path)
     before = _files(tmp_path)

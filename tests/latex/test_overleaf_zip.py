@@ -1,4 +1,4 @@
-"""Overleaf in, Overleaf out (issue 36): a project's source zip, as Overleaf's "Download → Source"
+"""Overleaf in, Overleaf out: a project's source zip, as Overleaf's "Download → Source"
 gives it, goes through `pith latex inject` (badged, written back as a zip ready to upload) and
 `pith latex arxiv` (packed and proven), and `pith latex sty --zip` hands over every file pith.sty
 needs in one upload. Every zip is unpacked under one set of rules (pithauthor/latex/archives.py,
@@ -19,7 +19,7 @@ import pytest
 from support.cli import RunPith, assert_one_line_error
 from support.latex.arxiv import NUMBER, unpack
 
-from pithauthor.latex.sty import latex_file
+from pithauthor.latex.sty import SHIPPED, latex_file
 
 TEX = pytest.mark.tex("latexmk", "pdflatex")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -37,7 +37,6 @@ MAIN = r"""\documentclass{article}
 \end{document}
 """
 INTRODUCTION = "\\section{Introduction}\nWritten in a subfolder, as Overleaf projects are.\n"
-SHIPPED = ["pith-authorkeys.def", "pith-compat.def", "pith-placement.def", "pith.sty"]
 
 
 def _overleaf_zip(path: Path, main: str = MAIN) -> Path:
@@ -74,7 +73,7 @@ def test_inject_takes_an_overleaf_zip_and_writes_the_badged_project_back_as_a_zi
     # byte; no __MACOSX, no backup of the main file
     names = _names(back)
     project = ["figures/franklin.png", "main.tex", "sections/introduction.tex"]
-    assert names == sorted([*project, "pith.sty.ltxml", *SHIPPED])
+    assert names == sorted([*project, *SHIPPED])
     with zipfile.ZipFile(back) as handle:
         main = handle.read("main.tex").decode()
         assert f"\\pithnumber{{{NUMBER}}}" in main and "\\usepackage{pith}" in main
@@ -141,9 +140,9 @@ def test_sty_zip_holds_every_file_the_package_needs(tmp_path: Path, pith: RunPit
     target = tmp_path / "pith-files.zip"
     result = pith("latex", "sty", "--zip", str(target))
     assert result.returncode == 0, result.stderr
-    assert _names(target) == sorted([*SHIPPED, "pith.sty.ltxml"])
+    assert _names(target) == sorted(SHIPPED)
     with zipfile.ZipFile(target) as handle:
-        for name in [*SHIPPED, "pith.sty.ltxml"]:
+        for name in SHIPPED:
             assert handle.read(name) == latex_file(name).read_bytes(), name
 
 

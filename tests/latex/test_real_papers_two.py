@@ -1,11 +1,12 @@
-"""Issue 37, items 1-4: what real papers showed, on the project's own manuscripts written in
-each class's style (tests/fixtures/manuscripts/README.md).
+"""What real papers showed, on the project's own manuscripts written in each class's style
+(tests/fixtures/manuscripts/README.md).
 
 - AASTeX 7: no \\maketitle, the first \\section typesets the front matter, which ends with a
   negative \\vskip-24pt; its page geometry puts a margin badge above the page.
 - sn-jnl without its pdflatex option: breakurl's \\burlalt as \\href, arguments swapped.
 - review copies (anonymous or under review): refused unless --force, and said why.
 - blame: a main file with a dot in its name (knowledge, standalone figures), a .latexmkrc.
+- spacing: the badge keeps clear of what follows the title block (NeurIPS's Abstract heading).
 """
 
 from __future__ import annotations
@@ -333,7 +334,7 @@ def test_a_first_pass_no_file_line_is_never_the_error(tmp_path: Path) -> None:
     assert line == "Latexmk: Errors, so I did not complete making targets"
 
 
-# ------------------------------------------------------------------ item 5: spacing
+# ------------------------------------------------------------------ spacing
 
 
 @TEX

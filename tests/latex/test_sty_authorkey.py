@@ -10,7 +10,7 @@ import pytest
 from support.latex.pdfcheck import info, page_text
 from support.latex.texbuild import NUMBER, build
 
-from pithauthor.identity.fetch import read_pdf_author_keys
+from pithauthor.latex.pdf import pdf_author_keys
 
 K1 = "ed25519:" + "A" * 13 + "B" * 13
 K2 = "ed25519:JZQ6KXTBQVLD2ZSOWD7ZNT4DG4"
@@ -50,7 +50,7 @@ def test_keys_are_written_to_the_info_dictionary_and_nothing_is_printed(
     if "number" in label or "Metadata" in label:
         assert meta["/PithNumber"] == NUMBER
     assert "ed25519" not in page_text(result.pdf)
-    keys, _number = read_pdf_author_keys(result.pdf.read_bytes())
+    keys, _number = pdf_author_keys(result.pdf.read_bytes())
     assert keys == f"{K1} {K2}"
 
 
@@ -74,7 +74,7 @@ def test_a_paper_without_pithauthorkey_has_no_keys(tmp_path: Path) -> None:
     result = build(paper([]), tmp_path)
     assert result.ok, result.output[-2000:]
     assert "/PithAuthorKeys" not in info(result.pdf)
-    assert read_pdf_author_keys(result.pdf.read_bytes()) == (None, None)
+    assert pdf_author_keys(result.pdf.read_bytes()) == (None, None)
 
 
 @pytest.mark.tex("pdflatex")

@@ -74,12 +74,12 @@ def test_the_four_line_thmtools_repro_builds() -> None:
 # from the title block to page 1's margin (test_sty_layout.py proves both on every default class).
 # So `make test` builds every package with the title placement and one with the margin, cleveref
 # (it patches \label and hyperref's anchors, what a link in the margin is closest to); the other
-# five margin builds (2 pdfLaTeX runs each, ~0.7 CPU-s) run in `make test-all` and CI (issue 27).
+# five margin builds (2 pdfLaTeX runs each, ~0.7 CPU-s) run in `make test-all` and CI.
 MARGIN_IN_MAKE_TEST = {"cleveref"}
 # Two packages patch what another of the six patches the same way: thm-restate is thmtools' own
 # (the same kvsetkeys processor), autonum patches \label and the anchors as cleveref does. Their
 # title builds (with their baselines: four pdfLaTeX runs, ~1.4 CPU-s each) run in `make test-all`
-# and CI; `make test` keeps thmtools, cleveref, hyperxmp and xkeyval (issue 27).
+# and CI; `make test` keeps thmtools, cleveref, hyperxmp and xkeyval.
 TITLE_SLOW = {"thm-restate", "autonum"}
 CELLS = [
     pytest.param(

@@ -14,12 +14,13 @@ XMP dc:identifier (acmart's DOI) survives, with the Pith Number beside it.
 By default every manuscript runs on pdfLaTeX (arXiv's engine), each but acmart-biblatex
 (acmart-sigconf's class): 15 cells; the other 33, XeLaTeX and LuaLaTeX included, are marked slow
 (`make test-all`, run in CI). `article` on XeLaTeX and LuaLaTeX (six builds of about 0.7 CPU-s)
-left `make test` in issue 27: there test_sty_classes.py builds `article` on both engines (number,
-link, badge, no new warning) and test_sty_authorkey.py and test_sty_options.py write metadata on
-them; where the badge sits on the page is pith-placement.def's TeX, the same on every engine,
-and is proven on pdfLaTeX for every manuscript. Each cell's three
-builds run side by side once per session (whichever pytest-xdist worker comes first) and are
-shared by the four tests of that cell, as is each PDF's text read back."""
+left `make test` to save its CPU time: there test_sty_classes.py builds `article` on both
+engines (number, link, badge, no new warning) and test_sty_authorkey.py and
+test_sty_options.py write metadata on them; where the badge sits on the page is
+pith-placement.def's TeX, the same on every engine, and is proven on pdfLaTeX for every
+manuscript. Each cell's three builds run side by side once per session (whichever pytest-xdist
+worker comes first) and are shared by the four tests of that cell, as is each PDF's text read
+back."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def test_no_placement_adds_an_underfull_or_overfull_box(
 ) -> None:
     """Counted, not compared as a set as above (which holds one line per kind of message): one
     more `Underfull \\vbox ... while \\output is active` than the baseline is a new box.
-    acmart's biblatex sample on pdfLaTeX (issue 37): with the badge as a line in acmart's header,
+    acmart's biblatex sample on pdfLaTeX: with the badge as a line in acmart's header,
     the first section went to column 2 (badness 1038); on its reference-format line, no height."""
 
     def count(build: Build) -> Counter[tuple[str, str]]:

@@ -41,7 +41,7 @@ MALFORMED = [
 ]
 # Every malformed number raises pith.sty's one `malformed` error, whose help is the same text;
 # `make test` reads that help on two of them (a nonstop build each, ~0.15 CPU-s), and on the
-# others in `make test-all` and CI (issue 27). Every one of them still halts the build there.
+# others in `make test-all` and CI. Every one of them still halts the build there.
 HELP_IN_MAKE_TEST = {"pith:23:" + BODY, ""}
 
 

@@ -222,7 +222,7 @@ def _block_then_after(tmp_path: Path, block: str, call: str) -> list[str]:
 def test_the_badge_ends_a_title_block_set_by_a_macro_without_parameters(
     tmp_path: Path,
 ) -> None:
-    # such an \@maketitle is wrapped (issue 27), not hooked: the badge still ends the
+    # such an \@maketitle is wrapped, not hooked: the badge still ends the
     # block, before what \maketitle sets after it
     block = "\\def\\@maketitle{\\begin{center}BLOCKTEXT\\end{center}}"
     order = _block_then_after(tmp_path, block, "\\@maketitle")
@@ -402,7 +402,7 @@ def _fls_reads_compat(result_pdf: Path) -> bool:
     [
         pytest.param("", "", True, id="no-hyperref"),
         # pdfTeX with hyperref: the link is hyperref's, the Info keys pdfTeX's \pdfinfo,
-        # written by pith.sty itself (issue 27: reading a file costs 0.1% of a small build)
+        # written by pith.sty itself (reading a file costs 0.1% of a small build)
         pytest.param("", "\\usepackage{hyperref}\n", False, id="hyperref-no-pdfmanagement"),
         pytest.param("\\DocumentMetadata{}\n", "\\usepackage{hyperref}\n", False, id="both"),
     ],
@@ -478,9 +478,9 @@ def test_a_missing_pith_placement_stops_the_build_saying_where_it_belongs(tmp_pa
     assert not result.pdf.exists()
 
 
-# Issue 27: pith's keys are defined only when something sets one. Each way of setting one
-# must still reach them: a class option named like a key, a second \usepackage with options
-# (the kernel's option handler), \PassOptionsToPackage, \pithsetup (above).
+# pith's keys are defined only when something sets one (a small build's cost). Each way of setting
+# one must still reach them: a class option named like a key, a second \usepackage with options (the
+# kernel's option handler), \PassOptionsToPackage, \pithsetup (above).
 @pytest.mark.parametrize(
     "how",
     [
@@ -508,8 +508,8 @@ def test_style_compact_reaches_pith_however_it_is_given(tmp_path: Path, how: str
 
 
 def test_a_maketitle_with_an_optional_argument_keeps_it_and_gets_the_badge(tmp_path: Path) -> None:
-    # \maketitle without parameters is wrapped (issue 27); one that reads an optional argument
-    # (\newcommand's form) keeps the kernel's hook, so `[Extra]' still reaches it.
+    # \maketitle without parameters is wrapped (cheaper than the kernel's hook); one that reads an
+    # optional argument (\newcommand's form) keeps the kernel's hook, so `[Extra]' still reaches it.
     redefine = (
         "\\makeatletter\\let\\pithtestmaketitle\\maketitle\n"
         "\\renewcommand\\maketitle[1][None]{\\pithtestmaketitle\\par Opt:#1.\\par}\\makeatother\n"
@@ -534,3 +534,51 @@ def test_pithsetup_after_one_in_a_group_still_finds_the_keys(tmp_path: Path) -> 
     assert result.ok, result.output[-2000:]
     assert "is unknown" not in result.log
     assert link_uris(result.pdf) == []
+
+
+@pytest.mark.tex("latex", "dvipdfmx")
+def test_hyperref_given_dvipdfmx_alone_gets_dvipdfmx_info_under_latex(tmp_path: Path) -> None:
+    # LaTeX's own back-end stays dvips here (no class option): pith must follow hyperref's driver.
+    source = paper(NUMBER, preamble="\\usepackage[dvipdfmx]{hyperref}\n")
+    result = build(source, tmp_path, "dvipdfmx")
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert info(result.pdf)["/PithURL"] == URL
+    assert link_uris(result.pdf) == [URL]
+
+
+# LaTeX sets \c_sys_backend_str again as the document begins: undefined in that hook, before
+# pith's (begindocument/end), it is gone when pith asks.
+_NO_BACKEND_STR = (
+    "\\ExplSyntaxOn\\AtBeginDocument{\\cs_undefine:N\\c_sys_backend_str}\\ExplSyntaxOff\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("engine", "preamble"),
+    [
+        pytest.param("pdflatex", _NO_BACKEND_STR, id="pdflatex-no-kernel-backend"),
+        pytest.param(
+            "dvips",
+            _NO_BACKEND_STR,
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="dvips-no-kernel-backend",
+        ),
+        pytest.param(
+            "dvips",
+            "\\usepackage[hypertex]{hyperref}\n",
+            marks=pytest.mark.tex("latex", "dvips", "ps2pdf"),
+            id="dvips-hyperref-driver-pith-has-no-code-for",
+        ),
+    ],
+)
+def test_the_back_end_falls_back_to_latex_then_to_the_engine(
+    tmp_path: Path, engine: str, preamble: str
+) -> None:
+    # No \c_sys_backend_str (a kernel before 2020-02): pith finds the back-end from the engine
+    # and its output mode; a hyperref driver pith has no code for: LaTeX's back-end.
+    result = build(paper(NUMBER, preamble=preamble), tmp_path, engine)
+    assert result.ok, result.output[-2000:]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    if "hyperref" not in preamble:  # hypertex's links are not PDF annotations
+        assert link_uris(result.pdf) == [URL]

@@ -1,4 +1,4 @@
-"""The default badge in the title blocks of the papers authors write most (issue 23), on the
+"""The default badge in the title blocks of the papers authors write most, on the
 project's own manuscripts (tests/fixtures/manuscripts/, each with a minimal style of its own):
 an ICML-style header built in \\twocolumn[...] without \\maketitle, a CVPR-style teaser pulled
 up under the authors with a negative \\vspace (inside \\twocolumn[{...}] and in cuted's strip),
@@ -169,7 +169,7 @@ def test_a_teaser_after_the_authors_starts_below_the_badge(name: str) -> None:
 
 
 def test_ieeetran_conference_badge_stands_apart_from_the_last_affiliation() -> None:
-    """Issue 37: the badge sat one line under the last affiliation, like one more line of it.
+    """Before: the badge sat one line under the last affiliation, like one more line of it.
     Half a line of the title block's closing space now goes above it (the block keeps its
     height): pdftotext's boxes of the lowest author line and the badge were 13.4 pt apart, now
     19.4 pt (the affiliation lines are 12.3 pt apart, baseline to baseline)."""

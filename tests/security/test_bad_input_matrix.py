@@ -593,8 +593,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    from pithauthor.keys.author import generate
-    from pithauthor.keys.backups import backup
+    from pithauthor.keys.author import backup, generate
     from pithauthor.keys.passphrase import passphrase_source
 
     root = tmp_path_factory.mktemp("matrix")

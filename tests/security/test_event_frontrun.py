@@ -29,9 +29,9 @@ from support.tamper_counts import count
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import canonical, parse_json
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 BODY = REAL_NUMBER.rsplit(":", 1)[1]
 MARK = "FRONTRUN"  # every variant carries MARK + a number; none may ever be served

@@ -149,12 +149,12 @@ def test_a_locator_from_a_hostile_event_is_neither_read_from_disk_nor_fetched(
     locator: str, said: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pithauthor import net
-    from pithauthor.identity.fetch import _Fetcher, _Unreadable
+    from pithauthor.identity.fetch import Fetcher, Unreadable
 
     made: list[object] = []
     monkeypatch.setattr(net, "new_client", lambda **kwargs: made.append(kwargs))
-    fetcher = _Fetcher(timeout=1.0, offline=False)
-    with pytest.raises(_Unreadable) as caught:
+    fetcher = Fetcher(timeout=1.0, offline=False)
+    with pytest.raises(Unreadable) as caught:
         fetcher.get(locator, "application/pdf", 1 << 20)
     assert said in caught.value.reason and not caught.value.network
     assert made == []  # no HTTP client was even made

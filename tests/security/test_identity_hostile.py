@@ -1,4 +1,4 @@
-"""Hostile proof servers and PDFs (issue 22): an answer counts only for what was asked.
+"""Hostile proof servers and PDFs: an answer counts only for what was asked.
 
 ORCID and web answers come from local servers (127.0.0.1, real sockets) that hand over another
 iD's record, redirect on the same host to another iD, or redirect to another port of the same
@@ -25,7 +25,7 @@ from pithauthor.protocol.identity import (
     pdf_key_ids,
 )
 from pithauthor.protocol.subject import Subject
-from pithauthor.protocol.text import same_origin
+from pithauthor.protocol.urls import same_origin
 from pithauthor.sign import attest_authorship
 
 KEY = key_id(FixedSigner().public_key)
@@ -341,7 +341,7 @@ def test_a_claim_after_the_web_document_retired_the_key_fails(server: IdentitySe
     assert "per web, 2021-05-01T10:00:00Z" in checks["identity.retired"].detail
 
 
-# --- retirement cannot be undone by the order of entries (issue 38, item 2) --------------------
+# --- retirement cannot be undone by the order of entries ---------------------------------
 
 CURRENT_LINK = ("Pith author key", key_url(KEY))
 RETIRED_LINK = ("Pith author key (retired 2020-01-01)", key_url(KEY))

@@ -1,4 +1,4 @@
-"""A process that holds an unlocked key makes no core dump (issue 25): after a key is unlocked,
+"""A process that holds an unlocked key makes no core dump: after a key is unlocked,
 made or restored, RLIMIT_CORE is 0 and the process is not dumpable, and a crash then leaves no
 core file, where the same crash before any key was touched does. Real processes, real crashes."""
 
@@ -16,7 +16,6 @@ from support.cli import FAST_KDF_ENV, use_fast_kdf
 from support.keys import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
 
 from pithauthor.keys import author
-from pithauthor.keys import backups as backups
 
 LINUX = sys.platform.startswith("linux")
 
@@ -27,7 +26,7 @@ CHILD = """
 import ctypes, json, os, resource, sys
 from pithauthor.keys import secrets
 secrets.TEST_FAST_KDF = True
-from pithauthor.keys import author, backups as backups
+from pithauthor.keys import author
 
 def settings():
     linux = sys.platform.startswith("linux")
@@ -41,7 +40,7 @@ if action == "load":
 elif action == "generate":
     author.generate(f"key-{os.getpid()}", backend="file")
 elif action == "import":
-    backups.import_backup(sys.argv[3], backend="file")
+    author.import_backup(sys.argv[3], backend="file", orcid_retirement=None)
 elif action == "list":
     author.list_keys()  # public records only: no secret in memory
 print(json.dumps({"before": before, "after": settings()}))

@@ -1,4 +1,4 @@
-"""A PITH_HOME others may write in, or that another user owns (issue 38, item 8): every command
+"""A PITH_HOME others may write in, or that another user owns: every command
 that opens it warns about the first and refuses the second, and `pith doctor` reports both.
 
 The suite runs as root: "another user owns it" is made with os.chown to the nobody uid."""

@@ -150,11 +150,11 @@ def test_the_identity_fetcher_makes_a_plain_http_client_only_for_http_urls(
 ) -> None:
     server = HTTPServer(("127.0.0.1", 0), _Answer)
     address = _serve(server)
-    fetcher = fetch_module._Fetcher(timeout=2, offline=False)  # the class behind verify_identity
+    fetcher = fetch_module.Fetcher(timeout=2, offline=False)  # the class behind verify_identity
     try:
         assert fetcher.json(f"http://{address}/a") == {"ok": True}
         assert made == [True]
-        with pytest.raises(fetch_module._Unreadable):  # nothing listens there
+        with pytest.raises(fetch_module.Unreadable):  # nothing listens there
             fetcher.get("https://127.0.0.1:1/b", "application/json", 1000)
         assert made == [True, False]  # https got its own, verifying client
     finally:

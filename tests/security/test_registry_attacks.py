@@ -1,4 +1,4 @@
-"""The local registry against clients that attack it (issue 25): slow bodies and idle floods do
+"""The local registry against clients that attack it: slow bodies and idle floods do
 not lock honest clients out, a token is checked before any body is read, and the framing rules
 of RFC 9112 leave no room for request smuggling. Real server, real loopback sockets."""
 
@@ -229,7 +229,7 @@ def _opened(srv: RegistryServer, count: int) -> None:
 def test_idle_connections_spread_over_loopback_addresses_leave_a_new_client_served(
     tmp_path: Path,
 ) -> None:
-    """Issue 38: 127.0.0.2-6 each stay under the per-address cap and together fill every
+    """Before: 127.0.0.2-6 each stay under the per-address cap and together fill every
     slot; the next client (127.0.0.1) was refused 503. Now the connection idle the longest
     makes room for it, and the total stays at the cap."""
     limits = Limits(max_connections=20, max_per_address=5, idle_timeout=20)
@@ -313,7 +313,7 @@ FRAMING = {
     "a folded first header line": b"POST / HTTP/1.1\r\n Content-Length: 2\r\n\r\n{}",
     "a GET with a body": b"GET /pith-mirrors.json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
     + b"GET /",
-    # issue 38: a bare CR inside a header value, which `email` takes for a line break: a proxy
+    # a bare CR inside a header value, which `email` takes for a line break: a proxy
     # sees one header `X-Note` and no body (INNER is its next request); the registry saw a
     # Content-Length, and stored INNER as this request's body
     "a bare CR inside a header value": _post_head(

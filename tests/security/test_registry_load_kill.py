@@ -1,4 +1,4 @@
-"""Slow: the local registry under load, killed with SIGKILL in the middle of it (issue 25).
+"""Slow: the local registry under load, killed with SIGKILL in the middle of it.
 
 30 clients post 3,000 signed events over keep-alive connections to a registry process; when a
 third are acknowledged, the process is killed with SIGKILL and started again on the same data,

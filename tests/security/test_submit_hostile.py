@@ -22,10 +22,10 @@ import pithauthor.net
 from pithauthor.errors import NetworkError, RegistryResponseError
 from pithauthor.net import RegistryHttp, RetryPolicy
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 Answer = Callable[[str, str], tuple[int, dict[str, str], bytes]]
 """(event_id, other server's URL) -> (status, headers, body) for one POST."""

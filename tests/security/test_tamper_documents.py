@@ -4,7 +4,7 @@ Every field of each document is changed, emptied, deleted, duplicated and added 
 JSON tree is walked generically; a state's `state_sha256` is recomputed after each change, as
 an attacker would). No variant may be accepted unless the verdict reports the touched field as
 `not_signed` or `unverifiable` (a deleted one: reported so in the genuine document, or listed in
-`registry_checks.OPTIONAL`). A key written twice in the JSON text is refused by the reader.
+`checks.fields.OPTIONAL`). A key written twice in the JSON text is refused by the reader.
 The counts are printed in the "tamper counts" section of the pytest summary.
 """
 
@@ -30,9 +30,8 @@ from pithauthor.errors import DocumentError
 from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.checks.fields import OPTIONAL
 from pithauthor.protocol.verdict import NOT_SIGNED, UNVERIFIABLE, Report, Trust, path_text, segments
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.run import add_paper
-from pithauthor.verify import detect_kind, verify_document, verify_file
+from pithauthor.verify import detect_kind, pinned_trust, verify_document, verify_file
 
 Path_ = tuple[str | int, ...]
 VECTORS = Path(__file__).parents[1] / "vectors" / "events"

@@ -39,12 +39,11 @@ from pithauthor.errors import PithError
 from pithauthor.identity import verify_identity
 from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.verdict import NOT_SIGNED, UNVERIFIABLE, Report, Trust
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.answers import bundle_document, load_or_create_key, state_document
 from pithauthor.registry.local.run import add_paper, example_papers
 from pithauthor.registry.local.store import RegistryStore
 from pithauthor.sign import withdraw
-from pithauthor.verify import verify_documents
+from pithauthor.verify import pinned_trust, verify_documents
 
 Path_ = tuple[str | int, ...]
 

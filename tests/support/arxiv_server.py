@@ -8,7 +8,7 @@ Atom feeds with OpenSearch totals and one `<entry>` per paper (id with version, 
 `<published>`, `<author><name>`, `<arxiv:doi>`, links, categories); errors as arXiv sends them
 (HTTP 400 and a feed whose one entry is titled "Error"). Faults on demand: a delay, an error
 feed, 503 "Rate exceeded.", an oversized answer, an answer trickling in. Every request is
-recorded (time, query, client port, User-Agent). Used by tests/test_bibliography_lookup*.py
+recorded (time, query, client port, User-Agent). Used by tests/unit/bibliography/test_lookup*.py
 and benchmarks/bench_lookup.py.
 """
 
@@ -342,7 +342,7 @@ def known_papers() -> list[Paper]:
         for v in (1, 2)
     ]  # fmt: skip
     examples = ["Example Author", "Another Example"]
-    papers += [  # v2 too: tests/unit/registry/test_registry_versions.py adds one
+    papers += [  # v2 too: tests/unit/registry/test_local_store_versions.py adds one
         Paper(aid, f"Example paper {aid}", examples, "2021-01-04T10:00:00Z", version=v)
         for aid in ("2101.99901", "2101.99902")
         for v in (1, 2)

@@ -1,4 +1,4 @@
-"""A test-only signer: a fixed-seed Ed25519 key wrapped to meet `envelope.Signer`.
+"""A test-only signer: a fixed-seed Ed25519 key wrapped to meet `events.Signer`.
 
 Never use a seed like this for a real key: the library has no API taking raw seeds on purpose.
 """

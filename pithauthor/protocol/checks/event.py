@@ -4,6 +4,7 @@ the identity that was asked for (from proofs fetched by `pithauthor.identity`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -11,37 +12,31 @@ from hashlib import sha256
 from operator import itemgetter
 from typing import Any, cast
 
+from pithauthor.errors import PithNumberError
 from pithauthor.protocol.canonical_json import b64decode, canonical_text
-from pithauthor.protocol.documents import AuthorEvent, EventSignature
+from pithauthor.protocol.documents import AuthorEvent, EventSignature, EventSigner, fields
 from pithauthor.protocol.events import (
-    _SIGNATURE_OK,
-    _STRUCTURE_OK,
-    BAD_SIGNATURE,
     EVENT_TARGETS,
-    FULL_NUMBER_RE,
-    SIGNATURE_LENGTH,
+    SIGNED_FIELDS,
     SIGNED_MESSAGE,
-    _created_check,
-    _signature_ok,
-    _signer_checks,
-    _signer_text_of,
-    _type_checks,
-    _verify_key,
-    _well_shaped,
     compute_event_id,
-    envelope_checks,
-    shape_faults,
+    created_at_ok,
+    event_digest,
+    signer_text_of,
 )
 from pithauthor.protocol.identity import (
+    PUBLIC_KEY_LENGTH,
     Finding,
     after_retirement,
     event_key_id,
     event_orcid,
     event_proofs,
+    fingerprint_hex,
     is_orcid,
+    key_id,
     proofs_problem,
 )
-from pithauthor.protocol.ids import FIRST_YEAR
+from pithauthor.protocol.ids import FIRST_YEAR, PithNumber
 from pithauthor.protocol.payloads import (
     ATTESTATION,
     CITATION,
@@ -55,9 +50,286 @@ from pithauthor.protocol.payloads import (
 from pithauthor.protocol.text import payload_text_problem
 from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check, Report
 
+# --- the envelope: shape, ids, signature ---
+
+# PyNaCl is imported where a signature is checked: commands that check none skip it.
+
+# the exact field sets shape_faults enforces: the TypedDicts of `documents`, so they cannot drift
+SIGNER_FIELDS = fields(EventSigner)
+SIGNATURE_FIELDS = fields(EventSignature)
+EVENT_FIELDS = fields(AuthorEvent)
+TEXT_FIELDS = ("event_type", "target", "subject_pith_number", "created_at", "event_id")
+SIGNATURE_LENGTH = 64
+BAD_SIGNATURE = "Ed25519 signature does not verify over the event_id digest"
+EVENT_ID_RE = re.compile(r"sha256:[0-9a-f]{64}")
+FULL_NUMBER_RE = re.compile(r"pith:[0-9]{4}:[A-Z2-7]{26}")
+
+
+@lru_cache(maxsize=256)
+def _key_from_b64(text: str) -> tuple[bytes, str, str] | None:
+    """The raw key `text` is the canonical base64 of, with its fingerprint and key_id; None when
+    it is not canonical base64 of 32 bytes. Cached per text (the same pure derivation)."""
+    raw = _public_key(text)
+    return None if raw is None else (raw, fingerprint_hex(raw), key_id(raw))
+
+
+def shape_faults(event: Any) -> list[str]:
+    """What keeps `event` from being exactly an event: an object of the six signed fields,
+    `event_id` and `signature`; `signer` and `signature` objects of exactly their text fields;
+    `payload` an object. Unknown fields anywhere are faults, so nothing unsigned rides along."""
+    if _well_shaped(event):
+        return []
+    if not isinstance(event, Mapping):
+        return ["an event is a JSON object"]
+    faults = _exact_keys(event, EVENT_FIELDS, "") + _not_text(event, TEXT_FIELDS, "")
+    for name, names in (("signer", SIGNER_FIELDS), ("signature", SIGNATURE_FIELDS)):
+        block = event.get(name)
+        if isinstance(block, Mapping):
+            faults += _exact_keys(block, names, name + ".") + _not_text(block, names, name + ".")
+        elif name in event:
+            faults.append(f"{name} (not an object)")
+    if "payload" in event and not isinstance(event["payload"], Mapping):
+        faults.append("payload (not an object)")
+    return faults
+
+
+_EVENT_KEYS, _SIGNER_KEYS, _SIGNATURE_KEYS = map(
+    frozenset, (EVENT_FIELDS, SIGNER_FIELDS, SIGNATURE_FIELDS)
+)
+
+
+def _well_shaped(event: Any) -> bool:
+    """The common case of `shape_faults` finding nothing, in a few C-speed set comparisons:
+    a dict of exactly the event's keys, `signer` and `signature` dicts of exactly theirs, all
+    text, and a `payload` object. Anything else takes the field-by-field walk, which names the
+    faults (the walk made a seventh of verifying an event)."""
+    if type(event) is not dict or event.keys() != _EVENT_KEYS:
+        return False
+    signer, signature = event["signer"], event["signature"]
+    if type(signer) is not dict or signer.keys() != _SIGNER_KEYS:
+        return False
+    if type(signature) is not dict or signature.keys() != _SIGNATURE_KEYS:
+        return False
+    # the types of every text field, gathered by C loops (a generator per event was a third of
+    # this test): exactly str, the type the JSON reader gives (a subclass takes the walk)
+    kinds = {*map(type, signer.values()), *map(type, signature.values())}
+    kinds.update(map(type, map(event.__getitem__, TEXT_FIELDS)))
+    payload = event["payload"]  # a dict first: the ABC costs more than the rest
+    return kinds == _STR_ONLY and (type(payload) is dict or isinstance(payload, Mapping))
+
+
+_STR_ONLY = {str}
+
+
+def _exact_keys(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    missing = [f"{prefix}{k} (missing)" for k in fields if k not in obj]
+    unknown = [f"{prefix}{_shown(k)} (unknown field)" for k in obj if k not in fields]
+    more = [f"and {len(unknown) - 5} more unknown fields"] if len(unknown) > 5 else []
+    return missing + unknown[:5] + more
+
+
+def _not_text(obj: Mapping[Any, Any], fields: tuple[str, ...], prefix: str) -> list[str]:
+    return [f"{prefix}{k} (not text)" for k in fields if k in obj and not isinstance(obj[k], str)]
+
+
+def _shown(key: Any) -> str:
+    """A field name from someone else's document, quoted and cut short for a one-line detail."""
+    text = repr(key)
+    return text if len(text) <= 40 else text[:36] + "...'"
+
+
+def check_envelope(event: Any) -> Report:
+    """Every envelope rule, each as a named check. Payload checks are added by the caller."""
+    return envelope_checks(event)[0]
+
+
+def envelope_checks(event: Any) -> tuple[Report, bool, bool]:
+    """`check_envelope`; whether the structure is sound (so that the payload checks may read
+    the fields by name); and whether `subject_pith_number` is exactly `pith:YYYY:BODY` (so
+    that they may take it apart)."""
+    faults = shape_faults(event)
+    if faults:
+        return Report("event", [Check("structure", FAILED, "; ".join(faults))]), False, False
+    signer = event["signer"]
+    subject = _subject_check(event["subject_pith_number"])
+    checks = [
+        _STRUCTURE_OK,
+        *_type_checks(event["event_type"], event["target"]),
+        subject,
+        _created_check(event["created_at"]),
+    ]
+    subject_ok = subject.status == PASSED
+    # everything the `signer` block decides, found once per block (one key signs many events)
+    key_checks, public_key = _signer_checks(tuple(signer.items()))
+    checks += key_checks
+    report = Report("event", checks)
+    if public_key is None:
+        return report, True, subject_ok
+    try:
+        digest = event_digest(event)
+    except UnicodeEncodeError:
+        # a lone UTF-16 surrogate in a signed text: no UTF-8 bytes, so no event_id, and no
+        # signature can cover it. JSON never holds one (`parse_json` refuses them); an event
+        # built in Python may, and fails here rather than raising
+        checks.append(Check("event_id", FAILED, _NO_BYTES))
+        return report, True, subject_ok
+    expected_id = "sha256:" + digest.hex()
+    stated = event["event_id"]
+    same = stated == expected_id
+    checks.append(
+        Check(
+            "event_id",
+            PASSED,
+            f"sha256 of the canonical signed fields = {expected_id}",
+        )
+        if same
+        else Check(
+            "event_id",
+            FAILED,
+            f"recomputed {expected_id} differs: one of {', '.join(SIGNED_FIELDS)} was changed "
+            "after signing, or event_id itself",
+        )
+    )
+    # over the *stated* event_id (docs/protocol.md, "Verification", check 12), so the two checks
+    # tell apart what happened: a field changed after signing fails `event_id` (the signature
+    # still holds for the old id); an id recomputed for the change fails `signature`. When the
+    # two ids agree, the stated one names the digest just computed: it is not decoded again.
+    ok, detail = _signature_ok(event["signature"], stated, public_key, digest if same else None)
+    checks.append(_SIGNATURE_OK if ok else Check("signature", FAILED, detail))
+    return report, True, subject_ok
+
+
+# Checks are immutable tuples, so one whose detail depends only on a few texts is made once per
+# texts and shared: an event's verification made fifteen of them, most alike from one event to
+# the next. Each cache is bounded; a text an attacker varies only costs a miss.
+_STRUCTURE_OK = Check("structure", PASSED, "exactly the event's fields")
+_TARGET_OF: dict[str, str] = {k: v for k, v in EVENT_TARGETS.items()}  # by any text
+_SIGNATURE_DETAIL = "Ed25519 over the 32 raw bytes of event_id"
+_SIGNATURE_OK = Check("signature", PASSED, _SIGNATURE_DETAIL)
+_NO_BYTES = "a signed text holds a lone UTF-16 surrogate: it has no canonical UTF-8 bytes"
+
+
+@lru_cache(maxsize=64)
+def _type_checks(etype: str, target: str) -> tuple[Check, Check]:
+    return (
+        Check("event_type", PASSED if etype in EVENT_TARGETS else FAILED, f"{etype!r}"),
+        Check(
+            "target",
+            PASSED if _TARGET_OF.get(etype) == target else FAILED,
+            f"{target!r} for {etype!r}",
+        ),
+    )
+
+
+def _subject_check(value: str) -> Check:
+    if FULL_NUMBER_RE.fullmatch(value) and int(value[5:9]) >= FIRST_YEAR:
+        return Check("subject", PASSED, value)  # the common case, without building a PithNumber
+    ok, detail = _subject_ok(value)
+    return Check("subject", PASSED if ok else FAILED, detail)
+
+
+@lru_cache(maxsize=1024)
+def _created_check(value: str) -> Check:
+    ok = created_at_ok(value)
+    return Check("created_at", PASSED if ok else FAILED, f"{value!r} (UTC, second precision)")
+
+
+@lru_cache(maxsize=256)
+def _signer_checks(items: tuple[tuple[str, str], ...]) -> tuple[tuple[Check, ...], bytes | None]:
+    """The checks of a `signer` block (its items: text only, by `shape_faults`): signer_type,
+    then the public key and what must match it; and the raw key when it is 32 bytes of
+    canonical base64 (else the event's checks end there)."""
+    signer = dict(items)
+    kind = signer["signer_type"]
+    checks = [Check("signer_type", PASSED if kind == "author" else FAILED, f"{kind!r}")]
+    known = _key_from_b64(signer["public_key_b64"])
+    if known is None:
+        checks.append(
+            Check("public_key", FAILED, "public_key_b64 is not canonical base64 of 32 bytes")
+        )
+        return tuple(checks), None
+    public_key, fp, kid = known
+    fp_ok = signer["public_key_fingerprint"] == fp
+    checks.append(Check("public_key_fingerprint", PASSED if fp_ok else FAILED, f"expected {fp}"))
+    checks.append(Check("key_id", PASSED if signer["key_id"] == kid else FAILED, f"expected {kid}"))
+    sid_ok, detail = _signer_id_ok(signer["signer_id"], kid)
+    checks.append(Check("signer_id", PASSED if sid_ok else FAILED, detail))
+    return tuple(checks), public_key
+
+
+def _signer_id_ok(value: str, kid: str) -> tuple[bool, str]:
+    """`orcid:<iD with a valid check digit>`, or the key id itself (key_identity DESIGN).
+    Anyone can write any iD here: only identity proofs (`identity_report`) tie it to the key."""
+    if value.startswith("orcid:"):
+        orcid = value[6:]
+        ok = is_orcid(orcid)
+        return ok, f"{value!r}" + ("" if ok else " is not a valid ORCID iD")
+    return value == kid, f"{value!r}" + ("" if value == kid else f": expected orcid:<iD> or {kid}")
+
+
+def _subject_ok(value: Any) -> tuple[bool, str]:
+    if not isinstance(value, str):
+        return False, "subject_pith_number is not text"
+    if FULL_NUMBER_RE.fullmatch(value) and int(value[5:9]) >= FIRST_YEAR:
+        return True, value  # the common case, without building a PithNumber
+    try:
+        number = PithNumber.parse(value)
+    except PithNumberError as exc:
+        return False, str(exc)
+    if number.year is None or number.full != value:
+        return False, f"{value!r} is not in the form pith:YYYY:BODY"
+    return True, value
+
+
+def _public_key(text: str) -> bytes | None:
+    try:
+        raw = b64decode(text)
+    except ValueError:
+        return None
+    return raw if len(raw) == PUBLIC_KEY_LENGTH else None
+
+
+@lru_cache(maxsize=256)
+def _verify_key(public_key: bytes) -> Any:
+    """PyNaCl's VerifyKey of `public_key`, made once per key (it checks the length and type)."""
+    from nacl.signing import VerifyKey
+
+    return VerifyKey(public_key)
+
+
+def _signature_ok(
+    signature: Mapping[str, str], event_id: str, public_key: bytes, digest: bytes | None = None
+) -> tuple[bool, str]:
+    """`digest`: the 32 bytes `event_id` names, when the caller has just computed them (the
+    stated id equals the recomputed one); else they are read from `event_id`."""
+    from nacl.exceptions import BadSignatureError
+
+    if signature["algorithm"] != "ed25519":
+        return False, f"algorithm {signature['algorithm']!r}, expected 'ed25519'"
+    if signature["signed_message"] != SIGNED_MESSAGE:
+        return False, f"signed_message {signature['signed_message']!r}, expected 'event_id_bytes'"
+    if digest is None:
+        if not EVENT_ID_RE.fullmatch(event_id):
+            return False, "event_id is not sha256:<64 hex>"
+        digest = bytes.fromhex(event_id[7:])
+    try:
+        sig = b64decode(signature["signature_b64"])
+    except ValueError:
+        return False, "signature_b64 is not canonical base64 (padding, unused bits or alphabet)"
+    if len(sig) != SIGNATURE_LENGTH:
+        return False, f"signature is {len(sig)} bytes, expected {SIGNATURE_LENGTH}"
+    try:
+        _verify_key(public_key).verify(digest, sig)
+    except BadSignatureError:
+        return False, BAD_SIGNATURE
+    return True, _SIGNATURE_DETAIL
+
+
+# --- the payload ---
+
 # Verification of one author-signed event: the envelope, then the payload rules.
 #
-# Payload checks, after the envelope's (see `envelope.check_envelope`):
+# Payload checks, after the envelope's (`check_envelope`, above):
 #
 # - `payload_schema`: the payload meets its event type's JSON Schema; the detail names the JSON
 #   path of the first failing field (`payload.relationship must be one of [...]`);
@@ -141,7 +413,7 @@ _TEXT_OK = Check("payload_text", PASSED, "no control or bidirectional characters
 _CITING_OK = Check("payload_citing", PASSED, "cites another paper")
 
 
-# The tight path (issue 27): a citation, the bulk of what is verified (a bibliography signs
+# The tight path: a citation, the bulk of what is verified (a bibliography signs
 # thousands, a bundle or a state carries them), is asked every rule of the strict path above as
 # a yes-or-no question, cheapest first, without making a check or a message for each; only the
 # checks whose detail names this event (subject, event_id, payload_subject) are written, once
@@ -149,9 +421,10 @@ _CITING_OK = Check("payload_citing", PASSED, "cites another paper")
 # subject in another spelling, text `isprintable` doubts) hands the event to the strict path,
 # which asks everything again and names what failed. Every question is the strict path's own
 # test on the same fields, so the report is the one the strict path makes, check for check;
-# tests/unit/protocol/test_verify_fast.py compares the two on valid, mutated and re-signed
-# events. The signature comes last: once everything else passed, its verdict (and its message,
-# by the strict path's `_signature_ok`) completes the report, so no event is verified twice.
+# tests/unit/protocol/test_checks_event_fast_path.py compares the two on valid, mutated and
+# re-signed events. The signature comes last: once everything else passed, its verdict (and its
+# message, by the strict path's `_signature_ok`) completes the report, so no event is verified
+# twice.
 
 
 def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | None:
@@ -279,7 +552,7 @@ def _good_signer(items: tuple[tuple[str, str], ...]) -> _GoodSigner | None:
     raw key, its canonical text, PyNaCl's VerifyKey and the error it raises on a bad signature;
     None when a check fails. One look-up per event (a key signs many)."""
     checks, public_key = _signer_checks(items)
-    text = _signer_text_of(items)
+    text = signer_text_of(items)
     if public_key is None or text is None or FAILED in map(itemgetter(1), checks):
         return None
     if len(checks) != 4:  # `_write_details` places the event's checks after these four
@@ -500,7 +773,7 @@ def only_network_failed(report: Report, proofs: Sequence[ProofCheck]) -> bool:
 
 # Events this process made with one of its own keys (`pithauthor.sign` vouches for them), by
 # event_id: their signature block and key. The outbox stores such an event without checking it
-# again (issue 39: re-verifying what was just signed cost more than signing it), once
+# again (re-verifying what was just signed cost more than signing it), once
 # `vouched` has seen that its signed fields still hash to its id and its signature and key are
 # the ones made: the bytes stored are the bytes signed. Whatever is read back from disk is
 # checked in full where it is used (`checked_author_event`), never vouched for.

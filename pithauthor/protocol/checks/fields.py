@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pithauthor.protocol.documents import (
+    EVENT_LISTS,
+    REGISTRY_LISTS,
     EventSignature,
     MergedState,
     Receipt,
@@ -35,25 +37,6 @@ RECEIPT_KIND = "pith_receipt"
 
 
 RECEIPT_ALGORITHM = "ed25519"
-
-
-LOCAL_MERGE_VERSION = "pithauthor-local-merge-v1"
-
-
-AUTHOR_EVENT_LISTS = {
-    "author_attestations": "author_attestation",
-    "citation_signatures": "citation_signature",
-    "replication_records": "replication_record",
-}
-
-
-REGISTRY_EVENT_LISTS = (
-    "timestamp_anchors",
-    "storage_attestations",
-    "corrections",
-    "mirror_hints",
-    "graph_snapshots",
-)
 
 
 ALIAS_KINDS = ("arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12", "pith_short_16")
@@ -143,8 +126,8 @@ MERGE_FIELDS = (
     "superseded",
     "withdrawals",
     "duplicates",
-    *under("current", tuple(AUTHOR_EVENT_LISTS)),
-    *under("current", REGISTRY_EVENT_LISTS),
+    *under("current", tuple(EVENT_LISTS.values())),
+    *under("current", REGISTRY_LISTS),
 )
 
 
@@ -194,12 +177,14 @@ OPTIONAL = {
 }
 
 
-def _required(report: Report, doc: Mapping[str, Any], fields: Iterable[str]) -> None:
+def require_fields(report: Report, doc: Mapping[str, Any], fields: Iterable[str]) -> None:
+    """The check `required`: `doc` holds each of `fields` (the missing ones are named)."""
     missing = [f for f in fields if f not in doc]
     report.add("required", not missing, "missing: " + ", ".join(missing) if missing else "present")
 
 
-def _list(report: Report, current: Mapping[str, Any], name: str) -> list[Any]:
+def current_list(report: Report, current: Mapping[str, Any], name: str) -> list[Any]:
+    """The list `current[name]` (empty when absent); a failed check, and [], when not a list."""
     items = current.get(name, [])
     if not isinstance(items, list):
         report.add(f"current.{name}", False, "not a list")
@@ -207,7 +192,8 @@ def _list(report: Report, current: Mapping[str, Any], name: str) -> list[Any]:
     return items
 
 
-def _has(doc: Mapping[str, Any], pattern: str) -> bool:
+def has_field(doc: Mapping[str, Any], pattern: str) -> bool:
+    """Whether the dotted field path `pattern` leads to a value in `doc`."""
     node: Any = doc
     for seg in segments(pattern):
         if not isinstance(node, Mapping) or seg not in node:

@@ -43,7 +43,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TypeVar
 
 from pithauthor.protocol.canonical_json import (
     canonical,
@@ -53,6 +53,13 @@ from pithauthor.protocol.canonical_json import (
 )
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import (
+    CURRENT_FIELDS,
+    EVENT_LISTS,
+    MERGE_VERSION,
+    REGISTRY_LISTS,
+    STATE_FIELDS,
+    STATE_TYPE,
+    STATE_VERSION,
     AuthorEvent,
     CanonicalRecord,
     Duplicate,
@@ -61,26 +68,13 @@ from pithauthor.protocol.documents import (
     MergedState,
     RecordCreated,
     SourceAlias,
-    StateCurrent,
+    StateCorrections,
+    StateHead,
     Superseded,
 )
 from pithauthor.protocol.subject import link_faults, link_of, statement_key
 
-MERGE_VERSION = "pithauthor-local-merge-v1"
-STATE_TYPE: Final = "pith_open_graph_state"
-STATE_VERSION = "1.0"
-LISTS = {
-    "author_attestation": "author_attestations",
-    "citation_signature": "citation_signatures",
-    "replication_record": "replication_records",
-}
-EMPTY_REGISTRY_LISTS = (
-    "timestamp_anchors",
-    "storage_attestations",
-    "corrections",
-    "mirror_hints",
-    "graph_snapshots",
-)
+_V = TypeVar("_V")  # `in_layout`: whatever a caller keeps per field
 
 
 def order_key(event: Mapping[str, object]) -> tuple[str, str]:
@@ -95,23 +89,18 @@ def dedup(events: Iterable[object]) -> list[Mapping[str, object]]:
         if type(event) is dict or isinstance(event, Mapping):
             by_id.setdefault(str(event.get("event_id", "")), []).append(event)
     # canonical bytes only where an event_id repeats: serialising every event of a state again
-    # was a tenth of verifying it (issue 27); min() keeps the first of equal bytes, as before
+    # was a tenth of verifying it; min() keeps the first of equal bytes, as before
     chosen = [
         group[0] if len(group) == 1 else min(group, key=canonical) for group in by_id.values()
     ]
     return sorted(chosen, key=order_key)
 
 
-def validity_failures(event: object, pith_number: str, record_sha256: str) -> list[str]:
-    """Names of the rules `event` breaks for this record; empty when it is valid."""
-    return _validity(event, pith_number, record_sha256)[0]
-
-
 #: What `checked_author_event` found on events already checked (the names of the checks that
 #: failed, the typed event when none did, its canonical text when the check wrote it), by `id()`
 #: of the event object (held here too, so the id cannot be reused): `pith verify` of a local
 #: state checks every event it lists, then recomputes the merge from the same objects
-#: (`remerge`); checking each one a second time was half of that verification (issue 27).
+#: (`remerge`); checking each one a second time was half of that verification.
 CheckedEntry = tuple[object, list[str], AuthorEvent | None, str | None]
 Checked = Mapping[int, CheckedEntry]
 
@@ -119,7 +108,7 @@ Checked = Mapping[int, CheckedEntry]
 def already_checked(events: Iterable[AuthorEvent]) -> Checked:
     """`Checked` entries saying each of `events` passed `checked_author_event`: for events a
     store took only after that check (the local registry's: `RegistryStore.insert_event`), so
-    that merging them does not verify every signature again (issue 39: the first read of a
+    that merging them does not verify every signature again (the first read of a
     100,000-event paper). The rules of this record (subject, canonical_sha256) and the links
     are still checked by the merge."""
     return {id(e): (e, [], e, None) for e in events}
@@ -357,11 +346,11 @@ def _links_first(events: Sequence[AuthorEvent], broken: dict[str, list[str]]) ->
 
 
 @dataclass
-class _Merged:
+class Merged:
     """What the merge decides: the applied events per list, and the rest."""
 
     lists: dict[str, list[AuthorEvent]] = field(
-        default_factory=lambda: {name: [] for name in LISTS.values()}
+        default_factory=lambda: {name: [] for name in EVENT_LISTS.values()}
     )
     equivocations: list[Equivocation] = field(default_factory=list)
     invalid: list[InvalidEvent] = field(default_factory=list)
@@ -372,10 +361,10 @@ class _Merged:
     valid_count: int = 1  # record_created
     fold: Fold = field(default_factory=Fold)  # kept, for `StateBuilder` to go on from
 
-    def corrections(self) -> dict[str, object]:
-        """`superseded`, `withdrawals` and `duplicates`, each only when not empty (a state
-        without corrections or repeats is the one this merge made before it knew them)."""
-        parts: dict[str, object] = {}
+    def corrections(self) -> StateCorrections:
+        """`superseded`, `withdrawals` and `duplicates`, each only when not empty
+        (`documents.CORRECTION_LISTS`)."""
+        parts: StateCorrections = {}
         if self.superseded:
             parts["superseded"] = self.superseded
         if self.withdrawals:
@@ -385,14 +374,16 @@ class _Merged:
         return parts
 
 
-def _merge(
+def merge_events(
     pith_number: str,
     record_sha: str,
     created_id: str,
     events: Iterable[object],
     checked: Checked | None = None,
-) -> _Merged:
-    merged = _Merged(applied=[created_id])
+) -> Merged:
+    """The merge of one record's events: each checked (`checked`: what is known already),
+    folded, and sorted: applied, equivocating, superseded, withdrawn, duplicate, invalid."""
+    merged = Merged(applied=[created_id])
     received = dedup(events)
     failures: dict[int, list[str]] = {}
     valid: list[tuple[int, AuthorEvent]] = []
@@ -412,7 +403,7 @@ def _merge(
     ]
     merged.valid_count += len(valid) - len(applied.broken_links)
     for event in applied.current:
-        merged.lists[LISTS[event["event_type"]]].append(event)
+        merged.lists[EVENT_LISTS[event["event_type"]]].append(event)
     merged.equivocations = applied.equivocations
     merged.superseded = applied.superseded
     merged.withdrawals = applied.withdrawals
@@ -432,49 +423,87 @@ def merge_state(
 ) -> MergedState:
     """The merged state of one record, with `state_sha256` by the protocol's rule; `checked`
     (`already_checked`) holds what is known of the events' own checks."""
-    merged = _merge(
+    merged = merge_events(
         pith_number,
         canonical_sha256(canonical_record),
         record_created["event_id"],
         events,
         checked,
     )
-    lists = merged.lists
-    current: StateCurrent = {
-        "canonical_record": canonical_record.copy(),
-        "source_aliases": [a.copy() for a in source_aliases],
-        "record_created": record_created.copy(),
-        "author_attestations": lists["author_attestations"],
-        "citation_signatures": lists["citation_signatures"],
-        "replication_records": lists["replication_records"],
-        "timestamp_anchors": [],
-        "storage_attestations": [],
-        "corrections": [],
-        "mirror_hints": [],
-        "graph_snapshots": [],
-    }
-    state: MergedState = {
+    return state_document(
+        pith_number,
+        canonical_record.copy(),
+        [a.copy() for a in source_aliases],
+        record_created.copy(),
+        merged,
+    )
+
+
+def in_layout(values: Mapping[str, _V], layout: Sequence[str]) -> dict[str, _V]:
+    """`values` in the order of `layout` (`documents.STATE_FIELDS`, `CURRENT_FIELDS`): the
+    order a state is written in; a field `values` lacks is left out."""
+    return {name: values[name] for name in layout if name in values}
+
+
+def state_head(
+    pith_number: str, valid_count: int, invalid_count: int, equivocation_count: int
+) -> StateHead:
+    """A merged state's head (what it is, which merge made it, its counters: `event_count` =
+    valid + invalid), in the order of the layout."""
+    return {
         "state_type": STATE_TYPE,
         "state_version": STATE_VERSION,
         "pith_number": pith_number,
         "merge_version": MERGE_VERSION,
-        "event_count": merged.valid_count + len(merged.invalid),
-        "valid_event_count": merged.valid_count,
-        "invalid_event_count": len(merged.invalid),
-        "equivocation_count": len(merged.equivocations),
-        "current": current,
+        "event_count": valid_count + invalid_count,
+        "valid_event_count": valid_count,
+        "invalid_event_count": invalid_count,
+        "equivocation_count": equivocation_count,
+    }
+
+
+def state_document(
+    pith_number: str,
+    canonical_record: CanonicalRecord,
+    source_aliases: list[SourceAlias],
+    record_created: RecordCreated,
+    merged: Merged,
+    *,
+    hashed: bool = True,
+) -> MergedState:
+    """The one layout of a merged state, from the record's parts and what the merge decided:
+    `merge_state` serves it, `checks.state.remerge` recomputes a state with it, and
+    `StateBuilder.document` writes the same fields in the same order (`documents.STATE_FIELDS`
+    and `CURRENT_FIELDS`, the order `MergedState` and `StateCurrent` declare; tests hold the
+    three equal). `hashed=False` leaves `state_sha256` empty (not hashed: a caller that
+    compares the state field by field has no use for it)."""
+    lists = merged.lists
+    head = state_head(
+        pith_number, merged.valid_count, len(merged.invalid), len(merged.equivocations)
+    )
+    state: MergedState = {
+        **head,
+        "current": {
+            "canonical_record": canonical_record,
+            "source_aliases": source_aliases,
+            "record_created": record_created,
+            "author_attestations": lists["author_attestations"],
+            "citation_signatures": lists["citation_signatures"],
+            "replication_records": lists["replication_records"],
+            "timestamp_anchors": [],
+            "storage_attestations": [],
+            "corrections": [],
+            "mirror_hints": [],
+            "graph_snapshots": [],
+        },
         "equivocations": merged.equivocations,
         "invalid_events": merged.invalid,
         "applied_event_ids": merged.applied,
-        "state_sha256": "",
+        "state_sha256": "",  # in its place, set below
+        **merged.corrections(),
     }
-    if merged.superseded:  # only when there are any: see _Merged.corrections
-        state["superseded"] = merged.superseded
-    if merged.withdrawals:
-        state["withdrawals"] = merged.withdrawals
-    if merged.duplicates:
-        state["duplicates"] = merged.duplicates
-    state["state_sha256"] = state_hash(state)
+    if hashed:
+        state["state_sha256"] = state_hash(state)
     return state
 
 
@@ -483,7 +512,7 @@ def state_hash(state: Mapping[str, object]) -> str:
     return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
 
 
-# --- a merged state kept up to date event by event (issue 39) ---------------------------------
+# --- a merged state kept up to date event by event --------------------------------------------
 
 #: How a server writes a JSON value (compact, keys in the order the merge made them); the
 #: canonical text orders them. Both are kept for every piece of a state.
@@ -530,9 +559,16 @@ class _EventsByText(dict[str, AuthorEvent]):
         raise KeyError(eid)
 
 
-# the state's keys in the order `merge_state` makes them (served), and the optional lists
-_PARTS = ("equivocations", "invalid_events", "superseded", "withdrawals", "duplicates",
-          "applied_event_ids")  # fmt: skip
+# the fields outside `current` whose pieces a builder keeps (`pieces`, `restored`); the order
+# they are written in is the layout's (`documents.STATE_FIELDS`)
+_PARTS = (
+    "equivocations",
+    "invalid_events",
+    "superseded",
+    "withdrawals",
+    "duplicates",
+    "applied_event_ids",
+)
 
 
 def _object_chunks(pairs: Iterable[tuple[str, bytes | list[bytes]]]) -> list[bytes]:
@@ -556,10 +592,19 @@ def _join_array(texts: Iterable[bytes]) -> bytes:
     return b"[" + b",".join(texts) + b"]"
 
 
+def _name(pair: tuple[str, object]) -> str:
+    return pair[0]
+
+
+def _both_arrays(pieces: Sequence[Piece]) -> tuple[bytes, bytes]:
+    """The JSON arrays of these pieces as served and canonical."""
+    return _join_array(p[0] for p in pieces), _join_array(p[1] for p in pieces)
+
+
 def _array_chunks(texts: list[bytes]) -> list[bytes]:
     """A JSON array of these texts as chunks ("[", a text, ",", a text, ..., "]"), made by
     slicing in C: hashed and joined into the document where they are, never joined alone
-    (each join of a 100 MB state is a copy of it: issue 39)."""
+    (each join of a 100 MB state is a copy of it)."""
     if not texts:
         return [b"[]"]
     chunks = [b","] * (2 * len(texts) + 1)
@@ -573,9 +618,9 @@ class StateBuilder:
     the others in merge order is added at a cost that does not grow with the state: the fold
     goes on from where it stopped (`Fold.add`), and each piece of the state (an event, an
     equivocation, an applied id...) is kept as text, so that writing the state is joining
-    texts and hashing them, not serialising and merging every event again (issue 39: the first
+    texts and hashing them, not serialising and merging every event again (the first
     read of a 100,000-event paper). `document()` gives the same bytes as `encode(merge_state(
-    ...))` and the same `state_sha256` (tests/unit/registry/test_registry_incremental.py).
+    ...))` and the same `state_sha256` (tests/unit/registry/test_local_states_incremental.py).
 
     Events are written as their canonical text (`texts`, or `canonical_text`): a server that
     stores canonical events (whose keys are then in sorted order) serves them the same way.
@@ -621,7 +666,7 @@ class StateBuilder:
         if events is None:  # `restored`: the pieces come from the caller, without a fold
             return
         received = list(events)
-        merged = _merge(pith_number, self._sha, record_created["event_id"], received, checked)
+        merged = merge_events(pith_number, self._sha, record_created["event_id"], received, checked)
         self._fold: Fold | None = merged.fold
         fold = merged.fold
         texts = texts or {}
@@ -645,9 +690,11 @@ class StateBuilder:
             link[1] for i in merged.invalid if (link := link_of(i["event"])) is not None
         }
         self._valid_count = merged.valid_count
-        self._current: dict[str, dict[str, bytes]] = {name: {} for name in LISTS.values()}
+        self._current: dict[str, dict[str, bytes]] = {name: {} for name in EVENT_LISTS.values()}
         for eid, event in fold.live.items():
-            self._current[LISTS[event["event_type"]]][eid] = self._text_of[eid].encode("utf-8")
+            self._current[EVENT_LISTS[event["event_type"]]][eid] = self._text_of[eid].encode(
+                "utf-8"
+            )
         self._equivocations = [self._both(e) for e in merged.equivocations]
         self._invalid = [self._both(i) for i in merged.invalid]
         self._superseded = [self._both(s) for s in merged.superseded]
@@ -699,11 +746,11 @@ class StateBuilder:
         self._applied_emit.insert(at, key)
         self._applied.insert(at, t := json_string(eid).encode("utf-8"))
         self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
-        part = LISTS[typed["event_type"]]
+        part = EVENT_LISTS[typed["event_type"]]
         written = text.encode("utf-8")
         # appended, and the part put back in merge order once, when it is next written
         # (`_in_order`): placing it now rebuilt the part's dict, in proportion to the paper,
-        # for each event of a same-second batch (issue 39)
+        # for each event of a same-second batch
         texts = self._current[part]
         self._unsorted.setdefault(part, len(texts))  # where its part stops being in order
         texts[eid] = written
@@ -763,7 +810,7 @@ class StateBuilder:
         self._valid = {}  # links are declined (`_restored`)
         self._restored = True
         self._emit, self._applied_emit, self._slots = {}, [], set()  # `_fold_back` fills
-        self._current = {name: {} for name in LISTS.values()}
+        self._current = {name: {} for name in EVENT_LISTS.values()}
         self._fold = None  # made from `_said_kept` when an event comes (`_fold_back`)
         lists: dict[str, list[Piece]] = {p: [] for p in _PARTS}
         for part, eid, served, canon, said, place in pieces:
@@ -812,8 +859,11 @@ class StateBuilder:
         # every slot a valid event used (what `_insert` asks before placing one dated before
         # the last): the current events' above, and those of the events kept out of `current`
         # (superseded, withdrawn, repeated, equivocating: few), read from their kept text
-        for items, inner in ((self._superseded, "event"), (self._duplicates, "event"),
-                             (self._equivocations, "conflicting_event")):  # fmt: skip
+        for items, inner in (
+            (self._superseded, "event"),
+            (self._duplicates, "event"),
+            (self._equivocations, "conflicting_event"),
+        ):
             for _, canon in items:
                 self._slots.add(slot_and_claim(json.loads(canon)[inner])[0])
         for text in self._withdrawals:
@@ -893,8 +943,13 @@ class StateBuilder:
             if target is None or link_faults(typed, target):
                 return False
         result = fold.result
-        sizes = [len(result.equivocations), len(result.superseded), len(result.withdrawals),
-                 len(result.duplicates), len(result.applied)]  # fmt: skip
+        sizes = [
+            len(result.equivocations),
+            len(result.superseded),
+            len(result.withdrawals),
+            len(result.duplicates),
+            len(result.applied),
+        ]
         fold.add(typed, link)
         self._last = key
         self._text_of[eid] = text
@@ -908,7 +963,7 @@ class StateBuilder:
             log.append(("put", "equivocations", "", *piece, "", ""))
         for gone in result.superseded[sizes[1] :]:
             old = gone["event"]
-            part = LISTS[old["event_type"]]
+            part = EVENT_LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
             if part in self._unsorted:  # its places moved: the part is sorted from its start
                 self._unsorted[part] = 0
@@ -926,7 +981,7 @@ class StateBuilder:
             self._applied_emit.append(key)  # after every event merged: its own key
             log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
         if eid in fold.live:
-            part = LISTS[typed["event_type"]]
+            part = EVENT_LISTS[typed["event_type"]]
             self._current[part][eid] = written = text.encode("utf-8")
             log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
         return True
@@ -936,27 +991,14 @@ class StateBuilder:
         `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
         self._in_order()
         invalid = len(self._invalid)
-        plain: dict[str, object] = {
-            "state_type": STATE_TYPE,
-            "state_version": STATE_VERSION,
-            "pith_number": self._pn,
-            "merge_version": MERGE_VERSION,
-            "event_count": self._valid_count + invalid,
-            "valid_event_count": self._valid_count,
-            "invalid_event_count": invalid,
-            "equivocation_count": len(self._equivocations),
-        }
+        plain = state_head(self._pn, self._valid_count, invalid, len(self._equivocations))
         # the event lists and applied ids are canonical texts: the same chunks are served and
         # hashed, and the one copy made of them is the document's join
         lists = {name: _array_chunks(list(texts.values())) for name, texts in self._current.items()}
-        current_served: list[tuple[str, bytes | list[bytes]]] = [(k, p[0]) for k, p in self._head]
-        current_canon: list[tuple[str, bytes | list[bytes]]] = [(k, p[1]) for k, p in self._head]
-        for name in (*LISTS.values(), *EMPTY_REGISTRY_LISTS):
-            current_served.append((name, lists.get(name, b"[]")))
-            current_canon.append((name, lists.get(name, b"[]")))
-        pieces: dict[str, list[Piece]] = {
-            "equivocations": self._equivocations,
-            "invalid_events": self._invalid,
+        current: dict[str, tuple[bytes | list[bytes], bytes | list[bytes]]] = {
+            **{k: p for k, p in self._head},
+            **{name: (b"[]", b"[]") for name in REGISTRY_LISTS},
+            **{name: (chunks, chunks) for name, chunks in lists.items()},
         }
         optional: dict[str, list[Piece]] = {
             "superseded": self._superseded,
@@ -964,24 +1006,25 @@ class StateBuilder:
             "duplicates": self._duplicates,
         }
         applied = _array_chunks(self._applied)
-        served: list[tuple[str, bytes | list[bytes]]] = [
-            (k, self._encode(v).encode("utf-8")) for k, v in plain.items()
-        ]
-        canon: list[tuple[str, bytes | list[bytes]]] = [(k, canonical(v)) for k, v in plain.items()]
-        served.append(("current", _object_chunks(current_served)))
-        # keys sorted, as canonical JSON is: `current`'s own, then the state's
-        canon.append(("current", _object_chunks(sorted(current_canon, key=lambda kv: kv[0]))))
-        for name, items in pieces.items():
-            served.append((name, _join_array(p[0] for p in items)))
-            canon.append((name, _join_array(p[1] for p in items)))
-        served.append(("applied_event_ids", applied))
-        canon.append(("applied_event_ids", applied))
-        canon += [(k, _join_array(p[1] for p in v)) for k, v in optional.items() if v]
+        # each field as (served, canonical) text; in the state's layout for the served bytes,
+        # keys sorted for the canonical ones (`current`'s own, then the state's)
+        fields: dict[str, tuple[bytes | list[bytes], bytes | list[bytes]]] = {
+            **{k: (self._encode(v).encode("utf-8"), canonical(v)) for k, v in plain.items()},
+            "current": (
+                _object_chunks((k, p[0]) for k, p in in_layout(current, CURRENT_FIELDS).items()),
+                _object_chunks(sorted(((k, p[1]) for k, p in current.items()), key=_name)),
+            ),
+            "equivocations": _both_arrays(self._equivocations),
+            "invalid_events": _both_arrays(self._invalid),
+            "applied_event_ids": (applied, applied),
+            **{k: _both_arrays(v) for k, v in optional.items() if v},
+        }
         import hashlib  # as canonical_json does: only where a hash is made
 
         digest = hashlib.sha256()
-        deque(map(digest.update, _object_chunks(sorted(canon, key=lambda kv: kv[0]))), maxlen=0)
+        canon = sorted(((k, p[1]) for k, p in fields.items()), key=_name)
+        deque(map(digest.update, _object_chunks(canon)), maxlen=0)
         sha = digest.hexdigest()
-        served.append(("state_sha256", json_string(sha).encode("utf-8")))
-        served += [(k, _join_array(p[0] for p in v)) for k, v in optional.items() if v]
+        fields["state_sha256"] = (json_string(sha).encode("utf-8"), b"")
+        served = [(k, p[0]) for k, p in in_layout(fields, STATE_FIELDS).items()]
         return b"".join(_object_chunks(served)), sha

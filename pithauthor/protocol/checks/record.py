@@ -24,14 +24,14 @@ from pithauthor.protocol.checks.fields import (
     RECEIPT_ROW_CHECKED,
     RECORD_CHECKED,
     RECORD_REQUIRED,
-    _required,
+    require_fields,
 )
 from pithauthor.protocol.documents import (
     RecordDocument,
 )
 from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
 from pithauthor.protocol.record import pith_number_of, text_canon_sha256
-from pithauthor.protocol.text import is_loopback, origin_of
+from pithauthor.protocol.urls import is_loopback, origin_of
 from pithauthor.protocol.verdict import (
     RegistryKey,
     Report,
@@ -55,7 +55,7 @@ __all__ = [
 
 def _url_ok(url: Any, key: RegistryKey | None, names: tuple[str, ...]) -> bool:
     """On the origin of the registry whose key signed the record, and about this paper. The
-    origin and loopback tests are the network layer's one rule (`protocol.text`); a LOCAL
+    origin and loopback tests are the network layer's one rule (`protocol.urls`); a LOCAL
     registry's key also covers its other loopback spellings (`localhost` for `127.0.0.1`, any
     port), as a local registry may be reached by either."""
     if not isinstance(url, str) or key is None or key.base_url is None:
@@ -218,7 +218,7 @@ def check_canonical(record: Any, stated_hash: Any, stated_number: Any) -> Report
 def check_record(record: Mapping[str, Any], trust: Trust) -> Report:
     """A whole record as `GET /pith/{body}` returns it."""
     report = Report(kind="record")
-    _required(report, record, RECORD_REQUIRED)
+    require_fields(report, record, RECORD_REQUIRED)
     canon = record.get("canonical_record")
     report.extend(check_canonical(canon, record.get("canonical_sha256"), record.get("pith_number")))
     if "record_type" in record:
@@ -235,7 +235,7 @@ def check_record(record: Mapping[str, Any], trust: Trust) -> Report:
     receipt = record.get("receipt")
     report.extend(check_receipt(receipt, digest, trust))
     key = receipt_key(receipt, trust)
-    number = _parse_number(record.get("pith_number"))
+    number = number_or_none(record.get("pith_number"))
     if number is not None and isinstance(canon, Mapping):
         if "short_pith_number" in record:
             report.add(
@@ -244,9 +244,11 @@ def check_record(record: Mapping[str, Any], trust: Trust) -> Report:
                 f"expected {number.short}",
             )
         if "source" in record:
-            report.add("source", _same(record["source"], canon.get("source")), "= canonical source")
+            report.add(
+                "source", same_json(record["source"], canon.get("source")), "= canonical source"
+            )
         if "aliases" in record:
-            _check_aliases(report, "aliases", record["aliases"], number, canon)
+            check_aliases(report, "aliases", record["aliases"], number, canon)
         if "paper" in record:
             _check_paper(report, record["paper"], canon)
         names = _paper_names(number, canon)
@@ -287,20 +289,21 @@ def checked_record(doc: Mapping[str, Any], trust: Trust) -> tuple[Report, Record
     return report, (cast(RecordDocument, doc) if report.ok and isinstance(doc, dict) else None)
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_json(a: Any, b: Any) -> bool:
     """The same JSON: canonical bytes, not ==, by which `true == 1` and `1.0 == 1` in Python
     (not in what a reader is shown, nor in what is hashed)."""
     return canonical_text(a) == canonical_text(b)
 
 
-def _parse_number(value: Any) -> PithNumber | None:
+def number_or_none(value: Any) -> PithNumber | None:
+    """`value` as a Pith number, or None when it is not text or not a Pith number."""
     try:
         return PithNumber.parse(value) if isinstance(value, str) else None
     except PithError:
         return None
 
 
-def _check_aliases(
+def check_aliases(
     report: Report, where: str, aliases: Any, number: PithNumber, canon: Mapping[str, Any]
 ) -> None:
     """Exactly one alias of each known kind, each the value the record gives: an alias is a

@@ -14,45 +14,37 @@ from pithauthor.protocol.canonical_json import (
     json_string,
     sha256_hex,
 )
-from pithauthor.protocol.checks.bundle import (
-    _check_author_at,
-    _check_created,
-    _completeness,
-    _registry_event,
-    _report_registry_events,
-    _unique_event_ids,
+from pithauthor.protocol.checks.contents import (
+    check_author_at,
+    check_created,
     check_links,
+    check_registry_event,
+    check_unique_event_ids,
+    note_completeness,
+    report_registry_events,
 )
 from pithauthor.protocol.checks.fields import (
-    AUTHOR_EVENT_LISTS,
     EVENT_CHECKED,
-    LOCAL_MERGE_VERSION,
     MERGE_FIELDS,
-    REGISTRY_EVENT_LISTS,
     STATE_CHECKED,
     STATE_REQUIRED,
-    _has,
-    _list,
-    _required,
+    current_list,
+    has_field,
+    require_fields,
 )
 from pithauthor.protocol.checks.merge import (
-    EMPTY_REGISTRY_LISTS,
-    LISTS,
-    MERGE_VERSION,
-    STATE_TYPE,
-    STATE_VERSION,
     Checked,
     CheckedEntry,
-    _merge,
-    state_hash,
+    merge_events,
+    state_document,
 )
 from pithauthor.protocol.checks.record import (
-    _check_aliases,
-    _parse_number,
+    check_aliases,
     check_canonical,
+    number_or_none,
     receipt_key,
 )
-from pithauthor.protocol.documents import MergedState
+from pithauthor.protocol.documents import EVENT_LISTS, MERGE_VERSION, REGISTRY_LISTS, MergedState
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_of
 from pithauthor.protocol.verdict import (
@@ -75,7 +67,7 @@ __all__ = [
 def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
     """A merged state: its hash, its record and receipt, every event, and the merge."""
     report = Report(kind="state")
-    _required(report, state, STATE_REQUIRED)
+    require_fields(report, state, STATE_REQUIRED)
     # section 4, VERIFIED. A hash, not a signature: it shows the state is whole as written,
     # not who wrote it (anyone who changes a state can recompute it). Its place is here; it is
     # computed once the events are checked, from the canonical text their checks wrote
@@ -89,14 +81,14 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         report.add("current", False, "no current object")
         _settle_hash(report, hashed, state, checked)
         return report
-    local = state.get("merge_version") == LOCAL_MERGE_VERSION
-    number = _parse_number(state.get("pith_number"))
+    local = state.get("merge_version") == MERGE_VERSION
+    number = number_or_none(state.get("pith_number"))
     created = current.get("record_created")
     payload = created.get("payload") if isinstance(created, Mapping) else None
     canon = payload.get("canonical_record") if isinstance(payload, Mapping) else None
     digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
     covered: list[str | Segments] = list(STATE_CHECKED)
-    covered += _check_created(report, created, "current.record_created", canon, digest, trust)
+    covered += check_created(report, created, "current.record_created", canon, digest, trust)
     key = receipt_key(payload.get("receipt") if isinstance(payload, Mapping) else None, trust)
     # a local registry's state must say our merge: naming the registry's unpublished one, it
     # would have its merge reported unverifiable instead of recomputed (and perhaps failed)
@@ -104,7 +96,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         report.add(
             "merge_version",
             local,
-            f"a local registry's state is merged with {LOCAL_MERGE_VERSION}",
+            f"a local registry's state is merged with {MERGE_VERSION}",
         )
     report.extend(check_canonical(canon, digest, state.get("pith_number")), prefix="record.")
     report.add(
@@ -115,30 +107,30 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         "current.canonical_record = the record_created payload",
     )
     if number is not None and isinstance(canon, Mapping):
-        _check_aliases(
+        check_aliases(
             report, "current.source_aliases", current.get("source_aliases"), number, canon
         )
     events: list[Any] = []
     registry: list[str] = []
-    for name, etype in AUTHOR_EVENT_LISTS.items():
-        items = _list(report, current, name)
+    for etype, name in EVENT_LISTS.items():
+        items = current_list(report, current, name)
         if items:  # a list: every item is checked, its own fields listed by _check_author_at
             covered.append(f"current.{name}[*]")  # one pattern, not one per event
         for index, event in enumerate(items):
             at = f"current.{name}[{index}]"
-            _check_author_at(report, event, at, number, digest, etype, checked)
+            check_author_at(report, event, at, number, digest, etype, checked)
             events.append(event)
     corrected = _corrected_events(report, state, number, digest, checked)
     _check_corrections(report, state, [*events, *(e for e, _ in corrected)], local)
     events += [e for e, _ in corrected]
-    for name in REGISTRY_EVENT_LISTS:
-        for index, event in enumerate(_list(report, current, name)):
-            _registry_event(report, event, f"current.{name}[{index}]", trust, registry)
+    for name in REGISTRY_LISTS:
+        for index, event in enumerate(current_list(report, current, name)):
+            check_registry_event(report, event, f"current.{name}[{index}]", trust, registry)
             events.append(event)
-    _unique_event_ids(report, [created, *events])
+    check_unique_event_ids(report, [created, *events])
     _settle_hash(report, hashed, state, checked)
-    _report_registry_events(report, registry)
-    present_merge = [p for p in MERGE_FIELDS if _has(state, p)]
+    report_registry_events(report, registry)
+    present_merge = [p for p in MERGE_FIELDS if has_field(state, p)]
     if local:
         _check_local_merge(report, state, checked)
         covered += present_merge
@@ -146,7 +138,7 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
             event = entry.get("conflicting_event") if isinstance(entry, Mapping) else None
             at = f"equivocations[{index}].conflicting_event"
             report.not_signed(f"{at}.not_signed", under(at, uncovered(event, EVENT_CHECKED)))
-        _completeness(
+        note_completeness(
             report,
             "a local state is not signed: its merge of the events it lists was recomputed, "
             "but an event left out of every list cannot be detected",
@@ -182,13 +174,13 @@ def _settle_hash(report: Report, place: Check, state: Mapping[str, Any], checked
 def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
     """`merge.state_hash(state)`: sha256 of the canonical state without `state_sha256`.
 
-    Serialising a state again was a tenth of verifying it (issue 27). Its bulk, the events of
+    Serialising a state again was a tenth of verifying it. Its bulk, the events of
     `current`'s author lists, was serialised a moment before by their checks, in parts: an
     event the tight path passed in full has its canonical text in `checked` (proved there,
     `checks.event`). So the state's text is written around those texts, key by key in sorted
     order, each other value by `canonical_text`; a state not made of plain dicts with text
     keys (what JSON gives), or one the encoder refuses, is serialised whole instead, and so
-    gets the plain serialisation's hash or error. tests/unit/protocol/test_state_hash.py
+    gets the plain serialisation's hash or error. tests/unit/protocol/test_checks_state_hash.py
     holds the two equal on generated states."""
     try:
         pieces = _state_pieces(state, checked)
@@ -218,7 +210,7 @@ def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | Non
         for name in sorted(current):
             value = current[name]
             pieces += (json_string(name), ":")
-            if name not in AUTHOR_EVENT_LISTS or type(value) is not list or not value:
+            if name not in EVENT_LISTS.values() or type(value) is not list or not value:
                 pieces += (canonical_text(value), ",")
                 continue
             pieces.append("[")
@@ -247,12 +239,16 @@ def _corrected_events(
     found: list[tuple[Any, str]] = []
     for name in ("superseded", "duplicates"):
         for index, entry in enumerate(_top_list(report, state, name)):
-            found.append((entry.get("event") if isinstance(entry, Mapping) else None,
-                          f"{name}[{index}].event"))  # fmt: skip
+            found.append(
+                (
+                    entry.get("event") if isinstance(entry, Mapping) else None,
+                    f"{name}[{index}].event",
+                )
+            )
     for index, event in enumerate(_top_list(report, state, "withdrawals")):
         found.append((event, f"withdrawals[{index}]"))
     for event, at in found:
-        _check_author_at(report, event, at, number, digest, checked=checked)
+        check_author_at(report, event, at, number, digest, checked=checked)
     return found
 
 
@@ -274,14 +270,14 @@ def _check_corrections(
     by_id = {str(e.get("event_id")): e for e in events if type(e) is dict or isinstance(e, Mapping)}
     current = state.get("current")
     places: list[tuple[str, Any]] = []
-    for name in AUTHOR_EVENT_LISTS:
+    for name in EVENT_LISTS.values():
         items = current.get(name) if isinstance(current, Mapping) else None
         # not a list: failed as such by `_list` (check_state); nothing in it to link
         places.append((f"current.{name}", items if isinstance(items, list) else []))
     withdrawals = state.get("withdrawals")
     if isinstance(withdrawals, list):
         places.append(("withdrawals", withdrawals))
-    # only events with a link are named (a path formatted per event was measurable, issue 27)
+    # only events with a link are named (a path formatted per event was measurable)
     linked = (
         (f"{where}[{i}]", event)
         for where, items in places
@@ -304,7 +300,7 @@ def _check_local_merge(
     try:
         again = remerge(state, checked, hashed=False)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        report.add("merge", False, f"cannot recompute {LOCAL_MERGE_VERSION}: {exc}")
+        report.add("merge", False, f"cannot recompute {MERGE_VERSION}: {exc}")
         return
     differing = sorted(
         k
@@ -314,7 +310,7 @@ def _check_local_merge(
     report.add(
         "merge",
         not differing,
-        f"recomputed {LOCAL_MERGE_VERSION}: "
+        f"recomputed {MERGE_VERSION}: "
         + ("differs in " + ", ".join(differing) if differing else "order, counters, lists equal"),
     )
 
@@ -324,7 +320,7 @@ def state_inputs(state: Mapping[str, Any]) -> list[object]:
     superseded, withdrawals, duplicates)."""
     current = state.get("current") or {}
     events: list[object] = []
-    for name in LISTS.values():
+    for name in EVENT_LISTS.values():
         items = current.get(name) if isinstance(current, Mapping) else None
         events.extend(items if isinstance(items, list) else [])
     for entry in state.get("equivocations") or []:
@@ -348,46 +344,32 @@ def remerge(
     """Recompute a local state from the events it lists; equal to `state` when it is honest.
 
     The state is not trusted yet, so its record parts are copied as they are (untyped); the
-    document is the one `merge_state` builds, field for field. `checked`: what
+    document is laid out by `merge.state_document`, as `merge_state`'s is. `checked`: what
     `check_author_event` failed on events of `state` checked just before (see `Checked`).
     `hashed=False` leaves out `state_sha256`: for a caller that has already hashed the state
-    it compares with (`check_state`), serialising megabytes a second time (issue 27)."""
+    it compares with (`check_state`), serialising megabytes a second time."""
     current = state.get("current")
     if not isinstance(current, Mapping):
         raise ValueError("the state has no current object")
     canon = current.get("canonical_record") or {}
     created = current.get("record_created") or {}
     pith_number = str(state.get("pith_number"))
-    merged = _merge(
+    merged = merge_events(
         pith_number,
         canonical_sha256(canon),
         str(created.get("event_id", "")),
         state_inputs(state),
         checked,
     )
-    again: dict[str, object] = {
-        "state_type": STATE_TYPE,
-        "state_version": STATE_VERSION,
-        "pith_number": pith_number,
-        "merge_version": MERGE_VERSION,
-        "event_count": merged.valid_count + len(merged.invalid),
-        "valid_event_count": merged.valid_count,
-        "invalid_event_count": len(merged.invalid),
-        "equivocation_count": len(merged.equivocations),
-        "current": {
-            "canonical_record": dict(canon),
-            "source_aliases": [dict(a) for a in current.get("source_aliases") or []],
-            "record_created": dict(created),
-            **merged.lists,
-            **{name: [] for name in EMPTY_REGISTRY_LISTS},
-        },
-        "equivocations": merged.equivocations,
-        "invalid_events": merged.invalid,
-        "applied_event_ids": merged.applied,
-        **merged.corrections(),
-    }
-    if hashed:
-        again["state_sha256"] = state_hash(again)
+    # copies of the state's own record parts, untyped: it is not trusted yet
+    record: Any = dict(canon)
+    aliases: Any = [dict(a) for a in current.get("source_aliases") or []]
+    made: Any = dict(created)
+    again: dict[str, object] = dict(
+        state_document(pith_number, record, aliases, made, merged, hashed=hashed)
+    )
+    if not hashed:
+        del again["state_sha256"]
     return again
 
 

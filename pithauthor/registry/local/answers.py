@@ -21,8 +21,9 @@ from pithauthor.errors import DocumentError, UnsafePermissions
 from pithauthor.fs import MAX_KEY_FILE_BYTES, create_file, read_user_json
 from pithauthor.keys.passphrase import forbid_core_dumps
 from pithauthor.protocol.canonical_json import b64encode, canonical_sha256, hex_digest_bytes
-from pithauthor.protocol.checks.merge import MERGE_VERSION, already_checked, merge_state, order_key
+from pithauthor.protocol.checks.merge import already_checked, merge_state, order_key
 from pithauthor.protocol.documents import (
+    MERGE_VERSION,
     AliasKind,
     AuthorEvent,
     MergedState,
@@ -38,7 +39,7 @@ from pithauthor.protocol.documents import (
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_faults, link_of
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.local.store import StoredRecord, ensure_private_dir
 
 # --- its key ----------------------------------------------------------------------------------

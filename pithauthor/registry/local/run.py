@@ -21,14 +21,21 @@ from pithauthor.fs import (
 from pithauthor.protocol.canonical_json import JSONFault, canonical_sha256, parse_json
 from pithauthor.protocol.checks.record import checked_record
 from pithauthor.protocol.documents import CanonicalRecord, PaperSummary, Receipt, RecordDocument
-from pithauthor.protocol.record import arxiv_raw_authors, build_canonical_record, pith_number_of
-from pithauthor.protocol.text import is_loopback, utc_now
+from pithauthor.protocol.record import (
+    arxiv_raw_authors,
+    build_canonical_record,
+    metadata_start,
+    parse_arxiv_metadata,
+    pith_number_of,
+)
+from pithauthor.protocol.urls import is_loopback
+from pithauthor.protocol.utc import utc_now
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.credentials import default_trust, pinned_trust
+from pithauthor.registry.credentials import default_trust
 from pithauthor.registry.local.answers import LocalKey, load_or_create_key
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.local.store import DB_FILE, RegistryStore, StoredRecord
-from pithauthor.verify import parse_arxiv_metadata
+from pithauthor.verify import pinned_trust
 
 __all__ = [
     "AddedPaper",
@@ -59,7 +66,7 @@ def record_from_file(
     data = read_user_file(
         path, DocumentError, "a metadata or record file", limit=MAX_METADATA_BYTES
     )
-    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    stripped = metadata_start(data)
     if stripped[:1] == b"{":
         try:
             doc = parse_json(stripped)
@@ -176,7 +183,7 @@ def check_base_url(url: str) -> str:
     host, no query or fragment; InputError otherwise."""
     text = url.strip().rstrip("/")
     # plain http to any host passes here: this only writes links (a mirror behind a proxy);
-    # every client still refuses plain http off this machine (`protocol.text.checked_url`)
+    # every client still refuses plain http off this machine (`protocol.urls.checked_url`)
     try:
         parts = urlsplit(text)
         port_ok = parts.port is None or parts.port > 0

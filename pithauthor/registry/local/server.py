@@ -49,7 +49,7 @@ from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
 from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer, HeldAnswer
 from pithauthor.protocol.subject import link_faults, link_of
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.local import answers
 from pithauthor.registry.local import pool as framing
 from pithauthor.registry.local.pool import ConnectionPool, Limits, Ready, Waiting, log
@@ -438,13 +438,13 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "bundle":
             events = server.store.events(rec.body)
             doc = Encoded.of(_encode(answers.bundle_document(rec, server.key, events)))
-        else:  # kept up to date by each POST: joined and hashed, not merged (issue 39)
+        else:  # kept up to date by each POST: joined and hashed, not merged
             version, text, sha = server.states.document(rec)
             # the tag from state_sha256, which names these bytes (the same state is written
-            # the same way): hashing 100 MB once more cost a fifth of the read (issue 39)
+            # the same way): hashing 100 MB once more cost a fifth of the read
             doc = Encoded(text, '"' + sha[:32] + '"')
         if len(doc.body) > MAX_JSON_BYTES:
-            # the one limit: nothing is served that `pith` would refuse to read (issue 39)
+            # the one limit: nothing is served that `pith` would refuse to read
             raise HTTPFailure(
                 507,
                 f"the {kind} of {rec.pith_number} is {len(doc.body) // 2**20} MiB, over the "
@@ -521,8 +521,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise HTTPFailure(422, "the event does not verify: " + ", ".join(failed), failed)
         broken = self._broken_link(checked)
         if broken:
-            raise HTTPFailure(422, "the event it corrects does not allow it: " + ", ".join(broken),
-                              broken)  # fmt: skip
+            raise HTTPFailure(
+                422, "the event it corrects does not allow it: " + ", ".join(broken), broken
+            )
         eid = checked["event_id"]
         server = self.server
         if server.moderate and not server.signed_in(self.headers) and not server.store.event(eid):

@@ -1,4 +1,4 @@
-"""The local registry's merged states, kept up to date event by event (issue 39).
+"""The local registry's merged states, kept up to date event by event.
 
 A paper's merged state used to be built on its first read: every stored event read, merged and
 serialised, about 10 s for a paper of 100,000 events. Now each paper's state is a

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pithauthor.errors import ArxivIdError, DocumentError, PithNumberError, UnsafePermissions
-from pithauthor.protocol.canonical_json import JSONFault, canonical, dump_json, parse_json
+from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
 from pithauthor.protocol.checks.event import typed_author_event
 from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor.protocol.ids import classify_reference
-from pithauthor.protocol.text import utc_now
+from pithauthor.protocol.utc import utc_now
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -474,8 +474,9 @@ class RegistryStore:
         ).fetchall()
         # the places sorted here, stably: SQLite's sorter would copy every (large) row
         rows.sort(key=lambda row: row[5])
-        last = parse_json(head[2])
-        return SavedState(int(head[0]), int(head[1]), (last[0], last[1]), parse_json(head[3]), rows)
+        last = _stored_json(head[2])
+        awaited = _stored_json(head[3])
+        return SavedState(int(head[0]), int(head[1]), (last[0], last[1]), awaited, rows)
 
     def save_state(
         self,
@@ -523,9 +524,14 @@ class RegistryStore:
                 "INSERT INTO state_heads VALUES (?,?,?,?,?) ON CONFLICT(body) DO UPDATE SET "
                 "version = excluded.version, valid_count = excluded.valid_count, "
                 "last = excluded.last, awaited = excluded.awaited",
-                (body, head.version, head.valid_count, dump_json(list(head.last)),
-                 dump_json(list(head.awaited))),
-            )  # fmt: skip
+                (
+                    body,
+                    head.version,
+                    head.valid_count,
+                    dump_json(list(head.last)),
+                    dump_json(list(head.awaited)),
+                ),
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -687,7 +693,6 @@ def _stored_event(text: str) -> AuthorEvent:
 
 def _stored_json(text: str) -> Any:
     """A JSON column, read by the one strict reader (a file edited by hand gets one clear error)."""
-    try:
-        return parse_json(text)
-    except JSONFault as exc:
-        raise DocumentError(f"the registry database holds a corrupt JSON value: {exc}") from None
+    return parse_stored(
+        text, lambda exc: DocumentError(f"the registry database holds a corrupt JSON value: {exc}")
+    )

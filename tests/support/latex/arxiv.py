@@ -33,7 +33,7 @@ ARTICLE = r"""\documentclass{article}
 def article(body: str, number: str = NUMBER, *, hyperref: bool = True) -> str:
     """The small badged paper around `body`. `hyperref=False` leaves hyperref out: latexmk then
     builds it in one pdfLaTeX run instead of two (hyperref's first run writes the .out file
-    that asks for a second), for the tests where hyperref plays no part (issue 27)."""
+    that asks for a second), for the tests where hyperref plays no part."""
     text = ARTICLE % (number, body)
     return text if hyperref else text.replace("\\usepackage{hyperref}\n", "", 1)
 
@@ -67,7 +67,7 @@ def unpack(archive: Path, folder: Path) -> dict[str, tarfile.TarInfo]:
     assert not any(folder.iterdir())
     with tarfile.open(archive) as tar:
         members = {m.name: m for m in tar.getmembers()}
-    # as pith's own proof build unpacks: no `filter=` before Python 3.11.4 (issue 36)
+    # as pith's own proof build unpacks: no `filter=` before Python 3.11.4
     unpack_plain_files(archive, folder)
     return members
 

@@ -93,7 +93,7 @@ MANUSCRIPT_LIST = [
         edits=(("\\author{Michael Downes}\n", "\\author{Michael Downes}\n\\maketitle\n"),),
     ),
     Manuscript("article", "article-sample2e", "sample2e.tex", "Lamport", "Example"),
-    # the project's own manuscripts (issue 23), each with a minimal style file of its own
+    # the project's own manuscripts, each with a minimal style file of its own
     Manuscript("icml", "icml-twocolumn", "paper.tex", "Abstract", "Headers"),
     Manuscript("cvpr-teaser", "cvpr-teaser", "paper.tex", "Abstract", "Teasers"),
     # the same paper with its teaser in cuted's strip, right after \maketitle
@@ -113,7 +113,7 @@ MANUSCRIPT_LIST = [
     ),
     Manuscript("acl-review", "acl-review", "paper.tex", "Abstract", "Review-Mode"),
     Manuscript("thmtools", "thmtools-theorems", "paper.tex", "Abstract", "Restated"),
-    # the project's own manuscripts (issue 37)
+    # the project's own manuscripts of what real papers showed (their README.md)
     Manuscript("neurips-preprint", "neurips-preprint", "paper.tex", "Abstract", "Sparse"),
     Manuscript("pnas", "pnas-flushleft", "paper.tex", "Introduction", "Seasonal", flush_left=True),
 ]

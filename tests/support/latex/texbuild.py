@@ -122,7 +122,8 @@ def shared_folder(key: str, fill: Callable[[Path], None]) -> Path:
 
 @lru_cache(maxsize=1)
 def _private_root() -> str:
-    """Outside a pytest session (tests/latex/pictures.py): a folder of this process's own."""
+    """Outside a pytest session (tests/support/latex/pictures.py): a folder of this process's
+    own."""
     root = tempfile.mkdtemp(prefix="pith-tex-")
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return root

@@ -11,8 +11,8 @@ import pytest
 from support.arxiv_server import DEAR_ARXIV_ORDER, ArxivServer, Paper, feed
 from support.registry import free_port
 
-from pithauthor.bibliography import author_order
 from pithauthor.bibliography.arxiv_api import ArxivApi
+from pithauthor.bibliography.arxiv_order import author_order
 from pithauthor.bibliography.lookup import LookupCache
 
 V1 = Paper("2302.12445", "DeAR", ["Lin Zhang", "Shaohuai Shi"], "2023-02-24T04:11:18Z", version=1)

@@ -1,7 +1,7 @@
 """`sign_bibliography` without an outbox signs through `sign.citation_signer`'s batch (what the
-citations share checked once, issue 27); with an outbox (`held`), even an empty one, every
+citations share checked once); with an outbox (`held`), even an empty one, every
 citation takes `sign_citation`'s full checks. On any bibliography, hostile keys and
-relationships included, both must give the same rows, events and `confirm` lists."""
+relationships included, both must give the same rows, events and `fresh` lists."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.examples_budget import examples
 from support.registry import TestSigner
 
-from pithauthor.bibliography.cite import sign_bibliography
+from pithauthor.bibliography.cite import plan_citations, sign_bibliography, sign_plan
 from pithauthor.bibliography.reading import read_bibliographies
 from pithauthor.errors import PithError
 from pithauthor.protocol.checks.event import check_author_event
@@ -72,20 +73,20 @@ def _resolved(identifiers: list[str]) -> dict[str, Subject | str]:
 
 
 def _sign(reading: Any, citing: PithNumber, citing_arxiv: str | None, held: Any) -> Any:
-    asked: list[list[tuple[str, Subject]]] = []
-
-    def confirm(_key: object, pairs: Any) -> None:
-        asked.append([(entry.key, subject) for entry, subject in pairs])
-
     resolved = _resolved([str(e.identifier) for e in reading.to_sign()])
     try:
         report = sign_bibliography(
-            reading, citing, SIGNER, resolved, created_at=STAMP, held=held, confirm=confirm,
+            reading,
+            citing,
+            SIGNER,
+            resolved,
+            created_at=STAMP,
+            held=held,
             citing_arxiv=citing_arxiv,
-        )  # fmt: skip
+        )
     except PithError as exc:
         return (type(exc).__name__, str(exc))
-    return report, asked
+    return report, [(entry.key, subject) for entry, subject in report.fresh]
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -119,9 +120,10 @@ def test_the_batch_signs_a_bibliography_as_the_full_checks_do(
         assert [c.name for c in check_author_event(event).failed] == []
 
 
-def test_the_key_is_opened_once_and_only_when_there_is_something_to_sign() -> None:
-    """The one pass signs as it goes: the loader must still be called for the first citation
-    only, and never for a bibliography with nothing to sign."""
+def test_the_plan_says_what_to_sign_and_a_plan_with_nothing_pending_needs_no_key() -> None:
+    """`plan_citations` pends each distinct cited paper once, in entry order (what a caller
+    opens its key for); `sign_plan` signs those, rows in entry order, and with nothing pending
+    signs nothing without a key (`pith cite` opens none then)."""
     text = _bib([("a", "unknown", 0, None), ("b", "arxiv", 1, None), ("c", "pith", 1, None)])
     text += _bib([("d", "arxiv", 2, "extends"), ("e", "none", 0, None)])
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,24 +132,32 @@ def test_the_key_is_opened_once_and_only_when_there_is_something_to_sign() -> No
         reading = read_bibliographies([bib])
         bib.write_text(_bib([("a", "unknown", 0, None), ("e", "none", 0, None)]), "utf-8")
         nothing = read_bibliographies([bib])
-    opened: list[int] = []
-
-    def loader() -> TestSigner:
-        opened.append(1)
-        return SIGNER
-
-    asked: list[list[str]] = []
     citing = PithNumber.parse("pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW")
-    resolved = _resolved([str(e.identifier) for e in reading.to_sign()])
-    report = sign_bibliography(
-        reading, citing, loader, resolved, created_at=STAMP,
-        confirm=lambda _k, pairs: asked.append([e.key for e, _s in pairs]),
-    )  # fmt: skip
-    assert opened == [1] and asked == [["b1", "d0"]]
-    assert [r.status for r in report.rows] == [
-        "unresolved", "signed", "duplicate", "signed", "no_identifier",
-    ]  # fmt: skip
-    empty = sign_bibliography(
-        nothing, citing, loader, _resolved([str(e.identifier) for e in nothing.to_sign()])
+    plan = plan_citations(
+        reading, citing, _resolved([str(e.identifier) for e in reading.to_sign()])
     )
-    assert opened == [1] and empty.events == []
+    assert [(e.key, s) for e, s in plan.pending] == [("b1", SUBJECTS[1]), ("d0", SUBJECTS[2])]
+    assert [r is None for r in plan.rows] == [False, True, False, True, False]
+    with pytest.raises(ValueError, match="no signer"):  # never a report with rows unsigned
+        sign_plan(plan, None)
+    report = sign_plan(plan, SIGNER, created_at=STAMP)
+    assert [e.key for e, _s in report.fresh] == ["b1", "d0"] and len(report.events) == 2
+    assert [r.status for r in report.rows] == [
+        "unresolved",
+        "signed",
+        "duplicate",
+        "signed",
+        "no_identifier",
+    ]
+    resolved = _resolved([str(e.identifier) for e in reading.to_sign()])
+    # the scripts' call is the same plan, signed
+    assert (
+        report.rows == sign_bibliography(reading, citing, SIGNER, resolved, created_at=STAMP).rows
+    )
+    empty = plan_citations(
+        nothing, citing, _resolved([str(e.identifier) for e in nothing.to_sign()])
+    )
+    assert empty.pending == []
+    unsigned = sign_plan(empty, None)
+    assert unsigned.events == [] and unsigned.fresh == []
+    assert [r.status for r in unsigned.rows] == ["unresolved", "no_identifier"]

@@ -1,5 +1,5 @@
 """What the record cache answers for a bibliography is taken in the calling thread, in a few
-queries, before any request (issue 39: a warm 300-entry `pith cite` spent more CPU handing 300
+queries, before any request (a warm 300-entry `pith cite` spent more CPU handing 300
 SQLite reads to 8 threads, one statement each, than on the reads). Against the local registry
 on loopback."""
 

@@ -1,7 +1,7 @@
 """`--lookup` over a bibliography in each export style (Google Scholar, DBLP, ACL Anthology,
 Zotero + Better BibTeX, INSPIRE, NASA ADS, MathSciNet), against the local arXiv API
-(tests/arxiv_api_server.py, over loopback HTTP in arXiv's Atom format) holding the real papers
-as arXiv stores them and decoys made to be taken by a wrong rule (tests/lookup_corpus.py).
+(tests/support/arxiv_server.py, over loopback HTTP in arXiv's Atom format) holding the real papers
+as arXiv stores them and decoys made to be taken by a wrong rule (tests/support/lookup_corpus.py).
 
 The figure: resolved / should-resolve (entries whose paper is on arXiv), and wrong ids, which
 must be 0: an entry resolved to another paper, or to any paper when its own is not on arXiv.

@@ -13,7 +13,7 @@ import pytest
 from support.cli import RunPith, assert_one_line_error
 from support.registry import TestSigner, citations
 
-from pithauthor.errors import OutboxDamaged
+from pithauthor.errors import EventError, OutboxDamaged
 from pithauthor.registry.journal import COLUMNS, SAID, SCHEMA, SCHEMA_VERSION
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
@@ -404,7 +404,7 @@ HOSTILE_LINES = {
 def test_recover_skips_and_counts_every_hostile_line_and_rebuilds_the_rest(
     isolated_home: Path, pith: RunPith
 ) -> None:
-    """A journal with hostile lines between its good ones (issue 38): each is one skipped
+    """A journal with hostile lines between its good ones: each is one skipped
     line, every good line around them is rebuilt, and no line stops the recovery."""
     ids = _fill(isolated_home)
     journal = isolated_home / "outbox" / "outbox.journal.jsonl"
@@ -460,3 +460,26 @@ def test_a_recovered_outbox_keeps_held_rows_held(isolated_home: Path, pith: RunP
     assert "1 event(s) accepted as before, 1 held for moderation, 3 pending" in recovered.stderr
     with Outbox() as outbox:
         assert {e.event_id: e.state for e in outbox.entries()}[held] == "held"
+
+
+def test_a_damaged_event_body_is_journalled_as_it_is_and_read_as_one_error(
+    isolated_home: Path,
+) -> None:
+    # the outbox opens (one damaged row must not lock the author out of the others); the
+    # journal written for it keeps the row's text as it is, which recovery skips as unreadable;
+    # the row itself, when read, is the outbox's one-line EventError (`parse_stored`)
+    good, bad = citations(2, TestSigner())
+    store_in_outbox([good, bad], LOCAL)
+    with sqlite3.connect(_db(isolated_home)) as conn:
+        conn.execute(
+            "UPDATE outbox SET body = '{\"a\": NaN' WHERE event_id = ?", (bad["event_id"],)
+        )
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    journal.unlink()
+    with Outbox() as outbox:
+        stored = outbox.get(bad["event_id"])
+        assert stored is not None
+        with pytest.raises(EventError, match=r"^the outbox holds a damaged entry \(NaN is not"):
+            stored.event  # noqa: B018 - the property is what is tested
+    damaged = [x for x in journal.read_text("utf-8").splitlines() if x.endswith('{"a": NaN}')]
+    assert len(damaged) == 1 and damaged[0].startswith('{"op":"store"')

@@ -1,4 +1,4 @@
-"""The outbox's working set and its ledger (issue 39), and `pith outbox drop` (issue 35).
+"""The outbox's working set and its ledger, and `pith outbox drop`.
 
 Accepted events leave the working set for the ledger, which commands read through indexes
 only; an event this process just signed is stored without a second check, and whatever is read
@@ -159,9 +159,9 @@ def test_events_of_a_deferred_key_are_stored_unchecked_once_its_key_signed_them(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch, cite_author: str
 ) -> None:
     """`pith cite` signs with a DeferredKey (the passphrase asked after the preview): its
-    events are vouched for once the opened key put their signatures in (issue 39), and an
+    events are vouched for once the opened key put their signatures in, and an
     event altered since is still checked, and refused."""
-    from pithauthor.keys import deferred_signing_key
+    from pithauthor.keys.author import deferred_signing_key
     from pithauthor.protocol import PithNumber, Subject
     from pithauthor.sign import citation_signer
 

@@ -16,10 +16,10 @@ from pithauthor.net import RetryPolicy
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.access import RegistryAccess, RegistryOptions, check_number
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.answers import load_or_create_key
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 
@@ -54,7 +54,7 @@ def test_a_stored_copy_altered_on_disk_is_never_sent_and_the_registry_refuses_it
     store_in_outbox([bad, good], server.url)
     altered = {**bad, "created_at": "2026-11-29T12:00:01Z"}
     # the stored copy of `bad` is altered behind pith's back: what is read back is checked in
-    # full before it is sent (issue 39), so it is never sent, and it stays pending, unanswered
+    # full before it is sent, so it is never sent, and it stays pending, unanswered
     with Outbox() as outbox:
         outbox._conn.execute(
             "UPDATE outbox SET body = ? WHERE event_id = ?",

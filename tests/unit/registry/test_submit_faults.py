@@ -28,10 +28,10 @@ from support.registry import (
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.client import RegistryClient
-from pithauthor.registry.credentials import pinned_trust
 from pithauthor.registry.local.server import FaultPlan
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox, submit_pending
+from pithauthor.verify import pinned_trust
 
 FAST = RetryPolicy(max_attempts=12, base_delay=0.01, max_delay=0.2)
 

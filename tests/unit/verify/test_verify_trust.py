@@ -1,7 +1,6 @@
 """Which registry keys a verdict trusts: the pinned key and its receipts (section 3, VERIFIED on
-the real vectors), manifests the user adds (never replacing the pinned key: issue 12, finding
-4), and a local registry's key, trusted only when asked (`--trust-local-registry`, loopback
-only).
+the real vectors), manifests the user adds (never replacing the pinned key), and a local
+registry's key, trusted only when asked (`--trust-local-registry`, loopback only).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from pithauthor.errors import DocumentError
 from pithauthor.protocol.checks.record import check_receipt
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.verdict import Trust
-from pithauthor.registry.credentials import pinned_trust
+from pithauthor.verify import pinned_trust
 
 # ================================================================================================
 # The pinned registry key and its receipts (section 3, VERIFIED on the real vectors).
@@ -127,7 +126,7 @@ def test_trust_local_registry_refuses_a_registry_off_loopback(
 
 
 # ================================================================================================
-# Trust: the attacks of issue 12, finding 4, replayed.
+# Trust: a manifest or a local registry that tries to replace the pinned key, replayed.
 
 RECORD = load_fixture("record-2302.12445v2.json")
 BODY = RECORD["pith_number"].rsplit(":", 1)[1]
@@ -139,7 +138,7 @@ def _write(tmp_path: Path, name: str, doc: Any) -> Path:
     return path
 
 
-# --- finding 4: trust -----------------------------------------------------------------------------
+# --- trust -----------------------------------------------------------------------------
 
 
 def _evil_manifest(tmp_path: Path, key_id: str = "pith-v1-2026-05") -> Path:

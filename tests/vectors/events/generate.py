@@ -4,7 +4,7 @@
 
 Deterministic: a fixed TEST-ONLY key (key.json), a fixed created_at, real records from
 tests/fixtures as subjects, and Ed25519 (deterministic by design).
-`tests/unit/protocol/test_event_vectors.py`
+`tests/unit/protocol/test_events_vectors.py`
 checks that running this again gives exactly the committed files.
 """
 
