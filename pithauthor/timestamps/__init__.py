@@ -1,0 +1,1 @@
+"""Trusted time for author events: RFC 3161 tokens and OpenTimestamps proofs (issue 41)."""
