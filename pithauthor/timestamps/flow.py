@@ -92,8 +92,8 @@ class Fetch:
     def sidecars(self, have: Mapping[str, Sidecar] | None = None) -> dict[str, Sidecar]:
         """The sidecars of the events fetched for, merged with `have` (what was kept before)."""
         by_event: dict[str, list[Fetched]] = {}
-        for got in self.fetched:
-            by_event.setdefault(got.event_id, []).append(got)
+        for one in self.fetched:
+            by_event.setdefault(one.event_id, []).append(one)
         out: dict[str, Sidecar] = dict(have or {})
         for eid, got in by_event.items():
             new = build_sidecar(
