@@ -12,8 +12,8 @@ from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
     from pithauthor.bibliography.arxiv_api import ArxivApi as ArxivApi
-    from pithauthor.bibliography.cite import RegistryResolver as RegistryResolver
     from pithauthor.bibliography.cite import CitePlan as CitePlan
+    from pithauthor.bibliography.cite import RegistryResolver as RegistryResolver
     from pithauthor.bibliography.cite import Resolver as Resolver
     from pithauthor.bibliography.cite import plan_citations as plan_citations
     from pithauthor.bibliography.cite import resolve_identifiers as resolve_identifiers
