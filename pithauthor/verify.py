@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pithauthor.errors import DocumentError, MetadataError
 from pithauthor.fs import MAX_JSON_BYTES, MAX_METADATA_BYTES, read_user_file, read_user_text
@@ -24,10 +24,6 @@ from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.record import ArxivMetadata, parse_arxiv_metadata
 from pithauthor.protocol.subject import link_verdict
 from pithauthor.protocol.verdict import Report, Trust, uncovered
-
-if TYPE_CHECKING:
-    from pithauthor.protocol.timestamps import Sidecar
-    from pithauthor.timestamps.proven import ProvenTime
 
 __all__ = [
     "detect_kind",
@@ -226,44 +222,3 @@ def _check_links(report: Report, docs: list[Any]) -> None:
             report.unverifiable(name, detail)
         else:
             report.add(name, holds, detail)
-
-
-def verify_trusted_time(
-    docs: list[Any], report: Report, sidecars: Mapping[str, Sidecar]
-) -> dict[str, list[ProvenTime]]:
-    """Check the trusted time of every signed event of `docs` that `sidecars` (by event id:
-    the sidecar file beside the events, docs/protocol.md "Trusted time") has proofs for, adding
-    `trusted_time.*` checks to `report` (prefixed `[n].` as `verify_documents` does); return
-    the times proven, by event id (`verify_identity`'s `proven`).
-
-    Tokens are checked against the pinned authorities (`PITH_TSA`'s, else the defaults: also
-    when `PITH_TSA=none` opts out of asking), OpenTimestamps proofs against headers fetched
-    once and cached (`PITH_BTC_HEADERS`) under the production difficulty floor."""
-    from pithauthor.timestamps.flow import check_time
-    from pithauthor.timestamps.headers import PRODUCTION_FLOOR, headers_from_env
-    from pithauthor.timestamps.rfc3161 import DEFAULT_AUTHORITIES, authorities_from_env
-
-    proven: dict[str, list[ProvenTime]] = {}
-    wanted = [
-        (n, d)
-        for n, d in enumerate(docs, start=1)
-        if isinstance(d, dict) and detect_kind(d) == "event" and d.get("event_id") in sidecars
-    ]
-    if not wanted:
-        return proven
-    authorities = authorities_from_env() or DEFAULT_AUTHORITIES
-    headers = headers_from_env(floor=PRODUCTION_FLOOR)
-    for number, event in wanted:
-        prefix = f"[{number}]." if len(docs) > 1 else ""
-        try:
-            times, checks = check_time(
-                event, sidecars[event["event_id"]], authorities, headers, PRODUCTION_FLOOR
-            )
-        except ValueError as exc:  # an event without a readable signature: its checks fail
-            report.add(prefix + "trusted_time", False, str(exc))
-            continue
-        for check in checks:
-            report.checks.append(check._replace(name=prefix + check.name))
-        if times:
-            proven[event["event_id"]] = times
-    return proven

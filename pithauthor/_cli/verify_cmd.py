@@ -151,11 +151,10 @@ def _trusted_time(
     checks added to `report`; none for stdin, without a sidecar, or with --no-trusted-time."""
     if skip or file == "-":
         return {}
-    from pithauthor.timestamps.flow import read_sidecar_file, sidecar_path
-    from pithauthor.verify import verify_trusted_time
+    from pithauthor.timestamps.flow import read_sidecar_file, sidecar_path, verify_time
 
     sidecars = read_sidecar_file(sidecar_path(file))
-    return verify_trusted_time(docs, report, sidecars) if sidecars else {}
+    return verify_time(docs, report, sidecars) if sidecars else {}
 
 
 def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) -> list[str]:
