@@ -4,7 +4,7 @@ proofs upgraded. The outbox's events, or a file's (its sidecar `FILE.time.jsonl`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -31,14 +31,16 @@ def timestamp(
     from pithauthor.timestamps.flow import sources_from_env
 
     sources = sources_from_env()
+    events: list[Any] = []
+    if file is not None:  # bad input (exit 2, one line) before anything else is said
+        from pithauthor.verify import read_documents
+
+        events = [d for d in read_documents(file) if isinstance(d, dict) and "signature" in d]
     if sources.empty:
         message(
             "no time-stamp authority or calendar is set (PITH_TSA=none, PITH_OTS_CALENDARS=none)"
         )
     if file is not None:
-        from pithauthor.verify import read_documents
-
-        events = [d for d in read_documents(file) if isinstance(d, dict) and "signature" in d]
         got, _ = stamp_file(events, file, sources, timeout=timeout)
         looked = len(events)
     else:
