@@ -112,6 +112,10 @@ def isolated_home(
     monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_bundle))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     monkeypatch.setenv("PITH_ARXIV_API", arxiv_api)
+    # no test stamps at the public OpenTimestamps calendars or asks a public block explorer
+    # for headers: a test names its loopback calendar (tests/support/ots_calendar.py)
+    monkeypatch.setenv("PITH_OTS_CALENDARS", "none")
+    monkeypatch.setenv("PITH_BTC_HEADERS", "none")
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:
