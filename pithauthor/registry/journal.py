@@ -31,7 +31,11 @@ DB_NAME = "outbox.sqlite3"
 JOURNAL_NAME = "outbox.journal.jsonl"
 
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+
+
+# the schema that brought the ledger (and the `said` columns): checks of an older file differ
+LEDGER_VERSION = 5
 
 
 # a file up to this size gets SQLite's whole quick_check on every open (about 1 ms per MiB);
@@ -128,6 +132,25 @@ CREATE INDEX ledger_said ON ledger(signer, event_type, subject);
 CREATE INDEX ledger_subject ON ledger(subject);
 CREATE INDEX ledger_citing ON ledger(citing) WHERE citing IS NOT NULL;
 CREATE INDEX ledger_kept ON ledger(registry) WHERE body IS NOT NULL;
+"""
+
+
+# The proofs of trusted time of stored events (schema 6; docs/protocol.md "Trusted time"): one
+# row per event, kind ('rfc3161' token or 'ots' proof) and source (the authority's or calendar's
+# URL). Beside the events, never in them: a proof is fetched after the event is stored, and an
+# OpenTimestamps proof is replaced when it is upgraded (`complete` then 1). Not journalled: a
+# token lost with the file can be fetched again (a later time, still before any retirement
+# that comes after it).
+TRUSTED_TIME_SCHEMA = """
+CREATE TABLE IF NOT EXISTS trusted_time (
+    event_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('rfc3161', 'ots')),
+    source TEXT NOT NULL,
+    proof BLOB NOT NULL,
+    complete INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (event_id, kind, source)
+)
 """
 
 
@@ -270,7 +293,7 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     if not have:
         raise damaged(path, "it holds no outbox table")
-    if version >= SCHEMA_VERSION:
+    if version >= LEDGER_VERSION:
         want = set(COLUMNS)
     elif version >= 2:
         want = set(COLUMNS) - set(SAID)
@@ -278,10 +301,12 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
         want = {"event_id", "subject", "body", "state"}
     if not want <= have:
         raise damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
-    if version >= SCHEMA_VERSION and not list(conn.execute("PRAGMA table_info(ledger)")):
+    if version >= LEDGER_VERSION and not list(conn.execute("PRAGMA table_info(ledger)")):
         raise damaged(path, "it holds no ledger table")
-    if version >= 3:  # a version-3 or -4 file is checked before it is migrated
-        _check_count(conn, path, ledger=version >= SCHEMA_VERSION)
+    if version >= SCHEMA_VERSION and not list(conn.execute("PRAGMA table_info(trusted_time)")):
+        raise damaged(path, "it holds no trusted_time table")
+    if version >= 3:  # a version-3, -4 or -5 file is checked before it is migrated
+        _check_count(conn, path, ledger=version >= LEDGER_VERSION)
 
 
 def _check_count(conn: sqlite3.Connection, path: Path, *, ledger: bool = True) -> None:
@@ -323,7 +348,7 @@ def _create(path: Path) -> None:
     try:
         conn = _connect(tmp)
         try:
-            conn.executescript(SCHEMA + ";" + COUNT_SCHEMA + ";" + LEDGER_SCHEMA)
+            conn.executescript(";".join((SCHEMA, COUNT_SCHEMA, LEDGER_SCHEMA, TRUSTED_TIME_SCHEMA)))
             for statement in TALLY_STATEMENTS:
                 conn.execute(statement)
             conn.execute("INSERT INTO outbox_count (id, rows, journal_bytes) VALUES (1, 0, 0)")
@@ -341,8 +366,9 @@ def _create(path: Path) -> None:
 
 def migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
-    registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`) or a
-    version-4 one (no ledger, no `said` columns) to this schema, once: returns (rows bound,
+    registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`), a
+    version-4 one (no ledger, no `said` columns) or a version-5 one (no `trusted_time`) to
+    this schema, once: returns (rows bound,
     the registry) when it bound any."""
     # the version is read again under the write lock: two processes opening an old outbox at
     # once both see it old here, and only the first may migrate it
@@ -368,7 +394,9 @@ def migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
                 "SELECT 1, count(*), ? FROM outbox",
                 (size,),
             )
-        _add_ledger(conn)
+        if version < LEDGER_VERSION:
+            _add_ledger(conn)
+        conn.execute(TRUSTED_TIME_SCHEMA)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:

@@ -1,0 +1,277 @@
+"""Trusted time for signed events, end to end: asking the authorities and calendars for the
+proofs an event lacks (`fetch_time`), keeping them in sidecar files beside a file of events
+(`read_sidecar_file`, `write_sidecar_file`), and checking an event's sidecar offline into the
+times it proves (`check_time`). The outbox keeps them too (`pithauthor.registry.trusted_time`).
+
+Fetching never fails the caller: a source that cannot be asked is a problem line, and the proof
+is fetched on a later run. A source that failed once is not asked again in the same run, so a
+down authority costs one timeout, not one per event.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pithauthor.errors import InputError, PithError, VerificationError
+from pithauthor.fs import MAX_JSON_BYTES, read_user_text, replace_file
+from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.timestamps import (
+    SIDECAR_SUFFIX,
+    Sidecar,
+    SidecarFault,
+    build_sidecar,
+    merge_sidecars,
+    ots_digest,
+    parse_sidecar,
+    proofs_of,
+    sidecar_json,
+    signature_message,
+    tokens_of,
+)
+from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check
+
+if TYPE_CHECKING:
+    from pithauthor.timestamps.headers import Floor, HeaderSource
+    from pithauthor.timestamps.proven import ProvenTime
+    from pithauthor.timestamps.rfc3161 import Authority
+
+#: Seconds each authority or calendar is given right after signing: signing never waits long.
+SIGNING_TIMEOUT = 5.0
+
+#: Seconds each is given by `pith submit` and `pith timestamp`.
+FETCH_TIMEOUT = 10.0
+
+Kind = Literal["rfc3161", "ots"]
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Whom to ask: the RFC 3161 authorities and the OpenTimestamps calendars."""
+
+    authorities: tuple[Authority, ...] = ()
+    calendars: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing is to be asked (the opt-out)."""
+        return not self.authorities and not self.calendars
+
+
+def sources_from_env(env: Mapping[str, str] | None = None) -> Sources:
+    """The authorities `PITH_TSA` and the calendars `PITH_OTS_CALENDARS` name (the defaults
+    when unset; `none` for neither: the opt-out). InputError, one line, for a bad setting."""
+    from pithauthor.timestamps.ots import calendars_from_env
+    from pithauthor.timestamps.rfc3161 import authorities_from_env
+
+    env = os.environ if env is None else env
+    return Sources(authorities_from_env(env), calendars_from_env(env))
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One proof got: for `event_id`, of `kind`, from `source`."""
+
+    event_id: str
+    kind: Kind
+    source: str
+    proof: bytes
+    complete: bool = False
+
+
+@dataclass
+class Fetch:
+    """What a run of `fetch_time` got, and the sources it could not ask (one line each)."""
+
+    fetched: list[Fetched] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)  # source -> why
+
+    def sidecars(self, have: Mapping[str, Sidecar] | None = None) -> dict[str, Sidecar]:
+        """The sidecars of the events fetched for, merged with `have` (what was kept before)."""
+        by_event: dict[str, list[Fetched]] = {}
+        for got in self.fetched:
+            by_event.setdefault(got.event_id, []).append(got)
+        out: dict[str, Sidecar] = dict(have or {})
+        for eid, got in by_event.items():
+            new = build_sidecar(
+                eid,
+                [(g.source, g.proof) for g in got if g.kind == "rfc3161"],
+                [(g.source, g.proof, g.complete) for g in got if g.kind == "ots"],
+            )
+            out[eid] = merge_sidecars([out[eid], new]) if eid in out else new
+        return out
+
+    def warning(self) -> str | None:
+        """The one warning line for the sources that could not be asked, or None."""
+        if not self.problems:
+            return None
+        said = "; ".join(f"{src}: {why}" for src, why in self.problems.items())
+        return f"warning: no trusted time yet from {said}"
+
+
+def fetch_time(
+    events: Iterable[Mapping[str, object]],
+    sources: Sources,
+    have: Mapping[str, Sidecar] | None = None,
+    *,
+    timeout: float = FETCH_TIMEOUT,
+) -> Fetch:
+    """Ask for what each event's sidecar in `have` lacks: a token from each authority that
+    gave none, a proof from each calendar that gave none, and an upgrade of each pending
+    proof. Never raises for a source: its failure is kept in `problems`, and it is not asked
+    again in this run."""
+    from pithauthor.timestamps.ots import stamp, upgrade
+    from pithauthor.timestamps.rfc3161 import request_token
+
+    run = Fetch()
+    for event in events:
+        eid = str(event.get("event_id"))
+        kept = (have or {}).get(eid)
+        tokens = dict(tokens_of(kept)) if kept is not None else {}
+        proofs = {url: (p, c) for url, p, c in proofs_of(kept)} if kept is not None else {}
+        try:
+            message, digest = signature_message(event), ots_digest(eid)
+        except ValueError:
+            continue  # not a signed event: nothing to stamp (the caller checked its events)
+        for authority in sources.authorities:
+            if authority.url in tokens or authority.url in run.problems:
+                continue
+            try:
+                token = request_token(message, authority, timeout=timeout)
+            except PithError as exc:
+                run.problems[authority.url] = _short(exc)
+                continue
+            run.fetched.append(Fetched(eid, "rfc3161", authority.url, token))
+        for calendar in sources.calendars:
+            if calendar in run.problems:
+                continue
+            held = proofs.get(calendar)
+            if held is not None and held[1]:
+                continue  # complete: nothing more to get
+            try:
+                if held is None:
+                    run.fetched.append(
+                        Fetched(eid, "ots", calendar, stamp(digest, calendar, timeout=timeout))
+                    )
+                else:
+                    proof, complete = upgrade(held[0], digest, calendar, timeout=timeout)
+                    if complete:
+                        run.fetched.append(Fetched(eid, "ots", calendar, proof, True))
+            except PithError as exc:
+                run.problems[calendar] = _short(exc)
+    return run
+
+
+def _short(exc: PithError) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+# --- sidecar files ------------------------------------------------------------------------------
+
+
+def sidecar_path(events_file: Path | str) -> Path:
+    """Where the proofs of the events of `events_file` are kept (`X.jsonl.time.jsonl`)."""
+    return Path(str(events_file) + SIDECAR_SUFFIX)
+
+
+def read_sidecar_file(path: Path) -> dict[str, Sidecar]:
+    """The sidecars of a `.time.jsonl` file by event id (several lines for one event merged);
+    empty when there is no such file. InputError, one line, for a line that is no sidecar."""
+    if not path.exists():
+        return {}
+    text = read_user_text(path, InputError, "trusted-time sidecar", limit=MAX_JSON_BYTES)
+    found: dict[str, list[Sidecar]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sidecar = parse_sidecar(parse_json(line))
+        except (JSONFault, SidecarFault) as exc:
+            raise InputError(f"{path} line {number} is not a trusted-time sidecar: {exc}") from None
+        found.setdefault(sidecar["event_id"], []).append(sidecar)
+    return {eid: merge_sidecars(all_) for eid, all_ in found.items()}
+
+
+def write_sidecar_file(path: Path, sidecars: Mapping[str, Sidecar]) -> None:
+    """Merge `sidecars` into the file at `path` (written whole and atomically, one canonical
+    sidecar a line, in event-id order)."""
+    kept = read_sidecar_file(path)
+    for eid, sidecar in sidecars.items():
+        kept[eid] = merge_sidecars([kept[eid], sidecar]) if eid in kept else sidecar
+    text = "".join(sidecar_json(kept[eid]) + "\n" for eid in sorted(kept))
+    replace_file(path, text, mode=0o644)
+
+
+# --- checking -----------------------------------------------------------------------------------
+
+
+def check_time(
+    event: Mapping[str, object],
+    sidecar: Sidecar,
+    authorities: Sequence[Authority],
+    headers: HeaderSource | None,
+    floor: Floor,
+) -> tuple[list[ProvenTime], list[Check]]:
+    """The times `sidecar` proves for `event`, and one check per proof: passed with the time
+    and what proved it, failed for a proof that does not hold (another message, an untrusted
+    root, a broken proof, a header under the floor...), unverifiable for a pending
+    OpenTimestamps proof or a header that could not be fetched. Offline but for headers."""
+    from pithauthor.errors import NetworkError
+    from pithauthor.protocol.utc import utc_stamp
+    from pithauthor.timestamps.ots import check_proof
+    from pithauthor.timestamps.rfc3161 import check_token
+
+    proven: list[ProvenTime] = []
+    checks: list[Check] = []
+    if sidecar["event_id"] != event.get("event_id"):
+        checks.append(Check("trusted_time", FAILED, "the sidecar is of another event"))
+        return proven, checks
+    message = signature_message(event)
+    for url, token in tokens_of(sidecar):
+        name = "trusted_time.rfc3161"
+        try:
+            got = check_token(token, message, authorities)
+        except VerificationError as exc:
+            checks.append(Check(name, FAILED, f"token from {url}: {_short(exc)}"))
+            continue
+        proven.append(got)
+        checks.append(Check(name, PASSED, f"{utc_stamp(got.time)} by {got.by}"))
+    digest = ots_digest(sidecar["event_id"])
+    for url, proof, complete in proofs_of(sidecar):
+        name = "trusted_time.opentimestamps"
+        if headers is None and complete:
+            checks.append(
+                Check(
+                    name,
+                    UNVERIFIABLE,
+                    f"proof from {url}: no block headers to check it "
+                    "against (PITH_BTC_HEADERS=none)",
+                )
+            )
+            continue
+        try:
+            found = check_proof(proof, digest, headers or _NoHeaders(), floor)
+        except VerificationError as exc:
+            checks.append(Check(name, FAILED, f"proof from {url}: {_short(exc)}"))
+            continue
+        except NetworkError as exc:
+            checks.append(Check(name, UNVERIFIABLE, f"proof from {url}: {_short(exc)}"))
+            continue
+        if found is None:
+            checks.append(
+                Check(name, UNVERIFIABLE, f"proof from {url} is pending (not in a block yet)")
+            )
+            continue
+        proven.append(found)
+        checks.append(Check(name, PASSED, f"{utc_stamp(found.time)} by {found.by}"))
+    return proven, checks
+
+
+class _NoHeaders:
+    """No header source (`PITH_BTC_HEADERS=none`): every header is missing."""
+
+    def header(self, height: int) -> bytes | None:
+        return None
