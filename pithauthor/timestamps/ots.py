@@ -245,8 +245,10 @@ def check_proof(
     merkle root is that of the header `headers` has for its height, the header meeting its own
     target and `floor` (`ProvenTime(block time, "bitcoin block <height>")`). None when the proof
     is only pending. VerificationError when the proof is damaged, names no attestation pith
-    knows, has no header to check against, or a header fails (no proof of work, under the floor,
-    another merkle root): one line saying which."""
+    knows, or a header fails (no proof of work, under the floor, another merkle root): one line
+    saying which. NetworkError when `headers` has no header for a block the proof names (none
+    shipped, the explorer cannot be asked or has none): the proof is then unjudged, not
+    wrong."""
     tree = parse_proof(proof, digest)
     proven: list[ProvenTime] = []
     pending = False
@@ -259,7 +261,9 @@ def check_proof(
         height = int(attestation.height)
         raw = headers.header(height)
         if raw is None:
-            raise VerificationError(
+            # not a fault of the proof: nothing to judge it by here (offline, or an explorer
+            # that lacks the block); the caller reports it unverifiable, not failed
+            raise NetworkError(
                 f"no header of Bitcoin block {height} to check the OpenTimestamps proof against",
                 hint="ship the header beside the proof, or let pith fetch it (PITH_BTC_HEADERS)",
             )

@@ -139,7 +139,9 @@ def test_every_flipped_byte_of_a_complete_proof_is_refused(calendar: Calendar) -
             flipped[index] ^= bit
             try:
                 result = ots.check_proof(bytes(flipped), DIGEST, headers, TEST_FLOOR)
-            except VerificationError:
+            # NetworkError: a flip in the height names a block with no header here, so the
+            # proof is unjudged (an explorer's header for that block would not commit to it)
+            except (VerificationError, NetworkError):
                 continue
             accepted.append((index, bit, result))
     assert accepted == []
@@ -179,9 +181,9 @@ def test_a_header_without_its_proof_of_work_is_refused(calendar: Calendar) -> No
         ots.check_proof(proof, DIGEST, ShippedHeaders({TEST_HEIGHT: bytes(header)}), TEST_FLOOR)
 
 
-def test_a_complete_proof_without_its_header_is_not_taken_for_proven(calendar: Calendar) -> None:
+def test_a_complete_proof_without_its_header_is_unjudged_not_proven(calendar: Calendar) -> None:
     proof = _complete(calendar)
-    with pytest.raises(VerificationError, match=f"no header of Bitcoin block {TEST_HEIGHT}"):
+    with pytest.raises(NetworkError, match=f"no header of Bitcoin block {TEST_HEIGHT}"):
         ots.check_proof(proof, DIGEST, ShippedHeaders({}), TEST_FLOOR)
 
 
