@@ -228,3 +228,21 @@ def test_calendars_come_from_pith_ots_calendars() -> None:
     )
     with pytest.raises(InputError, match="PITH_OTS_CALENDARS"):
         ots.calendars_from_env({"PITH_OTS_CALENDARS": "http://calendar.example"})
+
+
+def test_a_proof_into_two_blocks_proves_the_earlier_time(calendar: Calendar) -> None:
+    first = _complete(calendar)
+    with ots_calendar() as other:
+        pending = ots.stamp(DIGEST, other.url)
+        other.mine(TEST_HEIGHT - 5, time=BLOCK_TIME - 3000)
+        second, complete = ots.upgrade(pending, DIGEST, other.url)
+        assert complete
+        merged = ots.parse_proof(first, DIGEST)
+        merged.merge(ots.parse_proof(second, DIGEST))
+        headers = ShippedHeaders({**calendar.headers, **other.headers})
+        proven = ots.check_proof(serialize(merged), DIGEST, headers, TEST_FLOOR)
+    assert proven is not None
+    assert (proven.time, proven.by) == (
+        datetime.fromtimestamp(BLOCK_TIME - 3000, UTC),
+        f"bitcoin block {TEST_HEIGHT - 5}",
+    )
