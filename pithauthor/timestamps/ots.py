@@ -193,32 +193,47 @@ def upgrade(
         for node, attestation in _attestations(tree)
         if isinstance(attestation, PendingAttestation)
     ]
+    failed: NetworkError | None = None
     for node, uri in pending:
         if not _may_ask(uri, base):
             continue
-        where = _calendar_url(uri)
-        what = f"the OpenTimestamps calendar at {where}"
-        answer = exchange(
-            "GET",
-            f"{where}/timestamp/{node.msg.hex()}",
-            what=what,
-            headers=ACCEPT,
-            timeout=timeout,
-            limit=MAX_PROOF_BYTES,
-        )
-        if answer.status == 404:
-            continue  # not yet in a block (or not known yet): asked again next time
-        if answer.status != 200:
-            raise NetworkError(f"{what} answered {answer.status} for a pending proof")
         try:
-            found = parse_proof_for(answer.body, node.msg)
-        except VerificationError as exc:
-            raise NetworkError(f"{what} answered a damaged proof: {exc}") from None
-        node.merge(found)
+            found = _ask(node.msg, _calendar_url(uri), timeout)
+        except NetworkError as exc:
+            # another calendar of the same proof may still have the block: ask it, and say
+            # this failure only when none completed the proof
+            failed = failed or exc
+            continue
+        if found is not None:
+            node.merge(found)
     complete = is_complete(tree)
     if complete:
         _prune_pending(tree)
+    elif failed is not None:
+        raise failed
     return serialize_proof(tree), complete
+
+
+def _ask(commitment: bytes, calendar: str, timeout: float) -> Timestamp | None:
+    """The calendar's operations from `commitment` to a block, or None while it has none (404).
+    NetworkError when it cannot be asked, or answers anything else."""
+    what = f"the OpenTimestamps calendar at {calendar}"
+    answer = exchange(
+        "GET",
+        f"{calendar}/timestamp/{commitment.hex()}",
+        what=what,
+        headers=ACCEPT,
+        timeout=timeout,
+        limit=MAX_PROOF_BYTES,
+    )
+    if answer.status == 404:
+        return None  # not yet in a block (or not known yet): asked again next time
+    if answer.status != 200:
+        raise NetworkError(f"{what} answered {answer.status} for a pending proof")
+    try:
+        return parse_proof_for(answer.body, commitment)
+    except VerificationError as exc:
+        raise NetworkError(f"{what} answered a damaged proof: {exc}") from None
 
 
 def parse_proof_for(proof: bytes, message: bytes) -> Timestamp:

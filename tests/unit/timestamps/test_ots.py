@@ -246,3 +246,26 @@ def test_a_proof_into_two_blocks_proves_the_earlier_time(calendar: Calendar) -> 
         datetime.fromtimestamp(BLOCK_TIME - 3000, UTC),
         f"bitcoin block {TEST_HEIGHT - 5}",
     )
+
+
+def test_a_calendar_that_fails_does_not_hide_another_that_has_the_block(
+    calendar: Calendar, no_backoff: None
+) -> None:
+    # two pending attestations in one proof (two submissions, two commitments); the calendar
+    # fails for the first commitment and has the block for the second
+    merged = ots.parse_proof(ots.stamp(DIGEST, calendar.url), DIGEST)
+    merged.merge(ots.parse_proof(ots.stamp(DIGEST, calendar.url), DIGEST))
+    proof = serialize(merged)
+    broken = sorted(node.msg.hex() for node, _ in _pending_nodes(merged))[0]
+    original = calendar.answer
+
+    def failing(method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        return (500, b"") if path.endswith(broken) else original(method, path, body)
+
+    calendar.answer = failing
+    with pytest.raises(NetworkError, match="HTTP 500"):  # neither in a block: the failure said
+        ots.upgrade(proof, DIGEST, calendar.url)
+    calendar.mine()
+    upgraded, complete = ots.upgrade(proof, DIGEST, calendar.url)
+    assert complete
+    assert ots.check_proof(upgraded, DIGEST, ShippedHeaders(calendar.headers), TEST_FLOOR)
