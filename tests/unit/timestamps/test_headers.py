@@ -32,6 +32,13 @@ GENESIS = bytes.fromhex(
     "29ab5f49" + "ffff001d" + "1dac2b7c"
 )
 GENESIS_HASH = "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f"
+# block 840,000, the halving of 2024-04-20: where the production floor's first row starts
+HALVING = bytes.fromhex(
+    "00e05f2aab948491071265ad552351d0ad625745668da54b017201000000000000000000"
+    "4f89a5d73bd4d4887f25981fe81892ccafda10c27f52d6f3dd28183a7c411b03"
+    "b7072366" + "19420317" + "7d9863ea"
+)
+HALVING_HASH = "0000000000000000000320283a032748cef8227873ff4872689bf23f1cda83a5"
 
 
 @pytest.fixture
@@ -50,14 +57,23 @@ def test_the_genesis_header_meets_its_own_target() -> None:
     assert check_header(GENESIS, 0, every_height) == header
 
 
+def test_the_production_floor_accepts_a_real_mainnet_header_where_it_starts() -> None:
+    assert block_hash(HALVING)[::-1].hex() == HALVING_HASH
+    header = check_header(HALVING, 840_000, PRODUCTION_FLOOR)
+    assert (header.bits, header.time) == (0x17034219, 1713571767)  # 2024-04-20T00:09:27Z
+    # the same header claimed for a height before the floor's first row is not judged
+    with pytest.raises(VerificationError, match="older than the mainnet difficulty floor"):
+        check_header(HALVING, 839_999, PRODUCTION_FLOOR)
+
+
 def test_the_production_floor_does_not_reach_blocks_before_any_pith_event() -> None:
-    assert PRODUCTION_FLOOR.max_target(849_999) is None
+    assert PRODUCTION_FLOOR.max_target(839_999) is None
     with pytest.raises(VerificationError, match="older than the mainnet difficulty floor"):
         check_header(GENESIS, 0, PRODUCTION_FLOOR)
 
 
 def test_the_production_floor_asks_more_work_as_the_chain_grows() -> None:
-    targets = [PRODUCTION_FLOOR.max_target(h) for h in (850_000, 899_999, 900_000, 2_000_000)]
+    targets = [PRODUCTION_FLOOR.max_target(h) for h in (840_000, 899_999, 900_000, 2_000_000)]
     assert targets[0] == targets[1] == DIFFICULTY_1_TARGET // 40_000_000_000_000
     assert targets[2] == targets[3] == DIFFICULTY_1_TARGET // 50_000_000_000_000
     heights = [height for height, _ in PRODUCTION_FLOOR.rows]
