@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pithauthor.errors import InputError, NetworkError, PithError, VerificationError
 from pithauthor.fs import MAX_JSON_BYTES, read_user_text, replace_file
+from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.timestamps import (
     SIDECAR_SUFFIX,
@@ -127,12 +128,14 @@ def fetch_time(
     have: Mapping[str, Sidecar] | None = None,
     *,
     timeout: float = FETCH_TIMEOUT,
+    attempts: int = 3,
 ) -> Fetch:
     """Ask for what each event's sidecar in `have` lacks: a token from each authority that
     gave none, a proof from each calendar that gave none, and an upgrade of each pending
     proof. Never raises for a source: its failure is kept in `problems`, and it is not asked
-    again in this run."""
-
+    again in this run. `attempts`: per request (1 right after signing: signing never waits on
+    a source that is down; later runs retry)."""
+    retry = RetryPolicy(max_attempts=attempts, base_delay=0.5, max_delay=2.0)
     run = Fetch()
     for event in events:
         eid = str(event.get("event_id"))
@@ -147,7 +150,7 @@ def fetch_time(
             if authority.url in tokens or authority.url in run.problems:
                 continue
             try:
-                token = request_token(message, authority, timeout=timeout)
+                token = request_token(message, authority, timeout=timeout, retry=retry)
             except PithError as exc:
                 run.problems[authority.url] = _short(exc)
                 continue
@@ -161,10 +164,17 @@ def fetch_time(
             try:
                 if held is None:
                     run.fetched.append(
-                        Fetched(eid, "ots", calendar, stamp(digest, calendar, timeout=timeout))
+                        Fetched(
+                            eid,
+                            "ots",
+                            calendar,
+                            stamp(digest, calendar, timeout=timeout, retry=retry),
+                        )
                     )
                 else:
-                    proof, complete = upgrade(held[0], digest, calendar, timeout=timeout)
+                    proof, complete = upgrade(
+                        held[0], digest, calendar, timeout=timeout, retry=retry
+                    )
                     if complete:
                         run.fetched.append(Fetched(eid, "ots", calendar, proof, True))
             except PithError as exc:
