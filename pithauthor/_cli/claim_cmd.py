@@ -10,6 +10,7 @@ from pithauthor._cli.options import (
     ARXIV_API_OPTION,
     EVENT_JSON_OPTION,
     KEY_OPTION,
+    NO_TIMESTAMP_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     RECORD_OPTION,
@@ -18,7 +19,6 @@ from pithauthor._cli.options import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
-    NO_TIMESTAMP_OPTION,
     YES_OPTION,
 )
 from pithauthor._cli.signing import Output

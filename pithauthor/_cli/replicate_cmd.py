@@ -9,6 +9,7 @@ from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
+    NO_TIMESTAMP_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     RECORD_OPTION,
@@ -17,7 +18,6 @@ from pithauthor._cli.options import (
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
-    NO_TIMESTAMP_OPTION,
     YES_OPTION,
 )
 from pithauthor._cli.signing import Output

@@ -46,7 +46,10 @@ def timestamp(
     _say(got, looked, as_json)
     line = got.warning()
     if line is not None:
-        raise NetworkError(line.removeprefix("warning: ") + " (run `pith timestamp` again later)")
+        raise NetworkError(
+            line.removeprefix("warning: "),
+            hint="run `pith timestamp` again later: what was fetched is kept",
+        )
 
 
 def _say(got: Fetch, looked: int, as_json: bool) -> None:

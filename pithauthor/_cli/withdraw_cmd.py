@@ -12,13 +12,13 @@ from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
+    NO_TIMESTAMP_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     REGISTRY_OPTION,
     SUBMIT_OPTION,
     TRUST_LOCAL_OPTION,
     TRUST_MANIFEST_OPTION,
-    NO_TIMESTAMP_OPTION,
     YES_OPTION,
 )
 from pithauthor._cli.output import message

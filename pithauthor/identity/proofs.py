@@ -387,7 +387,7 @@ def verify_identity(
     when there are several, as `verify_documents` does); return every proof as checked.
     `papers` (records the verifier holds) and the records among `docs` tell a paper proof
     which arXiv PDF is the claimed version's. `proven`: by event id, the times its sidecar
-    proves (`pithauthor.timestamps.proven_times`).
+    proves (`pithauthor.timestamps.flow.verify_time`).
 
     When an identity is asked for, a document that is not a signed event fails it."""
     asked = orcid is not None or signer is not None

@@ -50,7 +50,7 @@ def stamp_signed(
     events were appended to)."""
     if sources.empty or not events:
         return Fetch()
-    got = fetch_time(events, sources, timeout=timeout)
+    got = fetch_time(events, sources, timeout=timeout, attempts=1)
     if in_outbox and got.fetched:
         with Outbox() as outbox:
             _keep(outbox, got)

@@ -14,10 +14,11 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
-from pithauthor.errors import InputError, PithError, VerificationError
+from pithauthor.errors import InputError, NetworkError, PithError, VerificationError
 from pithauthor.fs import MAX_JSON_BYTES, read_user_text, replace_file
+from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.timestamps import (
     SIDECAR_SUFFIX,
@@ -32,12 +33,23 @@ from pithauthor.protocol.timestamps import (
     signature_message,
     tokens_of,
 )
-from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check
-
-if TYPE_CHECKING:
-    from pithauthor.timestamps.headers import Floor, HeaderSource
-    from pithauthor.timestamps.proven import ProvenTime
-    from pithauthor.timestamps.rfc3161 import Authority
+from pithauthor.protocol.utc import utc_stamp
+from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check, Report
+from pithauthor.timestamps.headers import (
+    PRODUCTION_FLOOR,
+    Floor,
+    HeaderSource,
+    headers_from_env,
+)
+from pithauthor.timestamps.ots import calendars_from_env, check_proof, stamp, upgrade
+from pithauthor.timestamps.proven import ProvenTime
+from pithauthor.timestamps.rfc3161 import (
+    DEFAULT_AUTHORITIES,
+    Authority,
+    authorities_from_env,
+    check_token,
+    request_token,
+)
 
 #: Seconds each authority or calendar is given right after signing: signing never waits long.
 SIGNING_TIMEOUT = 5.0
@@ -64,8 +76,6 @@ class Sources:
 def sources_from_env(env: Mapping[str, str] | None = None) -> Sources:
     """The authorities `PITH_TSA` and the calendars `PITH_OTS_CALENDARS` name (the defaults
     when unset; `none` for neither: the opt-out). InputError, one line, for a bad setting."""
-    from pithauthor.timestamps.ots import calendars_from_env
-    from pithauthor.timestamps.rfc3161 import authorities_from_env
 
     env = os.environ if env is None else env
     return Sources(authorities_from_env(env), calendars_from_env(env))
@@ -92,8 +102,8 @@ class Fetch:
     def sidecars(self, have: Mapping[str, Sidecar] | None = None) -> dict[str, Sidecar]:
         """The sidecars of the events fetched for, merged with `have` (what was kept before)."""
         by_event: dict[str, list[Fetched]] = {}
-        for got in self.fetched:
-            by_event.setdefault(got.event_id, []).append(got)
+        for one in self.fetched:
+            by_event.setdefault(one.event_id, []).append(one)
         out: dict[str, Sidecar] = dict(have or {})
         for eid, got in by_event.items():
             new = build_sidecar(
@@ -118,14 +128,14 @@ def fetch_time(
     have: Mapping[str, Sidecar] | None = None,
     *,
     timeout: float = FETCH_TIMEOUT,
+    attempts: int = 3,
 ) -> Fetch:
     """Ask for what each event's sidecar in `have` lacks: a token from each authority that
     gave none, a proof from each calendar that gave none, and an upgrade of each pending
     proof. Never raises for a source: its failure is kept in `problems`, and it is not asked
-    again in this run."""
-    from pithauthor.timestamps.ots import stamp, upgrade
-    from pithauthor.timestamps.rfc3161 import request_token
-
+    again in this run. `attempts`: per request (1 right after signing: signing never waits on
+    a source that is down; later runs retry)."""
+    retry = RetryPolicy(max_attempts=attempts, base_delay=0.5, max_delay=2.0)
     run = Fetch()
     for event in events:
         eid = str(event.get("event_id"))
@@ -140,7 +150,7 @@ def fetch_time(
             if authority.url in tokens or authority.url in run.problems:
                 continue
             try:
-                token = request_token(message, authority, timeout=timeout)
+                token = request_token(message, authority, timeout=timeout, retry=retry)
             except PithError as exc:
                 run.problems[authority.url] = _short(exc)
                 continue
@@ -154,10 +164,17 @@ def fetch_time(
             try:
                 if held is None:
                     run.fetched.append(
-                        Fetched(eid, "ots", calendar, stamp(digest, calendar, timeout=timeout))
+                        Fetched(
+                            eid,
+                            "ots",
+                            calendar,
+                            stamp(digest, calendar, timeout=timeout, retry=retry),
+                        )
                     )
                 else:
-                    proof, complete = upgrade(held[0], digest, calendar, timeout=timeout)
+                    proof, complete = upgrade(
+                        held[0], digest, calendar, timeout=timeout, retry=retry
+                    )
                     if complete:
                         run.fetched.append(Fetched(eid, "ots", calendar, proof, True))
             except PithError as exc:
@@ -219,10 +236,6 @@ def check_time(
     and what proved it, failed for a proof that does not hold (another message, an untrusted
     root, a broken proof, a header under the floor...), unverifiable for a pending
     OpenTimestamps proof or a header that could not be fetched. Offline but for headers."""
-    from pithauthor.errors import NetworkError
-    from pithauthor.protocol.utc import utc_stamp
-    from pithauthor.timestamps.ots import check_proof
-    from pithauthor.timestamps.rfc3161 import check_token
 
     proven: list[ProvenTime] = []
     checks: list[Check] = []
@@ -275,3 +288,40 @@ class _NoHeaders:
 
     def header(self, height: int) -> bytes | None:
         return None
+
+
+def verify_time(
+    docs: Sequence[Any], report: Report, sidecars: Mapping[str, Sidecar]
+) -> dict[str, list[ProvenTime]]:
+    """Check the trusted time of every signed event of `docs` that `sidecars` (by event id:
+    the sidecar file beside the events, docs/protocol.md "Trusted time") has proofs for, adding
+    `trusted_time.*` checks to `report` (prefixed `[n].` as `verify_documents` does); return
+    the times proven, by event id (`verify_identity`'s `proven`).
+
+    Tokens are checked against the pinned authorities (`PITH_TSA`'s, else the defaults: also
+    when `PITH_TSA=none` opts out of asking), OpenTimestamps proofs against headers fetched
+    once and cached (`PITH_BTC_HEADERS`) under the production difficulty floor."""
+    proven: dict[str, list[ProvenTime]] = {}
+    wanted = [
+        (n, d)
+        for n, d in enumerate(docs, start=1)
+        if isinstance(d, dict) and "signature" in d and d.get("event_id") in sidecars
+    ]
+    if not wanted:
+        return proven
+    authorities = authorities_from_env() or DEFAULT_AUTHORITIES
+    headers = headers_from_env(floor=PRODUCTION_FLOOR)
+    for number, event in wanted:
+        prefix = f"[{number}]." if len(docs) > 1 else ""
+        try:
+            times, checks = check_time(
+                event, sidecars[event["event_id"]], authorities, headers, PRODUCTION_FLOOR
+            )
+        except ValueError as exc:  # an event without a readable signature: its checks fail
+            report.add(prefix + "trusted_time", False, str(exc))
+            continue
+        for check in checks:
+            report.checks.append(check._replace(name=prefix + check.name))
+        if times:
+            proven[event["event_id"]] = times
+    return proven

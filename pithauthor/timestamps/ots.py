@@ -39,7 +39,7 @@ from opentimestamps.core.serialize import (
 from opentimestamps.core.timestamp import Timestamp
 
 from pithauthor.errors import InputError, NetworkError, VerificationError
-from pithauthor.net import check_url, exchange
+from pithauthor.net import RetryPolicy, check_url, exchange
 from pithauthor.timestamps.headers import Floor, HeaderSource, check_header
 from pithauthor.timestamps.proven import ProvenTime
 
@@ -137,7 +137,9 @@ def _calendar_url(url: str) -> str:
     return check_url(url, "the OpenTimestamps calendar URL")
 
 
-def stamp(digest: bytes, calendar: str, *, timeout: float = 10.0) -> bytes:
+def stamp(
+    digest: bytes, calendar: str, *, timeout: float = 10.0, retry: RetryPolicy | None = None
+) -> bytes:
     """Submit `digest` to `calendar` (`POST /digest`); its pending proof, checked to be a proof
     for this digest that names a calendar to upgrade it from. NetworkError when the calendar
     cannot be reached or answers anything else."""
@@ -151,6 +153,7 @@ def stamp(digest: bytes, calendar: str, *, timeout: float = 10.0) -> bytes:
         content=digest,
         headers={**ACCEPT, "Content-Type": "application/octet-stream"},
         timeout=timeout,
+        retry=retry,  # `retry`: the caller's (one attempt right after signing)
         limit=MAX_PROOF_BYTES,
     )
     if answer.status != 200:
@@ -176,7 +179,12 @@ def _may_ask(uri: str, calendar: str) -> bool:
 
 
 def upgrade(
-    proof: bytes, digest: bytes, calendar: str, *, timeout: float = 10.0
+    proof: bytes,
+    digest: bytes,
+    calendar: str,
+    *,
+    timeout: float = 10.0,
+    retry: RetryPolicy | None = None,
 ) -> tuple[bytes, bool]:
     """Ask for the Bitcoin part of a pending proof (`GET /timestamp/<hex commitment>` at the
     calendar each pending attestation names, when `_may_ask`): (the proof, merged with what
@@ -204,6 +212,7 @@ def upgrade(
             what=what,
             headers=ACCEPT,
             timeout=timeout,
+            retry=retry,  # `retry`: the caller's (one attempt right after signing)
             limit=MAX_PROOF_BYTES,
         )
         if answer.status == 404:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from pithauthor.errors import InputError, NetworkError, VerificationError
 from pithauthor.fs import read_user_file
-from pithauthor.net import check_url, exchange
+from pithauthor.net import RetryPolicy, check_url, exchange
 from pithauthor.timestamps.proven import ProvenTime
 
 if TYPE_CHECKING:
@@ -166,7 +166,9 @@ def _load_certificates(ders: Sequence[bytes]) -> list[object]:
 # --- asking --------------------------------------------------------------------------------------
 
 
-def request_token(message: bytes, authority: Authority, *, timeout: float = 10.0) -> bytes:
+def request_token(
+    message: bytes, authority: Authority, *, timeout: float = 10.0, retry: RetryPolicy | None = None
+) -> bytes:
     """A token from `authority` stamping SHA-256(`message`), checked (`check_token`) before it is
     returned: the DER TimeStampToken (CMS ContentInfo). NetworkError when the authority cannot
     be reached, answers an HTTP error or refuses (its PKIStatus); VerificationError when what it
@@ -190,6 +192,7 @@ def request_token(message: bytes, authority: Authority, *, timeout: float = 10.0
         content=request.as_bytes(),
         headers={"Content-Type": QUERY_TYPE, "Accept": REPLY_TYPE},
         timeout=timeout,
+        retry=retry,  # `retry`: the caller's (one attempt right after signing)
         limit=MAX_TOKEN_BYTES,
     )
     if answer.status != 200:

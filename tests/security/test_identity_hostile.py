@@ -335,7 +335,7 @@ def test_a_claim_proven_before_the_retirement_stays_bound(server: IdentityServer
 def test_a_claim_dated_before_the_retirement_without_trusted_time_is_not_bound(
     server: IdentityServer,
 ) -> None:
-    """Issue 41: `created_at` is the signer's word (a leaked key can backdate), so a retired
+    """`created_at` is the signer's word (a leaked key can backdate), so a retired
     key's claim is bound only with a proven time before the retirement, not by its date."""
     server.site.records[VECTOR_ORCID] = [("Pith author key (retired 2099-01-01)", key_url(KEY))]
     report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)

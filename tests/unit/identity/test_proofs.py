@@ -228,7 +228,7 @@ def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None
     pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
     retired = Finding("retired", "marks it retired", "2099-01-01")  # after the claim
     orcid = ProofCheck("orcid", VECTOR_ORCID, "api", retired)
-    # bound as a retired key only with a trusted time before the retirement (issue 41: the
+    # bound as a retired key only with a trusted time before the retirement (trusted time: the
     # claim's own created_at, 2026, no longer counts)
     before = Proven(datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC), "rfc3161 https://tsa.test/")
     report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID, proven=[before])
