@@ -338,6 +338,7 @@ def test_pith_tsa_names_authorities_with_their_root_files(tmp_path: Path, pki: P
         ("https://tsa.example={missing}", "missing.pem"),
         ("https://tsa.example={empty}", "holds no PEM certificate"),
         ("https://tsa.example={broken}", "broken certificate"),
+        ("https://timestamp.digicert.com,https://timestamp.digicert.com/", "names .* twice"),
     ],
 )
 def test_a_bad_pith_tsa_is_one_input_error(
