@@ -596,12 +596,12 @@ def exchange(
 
     target = check_url(url, what)
     policy = retry or RetryPolicy(max_attempts=3, base_delay=0.5, max_delay=2.0)
-    sent = {"User-Agent": f"pithauthor/{__version__}", **(headers or {})}
-    clients = ClientsByScheme(headers=sent, timeout=timeout, trust_env=False, max_connections=2)
+    client = _service_clients(timeout).for_url(target)
+    sent = dict(headers or {})
 
     def once() -> ServiceAnswer | Retry:
         try:
-            with clients.for_url(target).stream(method, target, content=content) as streamed:
+            with client.stream(method, target, content=content, headers=sent) as streamed:
                 body = read_capped(streamed, limit, timeout)
                 status = streamed.status_code
                 retry_after = streamed.headers.get("Retry-After")
@@ -616,12 +616,30 @@ def exchange(
             return Retry(f"HTTP {status}", wait)
         return ServiceAnswer(status, body)
 
-    try:
-        result = with_retries(once, policy, sleep, what=what)
-    finally:
-        clients.close()
+    result = with_retries(once, policy, sleep, what=what)
     if isinstance(result, Retry):
         raise NetworkError(
             f"{what} did not answer ({result.reason}) after {policy.max_attempts} attempts"
         )
     return result
+
+
+_services: dict[float, ClientsByScheme] = {}
+_services_lock = threading.Lock()
+
+
+def _service_clients(timeout: float) -> ClientsByScheme:
+    """The clients `exchange` shares, one set per timeout, kept for the process: `pith submit`
+    asks three calendars for each of many events, and a new verifying client loads the CA
+    bundle each time (40-90 ms), where a kept one also keeps its connections."""
+    with _services_lock:
+        clients = _services.get(timeout)
+        if clients is None:
+            clients = ClientsByScheme(
+                headers={"User-Agent": f"pithauthor/{__version__}"},
+                timeout=timeout,
+                trust_env=False,
+                max_connections=8,
+            )
+            _services[timeout] = clients
+        return clients

@@ -114,7 +114,8 @@ def isolated_home(
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     monkeypatch.setenv("PITH_ARXIV_API", arxiv_api)
     # no test asks the public time-stamp authorities or OpenTimestamps calendars (signing
-    # would, after every event): a test of trusted time names its loopback ones
+    # would, after every event), nor a public block explorer for headers: a test of trusted
+    # time names its loopback ones (tests/support/tsa_server.py, ots_calendar.py)
     monkeypatch.setenv("PITH_TSA", "none")
     monkeypatch.setenv("PITH_OTS_CALENDARS", "none")
     monkeypatch.setenv("PITH_BTC_HEADERS", "none")

@@ -11,7 +11,7 @@ at least the work of a real block of that range. It does not prove the header is
 (a miner could withhold one), and it does not bind the header's time beyond what consensus
 lets a miner choose (about two hours); it makes a forged proven time cost a block's work.
 
-The production floor (`PRODUCTION_FLOOR`) has no row before height 850,000 (mid-2024): no pith
+The production floor (`PRODUCTION_FLOOR`) has no row before height 840,000 (April 2024): no pith
 event existed then, and a header claiming an older height could be forged cheaply at that
 era's difficulty. Its values are round numbers at most half the real mainnet difficulty of each
 range (see `PRODUCTION_FLOOR`); tests use a floor of their own, which the production floor
@@ -112,10 +112,11 @@ class Floor:
 PRODUCTION_FLOOR = Floor(
     "mainnet",
     (
-        # Mainnet difficulty was about 80 T (8.0e13) when block 850,000 was mined (June 2024,
-        # two months after the halving at 840,000) and has stayed above that since; 40 T is
-        # half of it. Forging a header that meets it: about 40e12 * 2**32 = 1.7e26 hashes.
-        (850_000, DIFFICULTY_1_TARGET // 40_000_000_000_000),
+        # Block 840,000 (the halving, 2024-04-20) states nBits 0x17034219: difficulty 86.4 T
+        # (its header is in tests/unit/timestamps/test_headers.py), and difficulty has stayed
+        # above 80 T since; 40 T is less than half. Forging a header that meets it: about
+        # 40e12 * 2**32 = 1.7e26 hashes.
+        (840_000, DIFFICULTY_1_TARGET // 40_000_000_000_000),
         # About 120 T (1.2e14) around block 900,000 (June 2025); 50 T leaves more than half
         # of the real difficulty as room for a fall in hash rate.
         (900_000, DIFFICULTY_1_TARGET // 50_000_000_000_000),

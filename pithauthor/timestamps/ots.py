@@ -201,33 +201,50 @@ def upgrade(
         for node, attestation in _attestations(tree)
         if isinstance(attestation, PendingAttestation)
     ]
+    failed: NetworkError | None = None
     for node, uri in pending:
         if not _may_ask(uri, base):
             continue
-        where = _calendar_url(uri)
-        what = f"the OpenTimestamps calendar at {where}"
-        answer = exchange(
-            "GET",
-            f"{where}/timestamp/{node.msg.hex()}",
-            what=what,
-            headers=ACCEPT,
-            timeout=timeout,
-            retry=retry,  # `retry`: the caller's (one attempt right after signing)
-            limit=MAX_PROOF_BYTES,
-        )
-        if answer.status == 404:
-            continue  # not yet in a block (or not known yet): asked again next time
-        if answer.status != 200:
-            raise NetworkError(f"{what} answered {answer.status} for a pending proof")
         try:
-            found = parse_proof_for(answer.body, node.msg)
-        except VerificationError as exc:
-            raise NetworkError(f"{what} answered a damaged proof: {exc}") from None
-        node.merge(found)
+            found = _ask(node.msg, _calendar_url(uri), timeout, retry)
+        except NetworkError as exc:
+            # another calendar of the same proof may still have the block: ask it, and say
+            # this failure only when none completed the proof
+            failed = failed or exc
+            continue
+        if found is not None:
+            node.merge(found)
     complete = is_complete(tree)
     if complete:
         _prune_pending(tree)
+    elif failed is not None:
+        raise failed
     return serialize_proof(tree), complete
+
+
+def _ask(
+    commitment: bytes, calendar: str, timeout: float, retry: RetryPolicy | None
+) -> Timestamp | None:
+    """The calendar's operations from `commitment` to a block, or None while it has none (404).
+    NetworkError when it cannot be asked, or answers anything else."""
+    what = f"the OpenTimestamps calendar at {calendar}"
+    answer = exchange(
+        "GET",
+        f"{calendar}/timestamp/{commitment.hex()}",
+        what=what,
+        headers=ACCEPT,
+        timeout=timeout,
+        retry=retry,  # `retry`: the caller's (one attempt right after signing)
+        limit=MAX_PROOF_BYTES,
+    )
+    if answer.status == 404:
+        return None  # not yet in a block (or not known yet): asked again next time
+    if answer.status != 200:
+        raise NetworkError(f"{what} answered {answer.status} for a pending proof")
+    try:
+        return parse_proof_for(answer.body, commitment)
+    except VerificationError as exc:
+        raise NetworkError(f"{what} answered a damaged proof: {exc}") from None
 
 
 def parse_proof_for(proof: bytes, message: bytes) -> Timestamp:
@@ -254,8 +271,10 @@ def check_proof(
     merkle root is that of the header `headers` has for its height, the header meeting its own
     target and `floor` (`ProvenTime(block time, "bitcoin block <height>")`). None when the proof
     is only pending. VerificationError when the proof is damaged, names no attestation pith
-    knows, has no header to check against, or a header fails (no proof of work, under the floor,
-    another merkle root): one line saying which."""
+    knows, or a header fails (no proof of work, under the floor, another merkle root): one line
+    saying which. NetworkError when `headers` has no header for a block the proof names (none
+    shipped, the explorer cannot be asked or has none): the proof is then unjudged, not
+    wrong."""
     tree = parse_proof(proof, digest)
     proven: list[ProvenTime] = []
     pending = False
@@ -268,7 +287,9 @@ def check_proof(
         height = int(attestation.height)
         raw = headers.header(height)
         if raw is None:
-            raise VerificationError(
+            # not a fault of the proof: nothing to judge it by here (offline, or an explorer
+            # that lacks the block); the caller reports it unverifiable, not failed
+            raise NetworkError(
                 f"no header of Bitcoin block {height} to check the OpenTimestamps proof against",
                 hint="ship the header beside the proof, or let pith fetch it (PITH_BTC_HEADERS)",
             )

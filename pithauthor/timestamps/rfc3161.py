@@ -126,6 +126,9 @@ def authorities_from_env(env: Mapping[str, str] = os.environ) -> tuple[Authority
         if not equals:
             url, path = item, ""
         url = check_url(url, f"{TSA_ENV}: the time-stamp authority URL")
+        if any(a.url == url for a in chosen):
+            # each authority is one source of a sidecar (its tokens are kept by URL)
+            raise InputError(f"{TSA_ENV} names {url} twice")
         if not path:
             if url not in shipped:
                 raise InputError(

@@ -26,7 +26,7 @@ import hashlib
 import os
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -82,11 +82,13 @@ class Calendar:
     requests: list[str] = field(default_factory=list)
     down: bool = False
     """Answer 503 to everything (the calendar is down)."""
+    nonce: Callable[[], bytes] = lambda: os.urandom(16)
+    """The nonce appended to each digest (fixed by the vectors' generator)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def submit(self, digest: bytes) -> bytes:
         stamp = Timestamp(digest)
-        hashed = stamp.ops.add(OpAppend(os.urandom(16))).ops.add(OpSHA256())
+        hashed = stamp.ops.add(OpAppend(self.nonce())).ops.add(OpSHA256())
         commitment = hashed.ops.add(OpPrepend(struct.pack(">I", BLOCK_TIME - 600)))
         commitment.attestations.add(PendingAttestation(self.url))
         with self.lock:

@@ -45,26 +45,29 @@ def _name(common: str) -> cx509.Name:
 class Pki:
     """A root CA and the TSA certificate it issued (EC P-256: fast to make and to check).
     `tsa_valid` is the TSA certificate's validity window; `critical_eku` and `eku` shape its
-    EKU extension for the tests that need a wrong one."""
+    EKU extension for the tests that need a wrong one. With `fixed`, the keys and serial numbers
+    come from `name` alone, so the same `Pki` is the same bytes every time (the vectors in
+    tests/vectors/rfc3161/; every signature here is deterministic ECDSA, RFC 6979)."""
 
     name: str = "Pith Test"
     tsa_valid: tuple[datetime, datetime] = (LONG_AGO, FAR_AHEAD)
     critical_eku: bool = True
     eku: tuple[cx509.ObjectIdentifier, ...] = (ExtendedKeyUsageOID.TIME_STAMPING,)
+    fixed: bool = False
     root_key: ec.EllipticCurvePrivateKey = field(init=False)
     root: cx509.Certificate = field(init=False)
     tsa_key: ec.EllipticCurvePrivateKey = field(init=False)
     tsa: cx509.Certificate = field(init=False)
 
     def __post_init__(self) -> None:
-        self.root_key = ec.generate_private_key(ec.SECP256R1())
+        self.root_key = self._key("root")
         root_name = _name(f"{self.name} Root CA")
         self.root = (
             cx509.CertificateBuilder()
             .subject_name(root_name)
             .issuer_name(root_name)
             .public_key(self.root_key.public_key())
-            .serial_number(cx509.random_serial_number())
+            .serial_number(self._serial("root"))
             .not_valid_before(LONG_AGO)
             .not_valid_after(FAR_AHEAD)
             .add_extension(cx509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -86,15 +89,15 @@ class Pki:
                 cx509.SubjectKeyIdentifier.from_public_key(self.root_key.public_key()),
                 critical=False,
             )
-            .sign(self.root_key, hashes.SHA256())
+            .sign(self.root_key, hashes.SHA256(), ecdsa_deterministic=True)
         )
-        self.tsa_key = ec.generate_private_key(ec.SECP256R1())
+        self.tsa_key = self._key("tsa")
         builder = (
             cx509.CertificateBuilder()
             .subject_name(_name(f"{self.name} Time-Stamp Authority"))
             .issuer_name(root_name)
             .public_key(self.tsa_key.public_key())
-            .serial_number(cx509.random_serial_number())
+            .serial_number(self._serial("tsa"))
             .not_valid_before(self.tsa_valid[0])
             .not_valid_after(self.tsa_valid[1])
             .add_extension(cx509.BasicConstraints(ca=False, path_length=None), critical=True)
@@ -107,7 +110,18 @@ class Pki:
             builder = builder.add_extension(
                 cx509.ExtendedKeyUsage(list(self.eku)), critical=self.critical_eku
             )
-        self.tsa = builder.sign(self.root_key, hashes.SHA256())
+        self.tsa = builder.sign(self.root_key, hashes.SHA256(), ecdsa_deterministic=True)
+
+    def _secret(self, role: str) -> int:
+        return int.from_bytes(hashlib.sha256(f"{self.name} {role} TEST ONLY".encode()).digest())
+
+    def _key(self, role: str) -> ec.EllipticCurvePrivateKey:
+        if not self.fixed:
+            return ec.generate_private_key(ec.SECP256R1())
+        return ec.derive_private_key(self._secret(role) % (2**255), ec.SECP256R1())
+
+    def _serial(self, role: str) -> int:
+        return self._secret(f"{role} serial") >> 100 if self.fixed else cx509.random_serial_number()
 
     @property
     def root_der(self) -> bytes:
@@ -164,7 +178,9 @@ def token_for(
             },
         ]
     )
-    signature = pki.tsa_key.sign(attributes.dump(), ec.ECDSA(hashes.SHA256()))
+    signature = pki.tsa_key.sign(
+        attributes.dump(), ec.ECDSA(hashes.SHA256(), deterministic_signing=True)
+    )
     signer = cms.SignerInfo(
         {
             "version": "v1",

@@ -233,6 +233,20 @@ def test_bytes_that_are_no_token_are_refused_in_one_line(junk: bytes, pki: Pki) 
         check_token(junk, SIGNATURE, [Authority("https://tsa.example", (pki.root_der,))])
 
 
+def test_a_token_over_the_size_cap_is_refused_unread(pki: Pki) -> None:
+    token = token_for(pki, hashlib.sha256(SIGNATURE).digest(), when=WHEN)
+    with pytest.raises(VerificationError, match="over 64 KiB"):
+        check_token(
+            token + b"\0" * 65536, SIGNATURE, [Authority("https://tsa.example", (pki.root_der,))]
+        )
+
+
+def test_an_answer_over_the_size_cap_is_a_network_error(server: TsaServer) -> None:
+    server.tsa.answer = lambda body: b"\0" * (64 * 1024 + 1)  # type: ignore[method-assign]
+    with pytest.raises(NetworkError, match="answered more than 65536 bytes"):
+        request_token(SIGNATURE, authority(server))
+
+
 def test_no_authority_trusted_refuses_every_token(server: TsaServer) -> None:
     token = request_token(SIGNATURE, authority(server))
     with pytest.raises(VerificationError, match="no time-stamp authority is trusted"):
@@ -271,12 +285,9 @@ def test_an_authority_that_is_down_is_a_network_error(
 
 def test_an_answer_that_is_no_timestamp_reply_is_refused(server: TsaServer) -> None:
     server.tsa.content_type = "text/html"
-    server.tsa.imprint = None
-    original = server.tsa.answer
     server.tsa.answer = lambda body: b"<html>captive portal</html>"  # type: ignore[method-assign]
     with pytest.raises(VerificationError, match="not a TimeStampResp"):
         request_token(SIGNATURE, authority(server))
-    server.tsa.answer = original  # type: ignore[method-assign]
 
 
 # --- the settings --------------------------------------------------------------------------------
@@ -295,6 +306,11 @@ def test_the_default_authorities_are_two_with_real_pinned_roots() -> None:
         subjects.append(cert.subject.rfc4514_string())
     assert "CN=DigiCert Trusted Root G4" in subjects[0]
     assert "CN=USERTrust RSA Certification Authority" in subjects[1]
+    # the very roots docs/protocol.md names, by the SHA-256 of their DER (as Mozilla lists them)
+    assert [hashlib.sha256(a.roots[0]).hexdigest() for a in DEFAULT_AUTHORITIES] == [
+        "552f7bdcf1a7af9e6ce672017f4f12abf77240c78e761ac203d1d9d20ac89988",
+        "e793c9b02fd8aa13e21c31228accb08119643b749c898964b1746d46c3d4cbd2",
+    ]
 
 
 def test_pith_tsa_none_asks_no_authority() -> None:
@@ -322,6 +338,7 @@ def test_pith_tsa_names_authorities_with_their_root_files(tmp_path: Path, pki: P
         ("https://tsa.example={missing}", "missing.pem"),
         ("https://tsa.example={empty}", "holds no PEM certificate"),
         ("https://tsa.example={broken}", "broken certificate"),
+        ("https://timestamp.digicert.com,https://timestamp.digicert.com/", "names .* twice"),
     ],
 )
 def test_a_bad_pith_tsa_is_one_input_error(
