@@ -214,3 +214,36 @@ def test_pith_timestamp_fetches_what_a_files_events_lack_into_its_sidecar(
     errors = [x for x in error_lines(down.stderr) if x.startswith("pith: error:")]
     assert down.returncode == 3 and len(errors) == 1, down.stderr
     assert "run `pith timestamp` again later" in errors[0]
+
+
+def test_submit_file_keeps_its_sidecar_and_a_withdrawal_is_stamped_too(
+    pith: RunPith,
+    author: str,
+    tsa: TsaServer,
+    pki: Pki,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    trust(monkeypatch, tmp_path, tsa, pki)
+    events = tmp_path / "events.jsonl"
+    done = pith("claim", PAPER, "--out", str(events), *flags)
+    assert done.returncode == 0, done.stderr
+    sidecar = json.loads(Path(str(events) + ".time.jsonl").read_text("utf-8"))
+    assert len(tsa.tsa.requests) == 1
+    sent = pith("submit", str(events), *flags)
+    assert sent.returncode == 0, sent.stderr
+    assert f"kept the trusted time of 1 event(s) from {events}.time.jsonl" in sent.stderr
+    assert len(tsa.tsa.requests) == 1  # the file's token travelled: nothing asked again
+    with Outbox() as outbox:
+        assert outbox.sidecar(sidecar["event_id"]) == sidecar
+    withdrawn = pith("withdraw", sidecar["event_id"], *flags)
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    assert len(tsa.tsa.requests) == 2  # the withdrawal got its own token
+    with Outbox() as outbox:
+        rows = [(e.event_id, e.state) for e in outbox.entries()]
+        stamped = [eid for eid, _ in rows if eid != sidecar["event_id"]]
+        assert stamped, rows
+        assert outbox.sidecar(stamped[0]) is not None
