@@ -317,7 +317,7 @@ def verify_time(
     `trusted_time.*` checks to `report` (prefixed `[n].` as `verify_documents` does); return
     the times proven, by event id (`verify_identity`'s `proven`).
 
-    Tokens are checked against the pinned authorities (`PITH_TSA`'s, else the defaults: also
+    Tokens are checked against the pinned authorities (`PITH_TSA`'s and the defaults, also
     when `PITH_TSA=none` opts out of asking), OpenTimestamps proofs against headers fetched
     once and cached (`PITH_BTC_HEADERS`) under the production difficulty floor."""
     proven: dict[str, list[ProvenTime]] = {}
@@ -328,7 +328,10 @@ def verify_time(
     ]
     if not wanted:
         return proven
-    authorities = authorities_from_env() or DEFAULT_AUTHORITIES
+    # the defaults stay trusted whatever PITH_TSA asks: a file stamped by them elsewhere
+    # verifies here too (an authority's token is judged by its pinned root, not by its URL)
+    named = {a.url: a for a in (*authorities_from_env(), *DEFAULT_AUTHORITIES)}
+    authorities = tuple(named.values())
     headers = headers_from_env(floor=PRODUCTION_FLOOR)
     for number, event in wanted:
         prefix = f"[{number}]." if len(docs) > 1 else ""
