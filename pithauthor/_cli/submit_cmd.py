@@ -117,8 +117,9 @@ def _fetch_time(sources: Sources) -> None:
     proofs upgraded (docs/protocol.md "Trusted time"); a source that cannot be asked is one
     warning line, never a failure of the submission."""
     from pithauthor.registry.trusted_time import stamp_outbox
+    from pithauthor.timestamps.flow import SIGNING_TIMEOUT
 
-    got, looked = stamp_outbox(sources)
+    got, looked = stamp_outbox(sources, timeout=SIGNING_TIMEOUT, attempts=1)
     if got.fetched:
         message(f"trusted time: {len(got.fetched)} proof(s) fetched for {looked} event(s)")
     line = got.warning()

@@ -60,11 +60,16 @@ def stamp_signed(
 
 
 def stamp_outbox(
-    sources: Sources, *, timeout: float = FETCH_TIMEOUT, limit: int = FETCH_LIMIT
+    sources: Sources,
+    *,
+    timeout: float = FETCH_TIMEOUT,
+    limit: int = FETCH_LIMIT,
+    attempts: int = 3,
 ) -> tuple[Fetch, int]:
     """Fetch what the outbox's events lack: a token (when authorities are set) and a complete
     OpenTimestamps proof (when calendars are: pending ones are upgraded). Returns the fetch
-    and how many events were looked at."""
+    and how many events were looked at. `attempts` per request (`pith submit` asks once:
+    trusted time is not what it is for, and an offline submit must not wait on it)."""
     if sources.empty:
         return Fetch(), 0
     with Outbox() as outbox:
@@ -72,7 +77,7 @@ def stamp_outbox(
             tokens=bool(sources.authorities), proofs=bool(sources.calendars), limit=limit
         )
         have = outbox.sidecars(e["event_id"] for e in events)
-    got = fetch_time(events, sources, have, timeout=timeout)
+    got = fetch_time(events, sources, have, timeout=timeout, attempts=attempts)
     if got.fetched:
         with Outbox() as outbox:
             _keep(outbox, got)
