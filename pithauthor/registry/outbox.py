@@ -703,6 +703,16 @@ class Outbox:
             for eid in sorted({*tokens, *proofs})
         }
 
+    def untimed(self) -> int:
+        """How many stored events (their body kept) have no time-stamp token (`pith doctor`),
+        counted by the database."""
+        sql = (
+            "SELECT count(DISTINCT event_id) FROM (SELECT event_id FROM outbox UNION ALL "
+            "SELECT event_id FROM ledger WHERE body IS NOT NULL) e WHERE NOT EXISTS (SELECT 1 "
+            "FROM trusted_time t WHERE t.event_id=e.event_id AND t.kind='rfc3161')"
+        )
+        return int(self._read(sql, ())[0][0])
+
     def needing_time(self, *, tokens: bool, proofs: bool, limit: int = 200) -> list[AuthorEvent]:
         """Stored events (newest first, at most `limit`) that have no token yet (`tokens`), or
         no OpenTimestamps proof or only pending ones (`proofs`): what `pith submit` and

@@ -247,3 +247,27 @@ def test_submit_file_keeps_its_sidecar_and_a_withdrawal_is_stamped_too(
         stamped = [eid for eid, _ in rows if eid != sidecar["event_id"]]
         assert stamped, rows
         assert outbox.sidecar(stamped[0]) is not None
+
+
+def test_doctor_counts_the_stored_events_without_a_token(
+    pith: RunPith,
+    author: str,
+    tsa: TsaServer,
+    pki: Pki,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    assert pith("claim", PAPER, *flags).returncode == 0  # PITH_TSA=none: no token
+    quiet = {f["check"] for f in json.loads(pith("doctor", "--offline", "--json").stdout)}
+    assert "trusted time" not in quiet  # no authority set: nothing to say
+    trust(monkeypatch, tmp_path, tsa, pki)
+    found = {f["check"]: f for f in json.loads(pith("doctor", "--offline", "--json").stdout)}
+    assert found["trusted time"]["level"] == "warn"
+    assert found["trusted time"]["detail"] == "1 stored event(s) have no time-stamp token yet"
+    assert found["trusted time"]["next"] == "pith timestamp"
+    assert pith("timestamp").returncode == 0
+    found = {f["check"]: f for f in json.loads(pith("doctor", "--offline", "--json").stdout)}
+    assert "trusted time" not in found
