@@ -1,7 +1,8 @@
 """Trusted time for signed events, end to end: asking the authorities and calendars for the
 proofs an event lacks (`fetch_time`), keeping them in sidecar files beside a file of events
 (`read_sidecar_file`, `write_sidecar_file`), and checking an event's sidecar offline into the
-times it proves (`check_time`). The outbox keeps them too (`pithauthor.registry.trusted_time`).
+times it proves (`check_time`; every event of a verified file: `verify_time`). The outbox keeps
+them too (`pithauthor.registry.trusted_time`).
 
 Fetching never fails the caller: a source that cannot be asked is a problem line, and the proof
 is fetched on a later run. A source that failed once is not asked again in the same run, so a
@@ -52,10 +53,11 @@ from pithauthor.timestamps.rfc3161 import (
     request_token,
 )
 
-#: Seconds each authority or calendar is given right after signing: signing never waits long.
+#: Seconds each authority or calendar is given right after signing and by `pith submit` (once
+#: each): neither waits long on what it is not for.
 SIGNING_TIMEOUT = 5.0
 
-#: Seconds each is given by `pith submit` and `pith timestamp`.
+#: Seconds each is given by `pith timestamp` (three attempts).
 FETCH_TIMEOUT = 10.0
 
 Kind = Literal["rfc3161", "ots"]
