@@ -1,7 +1,8 @@
 """The outbox's files: the SQLite database checked, created and migrated, and the
 append-only journal beside it, from which `recover` rebuilds a lost or damaged database.
 
-Two tables hold the events (schema 5). `outbox` is the working set: the rows still pending or
+Two tables hold the events (since schema 5; schema 6 adds `trusted_time`, the proofs of their
+time, below). `outbox` is the working set: the rows still pending or
 rejected, which commands list, send and count. `ledger` holds the rows their registry accepted
 (moved there, in the same transaction that records the answer): what `pith papers`, `pith
 withdraw` and `--replace` need, read only through its indexes (by signer, type and subject; by
@@ -138,9 +139,9 @@ CREATE INDEX ledger_kept ON ledger(registry) WHERE body IS NOT NULL;
 # The proofs of trusted time of stored events (schema 6; docs/protocol.md "Trusted time"): one
 # row per event, kind ('rfc3161' token or 'ots' proof) and source (the authority's or calendar's
 # URL). Beside the events, never in them: a proof is fetched after the event is stored, and an
-# OpenTimestamps proof is replaced when it is upgraded (`complete` then 1). Not journalled: a
-# token lost with the file can be fetched again (a later time, still before any retirement
-# that comes after it).
+# OpenTimestamps proof is replaced when it is upgraded (`complete` then 1). Each proof kept is
+# also a journal line (`op: time`, `Outbox.store_time`) that `recover` replays: a token lost
+# with the file could only be fetched again with a later time.
 TRUSTED_TIME_SCHEMA = """
 CREATE TABLE IF NOT EXISTS trusted_time (
     event_id TEXT NOT NULL,

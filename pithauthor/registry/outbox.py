@@ -33,8 +33,9 @@ which only re-sends an event the registry already has (it answers 200, never a s
 The outbox checks itself when it is opened (SQLite's `quick_check`, its schema version in
 `PRAGMA user_version`, its tables, and its rows against the journal's count): a damaged file is
 `OutboxDamaged` (exit 2, one line naming the file), never an empty outbox in place of lost rows.
-Every stored row (and every drop) is also appended to a journal beside it,
-`outbox.journal.jsonl` (0600), from which `recover` rebuilds a damaged outbox.
+Every stored row (and every drop, and every proof of trusted time kept) is also appended to a
+journal beside it, `outbox.journal.jsonl` (0600), from which `recover` rebuilds a damaged
+outbox.
 
 The journal's count. The table `outbox_count` holds, in the same transaction as every store and
 drop, the number of rows the journal says are live (stored minus dropped) and the journal's size
@@ -66,7 +67,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from pithauthor.errors import EventError
-from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
+from pithauthor.protocol.canonical_json import b64encode, canonical, dump_json, parse_stored
 from pithauthor.protocol.checks.event import checked_author_event, vouched
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.timestamps import Sidecar, build_sidecar
@@ -665,15 +666,28 @@ class Outbox:
     ) -> None:
         """Keep a proof of `event_id`'s time from `source` (a token: `rfc3161`; an
         OpenTimestamps proof: `ots`), replacing that source's earlier one unless the earlier
-        one is complete and this one is not (an upgrade never goes back to pending)."""
+        one is complete and this one is not (an upgrade never goes back to pending).
+
+        Journalled (`op: time`), so that `recover` brings the proof back: a token fetched
+        again would be dated later, and a retired key's claim binds only by an earlier one."""
         with self._lock:
-            self._conn.execute(
+            changed = self._conn.execute(
                 "INSERT INTO trusted_time (event_id, kind, source, proof, complete, updated_at) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT(event_id, kind, source) DO UPDATE SET "
                 "proof=excluded.proof, complete=excluded.complete, "
                 "updated_at=excluded.updated_at WHERE excluded.complete >= complete",
                 (event_id, kind, source, proof, int(complete), utc_now()),
-            )
+            ).rowcount
+        if changed:
+            line: dict[str, object] = {
+                "op": "time",
+                "event_id": event_id,
+                "kind": kind,
+                "source": source,
+                "proof": b64encode(proof),
+                "complete": complete,
+            }
+            append_journal(self.journal, [line], durable=False)
 
     def sidecar(self, event_id: str) -> Sidecar | None:
         """The proofs kept of `event_id`'s time as its sidecar; None when there are none."""

@@ -63,3 +63,28 @@ def test_a_version_5_outbox_gets_the_trusted_time_table_once(isolated_home: Path
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert conn.execute("SELECT count(*) FROM trusted_time").fetchone()[0] == 1
+
+
+def test_a_recovered_outbox_keeps_its_proofs_of_trusted_time(isolated_home: Path) -> None:
+    """A token fetched again would be dated later: the journal keeps proofs, and `recover`
+    brings them back (an upgraded proof as upgraded, a hostile `time` line skipped)."""
+    from pithauthor.registry.recovery import recover
+
+    a, b = citations(2)
+    store_in_outbox([a, b])
+    with Outbox() as outbox:
+        outbox.store_time(a["event_id"], "rfc3161", "https://tsa.test/", b"token")
+        outbox.store_time(a["event_id"], "ots", "https://cal.test", b"pending")
+        outbox.store_time(a["event_id"], "ots", "https://cal.test", b"done", complete=True)
+        before = outbox.sidecars()
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    with open(journal, "a", encoding="utf-8") as handle:
+        handle.write('{"op":"time","event_id":"sha256:nope","kind":"ots","source":"x",'
+                     '"proof":"AA==","complete":true}\n')  # fmt: skip
+    db = isolated_home / "outbox" / "outbox.sqlite3"
+    db.write_bytes(b"\0" * db.stat().st_size)  # damaged
+    done = recover()
+    assert done.events == 2 and done.skipped == 1
+    with Outbox() as outbox:
+        assert outbox.sidecars() == before
+        assert before[a["event_id"]]["opentimestamps"][0]["complete"] is True
