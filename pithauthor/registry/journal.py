@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pithauthor.errors import OutboxDamaged
 from pithauthor.fs import TEMP_PREFIX, append_lines, private_dir, replace_file
-from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.protocol.canonical_json import b64encode, parse_json
 from pithauthor.registry.client import registry_binding
 
 DB_NAME = "outbox.sqlite3"
@@ -503,6 +503,20 @@ def forget_line(row: Mapping[str, object]) -> dict[str, object]:
 _NOT_KEPT = ("body", "answer", "attempts")
 
 
+def time_line(
+    event_id: str, kind: str, source: str, proof: bytes, complete: bool
+) -> dict[str, object]:
+    """The journal's line for a proof of trusted time kept (`recover` keeps it again)."""
+    return {
+        "op": "time",
+        "event_id": event_id,
+        "kind": kind,
+        "source": source,
+        "proof": b64encode(proof),
+        "complete": complete,
+    }
+
+
 def append_journal(journal: Path, lines: list[Line], *, durable: bool = True) -> int | None:
     """Append whole lines in one write, then fsync (a torn last line is skipped on recovery);
     returns the journal's size then (None: nothing to write)."""
@@ -564,6 +578,11 @@ def export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
             ]
             forgotten = conn.execute(f"SELECT {ledger} FROM ledger WHERE body IS NULL")
             lines += [forget_line(dict(zip(LEDGER_COLUMNS, r, strict=True))) for r in forgotten]
+            proofs = conn.execute(
+                "SELECT event_id, kind, source, proof, complete FROM trusted_time "
+                "ORDER BY updated_at, event_id, kind, source"
+            )
+            lines += [time_line(e, k, s, bytes(p), bool(c)) for e, k, s, p, c in proofs]
             text = _journal_text(lines)
             replace_file(journal, text, mode=0o600)
             size = len(text.encode("utf-8"))

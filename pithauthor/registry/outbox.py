@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from pithauthor.errors import EventError
-from pithauthor.protocol.canonical_json import b64encode, canonical, dump_json, parse_stored
+from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
 from pithauthor.protocol.checks.event import checked_author_event, vouched
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.timestamps import Sidecar, build_sidecar
@@ -86,6 +86,7 @@ from pithauthor.registry.journal import (
     open_checked,
     said_columns,
     stored_line,
+    time_line,
 )
 
 State = Literal["pending", "accepted", "rejected", "held"]
@@ -679,14 +680,7 @@ class Outbox:
                 (event_id, kind, source, proof, int(complete), utc_now()),
             ).rowcount
         if changed:
-            line: dict[str, object] = {
-                "op": "time",
-                "event_id": event_id,
-                "kind": kind,
-                "source": source,
-                "proof": b64encode(proof),
-                "complete": complete,
-            }
+            line = time_line(event_id, kind, source, proof, complete)
             append_journal(self.journal, [line], durable=False)
 
     def sidecar(self, event_id: str) -> Sidecar | None:

@@ -88,3 +88,22 @@ def test_a_recovered_outbox_keeps_its_proofs_of_trusted_time(isolated_home: Path
     with Outbox() as outbox:
         assert outbox.sidecars() == before
         assert before[a["event_id"]]["opentimestamps"][0]["complete"] is True
+
+
+def test_a_journal_written_again_from_the_outbox_holds_its_proofs(isolated_home: Path) -> None:
+    from pithauthor.registry.recovery import recover
+
+    (event,) = citations(1)
+    store_in_outbox([event])
+    with Outbox() as outbox:
+        outbox.store_time(event["event_id"], "rfc3161", "https://tsa.test/", b"token")
+        before = outbox.sidecars()
+    journal = isolated_home / "outbox" / "outbox.journal.jsonl"
+    journal.unlink()
+    Outbox().close()  # the journal is written again from the rows
+    assert '"op":"time"' in journal.read_text("utf-8")
+    db = isolated_home / "outbox" / "outbox.sqlite3"
+    db.unlink()
+    recover()
+    with Outbox() as outbox:
+        assert outbox.sidecars() == before
