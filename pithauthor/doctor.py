@@ -3,9 +3,9 @@
 Each check is one finding, `ok`, `info`, `warn`, `fail` or `unsafe`, with the next step when
 there is one: the key store (folder and file modes, encrypted key files, the keyring, the
 passphrase sources), each registry (reachable, and serving the key this machine trusts
-for it), TeX and latexmk, the outbox (pending and rejected events per registry), a backup
-of each active key, and each key's ORCID proof. Read-only: it creates nothing (no key
-store, no outbox).
+for it), TeX and latexmk, the outbox (pending and rejected events per registry, events with
+no time-stamp token), a backup of each active key, and each key's ORCID proof. Read-only: it
+creates nothing (no key store, no outbox).
 
 The network checks (registry, ORCID) are time-bound (one try, `timeout` seconds each) and are
 skipped with `offline`.
@@ -43,6 +43,7 @@ from pithauthor.registry.client import is_local_registry, registry_binding, regi
 from pithauthor.registry.credentials import TRUST_LOCAL_ENV, default_trust
 from pithauthor.registry.journal import DB_NAME
 from pithauthor.registry.outbox import Outbox
+from pithauthor.timestamps.rfc3161 import TSA_ENV
 
 __all__ = ["FAILING", "Finding", "diagnose"]
 
@@ -290,6 +291,12 @@ def _tex() -> list[Finding]:
     return out
 
 
+def _stamping() -> bool:
+    """Whether time-stamp authorities are set (PITH_TSA is not `none`); a bad setting counts
+    as set (`pith timestamp` says what is wrong with it)."""
+    return os.environ.get(TSA_ENV, "").strip().lower() != "none"
+
+
 def _outbox() -> tuple[list[Finding], list[str]]:
     """Pending and rejected events per registry; and the registries the outbox holds."""
 
@@ -301,11 +308,21 @@ def _outbox() -> tuple[list[Finding], list[str]]:
         with Outbox(path) as box:
             held = box.registries()
             counts = {r: box.counts(r) for r in held}
+            untimed = box.untimed() if held and _stamping() else None
     except PithError as exc:
         return [Finding("outbox", "fail", str(exc), exc.hint or "pith outbox recover")], []
     if not held:
         return [Finding("outbox", "info", "empty")], []
     out = []
+    if untimed:  # a retired key's claim binds only with a proven time (docs/identity.md)
+        out.append(
+            Finding(
+                "trusted time",
+                "warn",
+                f"{untimed} stored event(s) have no time-stamp token yet",
+                "pith timestamp",
+            )
+        )
     for registry in held:
         n = counts[registry]
         detail = f"{n['pending']} pending, {n['rejected']} rejected, {n['accepted']} accepted"

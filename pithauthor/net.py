@@ -558,3 +558,88 @@ def _answer_error(response: httpx.Response, url: str) -> Exception:
     return RegistryAnswerError(
         f"the registry at {where} refused ({status}): {reason}", status, answer
     )
+
+
+# --- services other than the registry ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServiceAnswer:
+    """A service's whole answer: its status and body (read within the caller's cap)."""
+
+    status: int
+    body: bytes
+
+
+def exchange(
+    method: str,
+    url: str,
+    *,
+    what: str,
+    content: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+    limit: int = 64 * 1024,
+    retry: RetryPolicy | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ServiceAnswer:
+    """One request to a service that is not the registry (an OpenTimestamps calendar, a block
+    explorer, a timestamp authority), under the same rules: the URL policy (`check_url`), no
+    redirect followed, no credentials or proxies from the environment (the service is named by
+    configuration, and nothing of ours is owed to it), a whole answer within `limit` bytes and
+    `timeout` seconds, and the one retry loop for connection failures, time-outs and
+    429/500/502/503/504. Any other status is returned as it is: each service's protocol says what
+    its 404 means (a calendar's "still pending"). `what` names the service in our messages
+    ("the OpenTimestamps calendar at https://..."). NetworkError when no attempt got an answer,
+    or the answer was too large or a redirect."""
+    import httpx
+
+    target = check_url(url, what)
+    policy = retry or RetryPolicy(max_attempts=3, base_delay=0.5, max_delay=2.0)
+    client = _service_clients(timeout).for_url(target)
+    sent = dict(headers or {})
+
+    def once() -> ServiceAnswer | Retry:
+        try:
+            with client.stream(method, target, content=content, headers=sent) as streamed:
+                body = read_capped(streamed, limit, timeout)
+                status = streamed.status_code
+                retry_after = streamed.headers.get("Retry-After")
+        except (httpx.TransportError, AnswerTooSlow) as exc:
+            return Retry(transport_reason(exc))
+        except AnswerTooLarge:
+            raise NetworkError(f"{what} answered more than {limit} bytes") from None
+        if 300 <= status < 400:
+            raise NetworkError(f"{what} answered {status} (a redirect, not followed)")
+        if status in RETRY_STATUSES:
+            wait = parse_retry_after(retry_after) if status in (429, 503) else None
+            return Retry(f"HTTP {status}", wait)
+        return ServiceAnswer(status, body)
+
+    result = with_retries(once, policy, sleep, what=what)
+    if isinstance(result, Retry):
+        raise NetworkError(
+            f"{what} did not answer ({result.reason}) after {policy.max_attempts} attempts"
+        )
+    return result
+
+
+_services: dict[float, ClientsByScheme] = {}
+_services_lock = threading.Lock()
+
+
+def _service_clients(timeout: float) -> ClientsByScheme:
+    """The clients `exchange` shares, one set per timeout, kept for the process: `pith submit`
+    asks three calendars for each of many events, and a new verifying client loads the CA
+    bundle each time (40-90 ms), where a kept one also keeps its connections."""
+    with _services_lock:
+        clients = _services.get(timeout)
+        if clients is None:
+            clients = ClientsByScheme(
+                headers={"User-Agent": f"pithauthor/{__version__}"},
+                timeout=timeout,
+                trust_env=False,
+                max_connections=8,
+            )
+            _services[timeout] = clients
+        return clients

@@ -99,8 +99,9 @@ def isolated_home(
     one_ca_bundle: Path,
     arxiv_api: str,
 ) -> Iterator[Path]:
-    """Every test gets its own PITH_HOME and no keyring unless it registers one itself, and
-    the local arXiv API stand-in as PITH_ARXIV_API.
+    """Every test gets its own PITH_HOME and no keyring unless it registers one itself, the
+    local arXiv API stand-in as PITH_ARXIV_API, and no trusted-time source (PITH_TSA,
+    PITH_OTS_CALENDARS and PITH_BTC_HEADERS `none`).
 
     The LaTeX tests' registry is NO_REGISTRY: `pith latex inject --pith` and `pith badge`
     check a full Pith Number with its record, asking the registry when none is cached, and no
@@ -112,6 +113,12 @@ def isolated_home(
     monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_bundle))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     monkeypatch.setenv("PITH_ARXIV_API", arxiv_api)
+    # no test asks the public time-stamp authorities or OpenTimestamps calendars (signing
+    # would, after every event), nor a public block explorer for headers: a test of trusted
+    # time names its loopback ones (tests/support/tsa_server.py, ots_calendar.py)
+    monkeypatch.setenv("PITH_TSA", "none")
+    monkeypatch.setenv("PITH_OTS_CALENDARS", "none")
+    monkeypatch.setenv("PITH_BTC_HEADERS", "none")
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:

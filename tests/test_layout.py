@@ -416,6 +416,8 @@ DEFERRED = {
     "pypdf",
     "filelock",
     "platformdirs",
+    "rfc3161_client",  # and cryptography under it: only stamping or checking a token
+    "cryptography",
 }
 # Standard modules a library module may import where they are used, because most calls never
 # need them and they cost `pith bib scan` (start-up) a share worth having back.

@@ -89,6 +89,12 @@ ENTRIES: tuple[Entry, ...] = (
         "Send every pending event of the outbox to its registry.",
     ),
     Entry(
+        "timestamp",
+        "command",
+        "timestamp_cmd",
+        "Fetch the trusted time (RFC 3161, OpenTimestamps) events lack.",
+    ),
+    Entry(
         "fetch",
         "command",
         "fetch_cmd",
@@ -196,6 +202,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "withdraw": ("pith withdraw sha256:1da6c9b7", "pith withdraw sha256:1da6c9b7 --submit"),
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
+    "timestamp": ("pith timestamp", "pith timestamp events.jsonl --json"),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
     "status": ("pith status 2302.12445", "pith status pith:NFG5PAOX --json"),
     "papers": ("pith papers", "pith papers --json"),

@@ -103,6 +103,7 @@ def run(
     arxiv_api: str | None,
     write_back: bool,
     choose: bool,
+    no_timestamp: bool = False,
 ) -> bool:
     """`pith cite` with its parameters (the Typer command's, by name): True when it ends with
     exit 0; False when some entry of a bibliography was not signed (exit 1)."""
@@ -123,7 +124,16 @@ def run(
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
         print_events = as_json and not bibfiles
-        output = Output(key, passphrase_file, out, print_events, submit, access, yes=yes)
+        output = Output(
+            key,
+            passphrase_file,
+            out,
+            print_events,
+            submit,
+            access,
+            yes=yes,
+            timestamp=not no_timestamp,
+        )
         if bibfiles:
             lookup_with = _LookupWith(lookup, offline, arxiv_api, write_back, choose)
             ok = _cite_bibliographies(
@@ -302,6 +312,7 @@ def register(app: typer.Typer) -> None:
         CHOOSE_OPTION,
         KEY_OPTION,
         LOOKUP_OPTION,
+        NO_TIMESTAMP_OPTION,
         OUT_OPTION,
         PASSPHRASE_FILE_OPTION,
         REGISTRY_OPTION,
@@ -372,6 +383,7 @@ def register(app: typer.Typer) -> None:
         ),
         submit: bool = SUBMIT_OPTION,
         yes: bool = YES_OPTION,
+        no_timestamp: bool = NO_TIMESTAMP_OPTION,
         registry: str | None = REGISTRY_OPTION,
         trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
         trust_local: bool = TRUST_LOCAL_OPTION,
@@ -416,6 +428,7 @@ def register(app: typer.Typer) -> None:
             arxiv_api=arxiv_api,
             write_back=write_back,
             choose=choose,
+            no_timestamp=no_timestamp,
         )
         if not ok:
             raise typer.Exit(1)

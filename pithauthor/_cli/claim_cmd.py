@@ -10,6 +10,7 @@ from pithauthor._cli.options import (
     ARXIV_API_OPTION,
     EVENT_JSON_OPTION,
     KEY_OPTION,
+    NO_TIMESTAMP_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     RECORD_OPTION,
@@ -65,6 +66,7 @@ def claim(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    no_timestamp: bool = NO_TIMESTAMP_OPTION,
     replace: bool = REPLACE_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -85,7 +87,9 @@ def claim(
     check_destination(out)
     orcid = normalize_orcid(orcid) if orcid else None
     with registry_access(registry, trust_manifest, trust_local) as access:
-        output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
+        output = Output(
+            key, passphrase_file, out, as_json, submit, access, yes=yes, timestamp=not no_timestamp
+        )
         paper = subject_for(subject, record, access)
         signer = output.signer()
         # what the registry holds of yours, when it is asked anyway (a record file: offline)

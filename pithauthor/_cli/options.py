@@ -54,6 +54,14 @@ REPLACE_OPTION = typer.Option(
     "the one it replaces, and the registry shows it instead (docs/publishing.md).",
 )
 
+NO_TIMESTAMP_OPTION = typer.Option(
+    False,
+    "--no-timestamp",
+    help="Ask no time-stamp authority or OpenTimestamps calendar for this event's trusted time "
+    "(also PITH_TSA=none with PITH_OTS_CALENDARS=none). Without one, a claim by a key retired "
+    "later is not identity-bound (docs/identity.md).",
+)
+
 YES_OPTION = typer.Option(
     False,
     "--yes",

@@ -9,6 +9,7 @@ from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
+    NO_TIMESTAMP_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     RECORD_OPTION,
@@ -58,6 +59,7 @@ def replicate(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    no_timestamp: bool = NO_TIMESTAMP_OPTION,
     replace: bool = REPLACE_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
@@ -89,7 +91,9 @@ def replicate(
     ]
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
-        output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
+        output = Output(
+            key, passphrase_file, out, as_json, submit, access, yes=yes, timestamp=not no_timestamp
+        )
         paper = subject_for(subject, record, access)
         signer = output.signer()
         # what the registry holds of yours, when it is asked anyway (a record file: offline)

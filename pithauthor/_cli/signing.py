@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pithauthor.registry.access import RegistryAccess
     from pithauthor.registry.statements import OnChange, Statements
     from pithauthor.sign import Settle
+    from pithauthor.timestamps.flow import Sources
 
 
 # What `pith claim`, `pith cite` and `pith replicate` share after parsing: the key, where the
@@ -72,11 +73,13 @@ class Output:
     submit: bool
     registry: RegistryAccess
     yes: bool = False
+    timestamp: bool = True  # ask for trusted time after delivering (`--no-timestamp`: not)
     destination: str = ""
     _held: Statements | None = None
     _in_out: frozenset[str] = frozenset()  # the events `out` held before this run
     _recalled: set[str] = field(default_factory=set)  # papers whose state was read (`recall`)
     _key: DeferredKey | None = None
+    _sources: Sources | None = None
 
     def __post_init__(self) -> None:
         # Refused before any look-up or key is opened: a script that would publish without
@@ -86,6 +89,10 @@ class Output:
                 "--submit publishes for good and there is no terminal to confirm on: "
                 "add --yes (nothing was signed or sent)"
             )
+        if self.timestamp:  # a bad PITH_TSA or PITH_OTS_CALENDARS is bad input, before signing
+            from pithauthor.timestamps.flow import sources_from_env
+
+            self._sources = sources_from_env()
 
     def confirm(self, what: str, preview: Sequence[str]) -> None:
         """Before signing: show `preview` (stderr); on a terminal ask whether to sign `what`
@@ -206,7 +213,24 @@ class Output:
             registry=self.registry.options.registry,
             note=message,
         )
+        self.stamp(events)
         return self.destination
+
+    def stamp(self, events: Sequence[AuthorEvent]) -> None:
+        """Ask for the events' trusted time once they are stored (docs/protocol.md "Trusted
+        time"): kept in the outbox and beside `out`. Never fails signing: a source that cannot
+        be asked now is one warning line, and `pith timestamp` or the next `pith submit`
+        fetches its proof. Events only printed (--json alone) have nowhere to keep proofs."""
+        in_outbox = "the outbox" in self.destination
+        if self._sources is None or self._sources.empty or not (in_outbox or self.out):
+            return
+        from pithauthor.registry.trusted_time import stamp_signed
+
+        got = stamp_signed(events, self._sources, in_outbox=in_outbox, out=self.out)
+        line = got.warning()
+        if line is not None:
+            later = f"pith timestamp {self.out}" if self.out and not in_outbox else "pith submit"
+            message(f"{line} (`{later}` fetches it later)")
 
     def send(self, events: Sequence[str]) -> None:
         """With --submit: send `events` (what this command just signed or reused) and nothing

@@ -16,6 +16,7 @@ from pithauthor.protocol.text import escaped
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
     from pithauthor.registry.submit import SubmitResult
+    from pithauthor.timestamps.flow import Sources
 
 
 def submit(
@@ -54,6 +55,9 @@ def submit(
     # bad options are said before anything is stored; the manifests are read once, here,
     # whatever the registries the outbox holds rows for
     trust = options.read_trust()
+    from pithauthor.timestamps.flow import sources_from_env
+
+    sources = sources_from_env()  # a bad PITH_TSA / PITH_OTS_CALENDARS: bad input, first
 
     bound = registry_binding(registry) if registry is not None else None
     if file is not None:
@@ -62,6 +66,11 @@ def submit(
             new, old = outbox.store(docs, registry)
         where = bound or registry_binding(None)
         message(f"stored {new} new event(s) in the outbox for {where} ({old} already there)")
+        from pithauthor.registry.trusted_time import keep_sidecar_file
+
+        kept = keep_sidecar_file(file)  # the proofs that travel beside the file's events
+        if kept:
+            message(f"kept the trusted time of {kept} event(s) from {file}.time.jsonl")
     pending = pending_by_registry(note=message)
 
     def connect(where: str) -> RegistryClient:
@@ -95,11 +104,27 @@ def submit(
                 message(held)
         if not results:
             data("nothing pending in the outbox")
+    _fetch_time(sources)
     for result in results:
         if result.error is not None:
             raise result.error
     if any(r.rejected for r in results):
         raise typer.Exit(1)
+
+
+def _fetch_time(sources: Sources) -> None:
+    """After sending: the tokens the outbox's events lack, and their pending OpenTimestamps
+    proofs upgraded (docs/protocol.md "Trusted time"); a source that cannot be asked is one
+    warning line, never a failure of the submission."""
+    from pithauthor.registry.trusted_time import stamp_outbox
+    from pithauthor.timestamps.flow import SIGNING_TIMEOUT
+
+    got, looked = stamp_outbox(sources, timeout=SIGNING_TIMEOUT, attempts=1)
+    if got.fetched:
+        message(f"trusted time: {len(got.fetched)} proof(s) fetched for {looked} event(s)")
+    line = got.warning()
+    if line is not None:
+        message(f"{line} (the next `pith submit` or `pith timestamp` asks again)")
 
 
 def _counted(pending: dict[str, int]) -> str:

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -15,7 +15,8 @@ from pithauthor.errors import NetworkError
 from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
-    from pithauthor.protocol.verdict import Check
+    from pithauthor.protocol.verdict import Check, Report
+    from pithauthor.timestamps.proven import ProvenTime
 
 
 def verify(
@@ -68,6 +69,11 @@ def verify(
     proof_timeout: float = typer.Option(
         5.0, "--proof-timeout", min=0.1, max=120, help="Seconds to wait for each proof."
     ),
+    no_time: bool = typer.Option(
+        False,
+        "--no-trusted-time",
+        help="Do not read FILE.time.jsonl (the proofs of the events' time) beside FILE.",
+    ),
     trust_local: bool = TRUST_LOCAL_OPTION,
     registry: str | None = REGISTRY_OPTION,
     verbose: bool = typer.Option(
@@ -104,6 +110,7 @@ def verify(
         papers = [read_subject(path, trust) for path in record]
     docs = read_documents(file)
     report = verify_documents(docs, trust)
+    proven = _trusted_time(file, docs, report, no_time)
     proofs = verify_identity(
         docs,
         report,
@@ -114,11 +121,14 @@ def verify(
         orcid_api=orcid_api,
         timeout=proof_timeout,
         papers=papers,
+        proven=proven,
     )
     if as_json:
         emit_json(report.as_dict())
     else:
         for line in check_lines(report.checks, verbose):
+            data(line)
+        for line in time_lines(docs, proven):
             data(line)
     summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in report.counts().items() if n)
     if not report.ok:
@@ -132,6 +142,33 @@ def verify(
         message(f"FAILED (--strict): {report.kind}: unverifiable: {names}")
         raise typer.Exit(1)
     message(f"OK: {report.kind} verified ({summary})")
+
+
+def _trusted_time(
+    file: str, docs: list[Any], report: Report, skip: bool
+) -> dict[str, list[ProvenTime]]:
+    """The times the sidecar beside FILE proves (docs/protocol.md "Trusted time"), its
+    checks added to `report`; none for stdin, without a sidecar, or with --no-trusted-time."""
+    if skip or file == "-":
+        return {}
+    from pithauthor.timestamps.flow import read_sidecar_file, sidecar_path, verify_time
+
+    sidecars = read_sidecar_file(sidecar_path(file))
+    return verify_time(docs, report, sidecars) if sidecars else {}
+
+
+def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) -> list[str]:
+    """One line per event with a proven time: the earliest, and what proved it."""
+    from pithauthor.protocol.utc import utc_stamp
+
+    lines = []
+    for number, doc in enumerate(docs, start=1):
+        times = proven.get(str(doc.get("event_id"))) if isinstance(doc, dict) else None
+        if times:
+            first = min(times, key=lambda t: t.time)
+            where = f"[{number}] " if len(docs) > 1 else ""
+            lines.append(f"trusted time {where}{utc_stamp(first.time)} by {first.by}")
+    return lines
 
 
 def check_lines(checks: Sequence[Check], verbose: bool) -> list[str]:

@@ -12,6 +12,7 @@ from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import (
     EVENT_JSON_OPTION,
     KEY_OPTION,
+    NO_TIMESTAMP_OPTION,
     OUT_OPTION,
     PASSPHRASE_FILE_OPTION,
     REGISTRY_OPTION,
@@ -45,6 +46,7 @@ def withdraw(
     as_json: bool = EVENT_JSON_OPTION,
     submit: bool = SUBMIT_OPTION,
     yes: bool = YES_OPTION,
+    no_timestamp: bool = NO_TIMESTAMP_OPTION,
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
@@ -75,7 +77,9 @@ def withdraw(
         )
     check_destination(out)
     with registry_access(registry, trust_manifest, trust_local) as access:
-        output = Output(key, passphrase_file, out, as_json, submit, access, yes=yes)
+        output = Output(
+            key, passphrase_file, out, as_json, submit, access, yes=yes, timestamp=not no_timestamp
+        )
         held = output.held()
         where = registry_binding(registry)
         if paper is not None:  # the registry's memory of that paper, before the outbox's

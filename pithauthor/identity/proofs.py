@@ -51,6 +51,7 @@ from pithauthor.protocol.identity import (
     well_known_url,
 )
 from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.timestamps import Proven
 from pithauthor.protocol.urls import checked_url
 from pithauthor.protocol.verdict import Report
 
@@ -245,15 +246,17 @@ def check_identity(
     orcid_api: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     papers: Sequence[Subject] = (),
+    proven: Sequence[Proven] = (),
 ) -> tuple[Report, list[ProofCheck]]:
     """Check the event's identity proofs (and, for `orcid`, the ORCID record itself).
 
     Proofs are fetched only when asked for: an identity (`orcid`, `signer`) or `paper_pdf`.
     `papers` are records the verifier holds (`pith verify --record`): the claimed paper's
-    tells which arXiv PDF is its own. Returns the report and every proof as checked (where it
-    was fetched, what was found)."""
+    tells which arXiv PDF is its own. `proven`: the times the event's trusted-time sidecar
+    proves (a retired key binds only events proven before its retirement). Returns the report
+    and every proof as checked (where it was fetched, what was found)."""
     with _asked(timeout, offline, signer, paper_pdf, orcid_api) as (fetcher, signer):
-        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher, papers)
+        return _check_identity(event, orcid, signer, paper_pdf, orcid_api, fetcher, papers, proven)
 
 
 @contextmanager
@@ -286,6 +289,7 @@ def _check_identity(
     orcid_api: str | None,
     fetcher: Fetcher,
     papers: Sequence[Subject] = (),
+    proven: Sequence[Proven] = (),
 ) -> tuple[Report, list[ProofCheck]]:
     expected = normalize_orcid(orcid) if orcid is not None else None
     kid = event_key_id(event)
@@ -298,7 +302,9 @@ def _check_identity(
         proofs = _fetch_all(event, kid, expected, paper_pdf, orcid_api, fetcher, paper)
         # this machine's key store may know the key retired (read once per run and key)
         local = fetcher.memo(("retired_here", kid), lambda: retired_here(kid))
-    report = identity_report(event, proofs, orcid=expected, signer=signer, local_retired=local)
+    report = identity_report(
+        event, proofs, orcid=expected, signer=signer, local_retired=local, proven=proven
+    )
     return report, proofs
 
 
@@ -375,11 +381,13 @@ def verify_identity(
     orcid_api: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     papers: Sequence[Subject] = (),
+    proven: Mapping[str, Sequence[Proven]] | None = None,
 ) -> list[ProofCheck]:
     """Add the identity checks of every signed event in `docs` to `report` (prefixed `[n].`
     when there are several, as `verify_documents` does); return every proof as checked.
     `papers` (records the verifier holds) and the records among `docs` tell a paper proof
-    which arXiv PDF is the claimed version's.
+    which arXiv PDF is the claimed version's. `proven`: by event id, the times its sidecar
+    proves (`pithauthor.timestamps.flow.verify_time`).
 
     When an identity is asked for, a document that is not a signed event fails it."""
     asked = orcid is not None or signer is not None
@@ -397,8 +405,9 @@ def verify_identity(
             # none, and fetching is never done for an event nobody asked about
             if not asked and paper_pdf is None and doc.get("event_type") != "author_attestation":
                 continue
+            times = (proven or {}).get(str(doc.get("event_id")), ())
             found, proofs = _check_identity(
-                doc, orcid, signer, paper_pdf, orcid_api, fetcher, papers
+                doc, orcid, signer, paper_pdf, orcid_api, fetcher, papers, times
             )
             report.extend(found, prefix=prefix)
             checked += proofs

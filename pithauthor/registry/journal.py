@@ -1,7 +1,8 @@
 """The outbox's files: the SQLite database checked, created and migrated, and the
 append-only journal beside it, from which `recover` rebuilds a lost or damaged database.
 
-Two tables hold the events (schema 5). `outbox` is the working set: the rows still pending or
+Two tables hold the events (since schema 5; schema 6 adds `trusted_time`, the proofs of their
+time, below). `outbox` is the working set: the rows still pending or
 rejected, which commands list, send and count. `ledger` holds the rows their registry accepted
 (moved there, in the same transaction that records the answer): what `pith papers`, `pith
 withdraw` and `--replace` need, read only through its indexes (by signer, type and subject; by
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from pithauthor.errors import OutboxDamaged
 from pithauthor.fs import TEMP_PREFIX, append_lines, private_dir, replace_file
-from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.protocol.canonical_json import b64encode, parse_json
 from pithauthor.registry.client import registry_binding
 
 DB_NAME = "outbox.sqlite3"
@@ -31,7 +32,11 @@ DB_NAME = "outbox.sqlite3"
 JOURNAL_NAME = "outbox.journal.jsonl"
 
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+
+
+# the schema that brought the ledger (and the `said` columns): checks of an older file differ
+LEDGER_VERSION = 5
 
 
 # a file up to this size gets SQLite's whole quick_check on every open (about 1 ms per MiB);
@@ -128,6 +133,25 @@ CREATE INDEX ledger_said ON ledger(signer, event_type, subject);
 CREATE INDEX ledger_subject ON ledger(subject);
 CREATE INDEX ledger_citing ON ledger(citing) WHERE citing IS NOT NULL;
 CREATE INDEX ledger_kept ON ledger(registry) WHERE body IS NOT NULL;
+"""
+
+
+# The proofs of trusted time of stored events (schema 6; docs/protocol.md "Trusted time"): one
+# row per event, kind ('rfc3161' token or 'ots' proof) and source (the authority's or calendar's
+# URL). Beside the events, never in them: a proof is fetched after the event is stored, and an
+# OpenTimestamps proof is replaced when it is upgraded (`complete` then 1). Each proof kept is
+# also a journal line (`op: time`, `Outbox.store_time`) that `recover` replays: a token lost
+# with the file could only be fetched again with a later time.
+TRUSTED_TIME_SCHEMA = """
+CREATE TABLE IF NOT EXISTS trusted_time (
+    event_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('rfc3161', 'ots')),
+    source TEXT NOT NULL,
+    proof BLOB NOT NULL,
+    complete INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (event_id, kind, source)
+)
 """
 
 
@@ -270,7 +294,7 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
     have = {r[1] for r in conn.execute("PRAGMA table_info(outbox)")}
     if not have:
         raise damaged(path, "it holds no outbox table")
-    if version >= SCHEMA_VERSION:
+    if version >= LEDGER_VERSION:
         want = set(COLUMNS)
     elif version >= 2:
         want = set(COLUMNS) - set(SAID)
@@ -278,10 +302,12 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
         want = {"event_id", "subject", "body", "state"}
     if not want <= have:
         raise damaged(path, f"its outbox table lacks {', '.join(sorted(want - have))}")
-    if version >= SCHEMA_VERSION and not list(conn.execute("PRAGMA table_info(ledger)")):
+    if version >= LEDGER_VERSION and not list(conn.execute("PRAGMA table_info(ledger)")):
         raise damaged(path, "it holds no ledger table")
-    if version >= 3:  # a version-3 or -4 file is checked before it is migrated
-        _check_count(conn, path, ledger=version >= SCHEMA_VERSION)
+    if version >= SCHEMA_VERSION and not list(conn.execute("PRAGMA table_info(trusted_time)")):
+        raise damaged(path, "it holds no trusted_time table")
+    if version >= 3:  # a version-3, -4 or -5 file is checked before it is migrated
+        _check_count(conn, path, ledger=version >= LEDGER_VERSION)
 
 
 def _check_count(conn: sqlite3.Connection, path: Path, *, ledger: bool = True) -> None:
@@ -323,7 +349,7 @@ def _create(path: Path) -> None:
     try:
         conn = _connect(tmp)
         try:
-            conn.executescript(SCHEMA + ";" + COUNT_SCHEMA + ";" + LEDGER_SCHEMA)
+            conn.executescript(";".join((SCHEMA, COUNT_SCHEMA, LEDGER_SCHEMA, TRUSTED_TIME_SCHEMA)))
             for statement in TALLY_STATEMENTS:
                 conn.execute(statement)
             conn.execute("INSERT INTO outbox_count (id, rows, journal_bytes) VALUES (1, 0, 0)")
@@ -341,8 +367,9 @@ def _create(path: Path) -> None:
 
 def migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
     """Bring a version-0 outbox (rows keyed by event_id alone, pending ones naming no
-    registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`) or a
-    version-4 one (no ledger, no `said` columns) to this schema, once: returns (rows bound,
+    registry), a version-2 one (no `outbox_count`), a version-3 one (no state `held`), a
+    version-4 one (no ledger, no `said` columns) or a version-5 one (no `trusted_time`) to
+    this schema, once: returns (rows bound,
     the registry) when it bound any."""
     # the version is read again under the write lock: two processes opening an old outbox at
     # once both see it old here, and only the first may migrate it
@@ -368,7 +395,9 @@ def migrate(conn: sqlite3.Connection, path: Path) -> tuple[int, str] | None:
                 "SELECT 1, count(*), ? FROM outbox",
                 (size,),
             )
-        _add_ledger(conn)
+        if version < LEDGER_VERSION:
+            _add_ledger(conn)
+        conn.execute(TRUSTED_TIME_SCHEMA)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
@@ -474,6 +503,20 @@ def forget_line(row: Mapping[str, object]) -> dict[str, object]:
 _NOT_KEPT = ("body", "answer", "attempts")
 
 
+def time_line(
+    event_id: str, kind: str, source: str, proof: bytes, complete: bool
+) -> dict[str, object]:
+    """The journal's line for a proof of trusted time kept (`recover` keeps it again)."""
+    return {
+        "op": "time",
+        "event_id": event_id,
+        "kind": kind,
+        "source": source,
+        "proof": b64encode(proof),
+        "complete": complete,
+    }
+
+
 def append_journal(journal: Path, lines: list[Line], *, durable: bool = True) -> int | None:
     """Append whole lines in one write, then fsync (a torn last line is skipped on recovery);
     returns the journal's size then (None: nothing to write)."""
@@ -535,6 +578,11 @@ def export_journal_if_missing(conn: sqlite3.Connection, journal: Path) -> None:
             ]
             forgotten = conn.execute(f"SELECT {ledger} FROM ledger WHERE body IS NULL")
             lines += [forget_line(dict(zip(LEDGER_COLUMNS, r, strict=True))) for r in forgotten]
+            proofs = conn.execute(
+                "SELECT event_id, kind, source, proof, complete FROM trusted_time "
+                "ORDER BY updated_at, event_id, kind, source"
+            )
+            lines += [time_line(e, k, s, bytes(p), bool(c)) for e, k, s, p, c in proofs]
             text = _journal_text(lines)
             replace_file(journal, text, mode=0o600)
             size = len(text.encode("utf-8"))

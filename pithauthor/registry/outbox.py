@@ -33,8 +33,9 @@ which only re-sends an event the registry already has (it answers 200, never a s
 The outbox checks itself when it is opened (SQLite's `quick_check`, its schema version in
 `PRAGMA user_version`, its tables, and its rows against the journal's count): a damaged file is
 `OutboxDamaged` (exit 2, one line naming the file), never an empty outbox in place of lost rows.
-Every stored row (and every drop) is also appended to a journal beside it,
-`outbox.journal.jsonl` (0600), from which `recover` rebuilds a damaged outbox.
+Every stored row (and every drop, and every proof of trusted time kept) is also appended to a
+journal beside it, `outbox.journal.jsonl` (0600), from which `recover` rebuilds a damaged
+outbox.
 
 The journal's count. The table `outbox_count` holds, in the same transaction as every store and
 drop, the number of rows the journal says are live (stored minus dropped) and the journal's size
@@ -49,7 +50,7 @@ Schema versions: 0 is an outbox of pithauthor before rows named their registry (
 on open: its pending rows are bound to the default registry); 2 had no `outbox_count` (added on
 open, counting the rows it has); 3 had no state `held` (its table is rebuilt on open: SQLite
 cannot widen a CHECK in place); 4 had no ledger (its accepted rows move there on open, each
-event read once); 5 is this one.
+event read once); 5 had no `trusted_time` (the table is added on open, empty); 6 is this one.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ from pithauthor.errors import EventError
 from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
 from pithauthor.protocol.checks.event import checked_author_event, vouched
 from pithauthor.protocol.documents import AuthorEvent
+from pithauthor.protocol.timestamps import Sidecar, build_sidecar
 from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import (
@@ -84,6 +86,7 @@ from pithauthor.registry.journal import (
     open_checked,
     said_columns,
     stored_line,
+    time_line,
 )
 
 State = Literal["pending", "accepted", "rejected", "held"]
@@ -105,6 +108,10 @@ _LEDGER = f"SELECT {_FIELDS.format(state=repr('accepted'), reason='NULL')} FROM 
 
 
 Note = Callable[[str], None]
+
+
+#: The kinds of proof of time the outbox keeps (table `trusted_time`).
+TimeKind = Literal["rfc3161", "ots"]
 
 
 class OutboxRow(TypedDict):
@@ -652,6 +659,92 @@ class Outbox:
                 self._conn.execute("ROLLBACK")
                 raise
         return n
+
+    # --- trusted time (docs/protocol.md "Trusted time") -------------------------------------
+
+    def store_time(
+        self, event_id: str, kind: TimeKind, source: str, proof: bytes, *, complete: bool = False
+    ) -> None:
+        """Keep a proof of `event_id`'s time from `source` (a token: `rfc3161`; an
+        OpenTimestamps proof: `ots`), replacing that source's earlier one unless the earlier
+        one is complete and this one is not (an upgrade never goes back to pending).
+
+        Journalled (`op: time`), so that `recover` brings the proof back: a token fetched
+        again would be dated later, and a retired key's claim binds only by an earlier one."""
+        with self._lock:
+            changed = self._conn.execute(
+                "INSERT INTO trusted_time (event_id, kind, source, proof, complete, updated_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT(event_id, kind, source) DO UPDATE SET "
+                "proof=excluded.proof, complete=excluded.complete, "
+                "updated_at=excluded.updated_at WHERE excluded.complete >= complete",
+                (event_id, kind, source, proof, int(complete), utc_now()),
+            ).rowcount
+        if changed:
+            line = time_line(event_id, kind, source, proof, complete)
+            append_journal(self.journal, [line], durable=False)
+
+    def sidecar(self, event_id: str) -> Sidecar | None:
+        """The proofs kept of `event_id`'s time as its sidecar; None when there are none."""
+        return self.sidecars([event_id]).get(event_id)
+
+    def sidecars(self, event_ids: Iterable[str] | None = None) -> dict[str, Sidecar]:
+        """The sidecars of `event_ids` (of every event with a proof, when None), by id."""
+        ids = None if event_ids is None else list(dict.fromkeys(event_ids))
+        sql = "SELECT event_id, kind, source, proof, complete FROM trusted_time"
+        rows: list[Any] = []
+        if ids is None:
+            rows = self._read(sql, ())
+        else:
+            for start in range(0, len(ids), 500):  # SQLite's bound-variable limit
+                chunk = ids[start : start + 500]
+                where = f" WHERE event_id IN ({','.join('?' * len(chunk))})"
+                rows += self._read(sql + where, tuple(chunk))
+        tokens: dict[str, list[tuple[str, bytes]]] = {}
+        proofs: dict[str, list[tuple[str, bytes, bool]]] = {}
+        for eid, kind, source, proof, complete in rows:
+            if kind == "rfc3161":
+                tokens.setdefault(eid, []).append((source, bytes(proof)))
+            else:
+                proofs.setdefault(eid, []).append((source, bytes(proof), bool(complete)))
+        return {
+            eid: build_sidecar(eid, tokens.get(eid, ()), proofs.get(eid, ()))
+            for eid in sorted({*tokens, *proofs})
+        }
+
+    def untimed(self) -> int:
+        """How many stored events (their body kept) have no time-stamp token (`pith doctor`),
+        counted by the database."""
+        sql = (
+            "SELECT count(DISTINCT event_id) FROM (SELECT event_id FROM outbox UNION ALL "
+            "SELECT event_id FROM ledger WHERE body IS NOT NULL) e WHERE NOT EXISTS (SELECT 1 "
+            "FROM trusted_time t WHERE t.event_id=e.event_id AND t.kind='rfc3161')"
+        )
+        return int(self._read(sql, ())[0][0])
+
+    def needing_time(self, *, tokens: bool, proofs: bool, limit: int = 200) -> list[AuthorEvent]:
+        """Stored events (newest first, at most `limit`) that have no token yet (`tokens`), or
+        no OpenTimestamps proof or only pending ones (`proofs`): what `pith submit` and
+        `pith timestamp` fetch. Events whose body was dropped are skipped."""
+        wants = []
+        if tokens:
+            wants.append(
+                "NOT EXISTS (SELECT 1 FROM trusted_time t WHERE t.event_id=e.event_id "
+                "AND t.kind='rfc3161')"
+            )
+        if proofs:
+            wants.append(
+                "NOT EXISTS (SELECT 1 FROM trusted_time t WHERE t.event_id=e.event_id "
+                "AND t.kind='ots' AND t.complete=1)"
+            )
+        if not wants:
+            return []
+        sql = (
+            "SELECT event_id, max(body), max(stored_at) AS at FROM ("
+            "SELECT event_id, body, stored_at FROM outbox UNION ALL "
+            "SELECT event_id, body, stored_at FROM ledger WHERE body IS NOT NULL) e "
+            f"WHERE {' OR '.join(wants)} GROUP BY event_id ORDER BY at DESC, event_id LIMIT ?"
+        )
+        return [_stored_event(_column(str(body))) for _, body, _ in self._read(sql, (limit,))]
 
     def _select(
         self,

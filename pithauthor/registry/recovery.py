@@ -9,11 +9,12 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pithauthor.errors import InputError, OutboxDamaged, PithError
-from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.protocol.canonical_json import b64decode, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
+from pithauthor.protocol.timestamps import ots_digest
 from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import default_path, journal_path
 from pithauthor.registry.outbox import Outbox
@@ -46,7 +47,7 @@ def recover(path: Path | None = None) -> Recovered:
             raise InputError(f"the outbox {path} is healthy; there is nothing to recover")
     if not journal.is_file():
         raise InputError(f"the outbox's journal {journal} is missing; nothing to recover from")
-    rows, accepted, held, forgotten, skipped = _replay(journal)
+    rows, accepted, held, forgotten, skipped, times = _replay(journal)
     moved = None
     if path.exists() or path.is_symlink():
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"  # never overwrite one
@@ -70,6 +71,8 @@ def recover(path: Path | None = None) -> Recovered:
             for event_id, registry in held - accepted:  # held for moderation: not sent again
                 outbox.mark_held(event_id, registry, None)
             outbox.restore_ids(forgotten.values())
+            for eid, kind, source, proof, complete in times:  # journalled again as kept
+                outbox.store_time(eid, kind, source, proof, complete=complete)
     except BaseException:
         with contextlib.suppress(OSError):
             os.replace(old_journal, journal)
@@ -93,15 +96,16 @@ Pairs = set[tuple[str, str]]
 
 def _replay(
     journal: Path,
-) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, dict[tuple[str, str], Any], int]:
+) -> tuple[dict[tuple[str, str], Row], Pairs, Pairs, dict[tuple[str, str], Any], int, list[Time]]:
     """The rows the journal leaves: stored and not dropped since, keyed (event_id, registry);
     those of them accepted; those held for moderation; the ledger rows kept without their
-    events (`forget` lines); and how many lines were skipped (torn, unreadable, or not a
-    verifying event)."""
+    events (`forget` lines); how many lines were skipped (torn, unreadable, or not a
+    verifying event); and the proofs of trusted time kept (`time` lines, in order)."""
     rows: dict[tuple[str, str], Row] = {}
     accepted: Pairs = set()
     held: Pairs = set()
     forgotten: dict[tuple[str, str], Any] = {}
+    times: list[Time] = []
     skipped = 0
     for line in _journal_lines(journal):
         if line is None:  # longer than any journal line pith writes: skipped unread
@@ -113,6 +117,9 @@ def _replay(
             # strict and bounded (`parse_json`: depth, number sizes): a line nested 200,000
             # deep is one skipped line, not a RecursionError that stops the recovery
             item = parse_json(line)
+            if item["op"] == "time":  # bound to no registry: an event's, wherever it goes
+                times.append(_time(item))
+                continue
             op, registry = item["op"], registry_binding(item["registry"])
             if op == "store":
                 event = item["event"]
@@ -147,7 +154,21 @@ def _replay(
             skipped += 1
     for key in good:
         forgotten.pop(key, None)  # stored again since: the event is back
-    return good, accepted & set(good), held & set(good), forgotten, skipped
+    return good, accepted & set(good), held & set(good), forgotten, skipped, times
+
+
+Time = tuple[str, Literal["rfc3161", "ots"], str, bytes, bool]  # `Outbox.store_time`'s
+
+
+def _time(item: Mapping[str, Any]) -> Time:
+    """A `time` line's proof; ValueError (a skipped line) for one that is not."""
+    kind, eid, source, complete = item["kind"], item["event_id"], item["source"], item["complete"]
+    if kind not in ("rfc3161", "ots") or type(complete) is not bool:
+        raise ValueError("not a proof of trusted time")
+    if not isinstance(eid, str) or not isinstance(source, str):
+        raise ValueError("not a proof of trusted time")
+    ots_digest(eid)  # an event id
+    return (eid, kind, source, b64decode(item["proof"]), complete)
 
 
 def _journal_lines(journal: Path) -> Iterator[bytes | None]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -311,12 +313,37 @@ def test_a_claim_after_the_orcid_link_says_retired_is_not_bound(server: Identity
     assert not report.ok
 
 
-def test_a_claim_before_the_retirement_stays_bound(server: IdentityServer) -> None:
+@dataclass(frozen=True)
+class Proven:
+    """A proven time as `pithauthor.timestamps` reports one."""
+
+    time: datetime
+    by: str
+
+
+def test_a_claim_proven_before_the_retirement_stays_bound(server: IdentityServer) -> None:
     server.site.records[VECTOR_ORCID] = [("Pith author key (retired 2099-01-01)", key_url(KEY))]
-    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    proven = [Proven(datetime(2098, 12, 31, 23, 0, tzinfo=UTC), "rfc3161 https://tsa.test/")]
+    report, _ = check_identity(
+        claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api, proven=proven
+    )
     checks = {c.name: c for c in report.checks}
     assert report.ok and checks["identity_bound"].detail.endswith("as a retired key")
     assert "identity.retired" not in checks
+
+
+def test_a_claim_dated_before_the_retirement_without_trusted_time_is_not_bound(
+    server: IdentityServer,
+) -> None:
+    """`created_at` is the signer's word (a leaked key can backdate), so a retired
+    key's claim is bound only with a proven time before the retirement, not by its date."""
+    server.site.records[VECTOR_ORCID] = [("Pith author key (retired 2099-01-01)", key_url(KEY))]
+    report, _ = check_identity(claim(), orcid=VECTOR_ORCID, orcid_api=server.orcid_api)
+    checks = {c.name: c for c in report.checks}
+    assert not report.ok and checks["identity_bound"].status == "failed"
+    assert (
+        "no trusted time proves this event was signed before" in checks["identity.retired"].detail
+    )
 
 
 def test_a_retired_link_without_a_date_does_not_bind(server: IdentityServer) -> None:

@@ -18,4 +18,5 @@ FACES = {
     "pithauthor.latex",
     "pithauthor.doctor",
     "pithauthor.progress",
+    "pithauthor.timestamps",
 }

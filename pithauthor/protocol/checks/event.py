@@ -48,6 +48,8 @@ from pithauthor.protocol.payloads import (
     self_citation_problem,
 )
 from pithauthor.protocol.text import payload_text_problem
+from pithauthor.protocol.timestamps import Proven
+from pithauthor.protocol.utc import utc_stamp
 from pithauthor.protocol.verdict import FAILED, PASSED, UNVERIFIABLE, Check, Report
 
 # --- the envelope: shape, ids, signature ---
@@ -623,10 +625,12 @@ def _check_orcid(report: Report, payload: Mapping[str, Any], signer_id: str) -> 
 #   current or as retired, said in the detail), failed when it does not, unverifiable when it
 #   could not be fetched;
 # - `identity.retired`: failed when a source (the ORCID link, the web document, the local key
-#   store) says the key was retired before the event's `created_at`, or does not say when;
+#   store) says the key was retired, or does not say when, and no trusted time (the event's
+#   sidecar, `late_retirements`) proves the event was signed before: `created_at` is the
+#   signer's word, and a leaked key can backdate;
 # - `identity_bound` (`--orcid`): an ORCID proof for that iD names the key, and the key was not
-#   retired before the event. Unverifiable proofs do not count: an identity was asked for, so
-#   not knowing fails;
+#   retired before the event's proven time. Unverifiable proofs do not count: an identity was
+#   asked for, so not knowing fails;
 # - `identity` (nothing asked): "not identity-bound" when the claim carries no proofs
 #   (unverifiable, which does not fail the event).
 
@@ -664,13 +668,19 @@ class ProofCheck:
 
 
 def late_retirements(
-    event: Mapping[str, Any], proofs: Sequence[ProofCheck], local_retired: str | None = None
+    event: Mapping[str, Any],
+    proofs: Sequence[ProofCheck],
+    local_retired: str | None = None,
+    proven: Sequence[Proven] = (),
 ) -> list[tuple[str, str | None]]:
-    """(source, retired_at) of every source saying the key was retired before the event was
-    made (or not saying when): the ORCID link, the web document, the local key store. A key
-    retired after the event leaves the event bound: rotating a key must not unbind every claim
-    it made while it was current. A retirement without a date cannot be placed, so it counts
-    against the event."""
+    """(source, retired_at) of every source saying the key was retired (the ORCID link, the
+    web document, the local key store) where no trusted time proves the event was signed
+    before (`proven`: the times its sidecar proves, docs/protocol.md "Trusted time").
+
+    The event's own `created_at` does not count: it is whatever the signer wrote, and a leaked
+    key can date a claim before its retirement. A key retired after a proven time leaves the
+    event bound: rotating a key must not unbind every claim it made while it was current. A
+    retirement without a date cannot be placed, so it counts against the event."""
     said: list[tuple[str, str | None]] = [
         (p.kind, p.finding.retired_at)
         for p in proofs
@@ -678,16 +688,33 @@ def late_retirements(
     ]
     if local_retired is not None:
         said.append(("the local key store", local_retired))
-    created = event.get("created_at")
-    return [(who, when) for who, when in dict.fromkeys(said) if after_retirement(created, when)]
+    earliest = _earliest(proven)
+    stamp = utc_stamp(earliest.time) if earliest is not None else None
+    return [(who, when) for who, when in dict.fromkeys(said) if after_retirement(stamp, when)]
 
 
-def _retired_detail(event: Mapping[str, Any], late: Sequence[tuple[str, str | None]]) -> str:
+def _earliest(proven: Sequence[Proven]) -> Proven | None:
+    return min(proven, key=lambda p: p.time) if proven else None
+
+
+def _retired_detail(
+    event: Mapping[str, Any], late: Sequence[tuple[str, str | None]], proven: Sequence[Proven]
+) -> str:
     sources = "; ".join(f"per {who}, {when or 'at an unstated date'}" for who, when in late)
+    earliest = _earliest(proven)
+    if earliest is None:
+        why = (
+            f"no trusted time proves this event was signed before (it says "
+            f"{event.get('created_at')}, which its signer wrote)"
+        )
+    else:
+        why = (
+            f"its earliest proven time, {utc_stamp(earliest.time)} by {earliest.by}, "
+            "is not before it"
+        )
     return (
-        f"the key was retired ({sources}) and this event is dated {event.get('created_at')}, "
-        "after it (or not known to be before): a retired key's later events are not "
-        "identity-bound"
+        f"the key was retired ({sources}) and {why}: a retired key's events are identity-bound "
+        "only when a trusted time proves them earlier"
     )
 
 
@@ -698,9 +725,11 @@ def identity_report(
     orcid: str | None = None,
     signer: str | None = None,
     local_retired: str | None = None,
+    proven: Sequence[Proven] = (),
 ) -> Report:
-    """The identity checks of one event, given the proofs already fetched and, when the local
-    key store holds the key as retired, its `retired_at`."""
+    """The identity checks of one event, given the proofs already fetched, when the local
+    key store holds the key as retired, its `retired_at`, and the times its trusted-time
+    sidecar proves (`proven`, checked by `pithauthor.timestamps`)."""
     report = Report(kind="identity")
     kid = event_key_id(event)
     if signer is not None:
@@ -720,11 +749,12 @@ def identity_report(
     )
     for proof in proofs:
         report.checks.append(proof.as_check(retired_by))
-    late = late_retirements(event, proofs, local_retired)
-    if late:
-        report.add("identity.retired", False, _retired_detail(event, late))
+    late = late_retirements(event, proofs, local_retired, proven)
+    why = _retired_detail(event, late, proven) if late else None
+    if why is not None:
+        report.add("identity.retired", False, why)
     if orcid is not None:
-        report.checks.append(_bound(proofs, orcid, _retired_detail(event, late) if late else None))
+        report.checks.append(_bound(proofs, orcid, why))
     elif signer is None and not proofs:
         listed = event_proofs(event)
         if listed:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -211,6 +213,14 @@ def test_json_report_lists_where_and_what(server: IdentityServer) -> None:
     assert json.dumps(report.as_dict())
 
 
+@dataclass(frozen=True)
+class Proven:
+    """A proven time as `pithauthor.timestamps` reports one."""
+
+    time: datetime
+    by: str
+
+
 def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None:
     from pithauthor.protocol.checks.event import ProofCheck, identity_report
     from pithauthor.protocol.identity import Finding
@@ -218,11 +228,17 @@ def test_a_pdf_proof_of_a_key_retired_on_orcid_is_not_reported_current() -> None
     pdf = ProofCheck("paper", "https://arxiv.org/pdf/x", "paper.pdf", Finding("current", "names"))
     retired = Finding("retired", "marks it retired", "2099-01-01")  # after the claim
     orcid = ProofCheck("orcid", VECTOR_ORCID, "api", retired)
-    report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID)
+    # bound as a retired key only with a trusted time before the retirement (trusted time: the
+    # claim's own created_at, 2026, no longer counts)
+    before = Proven(datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC), "rfc3161 https://tsa.test/")
+    report = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID, proven=[before])
     details = {c.name: c.detail for c in report.checks}
     assert details["identity_proof.paper"].startswith("RETIRED key (per orcid): paper.pdf")
     assert details["identity_bound"].endswith("as a retired key")
     assert report.ok
+    unproven = identity_report(event(), [orcid, pdf], orcid=VECTOR_ORCID)
+    assert not unproven.ok
+    assert "no trusted time proves" in {c.name: c.detail for c in unproven.checks}["identity_bound"]
     alone = identity_report(event(), [pdf], signer=KEY)
     assert {c.name: c.detail for c in alone.checks}["identity_proof.paper"].startswith("current")
 
