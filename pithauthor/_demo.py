@@ -64,6 +64,9 @@ class Demo:
         # the example papers are not on arXiv, so arXiv's API (which gives a claim the author
         # order) is not asked: nothing listens at the discard port; the claim names no position
         self.env["PITH_ARXIV_API"] = "http://127.0.0.1:9/api/query"
+        # trusted time asks public authorities and calendars (docs/protocol.md): the demo stays
+        # on this machine, so none is asked; `pith timestamp` fetches the proofs later
+        self.env.update(PITH_TSA="none", PITH_OTS_CALENDARS="none", PITH_BTC_HEADERS="none")
         self.registry: list[str] = []
 
     def pith(self, *args: str, ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[str]:

@@ -358,6 +358,10 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
         PITH_ARXIV_API=arxiv,
         PITH_ORCID_API=orcid,
         PITH_PASSPHRASE=PASSPHRASE,
+        # no public trusted-time source is asked: the tests reach only this machine
+        PITH_TSA="none",
+        PITH_OTS_CALENDARS="none",
+        PITH_BTC_HEADERS="none",
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
         COLUMNS="200",
         HOME=str(folder),
