@@ -48,6 +48,50 @@ REQUIRE_TEX = os.environ.get("PITH_REQUIRE_TEX") == "1"
 _CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", "PITH_TRUST")
 
 
+_LOOPBACK_NAMES = {"localhost", "localhost.", "ip6-localhost"}
+
+
+def _is_loopback_host(host: object) -> bool:
+    """A host this machine answers itself: a loopback name or address (127/8, ::1)."""
+    import ipaddress
+
+    if host is None or (isinstance(host, str) and host.lower() in _LOOPBACK_NAMES):
+        return True
+    text = host.decode() if isinstance(host, bytes) else str(host)
+    try:
+        return ipaddress.ip_address(text.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False  # a name other than localhost: resolving it would ask the network
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _only_loopback() -> Iterator[None]:
+    """No test in this process resolves or connects to anything but this machine: a default
+    that reaches a public service (pith.science, arXiv, ORCID, a time-stamp authority, a
+    calendar) is refused here as a dead network is, and the test sees it. (Child processes get
+    the environment's `none`s and NO_REGISTRY instead.)"""
+    import socket
+
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _is_loopback_host(host):
+            raise socket.gaierror(socket.EAI_NONAME, f"tests reach loopback only, not {host}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback_host(address[0]):
+            raise ConnectionRefusedError(f"tests reach loopback only, not {address[0]}")
+        return real_connect(self, address)
+
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        socket.getaddrinfo, socket.socket.connect = real_getaddrinfo, real_connect  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="session")
 def one_ca_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A CA bundle of one certificate (the first of certifi's), for SSL_CERT_FILE.
