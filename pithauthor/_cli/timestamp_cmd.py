@@ -35,7 +35,14 @@ def timestamp(
     if file is not None:  # bad input (exit 2, one line) before anything else is said
         from pithauthor.verify import read_documents
 
-        events = [d for d in read_documents(file) if isinstance(d, dict) and "signature" in d]
+        docs = read_documents(file)
+        events = [d for d in docs if isinstance(d, dict) and "signature" in d]
+        if not events or len(events) != len(docs):
+            from pithauthor.errors import EventError
+
+            raise EventError(
+                f"{file}: not a file of signed events (JSON or JSONL, as `pith claim -o` writes)"
+            )
     if sources.empty:
         message(
             "no time-stamp authority or calendar is set (PITH_TSA=none, PITH_OTS_CALENDARS=none)"
