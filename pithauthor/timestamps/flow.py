@@ -27,6 +27,7 @@ from pithauthor.protocol.timestamps import (
     Sidecar,
     SidecarFault,
     build_sidecar,
+    headers_of,
     merge_sidecars,
     ots_digest,
     parse_sidecar,
@@ -41,6 +42,8 @@ from pithauthor.timestamps.headers import (
     PRODUCTION_FLOOR,
     Floor,
     HeaderSource,
+    HeaderSources,
+    ShippedHeaders,
     headers_from_env,
 )
 from pithauthor.timestamps.ots import calendars_from_env, check_proof, stamp, upgrade
@@ -256,7 +259,9 @@ def check_time(
     """The times `sidecar` proves for `event`, and one check per proof: passed with the time
     and what proved it, failed for a proof that does not hold (another message, an untrusted
     root, a broken proof, a header under the floor...), unverifiable for a pending
-    OpenTimestamps proof or a header that could not be fetched. Offline but for headers."""
+    OpenTimestamps proof or a header that could not be fetched. Offline but for headers:
+    those the sidecar ships (`bitcoin_headers`) are read before `headers` is asked, and judged
+    as any other."""
 
     proven: list[ProvenTime] = []
     checks: list[Check] = []
@@ -274,6 +279,10 @@ def check_time(
         proven.append(got)
         checks.append(Check(name, PASSED, f"{utc_stamp(got.time)} by {got.by}"))
     digest = ots_digest(sidecar["event_id"])
+    shipped = headers_of(sidecar)
+    if shipped:
+        given: HeaderSource = ShippedHeaders(dict(shipped))
+        headers = HeaderSources(given, headers) if headers is not None else given
     for url, proof, complete in proofs_of(sidecar):
         name = "trusted_time.opentimestamps"
         if headers is None and complete:
