@@ -147,14 +147,27 @@ def verify(
 def _trusted_time(
     file: str, docs: list[Any], report: Report, skip: bool
 ) -> dict[str, list[ProvenTime]]:
-    """The times the sidecar beside FILE proves (docs/protocol.md "Trusted time"), its
-    checks added to `report`; none for stdin, without a sidecar, or with --no-trusted-time."""
-    if skip or file == "-":
+    """The times the sidecar beside FILE proves (docs/protocol.md "Trusted time"), and those
+    the sidecars a bundle or state carries prove of its events, their checks added to
+    `report`; none with --no-trusted-time (and no file beside stdin)."""
+    if skip:
         return {}
-    from pithauthor.timestamps.flow import read_sidecar_file, sidecar_path, verify_time
+    from pithauthor.timestamps.flow import (
+        carried_sidecars,
+        read_sidecar_file,
+        sidecar_path,
+        verify_time,
+    )
 
-    sidecars = read_sidecar_file(sidecar_path(file))
-    return verify_time(docs, report, sidecars) if sidecars else {}
+    proven: dict[str, list[ProvenTime]] = {}
+    for doc in docs:  # the same checker as for a file's sidecar, over the document's events
+        events, carried = carried_sidecars(doc, report)
+        if carried:
+            proven.update(verify_time(events, report, carried))
+    sidecars = read_sidecar_file(sidecar_path(file)) if file != "-" else {}
+    if sidecars:
+        proven.update(verify_time(docs, report, sidecars))
+    return proven
 
 
 def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) -> list[str]:

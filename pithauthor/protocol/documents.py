@@ -13,6 +13,7 @@ is the order `MergedState` and `StateCurrent` declare (every builder of a state 
 from typing import Final, Literal, NotRequired, TypedDict, final
 
 from pithauthor.protocol.identity import IdentityProof
+from pithauthor.protocol.timestamps import Sidecar
 
 JSONObject = dict[str, object]
 EventType = Literal["author_attestation", "citation_signature", "replication_record"]
@@ -313,6 +314,7 @@ class RecordBundle(TypedDict):
     bundle_version: NotRequired[str]
     short_pith_number: NotRequired[str]
     source_aliases: NotRequired[list[SourceAlias]]
+    trusted_time: NotRequired[list[Sidecar]]  # the events' proofs of time (a local registry's)
 
 
 class StateCurrent(TypedDict):
@@ -443,6 +445,15 @@ class HeldAnswer(TypedDict):
     status: str
     event_id: str
     pith_number: str
+
+
+class TimeAnswer(TypedDict):
+    """A local registry's 200 answer to a trusted-time sidecar: kept (merged), and whether
+    that changed what it holds for the event (DESIGN, docs/protocol.md "Trusted time")."""
+
+    status: str
+    event_id: str
+    changed: bool
 
 
 class ErrorAnswer(TypedDict):

@@ -42,6 +42,17 @@ if TYPE_CHECKING:
 SIDECAR_TYPE = "pith_trusted_time"
 SIDECAR_VERSION = 1
 
+#: The member of a bundle or merged state listing the sidecars of its events (a local
+#: registry's; DESIGN, docs/protocol.md "Trusted time"). Outside a state's `state_sha256`: the
+#: proofs change as they complete, the events they are of do not.
+CARRIED_KEY = "trusted_time"
+
+#: A registry that keeps sidecars names this action in a record's `agent_actions.actions`
+#: (the local registry's: `POST /pith/{body}/action/trusted_time`); pith sends sidecars to no
+#: registry whose records name none (pith.science's name none).
+TIME_ACTION_NAME = "submit_trusted_time"
+TIME_ACTION = "trusted_time"
+
 #: The proofs of the events of `X.jsonl` are in `X.jsonl` + this suffix (one sidecar a line).
 SIDECAR_SUFFIX = ".time.jsonl"
 

@@ -1,7 +1,8 @@
 """Trusted time for signed events, end to end: asking the authorities and calendars for the
 proofs an event lacks (`fetch_time`), keeping them in sidecar files beside a file of events
 (`read_sidecar_file`, `write_sidecar_file`), and checking an event's sidecar offline into the
-times it proves (`check_time`; every event of a verified file: `verify_time`). The outbox keeps
+times it proves (`check_time`; every event of a verified file: `verify_time`; the sidecars a
+bundle or state carries: `carried_sidecars`). The outbox keeps
 them too (`pithauthor.registry.trusted_time`).
 
 Fetching never fails the caller: a source that cannot be asked is a problem line, and the proof
@@ -23,6 +24,7 @@ from pithauthor.fs import MAX_JSON_BYTES, read_user_text, replace_file
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.timestamps import (
+    CARRIED_KEY,
     SIDECAR_SUFFIX,
     Sidecar,
     SidecarFault,
@@ -318,6 +320,41 @@ class _NoHeaders:
 
     def header(self, height: int) -> bytes | None:
         return None
+
+
+def carried_sidecars(doc: Any, report: Report) -> tuple[list[Any], dict[str, Sidecar]]:
+    """The events of a bundle or merged state, and the sidecars it carries (`trusted_time`,
+    a local registry's; DESIGN, docs/protocol.md "Trusted time") by event id. A member that
+    is not a list of sidecars, or a sidecar of an event the document does not hold, is a
+    failed `trusted_time` check on `report` (and that sidecar is left out)."""
+    from pithauthor.protocol.checks.state import state_inputs
+
+    if not isinstance(doc, dict) or CARRIED_KEY not in doc:
+        return [], {}
+    if doc.get("bundle_type") == "pith_open_graph_bundle":
+        listed = doc.get("events")
+        events = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+    else:
+        events = [e for e in state_inputs(doc) if isinstance(e, dict)]
+    held = {e.get("event_id") for e in events}
+    carried = doc[CARRIED_KEY]
+    if not isinstance(carried, list):
+        report.add(CARRIED_KEY, False, f"{CARRIED_KEY} is not a list of sidecars")
+        return events, {}
+    found: dict[str, list[Sidecar]] = {}
+    for number, item in enumerate(carried, start=1):
+        try:
+            sidecar = parse_sidecar(item)
+        except SidecarFault as exc:
+            report.add(CARRIED_KEY, False, f"{CARRIED_KEY}[{number}] is not a sidecar: {exc}")
+            continue
+        if sidecar["event_id"] not in held:
+            report.add(
+                CARRIED_KEY, False, f"{CARRIED_KEY}[{number}] is of an event the document lacks"
+            )
+            continue
+        found.setdefault(sidecar["event_id"], []).append(sidecar)
+    return events, {eid: merge_sidecars(all_) for eid, all_ in found.items()}
 
 
 def verify_time(
