@@ -193,7 +193,6 @@ ACTIONS = {
 }
 
 
-
 def source_aliases(rec: StoredRecord) -> list[SourceAlias]:
     """The aliases of a record, as the registry lists them (sorted by kind, as text: the real
     record vector lists `pith_short_12` before `pith_short_8`, and so does this one)."""
