@@ -30,9 +30,11 @@ from pithauthor.timestamps.flow import (
     Sources,
     fetch_time,
     read_sidecar_file,
+    ship_headers,
     sidecar_path,
     write_sidecar_file,
 )
+from pithauthor.timestamps.headers import CachedHeaders, HeaderSource
 
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
@@ -102,9 +104,12 @@ def stamp_file(
     sources: Sources,
     *,
     timeout: float = FETCH_TIMEOUT,
+    headers: HeaderSource | None = None,
 ) -> tuple[Fetch, dict[str, Sidecar]]:
     """Fetch what the events of `events_file` lack and merge it into its sidecar file, which
-    takes what the outbox holds of them too. Returns the fetch and the sidecars now kept."""
+    takes what the outbox holds of them too, and the headers pith has of the blocks its
+    complete proofs name (`headers`, default the cache of those checked before: shipped so a
+    reader needs no fetch). Returns the fetch and the sidecars now kept."""
     path = sidecar_path(events_file)
     have = read_sidecar_file(path)
     with Outbox() as outbox:
@@ -113,7 +118,8 @@ def stamp_file(
     got = fetch_time(events, sources, have, timeout=timeout) if not sources.empty else Fetch()
     sidecars = got.sidecars(have)
     ids = {str(e.get("event_id")) for e in events}
-    mine = {eid: s for eid, s in sidecars.items() if eid in ids}
+    have_headers = CachedHeaders() if headers is None else headers
+    mine = {eid: ship_headers(s, have_headers) for eid, s in sidecars.items() if eid in ids}
     if mine:
         write_sidecar_file(path, mine)
     return got, mine
@@ -146,6 +152,7 @@ def send_sidecars(client: RegistryClient, event_ids: Iterable[str]) -> tuple[int
     from pithauthor.protocol.ids import PithNumber
 
     wanted = set(event_ids)
+    cached = CachedHeaders()  # the headers pith has travel too
     with Outbox() as outbox:
         entries = [
             e
@@ -158,6 +165,7 @@ def send_sidecars(client: RegistryClient, event_ids: Iterable[str]) -> tuple[int
         sidecar = sidecars.get(entry.event_id)
         if sidecar is None:
             continue
+        sidecar = ship_headers(sidecar, cached)
         try:
             record = client.record(PithNumber.parse(entry.subject), attempts=1)
             url = record["agent_actions"]["actions"].get(TIME_ACTION_NAME)

@@ -48,7 +48,13 @@ from pithauthor.timestamps.headers import (
     ShippedHeaders,
     headers_from_env,
 )
-from pithauthor.timestamps.ots import calendars_from_env, check_proof, stamp, upgrade
+from pithauthor.timestamps.ots import (
+    block_heights,
+    calendars_from_env,
+    check_proof,
+    stamp,
+    upgrade,
+)
 from pithauthor.timestamps.proven import ProvenTime
 from pithauthor.timestamps.rfc3161 import (
     DEFAULT_AUTHORITIES,
@@ -210,6 +216,28 @@ def fetch_time(
 
 def _short(exc: PithError) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def ship_headers(sidecar: Sidecar, have: HeaderSource) -> Sidecar:
+    """`sidecar` with the headers `have` holds of the blocks its complete OpenTimestamps proofs
+    name (`bitcoin_headers`), so a reader checks them with no fetch; unchanged when it holds
+    none. A damaged proof ships nothing (its check says what is wrong)."""
+    digest = ots_digest(sidecar["event_id"])
+    found: list[tuple[int, bytes]] = []
+    for _, proof, complete in proofs_of(sidecar):
+        if not complete:
+            continue
+        try:
+            heights = block_heights(proof, digest)
+        except VerificationError:
+            continue
+        for height in heights:
+            raw = have.header(height)
+            if raw is not None:
+                found.append((height, raw))
+    if not found:
+        return sidecar
+    return merge_sidecars([sidecar, build_sidecar(sidecar["event_id"], headers=found)])
 
 
 # --- sidecar files ------------------------------------------------------------------------------
