@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pithauthor.errors import PithError
+from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.timestamps import (
     TIME_ACTION_NAME,
     Sidecar,
@@ -149,8 +150,6 @@ def send_sidecars(client: RegistryClient, event_ids: Iterable[str]) -> tuple[int
     registry naming none, as pith.science, is sent nothing). Returns how many were sent, and
     the first problem in one line (a sidecar not sent is sent by a later run that changes it,
     or by `pith submit FILE` again): never a failure of the caller."""
-    from pithauthor.protocol.ids import PithNumber
-
     wanted = set(event_ids)
     cached = CachedHeaders()  # the headers pith has travel too
     with Outbox() as outbox:

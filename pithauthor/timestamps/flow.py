@@ -23,6 +23,7 @@ from pithauthor.errors import InputError, NetworkError, PithError, VerificationE
 from pithauthor.fs import MAX_JSON_BYTES, read_user_text, replace_file
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.checks.state import state_inputs
 from pithauthor.protocol.timestamps import (
     CARRIED_KEY,
     SIDECAR_SUFFIX,
@@ -355,8 +356,6 @@ def carried_sidecars(doc: Any, report: Report) -> tuple[list[Any], dict[str, Sid
     a local registry's; DESIGN, docs/protocol.md "Trusted time") by event id. A member that
     is not a list of sidecars, or a sidecar of an event the document does not hold, is a
     failed `trusted_time` check on `report` (and that sidecar is left out)."""
-    from pithauthor.protocol.checks.state import state_inputs
-
     if not isinstance(doc, dict) or CARRIED_KEY not in doc:
         return [], {}
     if doc.get("bundle_type") == "pith_open_graph_bundle":
