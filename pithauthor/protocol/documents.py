@@ -404,6 +404,9 @@ class MergedState(StateHead):
     superseded: NotRequired[list[Superseded]]
     withdrawals: NotRequired[list[AuthorEvent]]
     duplicates: NotRequired[list[Duplicate]]
+    # the events' proofs of time, served after the rest: not the merge's, and outside the hash
+    # (DESIGN, docs/protocol.md "Trusted time")
+    trusted_time: NotRequired[list[Sidecar]]
 
 
 # --- what the registry answers besides (the local registry writes these) -------------------------
@@ -542,5 +545,6 @@ REGISTRY_LISTS: Final = (
 #: the lists a local merge writes only when they are not empty, last
 CORRECTION_LISTS: Final = fields(StateCorrections)
 #: a merged state's fields and those of its `current`, in the order they are written
-STATE_FIELDS: Final = fields(MergedState)
+#: (not `trusted_time`: a registry appends it to the merge's document when serving it)
+STATE_FIELDS: Final = tuple(f for f in fields(MergedState) if f != "trusted_time")
 CURRENT_FIELDS: Final = fields(StateCurrent)
