@@ -181,6 +181,14 @@ def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) 
             first = min(times, key=lambda t: t.time)
             where = f"[{number}] " if len(docs) > 1 else ""
             lines.append(f"trusted time {where}{utc_stamp(first.time)} by {first.by}")
+        carried = doc.get("trusted_time") if isinstance(doc, dict) else None
+        for sidecar in carried if isinstance(carried, list) else []:
+            # a bundle's or state's events: named by their id (they have no place in FILE)
+            eid = sidecar.get("event_id") if isinstance(sidecar, dict) else None
+            times = proven.get(str(eid))
+            if times:
+                first = min(times, key=lambda t: t.time)
+                lines.append(f"trusted time {eid} {utc_stamp(first.time)} by {first.by}")
     return lines
 
 

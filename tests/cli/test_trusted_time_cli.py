@@ -304,11 +304,35 @@ def test_the_proofs_travel_to_the_local_registry_and_verify_in_its_bundle_and_st
         path.write_text(json.dumps(doc), "utf-8")
         verified = pith("verify", str(path), *flags)
         assert verified.returncode == 0, verified.stdout + verified.stderr
-        passed = [x for x in verified.stdout.splitlines() if "trusted_time.rfc3161" in x]
-        assert passed, verified.stdout
+        said = f"trusted time {entry.event_id} 2026-03-01T10:00:05Z by rfc3161 {tsa.url}"
+        assert said in verified.stdout.splitlines(), verified.stdout
         # a token changed in the carried sidecar fails the event's trusted time
         doc["trusted_time"][0]["rfc3161"][0]["token"] = entry.event["signature"]["signature_b64"]
         path.write_text(json.dumps(doc), "utf-8")
         broken = pith("verify", str(path), *flags)
         assert broken.returncode == 1, broken.stdout
         assert "trusted_time.rfc3161" in broken.stdout.split("FAILED")[-1] + broken.stderr
+
+
+def test_a_registry_whose_record_names_no_trusted_time_action_is_sent_no_proofs(
+    pith: RunPith,
+    author: str,
+    tsa: TsaServer,
+    pki: Pki,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as pith.science's records: their agent_actions name no submit_trusted_time
+    monkeypatch.setattr("pithauthor.registry.local.answers.TIME_ACTION_NAME", "not_named")
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    trust(monkeypatch, tmp_path, tsa, pki)
+    claimed = pith("claim", PAPER, "--submit", "--yes", *flags)
+    assert claimed.returncode == 0, claimed.stderr
+    assert "trusted time" not in claimed.stderr  # not sent, and no warning either
+    with Outbox() as outbox:
+        [entry] = outbox.entries()
+        assert outbox.sidecar(entry.event_id) is not None  # kept here all the same
+    body = DEAR.rsplit(":", 1)[1]
+    assert "trusted_time" not in httpx.get(f"{server.url}/pith/{body}/bundle.json").json()
