@@ -404,8 +404,13 @@ class MergedState(StateHead):
     superseded: NotRequired[list[Superseded]]
     withdrawals: NotRequired[list[AuthorEvent]]
     duplicates: NotRequired[list[Duplicate]]
-    # the events' proofs of time, served after the rest: not the merge's, and outside the hash
-    # (DESIGN, docs/protocol.md "Trusted time")
+
+
+class ServedState(MergedState):
+    """A merged state as a local registry serves it: the merge's document, then the sidecars
+    of its events' proofs of time, which are not the merge's and are outside `state_sha256`
+    (DESIGN, docs/protocol.md "Trusted time")."""
+
     trusted_time: NotRequired[list[Sidecar]]
 
 
@@ -545,6 +550,5 @@ REGISTRY_LISTS: Final = (
 #: the lists a local merge writes only when they are not empty, last
 CORRECTION_LISTS: Final = fields(StateCorrections)
 #: a merged state's fields and those of its `current`, in the order they are written
-#: (not `trusted_time`: a registry appends it to the merge's document when serving it)
-STATE_FIELDS: Final = tuple(f for f in fields(MergedState) if f != "trusted_time")
+STATE_FIELDS: Final = fields(MergedState)
 CURRENT_FIELDS: Final = fields(StateCurrent)

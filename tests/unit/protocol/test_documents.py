@@ -162,10 +162,12 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
         yield [
             ("local record", (d.RecordDocument, httpx.get(base).json())),
             ("local bundle", (d.RecordBundle, httpx.get(base + "/bundle.json").json())),
-            ("local state", (d.MergedState, httpx.get(base + "/state.json").json())),
+            ("local state", (d.ServedState, httpx.get(base + "/state.json").json())),
             ("local manifest", (d.MirrorManifest, manifest)),
             ("local state with an invalid event", (d.MergedState, with_invalid)),
             ("local state with corrections", (d.MergedState, corrected)),
+            # a served state is a merged state and its sidecars (none here)
+            ("local state with corrections, as served", (d.ServedState, corrected)),
             (
                 "local resolver answer",
                 (
