@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pithauthor.protocol.record import AuthorCheck
     from pithauthor.protocol.subject import Subject
     from pithauthor.registry.access import RegistryAccess
+    from pithauthor.registry.client import RegistryClient
     from pithauthor.registry.statements import OnChange, Statements
     from pithauthor.sign import Settle
     from pithauthor.timestamps.flow import Sources
@@ -46,6 +47,7 @@ def submit_now(
         message(f"submitted: {result.summary()}")
         for eid, reason in result.rejected.items():
             message(f"rejected {eid}: {reason}")
+    send_time(registry.client, [*result.accepted, *result.duplicates, *result.confirmed], quiet)
     held = result.held_line()
     if held is not None:
         message(held)
@@ -59,6 +61,21 @@ def submit_now(
             f"`{submit_command(registry)}` sends them"
         )
     result.raise_for_failure()
+
+
+def send_time(client: RegistryClient, event_ids: Sequence[str], quiet: bool = False) -> None:
+    """Send the outbox's sidecars of `event_ids` (the events just accepted) to the client's
+    registry when its record names a trusted-time action (docs/protocol.md "Trusted time"):
+    one line when sent, one warning line when they could not be, never a failure."""
+    if not event_ids:
+        return
+    from pithauthor.registry.trusted_time import send_sidecars
+
+    sent, problem = send_sidecars(client, event_ids)
+    if sent and not quiet:
+        message(f"trusted time: sent the proofs of {sent} event(s) to {client.base_url}")
+    if problem is not None:
+        message(f"warning: trusted time not sent to {client.base_url}: {problem}")
 
 
 @dataclass

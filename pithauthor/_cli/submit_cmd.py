@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -11,6 +12,7 @@ from pithauthor._cli.access import registry_options
 from pithauthor._cli.catalog import summary
 from pithauthor._cli.options import TRUST_HELP, TRUST_LOCAL_OPTION
 from pithauthor._cli.output import data, emit_json, message, warn
+from pithauthor.errors import PithError
 from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
@@ -60,6 +62,7 @@ def submit(
     sources = sources_from_env()  # a bad PITH_TSA / PITH_OTS_CALENDARS: bad input, first
 
     bound = registry_binding(registry) if registry is not None else None
+    kept_ids: set[str] = set()
     if file is not None:
         docs = read_documents(file)
         with Outbox(note=message) as outbox:
@@ -69,6 +72,7 @@ def submit(
         from pithauthor.registry.trusted_time import keep_sidecar_file
 
         kept = keep_sidecar_file(file)  # the proofs that travel beside the file's events
+        kept_ids = {str(d.get("event_id")) for d in docs if isinstance(d, dict)}
         if kept:
             message(f"kept the trusted time of {kept} event(s) from {file}.time.jsonl")
     pending = pending_by_registry(note=message)
@@ -104,7 +108,12 @@ def submit(
                 message(held)
         if not results:
             data("nothing pending in the outbox")
-    _fetch_time(sources)
+    fetched = _fetch_time(sources)
+    # the sidecars that changed in this run travel to the registries that keep them: those of
+    # the events accepted now, of the file's, and of the events proofs were fetched for
+    changed = {eid for r in results for eid in (*r.accepted, *r.duplicates, *r.confirmed)}
+    changed |= fetched | kept_ids
+    _send_time(changed, connect)
     for result in results:
         if result.error is not None:
             raise result.error
@@ -112,10 +121,35 @@ def submit(
         raise typer.Exit(1)
 
 
-def _fetch_time(sources: Sources) -> None:
+def _send_time(event_ids: set[str], connect: Callable[[str], RegistryClient]) -> None:
+    """Send the outbox's sidecars of `event_ids` to each registry that accepted them and
+    names a trusted-time action (docs/protocol.md "Trusted time"); a registry that cannot
+    take them is one warning line, never a failure of the submission."""
+    if not event_ids:
+        return
+    from pithauthor.registry.outbox import Outbox
+    from pithauthor.registry.trusted_time import send_sidecars
+
+    with Outbox() as outbox:
+        with_time = set(outbox.sidecars(event_ids))
+        where = {e.registry for e in outbox.entries(state="accepted") if e.event_id in with_time}
+    for registry in sorted(where):
+        try:
+            with connect(registry) as client:
+                sent, problem = send_sidecars(client, with_time)
+        except PithError as exc:
+            sent, problem = 0, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if sent:
+            message(f"trusted time: sent the proofs of {sent} event(s) to {registry}")
+        if problem is not None:
+            message(f"warning: trusted time not sent to {registry}: {problem}")
+
+
+def _fetch_time(sources: Sources) -> set[str]:
     """After sending: the tokens the outbox's events lack, and their pending OpenTimestamps
     proofs upgraded (docs/protocol.md "Trusted time"); a source that cannot be asked is one
-    warning line, never a failure of the submission."""
+    warning line, never a failure of the submission. Returns the ids of the events a proof
+    was fetched for."""
     from pithauthor.registry.trusted_time import stamp_outbox
     from pithauthor.timestamps.flow import SIGNING_TIMEOUT
 
@@ -125,6 +159,7 @@ def _fetch_time(sources: Sources) -> None:
     line = got.warning()
     if line is not None:
         message(f"{line} (the next `pith submit` or `pith timestamp` asks again)")
+    return {f.event_id for f in got.fetched}
 
 
 def _counted(pending: dict[str, int]) -> str:

@@ -147,14 +147,27 @@ def verify(
 def _trusted_time(
     file: str, docs: list[Any], report: Report, skip: bool
 ) -> dict[str, list[ProvenTime]]:
-    """The times the sidecar beside FILE proves (docs/protocol.md "Trusted time"), its
-    checks added to `report`; none for stdin, without a sidecar, or with --no-trusted-time."""
-    if skip or file == "-":
+    """The times the sidecar beside FILE proves (docs/protocol.md "Trusted time"), and those
+    the sidecars a bundle or state carries prove of its events, their checks added to
+    `report`; none with --no-trusted-time (and no file beside stdin)."""
+    if skip:
         return {}
-    from pithauthor.timestamps.flow import read_sidecar_file, sidecar_path, verify_time
+    from pithauthor.timestamps.flow import (
+        carried_sidecars,
+        read_sidecar_file,
+        sidecar_path,
+        verify_time,
+    )
 
-    sidecars = read_sidecar_file(sidecar_path(file))
-    return verify_time(docs, report, sidecars) if sidecars else {}
+    proven: dict[str, list[ProvenTime]] = {}
+    for doc in docs:  # the same checker as for a file's sidecar, over the document's events
+        events, carried = carried_sidecars(doc, report)
+        if carried:
+            proven.update(verify_time(events, report, carried))
+    sidecars = read_sidecar_file(sidecar_path(file)) if file != "-" else {}
+    if sidecars:
+        proven.update(verify_time(docs, report, sidecars))
+    return proven
 
 
 def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) -> list[str]:
@@ -168,6 +181,14 @@ def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) 
             first = min(times, key=lambda t: t.time)
             where = f"[{number}] " if len(docs) > 1 else ""
             lines.append(f"trusted time {where}{utc_stamp(first.time)} by {first.by}")
+        carried = doc.get("trusted_time") if isinstance(doc, dict) else None
+        for sidecar in carried if isinstance(carried, list) else []:
+            # a bundle's or state's events: named by their id (they have no place in FILE)
+            eid = sidecar.get("event_id") if isinstance(sidecar, dict) else None
+            times = proven.get(str(eid))
+            if times:
+                first = min(times, key=lambda t: t.time)
+                lines.append(f"trusted time {eid} {utc_stamp(first.time)} by {first.by}")
     return lines
 
 

@@ -13,6 +13,7 @@ is the order `MergedState` and `StateCurrent` declare (every builder of a state 
 from typing import Final, Literal, NotRequired, TypedDict, final
 
 from pithauthor.protocol.identity import IdentityProof
+from pithauthor.protocol.timestamps import Sidecar
 
 JSONObject = dict[str, object]
 EventType = Literal["author_attestation", "citation_signature", "replication_record"]
@@ -313,6 +314,7 @@ class RecordBundle(TypedDict):
     bundle_version: NotRequired[str]
     short_pith_number: NotRequired[str]
     source_aliases: NotRequired[list[SourceAlias]]
+    trusted_time: NotRequired[list[Sidecar]]  # the events' proofs of time (a local registry's)
 
 
 class StateCurrent(TypedDict):
@@ -404,6 +406,14 @@ class MergedState(StateHead):
     duplicates: NotRequired[list[Duplicate]]
 
 
+class ServedState(MergedState):
+    """A merged state as a local registry serves it: the merge's document, then the sidecars
+    of its events' proofs of time, which are not the merge's and are outside `state_sha256`
+    (DESIGN, docs/protocol.md "Trusted time")."""
+
+    trusted_time: NotRequired[list[Sidecar]]
+
+
 # --- what the registry answers besides (the local registry writes these) -------------------------
 
 
@@ -443,6 +453,15 @@ class HeldAnswer(TypedDict):
     status: str
     event_id: str
     pith_number: str
+
+
+class TimeAnswer(TypedDict):
+    """A local registry's 200 answer to a trusted-time sidecar: kept (merged), and whether
+    that changed what it holds for the event (DESIGN, docs/protocol.md "Trusted time")."""
+
+    status: str
+    event_id: str
+    changed: bool
 
 
 class ErrorAnswer(TypedDict):

@@ -1,7 +1,8 @@
 """Trusted time for the events this machine signed (docs/protocol.md "Trusted time"): the
 proofs fetched right after signing (`stamp_signed`), the missing ones fetched later by
 `pith submit` and `pith timestamp` (`stamp_outbox`, `stamp_file`), kept in the outbox (table
-`trusted_time`) and in the sidecar beside a file of events (`X.jsonl.time.jsonl`).
+`trusted_time`) and in the sidecar beside a file of events (`X.jsonl.time.jsonl`); sent by
+`pith submit` to a registry whose record names a trusted-time action (`send_sidecars`).
 
 Nothing here fails its caller for a source that cannot be asked: the `Fetch` it returns says
 which could not, in one line (`Fetch.warning`), and the proof is fetched by a later run.
@@ -9,10 +10,19 @@ which could not, in one line (`Fetch.warning`), and the proof is fetched by a la
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pithauthor.protocol.timestamps import Sidecar, merge_sidecars, proofs_of, tokens_of
+from pithauthor.errors import PithError
+from pithauthor.protocol.ids import PithNumber
+from pithauthor.protocol.timestamps import (
+    TIME_ACTION_NAME,
+    Sidecar,
+    merge_sidecars,
+    proofs_of,
+    tokens_of,
+)
 from pithauthor.registry.outbox import Outbox, TimeKind
 from pithauthor.timestamps.flow import (
     FETCH_TIMEOUT,
@@ -21,9 +31,14 @@ from pithauthor.timestamps.flow import (
     Sources,
     fetch_time,
     read_sidecar_file,
+    ship_headers,
     sidecar_path,
     write_sidecar_file,
 )
+from pithauthor.timestamps.headers import CachedHeaders, HeaderSource
+
+if TYPE_CHECKING:
+    from pithauthor.registry.client import RegistryClient
 
 #: At most this many events are fetched for by one `pith submit` or `pith timestamp` (the
 #: newest first): an outbox of thousands of events signed before trusted time existed is
@@ -90,9 +105,12 @@ def stamp_file(
     sources: Sources,
     *,
     timeout: float = FETCH_TIMEOUT,
+    headers: HeaderSource | None = None,
 ) -> tuple[Fetch, dict[str, Sidecar]]:
     """Fetch what the events of `events_file` lack and merge it into its sidecar file, which
-    takes what the outbox holds of them too. Returns the fetch and the sidecars now kept."""
+    takes what the outbox holds of them too, and the headers pith has of the blocks its
+    complete proofs name (`headers`, default the cache of those checked before: shipped so a
+    reader needs no fetch). Returns the fetch and the sidecars now kept."""
     path = sidecar_path(events_file)
     have = read_sidecar_file(path)
     with Outbox() as outbox:
@@ -101,7 +119,8 @@ def stamp_file(
     got = fetch_time(events, sources, have, timeout=timeout) if not sources.empty else Fetch()
     sidecars = got.sidecars(have)
     ids = {str(e.get("event_id")) for e in events}
-    mine = {eid: s for eid, s in sidecars.items() if eid in ids}
+    have_headers = CachedHeaders() if headers is None else headers
+    mine = {eid: ship_headers(s, have_headers) for eid, s in sidecars.items() if eid in ids}
     if mine:
         write_sidecar_file(path, mine)
     return got, mine
@@ -123,3 +142,37 @@ def keep_sidecar_file(events_file: str | Path) -> int:
             for url, proof, complete in proofs_of(sidecar):
                 outbox.store_time(eid, "ots", url, proof, complete=complete)
     return len(sidecars)
+
+
+def send_sidecars(client: RegistryClient, event_ids: Iterable[str]) -> tuple[int, str | None]:
+    """Send the outbox's sidecar of each of `event_ids` accepted at `client`'s registry to the
+    trusted-time action its record names (`submit_trusted_time`: the local registry's; a
+    registry naming none, as pith.science, is sent nothing). Returns how many were sent, and
+    the first problem in one line (a sidecar not sent is sent by a later run that changes it,
+    or by `pith submit FILE` again): never a failure of the caller."""
+    wanted = set(event_ids)
+    cached = CachedHeaders()  # the headers pith has travel too
+    with Outbox() as outbox:
+        entries = [
+            e
+            for e in outbox.entries(state="accepted", registry=client.base_url)
+            if e.event_id in wanted
+        ]
+        sidecars = outbox.sidecars(e.event_id for e in entries)
+    sent = 0
+    for entry in entries:
+        sidecar = sidecars.get(entry.event_id)
+        if sidecar is None:
+            continue
+        sidecar = ship_headers(sidecar, cached)
+        try:
+            record = client.record(PithNumber.parse(entry.subject), attempts=1)
+            url = record["agent_actions"]["actions"].get(TIME_ACTION_NAME)
+            if not isinstance(url, str):
+                continue  # this registry takes no sidecars: the proofs stay beside the events
+            client.check_actions_here(record, TIME_ACTION_NAME)
+            client.http.post_json(url, dict(sidecar))
+        except PithError as exc:
+            return sent, f"{entry.event_id}: {str(exc).splitlines()[0] if str(exc) else exc}"
+        sent += 1
+    return sent, None

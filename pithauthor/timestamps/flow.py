@@ -1,7 +1,8 @@
 """Trusted time for signed events, end to end: asking the authorities and calendars for the
 proofs an event lacks (`fetch_time`), keeping them in sidecar files beside a file of events
 (`read_sidecar_file`, `write_sidecar_file`), and checking an event's sidecar offline into the
-times it proves (`check_time`; every event of a verified file: `verify_time`). The outbox keeps
+times it proves (`check_time`; every event of a verified file: `verify_time`; the sidecars a
+bundle or state carries: `carried_sidecars`). The outbox keeps
 them too (`pithauthor.registry.trusted_time`).
 
 Fetching never fails the caller: a source that cannot be asked is a problem line, and the proof
@@ -22,11 +23,14 @@ from pithauthor.errors import InputError, NetworkError, PithError, VerificationE
 from pithauthor.fs import MAX_JSON_BYTES, read_user_text, replace_file
 from pithauthor.net import RetryPolicy
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
+from pithauthor.protocol.checks.state import state_inputs
 from pithauthor.protocol.timestamps import (
+    CARRIED_KEY,
     SIDECAR_SUFFIX,
     Sidecar,
     SidecarFault,
     build_sidecar,
+    headers_of,
     merge_sidecars,
     ots_digest,
     parse_sidecar,
@@ -41,9 +45,17 @@ from pithauthor.timestamps.headers import (
     PRODUCTION_FLOOR,
     Floor,
     HeaderSource,
+    HeaderSources,
+    ShippedHeaders,
     headers_from_env,
 )
-from pithauthor.timestamps.ots import calendars_from_env, check_proof, stamp, upgrade
+from pithauthor.timestamps.ots import (
+    block_heights,
+    calendars_from_env,
+    check_proof,
+    stamp,
+    upgrade,
+)
 from pithauthor.timestamps.proven import ProvenTime
 from pithauthor.timestamps.rfc3161 import (
     DEFAULT_AUTHORITIES,
@@ -207,6 +219,28 @@ def _short(exc: PithError) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+def ship_headers(sidecar: Sidecar, have: HeaderSource) -> Sidecar:
+    """`sidecar` with the headers `have` holds of the blocks its complete OpenTimestamps proofs
+    name (`bitcoin_headers`), so a reader checks them with no fetch; unchanged when it holds
+    none. A damaged proof ships nothing (its check says what is wrong)."""
+    digest = ots_digest(sidecar["event_id"])
+    found: list[tuple[int, bytes]] = []
+    for _, proof, complete in proofs_of(sidecar):
+        if not complete:
+            continue
+        try:
+            heights = block_heights(proof, digest)
+        except VerificationError:
+            continue
+        for height in heights:
+            raw = have.header(height)
+            if raw is not None:
+                found.append((height, raw))
+    if not found:
+        return sidecar
+    return merge_sidecars([sidecar, build_sidecar(sidecar["event_id"], headers=found)])
+
+
 # --- sidecar files ------------------------------------------------------------------------------
 
 
@@ -256,7 +290,9 @@ def check_time(
     """The times `sidecar` proves for `event`, and one check per proof: passed with the time
     and what proved it, failed for a proof that does not hold (another message, an untrusted
     root, a broken proof, a header under the floor...), unverifiable for a pending
-    OpenTimestamps proof or a header that could not be fetched. Offline but for headers."""
+    OpenTimestamps proof or a header that could not be fetched. Offline but for headers:
+    those the sidecar ships (`bitcoin_headers`) are read before `headers` is asked, and judged
+    as any other."""
 
     proven: list[ProvenTime] = []
     checks: list[Check] = []
@@ -274,6 +310,10 @@ def check_time(
         proven.append(got)
         checks.append(Check(name, PASSED, f"{utc_stamp(got.time)} by {got.by}"))
     digest = ots_digest(sidecar["event_id"])
+    shipped = headers_of(sidecar)
+    if shipped:
+        given: HeaderSource = ShippedHeaders(dict(shipped))
+        headers = HeaderSources(given, headers) if headers is not None else given
     for url, proof, complete in proofs_of(sidecar):
         name = "trusted_time.opentimestamps"
         if headers is None and complete:
@@ -309,6 +349,39 @@ class _NoHeaders:
 
     def header(self, height: int) -> bytes | None:
         return None
+
+
+def carried_sidecars(doc: Any, report: Report) -> tuple[list[Any], dict[str, Sidecar]]:
+    """The events of a bundle or merged state, and the sidecars it carries (`trusted_time`,
+    a local registry's; DESIGN, docs/protocol.md "Trusted time") by event id. A member that
+    is not a list of sidecars, or a sidecar of an event the document does not hold, is a
+    failed `trusted_time` check on `report` (and that sidecar is left out)."""
+    if not isinstance(doc, dict) or CARRIED_KEY not in doc:
+        return [], {}
+    if doc.get("bundle_type") == "pith_open_graph_bundle":
+        listed = doc.get("events")
+        events = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+    else:
+        events = [e for e in state_inputs(doc) if isinstance(e, dict)]
+    held = {e.get("event_id") for e in events}
+    carried = doc[CARRIED_KEY]
+    if not isinstance(carried, list):
+        report.add(CARRIED_KEY, False, f"{CARRIED_KEY} is not a list of sidecars")
+        return events, {}
+    found: dict[str, list[Sidecar]] = {}
+    for number, item in enumerate(carried, start=1):
+        try:
+            sidecar = parse_sidecar(item)
+        except SidecarFault as exc:
+            report.add(CARRIED_KEY, False, f"{CARRIED_KEY}[{number}] is not a sidecar: {exc}")
+            continue
+        if sidecar["event_id"] not in held:
+            report.add(
+                CARRIED_KEY, False, f"{CARRIED_KEY}[{number}] is of an event the document lacks"
+            )
+            continue
+        found.setdefault(sidecar["event_id"], []).append(sidecar)
+    return events, {eid: merge_sidecars(all_) for eid, all_ in found.items()}
 
 
 def verify_time(

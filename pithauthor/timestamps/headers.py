@@ -242,11 +242,26 @@ class ExplorerHeaders:
         self._keep(height, raw)
         return raw
 
+    def _cached(self, height: int) -> bytes | None:
+        return CachedHeaders(self.floor).header(height)
+
+    def _keep(self, height: int, raw: bytes) -> None:
+        CachedHeaders(self.floor).keep(height, raw)
+
+
+class CachedHeaders:
+    """The headers `ExplorerHeaders` fetched and checked before (PITH_HOME's cache, one file
+    per floor and height), never fetching: what pith has, to ship beside a proof."""
+
+    def __init__(self, floor: Floor = PRODUCTION_FLOOR) -> None:
+        self.floor = floor
+
     def _path(self, height: int) -> Path:
         return private_dir("cache", "bitcoin-headers") / f"{self.floor.name}-{height}.hex"
 
-    def _cached(self, height: int) -> bytes | None:
-        # a cache that cannot be read is a miss (the header is fetched again), never a failure
+    def header(self, height: int) -> bytes | None:
+        """The cached header of `height`, or None. A cache that cannot be read is a miss
+        (fetched again by an explorer), never a failure."""
         try:
             with open(self._path(height), encoding="ascii") as handle:
                 text = handle.read(200).strip()
@@ -254,7 +269,8 @@ class ExplorerHeaders:
             return None
         return bytes.fromhex(text) if _HEADER_HEX.fullmatch(text) else None
 
-    def _keep(self, height: int, raw: bytes) -> None:
+    def keep(self, height: int, raw: bytes) -> None:
+        """Cache a header that passed the checks under this floor."""
         replace_file(self._path(height), raw.hex() + "\n", durable=False)
 
 

@@ -261,6 +261,19 @@ def parse_proof_for(proof: bytes, message: bytes) -> Timestamp:
     return stamp
 
 
+def block_heights(proof: bytes, digest: bytes) -> list[int]:
+    """The heights of the Bitcoin blocks a proof's attestations name (none for a pending one),
+    ascending: the headers to ship beside it. VerificationError for a damaged proof."""
+    tree = parse_proof(proof, digest)
+    return sorted(
+        {
+            int(a.height)
+            for _, a in _attestations(tree)
+            if isinstance(a, BitcoinBlockHeaderAttestation)
+        }
+    )
+
+
 # --- checking ----------------------------------------------------------------------------------
 
 

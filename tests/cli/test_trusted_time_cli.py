@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 from support.cli import RunPith, StartRegistry, error_lines, use_fast_kdf
 from support.identity_server import IdentityServer, Site
@@ -236,6 +237,10 @@ def test_submit_file_keeps_its_sidecar_and_a_withdrawal_is_stamped_too(
     sent = pith("submit", str(events), *flags)
     assert sent.returncode == 0, sent.stderr
     assert f"kept the trusted time of 1 event(s) from {events}.time.jsonl" in sent.stderr
+    # and sent on with the event to the registry that keeps proofs (its record names the action)
+    assert f"trusted time: sent the proofs of 1 event(s) to {server.url}" in sent.stderr
+    body = DEAR.rsplit(":", 1)[1]
+    assert httpx.get(f"{server.url}/pith/{body}/bundle.json").json()["trusted_time"] == [sidecar]
     assert len(tsa.tsa.requests) == 1  # the file's token travelled: nothing asked again
     with Outbox() as outbox:
         assert outbox.sidecar(sidecar["event_id"]) == sidecar
@@ -271,3 +276,63 @@ def test_doctor_counts_the_stored_events_without_a_token(
     assert pith("timestamp").returncode == 0
     found = {f["check"]: f for f in json.loads(pith("doctor", "--offline", "--json").stdout)}
     assert "trusted time" not in found
+
+
+def test_the_proofs_travel_to_the_local_registry_and_verify_in_its_bundle_and_state(
+    pith: RunPith,
+    author: str,
+    tsa: TsaServer,
+    pki: Pki,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    trust(monkeypatch, tmp_path, tsa, pki)
+    claimed = pith("claim", PAPER, "--submit", "--yes", *flags)
+    assert claimed.returncode == 0, claimed.stderr
+    assert f"trusted time: sent the proofs of 1 event(s) to {server.url}" in claimed.stderr
+    with Outbox() as outbox:
+        [entry] = outbox.entries()
+        kept = outbox.sidecar(entry.event_id)
+    body = DEAR.rsplit(":", 1)[1]
+    for kind in ("bundle", "state"):
+        doc = httpx.get(f"{server.url}/pith/{body}/{kind}.json").json()
+        assert doc["trusted_time"] == [kept]  # the token travelled with the event
+        path = tmp_path / f"{kind}.json"
+        path.write_text(json.dumps(doc), "utf-8")
+        verified = pith("verify", str(path), *flags)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        said = f"trusted time {entry.event_id} 2026-03-01T10:00:05Z by rfc3161 {tsa.url}"
+        assert said in verified.stdout.splitlines(), verified.stdout
+        # a token changed in the carried sidecar fails the event's trusted time
+        doc["trusted_time"][0]["rfc3161"][0]["token"] = entry.event["signature"]["signature_b64"]
+        path.write_text(json.dumps(doc), "utf-8")
+        broken = pith("verify", str(path), *flags)
+        assert broken.returncode == 1, broken.stdout
+        assert "trusted_time.rfc3161" in broken.stdout.split("FAILED")[-1] + broken.stderr
+
+
+def test_a_registry_whose_record_names_no_trusted_time_action_is_sent_no_proofs(
+    pith: RunPith,
+    author: str,
+    tsa: TsaServer,
+    pki: Pki,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as pith.science's records: their agent_actions name no submit_trusted_time
+    monkeypatch.setattr("pithauthor.registry.local.answers.TIME_ACTION_NAME", "not_named")
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    trust(monkeypatch, tmp_path, tsa, pki)
+    claimed = pith("claim", PAPER, "--submit", "--yes", *flags)
+    assert claimed.returncode == 0, claimed.stderr
+    assert "trusted time" not in claimed.stderr  # not sent, and no warning either
+    with Outbox() as outbox:
+        [entry] = outbox.entries()
+        assert outbox.sidecar(entry.event_id) is not None  # kept here all the same
+    body = DEAR.rsplit(":", 1)[1]
+    assert "trusted_time" not in httpx.get(f"{server.url}/pith/{body}/bundle.json").json()

@@ -73,6 +73,7 @@ from pithauthor.protocol.documents import (
     Superseded,
 )
 from pithauthor.protocol.subject import link_faults, link_of, statement_key
+from pithauthor.protocol.timestamps import CARRIED_KEY
 
 _V = TypeVar("_V")  # `in_layout`: whatever a caller keeps per field
 
@@ -508,8 +509,14 @@ def state_document(
 
 
 def state_hash(state: Mapping[str, object]) -> str:
-    """`state_sha256`: sha256 of the canonical state without its `state_sha256` key."""
-    return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+    """`state_sha256`: sha256 of the canonical state without its `state_sha256` key, nor the
+    trusted-time sidecars it carries (`UNHASHED`: they change as proofs complete)."""
+    return canonical_sha256({k: v for k, v in state.items() if k not in UNHASHED})
+
+
+#: What a state's hash leaves out: the hash itself, and the sidecars of its events' proofs of
+#: time (DESIGN, docs/protocol.md "Trusted time").
+UNHASHED = frozenset({"state_sha256", CARRIED_KEY})
 
 
 # --- a merged state kept up to date event by event --------------------------------------------

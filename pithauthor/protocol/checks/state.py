@@ -33,6 +33,7 @@ from pithauthor.protocol.checks.fields import (
     require_fields,
 )
 from pithauthor.protocol.checks.merge import (
+    UNHASHED,
     Checked,
     CheckedEntry,
     merge_events,
@@ -172,7 +173,8 @@ def _settle_hash(report: Report, place: Check, state: Mapping[str, Any], checked
 
 
 def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
-    """`merge.state_hash(state)`: sha256 of the canonical state without `state_sha256`.
+    """`merge.state_hash(state)`: sha256 of the canonical state without `state_sha256` (and
+    without the trusted-time sidecars it carries, `UNHASHED`).
 
     Serialising a state again was a tenth of verifying it. Its bulk, the events of
     `current`'s author lists, was serialised a moment before by their checks, in parts: an
@@ -188,7 +190,7 @@ def state_sha256(state: Mapping[str, Any], checked: Checked) -> str:
             return sha256_hex("".join(pieces).encode("utf-8"))
     except (TypeError, ValueError, RecursionError):
         pass  # the plain serialisation below says what it makes of it
-    return canonical_sha256({k: v for k, v in state.items() if k != "state_sha256"})
+    return canonical_sha256({k: v for k, v in state.items() if k not in UNHASHED})
 
 
 def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | None:
@@ -200,7 +202,7 @@ def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | Non
         return None
     pieces = ["{"]
     for key in sorted(state):
-        if key == "state_sha256":
+        if key in UNHASHED:
             continue
         pieces += (json_string(key), ":")
         if key != "current":
@@ -304,7 +306,7 @@ def _check_local_merge(
         return
     differing = sorted(
         k
-        for k in (set(again) | set(state)) - {"state_sha256"}
+        for k in (set(again) | set(state)) - UNHASHED
         if again.get(k) != state.get(k) or type(again.get(k)) is not type(state.get(k))
     )
     report.add(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,6 +40,7 @@ from pithauthor.protocol.documents import (
 from pithauthor.protocol.identity import fingerprint_b32, fingerprint_hex
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.subject import link_faults, link_of
+from pithauthor.protocol.timestamps import TIME_ACTION, TIME_ACTION_NAME, Sidecar
 from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.local.store import StoredRecord, ensure_private_dir
 
@@ -233,7 +235,10 @@ def record_document(rec: StoredRecord, base: str) -> RecordDocument:
             "view_html": page,
             "download_json": page + ".json",
             "resolve_alias": f"{base}/api/pith-number/resolve?arxiv={src['id']}&json=true",
-            "actions": {name: f"{page}/action/{etype}" for name, etype in ACTIONS.items()},
+            "actions": {
+                **{name: f"{page}/action/{etype}" for name, etype in ACTIONS.items()},
+                TIME_ACTION_NAME: f"{page}/action/{TIME_ACTION}",
+            },
         },
         "created_at": rec.created_at,
         "updated_at": rec.created_at,
@@ -285,14 +290,21 @@ def state_document(
     )
 
 
-def bundle_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent]) -> RecordBundle:
+def bundle_document(
+    rec: StoredRecord,
+    key: LocalKey,
+    events: list[AuthorEvent],
+    sidecars: Sequence[Sidecar] = (),
+) -> RecordBundle:
     """`GET /pith/{body}/bundle.json`: the record and every event received, in merge order,
     but a correction whose link breaks the rules against an event received (it came first,
     the event it names later: the door could not refuse it; the merge lists it invalid): a
-    bundle is checked by the same rule (`check_bundle`), and this registry keeps it."""
+    bundle is checked by the same rule (`check_bundle`), and this registry keeps it. The
+    `sidecars` kept of the events it lists follow in `trusted_time` (absent when none)."""
     by_id = {e["event_id"]: e for e in events}
     kept = [e for e in events if not _link_broken(e, by_id)]
-    return {
+    listed = {e["event_id"] for e in kept}
+    bundle: RecordBundle = {
         "bundle_type": "pith_open_graph_bundle",
         "bundle_version": "1.0",
         "pith_number": rec.pith_number,
@@ -303,6 +315,10 @@ def bundle_document(rec: StoredRecord, key: LocalKey, events: list[AuthorEvent])
         "source_aliases": source_aliases(rec),
         "events": [record_created(rec, key), *sorted(kept, key=order_key)],
     }
+    carried = [s for s in sidecars if s["event_id"] in listed]
+    if carried:
+        bundle["trusted_time"] = carried
+    return bundle
 
 
 def _link_broken(event: AuthorEvent, by_id: dict[str, AuthorEvent]) -> bool:

@@ -5,6 +5,7 @@
     GET  /pith/{ref}  (also /pith/{ref}.json)      the record, with agent_actions to itself
     GET  /pith/{ref}/bundle.json | /state.json     bundle, merged state
     POST /pith/{ref}/action/{event_type}           a signed author event (201 new, 200 repeat)
+    POST /pith/{ref}/action/trusted_time           a trusted-time sidecar of a stored event
 
 A POST body is read with the strict JSON reader and must be exactly a valid author event; the
 store keeps the canonical bytes of the checked event, never the bytes that were sent. What can
@@ -25,6 +26,13 @@ moderation: checked as any POST, kept aside in the store's `held` table, answere
 `202 {"status": "held_for_moderation", "event_id": ...}` (again 202 when sent again), and absent
 from the bundle and state until it is approved (`approve`, `pith registry approve`), as the
 author signing in would confirm it. With a token set, a POST that carries it is accepted at once.
+
+Trusted time (DESIGN, docs/protocol.md "Trusted time", "Proofs that travel"): a sidecar posted
+to `action/trusted_time` is read strictly (`parse_sidecar`) and merged into what is kept for its
+event, which must be stored already, under this paper; the event and its id are never touched.
+The bundle and the state list the paper's sidecars in `trusted_time`, outside what the state's
+hash covers. Proofs are not checked here (a reader checks them against its own pinned
+authorities and headers); a sidecar adds no statement, so moderation does not hold it.
 """
 
 from __future__ import annotations
@@ -47,8 +55,15 @@ from urllib.parse import parse_qs, urlsplit
 from pithauthor.fs import MAX_JSON_BYTES
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 from pithauthor.protocol.checks.event import checked_author_event
-from pithauthor.protocol.documents import ActionAnswer, AuthorEvent, ErrorAnswer, HeldAnswer
+from pithauthor.protocol.documents import (
+    ActionAnswer,
+    AuthorEvent,
+    ErrorAnswer,
+    HeldAnswer,
+    TimeAnswer,
+)
 from pithauthor.protocol.subject import link_faults, link_of
+from pithauthor.protocol.timestamps import TIME_ACTION, SidecarFault, parse_sidecar
 from pithauthor.protocol.utc import utc_now
 from pithauthor.registry.local import answers
 from pithauthor.registry.local import pool as framing
@@ -195,7 +210,7 @@ class RegistryServer(HTTPServer):
         parts = [p for p in urlsplit(path).path.split("/") if p]
         if len(parts) != 4 or parts[0] != "pith" or parts[2] != "action":
             return HTTPFailure(404, "POST to /pith/{body}/action/{event_type}")
-        if parts[3] not in EVENT_TYPES:
+        if parts[3] not in EVENT_TYPES and parts[3] != TIME_ACTION:
             return HTTPFailure(404, f"this registry takes no {parts[3]!r} events")
         if self.token is None:
             return None
@@ -431,18 +446,30 @@ class _Handler(BaseHTTPRequestHandler):
         """The encoded bundle or merged state of `rec`, from the cache while no event of the
         paper has been stored since it was built (the record and the key never change)."""
         server = self.server
-        version = server.store.events_version(rec.body)  # before the events: see cache.py
+        # both before what they version (see cache.py); each only grows, and any change grows
+        # one of them, so their sum names what was read
+        times = server.store.time_version(rec.body)
+        version = server.store.events_version(rec.body) + times
         cached = server.documents.get((rec.body, kind), version)
         if cached is not None:
             return cached
+        sidecars = server.store.sidecars(rec.body)
         if kind == "bundle":
             events = server.store.events(rec.body)
-            doc = Encoded.of(_encode(answers.bundle_document(rec, server.key, events)))
+            bundle = answers.bundle_document(rec, server.key, events, sidecars)
+            doc = Encoded.of(_encode(bundle))
         else:  # kept up to date by each POST: joined and hashed, not merged
             version, text, sha = server.states.document(rec)
-            # the tag from state_sha256, which names these bytes (the same state is written
-            # the same way): hashing 100 MB once more cost a fifth of the read
-            doc = Encoded(text, '"' + sha[:32] + '"')
+            version += times
+            if sidecars:
+                # outside the hashed body: appended to the served object (compact JSON, ends
+                # in "}"); the tag then names the proofs too
+                text = text[:-1] + b',"trusted_time":' + _encode(sidecars) + b"}"
+                doc = Encoded.of(text)
+            else:
+                # the tag from state_sha256, which names these bytes (the same state is
+                # written the same way): hashing 100 MB once more cost a fifth of the read
+                doc = Encoded(text, '"' + sha[:32] + '"')
         if len(doc.body) > MAX_JSON_BYTES:
             # the one limit: nothing is served that `pith` would refuse to read
             raise HTTPFailure(
@@ -481,6 +508,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()
         self._send(status, answer)
 
+    def _post_time(self, rec: StoredRecord, doc: Any) -> tuple[int, TimeAnswer]:
+        """A trusted-time sidecar for a stored event of `rec`: merged into what is kept."""
+        try:
+            sidecar = parse_sidecar(doc)
+        except SidecarFault as exc:
+            raise HTTPFailure(422, f"not a trusted-time sidecar: {exc}", ["trusted_time"]) from None
+        eid = sidecar["event_id"]
+        stored = self.server.store.event(eid)
+        if stored is None or stored["subject_pith_number"] != rec.pith_number:
+            raise HTTPFailure(404, f"no event {eid} of {rec.pith_number} on this registry")
+        kept = self.server.store.keep_time(eid, sidecar)
+        if kept is None:  # cannot happen: events are never deleted
+            raise HTTPFailure(404, f"no event {eid} on this registry")
+        return 200, {"status": "accepted", "event_id": eid, "changed": kept[1]}
+
     def _broken_link(self, event: AuthorEvent) -> list[str]:
         """The correction rules (docs/protocol.md, Corrections) a new event's `replaces` or
         `withdraws` breaks against the stored event it names: another key, type or subject, a
@@ -493,7 +535,7 @@ class _Handler(BaseHTTPRequestHandler):
         target = self.server.store.event(link[1])
         return link_faults(event, target) if target is not None else []
 
-    def _post(self, raw: bytes) -> tuple[int, ActionAnswer | HeldAnswer]:
+    def _post(self, raw: bytes) -> tuple[int, ActionAnswer | HeldAnswer | TimeAnswer]:
         parts = [p for p in urlsplit(self.path).path.split("/") if p]
         kind = parts[3]  # the route was checked by `refusal`
         rec = self._find(parts[1])
@@ -501,6 +543,8 @@ class _Handler(BaseHTTPRequestHandler):
             event = parse_json(raw)
         except JSONFault as exc:
             raise HTTPFailure(400, f"the body is not strict JSON: {exc}") from None
+        if kind == TIME_ACTION:
+            return self._post_time(rec, event)
         if not isinstance(event, dict):
             raise HTTPFailure(400, "the body must be a signed event (a JSON object)")
         key = self.headers.get("Idempotency-Key")  # = event_id: DESIGN, docs/protocol.md section 5

@@ -1,6 +1,7 @@
 """The local registry's storage: its data folder (0700; its key lives there too), papers,
-events and receipts in SQLite, and the cache of the documents it served (each paper's merged
-state and bundle, as the bytes sent), kept until a new event for that paper is stored.
+events and receipts in SQLite, the trusted-time sidecars of stored events, and the cache of the
+documents it served (each paper's merged state and bundle, as the bytes sent), kept until a new
+event or sidecar for that paper is stored.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pithauthor.protocol.canonical_json import canonical, dump_json, parse_store
 from pithauthor.protocol.checks.event import typed_author_event
 from pithauthor.protocol.documents import AuthorEvent, CanonicalRecord, PaperSummary, Receipt
 from pithauthor.protocol.ids import classify_reference
+from pithauthor.protocol.timestamps import Sidecar, merge_sidecars, parse_sidecar, sidecar_json
 from pithauthor.protocol.utc import utc_now
 
 
@@ -139,6 +141,12 @@ CREATE TABLE IF NOT EXISTS state_documents (
     mac BLOB NOT NULL,
     doc BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS trusted_time (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id),
+    body TEXT NOT NULL REFERENCES records(body),
+    sidecar TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trusted_time_body ON trusted_time(body);
 CREATE TABLE IF NOT EXISTS held (
     event_id TEXT PRIMARY KEY,
     body TEXT NOT NULL REFERENCES records(body),
@@ -599,6 +607,53 @@ class RegistryStore:
         )
         return _stored_event(row[0]) if row else None
 
+    # --- trusted time of stored events (docs/protocol.md "Trusted time", travelling) --------
+
+    def keep_time(self, event_id: str, sidecar: Sidecar) -> tuple[str, bool] | None:
+        """Merge a checked sidecar into the one kept for the stored event `event_id`
+        (`merge_sidecars`: a complete OpenTimestamps proof is never replaced by a pending one).
+        Returns (the paper's body, whether what is kept changed), or None when no such event is
+        stored. A change rewrites the row, so its rowid grows (`time_version`)."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")  # read, merge and write as one: two POSTs do not race
+        try:
+            row = conn.execute("SELECT body FROM events WHERE event_id = ?", (event_id,)).fetchone()
+            if row is None:
+                conn.execute("ROLLBACK")
+                return None
+            body = str(row[0])
+            old = conn.execute(
+                "SELECT sidecar FROM trusted_time WHERE event_id = ?", (event_id,)
+            ).fetchone()
+            kept = sidecar if old is None else merge_sidecars([_stored_sidecar(old[0]), sidecar])
+            text = sidecar_json(kept)
+            changed = old is None or old[0] != text
+            if changed:
+                conn.execute("DELETE FROM trusted_time WHERE event_id = ?", (event_id,))
+                conn.execute("INSERT INTO trusted_time VALUES (?,?,?)", (event_id, body, text))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return body, changed
+
+    def sidecars(self, body: str) -> list[Sidecar]:
+        """The trusted-time sidecars kept for the events of `body`, by event id."""
+        rows = self._conn().execute(
+            "SELECT sidecar FROM trusted_time WHERE body = ? ORDER BY event_id", (body,)
+        )
+        return [_stored_sidecar(r[0]) for r in rows.fetchall()]
+
+    def time_version(self, body: str) -> int:
+        """A number that grows whenever a sidecar of `body` changes (the highest rowid of its
+        rows: a change deletes and inserts the row), 0 for none."""
+        row = (
+            self._conn()
+            .execute("SELECT coalesce(max(rowid), 0) FROM trusted_time WHERE body = ?", (body,))
+            .fetchone()
+        )
+        return int(row[0])
+
     # --- held for moderation (docs/registry.md, "Moderation mode") -------------------------
 
     def hold_event(self, body: str, event: AuthorEvent, received_at: str) -> None:
@@ -648,6 +703,11 @@ class RegistryStore:
             conn.close()
         for name in ("conn", "state_conn"):
             setattr(self._local, name, None)
+
+
+def _stored_sidecar(text: str) -> Sidecar:
+    """A sidecar the store wrote (checked strictly when it came in)."""
+    return parse_sidecar(_stored_json(text))
 
 
 def record_version(rec: StoredRecord) -> int | None:

@@ -37,6 +37,7 @@ from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.identity import IdentityProof
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import load_schema
+from pithauthor.protocol.timestamps import build_sidecar
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.local.answers import state_document
 from pithauthor.registry.local.server import RegistryServer
@@ -128,8 +129,8 @@ def _post(srv: RegistryServer, event: dict[str, Any]) -> Any:
 @pytest.fixture(scope="module")
 def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[tuple[str, Any]]]:
     """The local registry's documents over HTTP, holding an applied event of each type, an
-    equivocation, a repeat and a refused event (422); and a state merged with that event
-    (invalid)."""
+    equivocation, a repeat and a refused event (422), and the sidecar of one event's proofs of
+    time; and a state merged with that event (invalid)."""
     srv = start_server(tmp_path_factory.mktemp("registry"))
     try:
         signer = TestSigner(b"\x07" * 32)
@@ -142,6 +143,16 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
         bad = citation(signer, 2)
         bad["payload"]["relationship"] = "extends"  # after signing: 422
         refused = _post(srv, bad)
+        # the proofs of the citation's time, kept beside it: the bundle and state list them
+        cited = citation(signer, 1)["event_id"]
+        sidecar = build_sidecar(
+            cited,
+            [("https://tsa.test/", b"token")],
+            [("https://cal.test", b"proof", True)],
+            [(950000, bytes(80))],
+        )
+        kept = httpx.post(f"{srv.url}/pith/{BODY}/action/trusted_time", json=sidecar)
+        assert kept.status_code == 200, kept.text
         base = f"{srv.url}/pith/{BODY}"
         rec = srv.store.find(BODY)
         assert rec is not None
@@ -151,10 +162,12 @@ def local_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[t
         yield [
             ("local record", (d.RecordDocument, httpx.get(base).json())),
             ("local bundle", (d.RecordBundle, httpx.get(base + "/bundle.json").json())),
-            ("local state", (d.MergedState, httpx.get(base + "/state.json").json())),
+            ("local state", (d.ServedState, httpx.get(base + "/state.json").json())),
             ("local manifest", (d.MirrorManifest, manifest)),
             ("local state with an invalid event", (d.MergedState, with_invalid)),
             ("local state with corrections", (d.MergedState, corrected)),
+            # a served state is a merged state and its sidecars (none here)
+            ("local state with corrections, as served", (d.ServedState, corrected)),
             (
                 "local resolver answer",
                 (

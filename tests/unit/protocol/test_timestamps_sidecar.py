@@ -14,6 +14,7 @@ from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.timestamps import (
     SidecarFault,
     build_sidecar,
+    headers_of,
     merge_sidecars,
     ots_digest,
     parse_sidecar,
@@ -79,6 +80,18 @@ def _broken(change: str) -> dict[str, Any]:
         doc["opentimestamps"][0]["proof"] = base64.b64encode(b"x" * (65 << 10)).decode()
     elif change == "not a list":
         doc["rfc3161"] = {}
+    elif change == "empty headers":
+        doc["bitcoin_headers"] = []
+    elif change == "short header":
+        doc["bitcoin_headers"] = [{"height": 950000, "header": "00" * 79}]
+    elif change == "uppercase header":
+        doc["bitcoin_headers"] = [{"height": 950000, "header": "AB" * 80}]
+    elif change == "height as text":
+        doc["bitcoin_headers"] = [{"height": "950000", "header": "00" * 80}]
+    elif change == "height twice":
+        doc["bitcoin_headers"] = [{"height": 7, "header": "00" * 80}] * 2
+    elif change == "header without height":
+        doc["bitcoin_headers"] = ["00" * 80]
     return doc
 
 
@@ -88,6 +101,8 @@ def _broken(change: str) -> dict[str, Any]:
         "extra field", "missing field", "type", "version true", "event id",
         "token not canonical base64", "empty token", "ftp authority", "authority twice",
         "complete as 1", "unknown entry field", "huge proof", "not a list",
+        "empty headers", "short header", "uppercase header", "height as text", "height twice",
+        "header without height",
     ],
 )  # fmt: skip
 def test_a_broken_sidecar_is_refused_in_one_line(change: str) -> None:
@@ -115,3 +130,22 @@ def test_a_token_is_bound_to_the_signature_bytes_and_a_proof_to_the_event_ids_by
     assert ots_digest(event["event_id"]) == bytes.fromhex(event["event_id"][7:])
     with pytest.raises(ValueError):
         ots_digest("sha256:short")
+
+
+HEADER_A, HEADER_B = bytes(range(80)), bytes(80)
+
+
+def test_shipped_headers_are_optional_written_by_height_and_read_back() -> None:
+    assert "bitcoin_headers" not in sample()  # a sidecar without them is written as before
+    built = build_sidecar(EID, headers=[(950001, HEADER_B), (950000, HEADER_A)])
+    text = sidecar_json(built)
+    assert '"bitcoin_headers":[{"header":"' + HEADER_A.hex() + '","height":950000}' in text
+    assert headers_of(parse_sidecar(parse_json(text))) == [(950000, HEADER_A), (950001, HEADER_B)]
+
+
+def test_merging_keeps_the_headers_of_every_sidecar() -> None:
+    one = build_sidecar(EID, headers=[(950000, HEADER_A)])
+    two = build_sidecar(EID, [("https://tsa.c.test/", b"c")], headers=[(950001, HEADER_B)])
+    merged = merge_sidecars([one, two])
+    assert headers_of(merged) == [(950000, HEADER_A), (950001, HEADER_B)]
+    assert tokens_of(merged) == [("https://tsa.c.test/", b"c")]

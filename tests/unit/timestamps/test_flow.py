@@ -5,17 +5,26 @@ checked into proven times (the test floor accepts the test block; the production
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from support.ots_calendar import TEST_FLOOR, TEST_HEIGHT, Calendar, ots_calendar
 from support.registry import citations
 from support.tsa_server import Pki, Tsa, TsaServer
 
-from pithauthor.protocol.timestamps import build_sidecar, tokens_of
-from pithauthor.timestamps.flow import Sources, check_time, fetch_time
-from pithauthor.timestamps.headers import PRODUCTION_FLOOR, ShippedHeaders
+from pithauthor.protocol.timestamps import build_sidecar, headers_of, tokens_of
+from pithauthor.registry.trusted_time import stamp_file
+from pithauthor.timestamps.flow import (
+    Sources,
+    check_time,
+    fetch_time,
+    read_sidecar_file,
+    sidecar_path,
+)
+from pithauthor.timestamps.headers import PRODUCTION_FLOOR, CachedHeaders, ShippedHeaders
 from pithauthor.timestamps.rfc3161 import Authority
 
 WHEN = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
@@ -98,3 +107,29 @@ def test_a_token_for_another_event_fails_that_events_check(tsa: TsaServer, pki: 
     assert proven == []
     assert [c.status for c in checks] == ["failed"]
     assert "another message" in checks[0].detail
+
+
+def test_the_headers_pith_has_are_written_beside_a_complete_proof_and_read_before_any_fetch(
+    calendar: Calendar, tmp_path: Path
+) -> None:
+    (event,) = citations(1)
+    events_file = tmp_path / "events.jsonl"
+    events_file.write_text(json.dumps(event) + "\n", "utf-8")
+    sources = Sources((), (calendar.url,))
+    cache = CachedHeaders(TEST_FLOOR)
+    stamp_file([event], events_file, sources, headers=cache)  # pending: no header to ship
+    [line] = sidecar_path(events_file).read_text("utf-8").splitlines()
+    assert "bitcoin_headers" not in json.loads(line)
+    header = calendar.mine()
+    stamp_file([event], events_file, sources, headers=cache)  # complete, but no header held
+    [line] = sidecar_path(events_file).read_text("utf-8").splitlines()
+    assert "bitcoin_headers" not in json.loads(line)
+    cache.keep(TEST_HEIGHT, header)  # as a checked fetch leaves it
+    stamp_file([event], events_file, sources, headers=cache)
+    sidecars = read_sidecar_file(sidecar_path(events_file))
+    sidecar = sidecars[event["event_id"]]
+    assert headers_of(sidecar) == [(TEST_HEIGHT, header)]
+    # a reader with no header source at all proves the block's time from the shipped header
+    proven, checks = check_time(event, sidecar, [], None, TEST_FLOOR)
+    assert [c.status for c in checks] == ["passed"]
+    assert [p.by for p in proven] == [f"bitcoin block {TEST_HEIGHT}"]

@@ -12,7 +12,9 @@ committed files are one run's). It writes:
   bytes in test block 950000 from the calendar `http://127.0.0.1:9`;
 - `tsa-root.pem`: the TEST-ONLY root the token chains to (pin it to check the token);
 - `headers.json`: `{"950000": "<80-byte header, hex>"}`, mined at test difficulty (nBits
-  0x207fffff): the test floor accepts it, the production floor refuses it.
+  0x207fffff): the test floor accepts it, the production floor refuses it;
+- `citation_signature.headers.time.json`: the same sidecar with that header shipped in it
+  (`bitcoin_headers`): it checks with no other header source.
 """
 
 from __future__ import annotations
@@ -70,6 +72,13 @@ def main(out: Path) -> None:
     (out / "citation_signature.time.json").write_text(sidecar_json(sidecar) + "\n", "utf-8")
     (out / "tsa-root.pem").write_bytes(pki.root_pem)
     (out / "headers.json").write_text(json.dumps({str(TEST_HEIGHT): header.hex()}) + "\n")
+    shipped = build_sidecar(
+        event["event_id"],
+        [(AUTHORITY, token)],
+        [(CALENDAR, context.getbytes(), True)],
+        [(TEST_HEIGHT, header)],
+    )
+    (out / "citation_signature.headers.time.json").write_text(sidecar_json(shipped) + "\n")
 
 
 def _merge_at(stamp: object, commitment: bytes, done: object) -> None:
