@@ -417,6 +417,7 @@ DEFERRED = {
     "filelock",
     "platformdirs",
     "rfc3161_client",  # and cryptography under it: only stamping or checking a token
+    "opentimestamps",  # pycryptodome's Keccak and cffi (40 ms): only reading or writing a proof
     "cryptography",
 }
 # Standard modules a library module may import where they are used, because most calls never

@@ -24,24 +24,19 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
-
-from opentimestamps.core.notary import (
-    BitcoinBlockHeaderAttestation,
-    PendingAttestation,
-)
-from opentimestamps.core.serialize import (
-    BytesDeserializationContext,
-    BytesSerializationContext,
-    DeserializationError,
-)
-from opentimestamps.core.timestamp import Timestamp
 
 from pithauthor.errors import InputError, NetworkError, VerificationError
 from pithauthor.net import RetryPolicy, check_url, exchange
 from pithauthor.timestamps.headers import Floor, HeaderSource, check_header
 from pithauthor.timestamps.proven import ProvenTime
+
+if TYPE_CHECKING:
+    from opentimestamps.core.timestamp import Timestamp
+
+# python-opentimestamps loads pycryptodome's Keccak and cffi's parser (about 40 ms): it is
+# imported where a proof is read or written, never by a command that asks no calendar
 
 DIGEST_BYTES = 32
 
@@ -101,6 +96,8 @@ def parse_proof(proof: bytes, digest: bytes) -> Timestamp:
 
 def serialize_proof(stamp: Timestamp) -> bytes:
     """The proof's bytes (the serialized `Timestamp`, no file header)."""
+    from opentimestamps.core.serialize import BytesSerializationContext
+
     context = BytesSerializationContext()
     stamp.serialize(context)
     return cast(bytes, context.getbytes())
@@ -116,6 +113,8 @@ def _attestations(stamp: Timestamp) -> Iterator[tuple[Timestamp, Any]]:
 
 def is_complete(stamp: Timestamp) -> bool:
     """True when the proof reaches a Bitcoin block attestation."""
+    from opentimestamps.core.notary import BitcoinBlockHeaderAttestation
+
     return any(isinstance(a, BitcoinBlockHeaderAttestation) for _, a in _attestations(stamp))
 
 
@@ -123,6 +122,8 @@ def _prune_pending(stamp: Timestamp) -> bool:
     """Drop every pending attestation, and every branch left without an attestation; True when
     `stamp` still holds one. A complete proof keeps only its paths to blocks: each of its bytes
     then counts, and a changed one is refused rather than ignored."""
+    from opentimestamps.core.notary import PendingAttestation
+
     stamp.attestations = {a for a in stamp.attestations if not isinstance(a, PendingAttestation)}
     for op, child in list(stamp.ops.items()):
         if not _prune_pending(child):
@@ -191,6 +192,8 @@ def upgrade(
     the calendars had, and whether it is complete). A 404 is "still pending": the proof comes
     back as it was. A complete proof keeps only its block attestations. VerificationError for
     a damaged proof; NetworkError when a calendar cannot be reached or answers a damaged one."""
+    from opentimestamps.core.notary import PendingAttestation
+
     tree = parse_proof(proof, digest)
     base = _calendar_url(calendar)
     if is_complete(tree):
@@ -250,6 +253,9 @@ def _ask(
 def parse_proof_for(proof: bytes, message: bytes) -> Timestamp:
     """A proof's operations from any `message` (a calendar's answer starts at a commitment,
     not at a 32-byte digest); VerificationError as `parse_proof`."""
+    from opentimestamps.core.serialize import BytesDeserializationContext, DeserializationError
+    from opentimestamps.core.timestamp import Timestamp
+
     if len(proof) > MAX_PROOF_BYTES:
         raise VerificationError(f"the proof is {len(proof)} bytes, over {MAX_PROOF_BYTES}")
     try:
@@ -264,6 +270,8 @@ def parse_proof_for(proof: bytes, message: bytes) -> Timestamp:
 def block_heights(proof: bytes, digest: bytes) -> list[int]:
     """The heights of the Bitcoin blocks a proof's attestations name (none for a pending one),
     ascending: the headers to ship beside it. VerificationError for a damaged proof."""
+    from opentimestamps.core.notary import BitcoinBlockHeaderAttestation
+
     tree = parse_proof(proof, digest)
     return sorted(
         {
@@ -288,6 +296,8 @@ def check_proof(
     saying which. NetworkError when `headers` has no header for a block the proof names (none
     shipped, the explorer cannot be asked or has none): the proof is then unjudged, not
     wrong."""
+    from opentimestamps.core.notary import BitcoinBlockHeaderAttestation, PendingAttestation
+
     tree = parse_proof(proof, digest)
     proven: list[ProvenTime] = []
     pending = False
