@@ -369,9 +369,10 @@ def inject(
     if zip_out is not None:
         check_output_file(os.fspath(zip_out), InputError, "a zip to write")
     path = Path(target)
-    if not is_archive(path):
-        result = _inject(
-            path,
+
+    def into(project: Path) -> InjectResult:  # a folder, or the one a zip was unpacked into
+        return _inject(
+            project,
             number,
             author_keys,
             dry_run,
@@ -382,35 +383,14 @@ def inject(
             progress,
             follow_links,
         )
-        return _zipped(result, zip_out, None)
+
+    if not is_archive(path):
+        return _zipped(into(path), zip_out, None)
     if dry_run:
         with tempfile.TemporaryDirectory(prefix="pith-inject-") as scratch:
-            project = unpack_project(path, Path(scratch) / "project").project
-            return _inject(
-                project,
-                number,
-                author_keys,
-                dry_run,
-                check,
-                force,
-                placement,
-                timeout,
-                progress,
-                follow_links,
-            )
+            return into(unpack_project(path, Path(scratch) / "project").project)
     with unpacked_project(path) as unpacked:  # removed again if the badge is refused
-        result = _inject(
-            unpacked.project,
-            number,
-            author_keys,
-            dry_run,
-            check,
-            force,
-            placement,
-            timeout,
-            progress,
-            follow_links,
-        )
+        result = into(unpacked.project)
     return _zipped(result, zip_out, unpacked.folder)
 
 
