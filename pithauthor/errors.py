@@ -48,6 +48,8 @@ Exit codes (documented in docs/cli.md):
        says where to report it
     74 an output could not be written (sysexits' EX_IOERR): the disk or quota is full, the
        folder or file system is read-only, no permission to write there
+    75 not done yet, nothing wrong (sysexits' EX_TEMPFAIL): `pith anchor`'s proofs are
+       pending at the calendars; the same command later goes on from what was kept
 
 Why an output failure is not bad input (2): the command and its input were right, and running
 it again where there is room (or permission) succeeds; a script can tell the two apart. The
@@ -82,6 +84,7 @@ EXIT_KEY = 4
 EXIT_PROTOCOL = 5
 EXIT_BUG = 70  # sysexits.h EX_SOFTWARE: an internal software error
 EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: an error while writing a file
+EXIT_PENDING = 75  # sysexits.h EX_TEMPFAIL: not done yet; run the same command again later
 
 REPORT_BUGS = "as the README's 'Reporting a bug' says"
 """How a bug in pith is reported (the one line of exit 70 says it). The package names no tracker
