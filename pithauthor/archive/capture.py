@@ -31,17 +31,29 @@ from pithauthor.archive.checked import (
     PDF_MIMETYPE,
     CaptureCheck,
     PdfCheck,
+    local_checks,
     record_capture,
     record_pdf,
+    storage_verdict,
 )
 from pithauthor.archive.swh import CodeSnapshot, save_code
 from pithauthor.archive.wayback import SavePageNow
 from pithauthor.errors import InputError, NetworkError, VerificationError
 from pithauthor.fs import MAX_PDF_BYTES
 from pithauthor.net import exchange
+from pithauthor.protocol.canonical_json import canonical_sha256
 from pithauthor.protocol.subject import Subject
+from pithauthor.protocol.verdict import Report
 
-__all__ = ["ARXIV_ABS_URL", "Archived", "archive_paper", "check_capture", "download_pdf"]
+__all__ = [
+    "ARXIV_ABS_URL",
+    "Archived",
+    "archive_paper",
+    "archive_report",
+    "attested",
+    "check_capture",
+    "download_pdf",
+]
 
 ARXIV_ABS_URL = "https://arxiv.org/abs/"
 
@@ -198,3 +210,115 @@ def pdf_check_for(
         if check.version == version and check.canonical_sha256 == canonical_sha256:
             return check
     return record_pdf(version, canonical_sha256, download_pdf(version, pdf_base))
+
+
+# --- `pith verify`: a registry's storage attestations, checked here ---------------------------
+
+
+def _version(record: object) -> str | None:
+    """`2302.12445v2` from a canonical record's `source` ({id, kind, version})."""
+    source = record.get("source") if isinstance(record, Mapping) else None
+    if not isinstance(source, Mapping) or source.get("kind") != "arxiv":
+        return None
+    aid, version = source.get("id"), source.get("version")
+    if not isinstance(aid, str) or not isinstance(version, int) or isinstance(version, bool):
+        return None
+    return f"{aid}v{version}"
+
+
+def attested(
+    docs: Sequence[Any], papers: Sequence[Subject] = ()
+) -> list[tuple[str, Mapping[str, Any], str | None]]:
+    """The storage attestations among `docs` (events, or those a state or bundle carries), each
+    as (where it is, the event, its record's arXiv version when known: from the state's or
+    bundle's record, or from `papers` for a bare event)."""
+    found: list[tuple[str, Mapping[str, Any], str | None]] = []
+    by_digest = {
+        p.canonical_sha256: f"{p.source_id}v{p.source_version}"
+        for p in papers
+        if p.source_id and p.source_version is not None
+    }
+    for number, doc in enumerate(docs, start=1):
+        if not isinstance(doc, Mapping):
+            continue
+        here = f"[{number}]" if len(docs) > 1 else ""
+        if doc.get("event_type") == "storage_attestation":
+            payload = doc.get("payload")
+            digest = payload.get("canonical_sha256") if isinstance(payload, Mapping) else None
+            found.append((f"{here}", doc, by_digest.get(str(digest))))
+            continue
+        current = doc.get("current")
+        if isinstance(current, Mapping):  # a merged state
+            record, events = current.get("canonical_record"), current.get("storage_attestations")
+            where = f"{here}current.storage_attestations"
+        else:  # a bundle
+            record, events = doc.get("canonical_record"), doc.get("events")
+            where = f"{here}events"
+        if not isinstance(events, list) or not isinstance(record, Mapping):
+            continue
+        version = _version(record)
+        digest = canonical_sha256(record)
+        for i, event in enumerate(events):
+            if isinstance(event, Mapping) and event.get("event_type") == "storage_attestation":
+                payload = event.get("payload")
+                mine = isinstance(payload, Mapping) and payload.get("canonical_sha256") == digest
+                found.append((f"{where}[{i}]", event, version if mine else None))
+    return found
+
+
+def archive_report(
+    docs: Sequence[Any],
+    report: Report,
+    *,
+    papers: Sequence[Subject] = (),
+    spn: SavePageNow | None = None,
+    pdf_base: str | None = None,
+) -> int:
+    """Add to `report` one check per storage attestation among `docs`: its PDF capture's digest
+    against the paper's PDF and the capture's CDX row. Offline (`spn` None) from this
+    machine's checks alone ("not checked offline" when it has none); with `spn` and `pdf_base`
+    (`pith verify --archive`) the CDX row is read and the PDF downloaded when not hashed here
+    before, both kept. The number of attestations checked."""
+    found = attested(docs, papers)
+    if not found:
+        return 0
+    known = local_checks()
+    for where, event, version in found:
+        name = f"{where}.archive_copy" if where else "archive_copy"
+        payload = event.get("payload")
+        capture = None
+        if isinstance(payload, Mapping):
+            pdfs = [
+                c
+                for c in payload.get("captures") or []
+                if isinstance(c, Mapping) and c.get("mimetype") == PDF_MIMETYPE
+            ]
+            capture = pdfs[0] if len(pdfs) == 1 else None
+        if capture is None or not isinstance(payload, Mapping):
+            report.add(name, False, "the attestation holds no one capture of a PDF")
+            continue
+        digest = str(payload.get("canonical_sha256"))
+        if spn is None or pdf_base is None:
+            verdict = storage_verdict([event], digest, known)
+            if verdict.proven:
+                report.add(name, True, verdict.detail)
+            elif verdict.detail.startswith("wrong"):
+                report.add(name, False, verdict.detail)
+            else:
+                report.unverifiable(
+                    name,
+                    "the capture's digest is not checked offline (`pith verify --archive` "
+                    "checks it against the CDX index and arXiv's PDF)",
+                )
+            continue
+        if version is None:
+            report.unverifiable(
+                name,
+                "which arXiv version the attested record is, is not known here: give its "
+                "record (--record FILE), or verify the paper's state or bundle",
+            )
+            continue
+        pdf = pdf_check_for(version, digest, pdf_base, known.pdfs)
+        ok, detail, _ = check_capture(capture, spn, pdf)
+        report.add(name, ok, detail)
+    return len(found)

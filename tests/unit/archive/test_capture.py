@@ -74,7 +74,7 @@ def test_anonymous_captures_send_no_authorization(archive: Wayback) -> None:
 
 def test_a_cdx_digest_other_than_the_downloaded_pdfs_stops_it(archive: Wayback) -> None:
     archive.lie[PDF_URL] = "A" * 32
-    with pytest.raises(VerificationError, match="has digest sha1:A{32}, the PDF downloaded"):
+    with pytest.raises(VerificationError, match=r"has digest sha1:A{32}, the PDF downloaded"):
         archive_paper(PAPER, spn(archive), pdf_base=f"{archive.url}/pdf")
 
 
@@ -97,7 +97,7 @@ def test_keys_the_archive_refuses_are_an_auth_error_that_never_shows_them(archiv
 
 def test_a_job_ending_in_error_is_archive_refused(archive: Wayback) -> None:
     archive.failing.add(ABS_URL)
-    with pytest.raises(ArchiveRefused, match="could not capture .*abs.*error:bad-gateway"):
+    with pytest.raises(ArchiveRefused, match=r"could not capture .*abs.*error:bad-gateway"):
         archive_paper(PAPER, spn(archive), pdf_base=f"{archive.url}/pdf")
 
 
@@ -140,7 +140,7 @@ def test_one_key_alone_is_bad_input_naming_the_variable_not_the_value() -> None:
     with pytest.raises(InputError, match="PITH_IA_SECRET_KEY is set but PITH_IA_ACCESS_KEY") as e:
         ia_keys_from_env({"PITH_IA_SECRET_KEY": "s3cret-value"})
     assert "s3cret" not in str(e.value)
-    with pytest.raises(InputError, match="PITH_IA_ACCESS_KEY is not an archive.org S3 key") as e:
+    with pytest.raises(InputError, match=r"PITH_IA_ACCESS_KEY is not an archive\.org S3 key") as e:
         ia_keys_from_env({"PITH_IA_ACCESS_KEY": "a:b", "PITH_IA_SECRET_KEY": "s3cret-value"})
     assert "s3cret" not in str(e.value)
     assert ia_keys_from_env({}) is None
