@@ -23,7 +23,7 @@ from pithauthor._cli.options import (
     TRUST_MANIFEST_OPTION,
     YES_OPTION,
 )
-from pithauthor._cli.output import message
+from pithauthor._cli.output import at_terminal, message
 from pithauthor._cli.signing import HEADER, Output, paper_lines, shown, signer_line
 from pithauthor.errors import InputError
 
@@ -108,7 +108,9 @@ def archive(
             pdf_base=pdf_base,
             code=origin,
             swh_base=heritage,
-            note=message,
+            # what it waits on, on a terminal (a capture takes a minute or more); a pipe or a
+            # log gets the preview and the result, and a failure stays its one line
+            note=message if at_terminal() else lambda _: None,
         )
         event = attest_storage(
             signer,

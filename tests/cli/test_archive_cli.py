@@ -1,0 +1,241 @@
+"""`pith archive` end to end, with real `pith` commands, the local registry, and loopback stand-ins
+of the Internet Archive (Save Page Now, CDX, and the "arXiv" the PDF is downloaded from:
+tests/support/wayback.py) and of Software Heritage (tests/support/swh.py):
+
+- the captures pending then done, the CDX digest equal to the downloaded PDF's, the storage
+  attestation signed, submitted through the record's `attest_storage`, and listed by the local
+  registry's merged state, which `pith verify` then checks from this machine's checks;
+- a wrong CDX digest, a 403 from the archive, keys it refuses, a capture job ending in error, a
+  403 from Software Heritage: each one line on stderr and its exit code, nothing signed, nothing
+  submitted; the archive.org keys never in any output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from support.cli import RunPith, StartRegistry, error_lines, use_fast_kdf
+from support.swh import Heritage, snapshot_id, software_heritage
+from support.wayback import CAPTURED_AT, Wayback, cdx_digest, fixture_pdf, wayback
+
+from pithauthor.registry.outbox import Outbox
+
+PAPER = "2302.12445"
+DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
+ACCESS, SECRET = "test-access-key", "test-secret-key"
+VERSIONS = tuple(f"{PAPER}v{n}" for n in (1, 2, 3))
+ORIGIN = "https://github.com/lzhangbv/dear_pytorch"
+
+
+@pytest.fixture
+def author(pith: RunPith, monkeypatch: pytest.MonkeyPatch) -> str:
+    use_fast_kdf(monkeypatch)
+    monkeypatch.setenv("PITH_PASSPHRASE", "archive tests passphrase")
+    made = pith(
+        "keys", "generate", "--name", "liu", "--public-name", "Chengjian Liu",
+        "--backend", "file", "--json",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return str(json.loads(made.stdout)["key_id"])
+
+
+@pytest.fixture
+def archive(monkeypatch: pytest.MonkeyPatch) -> Iterator[Wayback]:
+    with wayback(*VERSIONS) as server:
+        monkeypatch.setenv("PITH_WAYBACK_URL", server.url)
+        monkeypatch.setenv("PITH_ARXIV_PDF", f"{server.url}/pdf")
+        monkeypatch.setenv("PITH_IA_ACCESS_KEY", ACCESS)
+        monkeypatch.setenv("PITH_IA_SECRET_KEY", SECRET)
+        yield server
+
+
+@pytest.fixture
+def heritage(monkeypatch: pytest.MonkeyPatch) -> Iterator[Heritage]:
+    with software_heritage() as server:
+        monkeypatch.setenv("PITH_SWH_URL", server.url)
+        yield server
+
+
+def state_of(url: str) -> dict[str, object]:
+    body = DEAR.rsplit(":", 1)[1]
+    doc: dict[str, object] = httpx.get(f"{url}/pith/{body}/state.json").json()
+    return doc
+
+
+def storage_events(url: str) -> list[dict[str, object]]:
+    current = state_of(url)["current"]
+    assert isinstance(current, dict)
+    events: list[dict[str, object]] = current["storage_attestations"]
+    return events
+
+
+def no_keys_in(*outputs: str) -> None:
+    for text in outputs:
+        assert ACCESS not in text and SECRET not in text
+
+
+def test_pith_archive_captures_checks_signs_submits_and_the_state_lists_it(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    heritage: Heritage,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    done = pith("archive", PAPER, "--code", ORIGIN, "--poll", "0", "--submit", "--yes", *flags)
+    assert done.returncode == 0, done.stderr
+    no_keys_in(done.stdout, done.stderr)
+    assert "A storage attestation to sign" in done.stderr
+    assert "equal to the PDF downloaded here" in done.stderr
+    # each capture job answered pending twice, then success; the keys went to Save Page Now
+    assert sum(r.startswith("GET /save/status/") for r in archive.requests) == 6
+    assert archive.authorizations == [f"LOW {ACCESS}:{SECRET}"] * 2
+    [event] = storage_events(server.url)
+    payload = event["payload"]
+    assert isinstance(payload, dict)
+    [pdf] = [c for c in payload["captures"] if c["mimetype"] == "application/pdf"]
+    version = pdf["url"].rsplit("/", 1)[1]
+    assert pdf["digest"] == "sha1:" + cdx_digest(fixture_pdf(version))
+    assert pdf["timestamp"] == CAPTURED_AT
+    assert payload["code"] == {"origin": ORIGIN, "swhid": snapshot_id(ORIGIN)}
+    with Outbox() as outbox:
+        [entry] = outbox.entries()
+    assert entry.state == "accepted" and entry.event_id == event["event_id"]
+    # this machine checked it: `pith verify` of the state says the copy is the paper's, offline
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state_of(server.url)), "utf-8")
+    verified = pith("verify", str(path), "--verbose", *flags)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert any(
+        line.startswith("passed") and "archive_copy" in line and "archived: " in line
+        for line in verified.stdout.splitlines()
+    ), verified.stdout
+
+
+def test_another_machine_says_not_checked_offline_and_checks_it_with_archive(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    done = pith("archive", PAPER, "--poll", "0", "--submit", "--yes", *flags)
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state_of(server.url)), "utf-8")
+    monkeypatch.setenv("PITH_HOME", str(tmp_path / "another-machine"))
+    offline = pith("verify", str(path), "--verbose", *flags)
+    assert offline.returncode == 0, offline.stdout + offline.stderr
+    assert any(
+        line.startswith("unverifiable") and "archive_copy" in line and "not checked offline" in line
+        for line in offline.stdout.splitlines()
+    ), offline.stdout
+    online = pith("verify", str(path), "--archive", "--verbose", *flags)
+    assert online.returncode == 0, online.stdout + online.stderr
+    assert any(
+        line.startswith("passed") and "archive_copy" in line for line in online.stdout.splitlines()
+    ), online.stdout
+    # a CDX index that now says another digest fails the check
+    for capture in archive.captures:
+        archive.lie[capture.original] = "A" * 32
+    monkeypatch.setenv("PITH_HOME", str(tmp_path / "a-third-machine"))
+    lied = pith("verify", str(path), "--archive", *flags)
+    assert lied.returncode == 1, lied.stdout
+    assert "archive_copy" in lied.stdout
+
+
+@pytest.mark.parametrize(
+    ("fault", "code", "said"),
+    [
+        ("wrong digest", 1, "has digest sha1:AAAA"),
+        ("refused url", 1, "(403: error:blocked-url"),
+        ("refused keys", 4, "refused your archive.org keys (403"),
+        ("job error", 1, "could not capture https://arxiv.org/pdf/"),
+    ],
+)
+def test_each_archive_failure_is_one_line_and_nothing_is_signed_or_submitted(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fault: str,
+    code: int,
+    said: str,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    pdfs = [f"https://arxiv.org/pdf/{v}" for v in VERSIONS]
+    if fault == "wrong digest":
+        archive.lie.update(dict.fromkeys(pdfs, "A" * 32))
+    elif fault == "refused url":
+        archive.refused.update(pdfs)
+    elif fault == "refused keys":
+        archive.keys = ("another-key", "another-secret")
+    else:
+        archive.failing.update(pdfs)
+    failed = pith("archive", PAPER, "--poll", "0", "--submit", "--yes", *flags)
+    assert failed.returncode == code, failed.stderr
+    [line] = error_lines(failed.stderr)
+    assert line.startswith("pith: error: ") and said in line, line
+    assert "nothing was signed" in line
+    no_keys_in(failed.stdout, failed.stderr)
+    with Outbox() as outbox:
+        assert outbox.entries() == []
+    assert storage_events(server.url) == []
+
+
+def test_a_403_from_software_heritage_is_one_line_and_nothing_is_signed(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    heritage: Heritage,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    refused = "https://github.com/refused/repo"
+    heritage.refused.add(refused)
+    failed = pith("archive", PAPER, "--code", refused, "--poll", "0", "--submit", "--yes", *flags)
+    assert failed.returncode == 1, failed.stderr
+    [line] = error_lines(failed.stderr)
+    assert f"refused to save {refused} (403: The provided origin" in line
+    with Outbox() as outbox:
+        assert outbox.entries() == []
+    assert storage_events(server.url) == []
+
+
+def test_anonymous_without_keys_and_one_key_alone_is_bad_input(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    monkeypatch.delenv("PITH_IA_ACCESS_KEY")
+    alone = pith("archive", PAPER, "--poll", "0", "-o", str(tmp_path / "a.jsonl"), *flags)
+    assert alone.returncode == 2, alone.stderr
+    [line] = error_lines(alone.stderr)
+    assert "PITH_IA_SECRET_KEY is set but PITH_IA_ACCESS_KEY is not" in line
+    no_keys_in(alone.stderr)
+    assert archive.requests == []  # refused before anything was asked
+    monkeypatch.delenv("PITH_IA_SECRET_KEY")
+    out = tmp_path / "archive.jsonl"
+    done = pith("archive", PAPER, "--poll", "0", "-o", str(out), *flags)
+    assert done.returncode == 0, done.stderr
+    assert archive.authorizations == ["", ""]
+    [event] = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert event["event_type"] == "storage_attestation"
