@@ -137,13 +137,13 @@ def archive_paper(
         is_pdf = url == pdf_url
         if is_pdf and row.mimetype != PDF_MIMETYPE:
             raise VerificationError(
-                f"{spn.what}'s capture of {url} at {stamp} is {row.mimetype}, not a PDF; "
+                f"the capture of {url} at {stamp} by {spn.what} is {row.mimetype}, not a PDF; "
                 "nothing was signed"
             )
         if is_pdf and row.digest != mine:
             raise VerificationError(
-                f"{spn.what}'s capture of {url} at {stamp} has digest sha1:{row.digest}, the PDF "
-                f"downloaded from arXiv has sha1:{mine}; nothing was signed"
+                f"the capture of {url} at {stamp} by {spn.what} has digest sha1:{row.digest}, "
+                f"the PDF downloaded from arXiv has sha1:{mine}; nothing was signed"
             )
         note(f"captured {url} at {stamp} (CDX digest sha1:{row.digest})")
         entry = {

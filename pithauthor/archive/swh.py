@@ -121,6 +121,6 @@ def save_code(
         return found
     snapshot: CodeSnapshot = polling.until(
         lambda: done(ask("GET", f"/api/1/origin/save/{number}/")[1]),
-        f"{what}'s save of {origin}",
+        f"the save of {origin} by {what}",
     )
     return snapshot

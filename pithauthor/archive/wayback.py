@@ -259,7 +259,7 @@ class SavePageNow:
     def capture(self, job: str, url: str) -> str:
         """Wait on `job` (bounded: `polling`): the capture's 14-digit timestamp."""
         stamp: str = self.polling.until(
-            lambda: self.job_status(job, url), f"{self.what}'s capture of {url}"
+            lambda: self.job_status(job, url), f"the capture of {url} by {self.what}"
         )
         return stamp
 
@@ -269,7 +269,7 @@ class SavePageNow:
         answer = self._ask("GET", f"/cdx/search/cdx?{query}")
         if answer.status != 200:
             raise NetworkError(f"{self.what} answered {answer.status} to a CDX query")
-        doc = json_of(answer, f"{self.what}'s CDX index")
+        doc = json_of(answer, f"the CDX index of {self.what}")
         if doc == []:
             return None
         if (
@@ -277,10 +277,12 @@ class SavePageNow:
             or not doc
             or not all(isinstance(r, list) and all(isinstance(c, str) for c in r) for r in doc)
         ):
-            raise NetworkError(f"{self.what}'s CDX index answered rows that are not CDX JSON")
+            raise NetworkError(f"the CDX index of {self.what} answered rows that are not CDX JSON")
         names = doc[0]
         if not set(CDX_FIELDS) <= set(names):
-            raise NetworkError(f"{self.what}'s CDX index answered without the fields {CDX_FIELDS}")
+            raise NetworkError(
+                f"the CDX index of {self.what} answered without the fields {CDX_FIELDS}"
+            )
         rows = [dict(zip(names, r, strict=False)) for r in doc[1:] if len(r) == len(names)]
         fitting = [r for r in rows if r["timestamp"] == stamp]
         fitting.sort(key=lambda r: r["original"] != url)  # the very URL first
@@ -288,13 +290,13 @@ class SavePageNow:
             return None
         row = CdxRow(**{name: fitting[0][name] for name in CDX_FIELDS})
         if not _DIGEST.match(row.digest):
-            raise NetworkError(f"{self.what}'s CDX index gives no SHA-1 digest for {url}")
+            raise NetworkError(f"the CDX index of {self.what} gives no SHA-1 digest for {url}")
         return row
 
     def indexed(self, url: str, stamp: str) -> CdxRow:
         """`cdx_row`, waited for (bounded): a fresh capture reaches the index after a while."""
         row: CdxRow = self.polling.until(
-            lambda: self.cdx_row(url, stamp), f"{self.what}'s CDX row of {url} at {stamp}"
+            lambda: self.cdx_row(url, stamp), f"the CDX row of {url} at {stamp} in {self.what}"
         )
         return row
 
