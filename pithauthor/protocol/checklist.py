@@ -4,7 +4,7 @@
 A registry's word is not enough for either (docs/protocol.md, "Anchors and archive copies"): a
 row is proven only when pith checked the proof itself: the OpenTimestamps proof of an anchor
 reaches the record's canonical SHA-256 and a Bitcoin header judged by its proof of work and the
-difficulty floor (`pithauthor.timestamps.anchor.anchor_verdict`); the archive's capture digest
+difficulty floor (the anchor verdict); the archive's capture digest
 equals the SHA-1 of the paper's PDF as this machine computed it. Otherwise the row is "claimed,
 not checked", never done.
 """

@@ -80,6 +80,8 @@ ACTION_NAMES = {
     "author_attestation": "attest_author",
     "citation_signature": "sign_citation",
     "replication_record": "submit_replication",
+    "timestamp_anchor": "anchor_timestamp",
+    "storage_attestation": "attest_storage",
 }
 
 MAX_TIMEOUT = 3600.0

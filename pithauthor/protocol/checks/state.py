@@ -222,7 +222,11 @@ def _state_pieces(state: Mapping[str, Any], checked: Checked) -> list[str] | Non
                     pieces += (canonical_text(event), ",")
                 else:  # the held object itself (`entry[0]`): its id is not another's
                     pieces += (entry[3], ",")
-            pieces[-1] = "],"  # the last item's comma closes the list
+            # the last item's comma closes the list; the list's own comma apart, as every other
+            # value's is: the close of `current` replaces the last one (`timestamp_anchors`,
+            # sorted last, is a list of events)
+            pieces[-1] = "]"
+            pieces.append(",")
         pieces[-1] = "}," if current else "{},"
     pieces[-1] = "}" if len(pieces) > 1 else "{}"
     return pieces
