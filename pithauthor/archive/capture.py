@@ -28,7 +28,6 @@ from typing import Any
 
 from pithauthor.archive.checked import (
     ARXIV_PDF_URL,
-    PDF_MIMETYPE,
     CaptureCheck,
     PdfCheck,
     local_checks,
@@ -42,6 +41,7 @@ from pithauthor.errors import InputError, NetworkError, VerificationError
 from pithauthor.fs import MAX_PDF_BYTES
 from pithauthor.net import exchange
 from pithauthor.protocol.canonical_json import canonical_sha256
+from pithauthor.protocol.payloads import PDF_MIMETYPE, pdf_capture
 from pithauthor.protocol.subject import Subject
 from pithauthor.protocol.verdict import Report
 
@@ -286,14 +286,7 @@ def archive_report(
     for where, event, version in found:
         name = f"{where}.archive_copy" if where else "archive_copy"
         payload = event.get("payload")
-        capture = None
-        if isinstance(payload, Mapping):
-            pdfs = [
-                c
-                for c in payload.get("captures") or []
-                if isinstance(c, Mapping) and c.get("mimetype") == PDF_MIMETYPE
-            ]
-            capture = pdfs[0] if len(pdfs) == 1 else None
+        capture = pdf_capture(payload) if isinstance(payload, Mapping) else None
         if capture is None or not isinstance(payload, Mapping):
             report.add(name, False, "the attestation holds no one capture of a PDF")
             continue

@@ -29,6 +29,8 @@ from typing import Any
 
 from pithauthor.fs import create_file, private_dir
 from pithauthor.protocol.checklist import Verdict
+from pithauthor.protocol.checks.event import check_author_event
+from pithauthor.protocol.payloads import pdf_capture
 from pithauthor.protocol.utc import utc_now
 
 __all__ = [
@@ -47,8 +49,6 @@ FOLDER = "archive-checks"
 ARXIV_PDF_URL = "https://arxiv.org/pdf/"
 """What a PDF capture's `url` is: arXiv's own address of the version (`<this><id>v<n>`), the
 URL Save Page Now captured, whatever mirror pith downloaded the bytes from."""
-
-PDF_MIMETYPE = "application/pdf"
 
 _SHA1 = re.compile(r"\A[A-Z2-7]{32}\Z")
 _HEX64 = re.compile(r"\A[0-9a-f]{64}\Z")
@@ -205,14 +205,6 @@ def local_checks() -> LocalChecks:
 # --- the verdict (pure: the checks are given) -----------------------------------------------
 
 
-def _pdf_capture(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    captures = payload.get("captures")
-    if not isinstance(captures, list):
-        return None
-    found = [c for c in captures if isinstance(c, Mapping) and c.get("mimetype") == PDF_MIMETYPE]
-    return found[0] if len(found) == 1 else None
-
-
 def capture_verdict(
     capture: Mapping[str, Any], checked: LocalChecks, canonical_sha256: str
 ) -> Verdict:
@@ -257,8 +249,8 @@ def storage_verdict(
     events: Iterable[Mapping[str, Any]], canonical_sha256: str, checked: LocalChecks
 ) -> Verdict:
     """The checklist's row 2 (an archive copy) for the record `canonical_sha256`, from the
-    paper's `storage_attestation` events (others are skipped; their signatures are the
-    caller's to have checked: a registry's verified state, or `pith verify`) and this
+    paper's `storage_attestation` events (others are skipped, and so is one whose envelope or
+    signature does not check: `protocol.checks.event.check_author_event`) and this
     machine's `checked` (`local_checks()`). Proven when some attestation's PDF capture has the
     digest of the paper's PDF as this machine computed it and the CDX row this machine read for
     that capture says the same; else "claimed, not checked" (or "wrong", when a check here
@@ -270,9 +262,9 @@ def storage_verdict(
         payload = event.get("payload")
         if not isinstance(payload, Mapping) or payload.get("canonical_sha256") != canonical_sha256:
             continue
-        capture = _pdf_capture(payload)
-        if capture is None:
-            continue
+        capture = pdf_capture(payload)
+        if capture is None or not check_author_event(event).ok:
+            continue  # no PDF capture, or not a valid signed event: it proves nothing
         verdicts.append(capture_verdict(capture, checked, canonical_sha256))
     for verdict in verdicts:
         if verdict.proven:
@@ -287,7 +279,7 @@ def versions(events: Sequence[Mapping[str, Any]]) -> list[str]:
     found: list[str] = []
     for event in events:
         payload = event.get("payload")
-        capture = _pdf_capture(payload) if isinstance(payload, Mapping) else None
+        capture = pdf_capture(payload) if isinstance(payload, Mapping) else None
         url = capture.get("url") if capture is not None else None
         if isinstance(url, str) and url.startswith(ARXIV_PDF_URL):
             found.append(url.removeprefix(ARXIV_PDF_URL))

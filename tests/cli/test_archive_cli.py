@@ -21,6 +21,7 @@ from support.cli import RunPith, StartRegistry, error_lines, use_fast_kdf
 from support.swh import Heritage, snapshot_id, software_heritage
 from support.wayback import CAPTURED_AT, Wayback, cdx_digest, fixture_pdf, wayback
 
+from pithauthor.registry.local import answers
 from pithauthor.registry.outbox import Outbox
 
 PAPER = "2302.12445"
@@ -245,3 +246,26 @@ def test_anonymous_without_keys_and_one_key_alone_is_bad_input(
     assert archive.authorizations == ["", ""]
     [event] = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert event["event_type"] == "storage_attestation"
+
+
+def test_submit_to_a_record_naming_no_attest_storage_is_refused_before_any_capture(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as a registry whose records take no storage attestation
+    actions = {
+        name: etype for name, etype in answers.ACTIONS.items() if etype != "storage_attestation"
+    }
+    monkeypatch.setattr(answers, "ACTIONS", actions)
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    refused = pith("archive", PAPER, "--poll", "0", "--submit", "--yes", *flags)
+    assert refused.returncode == 2, refused.stderr
+    assert "names no attest_storage action" in failure(refused.stderr)
+    assert archive.requests == []  # nothing was captured
+    with Outbox() as outbox:
+        assert outbox.entries() == []

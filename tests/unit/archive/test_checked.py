@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from support.registry import REAL_SHA
+from support.registry import REAL_SHA, SUBJECT, TestSigner
 from support.wayback import cdx_digest, fixture_pdf
 
 from pithauthor.archive.checked import (
@@ -18,6 +18,7 @@ from pithauthor.archive.checked import (
     record_pdf,
     storage_verdict,
 )
+from pithauthor.sign import attest_storage
 
 VERSION = "2302.12445v2"
 PDF_URL = f"https://arxiv.org/pdf/{VERSION}"
@@ -28,23 +29,20 @@ PDF = PdfCheck(VERSION, REAL_SHA, cdx_digest(BODY), "0" * 64, "2026-12-07T03:15:
 ROW = CaptureCheck(PDF_URL, STAMP, DIGEST, "2026-12-07T03:15:01Z")
 
 
-def attestation(digest: str = DIGEST, url: str = PDF_URL, sha: str = REAL_SHA) -> dict[str, Any]:
-    return {
-        "event_type": "storage_attestation",
-        "payload": {
-            "canonical_sha256": sha,
-            "captures": [
-                {
-                    "url": url,
-                    "capture_url": f"https://web.archive.org/web/{STAMP}/{url}",
-                    "timestamp": STAMP,
-                    "digest": digest,
-                    "mimetype": "application/pdf",
-                    "sha256": "0" * 64,
-                }
-            ],
-        },
+SIGNER = TestSigner(b"\x07" * 32)
+
+
+def attestation(digest: str = DIGEST, url: str = PDF_URL) -> dict[str, Any]:
+    """A storage attestation of the record REAL_SHA, signed."""
+    capture = {
+        "url": url,
+        "capture_url": f"https://web.archive.org/web/{STAMP}/{url}",
+        "timestamp": STAMP,
+        "digest": digest,
+        "mimetype": "application/pdf",
+        "sha256": "0" * 64,
     }
+    return dict(attest_storage(SIGNER, SUBJECT, captures=[capture]))
 
 
 def test_proven_when_the_pdf_hashed_here_and_the_cdx_row_read_here_agree() -> None:
@@ -80,7 +78,7 @@ def test_a_capture_of_another_papers_pdf_proves_nothing() -> None:
 
 def test_an_attestation_of_another_record_or_none_is_no_copy() -> None:
     checked = LocalChecks((PDF,), (ROW,))
-    assert not storage_verdict([attestation(sha="1" * 64)], REAL_SHA, checked).proven
+    assert not storage_verdict([attestation()], "1" * 64, checked).proven
     assert storage_verdict([], REAL_SHA, checked).detail.startswith("no archive copy")
     claim = {"event_type": "author_attestation", "payload": {"canonical_sha256": REAL_SHA}}
     assert not storage_verdict([claim], REAL_SHA, checked).proven
@@ -95,3 +93,10 @@ def test_checks_are_kept_once_and_read_back() -> None:
     assert kept.pdf_of(REAL_SHA) == first
     assert kept.capture(PDF_URL, STAMP) is not None
     assert storage_verdict([attestation()], REAL_SHA, kept).proven
+
+
+def test_an_attestation_whose_signature_does_not_check_proves_nothing() -> None:
+    forged = attestation()
+    forged["signature"] = attestation(url=PDF_URL + "x")["signature"]
+    verdict = storage_verdict([forged], REAL_SHA, LocalChecks((PDF,), (ROW,)))
+    assert not verdict.proven and verdict.detail.startswith("no archive copy")
