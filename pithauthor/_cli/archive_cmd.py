@@ -51,6 +51,7 @@ def archive(
         900.0,
         "--wait",
         min=0,
+        max=86400,
         metavar="SECONDS",
         help="How long to wait for each capture (and save) to finish.",
     ),
@@ -58,6 +59,7 @@ def archive(
         5.0,
         "--poll",
         min=0,
+        max=600,
         metavar="SECONDS",
         help="How often to ask whether a capture has finished.",
     ),
@@ -99,6 +101,7 @@ def archive(
         )
         paper = subject_for(subject, record, access)
         signer = output.signer()
+        output.open_unasked()  # a bad key or passphrase is found before anything is captured
         output.recall(paper.pith_number, signer.key_id, ask=record is None or submit)
         if submit:
             _check_action(access, paper)

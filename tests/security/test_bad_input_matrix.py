@@ -165,6 +165,9 @@ VALUE_PARAMS: dict[str, list[str]] = {
     ],
     "orcid_api": [*BAD_URLS, DEAD_REGISTRY],  # verify, keys prove orcid --check
     "url": BAD_URLS,  # keys prove web URL
+    "code": BAD_URLS,  # archive --code URL (a repository Software Heritage is to save)
+    "wait": ["-1", "nan", "inf", "x"],  # archive --wait SECONDS
+    "poll": ["-1", "nan", "inf", "x"],  # archive --poll SECONDS
     "paper_pdf": [*BAD_URLS, DEAD_REGISTRY + "/paper.pdf"],
     "proof": [  # claim --proof orcid|web:URL|paper[:URL]
         "",
@@ -237,6 +240,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         # --offline: a full number no record checks is refused otherwise (exit 3, registry dead)
         "badge": {"number": NUMBER, "fmt": "markdown", "offline": True},
         "claim": {"subject": NUMBER, "name": "Chengjian Liu", **signing},
+        "archive": {"subject": NUMBER, **signing},
         "cite": {"citing": CITING, "cited": NUMBER, "offline": True, **signing},
         "replicate": {
             "subject": NUMBER,
