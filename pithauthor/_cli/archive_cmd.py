@@ -47,6 +47,13 @@ def archive(
         help="Also have Software Heritage save this git repository (the paper's code) and "
         "record its snapshot's SWHID.",
     ),
+    ia_keys: str | None = typer.Option(
+        None,
+        "--ia-keys",
+        metavar="FILE",
+        help="Your archive.org S3 keys, ACCESS:SECRET (or one a line), instead of "
+        "PITH_IA_ACCESS_KEY and PITH_IA_SECRET_KEY.",
+    ),
     wait: float = typer.Option(
         900.0,
         "--wait",
@@ -81,7 +88,13 @@ def archive(
     sign a storage attestation of the captures. Nothing is signed unless the digests are equal."""
     from pithauthor.archive.capture import archive_paper
     from pithauthor.archive.swh import code_origin, swh_base
-    from pithauthor.archive.wayback import Polling, SavePageNow, ia_keys_from_env, wayback_base
+    from pithauthor.archive.wayback import (
+        Polling,
+        SavePageNow,
+        ia_keys_from_env,
+        ia_keys_from_file,
+        wayback_base,
+    )
     from pithauthor.net import arxiv_pdf_base
     from pithauthor.registry.access import subject_for
     from pithauthor.registry.submit import check_destination
@@ -89,7 +102,7 @@ def archive(
 
     check_destination(out)
     # every setting is read (and refused when bad) before anything is asked of anybody
-    keys = ia_keys_from_env()
+    keys = ia_keys_from_file(ia_keys) if ia_keys is not None else ia_keys_from_env()
     wayback = wayback_base()
     pdf_base = arxiv_pdf_base()
     origin = code_origin(code) if code is not None else None

@@ -41,6 +41,7 @@ __all__ = [
     "Polling",
     "SavePageNow",
     "ia_keys_from_env",
+    "ia_keys_from_file",
     "wayback_base",
 ]
 
@@ -82,6 +83,28 @@ class IaKeys:
     def header(self) -> dict[str, str]:
         """The Authorization header SPN2 reads (`LOW access:secret`)."""
         return {"Authorization": f"LOW {self.access}:{self.secret}"}
+
+
+def ia_keys_from_file(path: str) -> IaKeys:
+    """The keys in the file `path` (`--ia-keys FILE`): `ACCESS:SECRET`, or the two keys on two
+    lines (or separated by white space), as archive.org's S3 page lists them. InputError naming
+    the file, never what it holds, for anything else."""
+    from pithauthor.fs import MAX_SECRET_BYTES, read_user_file
+
+    data = read_user_file(path, InputError, "an archive.org keys file", limit=MAX_SECRET_BYTES)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = ""
+    parts = text.split()
+    if len(parts) == 1 and parts[0].count(":") == 1:
+        parts = parts[0].split(":")
+    if len(parts) != 2 or not all(_KEY.match(p) for p in parts):
+        raise InputError(
+            f"{path} holds no archive.org keys: ACCESS:SECRET, or the two keys on two lines "
+            "(https://archive.org/account/s3.php)"
+        )
+    return IaKeys(parts[0], parts[1])
 
 
 def ia_keys_from_env(env: Mapping[str, str] | None = None) -> IaKeys | None:

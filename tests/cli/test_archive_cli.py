@@ -269,3 +269,33 @@ def test_submit_to_a_record_naming_no_attest_storage_is_refused_before_any_captu
     assert archive.requests == []  # nothing was captured
     with Outbox() as outbox:
         assert outbox.entries() == []
+
+
+def test_keys_from_a_file_are_sent_and_a_bad_file_never_shows_what_it_holds(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    monkeypatch.delenv("PITH_IA_ACCESS_KEY")
+    monkeypatch.delenv("PITH_IA_SECRET_KEY")
+    bad = tmp_path / "bad-keys.txt"
+    bad.write_text("only-one-secret-token\n", "utf-8")
+    refused = pith("archive", PAPER, "--ia-keys", str(bad), "-o", str(tmp_path / "a.jsonl"), *flags)
+    assert refused.returncode == 2, refused.stderr
+    assert "holds no archive.org keys" in failure(refused.stderr)
+    assert "only-one-secret-token" not in refused.stderr + refused.stdout
+    assert archive.requests == []
+    keys = tmp_path / "ia-keys.txt"
+    keys.write_text(f"{ACCESS}\n{SECRET}\n", "utf-8")
+    done = pith(
+        "archive", PAPER, "--ia-keys", str(keys), "--poll", "0", "-o", str(tmp_path / "b.jsonl"),
+        *flags,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert archive.authorizations == [f"LOW {ACCESS}:{SECRET}"] * 2
+    no_keys_in(done.stdout, done.stderr)

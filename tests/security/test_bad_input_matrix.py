@@ -54,6 +54,7 @@ FILE_PARAMS = {
     "citing_record",  # cite --from-record
     "passphrase_file",
     "backup_passphrase_file",
+    "ia_keys",  # archive --ia-keys
     "token_file",  # auth login
     "require_token",  # registry serve
     "trust_manifest",
@@ -64,6 +65,7 @@ FILE_PARAMS = {
 }
 SECRET_PARAMS = {  # text files whose content may well look like JSON
     "passphrase_file",
+    "ia_keys",
     "backup_passphrase_file",
     "token_file",
     "require_token",
