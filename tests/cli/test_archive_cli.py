@@ -12,12 +12,13 @@ tests/support/wayback.py) and of Software Heritage (tests/support/swh.py):
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from support.cli import RunPith, StartRegistry, error_lines, use_fast_kdf
+from support.cli import LAUNCHER, OnTerminal, RunPith, StartRegistry, error_lines, use_fast_kdf
 from support.swh import Heritage, snapshot_id, software_heritage
 from support.wayback import CAPTURED_AT, Wayback, cdx_digest, fixture_pdf, wayback
 
@@ -299,3 +300,28 @@ def test_keys_from_a_file_are_sent_and_a_bad_file_never_shows_what_it_holds(
     assert done.returncode == 0, done.stderr
     assert archive.authorizations == [f"LOW {ACCESS}:{SECRET}"] * 2
     no_keys_in(done.stdout, done.stderr)
+
+
+def test_on_a_terminal_it_says_what_it_waits_on_shows_the_attestation_and_asks_first(
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    terminal: OnTerminal,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    argv = [
+        sys.executable, LAUNCHER, "archive", PAPER, "--poll", "0", "--submit",
+        "--registry", server.url, "--trust-local-registry",
+    ]  # fmt: skip
+    code, shown = terminal(argv, [b"n"])
+    assert code == 2, shown  # answered no: Declined
+    assert (
+        "asking the Internet Archive at" in shown and "to capture https://arxiv.org/pdf/" in shown
+    )
+    assert shown.index("A storage attestation to sign") < shown.index("[y/N]")
+    assert "nothing was stored or sent" in shown
+    no_keys_in(shown)
+    with Outbox() as outbox:
+        assert outbox.entries() == []
+    assert storage_events(server.url) == []
