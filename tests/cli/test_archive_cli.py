@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support.cli import LAUNCHER, OnTerminal, RunPith, StartRegistry, error_lines, use_fast_kdf
+from support.paths import FIXTURES
 from support.swh import Heritage, snapshot_id, software_heritage
 from support.wayback import CAPTURED_AT, Wayback, cdx_digest, fixture_pdf, wayback
 
@@ -30,6 +31,7 @@ DEAR = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
 ACCESS, SECRET = "test-access-key", "test-secret-key"
 VERSIONS = tuple(f"{PAPER}v{n}" for n in (1, 2, 3))
 ORIGIN = "https://github.com/lzhangbv/dear_pytorch"
+DEAR_RECORD = str(FIXTURES / "record-2302.12445v2.json")
 
 
 @pytest.fixture
@@ -325,3 +327,28 @@ def test_on_a_terminal_it_says_what_it_waits_on_shows_the_attestation_and_asks_f
     with Outbox() as outbox:
         assert outbox.entries() == []
     assert storage_events(server.url) == []
+
+
+def test_verify_archive_checks_an_event_file_given_its_record(
+    pith: RunPith,
+    author: str,
+    archive: Wayback,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    flags = ("--registry", server.url, "--trust-local-registry")
+    out = tmp_path / "archive.jsonl"
+    done = pith("archive", PAPER, "--poll", "0", "-o", str(out), *flags)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("PITH_HOME", str(tmp_path / "another-machine"))
+    unknown = pith("verify", str(out), "--archive", "--verbose")
+    assert unknown.returncode == 0, unknown.stdout + unknown.stderr
+    assert "which arXiv version the attested record is" in unknown.stdout
+    assert archive.requests.count("GET /pdf/2302.12445v2") == 1  # only `pith archive`'s
+    checked = pith("verify", str(out), "--archive", "--verbose", "--record", DEAR_RECORD)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert any(
+        line.startswith("passed") and "archive_copy" in line for line in checked.stdout.splitlines()
+    ), checked.stdout
