@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pithauthor.errors import ArchiveRefused, AuthError, InputError, NetworkError
+from pithauthor.fs import MAX_SECRET_BYTES, read_user_file
 from pithauthor.net import RetryPolicy, ServiceAnswer, check_url, exchange
 from pithauthor.protocol.canonical_json import JSONFault, parse_json
 
@@ -89,8 +90,6 @@ def ia_keys_from_file(path: str) -> IaKeys:
     """The keys in the file `path` (`--ia-keys FILE`): `ACCESS:SECRET`, or the two keys on two
     lines (or separated by white space), as archive.org's S3 page lists them. InputError naming
     the file, never what it holds, for anything else."""
-    from pithauthor.fs import MAX_SECRET_BYTES, read_user_file
-
     data = read_user_file(path, InputError, "an archive.org keys file", limit=MAX_SECRET_BYTES)
     try:
         text = data.decode("utf-8-sig")
