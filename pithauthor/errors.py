@@ -23,6 +23,7 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │       └── EventRefused          ... this signed event (its POST): a verdict, final
     ├── BuildError                1  a LaTeX build failed
     │   └── CompileFailed             the engine failed on the manuscript
+    ├── ArchiveRefused            1  an archive answered and kept no copy (a refusal, a failed job)
     ├── NetworkError              3  a server could not be reached (after every retry)
     │   ├── RegistryResponseError     the registry answered something the protocol excludes
     │   ├── NumberUnchecked           a full Pith Number could not be checked: no registry
@@ -32,7 +33,7 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   ├── KeyNotFound, KeyExists, WrongPassphrase, KeyFileTampered,
     │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
     │   └── KeyringUnavailable        no usable keyring backend answered
-    ├── AuthError                 4  the registry wants sign-in, or refused the token
+    ├── AuthError                 4  sign-in wanted, or the token (archive.org keys) refused
     ├── FormatRefused             5  the registry refuses the body's format (415, 422 naming it)
     └── OutputError              74  a file could not be written: disk full, read-only folder
 
@@ -213,6 +214,13 @@ class CompileFailed(BuildError):
 
 
 # --- 3: network -------------------------------------------------------------------------------
+
+
+class ArchiveRefused(PithError):
+    """An archive (the Internet Archive's Save Page Now, Software Heritage) answered and kept
+    no copy: it refused the URL or origin (403), or its capture or save job ended in error."""
+
+    exit_code = EXIT_FAILED
 
 
 class NetworkError(PithError):

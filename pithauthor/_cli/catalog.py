@@ -101,6 +101,12 @@ ENTRIES: tuple[Entry, ...] = (
         "Fetch the trusted time (RFC 3161, OpenTimestamps) events lack.",
     ),
     Entry(
+        "archive",
+        "command",
+        "archive_cmd",
+        "Capture a paper on the Internet Archive, checked, and sign it.",
+    ),
+    Entry(
         "fetch",
         "command",
         "fetch_cmd",
@@ -210,6 +216,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "withdraw": ("pith withdraw sha256:1da6c9b7", "pith withdraw sha256:1da6c9b7 --submit"),
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
     "timestamp": ("pith timestamp", "pith timestamp events.jsonl --json"),
+    "archive": (
+        "pith archive 2302.12445 --submit",
+        "pith archive 2302.12445 --code https://github.com/lzhangbv/dear_pytorch -o archive.jsonl",
+    ),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
     "status": ("pith status 2302.12445", "pith status pith:NFG5PAOX --json"),
     "papers": ("pith papers", "pith papers --json"),
