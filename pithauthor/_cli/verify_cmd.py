@@ -121,6 +121,7 @@ def verify(
     docs = read_documents(file)
     report = verify_documents(docs, trust)
     proven = _trusted_time(file, docs, report, no_time)
+    _anchors(docs, report, offline)
     proofs = verify_identity(
         docs,
         report,
@@ -191,6 +192,23 @@ def _trusted_time(
     if sidecars:
         proven.update(verify_time(docs, report, sidecars))
     return proven
+
+
+def _anchors(docs: list[Any], report: Report, offline: bool) -> None:
+    """One `anchor` check per timestamp anchor the documents hold (docs/protocol.md "Anchors
+    and archive copies"): its OpenTimestamps proof from the record's hash to a Bitcoin header
+    judged by its proof of work and the difficulty floor; headers shipped in the event first,
+    then fetched once and cached (`PITH_BTC_HEADERS`), none fetched with --offline."""
+    from pithauthor.timestamps import anchor
+
+    if not any(anchor.document_anchors(d)[1] for d in docs):
+        return  # no anchor: nothing to fetch or import further
+    from pithauthor.timestamps.headers import headers_from_env
+
+    floor = anchor.FLOOR  # read now: tests set their own
+    headers = None if offline else headers_from_env(floor=floor)
+    for check in anchor.anchor_checks(docs, headers, floor):
+        report.append(check)
 
 
 def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) -> list[str]:

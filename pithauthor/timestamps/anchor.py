@@ -19,6 +19,7 @@ difficulty: the production floor refuses those.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,12 @@ from typing import Any
 from pithauthor.errors import InputError, NetworkError, PithError, VerificationError
 from pithauthor.fs import private_dir, read_user_text, replace_file
 from pithauthor.net import RetryPolicy
-from pithauthor.protocol.canonical_json import b64decode, b64encode, canonical_text
+from pithauthor.protocol.canonical_json import (
+    b64decode,
+    b64encode,
+    canonical_sha256,
+    canonical_text,
+)
 from pithauthor.protocol.checklist import Verdict
 from pithauthor.protocol.checks.event import check_author_event
 from pithauthor.protocol.ids import PithNumber
@@ -51,7 +57,9 @@ __all__ = [
     "Progress",
     "advance",
     "anchor_check",
+    "anchor_checks",
     "anchor_events",
+    "anchor_status",
     "anchor_verdict",
     "load_pending",
 ]
@@ -383,13 +391,62 @@ def anchor_verdict(
     return Verdict(False, "not proven: " + first.detail)
 
 
-# Checks a document's anchors with the headers PITH_BTC_HEADERS fetches (a network module's
-# concern: the explorer is asked once per block, then cached), under `FLOOR`.
-def check_document_anchors(doc: Any, canonical_sha256: str) -> list[Check]:
-    """One `anchor` check per anchor event of `doc` (a merged state or bundle), headers shipped
-    in each event first, then fetched (`PITH_BTC_HEADERS`), under `FLOOR`."""
-    events = anchor_events(doc)
-    if not events:
-        return []
-    headers = headers_from_env(floor=FLOOR)
-    return [anchor_check(e, canonical_sha256, headers, FLOOR)[0] for e in events]
+def anchor_status(state: Any, canonical_sha256: str, *, fetch: bool = True) -> Verdict:
+    """`anchor_verdict` as `pith status` asks it: under `FLOOR`, headers shipped in each event
+    first, then (`fetch`) those `PITH_BTC_HEADERS` names, fetched once per block and cached;
+    `fetch=False` stays offline (a header no event ships leaves the anchor unjudged)."""
+    floor = FLOOR
+    headers = headers_from_env(floor=floor) if fetch and anchor_events(state) else None
+    return anchor_verdict(state, canonical_sha256, headers, floor)
+
+
+def document_anchors(doc: Any) -> tuple[str | None, list[tuple[str, Mapping[str, Any]]]]:
+    """The record hash a document's anchors must reach, and its anchor events with their JSON
+    paths: a merged state's `current.timestamp_anchors[i]`, a bundle's `events[i]`, or a
+    signed anchor event itself (path "", its own payload's hash). (None, []) for any other."""
+    if not isinstance(doc, Mapping):
+        return None, []
+    current = doc.get("current")
+    if isinstance(current, Mapping):  # a merged state: the hash of its canonical record
+        record = current.get("canonical_record")
+        found = current.get("timestamp_anchors")
+        if not isinstance(record, Mapping) or not isinstance(found, list):
+            return None, []
+        places = [(f"current.timestamp_anchors[{i}]", e) for i, e in enumerate(found)]
+        return canonical_sha256(record), [(p, e) for p, e in places if isinstance(e, Mapping)]
+    events = doc.get("events")
+    if isinstance(events, list):  # a bundle: the hash it states (its own check compares it)
+        digest = doc.get("canonical_sha256")
+        places = [
+            (f"events[{i}]", e)
+            for i, e in enumerate(events)
+            if isinstance(e, Mapping) and e.get("event_type") == ANCHOR_TYPE
+        ]
+        return (digest if isinstance(digest, str) else None), places
+    payload = doc.get("payload")
+    if doc.get("event_type") == ANCHOR_TYPE and isinstance(payload, Mapping):
+        digest = payload.get("canonical_sha256")
+        return (digest if isinstance(digest, str) else None), [("", doc)]
+    return None, []
+
+
+def anchor_checks(docs: Sequence[Any], headers: HeaderSource | None, floor: Floor) -> list[Check]:
+    """`pith verify`'s `anchor` check of every anchor event in `docs` (states, bundles, anchor
+    events; several documents prefixed `[n].` as `verify_documents` does), each named by its
+    path (`current.timestamp_anchors[0].anchor`): passed, failed or unverifiable as
+    `anchor_check` judges it, headers shipped in the event first, then `headers`."""
+    checks: list[Check] = []
+    for number, doc in enumerate(docs, start=1):
+        prefix = f"[{number}]." if len(docs) > 1 else ""
+        digest, places = document_anchors(doc)
+        for path, event in places:
+            name = prefix + (f"{path}." if path else "") + "anchor"
+            if digest is None or not _HEX64.fullmatch(digest):
+                checks.append(Check(name, FAILED, "the document names no record hash to reach"))
+                continue
+            check, _ = anchor_check(event, digest, headers, floor)
+            checks.append(check._replace(name=name))
+    return checks
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")

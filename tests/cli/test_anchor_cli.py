@@ -98,7 +98,17 @@ def test_anchor_is_pending_then_complete_then_signed_submitted_and_listed(
     assert listed["payload"]["bitcoin_headers"] == [
         {"height": TEST_HEIGHT, "header": calendar.headers[TEST_HEIGHT].hex()}
     ]
+    # `pith verify` checks the anchor's proof in the state and in the bundle
+    for kind in ("state", "bundle"):
+        path = tmp_path / f"{kind}.json"
+        path.write_bytes(httpx.get(f"{server.url}/pith/{BODY}/{kind}.json").content)
+        verified = pith("verify", str(path), "--verbose", *flags)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        where = "current.timestamp_anchors[0]" if kind == "state" else "events[1]"
+        assert f"{where}.anchor" in verified.stdout
+        assert f"bitcoin block {TEST_HEIGHT} at 2026-04-24T03:06:40Z" in verified.stdout
     # once anchored, a run signs nothing new and stamps nothing more
+
     rerun = pith("anchor", PAPER, "--submit", "--yes", *flags)
     assert rerun.returncode == 0, rerun.stderr
     assert "already signed: timestamp_anchor" in rerun.stderr
@@ -202,3 +212,27 @@ def test_no_calendar_is_refused_in_one_line(
     assert refused.returncode == 2
     line = _error(refused.stderr)
     assert "PITH_OTS_CALENDARS=none: no OpenTimestamps calendar" in line
+
+
+def test_verify_fails_a_state_whose_anchor_proof_reaches_another_hash(
+    pith: RunPith,
+    cite_author: str,
+    calendar: Calendar,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+) -> None:
+    # the registry takes any well-signed anchor (it judges no proof): `pith verify` does
+    from support.registry import TestSigner, anchor_event
+
+    server = local_registry(tmp_path / "registry")
+    forged = anchor_event(TestSigner(), b"not a proof of anything")
+    action = f"{server.url}/pith/{BODY}/action/timestamp_anchor"
+    posted = httpx.post(action, json=forged, headers={"Idempotency-Key": forged["event_id"]})
+    assert posted.status_code == 201
+    path = tmp_path / "state.json"
+    path.write_bytes(httpx.get(f"{server.url}/pith/{BODY}/state.json").content)
+    verified = pith("verify", str(path), *_flags(server.url))
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    [line] = [x for x in verified.stdout.splitlines() if "current.timestamp_anchors[0].anchor" in x]
+    assert "failed" in line and "does not hold" in line
+    assert "FAILED: state: current.timestamp_anchors[0].anchor" in verified.stderr
