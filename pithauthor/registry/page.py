@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from pithauthor.archive.checked import local_checks, storage_verdict
 from pithauthor.errors import EventError
 from pithauthor.protocol.checklist import Verdict
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.timestamps.anchor import anchor_status
 from pithauthor.verify import verify_document
 
 __all__ = [
@@ -164,17 +166,9 @@ def _proven_rows(shown: Mapping[str, Any], canonical_sha256: str) -> dict[str, V
     verdicts: dict[str, Verdict] = {}
     anchors = shown.get("anchors") or []
     if anchors:
-        from pithauthor.timestamps import anchor
-        from pithauthor.timestamps.headers import headers_from_env
-
-        floor = anchor.FLOOR  # read now: tests judge their headers by their own floor
-        verdicts["timestamp"] = anchor.anchor_verdict(
-            anchors, canonical_sha256, headers_from_env(floor=floor), floor
-        )
+        verdicts["timestamp"] = anchor_status(anchors, canonical_sha256)
     storage = shown.get("storage") or []
     if storage:
-        from pithauthor.archive.checked import local_checks, storage_verdict
-
         verdicts["archive_copy"] = storage_verdict(storage, canonical_sha256, local_checks())
     return verdicts
 
