@@ -202,6 +202,18 @@ def test_a_registry_whose_record_names_no_anchor_action_is_sent_nothing(
     with Outbox() as outbox:
         [entry] = outbox.entries()
     assert (entry.event_type, entry.state) == ("timestamp_anchor", "pending")
+    # `pith submit` later: the anchor stays pending, and it does not hold back another event
+    claimed = pith("claim", PAPER, "--yes", *flags)
+    assert claimed.returncode == 0, claimed.stderr
+    later = pith("submit", "--parallel", "1", *flags)  # one at a time: the anchor first
+    assert later.returncode == 3, later.stderr
+    assert "names no anchor_timestamp action: the registry takes no timestamp_anchor" in (
+        later.stderr
+    )
+    with Outbox() as outbox:
+        states = {e.event_type: e.state for e in outbox.entries()}
+    assert states == {"timestamp_anchor": "pending", "author_attestation": "accepted"}
+    assert server.store.event_count() == 1
 
 
 def test_no_calendar_is_refused_in_one_line(
