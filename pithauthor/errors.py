@@ -26,6 +26,7 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     ├── ArchiveRefused            1  an archive answered and kept no copy (a refusal, a failed job)
     ├── NetworkError              3  a server could not be reached (after every retry)
     │   ├── RegistryResponseError     the registry answered something the protocol excludes
+    │   │   └── ActionNotNamed        the paper's record names no action for the event's type
     │   ├── NumberUnchecked           a full Pith Number could not be checked: no registry
     │   └── ArxivApiError             arXiv's API could not be used
     │       └── ArxivQueryRefused     arXiv answered its error feed, saying why
@@ -237,6 +238,11 @@ class RegistryResponseError(NetworkError):
     """The registry answered with something that is not what the protocol promises."""
 
     hint = None  # it did answer: checking that it answers is no next step; its message says
+
+
+class ActionNotNamed(RegistryResponseError):
+    """The paper's record names no action endpoint for the event's type (a registry that takes
+    no anchors, say): that event stays pending, and the others of a submission still go."""
 
 
 class NumberUnchecked(NetworkError):

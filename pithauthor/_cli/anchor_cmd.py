@@ -103,10 +103,8 @@ def anchor(
             message(f"warning: the calendar {url} could not be asked: {why}")
         if progress.anchored is None:
             waiting = len(progress.pending.waiting)
-            line = (
-                f"pending at {waiting} calendar(s); run `pith anchor {paper}` again later "
-                "(a calendar puts its proofs in a Bitcoin block within hours)"
-            )
+            calendars_said = f"{waiting} calendar" + ("" if waiting == 1 else "s")
+            line = f"pending at {calendars_said}; run `pith anchor {paper}` again later"
             if as_json:
                 emit_json(_data("pending", subject, progress, None))
             message(line)

@@ -300,14 +300,15 @@ def _short(exc: PithError) -> str:
 
 
 def anchor_events(state_or_events: Any) -> list[Mapping[str, Any]]:
-    """The timestamp anchors of a merged state (`current.timestamp_anchors`), a bundle
-    (`events`) or a list of events; anything else holds none."""
+    """The timestamp anchors of a merged state (every event of `current.timestamp_anchors`,
+    a registry's own too, which may name no type), a bundle (its `events` of that type) or a
+    list of events (likewise); anything else holds none."""
     if isinstance(state_or_events, Mapping):
         current = state_or_events.get("current")
         if isinstance(current, Mapping):
-            found = current.get("timestamp_anchors")
-        else:
-            found = state_or_events.get("events")
+            listed = current.get("timestamp_anchors")
+            return [e for e in listed if isinstance(e, Mapping)] if isinstance(listed, list) else []
+        found = state_or_events.get("events")
     else:
         found = state_or_events
     if not isinstance(found, list | tuple):
@@ -327,6 +328,11 @@ def anchor_check(
     is of another record, or a proof reaches another hash or header; unverifiable when its
     proofs are pending or no header can be had. Offline unless `headers` fetches."""
     eid = str(event.get("event_id", "?"))[:19] + "…"
+    signer = event.get("signer")
+    if isinstance(signer, Mapping) and signer.get("signer_type") != "author":
+        # a registry's own anchor: its format is not published, so its proof cannot be read
+        detail = f"anchor {eid} is the registry's own: claimed by the registry, not checked"
+        return Check("anchor", UNVERIFIABLE, detail), None
     report = check_author_event(event)
     if not report.ok:
         failed = ", ".join(c.name for c in report.failed)

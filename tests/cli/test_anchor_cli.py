@@ -69,13 +69,14 @@ def test_anchor_is_pending_then_complete_then_signed_submitted_and_listed(
     flags = _flags(server.url)
     first = pith("anchor", PAPER, "--submit", "--yes", "--json", *flags)
     assert first.returncode == EXIT_PENDING, first.stderr
-    assert (
-        first.stderr.strip()
-        .splitlines()[-1]
-        .startswith(f"pending at 1 calendar(s); run `pith anchor {PAPER}` again later")
-    )
+    last = first.stderr.strip().splitlines()[-1]
+    assert last == f"pending at 1 calendar; run `pith anchor {PAPER}` again later"
     assert json.loads(first.stdout)["calendars"] == {calendar.url: "pending"}
     assert calendar.submitted == [bytes.fromhex(DEAR_SHA)]  # the record's hash, 32 raw bytes
+    # kept for the next run, private as everything under PITH_HOME
+    kept = Path(os.environ["PITH_HOME"]) / "anchors" / f"{BODY}.json"
+    assert kept.stat().st_mode & 0o777 == 0o600 and kept.parent.stat().st_mode & 0o777 == 0o700
+    assert json.loads(kept.read_text())["canonical_sha256"] == DEAR_SHA
     # a second run before the block: upgraded, still pending, nothing stamped again
     again = pith("anchor", PAPER, "--upgrade", *flags)
     assert again.returncode == EXIT_PENDING, again.stderr
@@ -202,6 +203,18 @@ def test_a_registry_whose_record_names_no_anchor_action_is_sent_nothing(
     with Outbox() as outbox:
         [entry] = outbox.entries()
     assert (entry.event_type, entry.state) == ("timestamp_anchor", "pending")
+    # `pith submit` later: the anchor stays pending, and it does not hold back another event
+    claimed = pith("claim", PAPER, "--yes", *flags)
+    assert claimed.returncode == 0, claimed.stderr
+    later = pith("submit", "--parallel", "1", *flags)  # one at a time: the anchor first
+    assert later.returncode == 3, later.stderr
+    assert "names no anchor_timestamp action: the registry takes no timestamp_anchor" in (
+        later.stderr
+    )
+    with Outbox() as outbox:
+        states = {e.event_type: e.state for e in outbox.entries()}
+    assert states == {"timestamp_anchor": "pending", "author_attestation": "accepted"}
+    assert server.store.event_count() == 1
 
 
 def test_no_calendar_is_refused_in_one_line(
@@ -236,3 +249,22 @@ def test_verify_fails_a_state_whose_anchor_proof_reaches_another_hash(
     [line] = [x for x in verified.stdout.splitlines() if "current.timestamp_anchors[0].anchor" in x]
     assert "failed" in line and "does not hold" in line
     assert "FAILED: state: current.timestamp_anchors[0].anchor" in verified.stderr
+
+
+def test_a_calendar_down_stamps_nothing_and_says_so_in_one_line(
+    pith: RunPith,
+    cite_author: str,
+    calendar: Calendar,
+    local_registry: StartRegistry,
+    tmp_path: Path,
+    no_backoff: None,
+) -> None:
+    server = local_registry(tmp_path / "registry")
+    calendar.down = True
+    refused = pith("anchor", PAPER, *_flags(server.url))
+    assert refused.returncode == 3, refused.stderr
+    line = _error(refused.stderr)
+    assert f"no OpenTimestamps calendar could stamp the record's hash: {calendar.url}" in line
+    assert not (Path(os.environ["PITH_HOME"]) / "anchors" / f"{BODY}.json").exists()
+    calendar.down = False  # back: the next run stamps, as the first would have
+    assert pith("anchor", PAPER, *_flags(server.url)).returncode == EXIT_PENDING
