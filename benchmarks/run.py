@@ -28,6 +28,12 @@ sys.path.insert(0, str(HERE.parent))
 # calendars after signing (docs/protocol.md), which is network time, not pith's cost, and which
 # this machine cannot reach. The benchmarks that time signing commands measure them without it.
 os.environ.update(PITH_TSA="none", PITH_OTS_CALENDARS="none", PITH_BTC_HEADERS="none")
+# nor the Internet Archive, Software Heritage or arXiv's PDFs (`pith archive`): the discard port
+os.environ.update(
+    PITH_WAYBACK_URL="http://127.0.0.1:9",
+    PITH_SWH_URL="http://127.0.0.1:9",
+    PITH_ARXIV_PDF="http://127.0.0.1:9/pdf",
+)
 
 
 def _machine() -> str:

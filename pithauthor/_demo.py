@@ -67,6 +67,12 @@ class Demo:
         # trusted time asks public authorities and calendars (docs/protocol.md): the demo stays
         # on this machine, so none is asked; `pith timestamp` fetches the proofs later
         self.env.update(PITH_TSA="none", PITH_OTS_CALENDARS="none", PITH_BTC_HEADERS="none")
+        # nor the Internet Archive, Software Heritage or arXiv's PDFs (`pith archive`)
+        self.env.update(
+            PITH_WAYBACK_URL="http://127.0.0.1:9",
+            PITH_SWH_URL="http://127.0.0.1:9",
+            PITH_ARXIV_PDF="http://127.0.0.1:9/pdf",
+        )
         self.registry: list[str] = []
 
     def pith(self, *args: str, ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[str]:

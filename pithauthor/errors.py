@@ -23,8 +23,10 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │       └── EventRefused          ... this signed event (its POST): a verdict, final
     ├── BuildError                1  a LaTeX build failed
     │   └── CompileFailed             the engine failed on the manuscript
+    ├── ArchiveRefused            1  an archive answered and kept no copy (a refusal, a failed job)
     ├── NetworkError              3  a server could not be reached (after every retry)
     │   ├── RegistryResponseError     the registry answered something the protocol excludes
+    │   │   └── ActionNotNamed        the paper's record names no action for the event's type
     │   ├── NumberUnchecked           a full Pith Number could not be checked: no registry
     │   └── ArxivApiError             arXiv's API could not be used
     │       └── ArxivQueryRefused     arXiv answered its error feed, saying why
@@ -32,7 +34,7 @@ with its `exit_code`. The tree, with the exit code each branch maps to:
     │   ├── KeyNotFound, KeyExists, WrongPassphrase, KeyFileTampered,
     │   ├── UnsafePermissions, PassphraseUnavailable, KeyRetired
     │   └── KeyringUnavailable        no usable keyring backend answered
-    ├── AuthError                 4  the registry wants sign-in, or refused the token
+    ├── AuthError                 4  sign-in wanted, or the token (archive.org keys) refused
     ├── FormatRefused             5  the registry refuses the body's format (415, 422 naming it)
     └── OutputError              74  a file could not be written: disk full, read-only folder
 
@@ -48,6 +50,8 @@ Exit codes (documented in docs/cli.md):
        says where to report it
     74 an output could not be written (sysexits' EX_IOERR): the disk or quota is full, the
        folder or file system is read-only, no permission to write there
+    75 not done yet, nothing wrong (sysexits' EX_TEMPFAIL): `pith anchor`'s proofs are
+       pending at the calendars; the same command later goes on from what was kept
 
 Why an output failure is not bad input (2): the command and its input were right, and running
 it again where there is room (or permission) succeeds; a script can tell the two apart. The
@@ -82,6 +86,7 @@ EXIT_KEY = 4
 EXIT_PROTOCOL = 5
 EXIT_BUG = 70  # sysexits.h EX_SOFTWARE: an internal software error
 EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: an error while writing a file
+EXIT_PENDING = 75  # sysexits.h EX_TEMPFAIL: not done yet; run the same command again later
 
 REPORT_BUGS = "as the README's 'Reporting a bug' says"
 """How a bug in pith is reported (the one line of exit 70 says it). The package names no tracker
@@ -212,6 +217,13 @@ class CompileFailed(BuildError):
 # --- 3: network -------------------------------------------------------------------------------
 
 
+class ArchiveRefused(PithError):
+    """An archive (the Internet Archive's Save Page Now, Software Heritage) answered and kept
+    no copy: it refused the URL or origin (403), or its capture or save job ended in error."""
+
+    exit_code = EXIT_FAILED
+
+
 class NetworkError(PithError):
     """The registry could not be reached or answered nonsense after every retry."""
 
@@ -226,6 +238,11 @@ class RegistryResponseError(NetworkError):
     """The registry answered with something that is not what the protocol promises."""
 
     hint = None  # it did answer: checking that it answers is no next step; its message says
+
+
+class ActionNotNamed(RegistryResponseError):
+    """The paper's record names no action endpoint for the event's type (a registry that takes
+    no anchors, say): that event stays pending, and the others of a submission still go."""
 
 
 class NumberUnchecked(NetworkError):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import threading
 import time
@@ -78,6 +79,22 @@ def check_url(url: str, what: str = "the registry URL") -> str:
     (`protocol.urls.checked_url`) allows it; else InputError, one line starting with `what`."""
     checked_url(url, what)
     return url.strip().rstrip("/")
+
+
+ARXIV_PDF = "https://arxiv.org/pdf"
+"""Where arXiv serves a version's PDF (`https://arxiv.org/pdf/2302.12445v2`): what a paper proof's
+locator and an archived copy name."""
+
+ARXIV_PDF_ENV = "PITH_ARXIV_PDF"
+"""A mirror of `ARXIV_PDF` (or a loopback stand-in in tests) to download the PDFs from."""
+
+
+def arxiv_pdf_base() -> str:
+    """Where arXiv PDFs are downloaded from: `$PITH_ARXIV_PDF` (a mirror), else arxiv.org;
+    under the URL policy (InputError naming the variable otherwise). Here, in the one network
+    module, because both the identity proofs and the archive copies download them."""
+    base = os.environ.get(ARXIV_PDF_ENV) or ARXIV_PDF
+    return check_url(base, ARXIV_PDF_ENV)
 
 
 # --- the parts every client shares -------------------------------------------------------------
@@ -594,7 +611,10 @@ def exchange(
     or the answer was too large or a redirect."""
     import httpx
 
-    target = check_url(url, what)
+    check_url(url, what)
+    # sent as given (bar surrounding space): `check_url` drops a trailing slash, which some
+    # APIs need (Software Heritage's, whose paths end in one)
+    target = url.strip()
     policy = retry or RetryPolicy(max_attempts=3, base_delay=0.5, max_delay=2.0)
     client = _service_clients(timeout).for_url(target)
     sent = dict(headers or {})

@@ -1,4 +1,5 @@
-"""Build and sign author events: claims of authorship, citation signatures, replication records.
+"""Build and sign author events: claims of authorship, citation signatures, replication records,
+timestamp anchors and storage attestations.
 
 Each function takes a `signer` (anything meeting `pithauthor.protocol.events.Signer`, such as the
 key `pithauthor.keys.author.load_signing_key` returns), the subject paper as a `Subject` (number
@@ -50,19 +51,24 @@ from pithauthor.protocol.events import (
 from pithauthor.protocol.identity import fingerprint_hex, normalize_orcid, proofs_problem
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import (
+    ANCHOR,
     ATTESTATION,
     CITATION,
     PAYLOAD_SCHEMAS,
     REPLICATION,
+    STORAGE,
     Artifact,
     FieldRule,
+    anchor_payload,
     attestation_payload,
     built_payload_violation,
     citation_payload,
     citation_rules,
     plain_field,
     replication_payload,
+    rules_problem,
     self_citation_problem,
+    storage_payload,
 )
 from pithauthor.protocol.subject import Subject, replacing, withdrawing
 from pithauthor.protocol.text import payload_text_problem
@@ -71,8 +77,10 @@ from pithauthor.protocol.utc import utc_now, utc_stamp
 __all__ = [
     "CitationSigner",
     "Settle",
+    "anchor_record",
     "artifact_sha256",
     "attest_authorship",
+    "attest_storage",
     "citation_signer",
     "record_replication",
     "sign_citation",
@@ -368,6 +376,42 @@ def record_replication(
     return _sign(signer, REPLICATION, subject.pith_number, payload, created_at, replaces, settle)
 
 
+def anchor_record(
+    signer: Signer,
+    subject: Subject,
+    *,
+    proofs: Iterable[tuple[str, str]],
+    headers: Iterable[tuple[int, str]],
+    created_at: CreatedAt = None,
+    settle: Settle | None = None,
+) -> AuthorEvent:
+    """A signed `timestamp_anchor` of the paper: `proofs` are (calendar URL, base64 complete
+    OpenTimestamps proof of the 32 raw bytes of its canonical_sha256), `headers` (height, 160
+    hex) the header of every block they name (DESIGN, docs/protocol.md "Anchors and archive
+    copies"). Whether the proofs reach the hash is the caller's to check before: this builds
+    and signs only."""
+    payload = anchor_payload(subject.canonical_sha256, proofs=proofs, headers=headers)
+    return _sign(signer, ANCHOR, subject.pith_number, payload, created_at, None, settle)
+
+
+def attest_storage(
+    signer: Signer,
+    subject: Subject,
+    *,
+    captures: Iterable[Mapping[str, str]],
+    code: Mapping[str, str] | None = None,
+    created_at: CreatedAt = None,
+    settle: Settle | None = None,
+) -> AuthorEvent:
+    """A signed `storage_attestation` of the paper: its Wayback `captures` (url, capture_url,
+    timestamp, digest `sha1:<base32>`, mimetype, and sha256 for the PDF's), and `code`
+    ({origin, swhid}) when its repository was saved. The caller compares the PDF capture's
+    digest with the PDF it downloaded before it signs (DESIGN, docs/protocol.md "Anchors and
+    archive copies"); an event whose payload breaks a rule is refused (`EventError`)."""
+    payload = storage_payload(subject.canonical_sha256, captures=captures, code=code)
+    return _sign(signer, STORAGE, subject.pith_number, payload, created_at, None, settle)
+
+
 def withdraw(signer: Signer, event: AuthorEvent, *, created_at: CreatedAt = None) -> AuthorEvent:
     """The signed withdrawal of `event`, one of the signer's own: the same type and subject,
     its payload restated with `withdraws: <its event_id>`. Another key is refused
@@ -424,6 +468,8 @@ def _sign(
     # the payload was built here (or by `settle`, from one built here): the direct check of a
     # flat schema's rules, or the full schema (payload_schema.built_payload_violation)
     violation = built_payload_violation(event_type, unsigned["payload"])
+    if violation is None:  # and the rules a schema cannot state (anchors, storage)
+        violation = rules_problem(event_type, unsigned["payload"])
     if violation is not None:
         raise EventError(f"{event_type}: {violation}")
     return _made(signer, seal(unsigned, signer))

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 REQUIRE_TEX = os.environ.get("PITH_REQUIRE_TEX") == "1"
 
+DEAD_SERVICE = "http://127.0.0.1:9"
+"""A service URL nothing answers (the discard port, closed): where a default would reach out."""
+
 _CLEARED_ENV = ("PITH_PASSPHRASE", "PITH_REGISTRY", "PITH_TOKEN", "PITH_DEBUG", "PITH_TRUST")
 
 
@@ -163,6 +166,12 @@ def isolated_home(
     monkeypatch.setenv("PITH_TSA", "none")
     monkeypatch.setenv("PITH_OTS_CALENDARS", "none")
     monkeypatch.setenv("PITH_BTC_HEADERS", "none")
+    # nor the Internet Archive or Software Heritage (`pith archive`): a dead loopback port; a
+    # test of archiving names its stand-ins (tests/support/wayback.py, swh.py)
+    monkeypatch.setenv("PITH_WAYBACK_URL", DEAD_SERVICE)
+    monkeypatch.setenv("PITH_SWH_URL", DEAD_SERVICE)
+    for name in ("PITH_IA_ACCESS_KEY", "PITH_IA_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
     for name in _CLEARED_ENV:
         monkeypatch.delenv(name, raising=False)
     if "latex" in request.path.parent.parts[-1:]:

@@ -333,7 +333,9 @@ def test_the_prose_check_sees_stale_names() -> None:
     """Proves the checks above can fail: each kind of stale name is caught, and names that
     resolve, field paths and placeholders pass."""
     lines = [
-        (1, "see `protocol.text.checked_url` and `text.origin`"),  # moved to protocol/urls.py
+        # moved to protocol/urls.py (`origin` alone is a document's field: a storage
+        # attestation's code archive names one)
+        (1, "see `protocol.text.checked_url` and `text.same_origin`"),
         (2, "read by `envelope.Signer`"),  # a module that is gone
         (3, "in `pithauthor/keys/backups.py`, `keys/backups.py` and tests/pith_launcher.py"),
         (4, "`pithauthor.registry.access.nope`, `pithauthor.verify.pinned_trust.nope`"),
@@ -343,7 +345,7 @@ def test_the_prose_check_sees_stale_names() -> None:
     assert stale("page.md", lines) == [
         "page.md:1: `protocol.text.checked_url`: protocol.text has no attribute checked_url"
         " (it is in pithauthor.protocol.urls)",
-        "page.md:1: `text.origin`: text has no attribute origin"
+        "page.md:1: `text.same_origin`: text has no attribute same_origin"
         " (it is in pithauthor.protocol.urls)",
         "page.md:2: `envelope.Signer`: no module envelope (it is in pithauthor.protocol.events)",
         "page.md:3: tests/pith_launcher.py: no such file",

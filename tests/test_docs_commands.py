@@ -362,6 +362,10 @@ def _session(page: Page, folder: Path, servers: tuple[str, Path, str, str]) -> l
         PITH_TSA="none",
         PITH_OTS_CALENDARS="none",
         PITH_BTC_HEADERS="none",
+        # nor the Internet Archive, Software Heritage or arXiv's PDFs: a closed loopback port
+        PITH_WAYBACK_URL=NOBODY,
+        PITH_SWH_URL=NOBODY,
+        PITH_ARXIV_PDF=f"{NOBODY}/pdf",
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
         COLUMNS="200",
         HOME=str(folder),

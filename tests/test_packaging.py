@@ -49,6 +49,8 @@ def test_the_wheel_carries_pith_sty_the_manifest_and_the_schemas(tmp_path: Path)
         "author_attestation.schema.json",
         "citation_signature.schema.json",
         "replication_record.schema.json",
+        "timestamp_anchor.schema.json",
+        "storage_attestation.schema.json",
     }
     assert "pithauthor/data/examples/2302.12445.json" in names
     assert "pithauthor/data/demo/refs.bib" in names

@@ -77,6 +77,12 @@ ENTRIES: tuple[Entry, ...] = (
         "Sign a replication record of SUBJECT.",
     ),
     Entry(
+        "anchor",
+        "command",
+        "anchor_cmd",
+        "Anchor a paper's record in Bitcoin (OpenTimestamps) and sign it.",
+    ),
+    Entry(
         "withdraw",
         "command",
         "withdraw_cmd",
@@ -93,6 +99,12 @@ ENTRIES: tuple[Entry, ...] = (
         "command",
         "timestamp_cmd",
         "Fetch the trusted time (RFC 3161, OpenTimestamps) events lack.",
+    ),
+    Entry(
+        "archive",
+        "command",
+        "archive_cmd",
+        "Capture a paper on the Internet Archive, checked, and sign it.",
     ),
     Entry(
         "fetch",
@@ -200,9 +212,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "pith replicate 2302.12445 --kind replication --outcome reproduced --summary 'Re-ran it'"
         " --artifact https://example.org/log.txt --sha256 HEX",
     ),
+    "anchor": ("pith anchor 2302.12445", "pith anchor 2302.12445 --submit --yes"),
     "withdraw": ("pith withdraw sha256:1da6c9b7", "pith withdraw sha256:1da6c9b7 --submit"),
     "submit": ("pith submit", "pith submit events.jsonl --registry http://127.0.0.1:8787"),
     "timestamp": ("pith timestamp", "pith timestamp events.jsonl --json"),
+    "archive": (
+        "pith archive 2302.12445 --submit",
+        "pith archive 2302.12445 --code https://github.com/lzhangbv/dear_pytorch -o archive.jsonl",
+    ),
     "fetch": ("pith fetch 2302.12445", "pith fetch 2302.12445 --what state -o state.json"),
     "status": ("pith status 2302.12445", "pith status pith:NFG5PAOX --json"),
     "papers": ("pith papers", "pith papers --json"),

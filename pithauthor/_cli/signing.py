@@ -136,6 +136,15 @@ class Output:
             raise Declined("nothing was stored or sent (answered no)")
         self._open()  # the passphrase, asked now: after the preview and the author's yes
 
+    def open_unasked(self) -> None:
+        """Open the key now when no question will be asked (--yes, or no terminal: the
+        passphrase comes from a file or the environment): a command that works for minutes
+        before it can show what it signs (`pith archive`) stops on a bad passphrase or key
+        before that work, not after it. On a terminal the passphrase is still asked after the
+        preview and the author's yes (`confirm`)."""
+        if self.yes or not at_terminal():
+            self.signer().unlock()  # once: the events signed after it are signed at once
+
     def signer(self) -> DeferredKey:
         """The author's active signing key (or the named one). Its secret is opened only when
         `confirm` has its yes (or has no question to ask), or when the events are delivered:

@@ -118,6 +118,16 @@ def show_status(
         data(line)
 
 
+#: The record page's checklist, in its order and words (PROTOCOL.md section 4, OBSERVED).
+CHECKLIST_NAMES: Final[dict[str, str]] = {
+    "timestamp": "Bitcoin timestamp",
+    "archive_copy": "archive copy",
+    "author_claims": "author claims",
+    "citations": "citations",
+    "replications": "replications",
+}
+
+
 def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
     """The page as text (outbox counts in the order of `states`); everything the registry or
     another signer wrote is escaped."""
@@ -137,6 +147,13 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
         extra = f"; unverifiable here: {', '.join(v['unverifiable'])}" if v["unverifiable"] else ""
         lines.append(f"{what}: {verdict} ({v['passed']} checks passed{extra})")
     lines.append(" · ".join(c["label"] for c in page["completeness"]))
+    lines.append("checklist (as the record page lists it)")
+    for row in page["checklist"]:
+        mark = "done" if row["done"] else "open"
+        line = f"  {row['row']} {CHECKLIST_NAMES[row['item']]:<17} {mark}: {row['label']}"
+        if row.get("detail"):  # what proves it, or why it is not proven (pith's own words)
+            line += f"; {row['detail']}"
+        lines.append(line)
     lines.append(f"claims ({len(page['claims'])})")
     for c in page["claims"]:
         bound = (

@@ -15,6 +15,7 @@ from pithauthor.errors import NetworkError
 from pithauthor.protocol.text import escaped
 
 if TYPE_CHECKING:
+    from pithauthor.archive.wayback import SavePageNow
     from pithauthor.protocol.verdict import Check, Report
     from pithauthor.timestamps.proven import ProvenTime
 
@@ -74,6 +75,13 @@ def verify(
         "--no-trusted-time",
         help="Do not read FILE.time.jsonl (the proofs of the events' time) beside FILE.",
     ),
+    archive: bool = typer.Option(
+        False,
+        "--archive",
+        help="Check storage attestations over the network: each PDF capture's CDX row at the "
+        "Internet Archive (PITH_WAYBACK_URL) against arXiv's PDF (PITH_ARXIV_PDF), "
+        "downloaded here once. Without it, only what this machine checked before counts.",
+    ),
     trust_local: bool = TRUST_LOCAL_OPTION,
     registry: str | None = REGISTRY_OPTION,
     verbose: bool = typer.Option(
@@ -87,7 +95,8 @@ def verify(
     """Verify a document; exit 1 when any check fails. Unverifiable checks never pass; fields
     no signature covers are listed as not signed; --strict also fails on unverifiable parts.
 
-    With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1."""
+    With --orcid, an unreachable ORCID (timeout, refused, 5xx) exits 3; --offline exits 1.
+    With --archive, an unreachable archive or arXiv exits 3."""
     from pithauthor.identity.proofs import identity_network_failure, verify_identity
     from pithauthor.protocol.identity import normalize_orcid
     from pithauthor.registry.credentials import default_trust
@@ -108,9 +117,11 @@ def verify(
         from pithauthor.registry.access import read_subject
 
         papers = [read_subject(path, trust) for path in record]
+    spn = _archive_access() if archive and not offline else None  # bad settings: exit 2 first
     docs = read_documents(file)
     report = verify_documents(docs, trust)
     proven = _trusted_time(file, docs, report, no_time)
+    _anchors(docs, report, offline)
     proofs = verify_identity(
         docs,
         report,
@@ -123,6 +134,11 @@ def verify(
         papers=papers,
         proven=proven,
     )
+    from pithauthor.archive.capture import archive_report
+
+    # storage attestations: from this machine's checks, or read again with --archive
+    wayback, pdf_base = spn if spn is not None else (None, None)
+    archive_report(docs, report, papers=papers, spn=wayback, pdf_base=pdf_base)
     if as_json:
         emit_json(report.as_dict())
     else:
@@ -142,6 +158,14 @@ def verify(
         message(f"FAILED (--strict): {report.kind}: unverifiable: {names}")
         raise typer.Exit(1)
     message(f"OK: {report.kind} verified ({summary})")
+
+
+def _archive_access() -> tuple[SavePageNow, str]:
+    """The Internet Archive and arXiv `--archive` reads (no keys: only the CDX index is read)."""
+    from pithauthor.archive.wayback import Polling, SavePageNow, wayback_base
+    from pithauthor.net import arxiv_pdf_base
+
+    return SavePageNow(wayback_base(), None, Polling()), arxiv_pdf_base()
 
 
 def _trusted_time(
@@ -168,6 +192,23 @@ def _trusted_time(
     if sidecars:
         proven.update(verify_time(docs, report, sidecars))
     return proven
+
+
+def _anchors(docs: list[Any], report: Report, offline: bool) -> None:
+    """One `anchor` check per timestamp anchor the documents hold (docs/protocol.md "Anchors
+    and archive copies"): its OpenTimestamps proof from the record's hash to a Bitcoin header
+    judged by its proof of work and the difficulty floor; headers shipped in the event first,
+    then fetched once and cached (`PITH_BTC_HEADERS`), none fetched with --offline."""
+    from pithauthor.timestamps import anchor
+
+    if not any(anchor.document_anchors(d)[1] for d in docs):
+        return  # no anchor: nothing to fetch or import further
+    from pithauthor.timestamps.headers import headers_from_env
+
+    floor = anchor.FLOOR  # read now: tests set their own
+    headers = None if offline else headers_from_env(floor=floor)
+    for check in anchor.anchor_checks(docs, headers, floor):
+        report.append(check)
 
 
 def time_lines(docs: Sequence[Any], proven: Mapping[str, Sequence[ProvenTime]]) -> list[str]:

@@ -24,6 +24,7 @@ from pithauthor.fs import MAX_PDF_BYTES
 from pithauthor.identity.fetch import DEFAULT_TIMEOUT, PDF_ACCEPT, Fetcher, NotFound, Unreadable
 from pithauthor.keys.storage import retired_here
 from pithauthor.latex.pdf import pdf_author_keys
+from pithauthor.net import ARXIV_PDF, arxiv_pdf_base
 from pithauthor.protocol.checks.event import (
     ProofCheck,
     identity_report,
@@ -75,12 +76,6 @@ DEFAULT_ORCID_API = "https://pub.orcid.org/v3.0"
 
 
 ORCID_API_ENV = "PITH_ORCID_API"
-
-
-ARXIV_PDF = "https://arxiv.org/pdf"  # where `--proof paper` locators point (arxiv_pdf_url)
-
-
-ARXIV_PDF_ENV = "PITH_ARXIV_PDF"  # a mirror (or a local test server) to fetch them from
 
 
 def orcid_api_base(given: str | None = None) -> str:
@@ -183,13 +178,6 @@ def _check_web(fetcher: Fetcher, locator: str, kid: str, orcid: str | None) -> P
     except Unreadable as exc:
         return ProofCheck("web", locator, where, problem=exc.reason, network=exc.network)
     return ProofCheck("web", locator, where, match_web_document(doc, kid, orcid))
-
-
-def arxiv_pdf_base() -> str:
-    """Where arXiv PDFs are fetched from: `$PITH_ARXIV_PDF` (a mirror), else arxiv.org."""
-    base = os.environ.get(ARXIV_PDF_ENV) or ARXIV_PDF
-    checked_url(base, ARXIV_PDF_ENV)
-    return base.strip().rstrip("/")
 
 
 def _pdf_address(locator: str, base: str) -> str:

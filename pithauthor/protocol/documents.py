@@ -13,11 +13,17 @@ is the order `MergedState` and `StateCurrent` declare (every builder of a state 
 from typing import Final, Literal, NotRequired, TypedDict, final
 
 from pithauthor.protocol.identity import IdentityProof
-from pithauthor.protocol.timestamps import Sidecar
+from pithauthor.protocol.timestamps import HeaderEntry, OTSEntry, Sidecar
 
 JSONObject = dict[str, object]
-EventType = Literal["author_attestation", "citation_signature", "replication_record"]
-EventTarget = Literal["author", "citation", "replication"]
+EventType = Literal[
+    "author_attestation",
+    "citation_signature",
+    "replication_record",
+    "timestamp_anchor",
+    "storage_attestation",
+]
+EventTarget = Literal["author", "citation", "replication", "timestamp", "storage"]
 AliasKind = Literal[
     "arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12", "pith_short_16"
 ]
@@ -102,11 +108,63 @@ class ReplicationPayload(TypedDict):
     withdraws: NotRequired[str]
 
 
-AuthorPayload = AttestationPayload | CitationPayload | ReplicationPayload
+@final
+class AnchorPayload(TypedDict):
+    """`timestamp_anchor` payload (`pithauthor.timestamp_anchor.v1`, DESIGN): complete
+    OpenTimestamps proofs of the 32 raw bytes of `canonical_sha256`, and the header of every
+    Bitcoin block they name (the trusted-time sidecar's forms, `protocol.timestamps`)."""
+
+    payload_schema: str
+    canonical_sha256: str
+    opentimestamps: list[OTSEntry]
+    bitcoin_headers: list[HeaderEntry]
+    replaces: NotRequired[str]
+    withdraws: NotRequired[str]
+
+
+@final
+class Capture(TypedDict):
+    """One Wayback capture of a storage attestation: what was captured, where the capture is,
+    its CDX row's timestamp and digest, and (the PDF only) the SHA-256 of the bytes pith read."""
+
+    url: str
+    capture_url: str
+    timestamp: str
+    digest: str
+    mimetype: str
+    sha256: NotRequired[str]
+
+
+@final
+class CodeArchive(TypedDict):
+    """The code repository a storage attestation names: its origin and Software Heritage's
+    snapshot of it."""
+
+    origin: str
+    swhid: str
+
+
+@final
+class StoragePayload(TypedDict):
+    """`storage_attestation` payload (`pithauthor.storage_attestation.v1`, DESIGN)."""
+
+    payload_schema: str
+    canonical_sha256: str
+    captures: list[Capture]
+    code: NotRequired[CodeArchive]
+    replaces: NotRequired[str]
+    withdraws: NotRequired[str]
+
+
+AuthorPayload = (
+    AttestationPayload | CitationPayload | ReplicationPayload | AnchorPayload | StoragePayload
+)
 PAYLOAD_TYPES: dict[str, type] = {
     "author_attestation": AttestationPayload,
     "citation_signature": CitationPayload,
     "replication_record": ReplicationPayload,
+    "timestamp_anchor": AnchorPayload,
+    "storage_attestation": StoragePayload,
 }
 
 
@@ -326,8 +384,8 @@ class StateCurrent(TypedDict):
     author_attestations: list[AuthorEvent]
     citation_signatures: list[AuthorEvent]
     replication_records: list[AuthorEvent]
-    timestamp_anchors: list[RegistryEvent]
-    storage_attestations: list[RegistryEvent]
+    timestamp_anchors: list[AuthorEvent]
+    storage_attestations: list[AuthorEvent]
     corrections: list[RegistryEvent]
     mirror_hints: list[RegistryEvent]
     graph_snapshots: list[RegistryEvent]
@@ -538,11 +596,11 @@ EVENT_LISTS: Final[dict[str, str]] = {
     "author_attestation": "author_attestations",
     "citation_signature": "citation_signatures",
     "replication_record": "replication_records",
+    "timestamp_anchor": "timestamp_anchors",
+    "storage_attestation": "storage_attestations",
 }
 #: the lists of `current` that hold registry events (a local registry writes them empty)
 REGISTRY_LISTS: Final = (
-    "timestamp_anchors",
-    "storage_attestations",
     "corrections",
     "mirror_hints",
     "graph_snapshots",

@@ -40,6 +40,8 @@ EVENT_TARGETS: dict[EventType, EventTarget] = {
     "author_attestation": "author",
     "citation_signature": "citation",
     "replication_record": "replication",
+    "timestamp_anchor": "timestamp",
+    "storage_attestation": "storage",
 }
 # the signed fields: the TypedDict of `documents`, so they cannot drift
 SIGNED_FIELDS = fields(UnsignedEvent)

@@ -13,19 +13,21 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from pithauthor.errors import InputError
-from pithauthor.protocol.canonical_json import parse_json
+from pithauthor.protocol.canonical_json import b64decode, parse_json
 from pithauthor.protocol.ids import BODY_LENGTH, PithNumber
 
 # Types only, and fastjsonschema loaded where a schema is first compiled:
 # `pith bib scan` reads the relationships from here and needs none of them (start-up).
 if TYPE_CHECKING:
     from pithauthor.protocol.documents import (
+        AnchorPayload,
         ArtifactRef,
         AttestationAuthor,
         AttestationPayload,
         CitationPayload,
         EventType,
         ReplicationPayload,
+        StoragePayload,
     )
     from pithauthor.protocol.identity import IdentityProof
 
@@ -35,10 +37,12 @@ __all__ = [
     "PROOF_SYSTEMS",
     "RELATIONSHIPS",
     "Artifact",
+    "anchor_payload",
     "attestation_payload",
     "citation_payload",
     "digest_matches_number",
     "replication_payload",
+    "storage_payload",
 ]
 
 
@@ -84,7 +88,7 @@ def normalize_relationship(text: str) -> str:
     return text.strip().lower()
 
 
-# The payloads of the three author event types (DESIGN), as plain data and pure rules.
+# The payloads of the five author event types (DESIGN), as plain data and pure rules.
 #
 # The JSON Schemas in `pithauthor/schemas/` are the authority on shape and bounds; this module
 # holds the names and lists they use, builds payloads in protocol form (optional keys omitted,
@@ -100,7 +104,13 @@ CITATION: Final = "citation_signature"
 REPLICATION: Final = "replication_record"
 
 
-EVENT_TYPES: tuple[EventType, ...] = (ATTESTATION, CITATION, REPLICATION)
+ANCHOR: Final = "timestamp_anchor"
+
+
+STORAGE: Final = "storage_attestation"
+
+
+EVENT_TYPES: tuple[EventType, ...] = (ATTESTATION, CITATION, REPLICATION, ANCHOR, STORAGE)
 
 
 PAYLOAD_SCHEMAS: dict[str, str] = {t: f"pithauthor.{t}.v1" for t in EVENT_TYPES}
@@ -212,6 +222,125 @@ def replication_payload(
         "artifacts": listed,
         "summary": summary,
     }
+
+
+def anchor_payload(
+    canonical_sha256: str,
+    *,
+    proofs: Iterable[tuple[str, str]],
+    headers: Iterable[tuple[int, str]],
+) -> AnchorPayload:
+    """`timestamp_anchor` payload: (calendar URL, base64 complete proof) per calendar, sorted
+    by calendar, and (height, 160 hex) per block, ascending (one entry per source and height:
+    the last given wins), in the trusted-time sidecar's forms."""
+    by_calendar = dict(proofs)
+    by_height = dict(headers)
+    return {
+        "payload_schema": PAYLOAD_SCHEMAS[ANCHOR],
+        "canonical_sha256": canonical_sha256,
+        "opentimestamps": [
+            {"calendar": url, "proof": by_calendar[url], "complete": True}
+            for url in sorted(by_calendar)
+        ],
+        "bitcoin_headers": [{"height": h, "header": by_height[h]} for h in sorted(by_height)],
+    }
+
+
+def storage_payload(
+    canonical_sha256: str,
+    *,
+    captures: Iterable[Mapping[str, str]],
+    code: Mapping[str, str] | None = None,
+) -> StoragePayload:
+    """`storage_attestation` payload: the Wayback captures (url, capture_url, timestamp,
+    digest, mimetype, and sha256 for the PDF), in the order given; `code` ({origin, swhid})
+    when a repository was saved too."""
+    listed: list[Any] = []
+    for capture in captures:
+        entry = {k: capture[k] for k in ("url", "capture_url", "timestamp", "digest", "mimetype")}
+        if capture.get("sha256") is not None:
+            entry["sha256"] = capture["sha256"]
+        listed.append(entry)
+    payload: StoragePayload = {
+        "payload_schema": PAYLOAD_SCHEMAS[STORAGE],
+        "canonical_sha256": canonical_sha256,
+        "captures": listed,
+    }
+    if code is not None:
+        payload["code"] = {"origin": code["origin"], "swhid": code["swhid"]}
+    return payload
+
+
+#: The largest OpenTimestamps proof an anchor carries (decoded), as a trusted-time sidecar's.
+MAX_ANCHOR_PROOF_BYTES: Final = 64 << 10
+
+
+PDF_MIMETYPE: Final = "application/pdf"
+
+
+def anchor_problem(payload: Mapping[str, Any]) -> str | None:
+    """None when a `timestamp_anchor` payload that met its schema also meets the rules a schema
+    cannot state: each proof canonical base64 of at most `MAX_ANCHOR_PROOF_BYTES`, each calendar
+    named once, the headers in ascending height, each height once. Whether a proof reaches the
+    digest and a header is not judged here: that is the anchor verdict's
+    (docs/protocol.md, "Anchors and archive copies")."""
+    calendars: set[str] = set()
+    for number, entry in enumerate(payload["opentimestamps"], start=1):
+        try:
+            raw = b64decode(entry["proof"])
+        except ValueError:
+            return f"payload.opentimestamps[{number}].proof is not canonical base64"
+        if len(raw) > MAX_ANCHOR_PROOF_BYTES:
+            return f"payload.opentimestamps[{number}].proof is over {MAX_ANCHOR_PROOF_BYTES} bytes"
+        if entry["calendar"] in calendars:
+            return f"payload.opentimestamps names {entry['calendar']} twice"
+        calendars.add(entry["calendar"])
+    heights = [h["height"] for h in payload["bitcoin_headers"]]
+    if heights != sorted(set(heights)):
+        return "payload.bitcoin_headers are not in ascending height, each once"
+    return None
+
+
+def pdf_capture(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The capture of the paper's PDF in a `storage_attestation` payload (the one whose
+    mimetype is application/pdf), if it holds one."""
+    captures = payload.get("captures")
+    if not isinstance(captures, list):
+        return None
+    found = [c for c in captures if isinstance(c, Mapping) and c.get("mimetype") == PDF_MIMETYPE]
+    return found[0] if found else None
+
+
+def storage_problem(payload: Mapping[str, Any]) -> str | None:
+    """None when a `storage_attestation` payload that met its schema also meets the rules a
+    schema cannot state: exactly one capture of the PDF, the one with a `sha256` (the bytes the
+    signer compared); each capture URL the Wayback form of its url at its timestamp
+    (`.../web/<timestamp>/<url>`); each url captured once."""
+    captures = payload["captures"]
+    pdfs = [c for c in captures if c["mimetype"] == PDF_MIMETYPE]
+    if len(pdfs) != 1:
+        return f"payload.captures holds {len(pdfs)} captures of a PDF, not exactly one"
+    urls: set[str] = set()
+    for number, capture in enumerate(captures, start=1):
+        where = f"payload.captures[{number}]"
+        if ("sha256" in capture) != (capture["mimetype"] == PDF_MIMETYPE):
+            return f"{where}: sha256 is given for the PDF's capture, and for it only"
+        if not capture["capture_url"].endswith(f"/web/{capture['timestamp']}/{capture['url']}"):
+            return f"{where}.capture_url is not .../web/{capture['timestamp']}/{capture['url']}"
+        if capture["url"] in urls:
+            return f"payload.captures captures {capture['url']} twice"
+        urls.add(capture["url"])
+    return None
+
+
+def rules_problem(event_type: str, payload: Mapping[str, Any]) -> str | None:
+    """The rules beyond its schema a payload of `event_type` breaks (`anchor_problem`,
+    `storage_problem`), for a payload that met its schema; None for the other types."""
+    if event_type == ANCHOR:
+        return anchor_problem(payload)
+    if event_type == STORAGE:
+        return storage_problem(payload)
+    return None
 
 
 # base32 alphabet (RFC 4648) -> the digits Python's int(..., 32) reads, to compare in C speed.

@@ -17,6 +17,7 @@ from typing import Any, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
 from pithauthor.errors import (
+    ActionNotNamed,
     DocumentError,
     InputError,
     RegistryAnswerError,
@@ -80,6 +81,8 @@ ACTION_NAMES = {
     "author_attestation": "attest_author",
     "citation_signature": "sign_citation",
     "replication_record": "submit_replication",
+    "timestamp_anchor": "anchor_timestamp",
+    "storage_attestation": "attest_storage",
 }
 
 MAX_TIMEOUT = 3600.0
@@ -421,7 +424,11 @@ class RegistryClient:
         record = self.record(PithNumber.parse(event["subject_pith_number"]))
         url = record["agent_actions"]["actions"].get(name)
         if not isinstance(url, str):
-            raise RegistryResponseError(f"the record names no {name} action")
+            raise ActionNotNamed(
+                f"the record of {event['subject_pith_number']} at {self.base_url} names no "
+                f"{name} action: the registry takes no {event['event_type']} events; it stays "
+                "in the outbox"
+            )
         self.check_actions_here(record, name)
         return url
 

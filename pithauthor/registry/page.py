@@ -19,10 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from pithauthor.archive.checked import local_checks, storage_verdict
 from pithauthor.errors import EventError
+from pithauthor.protocol.checklist import Verdict
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.timestamps.anchor import anchor_status
 from pithauthor.verify import verify_document
 
 __all__ = [
@@ -66,9 +69,9 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     mine = [e for e in entries if e.subject == number.full]
     made = [e for e in entries if e.subject != number.full]  # citations made by this paper
     counts = cast("dict[str, int]", shown["counts"])  # as state_page made it
+    proofs = _proven_rows(shown, record["canonical_sha256"])
     completeness = [
-        {"item": item, "count": counts[part], "label": yes if counts[part] else no}
-        for item, part, yes, no in COMPLETENESS
+        _row(item, counts[part], yes, no, proofs.get(item)) for item, part, yes, no in COMPLETENESS
     ]
     refs = shown["references"]
     completeness.append(
@@ -92,6 +95,7 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
             },
         },
         "completeness": completeness,
+        "checklist": _checklist(completeness),
         "claims": shown["claims"],
         "citations_received": shown["citations_received"],
         "citations_made": [_made(e) for e in made],
@@ -100,7 +104,23 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     }
 
 
-PAGE_SUMMARY = "page"
+#: The record page's checklist, rows 1 to 5 in its order (PROTOCOL.md section 4, OBSERVED):
+#: the Bitcoin timestamp, the archive copy, author claims, citations, replications.
+CHECKLIST: tuple[str, ...] = (
+    "timestamp",
+    "archive_copy",
+    "author_claims",
+    "citations",
+    "replications",
+)
+
+
+def _checklist(completeness: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_item = {c["item"]: c for c in completeness}
+    return [{"row": n, **by_item[item]} for n, item in enumerate(CHECKLIST, start=1)]
+
+
+PAGE_SUMMARY = "page-2"
 """The name `paper_status` keeps its summary of a state under (`RegistryClient.state_summary`)."""
 
 
@@ -115,6 +135,60 @@ def state_page(state: Mapping[str, Any]) -> dict[str, Any]:
         "replications": [_replication(e) for e in current.get("replication_records", [])],
         "counts": {part: len(current.get(part, [])) for _, part, _, _ in COMPLETENESS},
         "references": _references(current),
+        # the events whose proofs the page judges itself (rows 1 and 2), whole: their verdict
+        # depends on what this machine holds beside the state (the headers it can judge by,
+        # the archive checks it made), so it is drawn on every look, not kept. A bounded
+        # number: a registry listing thousands cannot make every look cost more.
+        "anchors": _first(current.get("timestamp_anchors"), PROVEN_AT_MOST),
+        "storage": _first(current.get("storage_attestations"), PROVEN_AT_MOST),
+    }
+
+
+PROVEN_AT_MOST = 64
+"""How many anchor and storage events a page judges (the first the state lists)."""
+
+
+def _first(events: object, n: int) -> list[Any]:
+    return list(events[:n]) if isinstance(events, list) else []
+
+
+# The rows of the checklist that a registry's word does not make done (docs/cli.md,
+# `pith status`): the anchor's proof reaches the record's hash and a Bitcoin header judged
+# here; the archive copy's digest is the paper's, as this machine computed it.
+_NOT_CHECKED = {
+    "timestamp": "anchor claimed by the registry, not checked",
+    "archive_copy": "archive copy claimed by the registry, not checked",
+}
+
+
+def _proven_rows(shown: Mapping[str, Any], canonical_sha256: str) -> dict[str, Verdict]:
+    """The verdicts of rows 1 and 2 for the events `shown` keeps (none: no verdict)."""
+    verdicts: dict[str, Verdict] = {}
+    anchors = shown.get("anchors") or []
+    if anchors:
+        verdicts["timestamp"] = anchor_status(anchors, canonical_sha256)
+    storage = shown.get("storage") or []
+    if storage:
+        verdicts["archive_copy"] = storage_verdict(storage, canonical_sha256, local_checks())
+    return verdicts
+
+
+def _row(item: str, count: int, yes: str, no: str, verdict: Verdict | None) -> dict[str, Any]:
+    """One completeness item: done when its part of the verified state holds an event, and,
+    for the rows a proof makes done, only when that proof was checked here."""
+    row: dict[str, Any] = {"item": item, "count": count}
+    if item not in _NOT_CHECKED:
+        return {**row, "label": yes if count else no, "done": bool(count)}
+    if not count:
+        return {**row, "label": no, "done": False, "proven": False, "detail": None}
+    assert verdict is not None  # a count means events kept for the verdict
+    label = f"{yes} (proven)" if verdict.proven else _NOT_CHECKED[item]
+    return {
+        **row,
+        "label": label,
+        "done": verdict.proven,
+        "proven": verdict.proven,
+        "detail": verdict.detail,
     }
 
 

@@ -59,7 +59,8 @@ __all__ = [
 # - the slot already holds this statement: that event is **reused**, nothing is signed;
 # - the slot holds another statement: `refuse` (claim, replicate without `--replace`) raises
 #   `InputError` naming it; `replace` and `auto` (a changed citation) sign the new one as the
-#   correction that **replaces** it;
+#   correction that **replaces** it; `keep` (an anchor: a second proof of the same paper's
+#   hash says nothing new) **reuses** the event it holds;
 # - the slot is empty: a **new** event (`replace` refuses: there is nothing to replace).
 #
 # With `-o FILE`, the events FILE already holds count too (`events_in_file`): writing the same
@@ -79,13 +80,17 @@ __all__ = [
 # taken from what was learnt (or `recall`), checked against its id, and else named, never
 # taken for no statement.
 
-#: What to do when the slot holds a different statement (see the module docstring).
-OnChange = Literal["refuse", "replace", "auto"]
+#: What to do when the slot holds a different statement (see the module docstring); `keep`
+#: reuses what the slot holds (a timestamp anchor: any anchor of the paper by the key is the
+#: same claim, its proof is not signed again).
+OnChange = Literal["refuse", "replace", "auto", "keep"]
 
 _NOUNS = {
     "author_attestation": "author claim",
     "citation_signature": "citation",
     "replication_record": "replication record",
+    "timestamp_anchor": "timestamp anchor",
+    "storage_attestation": "storage attestation",
 }
 
 
@@ -372,6 +377,8 @@ class _Settle:
                 )
             return unsigned
         head = holding[0]
+        if self.on_change == "keep":
+            return head
         if self.on_change == "refuse":
             elsewhere = head["event_id"] in self.held.from_registry
             where = " (on the registry, from another machine)" if elsewhere else ""
@@ -483,6 +490,11 @@ def gist(event: AuthorEvent) -> str:
         return f"as {author['name']}" + (f", position {position}" if position else "")
     if "relationship" in payload:
         return f"{payload['relationship']} by {payload['citing_pith_number']}"
+    if "opentimestamps" in payload:
+        heights = ", ".join(str(h["height"]) for h in payload["bitcoin_headers"])
+        return f"anchored in Bitcoin block {heights}"
+    if "captures" in payload:
+        return "archived at " + ", ".join(c["capture_url"] for c in payload["captures"])
     return f"{payload.get('kind')}: {payload.get('outcome')}"
 
 
@@ -499,6 +511,8 @@ ROLES = {
     "author_attestation": "claimed",
     "citation_signature": "cited",
     "replication_record": "replicated",
+    "timestamp_anchor": "anchored",
+    "storage_attestation": "archived",
 }
 
 

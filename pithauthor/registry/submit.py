@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pithauthor.errors import (
+    ActionNotNamed,
     AuthError,
     EventRefused,
     FormatRefused,
@@ -384,7 +385,10 @@ class Submission:
         except PithError as exc:
             if posted:
                 self.outbox.attempt(eid, where)
-            if isinstance(exc, AuthError | NetworkError | FormatRefused):
+            # a type the registry takes no events of says nothing of the others: they still go
+            if isinstance(exc, AuthError | NetworkError | FormatRefused) and not isinstance(
+                exc, ActionNotNamed
+            ):
                 self.stop.set()  # every other request would fail the same way
             with self.lock:
                 self.result.error = self.result.error or exc

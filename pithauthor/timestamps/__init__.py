@@ -3,7 +3,8 @@ signature (`rfc3161`), asked for over the one network layer and checked offline 
 roots; OpenTimestamps proofs over an event's id (`ots`), stamped at calendars, upgraded to a
 Bitcoin block, and checked against block headers judged by their proof of work and a pinned
 difficulty floor (`headers`); each check says when the event is proven to have existed, and by
-what (`ProvenTime`).
+what (`ProvenTime`). A paper's record is anchored the same way (`anchor`: its canonical SHA-256
+stamped, the pending proofs kept, the anchor verdict).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import TYPE_CHECKING
 from pithauthor._face import lazy_face
 
 if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this block)
+    from pithauthor.timestamps.anchor import anchor_status as anchor_status
+    from pithauthor.timestamps.anchor import anchor_verdict as anchor_verdict
     from pithauthor.timestamps.headers import PRODUCTION_FLOOR as PRODUCTION_FLOOR
     from pithauthor.timestamps.headers import ExplorerHeaders as ExplorerHeaders
     from pithauthor.timestamps.headers import Floor as Floor

@@ -17,6 +17,7 @@ from support.registry import SUBJECT, TestSigner, citation, citations, start_ser
 
 from pithauthor.registry import client as client_module
 from pithauthor.registry.local.server import RegistryServer
+from pithauthor.registry.page import PAGE_SUMMARY
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def test_a_second_status_reads_the_kept_summary_not_the_state(
     with _cache() as db:  # the summary is bound to the state kept: its ETag and its hash
         ((etag, doc_sha256),) = db.execute("SELECT etag, sha256 FROM documents").fetchall()
         kept = db.execute("SELECT etag, doc_sha256, kind FROM summaries").fetchall()
-    assert kept == [(etag, doc_sha256, "page")]
+    assert kept == [(etag, doc_sha256, PAGE_SUMMARY)]
 
     def no_state(*args: Any) -> Any:
         raise AssertionError("the kept state was read")

@@ -54,6 +54,7 @@ FILE_PARAMS = {
     "citing_record",  # cite --from-record
     "passphrase_file",
     "backup_passphrase_file",
+    "ia_keys",  # archive --ia-keys
     "token_file",  # auth login
     "require_token",  # registry serve
     "trust_manifest",
@@ -64,6 +65,7 @@ FILE_PARAMS = {
 }
 SECRET_PARAMS = {  # text files whose content may well look like JSON
     "passphrase_file",
+    "ia_keys",
     "backup_passphrase_file",
     "token_file",
     "require_token",
@@ -165,6 +167,9 @@ VALUE_PARAMS: dict[str, list[str]] = {
     ],
     "orcid_api": [*BAD_URLS, DEAD_REGISTRY],  # verify, keys prove orcid --check
     "url": BAD_URLS,  # keys prove web URL
+    "code": BAD_URLS,  # archive --code URL (a repository Software Heritage is to save)
+    "wait": ["-1", "nan", "inf", "x"],  # archive --wait SECONDS
+    "poll": ["-1", "nan", "inf", "x"],  # archive --poll SECONDS
     "paper_pdf": [*BAD_URLS, DEAD_REGISTRY + "/paper.pdf"],
     "proof": [  # claim --proof orcid|web:URL|paper[:URL]
         "",
@@ -237,6 +242,7 @@ def _baseline(command: str, under_test: str, paths: dict[str, str]) -> dict[str,
         # --offline: a full number no record checks is refused otherwise (exit 3, registry dead)
         "badge": {"number": NUMBER, "fmt": "markdown", "offline": True},
         "claim": {"subject": NUMBER, "name": "Chengjian Liu", **signing},
+        "archive": {"subject": NUMBER, **signing},
         "cite": {"citing": CITING, "cited": NUMBER, "offline": True, **signing},
         "replicate": {
             "subject": NUMBER,

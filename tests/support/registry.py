@@ -35,7 +35,7 @@ from pithauthor.registry.local.answers import (
 from pithauthor.registry.local.run import add_paper, example_papers
 from pithauthor.registry.local.server import FaultPlan, RegistryServer
 from pithauthor.registry.local.store import RegistryStore
-from pithauthor.sign import attest_authorship, sign_citation
+from pithauthor.sign import anchor_record, attest_authorship, attest_storage, sign_citation
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_NUMBER = "pith:2023:NFG5PAOXQUVIWDX5F7YSYYL7EW"
@@ -226,6 +226,41 @@ def claim_event(signer: TestSigner, position: int, when: str = T0, **kw: Any) ->
 def cite_event(signer: TestSigner, relationship: str, when: str = T0, **kw: Any) -> dict[str, Any]:
     """A citation of SUBJECT by CITING, signed by `signer`."""
     return dict(sign_citation(signer, SUBJECT, CITING, relationship, created_at=when, **kw))
+
+
+def anchor_event(signer: TestSigner, proof: bytes, when: str = T0) -> dict[str, Any]:
+    """A timestamp anchor of SUBJECT by `signer` carrying `proof` as its one proof (shape only:
+    whether a proof reaches the hash is the anchor verdict's, not the merge's)."""
+    import base64
+
+    header = hashlib.sha256(proof).hexdigest() * 2 + "00" * 16
+    event = anchor_record(
+        signer,
+        SUBJECT,
+        proofs=[("https://calendar.example", base64.b64encode(proof).decode())],
+        headers=[(950_000, header)],
+        created_at=when,
+    )
+    return dict(event)
+
+
+def storage_event(
+    signer: TestSigner, pdf: bytes, when: str = T0, stamp: str = "20261129120000"
+) -> dict[str, Any]:
+    """A storage attestation of SUBJECT by `signer`: a Wayback capture at `stamp` of its PDF,
+    whose bytes are `pdf`."""
+    import base64
+
+    url = "https://arxiv.org/pdf/2302.12445v2"
+    capture = {
+        "url": url,
+        "capture_url": f"https://web.archive.org/web/{stamp}/{url}",
+        "timestamp": stamp,
+        "digest": "sha1:" + base64.b32encode(hashlib.sha1(pdf).digest()).decode(),
+        "sha256": hashlib.sha256(pdf).hexdigest(),
+        "mimetype": "application/pdf",
+    }
+    return dict(attest_storage(signer, SUBJECT, captures=[capture], created_at=when))
 
 
 def event_ids(events: list[dict[str, Any]]) -> list[str]:

@@ -187,12 +187,19 @@ def _about(ok: bool, full: str | None) -> Check:
 
 
 def check_registry_event(
-    report: Report, event: Any, at: str, trust: Trust, registry: list[str]
+    report: Report,
+    event: Any,
+    at: str,
+    trust: Trust,
+    registry: list[str],
+    own_type: str | None = None,
 ) -> None:
     """Not an author event: unverifiable when a trusted registry key signed it, else failed.
-    One declaring an author type or `record_created` is failed: those are checked elsewhere."""
+    One declaring an author type or `record_created` is failed: those are checked elsewhere;
+    but `own_type`, the type of the list it is in (a registry's own timestamp anchor, in
+    `timestamp_anchors`)."""
     etype = event.get("event_type") if isinstance(event, Mapping) else None
-    if etype in (*EVENT_TYPES, "record_created"):
+    if etype in (*EVENT_TYPES, "record_created") and etype != own_type:
         report.add(f"{at}.event_type", False, f"a {etype} event outside its own place")
         return
     signer = event.get("signer") if isinstance(event, Mapping) else None

@@ -38,14 +38,18 @@ from pithauthor.protocol.identity import (
 )
 from pithauthor.protocol.ids import FIRST_YEAR, PithNumber
 from pithauthor.protocol.payloads import (
+    ANCHOR,
     ATTESTATION,
     CITATION,
     EVENT_TYPES,
+    STORAGE,
+    anchor_problem,
     built_payload_violation,
     digest_matches_body,
     payload_orcid,
     schema_violation,
     self_citation_problem,
+    storage_problem,
 )
 from pithauthor.protocol.text import payload_text_problem
 from pithauthor.protocol.timestamps import Proven
@@ -342,6 +346,11 @@ def _signature_ok(
 # - `payload_text`: no text field holds a control character or a bidirectional control
 #   (`pithauthor.protocol.text`: the rule every signed text field meets when it is signed);
 # - `payload_citing` (citations): the citing paper is not the cited one (the subject);
+# - `payload_proofs` (timestamp anchors): each proof canonical base64, each calendar once, the
+#   headers ascending (`payloads.anchor_problem`); whether a proof reaches the paper's hash is
+#   the anchor verdict's (docs/protocol.md, "Anchors and archive copies"), not a rule of the event;
+# - `payload_captures` (storage attestations): one capture of the PDF, with its sha256; every
+#   capture URL the Wayback form of its url and timestamp (`payloads.storage_problem`);
 # - `payload_identity_proofs` (attestations that carry them): each locator suits its kind, and an
 #   ORCID proof names the author's own iD (docs/identity.md). Fetching them is not done here.
 #
@@ -394,6 +403,16 @@ def checked_in_full(event: Any) -> Report:
     if etype == CITATION:
         problem = self_citation_problem(payload["citing_pith_number"], subject_number)
         checks.append(_CITING_OK if problem is None else Check("payload_citing", FAILED, problem))
+    if etype == ANCHOR:
+        problem = anchor_problem(payload)
+        report.add(
+            "payload_proofs",
+            problem is None,
+            problem or "proofs in base64, a calendar once each; headers ascending",
+        )
+    if etype == STORAGE:
+        problem = storage_problem(payload)
+        report.add("payload_captures", problem is None, problem or "one PDF capture, Wayback URLs")
     if etype == ATTESTATION:
         _check_orcid(report, payload, event["signer"]["signer_id"])
         proofs = payload.get("identity_proofs")

@@ -14,7 +14,13 @@ states with it and `pith verify` recomputes them with it.
     slots    author_attestation: (signer key, "author")
              citation_signature: (signer key, citing_pith_number)
              replication_record: (signer key, kind, sorted artifact sha256s)
-    claims   author: (name, orcid, position); citation: relationship; replication: outcome
+             timestamp_anchor:   (signer key, "timestamp")
+             storage_attestation: (signer key, "storage", capture_url of the PDF capture)
+    claims   author: (name, orcid, position); citation: relationship; replication: outcome;
+             anchor: canonical_sha256 (the record's, for every valid anchor: a second anchor
+             by the same key is another proof of the same claim, never an equivocation);
+             storage: (timestamp, digest) of the PDF capture (one capture, two digests: an
+             equivocation)
     apply    a valid event is applied unless an earlier applied event holds the same slot with a
              different claim: then it is an equivocation (kept out of `current`, listed with the
              event it contradicts). Same slot, same claim: applied (a repeat, not a conflict).
@@ -72,6 +78,7 @@ from pithauthor.protocol.documents import (
     StateHead,
     Superseded,
 )
+from pithauthor.protocol.payloads import pdf_capture
 from pithauthor.protocol.subject import link_faults, link_of, statement_key
 from pithauthor.protocol.timestamps import CARRIED_KEY
 
@@ -155,6 +162,13 @@ def slot_and_claim(event: AuthorEvent) -> tuple[Slot, object]:
     elif "citing_pith_number" in payload:  # citation_signature
         slot = (key, "citation", payload["citing_pith_number"])
         claim = payload["relationship"]
+    elif "opentimestamps" in payload:  # timestamp_anchor
+        slot = (key, "timestamp")
+        claim = payload["canonical_sha256"]
+    elif "captures" in payload:  # storage_attestation: a valid one has one PDF capture
+        pdf = pdf_capture(payload) or payload["captures"][0]
+        slot = (key, "storage", pdf["capture_url"])
+        claim = [pdf["timestamp"], pdf["digest"]]  # a list: a claim read back from JSON is one
     else:  # replication_record
         shas = tuple(sorted(a["sha256"] for a in payload["artifacts"]))
         slot = (key, "replication", payload["kind"], shas)
@@ -491,8 +505,8 @@ def state_document(
             "author_attestations": lists["author_attestations"],
             "citation_signatures": lists["citation_signatures"],
             "replication_records": lists["replication_records"],
-            "timestamp_anchors": [],
-            "storage_attestations": [],
+            "timestamp_anchors": lists["timestamp_anchors"],
+            "storage_attestations": lists["storage_attestations"],
             "corrections": [],
             "mirror_hints": [],
             "graph_snapshots": [],

@@ -190,6 +190,8 @@ ACTIONS = {
     "attest_author": "author_attestation",
     "sign_citation": "citation_signature",
     "submit_replication": "replication_record",
+    "anchor_timestamp": "timestamp_anchor",
+    "attest_storage": "storage_attestation",
 }
 
 

@@ -37,7 +37,7 @@ from pithauthor.protocol.checks.state import check_state
 from pithauthor.protocol.identity import IdentityProof
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.protocol.payloads import load_schema
-from pithauthor.protocol.timestamps import build_sidecar
+from pithauthor.protocol.timestamps import HeaderEntry, OTSEntry, build_sidecar
 from pithauthor.protocol.verdict import Trust
 from pithauthor.registry.local.answers import state_document
 from pithauthor.registry.local.server import RegistryServer
@@ -289,6 +289,11 @@ UNSEEN = {
     ("RecordCreated", "event_type"): "a bundle's record_created carries it (PROTOCOL section 4); "
     "no real bundle is among the vectors",
     ("RegistryEvent", "event_type"): "as for RecordCreated: seen in bundles, not in the vectors",
+    ("AnchorPayload", "replaces"): "a correction of an anchor: the same rule as every type's, "
+    "shown by the replication and attestation vectors",
+    ("AnchorPayload", "withdraws"): "as for replaces",
+    ("StoragePayload", "replaces"): "as for AnchorPayload",
+    ("StoragePayload", "withdraws"): "as for AnchorPayload",
     ("RecordDocument", "upstream_receipt"): "the local registry's record of a paper added from a "
     "pith.science record (tests/unit/registry/test_local_server.py)",
 }
@@ -368,6 +373,12 @@ def _schema_view(schema: dict[str, Any]) -> tuple[set[str], set[str], Any]:
         ("citation_signature", (), d.CitationPayload),
         ("replication_record", (), d.ReplicationPayload),
         ("replication_record", ("artifacts", "items"), d.ArtifactRef),
+        ("timestamp_anchor", (), d.AnchorPayload),
+        ("timestamp_anchor", ("opentimestamps", "items"), OTSEntry),
+        ("timestamp_anchor", ("bitcoin_headers", "items"), HeaderEntry),
+        ("storage_attestation", (), d.StoragePayload),
+        ("storage_attestation", ("captures", "items"), d.Capture),
+        ("storage_attestation", ("code",), d.CodeArchive),
     ],
 )
 def test_payload_types_match_their_json_schemas(

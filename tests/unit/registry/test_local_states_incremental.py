@@ -22,9 +22,11 @@ from support.registry import (
     T1,
     T2,
     TestSigner,
+    anchor_event,
     cite_event,
     claim_event,
     start_server,
+    storage_event,
 )
 
 from pithauthor.protocol.canonical_json import canonical, parse_json
@@ -91,6 +93,11 @@ def _pool() -> dict[str, dict[str, Any]]:
         "unknown_link": cite_event(ada, "extends", T2, replaces=never_stored["event_id"]),
         "tampered": tampered,  # invalid: signature
         "elsewhere": dict(sign_citation(ada, elsewhere, CITING, "cites", created_at=T1)),
+        "anchor": anchor_event(ada, b"proof one", T0),
+        "anchor_again": anchor_event(ada, b"proof two", T2),  # another proof: the same claim
+        "stored": storage_event(bob, b"the PDF", T1),
+        "stored_conflict": storage_event(bob, b"another PDF", T2),  # an equivocation
+        "stored_later": storage_event(bob, b"the PDF", T3, "20261129121500"),  # its own slot
     }
     return {name: _stored(event) for name, event in pool.items()}
 
@@ -194,11 +201,21 @@ def test_events_in_time_order_are_each_added_without_a_full_merge_and_equal_one(
         "claim_fixed",
         "cite_gone",
         "other_fixed",
+        "anchor",
+        "anchor_again",
+        "stored",
+        "stored_later",
     ]
     events = sorted((POOL[n] for n in names), key=order_key)
     builder, taken = _feed(events)
     assert all(taken), taken
     state = json.loads(builder.document()[0])
+    # both anchors of one key stand (one claim: the record's hash), both captures too
+    assert [e["event_id"] for e in state["current"]["timestamp_anchors"]] == [
+        POOL["anchor"]["event_id"],
+        POOL["anchor_again"]["event_id"],
+    ]
+    assert len(state["current"]["storage_attestations"]) == 2
     assert state["equivocation_count"] == 1
     assert len(state["duplicates"]) == 1
     assert {s["how"] for s in state["superseded"]} == {"replaced", "withdrawn"}
@@ -283,6 +300,10 @@ def test_the_registry_serves_the_full_merge_byte_for_byte_also_after_a_restart(
         "claim_fixed",
         "cite_gone",
         "other_fixed",
+        "anchor",
+        "anchor_again",
+        "stored",
+        "stored_conflict",
     ]
     try:
         with httpx.Client(base_url=server.url) as client:
@@ -306,7 +327,8 @@ def test_the_registry_serves_the_full_merge_byte_for_byte_also_after_a_restart(
             assert _served_is_full_merge(again, body) != before
             assert _post(client, body, _stored(again_ada)) == 201
             # the slot (read back from the kept text) says position 3 now: an equivocation
-            assert json.loads(_served_is_full_merge(again, body))["equivocation_count"] == 2
+            # (the third: the claim's, and the storage attestation's before the restart)
+            assert json.loads(_served_is_full_merge(again, body))["equivocation_count"] == 3
         assert again.states.full_merges == 0  # plain statements go on from the kept state
     finally:
         again.stop()

@@ -244,7 +244,14 @@ def test_pith_verify_accepts_a_bundle(pith: RunPith, tmp_path: Path) -> None:
     assert "OK: bundle verified" in result.stderr
 
 
-def test_pith_verify_accepts_a_jsonl_file_of_events(pith: RunPith, tmp_path: Path) -> None:
+def test_pith_verify_accepts_a_jsonl_file_of_events(
+    pith: RunPith, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.ots_calendar import TEST_FLOOR
+
+    # the anchor vector's block is mined at test difficulty: judged by the test floor (the
+    # production floor fails its `anchor` check, as it must)
+    monkeypatch.setattr("pithauthor.timestamps.anchor.FLOOR", TEST_FLOOR)
     path = tmp_path / "events.jsonl"
     lines = [json.dumps(json.loads(p.read_text("utf-8"))) for p in sorted(VECTORS.glob("valid/*"))]
     path.write_text("\n".join(lines) + "\n", "utf-8")

@@ -28,7 +28,9 @@ from pithauthor.protocol.events import SIGNED_FIELDS, seal  # noqa: E402
 from pithauthor.protocol.identity import fingerprint_hex, key_id  # noqa: E402
 from pithauthor.protocol.subject import Subject  # noqa: E402
 from pithauthor.sign import (  # noqa: E402
+    anchor_record,
     attest_authorship,
+    attest_storage,
     record_replication,
     sign_citation,
     withdraw,
@@ -40,6 +42,11 @@ OTHER_SEED = hashlib.sha256(b"pithauthor test vector key 2 -- TEST ONLY").digest
 SHA_A = hashlib.sha256(b"artifact A: replication scripts").hexdigest()
 SHA_B = hashlib.sha256(b"artifact B: measured results").hexdigest()
 SHA_LEAN = hashlib.sha256(b"artifact: Lean 4 development").hexdigest()
+CALENDAR = "http://127.0.0.1:9"  # the TEST-ONLY calendar the anchor's proof names
+PDF = b"%PDF-1.5 the vectors' stand-in for arXiv 2302.12445v2's PDF"
+ABS = b"<html>the vectors' stand-in for arXiv 2302.12445v2's abstract page</html>"
+CAPTURED = "20261129120000"
+WAYBACK = "https://web.archive.org/web"
 
 Event = dict[str, Any]
 
@@ -54,7 +61,7 @@ def _subjects() -> tuple[Subject, Subject]:
 def valid_events() -> dict[str, Event]:
     """The valid vectors, by file name."""
     plain = _plain_events()
-    return {**plain, **correction_events(plain)}
+    return {**plain, **correction_events(plain), **checklist_events()}
 
 
 def _plain_events() -> dict[str, Event]:
@@ -119,6 +126,84 @@ def _plain_events() -> dict[str, Event]:
     }
 
 
+def _sha1_b32(data: bytes) -> str:
+    """A CDX row's digest of `data`, as a storage attestation writes it."""
+    import base64
+
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def anchor_proof(digest: bytes) -> tuple[bytes, int, bytes]:
+    """A complete OpenTimestamps proof of `digest` from the loopback calendar's code (a fixed
+    nonce: byte for byte the same each run), its block height and the block's header (mined at
+    test difficulty: the test floor accepts it, the production floor refuses it)."""
+    from opentimestamps.core.notary import PendingAttestation
+    from opentimestamps.core.serialize import BytesDeserializationContext
+    from opentimestamps.core.timestamp import Timestamp
+    from support.ots_calendar import TEST_HEIGHT, Calendar, serialize
+
+    calendar = Calendar(url=CALENDAR, nonce=lambda: b"\x42" * 16)
+    stamp = Timestamp.deserialize(BytesDeserializationContext(calendar.submit(digest)), digest)
+    header = calendar.mine()
+
+    def complete(node: Timestamp) -> None:  # as `ots.upgrade` merges a calendar's answer
+        done = calendar.done.get(node.msg)
+        if done is not None:
+            node.merge(done)
+        node.attestations = {a for a in node.attestations if not isinstance(a, PendingAttestation)}
+        for child in node.ops.values():
+            complete(child)
+
+    complete(stamp)
+    return serialize(stamp), TEST_HEIGHT, header
+
+
+def checklist_events() -> dict[str, Event]:
+    """The two events of the record page's checklist (docs/protocol.md "Anchors and archive
+    copies"): a timestamp anchor of 2302.12445v2's canonical SHA-256, and a storage attestation
+    of its PDF and abstract captures."""
+    dear, _ = _subjects()
+    signer = FixedSigner()
+    proof, height, header = anchor_proof(bytes.fromhex(dear.canonical_sha256))
+    pdf_url = "https://arxiv.org/pdf/2302.12445v2"
+    abs_url = "https://arxiv.org/abs/2302.12445v2"
+    return {
+        "timestamp_anchor.json": anchor_record(
+            signer,
+            dear,
+            proofs=[(CALENDAR, b64encode(proof))],
+            headers=[(height, header.hex())],
+            created_at=CREATED_AT,
+        ),
+        "storage_attestation.json": attest_storage(
+            signer,
+            dear,
+            captures=[
+                {
+                    "url": pdf_url,
+                    "capture_url": f"{WAYBACK}/{CAPTURED}/{pdf_url}",
+                    "timestamp": CAPTURED,
+                    "digest": _sha1_b32(PDF),
+                    "sha256": hashlib.sha256(PDF).hexdigest(),
+                    "mimetype": "application/pdf",
+                },
+                {
+                    "url": abs_url,
+                    "capture_url": f"{WAYBACK}/{CAPTURED}/{abs_url}",
+                    "timestamp": CAPTURED,
+                    "digest": _sha1_b32(ABS),
+                    "mimetype": "text/html",
+                },
+            ],
+            code={
+                "origin": "https://github.com/lzhangbv/dear_pytorch",
+                "swhid": "swh:1:snp:" + hashlib.sha1(b"snapshot").hexdigest(),
+            },
+            created_at=CREATED_AT,
+        ),
+    }
+
+
 def correction_events(valid: dict[str, Event]) -> dict[str, Event]:
     """Corrections (docs/protocol.md, Corrections): the first claim replaced an hour later by
     one naming position 2, and the first citation withdrawn."""
@@ -163,6 +248,8 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
     proved = valid["author_attestation_identity_proofs.json"]
     rep = valid["replication_record.json"]
     bridge = valid["replication_record_formal_bridge.json"]
+    anchor = valid["timestamp_anchor.json"]
+    storage = valid["storage_attestation.json"]
     other = FixedSigner(OTHER_SEED)
     other_pk = other.public_key
     dear, _ = _subjects()
@@ -398,6 +485,36 @@ def invalid_events() -> dict[str, tuple[Event, list[str], str]]:
             _edit(att, setp("payload.author.affiliation", "Brown University")),
             ["payload_schema"],
             "payload.author.affiliation is not in the schema (every level is closed)",
+        ),
+        "anchor_proof_not_base64.json": (
+            _edit(anchor, setp("payload.opentimestamps.0.proof", "AAB=")),
+            ["payload_proofs"],
+            "payload.opentimestamps[1].proof has non-zero unused bits: not canonical base64",
+        ),
+        "anchor_proof_pending.json": (
+            _edit(anchor, setp("payload.opentimestamps.0.complete", False)),
+            ["payload_schema"],
+            "an anchor carries complete proofs only (complete is always true)",
+        ),
+        "anchor_without_headers.json": (
+            _edit(anchor, setp("payload.bitcoin_headers", [])),
+            ["payload_schema"],
+            "an anchor ships the header of every block its proofs name: at least one",
+        ),
+        "storage_capture_url_elsewhere.json": (
+            _edit(storage, setp("payload.captures.0.capture_url", f"{WAYBACK}/{CAPTURED}/x")),
+            ["payload_captures"],
+            "the PDF's capture URL is not the Wayback form of its url at its timestamp",
+        ),
+        "storage_without_pdf.json": (
+            _edit(storage, lambda e: e["payload"]["captures"].pop(0)),
+            ["payload_captures"],
+            "no capture of the PDF: a storage attestation is about the paper's PDF",
+        ),
+        "storage_digest_hex.json": (
+            _edit(storage, setp("payload.captures.0.digest", "sha1:" + "ab" * 20)),
+            ["payload_schema"],
+            "the digest is the CDX row's base32 SHA-1 (sha1:<32 base32>), not hex",
         ),
         "signature_b64_padding_bits.json": (
             _edit(cit, _padding_bits, reseal=False),
