@@ -45,9 +45,10 @@ def interleaved_medians(
     runs: int = 5,
     warmup: int = 1,
     setup: Callable[[], Any] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list[float]:
-    """Median wall time of each of `fns` (see `interleaved_times`)."""
-    return [statistics.median(t) for t in interleaved_times(fns, runs, warmup, setup)]
+    """Median time of each of `fns` (wall, or `clock`'s: see `interleaved_times`)."""
+    return [statistics.median(t) for t in interleaved_times(fns, runs, warmup, setup, clock)]
 
 
 def paired_ratios(figures: Sequence[float], baselines: Sequence[float]) -> list[float]:

@@ -14,7 +14,7 @@ from pithauthor.protocol.documents import AuthorEvent, AuthorPayload, UnsignedEv
 from pithauthor.protocol.events import SIGNED_FIELDS
 from pithauthor.protocol.ids import FIRST_YEAR, PithNumber
 from pithauthor.protocol.payloads import digest_matches_number
-from pithauthor.protocol.record import pith_number_of, split_authors, text_canon_sha256
+from pithauthor.protocol.record import record_year, split_authors, text_canon_sha256
 
 __all__ = [
     "LINK_FAULTS",
@@ -79,7 +79,9 @@ class Subject:
                 f"({computed})"
             )
         try:
-            number = pith_number_of(record)
+            # from the hash just computed: the record is hashed once (a 300-entry `pith cite`
+            # builds 300 subjects; `pith_number_of` would hash each again)
+            number = PithNumber.from_digest(computed, record_year(record))
         except (PithError, KeyError, TypeError) as exc:
             raise DocumentError(f"cannot derive the Pith Number of the record: {exc}") from None
         stated = doc.get("pith_number")

@@ -96,6 +96,9 @@ STATES: tuple[State, ...] = ("pending", "accepted", "rejected", "held")
 
 
 _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
+# event ids asked per query (twice each: working set and ledger), under SQLite's oldest limit
+# of 999 bound parameters
+_IN_CHUNK = 400
 
 
 # one entry's columns, from either table (`_entry` reads them in this order)
@@ -244,17 +247,23 @@ class Outbox:
             self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
             self._conn.execute("BEGIN IMMEDIATE")
             try:
+                # which are there already (working set, or ledger with its body), asked in a
+                # few queries inside this transaction; the rest inserted in one executemany
+                # (one INSERT each cost about 30 us of statement overhead: 9 ms for 300)
+                there = self._stored_ids([row[0] for row in rows], where)
+                new_rows = []
                 for eid, etype, subject, body, said in rows:
-                    cur = self._conn.execute(
-                        "INSERT INTO outbox (event_id, registry, event_type, subject, body, "
-                        "state, stored_at, updated_at, signer, key_id, citing) "
-                        "SELECT ?,?,?,?,?,'pending',?,?,?,?,? WHERE NOT EXISTS (SELECT 1 FROM "
-                        "ledger WHERE event_id=? AND registry=? AND body IS NOT NULL) "
-                        "ON CONFLICT(event_id, registry) DO NOTHING",
-                        (eid, where, etype, subject, body, now, now, *said, eid, where),
-                    )
-                    if cur.rowcount:
-                        fresh.append(stored_line(where, now, body))
+                    if eid in there:
+                        continue
+                    there.add(eid)  # the same event twice in `events`: stored once
+                    new_rows.append((eid, where, etype, subject, body, now, now, *said))
+                    fresh.append(stored_line(where, now, body))
+                self._conn.executemany(
+                    "INSERT INTO outbox (event_id, registry, event_type, subject, body, "
+                    "state, stored_at, updated_at, signer, key_id, citing) "
+                    "VALUES (?,?,?,?,?,'pending',?,?,?,?,?)",
+                    new_rows,
+                )
                 # the journal before the commit: a row the outbox has is always in it
                 count_rows(self._conn, len(fresh), append_journal(self.journal, list(fresh)))
                 self._conn.execute("COMMIT")
@@ -264,6 +273,24 @@ class Outbox:
             finally:
                 self._conn.execute("PRAGMA synchronous=NORMAL")
         return len(fresh), len(rows) - len(fresh)
+
+    def _stored_ids(self, event_ids: list[str], where: str) -> set[str]:
+        """Of `event_ids`, those stored for the registry `where`: in the working set, or in
+        the ledger with their body (a row whose body was dropped takes the event again). The
+        caller holds the lock, inside its transaction."""
+        found: set[str] = set()
+        wanted = list(dict.fromkeys(event_ids))
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT event_id FROM outbox WHERE registry=? AND event_id IN ({marks}) "
+                f"UNION SELECT event_id FROM ledger WHERE registry=? AND body IS NOT NULL "
+                f"AND event_id IN ({marks})",
+                (where, *chunk, where, *chunk),
+            ).fetchall()
+            found.update(r[0] for r in rows)
+        return found
 
     def entries(self, state: State | None = None, registry: str | None = None) -> list[OutboxEntry]:
         """The rows (in one `state`, for one `registry` when given), oldest first. Without a

@@ -296,6 +296,9 @@ def test_a_crash_between_the_journal_and_the_commit_is_not_damage(isolated_home:
                     raise Killed
                 return real.execute(sql, *args)
 
+            def executemany(self, sql: str, *args: object) -> object:
+                return real.executemany(sql, *args)
+
         outbox._conn = Dying()  # type: ignore[assignment]
         with pytest.raises(Killed):
             outbox.store(citations(2, TestSigner()), LOCAL)

@@ -302,3 +302,30 @@ def test_dropping_a_held_event_says_so(isolated_home: Path, pith: RunPith) -> No
     assert pith("outbox", "drop", events[0]["event_id"], "--yes").returncode == 0
     with Outbox() as outbox:
         assert outbox.get(events[0]["event_id"]) is None
+
+
+def test_store_counts_new_and_already_there_in_the_working_set_the_ledger_and_the_batch(
+    isolated_home: Path,
+) -> None:
+    """`store` says what it added and what was there: a row of the working set, a ledger row
+    with its body, and the same event twice in one batch are there; a ledger row whose body was
+    forgotten takes the event again; a row for another registry is no row for this one."""
+    a, b, c, d, e = citations(5, TestSigner())
+    with Outbox() as outbox:
+        assert outbox.store([a, b, c], LOCAL) == (3, 0)
+        assert outbox.mark_accepted(b["event_id"], LOCAL, {"status": "accepted"})
+        assert outbox.mark_accepted(c["event_id"], LOCAL, {"status": "accepted"})
+        assert outbox.forget([c["event_id"]], LOCAL) == 1
+        # a: working set; b: ledger with body; c: ledger, body forgotten; d twice; e new
+        assert outbox.store([a, b, c, d, d, e], LOCAL) == (3, 3)
+        assert {x.event_id for x in outbox.working()} == {
+            a["event_id"],
+            c["event_id"],
+            d["event_id"],
+            e["event_id"],
+        }
+        assert outbox.store([a, b], "http://127.0.0.1:10") == (2, 0)  # another registry
+    lines = (isolated_home / "outbox" / "outbox.journal.jsonl").read_text().splitlines()
+    stored = [json.loads(x)["event"]["event_id"] for x in lines if '"op":"store"' in x]
+    # one journal line per row added, in order, none for what was there
+    assert stored == [x["event_id"] for x in (a, b, c, c, d, e, a, b)]
