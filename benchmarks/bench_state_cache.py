@@ -263,6 +263,10 @@ def run() -> list[dict[str, Any]]:
                 f"{'met' if per_big < LIMIT_MS else 'NOT met'}); the first GET, which merges, "
                 f"took {first_ms:.0f} ms; full body {sizes.get(big, 0) / 1e6:.1f} MB vs "
                 f"{sizes.get(small, 0) / 1e3:.1f} kB",
+                # the whole body is a thousand times the small one's: its transfer and the
+                # client's reading grow with the events however the server keeps the state, so
+                # the plain GET is judged by the 20 ms limit; the 304 row by the ratio
+                informational=not what,
             )
         )
     return rows + run_first_read()
