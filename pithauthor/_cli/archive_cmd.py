@@ -38,7 +38,7 @@ STORAGE_ACTION = "attest_storage"
 
 
 def archive(
-    subject: str = typer.Argument(..., help="The paper: a Pith Number or an arXiv id."),
+    paper: str = typer.Argument(..., help="The paper: a Pith Number, an alias or an arXiv id."),
     record: str | None = RECORD_OPTION,
     code: str | None = typer.Option(
         None,
@@ -82,7 +82,7 @@ def archive(
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
 ) -> None:
-    """Have the Internet Archive capture SUBJECT's arXiv abstract and PDF (Save Page Now; with
+    """Have the Internet Archive capture PAPER's arXiv abstract and PDF (Save Page Now; with
     your archive.org keys from PITH_IA_ACCESS_KEY and PITH_IA_SECRET_KEY, else anonymously),
     check the PDF capture's digest (its CDX row) against the PDF downloaded from arXiv here, and
     sign a storage attestation of the captures. Nothing is signed unless the digests are equal."""
@@ -112,14 +112,14 @@ def archive(
         output = Output(
             key, passphrase_file, out, as_json, submit, access, yes=yes, timestamp=not no_timestamp
         )
-        paper = subject_for(subject, record, access)
+        subject = subject_for(paper, record, access)
         signer = output.signer()
         output.open_unasked()  # a bad key or passphrase is found before anything is captured
-        output.recall(paper.pith_number, signer.key_id, ask=record is None or submit)
+        output.recall(subject.pith_number, signer.key_id, ask=record is None or submit)
         if submit:
-            _check_action(access, paper)
+            _check_action(access, subject)
         done = archive_paper(
-            paper,
+            subject,
             SavePageNow(wayback, keys, polling),
             pdf_base=pdf_base,
             code=origin,
@@ -130,14 +130,14 @@ def archive(
         )
         event = attest_storage(
             signer,
-            paper,
+            subject,
             captures=done.captures,
             code={"origin": done.code.origin, "swhid": done.code.swhid} if done.code else None,
             settle=output.settle("replace" if replace else "refuse"),
         )
         # signed in memory only: until the author says yes, nothing is stored or sent
         if not output.reused(event):
-            output.confirm("this storage attestation", storage_preview(paper, signer, done))
+            output.confirm("this storage attestation", storage_preview(subject, signer, done))
         output.one(event)
 
 
