@@ -40,7 +40,10 @@ outbox.
 The journal's count. The table `outbox_count` holds, in the same transaction as every store and
 drop, the number of rows the journal says are live (stored minus dropped) and the journal's size
 after those lines. Opening compares it with `count(*)` (one index scan, no journal read): rows
-deleted with the tables intact (`DELETE FROM outbox`) are damage. A process killed between its
+deleted with the tables intact (`DELETE FROM outbox`) are damage. The ledger's rows that keep
+their event are counted by the database itself (`ledger_count`, moved by triggers with every row,
+whoever writes the file): a large file's open reads that count instead of an index of every
+accepted event (`journal.LEDGER_COUNT_STATEMENTS`). A process killed between its
 journal append and its commit leaves journal lines past the recorded size (or, after later
 writes, lines the count never took in): the count only moves when the rows do, so that is no
 damage, and `recover` would bring those events back as pending (they were signed and shown).
@@ -50,7 +53,8 @@ Schema versions: 0 is an outbox of pithauthor before rows named their registry (
 on open: its pending rows are bound to the default registry); 2 had no `outbox_count` (added on
 open, counting the rows it has); 3 had no state `held` (its table is rebuilt on open: SQLite
 cannot widen a CHECK in place); 4 had no ledger (its accepted rows move there on open, each
-event read once); 5 had no `trusted_time` (the table is added on open, empty); 6 is this one.
+event read once); 5 had no `trusted_time` (the table is added on open, empty); 6 had no
+`ledger_count` (added on open, counting the ledger once); 7 is this one.
 """
 
 from __future__ import annotations

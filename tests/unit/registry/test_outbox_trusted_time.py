@@ -56,12 +56,15 @@ def test_a_version_5_outbox_gets_the_trusted_time_table_once(isolated_home: Path
     db = isolated_home / "outbox" / "outbox.sqlite3"
     with sqlite3.connect(db) as conn:
         conn.execute("DROP TABLE trusted_time")
+        conn.execute("DROP TABLE ledger_count")  # and what version 7 added
+        for trigger in ("in", "out", "body"):
+            conn.execute(f"DROP TRIGGER ledger_count_{trigger}")
         conn.execute("PRAGMA user_version=5")
     with Outbox() as outbox:
         assert len(outbox.working()) == 2
         outbox.store_time(events[0]["event_id"], "rfc3161", "https://tsa.test/", b"t")
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert conn.execute("SELECT count(*) FROM trusted_time").fetchone()[0] == 1
 
 
