@@ -748,13 +748,28 @@ class Outbox:
             )
         if not wants:
             return []
+        # the ids first, then the bodies of those `limit` only: grouping and sorting every
+        # stored event with its body (to keep one per id) took 0.6 s of CPU at 100,000 events,
+        # on every `pith submit` with trusted time set; without the bodies, 0.24 s
         sql = (
-            "SELECT event_id, max(body), max(stored_at) AS at FROM ("
-            "SELECT event_id, body, stored_at FROM outbox UNION ALL "
-            "SELECT event_id, body, stored_at FROM ledger WHERE body IS NOT NULL) e "
+            "SELECT event_id, max(stored_at) AS at FROM ("
+            "SELECT event_id, stored_at FROM outbox UNION ALL "
+            "SELECT event_id, stored_at FROM ledger WHERE body IS NOT NULL) e "
             f"WHERE {' OR '.join(wants)} GROUP BY event_id ORDER BY at DESC, event_id LIMIT ?"
         )
-        return [_stored_event(_column(str(body))) for _, body, _ in self._read(sql, (limit,))]
+        ids = [eid for eid, _ in self._read(sql, (limit,))]
+        bodies: dict[str, str] = {}
+        for start in range(0, len(ids), 500):  # SQLite's bound-variable limit
+            chunk = ids[start : start + 500]
+            among = f"event_id IN ({','.join('?' * len(chunk))})"
+            rows = self._read(
+                f"SELECT event_id, body FROM outbox WHERE {among} UNION ALL "
+                f"SELECT event_id, body FROM ledger WHERE body IS NOT NULL AND {among}",
+                (*chunk, *chunk),
+            )
+            bodies.update((eid, str(body)) for eid, body in rows)
+        # an event whose body another process dropped meanwhile is skipped, as a dropped one is
+        return [_stored_event(_column(bodies[eid])) for eid in ids if eid in bodies]
 
     def _select(
         self,
