@@ -8,6 +8,19 @@ interleaved, medians compared. Target: within 1.2x of the empty outbox. Before t
 every command parsed and re-checked every stored event (about 45-96 us of CPU each): 0.8 s
 more at 10,000 events, 8 s for `pith papers` at 100,000.
 
+The commands an author runs that read or write the outbox, in the same three outboxes (each
+built once, for every row): `pith claim PAPER --record FILE --position N` (the example record
+of pithauthor/data/examples; `--position` checked against a loopback arXiv API stand-in, whose
+answer is cached after the warm-up), `pith cite --from A --from-record FILE --to B --record
+FILE` (one citation), `pith replicate PAPER --record FILE`, `pith withdraw EVENT` (of the
+outbox's oldest accepted citation; its baseline an outbox holding only that event), `pith
+submit` with nothing pending for its registry, and `pith status PAPER`, the last two against
+a local registry process on loopback (its key trusted from its saved manifest). A plaintext key
+(no KDF); every signing run signs anew (what the run before signed is dropped from the outbox,
+untimed). CPU of the process (user + system: what other processes' load hardly changes),
+median of RUNS interleaved rounds after a warm-up, each round running every command in the
+three outboxes in turn. Target: within 1.2x of the empty outbox.
+
 Store: `Outbox.store` of 2,000 citations this process just signed (as `pith cite` stores them)
 against the same rows written with bare sqlite3 (the same bodies, one fully synced transaction)
 and the same journal lines appended and synced: what pith adds is its labels, its indexes and
