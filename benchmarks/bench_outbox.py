@@ -8,6 +8,19 @@ interleaved, medians compared. Target: within 1.2x of the empty outbox. Before t
 every command parsed and re-checked every stored event (about 45-96 us of CPU each): 0.8 s
 more at 10,000 events, 8 s for `pith papers` at 100,000.
 
+The commands an author runs that read or write the outbox, in the same three outboxes (each
+built once, for every row): `pith claim PAPER --record FILE --position N` (the example record
+of pithauthor/data/examples; `--position` checked against a loopback arXiv API stand-in, whose
+answer is cached after the warm-up), `pith cite --from A --from-record FILE --to B --record
+FILE` (one citation), `pith replicate PAPER --record FILE`, `pith withdraw EVENT` (of the
+outbox's oldest accepted citation; its baseline an outbox holding only that event), `pith
+submit` with nothing pending for its registry, and `pith status PAPER`, the last two against
+a local registry process on loopback (its key trusted from its saved manifest). A plaintext key
+(no KDF); every signing run signs anew (what the run before signed is dropped from the outbox,
+untimed). CPU of the process (user + system: what other processes' load hardly changes),
+median of RUNS interleaved rounds after a warm-up, each round running every command in the
+three outboxes in turn. Target: within 1.2x of the empty outbox.
+
 Store: `Outbox.store` of 2,000 citations this process just signed (as `pith cite` stores them)
 against the same rows written with bare sqlite3 (the same bodies, one fully synced transaction)
 and the same journal lines appended and synced: what pith adds is its labels, its indexes and
@@ -18,12 +31,17 @@ every event: 2.4x the signing itself).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import resource
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +53,8 @@ STORE_EVENTS = 2000
 LOCAL = "http://127.0.0.1:8787"  # never contacted: no command here asks a registry
 CITED = 300
 PENDING = 10  # the working set of every outbox here but the empty one: the same few rows
+#: The local arXiv API stand-in (`pith claim` checks --position against it) lives with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -63,19 +83,22 @@ def _signed(n: int, tag: str) -> list[dict[str, Any]]:
     return out
 
 
-def _home(root: Path, n: int, name: str = "") -> Path:
+def _home(root: Path, n: int, name: str = "", pending: int = PENDING) -> Path:
     """A PITH_HOME with a plaintext key and an outbox of `n` citations, all accepted but
-    PENDING (the history grows, the working set does not)."""
+    `pending` (the history grows, the working set does not)."""
     home = root / f"home-{name or n}"
     home.mkdir(mode=0o700)
-    script = "import sys; from benchmarks.bench_outbox import _fill; _fill(int(sys.argv[1]))"
+    script = (
+        "import sys; from benchmarks.bench_outbox import _fill; "
+        "_fill(int(sys.argv[1]), int(sys.argv[2]))"
+    )
     repo = Path(__file__).resolve().parents[1]
-    subprocess.run([sys.executable, "-c", script, str(n)], check=True, cwd=repo, env=_env(home),
-                   stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run([sys.executable, "-c", script, str(n), str(pending)], check=True, cwd=repo,
+                   env=_env(home), stderr=subprocess.DEVNULL)  # fmt: skip
     return home
 
 
-def _fill(n: int) -> None:
+def _fill(n: int, pending: int = PENDING) -> None:
     """In a process whose PITH_HOME is the new one: the key, the events, the answers."""
     from pithauthor.keys.author import generate
     from pithauthor.registry.outbox import Outbox
@@ -87,7 +110,7 @@ def _fill(n: int) -> None:
         for i in range(0, n, 5000):
             outbox.store(events[i : i + 5000], LOCAL)
         # the registry's answers, recorded as `mark_accepted` would, in bulk (set-up, untimed)
-        ids = [e["event_id"] for e in events[:-PENDING]]
+        ids = [e["event_id"] for e in events[: n - pending]]
         with outbox._lock:
             conn = outbox._conn
             conn.execute("BEGIN IMMEDIATE")
@@ -103,9 +126,7 @@ def _fill(n: int) -> None:
             conn.execute("COMMIT")
 
 
-def _commands(root: Path) -> list[dict[str, Any]]:
-    empty = _home(root, 0)
-    homes = {n: _home(root, n) for n in SIZES}
+def _commands(empty: Path, homes: dict[int, Path]) -> list[dict[str, Any]]:
     pith = [sys.executable, "-m", "pithauthor"]
     rows = []
     for argv in (["papers"], ["outbox", "list"]):
@@ -122,6 +143,173 @@ def _commands(root: Path) -> list[dict[str, Any]]:
                     TARGET,
                     note=f"median of 7 interleaved runs; {PENDING} pending, the rest accepted "
                     f"(the ledger), {CITED} papers, one key",
+                )
+            )
+    return rows
+
+
+# --- the commands an author runs, each with the three outboxes -------------------------------
+
+RUNS = 5  # rounds of the authoring rows (after one warm-up): each round runs every outbox
+DEAR = "2302.12445"  # the example record shipped in pithauthor/data/examples
+POSITION = 3  # the bench key's place in the stand-in's author list (Bench Author)
+
+
+def _cpu(argv: list[str], env: dict[str, str]) -> float:
+    """CPU seconds (user + system) of one run of `argv`, a fresh process; failure raises."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, text=True)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv[3:5]} failed: {done.stderr.strip()[-400:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _record(root: Path, source: Path) -> Path:
+    """`pith number from-arxiv --json` of `source`: a record file, as `--record` takes."""
+    out = root / f"{source.stem}.record.json"
+    done = subprocess.run([sys.executable, "-m", "pithauthor", "number", "from-arxiv", "--json",
+                           str(source)], check=True, capture_output=True)  # fmt: skip
+    out.write_bytes(done.stdout)
+    return out
+
+
+def _registry(root: Path) -> tuple[subprocess.Popen[str], str, Path]:
+    """A local registry process on loopback holding the example papers: (the process, its
+    URL, its saved manifest, trusted as an author keeps it)."""
+    from pithauthor.registry.local.answers import load_or_create_key
+    from pithauthor.registry.local.run import add_paper, example_papers
+    from pithauthor.registry.local.store import RegistryStore
+
+    data = root / "registry"
+    store, key = RegistryStore(data), load_or_create_key(data)
+    for paper in example_papers():
+        add_paper(store, key, paper)
+    store.close()
+    serve = [sys.executable, "-m", "pithauthor", "registry", "serve", "--port", "0"]
+    proc = subprocess.Popen([*serve, "--data", str(data)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    manifest = root / "pith-mirrors.json"
+    with urllib.request.urlopen(f"{url}/pith-mirrors.json", timeout=30) as answer:
+        manifest.write_bytes(answer.read())
+    return proc, url, manifest
+
+
+def _outbox_file(home: Path) -> Path:
+    return home / "outbox" / "outbox.sqlite3"
+
+
+def _working(home: Path) -> set[str]:
+    from pithauthor.registry.outbox import Outbox
+
+    with Outbox(_outbox_file(home)) as outbox:
+        return {e.event_id for e in outbox.working()}
+
+
+def _drop_new(home: Path, kept: set[str]) -> None:
+    """Untimed, between runs: drop what the last run signed (the working set's rows that
+    were not there at the start), so that the next run signs anew."""
+    from pithauthor.registry.outbox import Outbox
+
+    with Outbox(_outbox_file(home)) as outbox:
+        new = [e.event_id for e in outbox.working() if e.event_id not in kept]
+        if new:
+            outbox.drop(new)
+
+
+def _first_accepted(home: Path) -> str:
+    """The id of the outbox's oldest accepted event (in its ledger), to withdraw."""
+    conn = sqlite3.connect(_outbox_file(home))
+    try:
+        return str(conn.execute("SELECT event_id FROM ledger ORDER BY rowid LIMIT 1").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _authoring(root: Path, empty: Path, homes: dict[int, Path]) -> list[dict[str, Any]]:
+    """`pith claim`, `cite`, `replicate`, `withdraw`, `submit` and `status` with the empty,
+    10,000- and 100,000-event outboxes, in interleaved rounds (CPU of the process)."""
+    from support.arxiv_server import ArxivServer, Paper
+
+    from pithauthor.registry.local.run import example_papers
+
+    examples = {p.stem: p for p in example_papers()}
+    dear, citing = _record(root, examples[DEAR]), _record(root, examples["example-2101.99901"])
+    citing_number = json.loads(citing.read_text("utf-8"))["pith_number"]
+    one = _home(root, 1, "one", pending=0)  # withdraw's baseline: the one event it withdraws
+    authors = ["Lin Zhang", "Shaohuai Shi", "Bench Author", "Wei Wang", "Bo Li"]
+    title = "DeAR: Accelerating Distributed Deep Learning with Fine-Grained All-Reduce Pipelining"
+    paper = Paper(DEAR, title, authors, "2023-02-24T04:11:18Z", version=2, category="cs.LG")
+    proc, url, manifest = _registry(root)
+    pith = [sys.executable, "-m", "pithauthor"]
+    trust = ["--registry", url, "--trust-manifest", str(manifest)]
+    try:
+        with ArxivServer([paper]) as arxiv:
+            sign = ["--yes", *trust]
+            argvs: dict[str, Callable[[Path], list[str]]] = {
+                "claim PAPER --record FILE --position N": lambda _: [
+                    *pith, "claim", DEAR, "--record", str(dear), "--position", str(POSITION),
+                    "--arxiv-api", arxiv.url, *sign,
+                ],
+                "cite --from A --to B (records from files)": lambda _: [
+                    *pith, "cite", "--from", citing_number, "--from-record", str(citing),
+                    "--to", DEAR, "--record", str(dear), *sign,
+                ],
+                "replicate PAPER --record FILE": lambda _: [
+                    *pith, "replicate", DEAR, "--record", str(dear), "--kind", "replication",
+                    "--outcome", "reproduced", "--summary", "Re-ran it.",
+                    "--artifact", "https://example.org/log.txt", "--sha256", "ab" * 32, *sign,
+                ],
+                "withdraw EVENT (an accepted citation)": lambda home: [
+                    *pith, "withdraw", _first_accepted(home)[:23], "--yes", "--registry", LOCAL,
+                ],
+                "submit (nothing pending for it)": lambda _: [*pith, "submit", *trust],
+                "status PAPER (local registry)": lambda _: [*pith, "status", DEAR, *trust],
+            }  # fmt: skip
+            return _rounds(argvs, empty, one, homes)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _rounds(
+    argvs: dict[str, Callable[[Path], list[str]]],
+    empty: Path,
+    one: Path,
+    homes: dict[int, Path],
+) -> list[dict[str, Any]]:
+    """Each command in each outbox, in turns, RUNS rounds after a warm-up; one row per
+    command and size (its median CPU against the same command's with the empty outbox)."""
+    cpu: dict[tuple[str, int], list[float]] = {}
+    plans = []
+    for name, argv in argvs.items():
+        base = one if name.startswith("withdraw") else empty
+        for n, home in ((0, base), *homes.items()):
+            plans.append((name, n, home, argv(home), _working(home)))
+    for round_ in range(1 + RUNS):
+        for name, n, home, argv, kept in plans:
+            _drop_new(home, kept)
+            took = _cpu(argv, _env(home))
+            if round_:
+                cpu.setdefault((name, n), []).append(took)
+    for _, _, home, _, kept in plans:
+        _drop_new(home, kept)
+    rows = []
+    for name in argvs:
+        base = statistics.median(cpu[name, 0])
+        against = "one accepted event" if name.startswith("withdraw") else "an empty one"
+        for n in homes:
+            rows.append(
+                row(
+                    f"outbox: `pith {name}` with a {n:,}-event outbox vs {against}",
+                    statistics.median(cpu[name, n]),
+                    base,
+                    TARGET,
+                    note=f"CPU of the process, median of {RUNS} interleaved rounds; a "
+                    "plaintext key; what a run signed dropped before the next (untimed)",
                 )
             )
     return rows
@@ -178,7 +366,10 @@ def run() -> list[dict[str, Any]]:
     try:
         with tempfile.TemporaryDirectory(prefix="pith-bench-") as tmp:
             root = Path(tmp)
-            return [_store(root), *_commands(root)]
+            stored = _store(root)
+            empty = _home(root, 0)  # each outbox is built once, for every row below
+            homes = {n: _home(root, n) for n in SIZES}
+            return [stored, *_commands(empty, homes), *_authoring(root, empty, homes)]
     finally:
         if saved is None:
             os.environ.pop("PITH_HOME", None)

@@ -14,6 +14,7 @@ from support.cli import RunPith, assert_one_line_error
 from support.registry import TestSigner, citations
 
 from pithauthor.errors import EventError, OutboxDamaged
+from pithauthor.registry import journal
 from pithauthor.registry.journal import COLUMNS, SAID, SCHEMA, SCHEMA_VERSION
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
@@ -214,6 +215,7 @@ def _as_version_4(conn: sqlite3.Connection) -> None:
     for trigger in ("outbox_in", "outbox_out", "outbox_moved"):
         conn.execute(f"DROP TRIGGER {trigger}")
     conn.execute("DROP TABLE tally")
+    conn.execute("DROP TABLE ledger_count")  # its triggers go with the ledger
     ledger = (
         "event_id, registry, event_type, subject, body, stored_at, updated_at, attempts, answer"
     )
@@ -274,6 +276,120 @@ def test_the_row_count_deleted_too_is_damage(isolated_home: Path) -> None:
         conn.execute("DELETE FROM outbox")
         conn.execute("DROP TABLE outbox_count")
     with pytest.raises(OutboxDamaged, match="row count"):
+        Outbox()
+
+
+def _large(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every outbox opened as a large one (past FULL_CHECK_BYTES), its statements recorded."""
+    said: list[str] = []
+    connect = journal._connect
+
+    def traced(path: Path) -> sqlite3.Connection:
+        conn = connect(path)
+        conn.set_trace_callback(said.append)
+        return conn
+
+    monkeypatch.setattr(journal, "FULL_CHECK_BYTES", 0)
+    monkeypatch.setattr(journal, "_connect", traced)
+    return said
+
+
+def _ledger_count(db: Path) -> tuple[int, int]:
+    """(the ledger's kept count, its rows that keep their event, counted one by one)."""
+    with sqlite3.connect(db) as conn:
+        kept = conn.execute("SELECT n FROM ledger_count").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM ledger WHERE body IS NOT NULL").fetchone()[0]
+    return kept, rows
+
+
+def test_a_large_outbox_opens_without_reading_its_ledger_and_follows_every_change(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _fill(isolated_home)
+    db = _db(isolated_home)
+    said = _large(monkeypatch)
+    with Outbox() as outbox:
+        opened = list(said)
+        pending = [e.event_id for e in outbox.working() if e.state == "pending"]
+        steps = [
+            lambda: outbox.mark_accepted(pending[0], LOCAL, None),
+            lambda: outbox.mark_accepted(pending[1], LOCAL, None),
+            lambda: outbox.forget([pending[0]]),  # its body dropped, its id kept
+            lambda: outbox.store(citations(2, TestSigner()), LOCAL),
+            lambda: outbox.drop([pending[2]]),
+            lambda: outbox.forget(None),
+        ]
+        for step in steps:
+            step()
+            kept, rows = _ledger_count(db)
+            assert kept == rows
+            with Outbox():  # and it opens, its count against the journal's
+                pass
+    # the open counted the working set and took the ledger's count: no index of the ledger read
+    assert opened and not [sql for sql in opened if "FROM ledger " in f"{sql} "], opened
+    assert any("ledger_count" in sql for sql in opened)
+    assert len(ids) == 5
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "DELETE FROM ledger",
+        "UPDATE ledger SET body=NULL",
+        "DELETE FROM outbox WHERE state='pending'",
+    ],
+)
+def test_rows_deleted_by_hand_from_a_large_outbox_are_still_damage(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tamper: str
+) -> None:
+    # the ledger's count moves with every row, whoever deletes it: the rows gone are found
+    _fill(isolated_home)
+    with sqlite3.connect(_db(isolated_home)) as conn:
+        conn.execute(tamper)
+    _large(monkeypatch)
+    with pytest.raises(OutboxDamaged, match="stored events are missing"):
+        Outbox()
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
+@pytest.mark.parametrize(
+    ("tamper", "why"),
+    [
+        ("UPDATE ledger_count SET n = n + 1", "count says 2|holds 6 rows where 5"),
+        ("DELETE FROM ledger_count", "ledger_count\\) is empty"),
+        ("DROP TABLE ledger_count", "ledger_count"),  # a large file's quick_check says it
+    ],
+)
+def test_a_ledger_count_that_is_wrong_or_gone_is_damage(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, large: bool, tamper: str, why: str
+) -> None:
+    _fill(isolated_home)
+    with sqlite3.connect(_db(isolated_home)) as conn:
+        conn.execute(tamper)
+    if large:
+        _large(monkeypatch)
+    with pytest.raises(OutboxDamaged, match=why):
+        Outbox()
+
+
+def test_an_outbox_of_version_6_gets_its_ledger_count_once(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _fill(isolated_home)
+    db = _db(isolated_home)
+    with sqlite3.connect(db) as conn:  # as pithauthor made it before the ledger's count
+        conn.execute("DROP TABLE ledger_count")
+        for trigger in ("in", "out", "body"):
+            conn.execute(f"DROP TRIGGER ledger_count_{trigger}")
+        conn.execute("PRAGMA user_version=6")
+    with Outbox() as outbox:  # checked as a version-6 file (its ledger counted), then migrated
+        assert sorted(e.event_id for e in outbox.entries()) == ids
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        conn.execute("DELETE FROM ledger")
+    assert _ledger_count(db) == (0, 0)
+    _large(monkeypatch)
+    with pytest.raises(OutboxDamaged, match="1 of its 5 stored events are missing"):
         Outbox()
 
 

@@ -263,32 +263,53 @@ def test_papers_counts_a_dropped_claim_and_replace_finds_it_on_the_registry(
         held.merged(fingerprint, "author_attestation", REAL_NUMBER)
 
 
+def _counted(home: Path, registry: str | None = None) -> dict[str, int]:
+    """Rows per state read from the tables themselves (every row counted), as `counts` says
+    them: the accepted ones are the ledger's, dropped bodies included."""
+    where, args = (" WHERE registry=?", (registry,)) if registry is not None else ("", ())
+    found = {"pending": 0, "accepted": 0, "rejected": 0}
+    with sqlite3.connect(home / "outbox" / "outbox.sqlite3") as conn:
+        for state, n in conn.execute(f"SELECT state, count(*) FROM outbox{where} GROUP BY 1", args):
+            found[state] = found.get(state, 0) + n
+        found["accepted"] += conn.execute(f"SELECT count(*) FROM ledger{where}", args).fetchone()[0]
+    return {s: n for s, n in found.items() if s != "held" or n}
+
+
 def test_the_tally_pith_papers_reads_follows_every_change(isolated_home: Path) -> None:
     def tallied(outbox: Outbox) -> dict[str, int]:
         found = {"pending": 0, "accepted": 0, "rejected": 0}
         for *_, state, n, _ in outbox.tally():
-            found[state] += n
+            found[state] = found.get(state, 0) + n
         return found
 
     events = citations(4, TestSigner())
     ids = [e["event_id"] for e in events]
+    other = "http://127.0.0.1:10"
     with Outbox() as outbox:
         steps = [
             lambda: outbox.store(events, LOCAL),
-            lambda: outbox.store(events[:2], "http://127.0.0.1:10"),  # a second registry
+            lambda: outbox.store(events[:2], other),  # a second registry
             lambda: outbox.mark_accepted(ids[0], LOCAL, None),
             lambda: outbox.mark_rejected(ids[1], LOCAL, "no", None),
             lambda: outbox.retry(),
             lambda: outbox.mark_rejected(ids[1], LOCAL, "no", None),
+            lambda: outbox.mark_held(ids[3], LOCAL, None),
+            lambda: outbox.mark_accepted(ids[3], LOCAL, None),  # held, then listed
+            lambda: outbox.mark_held(ids[0], other, None),
             lambda: outbox.forget([ids[0]]),  # the id stays: still counted
             lambda: outbox.drop([ids[2]]),
             lambda: outbox.drop_state("rejected"),
+            lambda: outbox.forget(None),
         ]
         for step in steps:
             step()
-            assert tallied(outbox) == outbox.counts()
-        assert outbox.counts() == {"pending": 3, "accepted": 1, "rejected": 0}
-        assert {t[2] for t in outbox.tally()} == {LOCAL, "http://127.0.0.1:10"}
+            # `counts` sums the accepted rows from the tally: it must say what the tables hold
+            assert tallied(outbox) == _counted(isolated_home)
+            assert outbox.counts() == _counted(isolated_home)
+            for where in (LOCAL, other, "http://127.0.0.1:11"):
+                assert outbox.counts(where) == _counted(isolated_home, where)
+        assert outbox.counts() == {"pending": 1, "accepted": 2, "rejected": 0, "held": 1}
+        assert {t[2] for t in outbox.tally()} == {LOCAL, other}
 
 
 def test_dropping_a_held_event_says_so(isolated_home: Path, pith: RunPith) -> None:

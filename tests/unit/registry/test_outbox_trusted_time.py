@@ -1,4 +1,4 @@
-"""The outbox keeps proofs of trusted time beside its events (table `trusted_time`, schema 6):
+"""The outbox keeps proofs of trusted time beside its events (table `trusted_time`, since schema 6):
 read back as sidecars, an upgraded proof never replaced by a pending one, the events still
 needing a proof found by the database, and a version-5 outbox given the table once."""
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from support.registry import citations
 
+from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import SCHEMA_VERSION
 from pithauthor.registry.outbox import Outbox
 from pithauthor.registry.submit import store_in_outbox
@@ -50,18 +51,43 @@ def test_the_events_still_needing_time_are_those_without_a_token_or_a_complete_p
         assert len(outbox.needing_time(tokens=True, proofs=True, limit=1)) == 1
 
 
+def test_the_events_needing_time_come_newest_first_once_each_from_both_tables(
+    isolated_home: Path,
+) -> None:
+    events = citations(5)
+    ids = [e["event_id"] for e in events]
+    other = "http://127.0.0.1:10"  # never contacted
+    with Outbox() as outbox:
+        for i, event in enumerate(events):  # one a second apart: the newest is the last
+            outbox.store([event], stored_at=f"2026-12-01T10:00:0{i}Z")
+        outbox.store([events[1]], other, stored_at="2026-12-01T10:00:09Z")  # newest, twice
+        outbox.mark_accepted(ids[2], registry_binding(None), None)  # in the ledger
+        outbox.mark_accepted(ids[3], registry_binding(None), None)
+        outbox.forget([ids[3]])  # its body dropped: nothing to stamp
+        found = [e["event_id"] for e in outbox.needing_time(tokens=True, proofs=True)]
+        assert found == [ids[1], ids[4], ids[2], ids[0]]
+        assert found[:2] == [
+            e["event_id"] for e in outbox.needing_time(tokens=True, proofs=False, limit=2)
+        ]
+        assert all(e == events[ids.index(e["event_id"])] for e in outbox.needing_time(
+            tokens=True, proofs=True))  # fmt: skip
+
+
 def test_a_version_5_outbox_gets_the_trusted_time_table_once(isolated_home: Path) -> None:
     events = citations(2)
     store_in_outbox(events)
     db = isolated_home / "outbox" / "outbox.sqlite3"
     with sqlite3.connect(db) as conn:
         conn.execute("DROP TABLE trusted_time")
+        conn.execute("DROP TABLE ledger_count")  # and what version 7 added
+        for trigger in ("in", "out", "body"):
+            conn.execute(f"DROP TRIGGER ledger_count_{trigger}")
         conn.execute("PRAGMA user_version=5")
     with Outbox() as outbox:
         assert len(outbox.working()) == 2
         outbox.store_time(events[0]["event_id"], "rfc3161", "https://tsa.test/", b"t")
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert conn.execute("SELECT count(*) FROM trusted_time").fetchone()[0] == 1
 
 
