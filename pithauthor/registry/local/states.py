@@ -171,7 +171,7 @@ class LiveStates:
             self.kept_documents_served += 1
             return saved.version, (file,), saved.state_sha256
         if file is not None:
-            file.file.close()
+            file.file.close()  # before its file is removed
         self._store.drop_document(rec.body)
         return None
 

@@ -12,6 +12,7 @@ import os
 import queue
 import sqlite3
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,19 +58,24 @@ def _stamp(st: os.stat_result) -> Stamp:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-class KeptFile(NamedTuple):
-    """A state document kept in the data folder (`RegistryStore.kept_document`), open, with
-    the stamp it had when it was checked; sent from the file (`sendfile`), never read in."""
+class KeptFile:
+    """A state document kept in the data folder (`RegistryStore.saved_document`), open, with
+    the stamp it had when it was opened; sent from the file (`sendfile`), never read in. The
+    file is closed when the last answer holding it is dropped."""
 
-    file: BinaryIO
-    stamp: Stamp
+    __slots__ = ("__weakref__", "file", "stamp")
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.stamp = _stamp(os.fstat(file.fileno()))
+        weakref.finalize(self, file.close)
 
     @property
     def size(self) -> int:
         return self.stamp[1]
 
     def intact(self) -> bool:
-        """Whether the file is still as it was checked: any write through the file system
+        """Whether the file is still as it was opened: any write through the file system
         changes its ctime (which no call can set back), a copy its inode."""
         try:
             return _stamp(os.fstat(self.file.fileno())) == self.stamp
@@ -650,7 +656,7 @@ class RegistryStore:
             file = open(self.document_path(body), "rb", buffering=0)  # noqa: SIM115 (kept open)
         except OSError:
             return saved, None
-        return saved, KeptFile(file, _stamp(os.fstat(file.fileno())))
+        return saved, KeptFile(file)
 
     @staticmethod
     def file_sha256(kept: KeptFile) -> str:
