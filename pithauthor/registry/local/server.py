@@ -40,7 +40,6 @@ from __future__ import annotations
 import email.message
 import hmac
 import io
-import os
 import socket
 import struct
 import threading
@@ -73,7 +72,6 @@ from pithauthor.registry.local.states import LiveStates, served_text
 from pithauthor.registry.local.store import (
     DocumentCache,
     Encoded,
-    Part,
     RegistryStore,
     StoredRecord,
 )
@@ -269,13 +267,6 @@ class RegistryServer(HTTPServer):
         self.server_close()
 
 
-def _bytes(part: Part) -> bytes:
-    """A part of a document as bytes (a kept file read whole: only where its bytes change)."""
-    if isinstance(part, bytes):
-        return part
-    return os.pread(part.file.fileno(), part.size, 0)
-
-
 def _encode(doc: Any) -> bytes:
     """A document as the server sends it: compact UTF-8 JSON."""
     return served_text(doc).encode("utf-8")
@@ -396,15 +387,8 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (extra or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        for part in body.parts:
-            if isinstance(part, bytes):
-                self.wfile.write(part)
-                continue
-            # a kept file, sent by the kernel from the page cache (never read in; checked
-            # before: `Encoded.intact`); one cut short since leaves the answer cut short
-            if self.connection.sendfile(part.file, 0, part.size) != part.size:
-                log.warning("a kept state document was cut short while it was sent")
-                self._reset()
+        for part in body.parts:  # a state's few large segments, each as it is
+            self.wfile.write(part)
 
     def _fail(self, exc: HTTPFailure) -> None:
         extra = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
@@ -473,7 +457,7 @@ class _Handler(BaseHTTPRequestHandler):
         times = server.store.time_version(rec.body)
         version = server.store.events_version(rec.body) + times
         cached = server.documents.get((rec.body, kind), version)
-        if cached is not None and cached.intact():  # a kept file written to since: built
+        if cached is not None:
             return cached
         sidecars = server.store.sidecars(rec.body)
         if kind == "bundle":
@@ -486,7 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
             if sidecars:
                 # outside the hashed body: appended to the served object (compact JSON, ends
                 # in "}"); the tag then names the proofs too
-                text = b"".join(_bytes(p) for p in parts)
+                text = b"".join(parts)
                 doc = Encoded.of(text[:-1] + b',"trusted_time":' + _encode(sidecars) + b"}")
             else:
                 # the tag from state_sha256, which names these bytes (the same state is

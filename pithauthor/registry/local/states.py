@@ -17,11 +17,11 @@ What is kept in the store: the builder's pieces (`RegistryStore.save_state`, wri
 state is read and at shutdown), from which a restarted registry goes on without merging; and at
 shutdown the last state document written, as a file of the data folder with a row giving the
 events it covers, the file's stamp and the SHA-256 of its bytes, under a MAC by the registry's
-key (`RegistryStore.save_document`). A restarted registry sends that file as it is on the first
-read (`sendfile`: not read in, not hashed), only while the store's events are still those it
-covers, the MAC holds and the file's stamp is the one written (a file of another stamp is
-hashed and must be the bytes written); else it is dropped and the state is built from the
-pieces.
+key (`RegistryStore.save_document`). A restarted registry serves that file as it is on the
+first read (read, not hashed), only while the store's events are still those it covers, the MAC
+holds and the file's stamp is the one written, before and after the read (a file of another
+stamp is hashed and must be the bytes written); else it is dropped and the state is built from
+the pieces.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from pithauthor.protocol.documents import CanonicalRecord, RecordCreated, Source
 from pithauthor.registry.local.answers import LocalKey, record_created, source_aliases
 from pithauthor.registry.local.store import (
     KeptFile,
-    Part,
     RegistryStore,
     SavedDocument,
     SavedState,
@@ -91,7 +90,7 @@ class LiveStates:
         with self._locks_lock:
             return self._locks.setdefault(body, threading.Lock())
 
-    def document(self, rec: StoredRecord) -> tuple[int, tuple[Part, ...], str]:
+    def document(self, rec: StoredRecord) -> tuple[int, tuple[bytes, ...], str]:
         """The event version the state of `rec` holds, the state as served (in parts, in
         order: `StateBuilder.document_parts`, or the file kept at shutdown), and its
         state_sha256."""
@@ -158,7 +157,7 @@ class LiveStates:
         text = "\0".join(map(str, (*fields, *saved.stamp)))
         return hmac.new(key, text.encode(), "sha256").digest()
 
-    def _kept_document(self, rec: StoredRecord) -> tuple[int, tuple[Part, ...], str] | None:
+    def _kept_document(self, rec: StoredRecord) -> tuple[int, tuple[bytes, ...], str] | None:
         """The document kept at shutdown, when it is the state of the events stored now (the
         same last rowid and count of the paper's events), its row's MAC holds and its file is
         the one written: the same stamp, or else the same bytes (hashed again, and the new
@@ -167,13 +166,16 @@ class LiveStates:
         if found is None:
             return None
         saved, file = found
-        if file is not None and self._intact(rec.body, saved, file):
-            self.kept_documents_served += 1
-            return saved.version, (file,), saved.state_sha256
+        doc = None
         if file is not None:
-            file.file.close()  # before its file is removed
-        self._store.drop_document(rec.body)
-        return None
+            with file.file:
+                if self._intact(rec.body, saved, file):
+                    doc = file.read()  # None: written to while it was read
+        if doc is None:
+            self._store.drop_document(rec.body)
+            return None
+        self.kept_documents_served += 1
+        return saved.version, (doc,), saved.state_sha256
 
     def _intact(self, body: str, saved: SavedDocument, file: KeptFile) -> bool:
         if (saved.version, saved.event_count) != self._store.events_span(body):
@@ -184,7 +186,7 @@ class LiveStates:
             return True
         # another stamp: the folder was copied or restored, or the file written to; its
         # bytes are hashed, and it is served only when they are the ones written
-        if file.size != saved.stamp[1] or self._store.file_sha256(file) != saved.file_sha256:
+        if file.stamp[1] != saved.stamp[1] or self._store.file_sha256(file) != saved.file_sha256:
             return False
         again = saved._replace(stamp=file.stamp)
         self._store.save_document(body, again._replace(mac=self._mac(body, again)))
