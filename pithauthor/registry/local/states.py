@@ -34,6 +34,7 @@ import threading
 from collections.abc import Sequence
 from typing import TypedDict
 
+from pithauthor.errors import UnsafePermissions
 from pithauthor.protocol.checks.merge import Encode, StateBuilder, already_checked
 from pithauthor.protocol.documents import CanonicalRecord, RecordCreated, SourceAlias
 from pithauthor.registry.local.answers import LocalKey, record_created, source_aliases
@@ -143,7 +144,10 @@ class LiveStates:
                 if self._store.events_version(body) != version:
                     continue  # stored after it was written: it would be dropped anyway
                 count = self._store.events_span(body)[1]
-                stamp, file_sha = self._store.write_document(body, parts)
+                try:
+                    stamp, file_sha = self._store.write_document(body, parts)
+                except (OSError, UnsafePermissions):  # a cache: the next start builds it
+                    continue
                 saved = SavedDocument(version, count, sha, file_sha, stamp, b"")
                 self._store.save_document(body, saved._replace(mac=self._mac(body, saved)))
                 del self._written[body]

@@ -240,6 +240,30 @@ def test_a_kept_document_written_to_after_it_was_checked_is_not_read(tmp_path: P
     store.close()
 
 
+def test_a_document_that_cannot_be_kept_leaves_the_shutdown_whole_and_is_built_again(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "reg"
+    server = start_server(data)
+    server.states.KEEP_BYTES = 0
+    try:
+        with httpx.Client(base_url=server.url) as client:
+            for event in _cites(3):
+                _post(client, event)
+        before = _served(server)
+        (data / "states").write_bytes(b"")  # where its folder goes: the file cannot be written
+    finally:
+        server.stop()
+    assert RegistryStore(data).saved_document(BODY) is None
+    again = _restarted(data)
+    try:
+        assert _served(again) == before  # from the pieces kept
+        assert again.states.kept_documents_served == 0
+        assert again.states.full_merges == 0
+    finally:
+        again.stop()
+
+
 def test_a_damaged_kept_state_head_is_one_line_naming_the_database(tmp_path: Path) -> None:
     # before `parse_stored`, its JSON columns were read bare: a JSONFault out of the store
     data = _kept_state(tmp_path / "reg")
