@@ -622,6 +622,24 @@ def _both_arrays(pieces: Sequence[Piece]) -> tuple[bytes, bytes]:
     return _join_array(p[0] for p in pieces), _join_array(p[1] for p in pieces)
 
 
+def _coalesced(chunks: Iterable[bytes], small: int = 1 << 16) -> list[bytes]:
+    """`chunks` with each run of small ones joined: a document sent as a few buffers (its
+    large segments as they are, never copied into one text), not as 200,000 small ones."""
+    out: list[bytes] = []
+    run: list[bytes] = []
+    for chunk in chunks:
+        if len(chunk) < small:
+            run.append(chunk)
+            continue
+        if run:
+            out.append(b"".join(run))
+            run = []
+        out.append(chunk)
+    if run:
+        out.append(b"".join(run))
+    return out
+
+
 def _array_chunks(texts: list[bytes]) -> list[bytes]:
     """A JSON array of these texts as chunks ("[", a text, ",", a text, ..., "]"), made by
     slicing in C: hashed and joined into the document where they are, never joined alone
@@ -675,6 +693,11 @@ class StateBuilder:
         self._restored = False  # `restored`: the fold knows slots, not corrections
         # parts `_insert` appended to, out of merge order, and where each stops being in order
         self._unsorted: dict[str, int] = {}
+        # each event list of `current` and `applied_event_ids` as segments (the texts of its
+        # first `count` items joined by ",", in order), for `document`: a write joins and
+        # hashes only the items added since the last (`_segments`); whatever changes an item
+        # already in a segment (moved, dropped) drops its part's segments
+        self._joined: dict[str, tuple[int, list[bytes]]] = {}
         self._said_kept: dict[str, str] = {}  # `restored`: each current event's slot, claim
         self._head = [
             (k, self._both(v))
@@ -766,6 +789,7 @@ class StateBuilder:
         at = bisect.bisect(self._applied_emit, key)
         self._applied_emit.insert(at, key)
         self._applied.insert(at, t := json_string(eid).encode("utf-8"))
+        self._unjoin("applied_event_ids", at)
         self.log.append(("put", "applied_event_ids", "", t, t, "", _place(key)))
         part = EVENT_LISTS[typed["event_type"]]
         written = text.encode("utf-8")
@@ -793,6 +817,7 @@ class StateBuilder:
                 continue
             lowest = emit[min(ids[start:], key=emit.__getitem__)]
             at = bisect.bisect(ids, lowest, 0, start, key=emit.__getitem__)
+            self._unjoin(part, at)
             for eid in sorted(ids[at:], key=emit.__getitem__):
                 texts[eid] = texts.pop(eid)
         self._unsorted.clear()
@@ -986,6 +1011,7 @@ class StateBuilder:
             old = gone["event"]
             part = EVENT_LISTS[old["event_type"]]
             self._current[part].pop(old["event_id"], None)
+            self._unjoin(part, 0)  # where it stood is not known: joined again, whole
             if part in self._unsorted:  # its places moved: the part is sorted from its start
                 self._unsorted[part] = 0
             log.append(("drop", part, old["event_id"], b"", b"", "", ""))
@@ -1007,15 +1033,55 @@ class StateBuilder:
             log.append(("put", part, eid, written, written, self._said(eid), _place(key)))
         return True
 
+    def _unjoin(self, part: str, at: int) -> None:
+        """Item `at` of `part` and those after it changed: its segments no longer hold them."""
+        joined = self._joined.get(part)
+        if joined is not None and at < joined[0]:
+            del self._joined[part]
+
+    def _segments(self, part: str, texts: Sequence[bytes]) -> list[bytes]:
+        """The JSON array of `texts` (the items of `part`, in order) as chunks: the segments
+        joined before, and one more of the items added since. A segment at least half the
+        size of the one before it is joined to it, so a part is a few segments (their sizes
+        halving), and an item is copied again a few times over the paper's life, not at each
+        write (the 98 MB of a 100,000-event state were joined at every read after a POST)."""
+        count, segments = self._joined.get(part, (0, []))
+        if count > len(texts):  # `_unjoin` drops a part whose items changed: never so
+            count, segments = 0, []
+        if count < len(texts):
+            segments = [*segments, b",".join(texts[count:])]
+            while len(segments) > 1 and 2 * len(segments[-1]) >= len(segments[-2]):
+                last = segments.pop()
+                segments[-1] = b",".join((segments[-1], last))
+            self._joined[part] = (len(texts), segments)
+        return _array_chunks(segments)
+
+    def join_pending(self) -> None:
+        """Join the items added since the last write into their parts' segments now (a
+        restored builder, made in a POST: its first write then only hashes)."""
+        self._in_order()
+        for name, texts in self._current.items():
+            self._segments(name, list(texts.values()))
+        self._segments("applied_event_ids", self._applied)
+
     def document(self) -> tuple[bytes, str]:
         """The state as served (`encode` of `merge_state`'s answer, as UTF-8) and its
         `state_sha256`: texts joined, the canonical ones hashed; nothing merged again."""
+        parts, sha = self.document_parts()
+        return b"".join(parts), sha
+
+    def document_parts(self) -> tuple[list[bytes], str]:
+        """`document`'s bytes as a few buffers, in order (its large segments as they are kept:
+        nothing copied into one text), and its `state_sha256`."""
         self._in_order()
         invalid = len(self._invalid)
         plain = state_head(self._pn, self._valid_count, invalid, len(self._equivocations))
-        # the event lists and applied ids are canonical texts: the same chunks are served and
-        # hashed, and the one copy made of them is the document's join
-        lists = {name: _array_chunks(list(texts.values())) for name, texts in self._current.items()}
+        # the event lists and applied ids are canonical texts: the same segments are served
+        # and hashed (`_segments`: only the items added since the last write are joined)
+        lists = {
+            name: self._segments(name, list(texts.values()))
+            for name, texts in self._current.items()
+        }
         current: dict[str, tuple[bytes | list[bytes], bytes | list[bytes]]] = {
             **{k: p for k, p in self._head},
             **{name: (b"[]", b"[]") for name in REGISTRY_LISTS},
@@ -1026,7 +1092,7 @@ class StateBuilder:
             "withdrawals": [(t, t) for t in self._withdrawals],
             "duplicates": self._duplicates,
         }
-        applied = _array_chunks(self._applied)
+        applied = self._segments("applied_event_ids", self._applied)
         # each field as (served, canonical) text; in the state's layout for the served bytes,
         # keys sorted for the canonical ones (`current`'s own, then the state's)
         fields: dict[str, tuple[bytes | list[bytes], bytes | list[bytes]]] = {
@@ -1044,8 +1110,10 @@ class StateBuilder:
 
         digest = hashlib.sha256()
         canon = sorted(((k, p[1]) for k, p in fields.items()), key=_name)
-        deque(map(digest.update, _object_chunks(canon)), maxlen=0)
+        # the small chunks joined first: one update each of 200,000 texts cost more than the
+        # SHA-256 of their bytes; a large segment is hashed where it is (without the GIL)
+        deque(map(digest.update, _coalesced(_object_chunks(canon))), maxlen=0)
         sha = digest.hexdigest()
         fields["state_sha256"] = (json_string(sha).encode("utf-8"), b"")
         served = [(k, p[0]) for k, p in in_layout(fields, STATE_FIELDS).items()]
-        return b"".join(_object_chunks(served)), sha
+        return _coalesced(_object_chunks(served)), sha

@@ -69,7 +69,12 @@ from pithauthor.registry.local import answers
 from pithauthor.registry.local import pool as framing
 from pithauthor.registry.local.pool import ConnectionPool, Limits, Ready, Waiting, log
 from pithauthor.registry.local.states import LiveStates, served_text
-from pithauthor.registry.local.store import DocumentCache, Encoded, RegistryStore, StoredRecord
+from pithauthor.registry.local.store import (
+    DocumentCache,
+    Encoded,
+    RegistryStore,
+    StoredRecord,
+)
 
 MAX_BODY = 64 * 1024
 EVENT_TYPES = frozenset(answers.ACTIONS.values())
@@ -375,14 +380,15 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.base_url  # never the request's Host: a client must not pick links
 
     def _send(self, status: int, doc: Any, extra: Mapping[str, str] | None = None) -> None:
-        body = doc if isinstance(doc, bytes) else _encode(doc)
+        body = doc if isinstance(doc, Encoded) else Encoded((_encode(doc),), "")
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(body.size))
         for name, value in (extra or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(body)
+        for part in body.parts:  # a state's few large segments, each as it is
+            self.wfile.write(part)
 
     def _fail(self, exc: HTTPFailure) -> None:
         extra = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
@@ -421,7 +427,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("ETag", doc.etag)
             self.end_headers()
             return
-        self._send(200, doc.body, {"ETag": doc.etag})
+        self._send(200, doc, {"ETag": doc.etag})
 
     def _get(self) -> Any:
         url = urlsplit(self.path)
@@ -459,22 +465,22 @@ class _Handler(BaseHTTPRequestHandler):
             bundle = answers.bundle_document(rec, server.key, events, sidecars)
             doc = Encoded.of(_encode(bundle))
         else:  # kept up to date by each POST: joined and hashed, not merged
-            version, text, sha = server.states.document(rec)
+            version, parts, sha = server.states.document(rec)
             version += times
             if sidecars:
                 # outside the hashed body: appended to the served object (compact JSON, ends
                 # in "}"); the tag then names the proofs too
-                text = text[:-1] + b',"trusted_time":' + _encode(sidecars) + b"}"
-                doc = Encoded.of(text)
+                text = b"".join(parts)
+                doc = Encoded.of(text[:-1] + b',"trusted_time":' + _encode(sidecars) + b"}")
             else:
                 # the tag from state_sha256, which names these bytes (the same state is
                 # written the same way): hashing 100 MB once more cost a fifth of the read
-                doc = Encoded(text, '"' + sha[:32] + '"')
-        if len(doc.body) > MAX_JSON_BYTES:
+                doc = Encoded(parts, '"' + sha[:32] + '"')
+        if doc.size > MAX_JSON_BYTES:
             # the one limit: nothing is served that `pith` would refuse to read
             raise HTTPFailure(
                 507,
-                f"the {kind} of {rec.pith_number} is {len(doc.body) // 2**20} MiB, over the "
+                f"the {kind} of {rec.pith_number} is {doc.size // 2**20} MiB, over the "
                 f"{MAX_JSON_BYTES // 2**20} MiB a registry document may be",
             )
         server.documents.put((rec.body, kind), version, doc)

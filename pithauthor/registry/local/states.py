@@ -15,10 +15,13 @@ next read (never in a POST).
 
 What is kept in the store: the builder's pieces (`RegistryStore.save_state`, written when the
 state is read and at shutdown), from which a restarted registry goes on without merging; and at
-shutdown the last state document written, with the events it covers and a MAC by the
-registry's key (`RegistryStore.save_document`), which a restarted registry serves as it is on
-the first read, only while the store's events are still those it covers and the MAC holds
-(else it is dropped and the state is built from the pieces).
+shutdown the last state document written, as a file of the data folder with a row giving the
+events it covers, the file's stamp and the SHA-256 of its bytes, under a MAC by the registry's
+key (`RegistryStore.save_document`). A restarted registry serves that file as it is on the
+first read (read, not hashed), only while the store's events are still those it covers, the MAC
+holds and the file's stamp is the one written, before and after the read (a file of another
+stamp is hashed and must be the bytes written); else it is dropped and the state is built from
+the pieces.
 """
 
 from __future__ import annotations
@@ -31,10 +34,12 @@ import threading
 from collections.abc import Sequence
 from typing import TypedDict
 
+from pithauthor.errors import UnsafePermissions
 from pithauthor.protocol.checks.merge import Encode, StateBuilder, already_checked
 from pithauthor.protocol.documents import CanonicalRecord, RecordCreated, SourceAlias
 from pithauthor.registry.local.answers import LocalKey, record_created, source_aliases
 from pithauthor.registry.local.store import (
+    KeptFile,
     RegistryStore,
     SavedDocument,
     SavedState,
@@ -73,9 +78,9 @@ class LiveStates:
         self._entries: dict[str, tuple[int, StateBuilder]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_lock = threading.Lock()
-        # the last document written of each paper (version, bytes, state_sha256), for
+        # the last document written of each paper (version, its parts, state_sha256), for
         # `close` to keep; a paper is left out while what is kept is that one
-        self._written: dict[str, tuple[int, bytes, str]] = {}
+        self._written: dict[str, tuple[int, list[bytes], str]] = {}
         self._stale: set[str] = set()  # a builder declined an event: the next read builds
         #: how many full merges were made (tests: an incremental update makes none)
         self.full_merges = 0
@@ -86,8 +91,10 @@ class LiveStates:
         with self._locks_lock:
             return self._locks.setdefault(body, threading.Lock())
 
-    def document(self, rec: StoredRecord) -> tuple[int, bytes, str]:
-        """The state of `rec` as served, the event version it holds, and its state_sha256."""
+    def document(self, rec: StoredRecord) -> tuple[int, tuple[bytes, ...], str]:
+        """The event version the state of `rec` holds, the state as served (in parts, in
+        order: `StateBuilder.document_parts`, or the file kept at shutdown), and its
+        state_sha256."""
         with self._lock(rec.body):
             if rec.body not in self._entries:
                 kept = self._kept_document(rec)
@@ -96,10 +103,12 @@ class LiveStates:
             version, builder = self._caught_up(rec)
             self._stale.discard(rec.body)
             self._save(rec.body, version, builder)
-            body, sha = builder.document()
-            if len(body) >= self.KEEP_BYTES:
-                self._written[rec.body] = (version, body, sha)
-            return version, body, sha
+            # the document written before is no longer served: its memory goes first
+            self._written.pop(rec.body, None)
+            parts, sha = builder.document_parts()
+            if sum(map(len, parts)) >= self.KEEP_BYTES:
+                self._written[rec.body] = (version, parts, sha)
+            return version, tuple(parts), sha
 
     def update(self, rec: StoredRecord) -> None:
         """Take the events stored since the last look: what a POST calls after storing its
@@ -130,39 +139,62 @@ class LiveStates:
         for body, (version, builder) in list(self._entries.items()):
             with self._lock(body):
                 self._save(body, version, builder)
-        for body, (version, doc, sha) in list(self._written.items()):
+        for body, (version, parts, sha) in list(self._written.items()):
             with self._lock(body):
                 if self._store.events_version(body) != version:
                     continue  # stored after it was written: it would be dropped anyway
                 count = self._store.events_span(body)[1]
-                mac = self._mac(body, version, count, sha, doc)
-                self._store.save_document(body, SavedDocument(version, count, sha, mac, doc))
+                try:
+                    stamp, file_sha = self._store.write_document(body, parts)
+                except (OSError, UnsafePermissions):  # a cache: the next start builds it
+                    continue
+                saved = SavedDocument(version, count, sha, file_sha, stamp, b"")
+                self._store.save_document(body, saved._replace(mac=self._mac(body, saved)))
                 del self._written[body]
 
-    def _mac(self, body: str, version: int, count: int, sha: str, doc: bytes) -> bytes:
-        """HMAC-SHA256 of a kept document and what it covers, by a key derived from the
-        registry's own: a document changed in the database by anything but this registry
-        is not served."""
+    def _mac(self, body: str, saved: SavedDocument) -> bytes:
+        """HMAC-SHA256 of what is kept of a document (what it covers, the SHA-256 of its
+        bytes, its file's stamp), by a key derived from the registry's own: a row changed
+        in the database by anything but this registry is not trusted."""
         key = hashlib.sha256(b"pithauthor-local-state-document\0" + self._key.seed).digest()
-        mac = hmac.new(key, f"{body}\0{version}\0{count}\0{sha}\0".encode(), "sha256")
-        mac.update(doc)
-        return mac.digest()
+        fields = (body, saved.version, saved.event_count, saved.state_sha256, saved.file_sha256)
+        text = "\0".join(map(str, (*fields, *saved.stamp)))
+        return hmac.new(key, text.encode(), "sha256").digest()
 
-    def _kept_document(self, rec: StoredRecord) -> tuple[int, bytes, str] | None:
+    def _kept_document(self, rec: StoredRecord) -> tuple[int, tuple[bytes, ...], str] | None:
         """The document kept at shutdown, when it is the state of the events stored now (the
-        same last rowid and count of the paper's events) and its MAC holds; otherwise it is
-        dropped, and None."""
-        kept = self._store.saved_document(rec.body)
-        if kept is None:
+        same last rowid and count of the paper's events), its row's MAC holds and its file is
+        the one written: the same stamp, or else the same bytes (hashed again, and the new
+        stamp kept). Otherwise it is dropped, and None."""
+        found = self._store.saved_document(rec.body)
+        if found is None:
             return None
-        version, count = self._store.events_span(rec.body)
-        if (kept.version, kept.event_count) != (version, count) or not hmac.compare_digest(
-            kept.mac, self._mac(rec.body, version, count, kept.state_sha256, kept.doc)
-        ):
+        saved, file = found
+        doc = None
+        if file is not None:
+            with file.file:
+                if self._intact(rec.body, saved, file):
+                    doc = file.read()  # None: written to while it was read
+        if doc is None:
             self._store.drop_document(rec.body)
             return None
         self.kept_documents_served += 1
-        return version, kept.doc, kept.state_sha256
+        return saved.version, (doc,), saved.state_sha256
+
+    def _intact(self, body: str, saved: SavedDocument, file: KeptFile) -> bool:
+        if (saved.version, saved.event_count) != self._store.events_span(body):
+            return False  # events stored behind it (another process): stale
+        if not hmac.compare_digest(saved.mac, self._mac(body, saved)):
+            return False
+        if file.stamp == saved.stamp:
+            return True
+        # another stamp: the folder was copied or restored, or the file written to; its
+        # bytes are hashed, and it is served only when they are the ones written
+        if file.stamp[1] != saved.stamp[1] or self._store.file_sha256(file) != saved.file_sha256:
+            return False
+        again = saved._replace(stamp=file.stamp)
+        self._store.save_document(body, again._replace(mac=self._mac(body, again)))
+        return True
 
     def _save(self, body: str, version: int, builder: StateBuilder) -> None:
         """Write the builder's changes to the pieces the store keeps (a cache: a crash before
@@ -214,6 +246,9 @@ class LiveStates:
             )
             version = saved.version
             del saved
+            # its texts joined now (in the POST that restores it, which reads them all anyway),
+            # so the next read only joins what came after and hashes
+            builder.join_pending()
         finally:
             gc.enable()
         gc.freeze()

@@ -374,3 +374,34 @@ def test_a_same_second_batch_in_reverse_is_placed_without_a_full_merge_also_afte
     for restart in (0, 1):
         _, taken = _feed(list(reversed(cites)), restart)
         assert all(taken), (restart, taken)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.permutations(sorted(SAME_SECOND)), st.integers(0, len(SAME_SECOND)), st.booleans())
+def test_a_restored_builder_joined_at_once_and_written_between_events_gives_the_batch_merge(
+    names: list[str], split: int, write_first: bool
+) -> None:
+    # what a restarted registry does: the builder restored from its pieces joins them at once
+    # (`join_pending`, in the POST that restores it), then takes events, each write joining
+    # only what came since; an event placed before items already joined (a same-second one),
+    # or one that supersedes, makes its part joined again: every write is the batch merge's
+    events = [SAME_SECOND[n] for n in names]
+    builder = StateBuilder(**RECORD, events=events[:split], encode=served_text)
+    if write_first:
+        assert builder.document() == _full(events[:split])
+    kept = StateBuilder.restored(
+        **RECORD,
+        encode=served_text,
+        pieces=list(builder.pieces()),
+        valid_count=builder.valid_count,
+        last=builder.last,
+        awaited=builder.awaited,
+    )
+    kept.join_pending()
+    for n in range(split + 1, len(events) + 1):
+        if not kept.add(events[n - 1]):
+            kept = StateBuilder(**RECORD, events=events[:n], encode=served_text)
+            kept.join_pending()
+        parts, sha = kept.document_parts()
+        assert (b"".join(parts), sha) == _full(events[:n])
+    assert kept.document() == _full(events)

@@ -1,11 +1,14 @@
 """What the local registry keeps of a paper's merged state: a POST adds its event to
 the state at once (the next read only writes it), and the document written last is kept at
 shutdown, served by a restarted registry without building anything, but only while the
-store's events are those it covers and its MAC holds: a stale or tampered one is rebuilt."""
+store's events are those it covers, its MAC holds and its file is the one written: a stale or
+tampered one is rebuilt."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -153,29 +156,36 @@ def test_a_kept_document_that_events_stored_behind_it_made_stale_is_rebuilt(
         again.stop()
 
 
-@pytest.mark.parametrize("how", ["bytes", "coverage"])
+@pytest.mark.parametrize("how", ["bytes", "bytes, times set back", "gone", "coverage"])
 def test_a_tampered_kept_document_is_rebuilt_never_served(tmp_path: Path, how: str) -> None:
     data = _kept_state(tmp_path / "reg")
-    db = sqlite3.connect(data / DB_FILE)
-    doc, version, count = db.execute(
-        "SELECT doc, version, event_count FROM state_documents WHERE body = ?", (BODY,)
-    ).fetchone()
-    if how == "bytes":  # the document says something else, still valid JSON
-        forged = bytes(doc).replace(b'"cites"', b'"refutes"', 1)
-        assert forged != bytes(doc)
-        db.execute("UPDATE state_documents SET doc = ? WHERE body = ?", (forged, BODY))
+    kept = RegistryStore(data).document_path(BODY)
+    doc = kept.read_bytes()
+    if how.startswith("bytes"):  # the document says something else, still valid JSON
+        forged = doc.replace(b'"cites"', b'"CITES"', 1)
+        assert forged != doc and len(forged) == len(doc)
+        before = kept.stat()
+        with open(kept, "r+b") as file:  # in place: the same inode and size
+            file.write(forged)
+        if "set back" in how:  # its mtime as written (its ctime no call can set back)
+            os.utime(kept, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif how == "gone":
+        kept.unlink()
     else:  # an event stored behind it, and the coverage made to match the store again
         store = RegistryStore(data)
         store.insert_event(BODY, _cites(1, "2026-11-29T12:40:00Z", 300)[0], T0)  # type: ignore[arg-type]
         now, n = store.events_span(BODY)
         store.close()
+        db = sqlite3.connect(data / DB_FILE)
+        version, count = db.execute(
+            "SELECT version, event_count FROM state_files WHERE body = ?", (BODY,)
+        ).fetchone()
         assert (now, n) != (version, count)
         db.execute(
-            "UPDATE state_documents SET version = ?, event_count = ? WHERE body = ?",
-            (now, n, BODY),
+            "UPDATE state_files SET version = ?, event_count = ? WHERE body = ?", (now, n, BODY)
         )
-    db.commit()
-    db.close()
+        db.commit()
+        db.close()
     again = _restarted(data)
     try:
         _served(again)  # the full merge's bytes, not the kept ones
@@ -183,6 +193,75 @@ def test_a_tampered_kept_document_is_rebuilt_never_served(tmp_path: Path, how: s
     finally:
         again.stop()
     assert RegistryStore(data).saved_document(BODY) is not None  # kept anew at shutdown
+
+
+def test_a_kept_document_in_a_copied_folder_is_hashed_again_and_then_served(
+    tmp_path: Path,
+) -> None:
+    # a copy (a backup restored) has other inodes and times: the file's bytes are hashed, and
+    # served when they are the ones written; the new stamp is kept, so the next start does not
+    # hash them again
+    data = _kept_state(tmp_path / "reg")
+    copy = tmp_path / "copy"
+    shutil.copytree(data, copy)
+    store = RegistryStore(copy)
+    found = store.saved_document(BODY)
+    assert found is not None and found[1] is not None
+    assert found[1].stamp != found[0].stamp
+    found[1].file.close()
+    store.close()
+    again = _restarted(copy)
+    try:
+        _served(again)
+        assert again.states.kept_documents_served == 1
+    finally:
+        again.stop()
+    store = RegistryStore(copy)
+    found = store.saved_document(BODY)
+    assert found is not None and found[1] is not None
+    assert found[1].stamp == found[0].stamp
+    found[1].file.close()
+    store.close()
+
+
+def test_a_kept_document_written_to_after_it_was_checked_is_not_read(tmp_path: Path) -> None:
+    # the stamp is asked again after the bytes are read: a write between the check and the
+    # end of the read (its ctime moves) gives no bytes, and the state is built instead
+    data = _kept_state(tmp_path / "reg")
+    store = RegistryStore(data)
+    found = store.saved_document(BODY)
+    assert found is not None and found[1] is not None
+    saved, kept = found
+    assert kept.stamp == saved.stamp
+    with open(store.document_path(BODY), "r+b") as file:  # in place, the same size
+        file.write(b" ")
+    assert kept.read() is None
+    kept.file.close()
+    store.close()
+
+
+def test_a_document_that_cannot_be_kept_leaves_the_shutdown_whole_and_is_built_again(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "reg"
+    server = start_server(data)
+    server.states.KEEP_BYTES = 0
+    try:
+        with httpx.Client(base_url=server.url) as client:
+            for event in _cites(3):
+                _post(client, event)
+        before = _served(server)
+        (data / "states").write_bytes(b"")  # where its folder goes: the file cannot be written
+    finally:
+        server.stop()
+    assert RegistryStore(data).saved_document(BODY) is None
+    again = _restarted(data)
+    try:
+        assert _served(again) == before  # from the pieces kept
+        assert again.states.kept_documents_served == 0
+        assert again.states.full_merges == 0
+    finally:
+        again.stop()
 
 
 def test_a_damaged_kept_state_head_is_one_line_naming_the_database(tmp_path: Path) -> None:
