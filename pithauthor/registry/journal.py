@@ -229,18 +229,15 @@ LEDGER_COUNT_STATEMENTS = (
 
 def _mark_untimed(event: str) -> str:
     """The statements (of a trigger) that set `event`'s row of `untimed` from the tables: a
-    row while the event is stored with its body (working set, or ledger with its body) and
-    lacks a token (`token` 1) or a complete OpenTimestamps proof (`proof` 1); none otherwise.
-    Each lookup is on a primary key's first column, so its cost does not grow with the
-    outbox."""
+    row while the ledger holds the event with its body and it lacks a token (`token` 1) or a
+    complete OpenTimestamps proof (`proof` 1); none otherwise. Each lookup is on a primary
+    key's first column, so its cost does not grow with the outbox."""
     return (
         f"DELETE FROM untimed WHERE event_id = {event}; "
         "INSERT INTO untimed (event_id, stored_at, token, proof) "
         f"SELECT {event}, at, token, proof FROM (SELECT "
-        "(SELECT max(stored_at) FROM (SELECT stored_at FROM outbox WHERE event_id = "
-        f"{event} UNION ALL SELECT stored_at FROM ledger WHERE event_id = {event} "
-        "AND body IS NOT NULL)) AS at, "
-        f"NOT EXISTS (SELECT 1 FROM trusted_time WHERE event_id = {event} "
+        f"(SELECT max(stored_at) FROM ledger WHERE event_id = {event} AND body IS NOT NULL) "
+        f"AS at, NOT EXISTS (SELECT 1 FROM trusted_time WHERE event_id = {event} "
         "AND kind = 'rfc3161') AS token, "
         f"NOT EXISTS (SELECT 1 FROM trusted_time WHERE event_id = {event} "
         "AND kind = 'ots' AND complete = 1) AS proof) "
@@ -248,31 +245,22 @@ def _mark_untimed(event: str) -> str:
     )
 
 
-# A row stored (working set, or ledger with its body): the common case, cheaper than setting
-# the mark afresh. The event is marked (or its mark kept newer) unless its proofs are all here.
-_MARK_STORED = (
-    "INSERT INTO untimed (event_id, stored_at, token, proof) SELECT * FROM (SELECT "
-    "NEW.event_id, NEW.stored_at, NOT EXISTS (SELECT 1 FROM trusted_time WHERE event_id = "
-    "NEW.event_id AND kind = 'rfc3161') AS token, NOT EXISTS (SELECT 1 FROM trusted_time "
-    "WHERE event_id = NEW.event_id AND kind = 'ots' AND complete = 1) AS proof) "
-    "WHERE token OR proof "
-    "ON CONFLICT (event_id) DO UPDATE SET stored_at = max(stored_at, excluded.stored_at);"
-)
-
-
 # an updated row: the event it was, and the one it is (the same, unless edited by hand)
 _BOTH = ("OLD.event_id", "NEW.event_id")
 
 
-# The events still lacking a proof of time, kept by the database itself as events and proofs
-# come, go and change (schema 8): `pith submit` and `pith timestamp` fetch what the newest of
-# them lack (`Outbox.needing_time`), `pith doctor` counts them (`Outbox.untimed`). Asking the
-# tables themselves was an anti-join over every stored event, on every `pith submit` with
-# trusted time set (0.2 s of CPU at 100,000 events, a command otherwise about 0.2 s); the mark
-# holds only the events that lack something, read newest first through its partial indexes.
-# The triggers set an event's row from the tables each time one of its rows changes, so the
-# mark is the same function of the tables however they were written (`Outbox.store`,
-# `recover`'s replay, a migration, or a hand edit).
+# The accepted events (the ledger's, with their body) still lacking a proof of time, kept by
+# the database itself as those events and their proofs come, go and change (schema 8). `pith
+# submit` and `pith timestamp` fetch what the newest stored events lack
+# (`Outbox.needing_time`), `pith doctor` counts them (`Outbox.untimed`): the working set is
+# asked directly (it is what is being sent, and stays small), the ledger through this mark.
+# Asking the ledger itself was an anti-join over every accepted event on every `pith submit`
+# with trusted time set (0.22 s of CPU at 100,000 events, a command otherwise about 0.2 s);
+# the mark holds only the events that lack something, read newest first through an index of
+# each lack. The triggers set an event's row from the tables each time one of its ledger rows
+# or proofs changes, so the mark is the same function of the tables however they were written
+# (`mark_accepted`, `recover`'s replay, a migration, or a hand edit); storing an event in the
+# working set (what `pith cite` does per citation) touches no mark.
 UNTIMED_STATEMENTS = (
     "CREATE TABLE untimed (event_id TEXT PRIMARY KEY, stored_at TEXT NOT NULL, "
     "token INTEGER NOT NULL, proof INTEGER NOT NULL) WITHOUT ROWID",
@@ -283,17 +271,13 @@ UNTIMED_STATEMENTS = (
     "max(stored_at), NOT EXISTS (SELECT 1 FROM trusted_time t WHERE t.event_id = e.event_id "
     "AND t.kind = 'rfc3161') AS token, NOT EXISTS (SELECT 1 FROM trusted_time t "
     "WHERE t.event_id = e.event_id AND t.kind = 'ots' AND t.complete = 1) AS proof FROM "
-    "(SELECT event_id, stored_at FROM outbox UNION ALL SELECT event_id, stored_at FROM ledger "
-    "WHERE body IS NOT NULL) e GROUP BY event_id) WHERE token OR proof",
+    "ledger e WHERE body IS NOT NULL GROUP BY event_id) WHERE token OR proof",
     *(
         f"CREATE TRIGGER untimed_{name} AFTER {when} BEGIN "
-        + ("".join(_mark_untimed(row) for row in rows) or _MARK_STORED)
+        + "".join(_mark_untimed(row) for row in rows)
         + " END"
         for name, when, rows in (
-            ("outbox_in", "INSERT ON outbox", ()),
-            ("outbox_out", "DELETE ON outbox", ("OLD.event_id",)),
-            ("outbox_set", "UPDATE OF event_id, stored_at ON outbox", _BOTH),
-            ("ledger_in", "INSERT ON ledger WHEN NEW.body IS NOT NULL", ()),
+            ("ledger_in", "INSERT ON ledger", ("NEW.event_id",)),
             ("ledger_out", "DELETE ON ledger", ("OLD.event_id",)),
             ("ledger_set", "UPDATE OF event_id, stored_at, body ON ledger", _BOTH),
             ("time_in", "INSERT ON trusted_time", ("NEW.event_id",)),
