@@ -14,7 +14,10 @@ of pithauthor/data/examples; `--position` checked against a loopback arXiv API s
 answer is cached after the warm-up), `pith cite --from A --from-record FILE --to B --record
 FILE` (one citation), `pith replicate PAPER --record FILE`, `pith withdraw EVENT` (of the
 outbox's oldest accepted citation; its baseline an outbox holding only that event), `pith
-submit` with nothing pending for its registry, and `pith status PAPER`, the last two against
+submit` with nothing pending for its registry (twice: as the benchmarks run, with no
+trusted-time source, and with the default authorities and calendars set, every event holding
+its token and complete proof, so nothing is asked of them), and `pith status PAPER`, the last
+two against
 a local registry process on loopback (its key trusted from its saved manifest). A plaintext key
 (no KDF); every signing run signs anew (what the run before signed is dropped from the outbox,
 untimed). CPU of the process (user + system: what other processes' load hardly changes),
@@ -52,6 +55,9 @@ TARGET = 1.2
 STORE_EVENTS = 2000
 LOCAL = "http://127.0.0.1:8787"  # never contacted: no command here asks a registry
 CITED = 300
+# a default source of each kind of proof the fill keeps per event
+TSA = "https://timestamp.digicert.com"
+CALENDAR = "https://a.pool.opentimestamps.org"
 PENDING = 10  # the working set of every outbox here but the empty one: the same few rows
 #: The local arXiv API stand-in (`pith claim` checks --position against it) lives with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -123,6 +129,15 @@ def _fill(n: int, pending: int = PENDING) -> None:
                 "WHERE event_id IN (SELECT event_id FROM done)"
             )
             conn.execute("DELETE FROM outbox WHERE event_id IN (SELECT event_id FROM done)")
+            # every event's proofs of time, as `pith submit` keeps them with trusted time set
+            # (the default): a token and a complete OpenTimestamps proof each
+            for kind, source, complete in (("rfc3161", TSA, 0), ("ots", CALENDAR, 1)):
+                conn.execute(
+                    "INSERT INTO trusted_time (event_id, kind, source, proof, complete, "
+                    "updated_at) SELECT event_id, ?, ?, x'00', ?, stored_at FROM outbox "
+                    "UNION SELECT event_id, ?, ?, x'00', ?, stored_at FROM ledger",
+                    (kind, source, complete) * 2,
+                )
             conn.execute("COMMIT")
 
 
@@ -267,6 +282,11 @@ def _authoring(root: Path, empty: Path, homes: dict[int, Path]) -> list[dict[str
                     *pith, "withdraw", _first_accepted(home)[:23], "--yes", "--registry", LOCAL,
                 ],
                 "submit (nothing pending for it)": lambda _: [*pith, "submit", *trust],
+                # as users run it: trusted time set (the default authorities and calendars;
+                # every event holds its proofs, so nothing is asked of them)
+                "submit (nothing pending for it; trusted time set, as by default)": lambda _: [
+                    "env", "-u", "PITH_TSA", "-u", "PITH_OTS_CALENDARS", *pith, "submit", *trust,
+                ],
                 "status PAPER (local registry)": lambda _: [*pith, "status", DEAR, *trust],
             }  # fmt: skip
             return _rounds(argvs, empty, one, homes)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -283,3 +284,14 @@ def arxiv_metadata(arxiv_id: str) -> dict[str, Any]:
         if "/" in arxiv_id
         else "Mon, 4 Jan 2021 10:00:00 GMT",
     }
+
+
+def drop_untimed_mark(conn: sqlite3.Connection) -> None:
+    """An outbox file as pithauthor made it before the mark of events lacking a proof of time
+    (schema 8): its table and the triggers that keep it, gone."""
+    triggers = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'untimed_%'"
+    ).fetchall()
+    for (name,) in triggers:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("DROP TABLE untimed")

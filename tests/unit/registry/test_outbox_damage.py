@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import RunPith, assert_one_line_error
-from support.registry import TestSigner, citations
+from support.registry import TestSigner, citations, drop_untimed_mark
 
 from pithauthor.errors import EventError, OutboxDamaged
 from pithauthor.registry import journal
@@ -216,6 +216,7 @@ def _as_version_4(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TRIGGER {trigger}")
     conn.execute("DROP TABLE tally")
     conn.execute("DROP TABLE ledger_count")  # its triggers go with the ledger
+    drop_untimed_mark(conn)
     ledger = (
         "event_id, registry, event_type, subject, body, stored_at, updated_at, attempts, answer"
     )
@@ -381,6 +382,7 @@ def test_an_outbox_of_version_6_gets_its_ledger_count_once(
         conn.execute("DROP TABLE ledger_count")
         for trigger in ("in", "out", "body"):
             conn.execute(f"DROP TRIGGER ledger_count_{trigger}")
+        drop_untimed_mark(conn)
         conn.execute("PRAGMA user_version=6")
     with Outbox() as outbox:  # checked as a version-6 file (its ledger counted), then migrated
         assert sorted(e.event_id for e in outbox.entries()) == ids

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from support.registry import citations
+from support.registry import citations, drop_untimed_mark
 
 from pithauthor.registry.client import registry_binding
 from pithauthor.registry.journal import SCHEMA_VERSION
@@ -82,12 +82,13 @@ def test_a_version_5_outbox_gets_the_trusted_time_table_once(isolated_home: Path
         conn.execute("DROP TABLE ledger_count")  # and what version 7 added
         for trigger in ("in", "out", "body"):
             conn.execute(f"DROP TRIGGER ledger_count_{trigger}")
+        drop_untimed_mark(conn)  # and what version 8 added
         conn.execute("PRAGMA user_version=5")
     with Outbox() as outbox:
         assert len(outbox.working()) == 2
         outbox.store_time(events[0]["event_id"], "rfc3161", "https://tsa.test/", b"t")
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         assert conn.execute("SELECT count(*) FROM trusted_time").fetchone()[0] == 1
 
 
