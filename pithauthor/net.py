@@ -42,6 +42,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pithauthor._version import __version__
+from pithauthor.collector import resume_collector
 from pithauthor.errors import (
     AuthError,
     EventRefused,
@@ -128,6 +129,7 @@ def new_client(
     client (a tenth of `pith verify --orcid` against a local ORCID), and its TLS context trusts
     no certificate at all, so a TLS connection it were ever asked for would fail, never go
     unchecked."""
+    resume_collector()  # requests leave cycles behind (`collector.pause_until_network`)
     import ssl  # here, as httpx (which loads it anyway): a run that asks nothing needs neither
 
     import httpx
