@@ -17,8 +17,8 @@ import os
 import pkgutil
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from pithauthor.errors import InputError
 from pithauthor.fs import read_user_file
@@ -35,8 +35,7 @@ _PEM = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Authority:
+class Authority(NamedTuple):
     """A time-stamp authority pith trusts: where to ask (`url`), the roots its chain must reach
     (`roots`, DER certificates, pinned), and optionally the window its tokens are trusted in
     (`valid_from` <= genTime < `valid_until`, as sigstore's trusted root bounds each authority;
@@ -169,8 +168,7 @@ def calendars_from_env(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(check_url(url, CALENDARS_ENV) for url in urls))
 
 
-@dataclass(frozen=True)
-class Sources:
+class Sources(NamedTuple):
     """Whom to ask: the RFC 3161 authorities and the OpenTimestamps calendars."""
 
     authorities: tuple[Authority, ...] = ()
