@@ -43,7 +43,7 @@ from pithauthor.registry.client import is_local_registry, registry_binding, regi
 from pithauthor.registry.credentials import TRUST_LOCAL_ENV, default_trust
 from pithauthor.registry.journal import DB_NAME
 from pithauthor.registry.outbox import Outbox
-from pithauthor.timestamps.rfc3161 import TSA_ENV
+from pithauthor.timestamps.time_sources import TSA_ENV
 
 __all__ = ["FAILING", "Finding", "diagnose"]
 

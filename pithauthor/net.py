@@ -36,12 +36,12 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pithauthor._version import __version__
+from pithauthor.collector import resume_collector
 from pithauthor.errors import (
     AuthError,
     EventRefused,
@@ -128,6 +128,7 @@ def new_client(
     client (a tenth of `pith verify --orcid` against a local ORCID), and its TLS context trusts
     no certificate at all, so a TLS connection it were ever asked for would fail, never go
     unchecked."""
+    resume_collector()  # requests leave cycles behind (`collector.pause_until_network`)
     import ssl  # here, as httpx (which loads it anyway): a run that asks nothing needs neither
 
     import httpx
@@ -222,8 +223,7 @@ def transport_reason(exc: Exception) -> str:
     return f"connection broken: {type(exc).__name__}"
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(NamedTuple):
     """How often and how long to retry. Delays: uniform(0, min(cap, base * 2**n))."""
 
     max_attempts: int = 6
@@ -251,8 +251,7 @@ class RetryPolicy:
         )
 
 
-@dataclass(frozen=True)
-class Retry:
+class Retry(NamedTuple):
     """One attempt's answer that is worth another: why (`HTTP 503`, `timed out`), and how many
     seconds the server asked to be left alone (its Retry-After), when it asked."""
 
@@ -580,8 +579,7 @@ def _answer_error(response: httpx.Response, url: str) -> Exception:
 # --- services other than the registry ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ServiceAnswer:
+class ServiceAnswer(NamedTuple):
     """A service's whole answer: its status and body (read within the caller's cap)."""
 
     status: int

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "Advance",
@@ -30,8 +30,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Retrying:
+class Retrying(NamedTuple):
     """A request is being sent again: `what` (`the registry at https://…`) failed with `reason`
     (`HTTP 503`, `connection failed`); the next of `attempts` tries is `attempt` (2 or more),
     after `wait` seconds; at most `left` seconds of waiting remain before the last try."""
@@ -44,8 +43,7 @@ class Retrying:
     left: float
 
 
-@dataclass(frozen=True, slots=True)
-class Advance:
+class Advance(NamedTuple):
     """`done` of `total` parts of the task `what` are done (`total` None: not known)."""
 
     what: str

@@ -68,7 +68,7 @@ def anchor(
     from pithauthor.registry.submit import check_destination
     from pithauthor.timestamps import anchor as anchoring
     from pithauthor.timestamps.headers import headers_from_env
-    from pithauthor.timestamps.ots import CALENDARS_ENV, calendars_from_env
+    from pithauthor.timestamps.time_sources import CALENDARS_ENV, calendars_from_env
 
     check_destination(out)
     calendars = calendars_from_env()

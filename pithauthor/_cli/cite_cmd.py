@@ -264,12 +264,16 @@ def _cite_bibliographies(
     citing_paper, citing_note, citing_arxiv = citing_number(
         citing, citing_record, output.registry, offline=nothing_to_sign or lookup.offline
     )
-    resolver = None if nothing_to_sign else RegistryResolver(output.registry.client, RecordCache())
     held = output.held()
     resolved: dict[str, Subject | str] = {}
-    if resolver is not None:
-        identifiers = (e.identifier for e in reading.to_sign() if e.identifier is not None)
-        resolved = resolve_identifiers(identifiers, resolver, parallel=parallel)
+    if not nothing_to_sign:
+        cache = RecordCache()
+        try:  # closed here, not left to the collector (the entry point freezes the heap)
+            identifiers = (e.identifier for e in reading.to_sign() if e.identifier is not None)
+            resolver = RegistryResolver(output.registry.client, cache)
+            resolved = resolve_identifiers(identifiers, resolver, parallel=parallel)
+        finally:
+            cache.close()
     plan = plan_citations(reading, citing_paper, resolved, citing_arxiv=citing_arxiv)
     # the key is opened only when there is something to sign (its passphrase later still: the
     # signatures wait in a `DeferredKey` until the author has seen the preview and said yes)

@@ -19,6 +19,7 @@ and pydantic cost more CPU than a second look at a 10,000-event paper (`status_p
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -75,6 +76,9 @@ def plain_cite(args: list[str]) -> None:
     it exits (SystemExit with the command's exit code), as `main.main` ends the Typer command
     (the home's warnings first, the progress reporter, Ctrl-C and errors alike); else it
     returns, having done nothing."""
+    from pithauthor.collector import pause_until_network, resume_collector
+
+    pause_until_network()  # the command's imports and work (until a request): see there
     from pithauthor._cli import cite_cmd
     from pithauthor._cli.output import Reports, exit_on_error, interrupted, warn
     from pithauthor.fs import report_home_warnings
@@ -82,6 +86,7 @@ def plain_cite(args: list[str]) -> None:
 
     parameters = cite_cmd.plain_cite_form(args)
     if parameters is None:
+        resume_collector()  # Typer's, as any command
         return
     report_home_warnings(warn)
     reports = Reports()
@@ -96,7 +101,25 @@ def plain_cite(args: list[str]) -> None:
         exit_on_error(exc)
     finally:
         reports.close()
+    leave_heap_to_the_system()
     sys.exit(0 if ok else 1)
+
+
+def leave_heap_to_the_system() -> None:
+    """Before a command that has finished exits: the objects alive now are left for the
+    operating system to reclaim, not freed one by one by the interpreter's last collections.
+
+    After a warm `pith cite refs.bib` of 300 entries the interpreter spent about 36 ms of CPU
+    between the last line and the exit (`pith bib scan`: 20 ms), most of it the final
+    collections walking and freeing the whole heap, which the process's exit returns anyway.
+    `gc.freeze` moves every tracked object out of the collector's reach, so those
+    collections skip them (about 17 ms left). Only a finalizer of an object in a reference
+    cycle is skipped by this (Python never promised one at exit); all else ends as before:
+    atexit functions, the standard streams flushed, objects freed by reference counting as
+    the modules are cleared. So it runs only once the command has closed what it opened: the
+    outbox, the record cache (closed by the command, not left to the collector), the files it
+    wrote (tests/cli/test_cite_fast_path.py: no database of the home is left open)."""
+    gc.freeze()
 
 
 def plain_status(args: list[str]) -> None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
     from pithauthor.registry.statements import OnChange, Statements
     from pithauthor.sign import Settle
-    from pithauthor.timestamps.flow import Sources
+    from pithauthor.timestamps.time_sources import Sources
 
 
 # What `pith claim`, `pith cite` and `pith replicate` share after parsing: the key, where the
@@ -107,7 +107,7 @@ class Output:
                 "add --yes (nothing was signed or sent)"
             )
         if self.timestamp:  # a bad PITH_TSA or PITH_OTS_CALENDARS is bad input, before signing
-            from pithauthor.timestamps.flow import sources_from_env
+            from pithauthor.timestamps.time_sources import sources_from_env
 
             self._sources = sources_from_env()
 

@@ -18,7 +18,7 @@ from pithauthor.protocol.text import escaped
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient
     from pithauthor.registry.submit import SubmitResult
-    from pithauthor.timestamps.flow import Sources
+    from pithauthor.timestamps.time_sources import Sources
 
 
 def submit(
@@ -57,7 +57,7 @@ def submit(
     # bad options are said before anything is stored; the manifests are read once, here,
     # whatever the registries the outbox holds rows for
     trust = options.read_trust()
-    from pithauthor.timestamps.flow import sources_from_env
+    from pithauthor.timestamps.time_sources import sources_from_env
 
     sources = sources_from_env()  # a bad PITH_TSA / PITH_OTS_CALENDARS: bad input, first
 

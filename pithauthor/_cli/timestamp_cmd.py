@@ -28,7 +28,7 @@ def timestamp(
     could not be asked (what was fetched is kept)."""
     from pithauthor.errors import NetworkError
     from pithauthor.registry.trusted_time import stamp_file, stamp_outbox
-    from pithauthor.timestamps.flow import sources_from_env
+    from pithauthor.timestamps.time_sources import sources_from_env
 
     sources = sources_from_env()
     events: list[Any] = []

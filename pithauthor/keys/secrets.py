@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pithauthor.errors import (
     InputError,
@@ -71,8 +71,7 @@ _CHECK_TEXT = b"pithauthor passphrase check v1"
 _TAG_FIELDS = ("check_b64", "mac_b64")
 
 
-@dataclass(frozen=True)
-class KdfLimits:
+class KdfLimits(NamedTuple):
     """argon2id cost parameters."""
 
     opslimit: int
@@ -159,8 +158,7 @@ def open_seed(doc: Any, passphrase: str, where: str) -> bytes:
     return bytes(seed)
 
 
-@dataclass(frozen=True)
-class _Parsed:
+class _Parsed(NamedTuple):
     limits: KdfLimits
     salt: bytes
     nonce: bytes

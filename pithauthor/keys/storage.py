@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pithauthor.errors import KeyExists, KeyFileTampered, KeyringUnavailable, KeyStoreError
 from pithauthor.fs import (
@@ -205,8 +205,7 @@ _REFUSED_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class KeyringStatus:
+class KeyringStatus(NamedTuple):
     """What the keyring probe found."""
 
     usable: bool

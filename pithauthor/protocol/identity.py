@@ -8,9 +8,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from pithauthor.errors import InputError, OrcidError
@@ -190,8 +189,7 @@ class WebDocument(TypedDict, total=False):
     keys: list[WebKey]
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """What a fetched proof says of one key: listed as current or retired, or not at all."""
 
     standing: Standing

@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pithauthor.errors import ArxivIdError, InputError, MetadataError
 from pithauthor.protocol.canonical_json import JSONFault, canonical_sha256, parse_json, sha256_hex
@@ -332,8 +332,7 @@ def check_own_name(name: str, public_name: str | None, *, force: bool = False) -
         )
 
 
-@dataclass(frozen=True)
-class AuthorCheck:
+class AuthorCheck(NamedTuple):
     """What comparing a claimant's name with the author list found."""
 
     checked: bool  # False: the record lists no authors (signed with --force only)

@@ -378,8 +378,7 @@ def under(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
 PINNED_SOURCE = "pinned manifest"
 
 
-@dataclass(frozen=True, slots=True)
-class RegistryKey:
+class RegistryKey(NamedTuple):
     """One registry signing key. `local` marks a key of a local (non-Pith) registry; `source`
     says where it came from (shown in every check it passes); `base_url` is the registry's
     address from the manifest (the only origin its records may link to)."""

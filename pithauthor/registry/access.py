@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from pithauthor.errors import (
     DocumentError,
@@ -59,8 +59,7 @@ def check_registry_options(registry: str | None, trust_manifests: list[str]) -> 
     RegistryOptions(registry, tuple(trust_manifests)).read_trust()
 
 
-@dataclass(frozen=True)
-class RegistryOptions:
+class RegistryOptions(NamedTuple):
     """The registry a command talks to, whom it trusts, and how long it tries: what the
     `--registry`, `--trust-manifest` (repeatable) and `--trust-local-registry` options (and a
     command's own retry budget) say, by name."""
@@ -92,8 +91,8 @@ class RegistryOptions:
     def for_registry(self, where: str) -> RegistryOptions:
         """These options for another registry (a row bound to it): a local registry's key is
         trusted for loopback registries only, never carried over to a remote one."""
-        return replace(
-            self, registry=where, trust_local=self.trust_local and is_local_registry(where)
+        return self._replace(
+            registry=where, trust_local=self.trust_local and is_local_registry(where)
         )
 
     def connect(self, *, trust: Trust | None = None, warn: Say | None = None) -> RegistryClient:

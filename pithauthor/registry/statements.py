@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pithauthor.errors import InputError
 from pithauthor.keys.author import list_keys
@@ -94,8 +94,7 @@ _NOUNS = {
 }
 
 
-@dataclass(frozen=True)
-class Settled:
+class Settled(NamedTuple):
     """What became of one statement (`Statements.settled`): `reused` (the event `event_id` was
     stored before), `new`, or `replaces` (`replaced` names the corrected event)."""
 
@@ -106,8 +105,7 @@ class Settled:
     replaced: str | None = None
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """Where one stored event stands in the merge of the outbox: `current`, `replaced` or
     `withdrawn` by `by`, `equivocation` (kept out in favour of `by`), or a `withdrawal`."""
 

@@ -28,7 +28,6 @@ from pithauthor.timestamps.flow import (
     FETCH_TIMEOUT,
     SIGNING_TIMEOUT,
     Fetch,
-    Sources,
     fetch_time,
     read_sidecar_file,
     ship_headers,
@@ -36,6 +35,7 @@ from pithauthor.timestamps.flow import (
     write_sidecar_file,
 )
 from pithauthor.timestamps.headers import CachedHeaders, HeaderSource
+from pithauthor.timestamps.time_sources import Sources
 
 if TYPE_CHECKING:
     from pithauthor.registry.client import RegistryClient

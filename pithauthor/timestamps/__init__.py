@@ -22,14 +22,14 @@ if TYPE_CHECKING:  # the face, one name a line (pithauthor/_face.py reads this b
     from pithauthor.timestamps.headers import HeaderSource as HeaderSource
     from pithauthor.timestamps.headers import ShippedHeaders as ShippedHeaders
     from pithauthor.timestamps.headers import headers_from_env as headers_from_env
-    from pithauthor.timestamps.ots import calendars_from_env as calendars_from_env
     from pithauthor.timestamps.ots import check_proof as check_proof
     from pithauthor.timestamps.ots import stamp as stamp
     from pithauthor.timestamps.ots import upgrade as upgrade
     from pithauthor.timestamps.proven import ProvenTime as ProvenTime
-    from pithauthor.timestamps.rfc3161 import Authority as Authority
-    from pithauthor.timestamps.rfc3161 import authorities_from_env as authorities_from_env
     from pithauthor.timestamps.rfc3161 import check_token as check_token
     from pithauthor.timestamps.rfc3161 import request_token as request_token
+    from pithauthor.timestamps.time_sources import Authority as Authority
+    from pithauthor.timestamps.time_sources import authorities_from_env as authorities_from_env
+    from pithauthor.timestamps.time_sources import calendars_from_env as calendars_from_env
 
 __getattr__, __dir__ = lazy_face(__name__)  # names load on first use

@@ -12,7 +12,6 @@ down authority costs one timeout, not one per event.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -49,20 +48,14 @@ from pithauthor.timestamps.headers import (
     ShippedHeaders,
     headers_from_env,
 )
-from pithauthor.timestamps.ots import (
-    block_heights,
-    calendars_from_env,
-    check_proof,
-    stamp,
-    upgrade,
-)
+from pithauthor.timestamps.ots import block_heights, check_proof, stamp, upgrade
 from pithauthor.timestamps.proven import ProvenTime
-from pithauthor.timestamps.rfc3161 import (
+from pithauthor.timestamps.rfc3161 import check_token, request_token
+from pithauthor.timestamps.time_sources import (
     DEFAULT_AUTHORITIES,
     Authority,
+    Sources,
     authorities_from_env,
-    check_token,
-    request_token,
 )
 
 #: Seconds each authority or calendar is given right after signing and by `pith submit` (once
@@ -73,27 +66,6 @@ SIGNING_TIMEOUT = 5.0
 FETCH_TIMEOUT = 10.0
 
 Kind = Literal["rfc3161", "ots"]
-
-
-@dataclass(frozen=True)
-class Sources:
-    """Whom to ask: the RFC 3161 authorities and the OpenTimestamps calendars."""
-
-    authorities: tuple[Authority, ...] = ()
-    calendars: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        """True when nothing is to be asked (the opt-out)."""
-        return not self.authorities and not self.calendars
-
-
-def sources_from_env(env: Mapping[str, str] | None = None) -> Sources:
-    """The authorities `PITH_TSA` and the calendars `PITH_OTS_CALENDARS` name (the defaults
-    when unset; `none` for neither: the opt-out). InputError, one line, for a bad setting."""
-
-    env = os.environ if env is None else env
-    return Sources(authorities_from_env(env), calendars_from_env(env))
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,7 @@ known public one (`KNOWN_CALENDARS`): a proof is not a licence to make pith call
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -44,18 +42,6 @@ MAX_PROOF_BYTES = 64 * 1024
 """The largest proof read or accepted: a real Bitcoin proof is a few kilobytes (a pending one a
 few hundred bytes); the reference client caps a calendar's answer at 10,000 bytes."""
 
-CALENDARS_ENV = "PITH_OTS_CALENDARS"
-"""The calendars to stamp at: URLs separated by commas or spaces, or `none` to stamp at none."""
-
-DEFAULT_CALENDARS = (
-    "https://a.pool.opentimestamps.org",
-    "https://a.pool.eternitywall.com",
-    "https://ots.btc.catallaxy.com",
-)
-"""The public calendars, one per operator (Peter Todd's OpenTimestamps, Eternity Wall,
-Catallaxy), all among the reference client's defaults: a proof needs one calendar to reach a
-block, and three operators do not fail or lie together (docs/protocol.md, "Trusted time")."""
-
 KNOWN_CALENDARS = (
     "*.calendar.opentimestamps.org",
     "*.calendar.eternitywall.com",
@@ -65,18 +51,6 @@ KNOWN_CALENDARS = (
 whitelist. Any calendar given to `upgrade` is asked too."""
 
 ACCEPT = {"Accept": "application/vnd.opentimestamps.v1"}
-
-
-def calendars_from_env(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The calendars `PITH_OTS_CALENDARS` names (`DEFAULT_CALENDARS` when unset; none for
-    `none`), each under the URL policy (InputError naming the variable otherwise)."""
-    value = (os.environ if env is None else env).get(CALENDARS_ENV, "").strip()
-    if not value:
-        return DEFAULT_CALENDARS
-    if value.lower() == "none":
-        return ()
-    urls = [part for part in re.split(r"[,\s]+", value) if part]
-    return tuple(dict.fromkeys(check_url(url, CALENDARS_ENV) for url in urls))
 
 
 # --- the proof --------------------------------------------------------------------------------

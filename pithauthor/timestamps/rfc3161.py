@@ -20,150 +20,25 @@ authority's own validity window when it has one. Each refusal is one line saying
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import os
-import pkgutil
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pithauthor.errors import InputError, NetworkError, VerificationError
-from pithauthor.fs import read_user_file
-from pithauthor.net import RetryPolicy, check_url, exchange
+from pithauthor.errors import NetworkError, VerificationError
+from pithauthor.net import RetryPolicy, exchange
 from pithauthor.timestamps.proven import ProvenTime
+from pithauthor.timestamps.time_sources import Authority, load_certificates
 
 if TYPE_CHECKING:
     from rfc3161_client import TimeStampResponse
-
-TSA_ENV = "PITH_TSA"
-"""The setting that replaces the default authorities: `URL=ROOTS.pem,...`, or `none`."""
 
 MAX_TOKEN_BYTES = 64 * 1024
 """The largest answer read from an authority, and the largest token checked: a real token with
 its chain is a few kilobytes (DigiCert's, three RSA-4096 certificates, about 7 KB)."""
 
-MAX_ROOTS_FILE_BYTES = 1024 * 1024
-"""The largest PEM file of roots `PITH_TSA` may name."""
-
 QUERY_TYPE = "application/timestamp-query"
 REPLY_TYPE = "application/timestamp-reply"
-
-_PEM = re.compile(
-    rb"-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END CERTIFICATE-----"
-)
-
-
-@dataclass(frozen=True)
-class Authority:
-    """A time-stamp authority pith trusts: where to ask (`url`), the roots its chain must reach
-    (`roots`, DER certificates, pinned), and optionally the window its tokens are trusted in
-    (`valid_from` <= genTime < `valid_until`, as sigstore's trusted root bounds each authority;
-    None: only the certificates' own validity bounds it)."""
-
-    url: str
-    roots: tuple[bytes, ...]
-    valid_from: datetime | None = None
-    valid_until: datetime | None = None
-
-
-def pem_certificates(data: bytes) -> tuple[bytes, ...]:
-    """The DER certificates of the PEM text `data`, in order (other blocks and text ignored);
-    ValueError when a certificate block is not base64."""
-    found = []
-    for block in _PEM.finditer(data):
-        try:
-            found.append(base64.b64decode(b"".join(block.group(1).split()), validate=True))
-        except binascii.Error:
-            raise ValueError("a CERTIFICATE block is not base64") from None
-    return tuple(found)
-
-
-# The authorities pith asks by default, each with the root its time-stamping chain ends at,
-# shipped in pithauthor/data/tsa/ (taken from certifi's copy of Mozilla's root list; docs/
-# protocol.md, "Trusted time", says why these two). Two independent companies: one of them down,
-# or one of them distrusted later, still leaves a token from the other.
-_SHIPPED = (
-    ("https://timestamp.digicert.com", "digicert-trusted-root-g4.pem"),
-    ("https://timestamp.sectigo.com", "usertrust-rsa-certification-authority.pem"),
-)
-
-
-def _shipped() -> tuple[Authority, ...]:
-    authorities = []
-    for url, name in _SHIPPED:
-        # the package loader's own read, as verify.pinned_trust reads the pinned registry key
-        data = pkgutil.get_data("pithauthor", f"data/tsa/{name}")
-        if data is None:  # a loader that cannot read data: the package is broken
-            raise FileNotFoundError(f"pithauthor/data/tsa/{name}")
-        authorities.append(Authority(url, pem_certificates(data)))
-    return tuple(authorities)
-
-
-DEFAULT_AUTHORITIES: tuple[Authority, ...] = _shipped()
-"""The authorities asked when `PITH_TSA` is not set (docs/protocol.md, "Trusted time")."""
-
-
-def authorities_from_env(env: Mapping[str, str] = os.environ) -> tuple[Authority, ...]:
-    """The authorities `PITH_TSA` names, else the defaults. `none` (alone) asks none: no token
-    is requested, and none can be checked. Otherwise a comma-separated list, each item
-    `URL=FILE` (FILE: PEM, the root or roots that authority's chain must reach) or a bare URL of
-    a default authority (its shipped roots). InputError, one line, for anything else."""
-    setting = env.get(TSA_ENV, "").strip()
-    if not setting:
-        return DEFAULT_AUTHORITIES
-    if setting.lower() == "none":
-        return ()
-    shipped = {a.url: a for a in DEFAULT_AUTHORITIES}
-    chosen: list[Authority] = []
-    for item in (part.strip() for part in setting.split(",")):
-        if not item:
-            continue
-        url, equals, path = item.rpartition("=")
-        if not equals:
-            url, path = item, ""
-        url = check_url(url, f"{TSA_ENV}: the time-stamp authority URL")
-        if any(a.url == url for a in chosen):
-            # each authority is one source of a sidecar (its tokens are kept by URL)
-            raise InputError(f"{TSA_ENV} names {url} twice")
-        if not path:
-            if url not in shipped:
-                raise InputError(
-                    f"{TSA_ENV}: {url} is no default authority, so pith has no root for it",
-                    hint=f"name its root: {TSA_ENV}={url}=ROOT.pem",
-                )
-            chosen.append(shipped[url])
-            continue
-        data = read_user_file(
-            path.strip(),
-            InputError,
-            f"a PEM file of root certificates ({TSA_ENV})",
-            limit=MAX_ROOTS_FILE_BYTES,
-        )
-        try:
-            roots = pem_certificates(data)
-            _load_certificates(roots)
-        except ValueError as exc:
-            raise InputError(
-                f"{TSA_ENV}: {path.strip()} holds a broken certificate: {exc}"
-            ) from None
-        if not roots:
-            raise InputError(
-                f"{TSA_ENV}: {path.strip()} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
-            )
-        chosen.append(Authority(url, roots))
-    return tuple(chosen)
-
-
-def _load_certificates(ders: Sequence[bytes]) -> list[object]:
-    """`cryptography` certificates of `ders`; ValueError for one that is not a certificate."""
-    # cryptography loads in ~30 ms: only a check, a request or a PITH_TSA root file needs it
-    from cryptography import x509
-
-    return [x509.load_der_x509_certificate(der) for der in ders]
 
 
 # --- asking --------------------------------------------------------------------------------------
@@ -241,7 +116,7 @@ def check_token(token: bytes, message: bytes, authorities: Sequence[Authority]) 
     faults: list[str] = []
     for authority in authorities:
         try:
-            roots = _load_certificates(authority.roots)
+            roots = load_certificates(authority.roots)
         except ValueError:
             faults.append(f"the pinned root of {authority.url} is no certificate")
             continue

@@ -253,3 +253,49 @@ def test_the_plain_options_are_the_typer_commands_own() -> None:
     )
     required = [p.name for p in command.params if p.required]
     assert required == ["citing"]  # --from: a plain form has it, else it is Typer's
+
+
+def _process_end(args: list[str]) -> dict[str, Any]:
+    """A real `pith ARGS` process (the heap is frozen only as a process ends): its exit code,
+    and at exit whether the collector was on and how many objects were frozen."""
+    import json
+    import subprocess
+
+    script = (
+        "import atexit, gc, json, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('END' + json.dumps("
+        "[gc.isenabled(), gc.get_freeze_count()])))\n"
+        f"sys.argv = ['pith', *{args!r}]\n"
+        "runpy.run_module('pithauthor', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    collecting, frozen = json.loads(done.stderr.rsplit("END", 1)[1])
+    return {"code": done.returncode, "collecting": collecting, "frozen": frozen}
+
+
+def test_a_plain_cite_closes_its_databases_before_it_leaves_the_heap(
+    tmp_path: Path, isolated_home: Path, cite_registry: dict[str, Any]
+) -> None:
+    """The entry point freezes the heap before a plain cite exits, so nothing left for the
+    collector is finalized: the command must close what it opened first. No SQLite database
+    of the home is left with a write-ahead log (SQLite removes it when the last connection
+    closes; the record cache was once left to the collector). The collector stays paused
+    through a warm run, which asks nothing, and is on again after a cold one's requests."""
+    from support.cite import number_of
+
+    from pithauthor.keys.author import generate
+
+    generate("k", public_name="A", backend="file", insecure_plaintext=True, note=lambda _: None)
+    bib = tmp_path / "refs.bib"
+    bib.write_text("@misc{b, title={B}, eprint={2101.99903}, archivePrefix={arXiv}}\n", "utf-8")
+    where = ["--registry", cite_registry["url"], "--trust-manifest", cite_registry["manifest"]]
+    args = ["cite", str(bib), "--from", number_of("2101.99904"), *where]
+    cold = _process_end([*args, "--out", str(tmp_path / "o.jsonl")])
+    assert cold == {"code": 0, "collecting": True, "frozen": cold["frozen"]}
+    assert cold["frozen"] > 10_000  # the heap was left to the system
+    assert sorted(isolated_home.rglob("*-wal")) == []
+    assert len((tmp_path / "o.jsonl").read_text("utf-8").splitlines()) == 1  # written whole
+    warm = _process_end(args)
+    assert warm == {"code": 0, "collecting": False, "frozen": warm["frozen"]}
+    assert sorted(isolated_home.rglob("*-wal")) == []
+    assert (isolated_home / "cache" / "records.sqlite3").is_file()  # the check can fail

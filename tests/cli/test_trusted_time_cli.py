@@ -25,7 +25,8 @@ from support.tsa_server import Pki, Tsa, TsaServer
 from pithauthor.protocol.identity import key_url
 from pithauthor.protocol.timestamps import signature_message
 from pithauthor.registry.outbox import Outbox
-from pithauthor.timestamps.rfc3161 import Authority, check_token
+from pithauthor.timestamps.rfc3161 import check_token
+from pithauthor.timestamps.time_sources import Authority
 
 VICTIM = "0000-0002-1825-0097"
 PAPER = "2302.12445"

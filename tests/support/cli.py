@@ -5,6 +5,7 @@ The fixtures themselves are in tests/conftest.py."""
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import pty
@@ -180,10 +181,17 @@ def _reset_process_state() -> None:
     """Forget what a process would not carry over between `pith` runs: the keyring backend
     chosen from PYTHON_KEYRING_BACKEND. `keyring` keeps the backend it chose first; its public
     `init_backend()` chooses again from the environment as it is now (once keyring is loaded:
-    a run that never used it has nothing to forget, and loading it costs ~50 ms)."""
+    a run that never used it has nothing to forget, and loading it costs ~50 ms). And the
+    collector as a process starts with it: the entry point's plain `pith cite` pauses it and
+    freezes the heap before it exits (`pithauthor.collector`, `entry.leave_heap_to_the_system`),
+    which a test process goes on from."""
     core = sys.modules.get("keyring.core")
     if core is not None:
         core.init_backend()
+    from pithauthor.collector import resume_collector
+
+    resume_collector()
+    gc.unfreeze()
 
 
 NEXT_STEP = "; next: "

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from hashlib import sha256
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from pithauthor.errors import PithNumberError
 from pithauthor.protocol.canonical_json import b64decode, canonical_text
@@ -654,8 +653,7 @@ def _check_orcid(report: Report, payload: Mapping[str, Any], signer_id: str) -> 
 #   (unverifiable, which does not fail the event).
 
 
-@dataclass(frozen=True, slots=True)
-class ProofCheck:
+class ProofCheck(NamedTuple):
     """One proof as checked: its kind and locator, where it was fetched, and the outcome.
 
     `finding` is None when the source could not be read; `problem` then says why, and

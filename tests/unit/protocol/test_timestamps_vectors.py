@@ -15,7 +15,7 @@ from pithauthor.protocol.canonical_json import parse_json
 from pithauthor.protocol.timestamps import headers_of, parse_sidecar, sidecar_json
 from pithauthor.timestamps.flow import check_time
 from pithauthor.timestamps.headers import PRODUCTION_FLOOR, ShippedHeaders
-from pithauthor.timestamps.rfc3161 import Authority, pem_certificates
+from pithauthor.timestamps.time_sources import Authority, pem_certificates
 
 VECTORS = Path(__file__).parents[2] / "vectors"
 HERE = VECTORS / "timestamps"

@@ -18,14 +18,13 @@ from support.tsa_server import Pki, Tsa, TsaServer
 from pithauthor.protocol.timestamps import build_sidecar, headers_of, tokens_of
 from pithauthor.registry.trusted_time import stamp_file
 from pithauthor.timestamps.flow import (
-    Sources,
     check_time,
     fetch_time,
     read_sidecar_file,
     sidecar_path,
 )
 from pithauthor.timestamps.headers import PRODUCTION_FLOOR, CachedHeaders, ShippedHeaders
-from pithauthor.timestamps.rfc3161 import Authority
+from pithauthor.timestamps.time_sources import Authority, Sources
 
 WHEN = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
 

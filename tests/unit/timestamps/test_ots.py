@@ -29,7 +29,7 @@ from support.ots_calendar import (
 )
 
 from pithauthor.errors import InputError, NetworkError, VerificationError
-from pithauthor.timestamps import ots
+from pithauthor.timestamps import ots, time_sources
 from pithauthor.timestamps.headers import PRODUCTION_FLOOR, ShippedHeaders, block_hash
 
 DIGEST = hashlib.sha256(b"an author event's canonical bytes").digest()
@@ -219,15 +219,15 @@ def test_upgrade_asks_no_host_a_proof_names_unless_it_is_a_known_calendar(
 
 
 def test_calendars_come_from_pith_ots_calendars() -> None:
-    assert ots.calendars_from_env({}) == ots.DEFAULT_CALENDARS
-    assert ots.calendars_from_env({"PITH_OTS_CALENDARS": "none"}) == ()
+    assert time_sources.calendars_from_env({}) == time_sources.DEFAULT_CALENDARS
+    assert time_sources.calendars_from_env({"PITH_OTS_CALENDARS": "none"}) == ()
     two = "https://a.example/, http://127.0.0.1:9 https://a.example"
-    assert ots.calendars_from_env({"PITH_OTS_CALENDARS": two}) == (
+    assert time_sources.calendars_from_env({"PITH_OTS_CALENDARS": two}) == (
         "https://a.example",
         "http://127.0.0.1:9",
     )
     with pytest.raises(InputError, match="PITH_OTS_CALENDARS"):
-        ots.calendars_from_env({"PITH_OTS_CALENDARS": "http://calendar.example"})
+        time_sources.calendars_from_env({"PITH_OTS_CALENDARS": "http://calendar.example"})
 
 
 def test_a_proof_into_two_blocks_proves_the_earlier_time(calendar: Calendar) -> None:

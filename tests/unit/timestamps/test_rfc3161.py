@@ -19,13 +19,12 @@ from support.cli import skip_backoff
 from support.tsa_server import Pki, Tsa, TsaServer, edited_time, response, token_for
 
 from pithauthor.errors import InputError, NetworkError, VerificationError
-from pithauthor.timestamps.rfc3161 import (
+from pithauthor.timestamps.rfc3161 import check_token, request_token
+from pithauthor.timestamps.time_sources import (
     DEFAULT_AUTHORITIES,
     TSA_ENV,
     Authority,
     authorities_from_env,
-    check_token,
-    request_token,
 )
 
 SIGNATURE = b"the signature bytes of an event"

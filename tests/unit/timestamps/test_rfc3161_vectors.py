@@ -18,7 +18,8 @@ from rfc3161_client import VerifierBuilder, decode_timestamp_response
 from support.tsa_server import response
 
 from pithauthor.errors import VerificationError
-from pithauthor.timestamps.rfc3161 import Authority, check_token, pem_certificates
+from pithauthor.timestamps.rfc3161 import check_token
+from pithauthor.timestamps.time_sources import Authority, pem_certificates
 
 VECTORS = Path(__file__).parents[2] / "vectors" / "rfc3161"
 INDEX: list[dict[str, Any]] = json.loads((VECTORS / "index.json").read_text(encoding="utf-8"))
