@@ -5,6 +5,7 @@ documents, and the list of your papers.
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,10 +24,10 @@ from pithauthor.protocol.checks.merge import (
     slot_and_claim,
 )
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
-from pithauthor.protocol.subject import replacing, statement_key, unlinked
+from pithauthor.protocol.subject import link_of, replacing, statement_key, unlinked
 from pithauthor.registry.client import RegistryClient, registry_binding
 from pithauthor.registry.journal import default_path
-from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.registry.outbox import Outbox, OutboxEntry, stored_event
 from pithauthor.registry.submit import record_titles, signed_nodes_in_state
 
 __all__ = [
@@ -136,6 +137,9 @@ class _Said:
 
     def starting(self, prefix: str) -> list[OutboxEntry]:
         return self.outbox.starting(prefix, self.registry)
+
+    def texts(self, key: tuple[str, str, str]) -> list[tuple[str, str | None]]:
+        return self.outbox.said_texts(*key, registry=self.registry)
 
 
 @dataclass
@@ -316,7 +320,8 @@ class Statements:
         event = self.event(event_id)
         if event is None:
             return None
-        merged = self.merged(*_said_by_about(event))
+        key = _said_by_about(event)
+        merged = self._merged.get(key) or self._around(key, event_id) or self.merged(*key)
         for entry in merged.superseded:
             if entry["event"]["event_id"] == event_id:
                 return Standing(event, entry["how"], entry["superseded_by"])
@@ -328,6 +333,75 @@ class Statements:
         if event_id in merged.broken_links:
             return Standing(event, "invalid")
         return Standing(event, "current")
+
+    def _around(self, key: tuple[str, str, str], event_id: str) -> Applied | None:
+        """The merge of the part of the group `key` (`merged`) that can decide where the
+        event `event_id` stands, or None when the whole group is to be merged (`merged`).
+
+        Where an event stands is decided by the events of its slot (a repeat, an
+        equivocation) and by the links that reach it (a correction naming it, or what it
+        corrects), and by theirs in turn: whatever a fold of the group decides of an event, a
+        fold of the events joined to it by slot and link decides alike, in the same order
+        (`apply_events`: a slot's holders, a link's target, a repeat, the order corrections
+        wait for their target in, are all within that part). A key's citations by 333 citing
+        papers of one paper were all read back and checked to withdraw one of them (45 ms at
+        100,000 events); the part is the citations of one citing paper and their links.
+
+        Which rows form the part is read off their stored texts unchecked (the slot and link
+        of each, as the merge reads them: `slot_and_claim`, `link_of`); every row of the part
+        is then read as `merged` reads it, checked in full (a damaged one refused), and the
+        merge is of those only. A row whose text cannot be read that far, or whose body was
+        dropped, or a group already read, and the whole group is merged, as before. A row
+        outside the part is not checked, as the rows about other papers are not: it can
+        change nothing of this event's standing (a row that, undamaged, would have joined
+        the part is damaged whatever it says now: only a row of the part counts as a
+        statement)."""
+        source = self.source
+        if source is None or key in self._loaded or key in self._ids_only:
+            return None
+        texts = [text for _, text in source.texts(key)]
+        if None in texts:
+            return None  # ids kept without their bodies: `_group` recalls them, or refuses
+        given = self._groups.get(key, [])  # the `-o FILE`'s: checked already
+        labels = [_labels(event) for event in given]
+        for text in texts:
+            try:
+                labels.append(_labels(json.loads(str(text))))
+            except Exception:  # anything a damaged text makes the reading raise
+                return None  # the whole group then: `merged` checks each and says which
+        parent: dict[object, object] = {}
+
+        def find(node: object) -> object:
+            parent.setdefault(node, node)
+            while parent[node] != node:
+                parent[node] = parent[parent[node]]
+                node = parent[node]
+            return node
+
+        for eid, slot, target in labels:
+            parent[find(("event", eid))] = find(("slot", slot))
+            if target is not None:
+                parent[find(("event", target))] = find(("slot", slot))
+        part = find(("event", event_id))
+        inside = [find(("event", eid)) == part for eid, _, _ in labels]
+        chosen = [e for e, yes in zip(given, inside, strict=False) if yes]
+        for text, yes in zip(texts, inside[len(given) :], strict=True):
+            if yes:
+                chosen.append(stored_event(str(text)))
+        unique = {e["event_id"]: e for e in chosen}  # as `merged`: an event stored twice
+        return apply_events(sorted(unique.values(), key=order_key))
+
+
+def _labels(event: Any) -> tuple[str, Slot, str | None]:
+    """(event id, slot, id its link names) of an event, as the merge reads them; raises on a
+    text that is no event (the caller merges the whole group, which refuses it)."""
+    eid = event["event_id"]
+    if not isinstance(eid, str):
+        raise TypeError("an event id is text")
+    slot = slot_and_claim(event)[0]
+    hash(slot)  # a slot of a damaged text may hold what no dict key can
+    link = link_of(event)
+    return eid, slot, None if link is None else link[1]
 
 
 class _Settle:
