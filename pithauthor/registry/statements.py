@@ -165,6 +165,8 @@ class Statements:
     _none_held: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     _loaded: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     _ids_only: dict[tuple[str, str, str], list[str]] = field(default_factory=dict, repr=False)
+    # the ids of the events `_around` read of a group (not read whole)
+    _parts: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for event in self.events:
@@ -290,8 +292,11 @@ class Statements:
         key = _said_by_about(event)
         event_id = event["event_id"]
         # whatever `settle` gave back was merged from its key's group (a retired predecessor's
-        # too), so a held event is in `_groups`; a new one is in none (its id covers the time)
-        if any(e["event_id"] == event_id for e in self._groups.get(key, ())):
+        # too, or from the part of it `_around` read), so a held event is in `_groups` or
+        # `_parts`; a new one is in none (its id covers the time)
+        if event_id in self._parts.get(key, ()) or any(
+            e["event_id"] == event_id for e in self._groups.get(key, ())
+        ):
             return Settled("reused", key[2], key[1], event_id)
         replaced = event["payload"].get("replaces")
         if replaced is not None:
@@ -321,7 +326,9 @@ class Statements:
         if event is None:
             return None
         key = _said_by_about(event)
-        merged = self._merged.get(key) or self._around(key, event_id) or self.merged(*key)
+        merged = (
+            self._merged.get(key) or self._around(key, ("event", event_id)) or self.merged(*key)
+        )
         for entry in merged.superseded:
             if entry["event"]["event_id"] == event_id:
                 return Standing(event, entry["how"], entry["superseded_by"])
@@ -334,28 +341,29 @@ class Statements:
             return Standing(event, "invalid")
         return Standing(event, "current")
 
-    def _around(self, key: tuple[str, str, str], event_id: str) -> Applied | None:
-        """The merge of the part of the group `key` (`merged`) that can decide where the
-        event `event_id` stands, or None when the whole group is to be merged (`merged`).
+    def _around(self, key: tuple[str, str, str], node: tuple[str, object]) -> Applied | None:
+        """The merge of the part of the group `key` (`merged`) that can decide where one
+        event stands (`node` ("event", its id)) or what one slot holds (("slot", the slot)),
+        or None when the whole group is to be merged (`merged`).
 
-        Where an event stands is decided by the events of its slot (a repeat, an
-        equivocation) and by the links that reach it (a correction naming it, or what it
-        corrects), and by theirs in turn: whatever a fold of the group decides of an event, a
-        fold of the events joined to it by slot and link decides alike, in the same order
-        (`apply_events`: a slot's holders, a link's target, a repeat, the order corrections
-        wait for their target in, are all within that part). A key's citations by 333 citing
-        papers of one paper were all read back and checked to withdraw one of them (45 ms at
-        100,000 events); the part is the citations of one citing paper and their links.
+        Where an event stands, and what a slot holds, is decided by the events of its slot
+        (a repeat, an equivocation) and by the links that reach them (a correction naming one,
+        or what one corrects), and by theirs in turn: whatever a fold of the group decides of
+        them, a fold of the events joined to them by slot and link decides alike, in the same
+        order (`apply_events`: a slot's holders, a link's target, a repeat, the order
+        corrections wait for their target in, are all within that part). A key's citations
+        of one paper by 333 citing papers were all read back and checked to withdraw one of
+        them (45 ms at 100,000 events); the part is the citations of one citing paper and
+        what links them.
 
         Which rows form the part is read off their stored texts unchecked (the slot and link
         of each, as the merge reads them: `slot_and_claim`, `link_of`); every row of the part
         is then read as `merged` reads it, checked in full (a damaged one refused), and the
-        merge is of those only. A row whose text cannot be read that far, or whose body was
-        dropped, or a group already read, and the whole group is merged, as before. A row
-        outside the part is not checked, as the rows about other papers are not: it can
-        change nothing of this event's standing (a row that, undamaged, would have joined
-        the part is damaged whatever it says now: only a row of the part counts as a
-        statement)."""
+        merge is of those only. A text that cannot be read that far, a body dropped, or a
+        group read already, and the whole group is merged, as before. A row outside the part
+        is not checked, as the rows about other papers are not: nothing it says can reach
+        the part (a row that would have joined it before it was damaged is damaged whatever
+        it says now, and is no statement either way)."""
         source = self.source
         if source is None or key in self._loaded or key in self._ids_only:
             return None
@@ -382,13 +390,14 @@ class Statements:
             parent[find(("event", eid))] = find(("slot", slot))
             if target is not None:
                 parent[find(("event", target))] = find(("slot", slot))
-        part = find(("event", event_id))
+        part = find(node)
         inside = [find(("event", eid)) == part for eid, _, _ in labels]
         chosen = [e for e, yes in zip(given, inside, strict=False) if yes]
         for text, yes in zip(texts, inside[len(given) :], strict=True):
             if yes:
                 chosen.append(stored_event(str(text)))
         unique = {e["event_id"]: e for e in chosen}  # as `merged`: an event stored twice
+        self._parts.setdefault(key, set()).update(unique)  # held: `settled` says reused
         return apply_events(sorted(unique.values(), key=order_key))
 
 
@@ -423,8 +432,14 @@ class _Settle:
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
-        merged = self.held.merged(unsigned["signer"]["public_key_fingerprint"], etype, subject)
+        key = (unsigned["signer"]["public_key_fingerprint"], etype, subject)
         slot, _ = slot_and_claim(unsigned)  # type: ignore[arg-type]
+        held = self.held
+        # what the slot holds, from the part of the group joined to it (`Statements._around`);
+        # `replace` may take the one record of the same kind in another slot (`_same_family`):
+        # the whole group
+        part = None if self.on_change == "replace" else held._around(key, ("slot", slot))
+        merged = held._merged.get(key) or part or held.merged(*key)
         holding = [e for e in merged.current if slot_and_claim(e)[0] == slot]
         mine = statement_key(unsigned)
         same = next((e for e in holding if statement_key(e) == mine), None)

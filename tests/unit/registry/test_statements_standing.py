@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from support.registry import SUBJECT, TestSigner, citing_number
 
-from pithauthor.errors import EventError
+from pithauthor.errors import EventError, InputError
 from pithauthor.protocol.canonical_json import canonical
 from pithauthor.protocol.events import seal, signer_block, unsigned_event
 from pithauthor.protocol.ids import PithNumber
@@ -22,7 +22,7 @@ from pithauthor.protocol.subject import Subject
 from pithauthor.registry import statements as statements_module
 from pithauthor.registry.journal import default_path
 from pithauthor.registry.outbox import Outbox
-from pithauthor.registry.statements import Standing, Statements
+from pithauthor.registry.statements import OnChange, Standing, Statements
 from pithauthor.registry.submit import store_in_outbox
 
 LOCAL = "http://127.0.0.1:9"  # never contacted
@@ -295,3 +295,50 @@ def test_random_corrections_across_citing_papers_stand_as_the_whole_merge_says(
         assert _part(event["event_id"]) == whole
         statuses.add(whole.status if whole is not None else None)
     assert "current" in statuses and len(statuses) >= 3  # corrections of several kinds
+
+
+def _settle(held: Statements, unsigned: dict[str, Any], on_change: OnChange) -> object:
+    """What `settle` decides of `unsigned`, and what `settled` then reads off it."""
+    try:
+        decided = held.settle(on_change)(unsigned)  # type: ignore[arg-type]
+    except InputError as exc:
+        return ("refused", str(exc))
+    if decided is unsigned:
+        return ("new",)
+    settled = held.settled(decided) if "signature" in decided else None  # type: ignore[arg-type]
+    return (dict(decided), settled)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_what_a_slot_holds_is_settled_as_the_whole_merge_settles_it(
+    isolated_home: Path, seed: int
+) -> None:
+    """`pith cite --to`, `claim`, `replicate` of a paper already stated about: the statement's
+    slot is merged from the part of the group joined to it; reused, refused or corrected as
+    the whole group's merge decides (and a reused event is said reused)."""
+    rng = random.Random(seed)
+    signer = TestSigner(bytes([seed + 100]) * 32)
+    story = list(_story(signer).values())
+    for _ in range(20):
+        at = f"2026-11-29T13:{rng.randrange(60):02d}:{rng.randrange(60):02d}Z"
+        target = rng.choice(story)
+        citing, relationship = rng.randrange(12), rng.choice(("cites", "extends"))
+        link = (rng.choice(("replaces", "withdraws")), target["event_id"])
+        if link[0] == "withdraws":
+            story.append(_withdrawal(signer, target, at))
+        else:
+            story.append(_cite(signer, citing, relationship, at, link))
+    _store(story, accepted=len(story) // 3)
+    key = (story[0]["signer"]["public_key_fingerprint"], "citation_signature")
+    outcomes = set()
+    for citing in range(14):
+        for relationship in ("cites", "extends"):
+            unsigned = {k: v for k, v in _cite(signer, citing, relationship).items()}
+            unsigned = {k: v for k, v in unsigned.items() if k not in ("event_id", "signature")}
+            for on_change in ("refuse", "auto", "keep"):
+                whole = Statements.from_outbox(LOCAL)
+                whole.merged(*key, SUBJECT.pith_number.full)
+                expected = _settle(whole, unsigned, on_change)
+                assert _settle(Statements.from_outbox(LOCAL), unsigned, on_change) == expected
+                outcomes.add(str(expected)[:8])
+    assert len(outcomes) >= 3  # new, refused, reused or corrected: several kinds seen
