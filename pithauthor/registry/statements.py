@@ -438,8 +438,11 @@ class _Settle:
         # what the slot holds, from the part of the group joined to it (`Statements._around`);
         # `replace` may take the one record of the same kind in another slot (`_same_family`):
         # the whole group
-        part = None if self.on_change == "replace" else held._around(key, ("slot", slot))
-        merged = held._merged.get(key) or part or held.merged(*key)
+        merged = held._merged.get(key)
+        if merged is None and self.on_change != "replace":
+            merged = held._around(key, ("slot", slot))
+        if merged is None:
+            merged = held.merged(*key)
         holding = [e for e in merged.current if slot_and_claim(e)[0] == slot]
         mine = statement_key(unsigned)
         same = next((e for e in holding if statement_key(e) == mine), None)
