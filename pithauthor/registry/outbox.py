@@ -364,6 +364,17 @@ class Outbox:
         """What the key `fingerprint` signed of `event_type` about `subject` (for `registry`,
         default all), working set and ledger: the events, each checked in full as it is read,
         and the ids of those whose bodies were dropped (`forget`)."""
+        rows = self.said_texts(fingerprint, event_type, subject, registry)
+        events = [stored_event(body) for _, body in rows if body is not None]
+        return events, [eid for eid, body in rows if body is None]
+
+    def said_texts(
+        self, fingerprint: str, event_type: str, subject: str, registry: str | None = None
+    ) -> list[tuple[str, str | None]]:
+        """The rows `said` reads, not read yet: (event id, stored text, or None for a body
+        dropped), in the order `said` gives them. Unchecked: what a caller takes from a text
+        as a statement it reads with `stored_event` (checked in full); the texts only tell
+        it which of them a decision can depend on (`Statements.standing`)."""
         clause = " WHERE signer=? AND event_type=? AND subject=?"
         args: tuple[str, ...] = (fingerprint, event_type, subject)
         if registry is not None:
@@ -373,9 +384,7 @@ class Outbox:
             f"UNION ALL SELECT event_id, body FROM ledger{clause}"
         )
         with self._lock:
-            rows = self._read(sql, args * 2)
-        events = [_stored_event(_column(body)) for _, body in rows if body is not None]
-        return events, [eid for eid, body in rows if body is None]
+            return [(str(eid), body) for eid, body in self._read(sql, args * 2)]
 
     def holds(
         self, fingerprint: str, event_type: str, subject: str, registry: str | None = None
@@ -906,6 +915,12 @@ def _entry(row: tuple[Any, ...]) -> OutboxEntry:
         answer=_column(answer) if answer else None,
         reason=why,
     )
+
+
+def stored_event(text: str) -> AuthorEvent:
+    """A stored text (`Outbox.said_texts`) read as `said` reads it: by the one strict reader,
+    then checked in full (its signature too); `EventError` for a damaged one."""
+    return _stored_event(_column(text))
 
 
 def _stored_event(stored: object) -> AuthorEvent:

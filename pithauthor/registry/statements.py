@@ -5,6 +5,7 @@ documents, and the list of your papers.
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,10 +24,10 @@ from pithauthor.protocol.checks.merge import (
     slot_and_claim,
 )
 from pithauthor.protocol.documents import AuthorEvent, UnsignedEvent
-from pithauthor.protocol.subject import replacing, statement_key, unlinked
+from pithauthor.protocol.subject import link_of, replacing, statement_key, unlinked
 from pithauthor.registry.client import RegistryClient, registry_binding
 from pithauthor.registry.journal import default_path
-from pithauthor.registry.outbox import Outbox, OutboxEntry
+from pithauthor.registry.outbox import Outbox, OutboxEntry, stored_event
 from pithauthor.registry.submit import record_titles, signed_nodes_in_state
 
 __all__ = [
@@ -75,7 +76,10 @@ __all__ = [
 # could correct, so it is named, never replaced.
 #
 # The outbox is asked, through its indexes, about the papers a command signs about only
-# (`Outbox.said`, `holds`, `holding`): what a command costs does not grow with the history. An
+# (`Outbox.said`, `holds`, `holding`): what a command costs does not grow with the history.
+# Within a paper, what a slot holds and where an event stands are merged from the statements
+# joined to them by slot and link (`Statements._around`), not from all the key said of the
+# paper (a paper cited from 333 papers was 333 events read and checked per command). An
 # accepted event whose body `pith outbox drop --accepted` dropped keeps its id there: it is
 # taken from what was learnt (or `recall`), checked against its id, and else named, never
 # taken for no statement.
@@ -135,6 +139,9 @@ class _Said:
     def starting(self, prefix: str) -> list[OutboxEntry]:
         return self.outbox.starting(prefix, self.registry)
 
+    def texts(self, key: tuple[str, str, str]) -> list[tuple[str, str | None]]:
+        return self.outbox.said_texts(*key, registry=self.registry)
+
 
 @dataclass
 class Statements:
@@ -159,6 +166,8 @@ class Statements:
     _none_held: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     _loaded: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     _ids_only: dict[tuple[str, str, str], list[str]] = field(default_factory=dict, repr=False)
+    # the ids of the events `_around` read of a group (not read whole)
+    _parts: dict[tuple[str, str, str], set[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for event in self.events:
@@ -284,8 +293,11 @@ class Statements:
         key = _said_by_about(event)
         event_id = event["event_id"]
         # whatever `settle` gave back was merged from its key's group (a retired predecessor's
-        # too), so a held event is in `_groups`; a new one is in none (its id covers the time)
-        if any(e["event_id"] == event_id for e in self._groups.get(key, ())):
+        # too, or from the part of it `_around` read), so a held event is in `_groups` or
+        # `_parts`; a new one is in none (its id covers the time)
+        if event_id in self._parts.get(key, ()) or any(
+            e["event_id"] == event_id for e in self._groups.get(key, ())
+        ):
             return Settled("reused", key[2], key[1], event_id)
         replaced = event["payload"].get("replaces")
         if replaced is not None:
@@ -314,7 +326,10 @@ class Statements:
         event = self.event(event_id)
         if event is None:
             return None
-        merged = self.merged(*_said_by_about(event))
+        key = _said_by_about(event)
+        merged = (
+            self._merged.get(key) or self._around(key, ("event", event_id)) or self.merged(*key)
+        )
         for entry in merged.superseded:
             if entry["event"]["event_id"] == event_id:
                 return Standing(event, entry["how"], entry["superseded_by"])
@@ -326,6 +341,77 @@ class Statements:
         if event_id in merged.broken_links:
             return Standing(event, "invalid")
         return Standing(event, "current")
+
+    def _around(self, key: tuple[str, str, str], node: tuple[str, object]) -> Applied | None:
+        """The merge of the part of the group `key` (`merged`) that can decide where one
+        event stands (`node` ("event", its id)) or what one slot holds (("slot", the slot)),
+        or None when the whole group is to be merged (`merged`).
+
+        Where an event stands, and what a slot holds, is decided by the events of its slot
+        (a repeat, an equivocation) and by the links that reach them (a correction naming one,
+        or what one corrects), and by theirs in turn: whatever a fold of the group decides of
+        them, a fold of the events joined to them by slot and link decides alike, in the same
+        order (`apply_events`: a slot's holders, a link's target, a repeat, the order
+        corrections wait for their target in, are all within that part). A key's citations
+        of one paper by 333 citing papers were all read back and checked to withdraw one of
+        them (45 ms at 100,000 events); the part is the citations of one citing paper and
+        what links them.
+
+        Which rows form the part is read off their stored texts unchecked (the slot and link
+        of each, as the merge reads them: `slot_and_claim`, `link_of`); every row of the part
+        is then read as `merged` reads it, checked in full (a damaged one refused), and the
+        merge is of those only. A text that cannot be read that far, a body dropped, or a
+        group read already, and the whole group is merged, as before. A row outside the part
+        is not checked, as the rows about other papers are not: nothing it says can reach
+        the part (a row that would have joined it before it was damaged is damaged whatever
+        it says now, and is no statement either way)."""
+        source = self.source
+        if source is None or key in self._loaded or key in self._ids_only:
+            return None
+        texts = [text for _, text in source.texts(key)]
+        if None in texts:
+            return None  # ids kept without their bodies: `_group` recalls them, or refuses
+        given = self._groups.get(key, [])  # the `-o FILE`'s: checked already
+        labels = [_labels(event) for event in given]
+        for text in texts:
+            try:
+                labels.append(_labels(json.loads(str(text))))
+            except Exception:  # anything a damaged text makes the reading raise
+                return None  # the whole group then: `merged` checks each and says which
+        parent: dict[object, object] = {}
+
+        def find(node: object) -> object:
+            parent.setdefault(node, node)
+            while parent[node] != node:
+                parent[node] = parent[parent[node]]
+                node = parent[node]
+            return node
+
+        for eid, slot, target in labels:
+            parent[find(("event", eid))] = find(("slot", slot))
+            if target is not None:
+                parent[find(("event", target))] = find(("slot", slot))
+        part = find(node)
+        inside = [find(("event", eid)) == part for eid, _, _ in labels]
+        chosen = [e for e, yes in zip(given, inside, strict=False) if yes]
+        for text, yes in zip(texts, inside[len(given) :], strict=True):
+            if yes:
+                chosen.append(stored_event(str(text)))
+        unique = {e["event_id"]: e for e in chosen}  # as `merged`: an event stored twice
+        self._parts.setdefault(key, set()).update(unique)  # held: `settled` says reused
+        return apply_events(sorted(unique.values(), key=order_key))
+
+
+def _labels(event: Any) -> tuple[str, Slot, str | None]:
+    """(event id, slot, id its link names) of an event, as the merge reads them; raises on a
+    text that is no event (the caller merges the whole group, which refuses it)."""
+    eid = event["event_id"]
+    if not isinstance(eid, str):
+        raise TypeError("an event id is text")
+    slot = slot_and_claim(event)[0]
+    hash(slot)  # a slot of a damaged text may hold what no dict key can
+    link = link_of(event)
+    return eid, slot, None if link is None else link[1]
 
 
 class _Settle:
@@ -347,8 +433,17 @@ class _Settle:
 
     def __call__(self, unsigned: UnsignedEvent) -> UnsignedEvent | AuthorEvent:
         etype, subject = unsigned["event_type"], unsigned["subject_pith_number"]
-        merged = self.held.merged(unsigned["signer"]["public_key_fingerprint"], etype, subject)
+        key = (unsigned["signer"]["public_key_fingerprint"], etype, subject)
         slot, _ = slot_and_claim(unsigned)  # type: ignore[arg-type]
+        held = self.held
+        # what the slot holds, from the part of the group joined to it (`Statements._around`);
+        # `replace` may take the one record of the same kind in another slot (`_same_family`):
+        # the whole group
+        merged = held._merged.get(key)
+        if merged is None and self.on_change != "replace":
+            merged = held._around(key, ("slot", slot))
+        if merged is None:
+            merged = held.merged(*key)
         holding = [e for e in merged.current if slot_and_claim(e)[0] == slot]
         mine = statement_key(unsigned)
         same = next((e for e in holding if statement_key(e) == mine), None)
