@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from pithauthor.errors import EXIT_BUG, EXIT_INPUT, EXIT_OUTPUT, REPORT_BUGS, PithError
@@ -14,6 +15,11 @@ from pithauthor.fs import OUTPUT_ERRNOS, why_not_written
 def data(text: str) -> None:
     """A line of data on stdout."""
     sys.stdout.write(text + "\n")
+
+
+def data_lines(lines: Iterable[str]) -> None:
+    """Lines of data on stdout, in one write (a page of 10,000 citations was 10,000 writes)."""
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
 
 
 def emit_json(obj: Any) -> None:
