@@ -644,6 +644,9 @@ _CHECKED_ROWS = (
     "SELECT r.body, r.doc, c.trust, c.sha256 FROM records r LEFT JOIN record_checks c "
     "ON c.registry = r.registry AND c.body = r.body"
 )
+MAP_BYTES = 256 * 1024 * 1024
+"""How much of the cache file SQLite reads through a memory map (`RecordCache`)."""
+
 # values per `IN (...)` query: under SQLite's least limit of bound variables (999)
 _IN_CHUNK = 500
 
@@ -658,6 +661,11 @@ class RecordCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # read through a memory map, not one read() per 4 KiB page: a kept summary of 10,000
+        # citations (2.7 MB) spans 670 overflow pages, about 2 ms of a second look's system
+        # time in a fresh process. Only reads are mapped (SQLite writes with write()), and
+        # nothing here shrinks the file under another process's map (no VACUUM, no auto-vacuum)
+        self._db.execute(f"PRAGMA mmap_size={MAP_BYTES}")
         self._db.executescript(SCHEMA)
         path.chmod(0o600)  # SQLite creates its file under the umask (often 0644)
 
