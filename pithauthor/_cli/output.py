@@ -19,7 +19,9 @@ def data(text: str) -> None:
 
 def data_lines(lines: Iterable[str]) -> None:
     """Lines of data on stdout, in one write (a page of 10,000 citations was 10,000 writes)."""
-    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    taken = list(lines)
+    if taken:
+        sys.stdout.write("\n".join(taken) + "\n")  # one string made, not one more per line
 
 
 def emit_json(obj: Any) -> None:
