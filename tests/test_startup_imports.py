@@ -402,6 +402,7 @@ def test_a_second_status_look_loads_no_ed25519_and_no_proof_machinery(tmp_path: 
         "nacl",
         "nacl.signing",
         "pithauthor.registry.judge",
+        "pithauthor.protocol.checklist",
         "pithauthor.timestamps.anchor",
         "pithauthor.timestamps.ots",
         "pithauthor.timestamps.headers",

@@ -21,13 +21,15 @@ headers, this machine's archive checks) is not loaded for them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pithauthor.errors import EventError
-from pithauthor.protocol.checklist import Verdict
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.outbox import Outbox, OutboxEntry
+
+if TYPE_CHECKING:  # only the judge makes one: a page without proofs to judge loads none
+    from pithauthor.protocol.checklist import Verdict
 
 __all__ = [
     "COMPLETENESS",
@@ -49,7 +51,7 @@ COMPLETENESS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-ProofJudge = Callable[[str, Sequence[Any], str], Verdict]
+ProofJudge = Callable[[str, Sequence[Any], str], "Verdict"]
 """The judge of checklist rows 1 and 2: (row item, that row's events of the verified state, the
 record's canonical SHA-256) -> its verdict (`pithauthor.registry.judge.judge_proofs`)."""
 
