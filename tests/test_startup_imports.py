@@ -379,6 +379,38 @@ def test_a_second_status_look_loads_neither_the_key_store_nor_the_submitter(
     assert "pithauthor.keys.author" in _loaded_modules("papers", env=env)
 
 
+def test_a_second_status_look_loads_no_ed25519_and_no_proof_machinery(tmp_path: Path) -> None:
+    """A second look at an unchanged paper whose state lists no anchor and no archive copy
+    checks no signature (the record's bytes are the ones that passed before, under the same
+    trust: their verdict is kept) and judges no proof: it loads neither PyNaCl nor the
+    machinery of rows 1 and 2 (OpenTimestamps proofs, Bitcoin headers, the archive checks kept
+    here), about 15 ms of the 0.2 s of CPU it may take (docs/performance.md). The first look,
+    which checks every signature, does load PyNaCl, so the check can fail."""
+    from support.registry import SUBJECT, start_server
+
+    server = start_server(tmp_path / "registry")
+    try:
+        env = {**os.environ, "PITH_HOME": str(tmp_path / "home")}
+        args = ("status", SUBJECT.pith_number.full, "--registry", server.url)
+        first = _loaded_modules(*args, "--trust-local-registry", env=env)
+        modules = _loaded_modules(*args, "--trust-local-registry", env=env)
+    finally:
+        server.stop()
+    assert "pithauthor.registry.page" in modules  # it ran
+    assert "nacl.signing" in first
+    unneeded = {
+        "nacl",
+        "nacl.signing",
+        "pithauthor.registry.judge",
+        "pithauthor.protocol.checklist",
+        "pithauthor.timestamps.anchor",
+        "pithauthor.timestamps.ots",
+        "pithauthor.timestamps.headers",
+        "pithauthor.archive.checked",
+    }
+    assert sorted(unneeded & modules) == []
+
+
 def test_pith_loads_httpx_without_its_command_line_client_and_a_script_keeps_it() -> None:
     """httpx imports its command-line client (click, rich, pygments: about 0.1 s of CPU) with
     `import httpx` when those are installed; the `pith` program keeps it out and

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from pithauthor.errors import EXIT_BUG, EXIT_INPUT, EXIT_OUTPUT, REPORT_BUGS, PithError
@@ -14,6 +15,13 @@ from pithauthor.fs import OUTPUT_ERRNOS, why_not_written
 def data(text: str) -> None:
     """A line of data on stdout."""
     sys.stdout.write(text + "\n")
+
+
+def data_lines(lines: Iterable[str]) -> None:
+    """Lines of data on stdout, in one write (a page of 10,000 citations was 10,000 writes)."""
+    taken = list(lines)
+    if taken:
+        sys.stdout.write("\n".join(taken) + "\n")  # one string made, not one more per line
 
 
 def emit_json(obj: Any) -> None:

@@ -11,10 +11,14 @@ are answered before Typer loads; anything else, --help or a mistake included, is
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
-from pithauthor._cli.output import data, emit_json, warn
+from pithauthor._cli.output import data_lines, emit_json, warn
 from pithauthor.protocol.text import escaped
+
+if TYPE_CHECKING:
+    from pithauthor.protocol.checklist import Verdict
 
 TRUST_LOCAL_ENV = "PITH_TRUST_LOCAL_REGISTRY"
 """The environment variable of `--trust-local-registry` (options.TRUST_LOCAL_ENV): when it is
@@ -108,14 +112,22 @@ def show_status(
         cache = RecordCache()  # the state verified before, revalidated (If-None-Match)
         try:
             client.keep(cache)
-            page = paper_status(client, ref)
+            page = paper_status(client, ref, judge=judge_proofs)
         finally:
             cache.close()
     if as_json:
         emit_json(page)
         return
-    for line in page_lines(page, STATES):
-        data(line)
+    data_lines(page_lines(page, STATES))
+
+
+def judge_proofs(item: str, events: Sequence[Any], canonical_sha256: str) -> Verdict:
+    """`pithauthor.registry.judge.judge_proofs`, loaded only when a page has a proof to judge:
+    most papers list no anchor and no archive copy, and the proof machinery (OpenTimestamps,
+    Bitcoin headers, this machine's archive checks) was about 8 ms of a second look."""
+    from pithauthor.registry.judge import judge_proofs as judge
+
+    return judge(item, events, canonical_sha256)
 
 
 #: The record page's checklist, in its order and words (PROTOCOL.md section 4, OBSERVED).

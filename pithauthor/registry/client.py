@@ -149,7 +149,7 @@ class RegistryClient:
         )
         self.trust = trust if trust is not None else default_trust()
         self.kept: RecordCache | None = None  # verified bundles and states, by ETag (`keep`)
-        self._records: dict[str, RecordDocument] = {}
+        self._records: dict[str, tuple[RecordDocument, Verdict]] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -193,24 +193,57 @@ class RegistryClient:
     def record(self, ref: str | PithNumber, *, attempts: int | None = None) -> RecordDocument:
         """The record of `ref` (number, body, alias or arXiv id), verified; else an error.
         `attempts` caps the retry policy's for a look-up the caller can do without."""
+        return self.record_verdict(ref, attempts=attempts)[0]
+
+    def record_verdict(
+        self, ref: str | PithNumber, *, attempts: int | None = None
+    ) -> tuple[RecordDocument, Verdict]:
+        """`record`, and the verdict of its check (a paper's page shows it: the record is
+        checked once, not once to take it and again to say how it fared).
+
+        The record is asked of the registry every time. When the client keeps documents
+        (`keep`), the verdict of a record that passed is kept too, bound to the SHA-256 of the
+        bytes the registry sent and to the trust it passed under: the same bytes under the same
+        trust are the same record, which passes the same checks (`check_record` is a function
+        of the two), so they are not checked again (a second look at a paper, `pith status`).
+        Any other bytes, another trust or a damaged row: checked in full again."""
         number = self._reference(ref)
         body = number.body if isinstance(number, PithNumber) else number.prefix
         with self._lock:
             cached = self._records.get(body)
         if cached is not None:
             return cached
-        doc = self.http.get_json(f"/pith/{body}", attempts=attempts)
-        record = self._verified_record(doc, number)
+        path = f"/pith/{body}"
+        raw, _ = self.http.get_if_changed(path, None, attempts=attempts)
+        digest = hashlib.sha256(raw).hexdigest()
+        kept = (
+            None
+            if self.kept is None
+            else self.kept.record_verdict(self.base_url, body, self.trust, digest)
+        )
+        # kept: the bytes the strict reader took when they passed (their hash says so), which
+        # the standard reader reads as the same document
+        doc = json.loads(raw) if kept is not None else json_answer(raw, self.http.url(path))
+        record, verdict = self._verified_record(doc, number, kept)
+        if kept is None and self.kept is not None:
+            self.kept.put_record_verdict(self.base_url, body, self.trust, digest, verdict)
         # verified records only, for the client's life: a record is named by its own hash and
         # never changes, and a batch of events about one paper asks for it once per event
         with self._lock:
-            self._records[body] = record
-            self._records[PithNumber.parse(record["pith_number"]).body] = record
-        return record
+            self._records[body] = (record, verdict)
+            self._records[PithNumber.parse(record["pith_number"]).body] = (record, verdict)
+        return record, verdict
 
-    def _verified_record(self, doc: Any, wanted: PithNumber | PithAlias) -> RecordDocument:
+    def _verified_record(
+        self, doc: Any, wanted: PithNumber | PithAlias, passed: Verdict | None = None
+    ) -> tuple[RecordDocument, Verdict]:
+        """`doc` checked as the record of `wanted`, and its verdict; `passed`: the verdict of
+        these very bytes under this trust, kept when they passed (`record_verdict`), so the
+        record's own checks are not run again (what was asked for is still compared)."""
         if not isinstance(doc, dict) or "canonical_record" not in doc:
             raise RegistryResponseError("the registry's answer is not a record")
+        if passed is not None:
+            return self._wanted(cast(RecordDocument, doc), wanted), passed
         report, record = checked_record(doc, self.trust)
         failed = [c.name for c in report.failed]
         # an unknown key fails the links too when the key is a local registry's (its links are
@@ -233,6 +266,10 @@ class RegistryClient:
             raise VerificationError(
                 f"the record from {self.base_url} does not verify ({_failed(report)}); not trusted"
             )
+        return self._wanted(record, wanted), verdict_of(report)
+
+    def _wanted(self, record: RecordDocument, wanted: PithNumber | PithAlias) -> RecordDocument:
+        """`record` (verified) when it is the one `wanted` names; else an error."""
         got = PithNumber.parse(record["pith_number"])
         if (
             isinstance(wanted, PithNumber)
@@ -534,6 +571,9 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS record_checks (
     registry TEXT NOT NULL, body TEXT NOT NULL, trust TEXT NOT NULL, sha256 TEXT NOT NULL,
     PRIMARY KEY (registry, body));
+CREATE TABLE IF NOT EXISTS record_verdicts (
+    registry TEXT NOT NULL, body TEXT NOT NULL, trust TEXT NOT NULL, doc_sha256 TEXT NOT NULL,
+    verdict TEXT NOT NULL, sha256 TEXT NOT NULL, PRIMARY KEY (registry, body));
 CREATE TABLE IF NOT EXISTS summaries (
     registry TEXT NOT NULL, body TEXT NOT NULL, what TEXT NOT NULL, kind TEXT NOT NULL,
     trust TEXT NOT NULL, etag TEXT NOT NULL, doc_sha256 TEXT NOT NULL, summary BLOB NOT NULL,
@@ -542,6 +582,9 @@ CREATE TABLE IF NOT EXISTS summaries (
 # record_checks: the record of `body` whose stored text has this SHA-256 passed `check_record`
 # under this trust (`_trust_key`); `RecordCache.checked_record` reads it back unchecked only
 # while both still match (a warm `pith cite` re-verified every cached receipt).
+# `record_verdicts`: the verdict of the record the registry sent for `body` as bytes with this
+# SHA-256, which passed `check_record` under this trust (`RegistryClient.record_verdict`);
+# `sha256` covers the row, so a damaged row is a miss and the record is checked again.
 # `summaries`: what a command shows of a document it verified (`RegistryClient.state_summary`),
 # bound to the document's ETag and hash; `sha256` covers the row (`_summary_digest`), so a
 # damaged summary is a miss and the document is downloaded and verified again.
@@ -589,8 +632,10 @@ def verdict_of(report: Report) -> Verdict:
 
 
 def _trust_key(trust: Trust) -> str:
-    """What a kept document was verified against: a copy is used under the same trust only."""
-    keys = sorted((kid, repr(key.public_key)) for kid, key in trust.keys.items())
+    """What a kept document was verified against: a copy is used under the same trust only.
+    Every field of every key counts (not its bytes alone): a key's `base_url` is the origin a
+    record's links are checked against, and its `source` is named in the checks it passes."""
+    keys = sorted((kid, repr(key)) for kid, key in trust.keys.items())
     return hashlib.sha256(repr(keys).encode()).hexdigest()
 
 
@@ -599,6 +644,9 @@ _CHECKED_ROWS = (
     "SELECT r.body, r.doc, c.trust, c.sha256 FROM records r LEFT JOIN record_checks c "
     "ON c.registry = r.registry AND c.body = r.body"
 )
+MAP_BYTES = 256 * 1024 * 1024
+"""How much of the cache file SQLite reads through a memory map (`RecordCache`)."""
+
 # values per `IN (...)` query: under SQLite's least limit of bound variables (999)
 _IN_CHUNK = 500
 
@@ -613,6 +661,11 @@ class RecordCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # read through a memory map, not one read() per 4 KiB page: a kept summary of 10,000
+        # citations (2.7 MB) spans 670 overflow pages, about 2 ms of a second look's system
+        # time in a fresh process. Only reads are mapped (SQLite writes with write()), and
+        # nothing here shrinks the file under another process's map (no VACUUM, no auto-vacuum)
+        self._db.execute(f"PRAGMA mmap_size={MAP_BYTES}")
         self._db.executescript(SCHEMA)
         path.chmod(0o600)  # SQLite creates its file under the umask (often 0644)
 
@@ -814,6 +867,41 @@ class RecordCache:
         )
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", row)
+
+    def record_verdict(
+        self, registry: str, body: str, trust: Trust, doc_sha256: str
+    ) -> Verdict | None:
+        """The verdict kept by `put_record_verdict` for the record of `body` whose bytes hash to
+        `doc_sha256`, checked under the same `trust`; None when none is kept for those bytes and
+        that trust, or the row is damaged."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT trust, doc_sha256, verdict, sha256 FROM record_verdicts "
+                "WHERE registry = ? AND body = ?",
+                (registry, body),
+            ).fetchone()
+        if row is None or row[0] != _trust_key(trust) or row[1] != doc_sha256:
+            return None
+        if _summary_digest("", doc_sha256, b"", row[2]) != row[3]:
+            return None
+        try:
+            kept = json.loads(row[2])
+        except ValueError:
+            return None
+        return cast(Verdict, kept) if isinstance(kept, dict) else None
+
+    def put_record_verdict(
+        self, registry: str, body: str, trust: Trust, doc_sha256: str, verdict: Verdict
+    ) -> None:
+        """Keep the verdict of a record that just passed `check_record` under `trust` (the
+        caller's word), sent as bytes whose SHA-256 is `doc_sha256`."""
+        said = json.dumps(verdict)
+        row = (registry, body, _trust_key(trust), doc_sha256, said)
+        digest = _summary_digest("", doc_sha256, b"", said)
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO record_verdicts VALUES (?,?,?,?,?,?)", (*row, digest)
+            )
 
     def summary(
         self, registry: str, body: str, what: str, kind: str, trust: Trust

@@ -3,7 +3,7 @@ and the merged state (both verified), what the state says (claims, citations rec
 replications, completeness) and what this machine's outbox holds for the paper.
 
 >>> with connect(url, [], True) as client:
-...     page = paper_status(client, "2302.12445")   # record + merged state, both verified
+...     page = paper_status(client, "2302.12445", judge=judge_proofs)   # record + state verified
 
 Everything here is data (JSON-ready dicts); the CLI prints it. Text that came from a registry or
 from someone else's event (titles, names, summaries) is returned as sent: whoever prints it
@@ -12,25 +12,29 @@ escapes it (`pithauthor.protocol.text.escaped`).
 Its own module, apart from `statements` (what you already said, `pith papers`): a page signs
 and submits nothing, and a second look at an unchanged paper (`pith status`: under 0.2 s of
 CPU, docs/performance.md) loaded the key store and the submitter with `statements` (about 10 ms).
+For the same reason the proofs of rows 1 and 2 (a Bitcoin anchor, an archive copy) are judged
+by the caller's `judge` (`pithauthor.registry.judge.judge_proofs`), called only when the state
+lists such events: most papers have none, and the proof machinery (OpenTimestamps, Bitcoin
+headers, this machine's archive checks) is not loaded for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
-from pithauthor.archive.checked import local_checks, storage_verdict
 from pithauthor.errors import EventError
-from pithauthor.protocol.checklist import Verdict
 from pithauthor.protocol.ids import PithNumber
 from pithauthor.registry.client import RegistryClient
 from pithauthor.registry.outbox import Outbox, OutboxEntry
-from pithauthor.timestamps.anchor import anchor_status
-from pithauthor.verify import verify_document
+
+if TYPE_CHECKING:  # only the judge makes one: a page without proofs to judge loads none
+    from pithauthor.protocol.checklist import Verdict
 
 __all__ = [
     "COMPLETENESS",
     "PAGE_SUMMARY",
+    "ProofJudge",
     "paper_status",
     "state_page",
 ]
@@ -47,21 +51,27 @@ COMPLETENESS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
+ProofJudge = Callable[[str, Sequence[Any], str], "Verdict"]
+"""The judge of checklist rows 1 and 2: (row item, that row's events of the verified state, the
+record's canonical SHA-256) -> its verdict (`pithauthor.registry.judge.judge_proofs`)."""
+
+
+def paper_status(client: RegistryClient, ref: str, *, judge: ProofJudge) -> dict[str, Any]:
     """The page of the paper `ref` (Pith Number, alias or arXiv id) on `client`'s registry.
 
     The record and the merged state are verified (the record's receipt, every author event
     against its own key, the merge redone here); the registry's own parts of the state (its
-    event ids, which it alone can check) are counted as unverifiable, never as passed. The
-    outbox part lists what this machine holds for the paper, for every registry."""
-    record = client.record(ref)
+    event ids, which it alone can check) are counted as unverifiable, never as passed. Rows 1
+    and 2 of the checklist are done only when `judge` proved them (it is asked only about a
+    row whose events the state lists). The outbox part lists what this machine holds for the
+    paper, for every registry."""
+    record, record_verdict = client.record_verdict(ref)  # checked once (or kept: see there)
     number = PithNumber.parse(record["pith_number"])
     # not strict: pith.science's states always hold parts nobody else can check (its merge);
     # a page shows them counted as unverifiable instead of showing nothing
     # checked once; when the client keeps documents, what the page shows of it is kept with it
     # and read alone while the state is unchanged (not the whole state again)
     shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
-    record_report = verify_document(record, client.trust)
     paper: Mapping[str, Any] = record.get("paper") or {}
     source = record["canonical_record"].get("source", {})
     with Outbox() as outbox:
@@ -69,7 +79,7 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
     mine = [e for e in entries if e.subject == number.full]
     made = [e for e in entries if e.subject != number.full]  # citations made by this paper
     counts = cast("dict[str, int]", shown["counts"])  # as state_page made it
-    proofs = _proven_rows(shown, record["canonical_sha256"])
+    proofs = _proven_rows(shown, record["canonical_sha256"], judge)
     completeness = [
         _row(item, counts[part], yes, no, proofs.get(item)) for item, part, yes, no in COMPLETENESS
     ]
@@ -86,7 +96,12 @@ def paper_status(client: RegistryClient, ref: str) -> dict[str, Any]:
         "title": paper.get("title"),
         "authors": paper.get("authors_text"),
         "verified": {
-            "record": _verdict(record_report),
+            "record": {
+                "ok": record_verdict["ok"],
+                "passed": record_verdict["passed"],
+                "unverifiable": record_verdict["unverifiable"],
+                "failed": record_verdict["failed"],
+            },
             "state": {
                 "ok": state_verdict["ok"],
                 "passed": state_verdict["passed"],
@@ -161,15 +176,16 @@ _NOT_CHECKED = {
 }
 
 
-def _proven_rows(shown: Mapping[str, Any], canonical_sha256: str) -> dict[str, Verdict]:
-    """The verdicts of rows 1 and 2 for the events `shown` keeps (none: no verdict)."""
+def _proven_rows(
+    shown: Mapping[str, Any], canonical_sha256: str, judge: ProofJudge
+) -> dict[str, Verdict]:
+    """The verdicts of rows 1 and 2 for the events `shown` keeps (none: no verdict, and
+    `judge` is not asked)."""
     verdicts: dict[str, Verdict] = {}
-    anchors = shown.get("anchors") or []
-    if anchors:
-        verdicts["timestamp"] = anchor_status(anchors, canonical_sha256)
-    storage = shown.get("storage") or []
-    if storage:
-        verdicts["archive_copy"] = storage_verdict(storage, canonical_sha256, local_checks())
+    for item, kept in (("timestamp", "anchors"), ("archive_copy", "storage")):
+        events = shown.get(kept) or []
+        if events:
+            verdicts[item] = judge(item, events, canonical_sha256)
     return verdicts
 
 
@@ -200,15 +216,6 @@ def _references(current: Mapping[str, Any]) -> int:
         if isinstance(resolved, int):
             return resolved
     return 0
-
-
-def _verdict(report: Any) -> dict[str, Any]:
-    return {
-        "ok": report.ok,
-        "passed": len(report.with_status("passed")),
-        "unverifiable": [c.name for c in report.with_status("unverifiable")],
-        "failed": [c.name for c in report.failed],
-    }
 
 
 def _signer(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -75,6 +75,7 @@ def run_in_process(
     )
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
     saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), list(sys.path)
+    collecting = gc.isenabled()  # a plain `pith status` pauses it for the rest of its process
     code: int | str | None = 0
     try:
         os.environ.update(env or {})
@@ -103,6 +104,8 @@ def run_in_process(
         os.environ.update(saved_env)
         sys.path[:] = saved_path
         _reset_process_state()
+        if collecting:
+            gc.enable()
     if code is None:
         returncode = 0
     elif isinstance(code, int):
