@@ -41,7 +41,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pithauthor._version import __version__
-from pithauthor.collector import resume_collector
+from pithauthor.collector import network_started
 from pithauthor.errors import (
     AuthError,
     EventRefused,
@@ -128,7 +128,7 @@ def new_client(
     client (a tenth of `pith verify --orcid` against a local ORCID), and its TLS context trusts
     no certificate at all, so a TLS connection it were ever asked for would fail, never go
     unchecked."""
-    resume_collector()  # requests leave cycles behind (`collector.pause_until_network`)
+    network_started()  # requests leave cycles behind (`collector.pause_until_network`)
     import ssl  # here, as httpx (which loads it anyway): a run that asks nothing needs neither
 
     import httpx

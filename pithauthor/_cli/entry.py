@@ -126,22 +126,14 @@ def plain_status(args: list[str]) -> None:
     """`pith status ARGS` without Typer when ARGS is a plain form (`status_page.plain_form`):
     it exits as `main.main` ends a command (the PITH_HOME warning, retries reported on stderr,
     every error one line and its code); else it returns, having done nothing."""
-    # Python's cycle collector is paused from here to the end of the process: a second look at
-    # an unchanged paper is mostly imports and one JSON summary read (about 250 modules, and
-    # 60,000 objects for a 10,000-event paper), whose allocations set the collector walking
-    # everything made so far, again and again, for no cycle worth finding; and at exit Python
-    # collects once more over every object still alive, unless the collector is off. Together
-    # about 3% of the instructions of a second look at a 10,000-event paper. Reference counting
-    # frees what the command drops; the first look's state check pauses it anyway
-    # (`verify.collector_paused`). A form left to Typer gets it back as it was.
-    collecting = gc.isenabled()
-    gc.disable()
+    from pithauthor.collector import pause_for_the_process, resume_collector
+
+    pause_for_the_process()  # to the end of the process: see there; Typer's forms get it back
     from pithauthor._cli import status_page
 
     parameters = status_page.plain_form(args, dict(os.environ))
     if parameters is None:
-        if collecting:
-            gc.enable()
+        resume_collector()
         return
     from pithauthor._cli.output import Reports, exit_on_error, interrupted, warn
     from pithauthor.fs import report_home_warnings

@@ -40,3 +40,12 @@ def test_resume_turns_on_only_what_the_pause_turned_off() -> None:
     assert not gc.isenabled()
     net.new_client(headers={}, timeout=1.0, plain_http=True).close()
     assert not gc.isenabled()
+
+
+def test_paused_for_the_process_a_network_client_leaves_it_paused() -> None:
+    collector.pause_for_the_process()
+    assert not gc.isenabled()
+    net.new_client(headers={}, timeout=1.0, plain_http=True).close()
+    assert not gc.isenabled()  # a second look's requests: to the end of the process
+    collector.resume_collector()
+    assert gc.isenabled()
