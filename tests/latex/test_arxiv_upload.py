@@ -490,14 +490,16 @@ def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_fi
 # CPU-s, instead of one each): neither the magic comment nor the missing .def file
 # changes what the other checks.
 @TEX
-def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_is_warned_of(
+def test_a_folder_with_pith_sty_alone_gets_the_packaged_defs_it_reads_and_xelatex_is_warned_of(
     tmp_path: Path, pith: RunPith
 ) -> None:
-    # an author who copied only pith.sty (Overleaf): the build needs pith-compat.def (no
-    # hyperref for the link), so the packaged one is used and packed, and the archive builds
-    # alone (with hyperref on pdfLaTeX it is not needed: pith.sty writes the Info keys itself)
+    # an author who copied only pith.sty (Overleaf): the build needs pith-placement.def (the
+    # badge under the title), so the packaged one is used and packed, and the archive builds
+    # alone; pith-compat.def is not read on pdfLaTeX (pith.sty links with \pdfstartlink and
+    # writes the Info keys with \pdfinfo itself), so it is not packed
     folder = _paper(tmp_path / "paper", "Text.", hyperref=False)
     (folder / "pith-compat.def").unlink()
+    (folder / "pith-placement.def").unlink()
     # and whose paper asks for XeLaTeX in a magic comment: warned about, built with pdfLaTeX
     main = folder / "paper.tex"
     main.write_text("% !TEX program = xelatex\n" + main.read_text())
@@ -506,6 +508,7 @@ def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_
     assert result.returncode == 0, result.stderr
     assert "warning: paper.tex asks for xelatex; arXiv compiles with pdfLaTeX" in result.stderr
     with tarfile.open(archive) as tar:
-        compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
-    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
-    assert not (folder / "pith-compat.def").exists()  # the author's folder is not touched
+        placement = tar.extractfile("pith-placement.def").read()  # type: ignore[union-attr]
+        assert "pith-compat.def" not in tar.getnames()
+    assert placement == (REPO / "latex" / "pith-placement.def").read_bytes()
+    assert not (folder / "pith-placement.def").exists()  # the author's folder is not touched
