@@ -1,7 +1,10 @@
 """pdfLaTeX time of a small article with pith.sty against the same article without it, once
 with hyperref in both and once without: median of several runs each. Targets: <= 1.02x with
 hyperref (docs/performance.md), <= 1.05x without (for scale, orcidlink with TikZ costs about
-1.37x). Under load the rows move by +-0.05x between runs: compare runs made side by side.
+1.37x). The time is pdflatex's CPU time (user + system, from the kernel's account of the
+finished child): pdflatex is one single-threaded process, so on an idle machine that is its
+wall time, and on the shared one it leaves out the time spent waiting for a core, which moved
+the wall-time ratio by +-0.05x between runs.
 
 A third row counts the same two builds with hyperref in instructions (callgrind's
 `Collected` line), which load on the machine does not move (within about 0.03%): the steady
@@ -11,11 +14,11 @@ note says so."""
 from __future__ import annotations
 
 import re
+import resource
 import shutil
 import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 STY = Path(__file__).resolve().parent.parent / "latex" / "pith.sty"
@@ -48,9 +51,12 @@ def _prepare(folder: Path, preamble: str) -> list[str]:
 
 
 def _seconds(folder: Path, cmd: list[str]) -> float:
-    start = time.perf_counter()
+    """The CPU time (user + system) of one build: the children's account grows by exactly the
+    finished pdflatex's (nothing else is a child of this process meanwhile)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, cwd=folder, capture_output=True, check=True)
-    return time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _instructions(folder: Path, cmd: list[str]) -> int:
@@ -65,8 +71,8 @@ def _instructions(folder: Path, cmd: list[str]) -> int:
 
 
 def _medians(tmp: Path, base: str) -> tuple[float, float]:
-    """Median times without and with pith.sty, the two builds interleaved so that drift in
-    the machine's speed falls on both alike."""
+    """Median CPU times without and with pith.sty, the two builds interleaved so that drift
+    in the machine's speed falls on both alike."""
     without, with_pith = tmp / "without", tmp / "with"
     cmd = _prepare(without, base)
     _prepare(with_pith, base + "\n" + PITH)
@@ -101,7 +107,7 @@ def run() -> list[dict[str, object]]:
     for label, base in (("with hyperref", "\\usepackage{hyperref}"), ("no hyperref", "")):
         with tempfile.TemporaryDirectory() as tmp:
             baseline, figure = _medians(Path(tmp), base)
-        note = f"median of {RUNS} interleaved runs"
+        note = f"CPU time, median of {RUNS} interleaved runs"
         if label == "with hyperref" and not counting:
             note += "; valgrind not installed: no instruction-count row"
         rows.append(
