@@ -47,6 +47,9 @@ TEX = pytest.mark.tex("latexmk", "pdflatex", "bibtex", "biber")
 # the templates whose references are made by BibTeX or Biber: their .bbl must be packed
 WITH_BBL = {"amsart-amsrefs", "revtex4-ijqc", "acmart-sigconf", "revtex4-2-aps", "llncs-biblatex"}
 NEEDS_README = {"acmart-sigconf"}
+# pith-compat.def is packed where the build reads it: on pdfLaTeX, for hyperxmp's Info keys and
+# XMP (acmart loads it); pith.sty itself links and writes the Info keys otherwise
+NEEDS_COMPAT = {"acmart-sigconf"}
 # besides the multi-file fixtures, two single-file templates with the badge already in them and
 # no pith.sty beside them: the author's TeX finds it elsewhere; the packaged one is packed
 SINGLE = {"IEEEtran": "IEEEtran.tex", "article": "article.tex"}
@@ -120,9 +123,12 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
         members = {m.name: m for m in tar.getmembers()}
         sty = tar.extractfile("pith.sty").read()  # type: ignore[union-attr]
         ltxml = tar.extractfile("pith.sty.ltxml").read()  # type: ignore[union-attr]
-        compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
         placement = tar.extractfile("pith-placement.def").read()  # type: ignore[union-attr]
+        if packed.name in NEEDS_COMPAT:
+            compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
+            assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
     names = set(members)
+    assert ("pith-compat.def" in names) == (packed.name in NEEDS_COMPAT)
     assert sorted(names) == packed.stdout.split()
     assert all(m.isreg() for m in members.values())  # never a link
     assert not any(n.startswith("/") or ".." in n.split("/") for n in names)
@@ -130,7 +136,6 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
         assert names == {
             main,
             "pith.sty",
-            "pith-compat.def",
             "pith-placement.def",
             "pith.sty.ltxml",
         }
@@ -138,7 +143,6 @@ def test_template_archive_holds_the_real_files_the_build_read_and_no_debris(
         assert main in names and len(names) > 4
     assert sty == (REPO / "latex" / "pith.sty").read_bytes()
     assert ltxml == (REPO / "latex" / "pith.sty.ltxml").read_bytes()
-    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
     assert placement == (REPO / "latex" / "pith-placement.def").read_bytes()
     assert (Path(main).with_suffix(".bbl").name in names) == (packed.name in WITH_BBL)
     assert set(FIGURES.get(packed.name, ())) <= names
@@ -490,14 +494,16 @@ def test_a_proof_build_that_differs_fails_keeping_the_old_archive_and_no_temp_fi
 # CPU-s, instead of one each): neither the magic comment nor the missing .def file
 # changes what the other checks.
 @TEX
-def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_is_warned_of(
+def test_a_folder_with_pith_sty_alone_gets_the_packaged_defs_it_reads_and_xelatex_is_warned_of(
     tmp_path: Path, pith: RunPith
 ) -> None:
-    # an author who copied only pith.sty (Overleaf): the build needs pith-compat.def (no
-    # hyperref for the link), so the packaged one is used and packed, and the archive builds
-    # alone (with hyperref on pdfLaTeX it is not needed: pith.sty writes the Info keys itself)
+    # an author who copied only pith.sty (Overleaf): the build needs pith-placement.def (the
+    # badge under the title), so the packaged one is used and packed, and the archive builds
+    # alone; pith-compat.def is not read on pdfLaTeX (pith.sty links with \pdfstartlink and
+    # writes the Info keys with \pdfinfo itself), so it is not packed
     folder = _paper(tmp_path / "paper", "Text.", hyperref=False)
     (folder / "pith-compat.def").unlink()
+    (folder / "pith-placement.def").unlink()
     # and whose paper asks for XeLaTeX in a magic comment: warned about, built with pdfLaTeX
     main = folder / "paper.tex"
     main.write_text("% !TEX program = xelatex\n" + main.read_text())
@@ -506,6 +512,7 @@ def test_a_folder_with_pith_sty_alone_gets_the_packaged_pith_compat_and_xelatex_
     assert result.returncode == 0, result.stderr
     assert "warning: paper.tex asks for xelatex; arXiv compiles with pdfLaTeX" in result.stderr
     with tarfile.open(archive) as tar:
-        compat = tar.extractfile("pith-compat.def").read()  # type: ignore[union-attr]
-    assert compat == (REPO / "latex" / "pith-compat.def").read_bytes()
-    assert not (folder / "pith-compat.def").exists()  # the author's folder is not touched
+        placement = tar.extractfile("pith-placement.def").read()  # type: ignore[union-attr]
+        assert "pith-compat.def" not in tar.getnames()
+    assert placement == (REPO / "latex" / "pith-placement.def").read_bytes()
+    assert not (folder / "pith-placement.def").exists()  # the author's folder is not touched

@@ -40,7 +40,7 @@ def test_inject_compile_check_and_second_inject_is_byte_identical(
         MAINS[name],
         "pith.sty",
         "pith.sty.ltxml",  # the LaTeXML binding, for arXiv's HTML view
-        "pith-compat.def",  # pith.sty's back-end code (this paper has no PDF management)
+        "pith-compat.def",  # pith.sty's back-end code (copied whether used or not)
         "pith-placement.def",  # pith.sty's title-block code (placement=title)
         "pith-authorkeys.def",  # pith.sty's author-key code (copied whether used or not)
         MAINS[name] + ".pith-backup",

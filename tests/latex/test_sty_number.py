@@ -71,3 +71,17 @@ def test_pithnumber_in_the_document_body_is_refused(tmp_path: Path) -> None:
     result = build(source, tmp_path)
     assert not result.ok
     assert "preamble" in result.log
+
+
+def test_every_character_next_to_the_allowed_ranges_is_refused(tmp_path: Path) -> None:
+    # the body's characters are checked by character code (A-Z, 2-7) and the year's (0-9):
+    # each neighbour of a range's ends is refused, each end accepted (one nonstop build)
+    body_bad = ["1", "8", "@", "[", "0", "9", "\\%", "-"]  # (a-z is upper-cased first)
+    year_bad = ["/", ":", "O"]
+    bad = [BODY[:25] + c for c in body_bad] + [f"pith:20{c}3:{BODY}" for c in year_bad]
+    good = [BODY[:22] + "AZ27", "pith:1991:" + BODY, "pith:2099:" + BODY]
+    lines = "".join(f"\\pithnumber{{{n}}}\n" for n in bad + good)
+    going_on = build(paper(NUMBER, preamble=lines), tmp_path, halt=False)
+    assert going_on.log.count("Package pith Error:") == len(bad), going_on.log[-3000:]
+    assert going_on.pdf.exists()
+    assert info(going_on.pdf)["/PithNumber"] == "pith:2099:" + BODY

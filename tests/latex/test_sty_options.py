@@ -400,11 +400,14 @@ def _fls_reads_compat(result_pdf: Path) -> bool:
 @pytest.mark.parametrize(
     ("head", "preamble", "reads"),
     [
-        pytest.param("", "", True, id="no-hyperref"),
-        # pdfTeX with hyperref: the link is hyperref's, the Info keys pdfTeX's \pdfinfo,
-        # written by pith.sty itself (reading a file costs 0.1% of a small build)
+        # pdfTeX without hyperref: the link by \pdfstartlink, the Info keys by \pdfinfo, both
+        # written by pith.sty itself (reading a file costs 0.15% of a small build)
+        pytest.param("", "", False, id="no-hyperref"),
+        # pdfTeX with hyperref: the link is hyperref's, the Info keys pdfTeX's \pdfinfo
         pytest.param("", "\\usepackage{hyperref}\n", False, id="hyperref-no-pdfmanagement"),
         pytest.param("\\DocumentMetadata{}\n", "\\usepackage{hyperref}\n", False, id="both"),
+        # hyperxmp without PDF management: the Info keys and the XMP through pith-compat.def
+        pytest.param("", "\\usepackage{hyperxmp}\n", True, id="hyperxmp"),
     ],
 )
 def test_pith_compat_is_read_only_without_hyperref_or_pdf_management(
@@ -433,8 +436,27 @@ def test_pdflatex_with_hyperref_needs_no_compat_for_its_info_keys(tmp_path: Path
     assert info(result.pdf)["/PithURL"] == URL
 
 
-def test_a_missing_pith_compat_stops_the_build_saying_where_it_belongs(tmp_path: Path) -> None:
+def test_pdflatex_without_hyperref_needs_no_compat_for_its_link_or_info_keys(
+    tmp_path: Path,
+) -> None:
     result = build(paper(NUMBER), tmp_path, compat=False)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [URL]
+    assert info(result.pdf)["/PithNumber"] == NUMBER
+    assert info(result.pdf)["/PithURL"] == URL
+
+
+def test_pdflatex_links_a_mirror_url_escaped_without_compat(tmp_path: Path) -> None:
+    # the URL of the link goes into a PDF string: a mirror's baseurl is escaped as before
+    mirror = "https://example.org/a(b)"
+    result = build(paper(NUMBER, f"baseurl={{{mirror}}}"), tmp_path, compat=False)
+    assert result.ok, result.output[-2000:]
+    assert link_uris(result.pdf) == [mirror + "/pith/" + NUMBER.rsplit(":", 1)[-1]]
+
+
+def test_a_missing_pith_compat_stops_the_build_saying_where_it_belongs(tmp_path: Path) -> None:
+    # hyperxmp on pdfTeX takes the Info keys through pith-compat.def
+    result = build(paper(NUMBER, preamble="\\usepackage{hyperxmp}\n"), tmp_path, compat=False)
     assert not result.ok
     assert "Fatal Package pith Error: File pith-compat.def not found: put it beside" in result.log
     assert not result.pdf.exists()
