@@ -5,7 +5,7 @@ the identity that was asked for (from proofs fetched by `pithauthor.identity`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from hashlib import sha256
@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import Any, cast
 
 from pithauthor.errors import PithNumberError
-from pithauthor.protocol.canonical_json import b64decode, canonical_text
+from pithauthor.protocol.canonical_json import b64decode
 from pithauthor.protocol.documents import AuthorEvent, EventSignature, EventSigner, fields
 from pithauthor.protocol.events import (
     EVENT_TARGETS,
@@ -45,6 +45,7 @@ from pithauthor.protocol.payloads import (
     STORAGE,
     anchor_problem,
     built_payload_violation,
+    citation_text,
     digest_matches_body,
     payload_orcid,
     schema_violation,
@@ -466,22 +467,20 @@ def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | No
     if created.status != PASSED or signer is None:
         return None
     payload = event["payload"]
-    if type(payload) is not dict or built_payload_violation(CITATION, payload) is not None:
+    # the schema's rules and the text rule (`payload_text_problem`'s fast case, `isprintable`)
+    # asked with the payload's canonical text written: None when any of them doubts it
+    payload_text = citation_text(payload) if type(payload) is dict else None
+    if payload_text is None:
         return None
     # the schema passed: every field is text, the digest 64 lower-case hex
     digest = payload["canonical_sha256"]
-    if (
-        not digest_matches_body(digest, subject[10:])
-        or not "a".join(payload.values()).isprintable()  # `payload_text_problem`'s fast case
-        or payload["citing_pith_number"] == subject
-    ):
+    if not digest_matches_body(digest, subject[10:]) or payload["citing_pith_number"] == subject:
         return None
-    signer_checks, public_key, signer_text, verify_key, bad_signature = signer
+    signer_checks, public_key, signer_text, verify, bad_signature = signer
     # the signed bytes as `events._signed_bytes` writes them, in one step: the event's type and
     # target are these constants, and the subject and the stamp (their patterns passed) hold
     # nothing JSON escapes. Bytes that differed from the canonical ones could only give another
     # id, which fails the comparison below: the strict path then judges the event
-    payload_text = canonical_text(payload)
     raw = sha256(
         f'{{"created_at":"{event["created_at"]}","event_type":"{CITATION}",'
         f'"payload":{payload_text},"signer":{signer_text},'
@@ -500,7 +499,7 @@ def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | No
         sig = b64decode(signature["signature_b64"])  # ValueError unless canonical base64
         if len(sig) != SIGNATURE_LENGTH:
             raise ValueError
-        verify_key.verify(raw, sig)
+        verify(sig + raw, public_key)  # what `VerifyKey.verify(raw, sig)` calls
         verdict = _SIGNATURE_OK
         if texts is not None:  # canonical(event) (a state's hash): every text in it is proven
             # JSON-plain above (patterns, constants, canonical base64), the rest canonical text
@@ -564,23 +563,30 @@ _CITATION_TARGET = EVENT_TARGETS[CITATION]
 _CITATION_TYPE = _type_checks(CITATION, _CITATION_TARGET)
 _EVENT_ID_DETAIL = "sha256 of the canonical signed fields = "
 
-_GoodSigner = tuple[tuple[Check, ...], bytes, str, Any, type[Exception]]
+_GoodSigner = tuple[tuple[Check, ...], bytes, str, Callable[[bytes, bytes], bytes], type[Exception]]
 
 
 @lru_cache(maxsize=256)
 def _good_signer(items: tuple[tuple[str, str], ...]) -> _GoodSigner | None:
     """What the tight path needs of a `signer` block whose checks all pass: its checks, its
-    raw key, its canonical text, PyNaCl's VerifyKey and the error it raises on a bad signature;
-    None when a check fails. One look-up per event (a key signs many)."""
+    raw key, its canonical text, the verifying function and the error it raises on a bad
+    signature; None when a check fails. One look-up per event (a key signs many).
+
+    The function is PyNaCl's public binding `crypto_sign_open(signature + message, key)`,
+    which `VerifyKey.verify(message, signature)` calls after testing that the signature is
+    64 bytes and the key 32 (the tight path has: `SIGNATURE_LENGTH`, `_public_key`); the same
+    libsodium verification without a Python frame and an encoder call per event."""
     checks, public_key = _signer_checks(items)
     text = signer_text_of(items)
     if public_key is None or text is None or FAILED in map(itemgetter(1), checks):
         return None
     if len(checks) != 4:  # `_write_details` places the event's checks after these four
         return None
+    from nacl.bindings import crypto_sign_open
     from nacl.exceptions import BadSignatureError
 
-    return checks, public_key, text, _verify_key(public_key), BadSignatureError
+    _verify_key(public_key)  # PyNaCl's own test of the key (32 bytes), kept for the strict path
+    return checks, public_key, text, crypto_sign_open, BadSignatureError
 
 
 def checked_author_event(
