@@ -214,8 +214,25 @@ def fold_events(events: Sequence[AuthorEvent]) -> Fold:
     if links:
         _check_links(events, {e["event_id"]: e for e in events}, fold.result.broken_links)
         ordered = _links_first(events, fold.result.broken_links)
+    if links:
+        for event in ordered:
+            fold.add(event, links.get(id(event)))
+        return fold
+    # no links: `Fold.add` of an event whose slot nothing holds yet (no repeat, no conflict:
+    # most events of a state, each citing paper its own slot) is `_hold`, written out here;
+    # any other takes `add` itself. tests/unit/protocol/test_checks_merge_corrections.py
+    # merges random lists both with and without a link that forces `add` on every event
+    holders, live, slot_of, applied = fold.holders, fold.live, fold.slot_of, fold.result.applied
     for event in ordered:
-        fold.add(event, links.get(id(event)))
+        slot, claim = slot_and_claim(event)
+        if slot in holders:
+            fold.add(event, None)
+            continue
+        eid = event["event_id"]
+        holders[slot] = (claim, [eid])
+        live[eid] = event
+        slot_of[eid] = slot
+        applied.append(eid)
     return fold
 
 
