@@ -678,12 +678,25 @@ def citation_text(payload: Mapping[str, Any]) -> str | None:
     ):
         return None
     key_text = note_text = link_text = ""
+    # `plain_field` of each, written out (two calls an event); no enum (`_citation_heads`)
     if key is not None:
-        if not plain_field(key, heads[2]):
+        _, low, high, pattern = heads[2]
+        if (
+            type(key) is not str
+            or not low <= len(key) <= high
+            or (pattern is not None and pattern.search(key) is None)
+            or not key.isprintable()
+        ):
             return None
         key_text = f',"citation_key":{json_string(key)}'
     if note is not None:
-        if not plain_field(note, heads[3]):
+        _, low, high, pattern = heads[3]
+        if (
+            type(note) is not str
+            or not low <= len(note) <= high
+            or (pattern is not None and pattern.search(note) is None)
+            or not note.isprintable()
+        ):
             return None
         note_text = f',"context":{json_string(note)}'
     if link is not None or dropped is not None:
