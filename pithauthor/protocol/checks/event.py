@@ -44,6 +44,7 @@ from pithauthor.protocol.payloads import (
     EVENT_TYPES,
     STORAGE,
     anchor_problem,
+    body_bits_match,
     built_payload_violation,
     citation_text,
     digest_matches_body,
@@ -477,9 +478,18 @@ def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | No
     payload_text = citation_text(payload) if type(payload) is dict else None
     if payload_text is None:
         return None
-    # the schema passed: every field is text, the digest 64 lower-case hex
+    # the schema passed: every field is text, the digest 64 lower-case hex; the subject's body
+    # 26 upper-case base32 characters (its pattern passed). So the payload's binding to it
+    # (`digest_matches_body`) is the 130 bits alone, and the last pair that held is kept: a
+    # document's events share one subject; a bibliography's each cite another (a cache of
+    # pairs missed on every one of those, and cost twice the comparison)
     digest = payload["canonical_sha256"]
-    if not digest_matches_body(digest, subject[10:]) or payload["citing_pith_number"] == subject:
+    last = _LAST_BOUND[0]
+    if last[0] != digest or last[1] != subject:
+        if not body_bits_match(digest, subject[10:]):
+            return None
+        _LAST_BOUND[0] = (digest, subject)  # one assignment: a thread reads the old or the new
+    if payload["citing_pith_number"] == subject:
         return None
     signer_checks, public_key, signer_text, verify, bad_signature = signer
     # the signed bytes as `events._signed_bytes` writes them, in one step: the event's type and
@@ -545,6 +555,7 @@ def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | No
 
 
 _STAND_IN = Check("(being written)", PASSED)
+_LAST_BOUND: list[tuple[str, str]] = [("", "")]  # (digest, subject) of the last binding that held
 
 
 def _write_details(checks: list[Check], subject: str, expected_id: str, digest: str) -> None:

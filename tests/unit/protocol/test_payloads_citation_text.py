@@ -4,6 +4,7 @@ tight path of `checks.event` asked before, in three steps), and that text is `js
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Any
@@ -16,8 +17,10 @@ from support.examples_budget import examples
 from pithauthor.protocol.payloads import (
     CITATION,
     RELATIONSHIPS,
+    body_bits_match,
     built_payload_violation,
     citation_text,
+    digest_matches_body,
 )
 
 DIGEST = hashlib.sha256(b"a cited paper").hexdigest()
@@ -177,3 +180,15 @@ def test_hostile_payloads_get_the_slow_verdict_and_json_dumps_text(payload: dict
 @given(key=st.text(min_size=1, max_size=210), context=st.text(min_size=1, max_size=510))
 def test_any_text_of_the_caller_gets_the_slow_verdict(key: str, context: str) -> None:
     _agrees(_payload(citation_key=key, context=context))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.binary(min_size=32, max_size=32), st.binary(min_size=32, max_size=32))
+def test_the_bits_alone_agree_with_base32_of_the_digest(digest: bytes, other: bytes) -> None:
+    # `body_bits_match` is `digest_matches_body` once both spellings are proven: the body is the
+    # first 26 base32 characters of the digest's bytes
+    body = base64.b32encode(digest).decode()[:26]
+    wrong = base64.b32encode(other).decode()[:26]
+    assert body_bits_match(digest.hex(), body)
+    assert body_bits_match(digest.hex(), wrong) == (wrong == body)
+    assert digest_matches_body(digest.hex(), wrong) == (wrong == body)
