@@ -469,7 +469,7 @@ def _passing_citation(event: Any, texts: list[str] | None = None) -> Report | No
     ):
         return None
     created = _created_check(event["created_at"])
-    signer = _good_signer(tuple(event["signer"].items()))
+    signer = _signer_of(event["signer"])
     if created.status != PASSED or signer is None:
         return None
     payload = event["payload"]
@@ -603,6 +603,28 @@ def _good_signer(items: tuple[tuple[str, str], ...]) -> _GoodSigner | None:
 
     _verify_key(public_key)  # PyNaCl's own test of the key (32 bytes), kept for the strict path
     return checks, public_key, text, crypto_sign_open, BadSignatureError
+
+
+# `_good_signer` by the block's key text, the block kept beside its verdict and compared whole:
+# one dict comparison in C instead of a tuple of the block's items built and hashed per event.
+# The verdict does not depend on the items' order (`_signer_checks` reads them by name, the
+# canonical text sorts them). A block that differs from the one kept (another field under the
+# same key) is judged by `_good_signer` and kept instead; the table is emptied past its bound.
+_SIGNERS: dict[str, tuple[dict[str, str], _GoodSigner | None]] = {}
+_SIGNERS_LIMIT = 256
+
+
+def _signer_of(block: dict[str, str]) -> _GoodSigner | None:
+    """`_good_signer` of a `signer` block that `_well_shaped` passed (a dict of exactly its
+    five fields, each exactly text)."""
+    kept = _SIGNERS.get(block["public_key_b64"])
+    if kept is not None and kept[0] == block:
+        return kept[1]
+    found = _good_signer(tuple(block.items()))
+    if len(_SIGNERS) >= _SIGNERS_LIMIT:
+        _SIGNERS.clear()
+    _SIGNERS[block["public_key_b64"]] = (block.copy(), found)
+    return found
 
 
 def checked_author_event(

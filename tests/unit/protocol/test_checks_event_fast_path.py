@@ -354,3 +354,16 @@ def test_the_kept_binding_is_the_last_pair_that_held_and_no_other() -> None:
         report = _same_verdict(event)
         assert [c.name for c in report.failed] == ["payload_subject"]
     assert _same_verdict(GENUINE).ok
+
+
+def test_a_signer_block_kept_by_its_key_is_compared_whole() -> None:
+    # the tight path keeps each signer block's verdict by its key text: a block under the same
+    # key with any other field changed, right after the genuine one, is judged again, and the
+    # genuine one after it too
+    assert check_author_event(GENUINE).ok
+    for change in ("another key id", "an ORCID signer", "a bad ORCID", "registry signer"):
+        event = copy.deepcopy(GENUINE)
+        _set(event, *RESIGNED[change])
+        _reseal(event)
+        _same_verdict(event)
+        assert _same_verdict(GENUINE).ok
