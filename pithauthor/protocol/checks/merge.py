@@ -210,12 +210,26 @@ def fold_events(events: Sequence[AuthorEvent]) -> Fold:
     # each event's link, asked once (by object: `events` is held meanwhile). Without any, as in
     # most states, no link can break and the order stands (`_links_first` would keep it)
     links = {id(e): link for e in events if (link := link_of(e)) is not None}
-    ordered: Sequence[AuthorEvent] = events
     if links:
         _check_links(events, {e["event_id"]: e for e in events}, fold.result.broken_links)
-        ordered = _links_first(events, fold.result.broken_links)
-    for event in ordered:
-        fold.add(event, links.get(id(event)))
+        for event in _links_first(events, fold.result.broken_links):
+            fold.add(event, links.get(id(event)))
+        return fold
+    # no links: `Fold.add` of an event whose slot nothing holds yet (no repeat, no conflict:
+    # most events of a state, each citing paper its own slot) is `_hold`, written out here;
+    # any other takes `add` itself. tests/unit/protocol/test_checks_merge_corrections.py
+    # merges random lists both with and without a link that forces `add` on every event
+    holders, live, slot_of, applied = fold.holders, fold.live, fold.slot_of, fold.result.applied
+    for event in events:
+        slot, claim = slot_and_claim(event)
+        if slot in holders:
+            fold.add(event, None)
+            continue
+        eid = event["event_id"]
+        holders[slot] = (claim, [eid])
+        live[eid] = event
+        slot_of[eid] = slot
+        applied.append(eid)
     return fold
 
 

@@ -290,7 +290,6 @@ def _check_corrections(
     it names is in this state, signed by the same key, of the same type and subject, not
     newer (pithauthor.protocol.subject). For a registry's state whose merge is not ours, a
     named event it does not list is unverifiable, not failed."""
-    by_id = {str(e.get("event_id")): e for e in events if type(e) is dict or isinstance(e, Mapping)}
     current = state.get("current")
     places: list[tuple[str, Any]] = []
     for name in EVENT_LISTS.values():
@@ -301,12 +300,15 @@ def _check_corrections(
     if isinstance(withdrawals, list):
         places.append(("withdrawals", withdrawals))
     # only events with a link are named (a path formatted per event was measurable)
-    linked = (
+    linked = [
         (f"{where}[{i}]", event)
         for where, items in places
         for i, event in enumerate(items)
         if (type(event) is dict or isinstance(event, Mapping)) and link_of(event) is not None
-    )
+    ]
+    if not linked:  # most states: no event names another, so no index of them is needed
+        return
+    by_id = {str(e.get("event_id")): e for e in events if type(e) is dict or isinstance(e, Mapping)}
     check_links(report, linked, by_id, local)
 
 

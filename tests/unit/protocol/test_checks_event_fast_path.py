@@ -335,3 +335,35 @@ def test_a_pending_report_adopted_by_a_document_reads_completed_and_renamed() ->
 
 def _write_first(checks: list[Check], detail: str) -> None:
     checks[0] = Check("subject", PASSED, detail)
+
+
+def test_the_kept_binding_is_the_last_pair_that_held_and_no_other() -> None:
+    # the tight path keeps the (digest, subject) of the last citation whose payload was bound to
+    # its subject: right after the genuine event, another paper's digest under the same subject,
+    # and the same digest under another subject, are each re-judged (and fail as the strict
+    # path fails them); the genuine event passes again after both
+    assert check_author_event(GENUINE).ok
+    other_digest = copy.deepcopy(GENUINE)
+    _set(other_digest, "payload", "canonical_sha256", hashlib.sha256(b"another").hexdigest())
+    _reseal(other_digest)
+    other_subject = copy.deepcopy(GENUINE)
+    another = PithNumber.from_digest(hashlib.sha256(b"another").hexdigest(), 2021)
+    _set(other_subject, "", "subject_pith_number", another.full)
+    _reseal(other_subject)
+    for event in (other_digest, other_subject):
+        report = _same_verdict(event)
+        assert [c.name for c in report.failed] == ["payload_subject"]
+    assert _same_verdict(GENUINE).ok
+
+
+def test_a_signer_block_kept_by_its_key_is_compared_whole() -> None:
+    # the tight path keeps each signer block's verdict by its key text: a block under the same
+    # key with any other field changed, right after the genuine one, is judged again, and the
+    # genuine one after it too
+    assert check_author_event(GENUINE).ok
+    for change in ("another key id", "an ORCID signer", "a bad ORCID", "registry signer"):
+        event = copy.deepcopy(GENUINE)
+        _set(event, *RESIGNED[change])
+        _reseal(event)
+        _same_verdict(event)
+        assert _same_verdict(GENUINE).ok

@@ -288,7 +288,8 @@ def test_replicate_replace_with_new_artifacts_corrects_the_one_record_of_that_ki
 # `apply_events` asks each event's link once, and with no link at all skips the link checks and
 # the reordering (which then change nothing). The net: any list of events merged as it is, and
 # merged beside an event whose link names no event (broken, so applied nowhere, but it makes
-# the full path run), decides the same for every other event.
+# the full path run), decides the same for every other event. Without links the fold also
+# holds an event whose slot is free by itself, not through `Fold.add`: the same net holds it.
 
 _ADA, _GRACE = TestSigner(b"a" * 32), TestSigner(b"g" * 32)
 _OLD_CLAIM = claim_event(_ADA, 2)
