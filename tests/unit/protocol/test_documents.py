@@ -475,6 +475,8 @@ GATES = {
     # the record cache: text whose SHA-256 is bound to the trust it passed `check_record` under
     # (any other text is checked again, through `checked_record`)
     ("pithauthor/registry/client.py", "RecordCache"),
+    # a record whose bytes' SHA-256 the record cache keeps as having passed under this trust
+    ("pithauthor/registry/client.py", "_passed_before"),
 }
 
 
