@@ -119,6 +119,23 @@ def test_a_record_verified_under_one_trust_is_checked_again_under_another(
     assert checks == [REAL_NUMBER]
 
 
+def test_the_same_keys_read_from_another_source_keep_the_binding_another_origin_does_not(
+    cache: RecordCache, checks: list[str]
+) -> None:
+    # `--trust-manifest FILE` and `--trust-local-registry` trust the same key from two sources:
+    # the source is only named in a verdict, and a stored record is read back without one
+    trust = default_trust()
+    cache.put_record(BASE, BODY, load_fixture("record-2302.12445v2.json"), trust)
+    elsewhere = Trust({k: key._replace(source="a saved manifest") for k, key in trust.keys.items()})
+    assert elsewhere != trust
+    assert cache.checked_record(BASE, BODY, elsewhere) is not None
+    assert checks == []
+    # a key's origin decides where its records may link: another one is checked again
+    moved = Trust({k: key._replace(base_url="http://127.0.0.1:9") for k, key in trust.keys.items()})
+    cache.checked_record(BASE, BODY, moved)
+    assert checks == [REAL_NUMBER]
+
+
 def test_storing_a_record_again_unbinds_the_old_check(
     tmp_path: Path, cache: RecordCache, checks: list[str]
 ) -> None:
