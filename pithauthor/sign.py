@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from binascii import b2a_base64
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -39,9 +40,9 @@ from pithauthor.protocol.documents import (
 )
 from pithauthor.protocol.events import (
     EVENT_TARGETS,
+    SIGNED_MESSAGE,
     Signer,
     created_at_ok,
-    envelope_bytes,
     seal,
     signature_block,
     signer_block,
@@ -164,9 +165,10 @@ def sign_citation(
     if citing.year is None:
         raise EventError(f"the citing paper's number needs its year: pith:YYYY:{citing.body}")
     citing_full, subject = citing.full, cited.pith_number.full
-    problem = self_citation_problem(citing_full, subject, citing_arxiv, cited.source_id)
-    if problem is not None:
-        raise EventError(problem)
+    if citing_full == subject or citing_arxiv is not None:  # (else it cannot find a problem)
+        problem = self_citation_problem(citing_full, subject, citing_arxiv, cited.source_id)
+        if problem is not None:
+            raise EventError(problem)
     # a Subject's digest was checked when it was made (a subclass could skip that); `settle`
     # and `replaces` change the payload after it is built, so those take the full checks
     if type(cited) is Subject and replaces is None and settle is None:
@@ -230,8 +232,15 @@ def _template_citation(
     if note is not None:
         payload["context"] = note
     block, block_text = signer_parts(signer.public_key, signer.signer_id)
-    text = _citation_template(head, digest_hex, key, note)
-    signed = envelope_bytes(when, CITATION, text, block_text, subject, _CITATION_TARGET)
+    # `envelope_bytes` of `_citation_template`'s text, both written in one step: the
+    # envelope's text around the payload and the subject kept per stamp and key
+    before, between, after = _citation_frame(when, block_text)
+    key_text = "" if key is None else f',"citation_key":{json_string(key)}'
+    note_text = "" if note is None else f',"context":{json_string(note)}'
+    signed = (
+        f'{before}{{"canonical_sha256":"{digest_hex}"{key_text},"citing_pith_number":{head[0]}'
+        f"{note_text},{head[1]}}}{between}{json_string(subject)}{after}"
+    ).encode()
     digest = sha256(signed).digest()  # signed as bytes, named in hex
     event: AuthorEvent = {  # the fields in the order `seal` gives them
         "event_type": CITATION,
@@ -241,13 +250,24 @@ def _template_citation(
         "signer": block.copy(),  # (kept per key: each event has its own)
         "payload": payload,
         "event_id": "sha256:" + digest.hex(),
-        "signature": signature_block(signer.sign_digest(digest)),
+        "signature": {  # `signature_block`'s
+            "algorithm": "ed25519",
+            "signed_message": SIGNED_MESSAGE,
+            "signature_b64": b2a_base64(signer.sign_digest(digest), newline=False).decode(),
+        },
     }
     return _made(signer, event)
 
 
 _CITATION_TARGET = EVENT_TARGETS[CITATION]
 sha256 = hashlib.sha256
+
+
+@lru_cache(maxsize=64)
+def _citation_frame(created_at: str, signer: str) -> tuple[str, str, str]:
+    """`_envelope_frame` of a citation at `created_at` by the signer block whose canonical
+    text is `signer`: the events of one run share both."""
+    return _envelope_frame(created_at, CITATION, signer, _CITATION_TARGET)
 
 
 def _citation_template(head: _Head, digest: str, key: str | None, note: str | None) -> str:
