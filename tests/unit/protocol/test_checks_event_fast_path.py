@@ -278,9 +278,9 @@ def _reshaped(draw: st.DrawFn) -> Any:
         field = draw(st.sampled_from([*target, "extra", 1]))
         action = draw(st.sampled_from(["rename", "delete", "add", "value", "text"]))
         if action == "rename" and field in target:  # the same number of keys
-            target[draw(st.sampled_from(["extra", 1, field.upper(), _Text(field)]))] = target.pop(
-                field
-            )
+            name = str(field)
+            new_name = draw(st.sampled_from(["extra", 1, name.upper(), _Text(name)]))
+            target[new_name] = target.pop(field)
         elif action == "delete":
             target.pop(field, None)
         elif action == "add":
