@@ -51,6 +51,45 @@ def interleaved_medians(
     return [statistics.median(t) for t in interleaved_times(fns, runs, warmup, setup, clock)]
 
 
+def chunked_rounds(
+    baseline: Callable[[int, int], Any],
+    figure: Callable[[int, int], Any],
+    n: int,
+    chunk: int,
+    runs: int = 9,
+    warmup: int = 1,
+    setup: Callable[[], Any] | None = None,
+    clock: Callable[[], float] = time.process_time,
+) -> tuple[list[float], list[float]]:
+    """(baseline times, figure times), one of each per round: `baseline(start, stop)` and
+    `figure(start, stop)` each do items start..stop-1 of the same `n`, and a round runs both
+    over every chunk of `chunk` items in turn (chunk 0: baseline then figure; chunk 1: figure
+    then baseline; ...), each side's round time the sum of its chunks. So a round does the
+    same work as one whole call of each side, but the two take turns every few milliseconds:
+    a burst of load from elsewhere (which slows CPU time too, through the shared caches and
+    the core's other thread) falls on both sides alike instead of on one whole run. `setup`
+    (untimed) runs before each round, then a full garbage collection; `warmup` rounds come
+    first, unmeasured."""
+    base_times: list[float] = []
+    figure_times: list[float] = []
+    for round_ in range(warmup + runs):
+        if setup is not None:
+            setup()
+        gc.collect()
+        spent = [0.0, 0.0]
+        for k, start in enumerate(range(0, n, chunk)):
+            stop = min(start + chunk, n)
+            for side in (0, 1) if k % 2 == 0 else (1, 0):
+                fn = baseline if side == 0 else figure
+                began = clock()
+                fn(start, stop)
+                spent[side] += clock() - began
+        if round_ >= warmup:
+            base_times.append(spent[0])
+            figure_times.append(spent[1])
+    return base_times, figure_times
+
+
 def paired_ratios(figures: Sequence[float], baselines: Sequence[float]) -> list[float]:
     """figure/baseline of each round: a burst of load shifts both sides of a round alike, so
     the median of these is steadier than the ratio of the two medians."""

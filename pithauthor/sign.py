@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from binascii import b2a_base64
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pithauthor.errors import EventError, InputError, KeyRetired, OrcidError
 from pithauthor.protocol.canonical_json import json_string
@@ -39,9 +40,9 @@ from pithauthor.protocol.documents import (
 )
 from pithauthor.protocol.events import (
     EVENT_TARGETS,
+    SIGNED_MESSAGE,
     Signer,
     created_at_ok,
-    envelope_bytes,
     seal,
     signature_block,
     signer_block,
@@ -163,50 +164,115 @@ def sign_citation(
     its record is at hand: a citation of another version of it is refused too."""
     if citing.year is None:
         raise EventError(f"the citing paper's number needs its year: pith:YYYY:{citing.body}")
-    problem = self_citation_problem(
-        citing.full, cited.pith_number.full, citing_arxiv, cited.source_id
-    )
-    if problem is not None:
-        raise EventError(problem)
+    citing_full, subject = citing.full, cited.pith_number.full
+    if citing_full == subject or citing_arxiv is not None:  # (else it cannot find a problem)
+        problem = self_citation_problem(citing_full, subject, citing_arxiv, cited.source_id)
+        if problem is not None:
+            raise EventError(problem)
+    # a Subject's digest was checked when it was made (a subclass could skip that); `settle`
+    # and `replaces` change the payload after it is built, so those take the full checks
+    if type(cited) is Subject and replaces is None and settle is None:
+        event = _template_citation(
+            signer, cited, citing_full, subject, relationship, citation_key, context, created_at
+        )
+        if event is not None:
+            return event
     payload = citation_payload(
         cited.canonical_sha256,
-        citing=citing.full,
+        citing=citing_full,
         relationship=relationship,
         citation_key=citation_key,
         context=context,
     )
-    # a Subject's digest was checked when it was made (a subclass could skip that); `settle`
-    # and `replaces` change the payload after it is built, so those take the full checks
-    proven = type(cited) is Subject and replaces is None and settle is None
-    text = _citation_text(payload) if proven else None
-    return _sign(signer, CITATION, cited.pith_number, payload, created_at, replaces, settle, text)
+    return _sign(signer, CITATION, cited.pith_number, payload, created_at, replaces, settle)
 
 
-def _citation_text(payload: CitationPayload) -> str | None:
-    """The canonical JSON text of a citation payload `citation_payload` just built from a
-    Subject, when each field from outside passes its schema rule here; None when one is
-    doubtful (the full checks then have the last word, and the message).
-
-    The cited digest (a Subject's) and payload_schema (a constant) are proven by construction;
-    the text is written in one template instead of the sorting encoder. Checking and
-    serialising were half of signing a citation; tests/unit/sign/test_sign.py
-    signs hostile-but-accepted fields this way and runs the strict checker on every event."""
-    citing, relationship = payload["citing_pith_number"], payload["relationship"]
-    if type(citing) is not str or type(relationship) is not str:  # (the cache needs a hash)
+def _template_citation(
+    signer: Signer,
+    cited: Subject,
+    citing: str,
+    subject: str,
+    relationship: str,
+    key: str | None,
+    note: str | None,
+    created_at: CreatedAt,
+) -> AuthorEvent | None:
+    """`_sign(signer, CITATION, ...)` of the payload `citation_payload` builds, in one frame,
+    when each field from outside passes its schema rule; None when one is doubtful (the full
+    checks then have the last word, and the message). The cited digest (a Subject's) and
+    payload_schema (a constant) are proven by construction; the citing number and the
+    relationship pass their rules once per pair (`_citation_head`), the citation key and the
+    context theirs and `isprintable` on every call; the payload's text is written in one
+    template instead of the sorting encoder, the envelope's in another. The same refusals, in
+    the same order, as the full path: a retired key, then a `created_at` that is not UTC to
+    the second. tests/unit/sign/test_sign.py signs hostile-but-accepted fields both ways and
+    runs the strict checker on every event. (Checking and serialising were half of signing a
+    citation; the template's five frames, a tenth of what was left beyond the signature.)"""
+    if type(relationship) is not str:  # (the cache needs a hash)
         return None
     head = _citation_head(citing, relationship)
-    key, note = payload.get("citation_key"), payload.get("context")
     if (
         head is None
         or not (key is None or plain_field(key, head[2]))
         or not (note is None or plain_field(note, head[3]))
     ):
         return None
-    return _citation_template(head, payload["canonical_sha256"], key, note)
+    if getattr(signer, "status", None) == "retired":
+        _refuse_retired(signer)
+    when = utc_now() if created_at is None else _created_at(created_at)
+    digest_hex = cited.canonical_sha256
+    payload: CitationPayload = {  # `citation_payload`'s dict, in its order
+        "payload_schema": PAYLOAD_SCHEMAS[CITATION],
+        "canonical_sha256": digest_hex,
+        "citing_pith_number": citing,
+        "relationship": relationship,
+    }
+    if key is not None:
+        payload["citation_key"] = key
+    if note is not None:
+        payload["context"] = note
+    block, block_text = signer_parts(signer.public_key, signer.signer_id)
+    # `envelope_bytes` of `_citation_template`'s text, both written in one step: the
+    # envelope's text around the payload and the subject kept per stamp and key
+    before, between, after = _citation_frame(when, block_text)
+    key_text = "" if key is None else f',"citation_key":{json_string(key)}'
+    note_text = "" if note is None else f',"context":{json_string(note)}'
+    signed = (
+        f'{before}{{"canonical_sha256":"{digest_hex}"{key_text},"citing_pith_number":{head[0]}'
+        f"{note_text},{head[1]}}}{between}{json_string(subject)}{after}"
+    ).encode()
+    digest = sha256(signed).digest()  # signed as bytes, named in hex
+    event: AuthorEvent = {  # the fields in the order `seal` gives them
+        "event_type": CITATION,
+        "target": _CITATION_TARGET,
+        "subject_pith_number": subject,
+        "created_at": when,
+        "signer": block.copy(),  # (kept per key: each event has its own)
+        "payload": payload,
+        "event_id": "sha256:" + digest.hex(),
+        "signature": {  # `signature_block`'s
+            "algorithm": "ed25519",
+            "signed_message": SIGNED_MESSAGE,
+            "signature_b64": b2a_base64(signer.sign_digest(digest), newline=False).decode(),
+        },
+    }
+    return _made(signer, event)
+
+
+_CITATION_TARGET = EVENT_TARGETS[CITATION]
+sha256 = hashlib.sha256
+
+
+@lru_cache(maxsize=64)
+def _citation_frame(created_at: str, signer: str) -> tuple[str, str, str]:
+    """`_envelope_frame` of a citation at `created_at` by the signer block whose canonical
+    text is `signer`: the events of one run share both."""
+    return _envelope_frame(created_at, CITATION, signer, _CITATION_TARGET)
 
 
 def _citation_template(head: _Head, digest: str, key: str | None, note: str | None) -> str:
-    """The canonical text of a citation payload whose fields were checked (`_citation_text`)."""
+    """The canonical text of a citation payload whose fields were checked
+    (`_template_citation`)."""
     # the keys in sorted order, as the canonical encoder writes them; optional ones left out
     key_text = "" if key is None else f',"citation_key":{json_string(key)}'
     note_text = "" if note is None else f',"context":{json_string(note)}'
@@ -261,7 +327,7 @@ def citation_signer(
     the citing number, the key (its retirement, its signer block), the signing
     time, and the envelope's text around the payload and the subject. Per citation, the fields
     from outside (relationship, key, the cited subject) pass the same rules as in
-    `_citation_text`; anything doubtful, and every citation when `settle` is given, is signed by
+    `_template_citation`; anything doubtful, and every citation when `settle` is given, is signed by
     `sign_citation` itself, which then has the last word. tests/unit/sign/test_sign_batch.py
     compares both on hostile fields, the strict checker verifying every event."""
 
@@ -298,7 +364,7 @@ def citation_signer(
 
     def sign(cited: Subject, relationship: str, key: str | None) -> AuthorEvent:
         # a Subject's digest and number were checked when it was made (a subclass could skip
-        # that); relationship and key are the author's: the rules of `_citation_text`
+        # that); relationship and key are the author's: the rules of `_template_citation`
         if type(cited) is not Subject or type(relationship) is not str:
             return careful(cited, relationship, key)
         head = heads.get(relationship) or _citation_head(citing_full, relationship)
@@ -322,7 +388,7 @@ def citation_signer(
         text = _citation_template(head, cited.canonical_sha256, key, None)
         signed = f"{before}{text}{between}{json_string(subject)}{after}".encode()
         digest = sha256(signed).digest()  # signed as bytes, named in hex
-        event: AuthorEvent = {  # `_seal_citation`'s event
+        event: AuthorEvent = {  # `_template_citation`'s event
             "event_type": CITATION,
             "target": target,
             "subject_pith_number": subject,
@@ -442,23 +508,19 @@ def _sign(
     created_at: CreatedAt,
     replaces: str | None,
     settle: Settle | None,
-    payload_text: str | None = None,
 ) -> AuthorEvent:
-    """Sign `payload`; `payload_text`, its canonical text, only when its builder checked every
-    field against its schema rules (then the full checks are not run again)."""
+    """Sign `payload` by the full checks (a citation `_template_citation` vouches for is
+    signed there)."""
     if getattr(signer, "status", None) == "retired":
-        label = getattr(signer, "name", None) or getattr(signer, "key_id", "this key")
-        raise KeyRetired(f"the key {label} is retired; it can no longer sign")
+        _refuse_retired(signer)
     if replaces is not None:
-        payload, payload_text = replacing(payload, replaces), None
+        payload = replacing(payload, replaces)
     # one rule for every signed text field, the verifier's check 15: an event that would not
     # verify is never made
-    problem = None if payload_text is not None else payload_text_problem(payload)
+    problem = payload_text_problem(payload)
     if problem is not None:
         raise EventError(f"{event_type}: {problem}; not signed (docs/events.md)")
     when = _created_at(created_at)
-    if payload_text is not None and settle is None and created_at_ok(when):
-        return _seal_citation(signer, subject.full, when, payload, payload_text)
     unsigned = unsigned_event(event_type, subject, when, signer_block(signer), payload)
     if settle is not None:
         settled = settle(unsigned)
@@ -475,28 +537,10 @@ def _sign(
     return _made(signer, seal(unsigned, signer))
 
 
-def _seal_citation(
-    signer: Signer, subject: str, created_at: str, payload: AuthorPayload, payload_text: str
-) -> AuthorEvent:
-    """`seal(unsigned_event(CITATION, ...), signer)` for a payload `_citation_text` checked and
-    wrote (`created_at` checked too): the signed bytes from one template, each dict of the event
-    made once (no copy of the payload, no unsigned event merged into the signed one). With the
-    template, a third of a citation's cost beyond its signature."""
-    block, block_text = signer_parts(signer.public_key, signer.signer_id)
-    target = EVENT_TARGETS[CITATION]
-    signed = envelope_bytes(created_at, CITATION, payload_text, block_text, subject, target)
-    digest = hashlib.sha256(signed).digest()  # signed as bytes, named in hex
-    event: AuthorEvent = {  # the fields in the order `seal` gives them
-        "event_type": CITATION,
-        "target": target,
-        "subject_pith_number": subject,
-        "created_at": created_at,
-        "signer": block.copy(),  # (kept per key: each event has its own)
-        "payload": payload,
-        "event_id": "sha256:" + digest.hex(),
-        "signature": signature_block(signer.sign_digest(digest)),
-    }
-    return _made(signer, event)
+def _refuse_retired(signer: Signer) -> NoReturn:
+    """KeyRetired: a retired key signs nothing."""
+    label = getattr(signer, "name", None) or getattr(signer, "key_id", "this key")
+    raise KeyRetired(f"the key {label} is retired; it can no longer sign")
 
 
 def _made(signer: Signer, event: AuthorEvent) -> AuthorEvent:

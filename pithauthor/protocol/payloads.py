@@ -345,6 +345,9 @@ def rules_problem(event_type: str, payload: Mapping[str, Any]) -> str | None:
 
 # base32 alphabet (RFC 4648) -> the digits Python's int(..., 32) reads, to compare in C speed.
 _TO_INT32 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv")
+_TO_INT32_BYTES = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", b"0123456789abcdefghijklmnopqrstuv"
+)
 
 
 _LOWER_HEX = frozenset("0123456789abcdef")
@@ -378,8 +381,15 @@ def body_bits_match(canonical_sha256: str, body: str) -> bool:
     hex; 26 characters of upper-case base32, as a subject's pattern gives them): the 130 bits
     alone, for a caller that has checked both (a cache of pairs missed on every citation of a
     bibliography, each citing another paper, and cost more than the comparison)."""
-    # the top 130 bits of the digest, read as the 17 leading bytes' top 136 bits less 6
-    return int(canonical_sha256[:34], 16) >> 6 == int(body.translate(_TO_INT32), 32)
+    # the top 130 bits of the digest, read as the 17 leading bytes' top 136 bits less 6. The
+    # body's ASCII text is translated as bytes (a table look-up per byte: a third of the
+    # dict look-up per character of `str.translate`); any other text as before (`int` reads
+    # some non-ASCII digits in text, none in bytes)
+    if body.isascii():
+        bits = int(body.encode().translate(_TO_INT32_BYTES), 32)
+    else:
+        bits = int(body.translate(_TO_INT32), 32)
+    return int(canonical_sha256[:34], 16) >> 6 == bits
 
 
 def self_citation_problem(

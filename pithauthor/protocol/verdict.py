@@ -114,7 +114,10 @@ class Report:
         """A report whose `checks` hold, where a detail is still to be written, a stand-in of
         the same status: `write(checks, *args)` puts the real checks in their places when
         `checks` is first read. The statuses (`ok`, `strict_ok`) are known without it."""
-        report = cls(kind, checks)
+        report = cls.__new__(cls)  # `__init__`'s fields set here: one frame less an event
+        report.kind = kind
+        report._checks = checks
+        report._parts = []
         report._pending = (write, args)
         return report
 
@@ -232,6 +235,8 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        if not self._parts:  # `_statuses`'s first case, without its frame (asked of each event)
+            return FAILED not in map(_STATUS, self._checks)
         return FAILED not in self._statuses()
 
     @property

@@ -12,7 +12,7 @@ from pathlib import Path
 import keyring
 import pytest
 from keyring.backends import fail
-from nacl.signing import VerifyKey
+from nacl.signing import SigningKey, VerifyKey
 from pith_test_keyrings import MemoryKeyring
 from support.cli import use_fast_kdf
 from support.keys import PASSPHRASE, SENTINEL_SEED, assert_no_seed, write_backup
@@ -66,6 +66,21 @@ def test_file_backend_round_trip_signs_verifiably(isolated_home: Path) -> None:
     VerifyKey(pk).verify(DIGEST, key.sign_digest(DIGEST))
     assert stat.S_IMODE(_key_file(record, isolated_home).stat().st_mode) == 0o600
     assert stat.S_IMODE((isolated_home / "keys").stat().st_mode) == 0o700
+
+
+def test_a_key_signs_as_pynacls_signing_key_does(isolated_home: Path) -> None:
+    """`sign_digest` calls PyNaCl's binding itself: the same 64 bytes as `SigningKey.sign`
+    (Ed25519 is deterministic), for the key's own public half, and only of 32-byte digests."""
+    author.generate("alice", backend="file", note=_quiet)
+    key = author.load_signing_key()
+    reference = SigningKey(key._signing_key.encode())  # the seed the key was loaded from
+    assert key.public_key == bytes(reference.verify_key)
+    for digest in (DIGEST, bytes(32), bytes([255]) * 32):
+        signature = key.sign_digest(digest)
+        assert type(signature) is bytes and signature == reference.sign(digest).signature
+    for wrong in (b"", DIGEST[:31], DIGEST + b"x"):
+        with pytest.raises(ValueError, match="32 raw bytes"):
+            key.sign_digest(wrong)
 
 
 def test_author_key_is_a_signer_for_the_event_envelope() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -26,9 +27,15 @@ from support.signer import FixedSigner
 
 from pithauthor.protocol.canonical_json import b64encode, canonical
 from pithauthor.protocol.checks.event import (
+    EVENT_FIELDS,
+    SIGNATURE_FIELDS,
+    SIGNER_FIELDS,
+    TEXT_FIELDS,
     _passing_citation,
+    _well_shaped,
     check_author_event,
     checked_in_full,
+    shape_faults,
 )
 from pithauthor.protocol.events import SIGNED_FIELDS
 from pithauthor.protocol.ids import PithNumber
@@ -236,6 +243,71 @@ def _mutated(draw: st.DrawFn) -> dict[str, Any]:
 @given(_mutated())
 def test_mutated_events_get_the_strict_report(event: dict[str, Any]) -> None:
     _same_verdict(event)
+
+
+# --- the shape test -------------------------------------------------------------------------
+# `_well_shaped` counts the keys and finds each field by its name; the test it replaced compared
+# the key views with sets of the names. A key renamed keeps the count: it must still fail.
+
+
+def _shaped_by_sets(event: Any) -> bool:
+    """The shape test as it was: the key views equal to the names, every text exactly str."""
+    if type(event) is not dict or event.keys() != set(EVENT_FIELDS):
+        return False
+    signer, signature = event["signer"], event["signature"]
+    if type(signer) is not dict or signer.keys() != set(SIGNER_FIELDS):
+        return False
+    if type(signature) is not dict or signature.keys() != set(SIGNATURE_FIELDS):
+        return False
+    texts = [*signer.values(), *signature.values(), *(event[n] for n in TEXT_FIELDS)]
+    return all(type(v) is str for v in texts) and isinstance(event["payload"], Mapping)
+
+
+class _Text(str):
+    """Text of another type than the JSON reader gives: the shape walk judges it."""
+
+
+@st.composite
+def _reshaped(draw: st.DrawFn) -> Any:
+    event = copy.deepcopy(GENUINE)
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(["", "signer", "signature", "payload"]))
+        target = event.get(where) if where else event
+        if not isinstance(target, dict):
+            continue
+        field = draw(st.sampled_from([*target, "extra", 1]))
+        action = draw(st.sampled_from(["rename", "delete", "add", "value", "text"]))
+        if action == "rename" and field in target:  # the same number of keys
+            name = str(field)
+            new_name = draw(st.sampled_from(["extra", 1, name.upper(), _Text(name)]))
+            target[new_name] = target.pop(field)
+        elif action == "delete":
+            target.pop(field, None)
+        elif action == "add":
+            target[field] = "x"
+        elif action == "text" and field in target and isinstance(target[field], str):
+            target[field] = _Text(target[field])
+        else:
+            target[field] = draw(VALUES)
+    return event if draw(st.integers(0, 9)) else draw(st.sampled_from([[], "event", None]))
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(_reshaped())
+def test_the_shape_test_finds_exactly_the_events_the_key_sets_found(event: Any) -> None:
+    assert _well_shaped(event) == _shaped_by_sets(event)
+    if not _shaped_by_sets(event) and not isinstance(event, dict):
+        assert shape_faults(event)  # (text of a str subclass passes the walk: it is text)
+
+
+def test_a_key_renamed_in_place_fails_the_shape_test() -> None:
+    for where in ("", "signer", "signature"):
+        event = copy.deepcopy(GENUINE)
+        block = event[where] if where else event
+        name = next(n for n in block if n not in ("payload",))
+        block["extra"] = block.pop(name)
+        assert not _well_shaped(event) and shape_faults(event)
+    assert _well_shaped(GENUINE) and shape_faults(GENUINE) == []
 
 
 # --- the lazy report -------------------------------------------------------------------------

@@ -192,3 +192,34 @@ def test_the_bits_alone_agree_with_base32_of_the_digest(digest: bytes, other: by
     assert body_bits_match(digest.hex(), body)
     assert body_bits_match(digest.hex(), wrong) == (wrong == body)
     assert digest_matches_body(digest.hex(), wrong) == (wrong == body)
+
+
+def _bits_as_text(digest: str, body: str) -> bool | str:
+    """`body_bits_match` as it read the body, by `str.translate` on any text (or its error)."""
+    table = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv")
+    try:
+        return int(digest[:34], 16) >> 6 == int(body.translate(table), 32)
+    except ValueError as exc:
+        return type(exc).__name__
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.binary(min_size=32, max_size=32),
+    st.one_of(
+        st.text(
+            st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567abc019 _=\u0663\uff13"), max_size=28
+        ),
+        st.text(max_size=28),
+    ),
+)
+def test_the_body_read_as_bytes_gives_what_it_gave_as_text(digest: bytes, body: str) -> None:
+    """The body's ASCII text is translated as bytes now: the same verdict (or the same error)
+    as the text's translation on any body, near misses and non-ASCII digits included."""
+    real = base64.b32encode(digest).decode()[:26]
+    for candidate in (body, real, real[:25] + body[:1], real.lower()):
+        try:
+            got: bool | str = body_bits_match(digest.hex(), candidate)
+        except ValueError as exc:
+            got = type(exc).__name__
+        assert got == _bits_as_text(digest.hex(), candidate)

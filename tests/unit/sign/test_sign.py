@@ -357,7 +357,7 @@ def test_a_real_events_id_is_the_hash_of_its_canonical_signed_fields(
 
 # --- the signer's template for citations ----------------------------------------------------------
 # `sign_citation` checks the fields from outside by their schema rules and writes the payload and
-# the envelope in one template (`sign._citation_text`, `sign._seal_citation`). The full path is the
+# the envelope in one template (`sign._template_citation`). The full path is the
 # one a `settle=` takes; an identity settle forces it for the same inputs, so both must give the
 # same event (Ed25519 signatures are deterministic) or the same refusal.
 def _same_statement(unsigned: Any) -> Any:
