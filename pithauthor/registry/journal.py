@@ -298,8 +298,12 @@ CREATE TABLE outbox_count (
 """
 
 
+OUTBOX_DIR = "outbox"
+"""The outbox's folder in PITH_HOME (its file and its journal)."""
+
+
 def default_path() -> Path:
-    return private_dir("outbox") / DB_NAME
+    return private_dir(OUTBOX_DIR) / DB_NAME
 
 
 def journal_path(db: Path) -> Path:

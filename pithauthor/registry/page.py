@@ -74,8 +74,11 @@ def paper_status(client: RegistryClient, ref: str, *, judge: ProofJudge) -> dict
     shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
     paper: Mapping[str, Any] = record.get("paper") or {}
     source = record["canonical_record"].get("source", {})
-    with Outbox() as outbox:
-        entries = outbox.about(number.full)  # through its indexes: by subject, by citing
+    outbox = Outbox.existing()  # none yet (nothing ever signed here): nothing it holds
+    entries: list[OutboxEntry] = []
+    if outbox is not None:
+        with outbox:
+            entries = outbox.about(number.full)  # through its indexes: by subject, by citing
     mine = [e for e in entries if e.subject == number.full]
     made = [e for e in entries if e.subject != number.full]  # citations made by this paper
     counts = cast("dict[str, int]", shown["counts"])  # as state_page made it

@@ -3,7 +3,7 @@ event at its place, registry events, each event_id once (pure)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -136,31 +136,73 @@ def check_author_at(
     (relabelled `signer_type: registry`, it would otherwise pass as an unverifiable registry
     event, which nobody checks). `checked` (when given) keeps what `check_author_event`
     failed, for the merge, and the event's canonical text when it proved it (merge.Checked)."""
-    texts: list[str] | None = None if checked is None else []  # a state's: for its hash
-    sub, typed = checked_author_event(event, texts)
-    # `structure` passed: the event has exactly the envelope's fields and its signature block
-    # exactly its own, which is what EVENT_CHECKED names, so no field of it can be uncovered
-    first = sub.head()  # nothing of the event's report is read before the document's is
-    structure_ok = first.name == "structure" and first.status == PASSED
-    if checked is not None:
-        text = texts[0] if texts else None
-        checked[id(event)] = (event, [c.name for c in sub.failed], typed, text)
-    # `type(...) is dict` first: the ABC's isinstance costs more than the check it guards, and
-    # this runs for every event of a document
-    if type(event) is dict or isinstance(event, Mapping):
-        full = subject.full if subject is not None else None
-        sub.append(_about(full is not None and event.get("subject_pith_number") == full, full))
-        payload = event.get("payload")
-        record = (type(payload) is dict or isinstance(payload, Mapping)) and payload.get(
-            "canonical_sha256"
-        ) == digest
-        sub.append(_RECORD_OK if record else _RECORD_FAILED)
-        if expected_type is not None:
-            sub.append(_in_list(event.get("event_type") == expected_type, expected_type))
-        if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
-            sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
-    prefix = at + "."
-    report.extend(sub, prefix=prefix, path_prefix=prefix, adopt=True)  # `sub` ends here
+    _check_authors(report, ((event, at + "."),), subject, digest, expected_type, checked)
+
+
+def check_authors_at(
+    report: Report,
+    events: Sequence[Any],
+    where: str,
+    subject: PithNumber | None,
+    digest: Any,
+    expected_type: str | None = None,
+    checked: dict[int, CheckedEntry] | None = None,
+) -> None:
+    """`check_author_at` of each item of the list `events` found at `where` (item `i` at
+    `where[i]`), in order: the same checks, with what depends only on the document (the
+    subject's checks, the list's) decided once for the list, not once per event (a state
+    lists 10,000 citations)."""
+    _check_authors(
+        report,
+        ((event, f"{where}[{index}].") for index, event in enumerate(events)),
+        subject,
+        digest,
+        expected_type,
+        checked,
+    )
+
+
+def _check_authors(
+    report: Report,
+    placed: Iterable[tuple[Any, str]],
+    subject: PithNumber | None,
+    digest: Any,
+    expected_type: str | None,
+    checked: dict[int, CheckedEntry] | None,
+) -> None:
+    """`check_author_at` of each (event, its path with a final `.`) of `placed`."""
+    full = subject.full if subject is not None else None
+    about, not_about = _about(full is not None, full), _about(False, full)
+    typed_list = expected_type is not None
+    in_list, not_in_list = _in_list(True, expected_type or ""), _in_list(False, expected_type or "")
+    for event, prefix in placed:
+        texts: list[str] | None = None if checked is None else []  # a state's: for its hash
+        sub, typed = checked_author_event(event, texts)
+        # `structure` passed: the event has exactly the envelope's fields and its signature
+        # block exactly its own, which is what EVENT_CHECKED names, so no field of it can be
+        # uncovered
+        first = sub.head()  # nothing of the event's report is read before the document's is
+        structure_ok = first.name == "structure" and first.status == PASSED
+        if checked is not None:
+            text = texts[0] if texts else None
+            # typed: every rule passed (`checked_author_event`), so no check failed
+            failed = [] if typed is not None else [c.name for c in sub.failed]
+            checked[id(event)] = (event, failed, typed, text)
+        # `type(...) is dict` first: the ABC's isinstance costs more than the check it guards,
+        # and this runs for every event of a document
+        if type(event) is dict or isinstance(event, Mapping):
+            # no subject (`full` None): no event is about it (`about` is then failed too)
+            sub.append(about if event.get("subject_pith_number") == full else not_about)
+            payload = event.get("payload")
+            record = (type(payload) is dict or isinstance(payload, Mapping)) and payload.get(
+                "canonical_sha256"
+            ) == digest
+            sub.append(_RECORD_OK if record else _RECORD_FAILED)
+            if typed_list:
+                sub.append(in_list if event.get("event_type") == expected_type else not_in_list)
+            if not structure_ok:  # else exactly the event's fields, all covered (EVENT_CHECKED)
+                sub.not_signed("not_signed", uncovered(event, EVENT_CHECKED))
+        report.extend(sub, prefix=prefix, path_prefix=prefix, adopt=True)  # `sub` ends here
 
 
 # The checks added to each author event of a document (above) depend only on the document's

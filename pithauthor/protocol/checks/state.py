@@ -16,6 +16,7 @@ from pithauthor.protocol.canonical_json import (
 )
 from pithauthor.protocol.checks.contents import (
     check_author_at,
+    check_authors_at,
     check_created,
     check_links,
     check_registry_event,
@@ -117,9 +118,13 @@ def check_state(state: Mapping[str, Any], trust: Trust) -> Report:
         items = current_list(report, current, name)
         if items:  # a list: every item is checked, its own fields listed by _check_author_at
             covered.append(f"current.{name}[*]")  # one pattern, not one per event
+        if local or name not in REGISTRY_MAY_SIGN:  # author events only: checked as a list
+            check_authors_at(report, items, f"current.{name}", number, digest, etype, checked)
+            events += items
+            continue
         for index, event in enumerate(items):
             at = f"current.{name}[{index}]"
-            if not local and name in REGISTRY_MAY_SIGN and _registry_signed(event):
+            if _registry_signed(event):
                 # a registry's own anchor or archive copy (its format not published): judged
                 # by its key only, as its other events are
                 check_registry_event(report, event, at, trust, registry, etype)
