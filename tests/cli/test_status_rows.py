@@ -15,6 +15,7 @@ from support.cli import RunPith
 from support.registry import SUBJECT, TestSigner, attestation, citation, replication, start_server
 
 from pithauthor._cli.status_page import page_lines
+from pithauthor.registry.page import PAGE_ROWS
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.outbox import STATES
 from pithauthor.registry.page import PAGE_ROWS
@@ -112,3 +113,18 @@ def test_a_first_and_a_second_look_print_the_same_page_the_json_page_bounded(
     monkeypatch.setenv("PITH_HOME", str(tmp_path / "another-home"))
     json.loads(_look(pith, server, "--json"))
     assert _look(pith, server) == first
+
+
+def test_the_help_says_how_many_rows_the_page_lists() -> None:
+    """`--all`'s help names the page's number of rows (a literal: the command's module loads no
+    registry code for `--help`)."""
+    import click
+    import typer.main
+
+    from pithauthor._cli import main
+
+    root = typer.main.get_command(main.app)
+    status = root.get_command(click.Context(root, info_name="pith"), "status")  # type: ignore[attr-defined]
+    (every,) = [p for p in status.params if "--all" in getattr(p, "opts", [])]
+    assert f"first {PAGE_ROWS} " in every.help
+    assert f"first {PAGE_ROWS} " in " ".join((status.help or "").split())
