@@ -10,11 +10,13 @@ process (the load of other processes hardly changes them). Target (docs/performa
 2x a guide) is informational.
 
 Second look (the state kept from the first, revalidated with `If-None-Match`: 304, nothing
-downloaded or verified): against the same second look of a 10-event paper. Target: under
-0.2 s of CPU for the 10,000-event paper (in the note), and within 2x of the small paper.
+downloaded or verified; the text page, which reads only the kept summary of its first rows and
+counts): against the same second look of a 10-event paper. Targets: under 0.2 s of CPU (in the
+notes); the 10,000-event paper within 2x of the small paper, the 100,000-event paper within
+1.2x (what a second look reads does not grow with the paper's citations).
 
-The 100,000-event paper is looked at once (first) and three times (second): it must work (it
-was refused over 64 MiB before), and its figures are in the notes.
+The 100,000-event paper is looked at once first (it must work: it was refused over 64 MiB
+before; its figure is in the note), then its second looks are interleaved with the others.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ SIZES = (10, 1_000, 10_000, 100_000)
 RUNS = 5
 FIRST_LIMIT = 0.5  # CPU seconds, 10,000 events
 SECOND_LIMIT = 0.2
+FLAT = 1.2  # the 100,000-event paper's second look against the 10-event paper's
 
 
 def _fill(data: Path) -> dict[int, str]:
@@ -164,10 +167,12 @@ def _measure(root: Path, url: str, numbers: dict[int, str]) -> list[dict[str, An
     seconds = {n: [] for n in kept}  # type: dict[int, list[float]]
     for _ in range(RUNS):
         for n in kept:
-            if n != 100_000 or len(seconds[n]) < 3:
-                seconds[n].append(_cpu(status(n), kept[n]))
+            seconds[n].append(_cpu(status(n), kept[n]))
     second = {n: statistics.median(v) for n, v in seconds.items()}
-    met = "met" if second[10_000] < SECOND_LIMIT else "NOT met"
+
+    def under(n: int) -> str:
+        return "met" if second[n] < SECOND_LIMIT else "NOT met"
+
     rows.append(
         row(
             "status: `pith status` of a 10,000-event paper, second look (kept, 304) vs a "
@@ -175,9 +180,18 @@ def _measure(root: Path, url: str, numbers: dict[int, str]) -> list[dict[str, An
             second[10_000],
             second[10],
             2.0,
-            note=f"CPU, median of {RUNS}; target under {SECOND_LIMIT} s: {met}; the "
-            f"100,000-event paper: first look {big_first:.1f} s CPU, second "
-            f"{second[100_000]:.2f} s",
+            note=f"CPU, median of {RUNS}; target under {SECOND_LIMIT} s: {under(10_000)}",
+        )
+    )
+    rows.append(
+        row(
+            "status: `pith status` of a 100,000-event paper, second look (kept, 304) vs a "
+            "10-event paper's",
+            second[100_000],
+            second[10],
+            FLAT,
+            note=f"CPU, median of {RUNS} interleaved with the others; target under "
+            f"{SECOND_LIMIT} s: {under(100_000)}; its first look {big_first:.1f} s CPU",
         )
     )
     return rows

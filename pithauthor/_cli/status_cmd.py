@@ -23,13 +23,19 @@ def status(
     registry: str | None = REGISTRY_OPTION,
     trust_manifest: list[str] = TRUST_MANIFEST_OPTION,
     trust_local: bool = TRUST_LOCAL_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print the page as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the page as JSON (every row)."),
+    all_rows: bool = typer.Option(
+        False,
+        "--all",
+        help="List every claim, citation and replication, not the first 10 of each.",
+    ),
 ) -> None:
     """A paper's page: number, title, authors, what is verified, the record's completeness,
     claims, citations, replications, and what this machine's outbox holds for it per registry.
-    The record and merged state are fetched and verified first."""
+    The record and merged state are fetched and verified first. The text lists the first 10
+    of each list with its counts (--all: every one); --json gives every one."""
     # the same as the entry point's plain form, which answers before Typer loads (status_page)
-    show_status(ref, registry, trust_manifest, trust_local, as_json)
+    show_status(ref, registry, trust_manifest, trust_local, as_json, all_rows)
 
 
 def papers(

@@ -4,8 +4,8 @@ the entry point's plain form (`pithauthor._cli.entry`) both run `show_status`.
 Why a plain form: a Typer command with a text argument imports pydantic (Typer coerces every
 such parameter through a pydantic `TypeAdapter`), and Typer, click and pydantic together cost
 more CPU than a second look at a 10,000-event paper itself (under 0.2 s). The plain
-forms (`plain_form`: one PAPER, --registry, --trust-manifest, --trust-local-registry, --json)
-are answered before Typer loads; anything else, --help or a mistake included, is Typer's
+forms (`plain_form`: one PAPER, --registry, --trust-manifest, --trust-local-registry, --json,
+--all) are answered before Typer loads; anything else, --help or a mistake included, is Typer's
 (tests/cli/test_status_fast_path.py runs forms both ways).
 """
 
@@ -31,6 +31,7 @@ PLAIN_OPTIONS: Final[dict[str, tuple[str, str]]] = {
     "--trust-manifest": ("trust_manifest", MANY),
     "--trust-local-registry": ("trust_local", FLAG),
     "--json": ("as_json", FLAG),
+    "--all": ("all_rows", FLAG),
 }
 
 
@@ -49,6 +50,7 @@ def plain_form(args: list[str], environ: dict[str, str]) -> dict[str, Any] | Non
         "trust_manifest": [],
         "trust_local": False,
         "as_json": False,
+        "all_rows": False,
     }
     seen: set[str] = set()
     words = iter(args)
@@ -98,13 +100,16 @@ def show_status(
     trust_manifest: list[str],
     trust_local: bool,
     as_json: bool,
+    all_rows: bool = False,
 ) -> None:
     """`pith status`: the page of `ref` from the registry (record and merged state verified;
-    the state's summary kept and revalidated), printed as text or JSON."""
+    the state's summary kept and revalidated), printed as text or JSON. The text lists the
+    first PAGE_ROWS claims, citations received, replications and citations made, with their
+    counts; `all_rows` (--all) every one, as JSON always does."""
     from pithauthor._cli.access import registry_options
     from pithauthor.registry.client import RecordCache
     from pithauthor.registry.outbox import STATES
-    from pithauthor.registry.page import paper_status
+    from pithauthor.registry.page import PAGE_ROWS, paper_status
 
     # as options.make_client does (which loads Typer for its option declarations)
     options = registry_options(registry, trust_manifest, trust_local, parallel=4)
@@ -112,13 +117,16 @@ def show_status(
         cache = RecordCache()  # the state verified before, revalidated (If-None-Match)
         try:
             client.keep(cache)
-            page = paper_status(client, ref, judge=judge_proofs)
+            # a text page reads only the first rows it shows (a summary that does not grow
+            # with the paper's fame), JSON and --all every row
+            every_row = as_json or all_rows
+            page = paper_status(client, ref, judge=judge_proofs, every_row=every_row)
         finally:
             cache.close()
     if as_json:
         emit_json(page)
         return
-    data_lines(page_lines(page, STATES))
+    data_lines(page_lines(page, STATES, None if all_rows else PAGE_ROWS))
 
 
 def judge_proofs(item: str, events: Sequence[Any], canonical_sha256: str) -> Verdict:
@@ -140,9 +148,12 @@ CHECKLIST_NAMES: Final[dict[str, str]] = {
 }
 
 
-def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
+def page_lines(page: dict[str, Any], states: tuple[str, ...], rows: int | None) -> list[str]:
     """The page as text (outbox counts in the order of `states`); everything the registry or
-    another signer wrote is escaped."""
+    another signer wrote is escaped. `rows`: how many claims, citations received, citations
+    made and replications to list (the first of each; None: every one), then one line says
+    how many more there are and how to list them: a page of 100,000 citations keeps its
+    checklist in sight. The counts are the page's own (`completeness`), whole either way."""
     e = escaped
     arxiv = f"  arXiv:{page['arxiv']}" if page["arxiv"] else ""
     lines = [
@@ -166,8 +177,10 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
         if row.get("detail"):  # what proves it, or why it is not proven (pith's own words)
             line += f"; {row['detail']}"
         lines.append(line)
-    lines.append(f"claims ({len(page['claims'])})")
-    for c in page["claims"]:
+    counts = {c["item"]: c["count"] for c in page["completeness"]}
+    claims = page["claims"][:rows]
+    lines.append(f"claims ({counts['author_claims']})")
+    for c in claims:
         bound = (
             f"identity-bound ({', '.join(c['identity_proofs'])})"
             if c["identity_bound"]
@@ -175,16 +188,27 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
         )
         where = f"#{c['position']}" if c["position"] is not None else "(no position)"
         lines.append(f"  {where} {e(str(c['name']))}  {c['key_id']}  {bound}")
-    lines.append(f"citations received ({len(page['citations_received'])})")
-    for c in page["citations_received"]:
+    lines.extend(_more(counts["author_claims"], len(claims)))
+    received = page["citations_received"][:rows]
+    by_relationship = ", ".join(
+        f"{n} {e(relationship)}" for relationship, n in page["citations_by_relationship"].items()
+    )
+    said = f": {by_relationship}" if by_relationship else ""
+    lines.append(f"citations received ({counts['citations']}){said}")
+    for c in received:
         lines.append(f"  {e(str(c['citing_pith_number']))} {c['relationship']}  by {c['key_id']}")
-    lines.append(f"citations made, signed on this machine ({len(page['citations_made'])})")
-    for c in page["citations_made"]:
+    lines.extend(_more(counts["citations"], len(received)))
+    made = page["citations_made"]
+    lines.append(f"citations made, signed on this machine ({len(made)})")
+    for c in made[:rows]:
         lines.append(f"  {c['relationship']} {c['cited_pith_number']}  {c['state']}")
-    lines.append(f"replications ({len(page['replications'])})")
-    for r in page["replications"]:
+    lines.extend(_more(len(made), len(made[:rows])))
+    replications = page["replications"][:rows]
+    lines.append(f"replications ({counts['replications']})")
+    for r in replications:
         summary = e(str(r["summary"] or ""))
         lines.append(f"  {r['kind']} {r['outcome']}  by {r['key_id']}: {summary}")
+    lines.extend(_more(counts["replications"], len(replications)))
     if not page["outbox"]:
         lines.append("outbox: nothing for this paper")
     for group in page["outbox"]:
@@ -192,3 +216,10 @@ def page_lines(page: dict[str, Any], states: tuple[str, ...]) -> list[str]:
         said = ", ".join(f"{held.count(s)} {s}" for s in states if s in held)
         lines.append(f"outbox for {group['registry']}: {said}")
     return lines
+
+
+def _more(total: int, shown: int) -> list[str]:
+    """The line under a list that shows `shown` of its `total` rows (none when it shows all)."""
+    if total <= shown:
+        return []
+    return [f"  ... and {total - shown} more (--all lists every one, as --json does)"]

@@ -361,13 +361,19 @@ class RegistryClient:
         summarize: Callable[[Mapping[str, Any]], JSONObject],
         *,
         strict: bool = True,
+        also: Mapping[str, Callable[[Mapping[str, Any]], JSONObject]] | None = None,
     ) -> tuple[JSONObject, Verdict]:
         """`summarize(state)` of the merged state of `ref`, verified as `state` verifies it,
         and its verdict. When the client keeps documents (`keep`), the summary is kept too
         (under `kind`, bound to the state's ETag and hash): a second look at an unchanged
         paper reads only the summary, not the state, and verifies nothing (`pith
         status` of a 10,000-event paper). No summary kept, or one that is damaged: the state
-        is downloaded and verified in full again."""
+        is downloaded and verified in full again.
+
+        `also` (kind -> summarize): other summaries of the same state, made and kept beside
+        this one whenever the state is verified (never read here): a later look asking for
+        one of them finds it kept, bound as this one is (`pith status` keeps the page's first
+        rows, which a text page reads, and every row, which `--json` reads)."""
         record = self.record(ref)
         body = PithNumber.parse(record["pith_number"]).body
         kept = (
@@ -384,8 +390,9 @@ class RegistryClient:
             summary = summarize(doc)
             if self.kept is not None and etag:
                 self.kept.put_document(self.base_url, body, "state", self.trust, etag, raw, verdict)
-                self.kept.put_summary(
-                    self.base_url, body, "state", kind, self.trust, etag, raw, summary, verdict
+                made = {kind: summary, **{k: f(doc) for k, f in (also or {}).items()}}
+                self.kept.put_summaries(
+                    self.base_url, body, "state", self.trust, etag, raw, made, verdict
                 )
         self._strict(strict, "state", verdict)
         return summary, verdict
@@ -928,7 +935,7 @@ class RecordCache:
         self, registry: str, body: str, what: str, kind: str, trust: Trust
     ) -> tuple[str, JSONObject, Verdict] | None:
         """The summary (`kind`) of the bundle or state (`what`) of `body` kept by
-        `put_summary`, made under the same `trust`: (the ETag of the document it summarizes,
+        `put_summaries`, made under the same `trust`: (the ETag of the document it summarizes,
         the summary, the document's verdict); None when none is kept or it is damaged."""
         with self._lock:
             row = self._db.execute(
@@ -949,36 +956,39 @@ class RecordCache:
             return None
         return etag, summary, cast(Verdict, kept)  # made from a document verified then
 
-    def put_summary(
+    def put_summaries(
         self,
         registry: str,
         body: str,
         what: str,
-        kind: str,
         trust: Trust,
         etag: str,
         doc: bytes,
-        summary: JSONObject,
+        summaries: Mapping[str, JSONObject],
         verdict: Verdict,
     ) -> None:
         """Keep what a command shows of a bundle or state just verified (`doc`, the bytes the
-        registry sent under `etag`)."""
-        raw = json.dumps(summary, ensure_ascii=False).encode("utf-8")
+        registry sent under `etag`): each of `summaries` (kind -> summary), in one transaction
+        (the document hashed once: a 100,000-event state is about 100 MB)."""
         said, doc_sha256 = json.dumps(verdict), hashlib.sha256(doc).hexdigest()
-        row = (
-            registry,
-            body,
-            what,
-            kind,
-            _trust_key(trust),
-            etag,
-            doc_sha256,
-            raw,
-            said,
-            _summary_digest(etag, doc_sha256, raw, said),
-        )
+        trust_key = _trust_key(trust)
+        rows = []
+        for kind, summary in summaries.items():
+            raw = json.dumps(summary, ensure_ascii=False).encode("utf-8")
+            digest = _summary_digest(etag, doc_sha256, raw, said)
+            rows.append(
+                (registry, body, what, kind, trust_key, etag, doc_sha256, raw, said, digest)
+            )
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", rows
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def forget_record(self, registry: str, body: str) -> None:
         with self._lock:

@@ -33,9 +33,12 @@ if TYPE_CHECKING:  # only the judge makes one: a page without proofs to judge lo
 
 __all__ = [
     "COMPLETENESS",
+    "PAGE_BRIEF",
+    "PAGE_ROWS",
     "PAGE_SUMMARY",
     "ProofJudge",
     "paper_status",
+    "state_brief",
     "state_page",
 ]
 
@@ -56,7 +59,9 @@ ProofJudge = Callable[[str, Sequence[Any], str], "Verdict"]
 record's canonical SHA-256) -> its verdict (`pithauthor.registry.judge.judge_proofs`)."""
 
 
-def paper_status(client: RegistryClient, ref: str, *, judge: ProofJudge) -> dict[str, Any]:
+def paper_status(
+    client: RegistryClient, ref: str, *, judge: ProofJudge, every_row: bool = True
+) -> dict[str, Any]:
     """The page of the paper `ref` (Pith Number, alias or arXiv id) on `client`'s registry.
 
     The record and the merged state are verified (the record's receipt, every author event
@@ -64,14 +69,26 @@ def paper_status(client: RegistryClient, ref: str, *, judge: ProofJudge) -> dict
     event ids, which it alone can check) are counted as unverifiable, never as passed. Rows 1
     and 2 of the checklist are done only when `judge` proved them (it is asked only about a
     row whose events the state lists). The outbox part lists what this machine holds for the
-    paper, for every registry."""
+    paper, for every registry.
+
+    `every_row`: the claims, citations received and replications, every one; else the first
+    PAGE_ROWS of each the state lists (`state_brief`), which is what a text page shows: a
+    second look at an unchanged paper then reads a summary whose size does not grow with the
+    paper's citations. The counts (`completeness`, `citations_by_relationship`) are whole
+    either way."""
     record, record_verdict = client.record_verdict(ref)  # checked once (or kept: see there)
     number = PithNumber.parse(record["pith_number"])
     # not strict: pith.science's states always hold parts nobody else can check (its merge);
     # a page shows them counted as unverifiable instead of showing nothing
     # checked once; when the client keeps documents, what the page shows of it is kept with it
     # and read alone while the state is unchanged (not the whole state again)
-    shown, state_verdict = client.state_summary(number, PAGE_SUMMARY, state_page, strict=False)
+    # both summaries are kept whenever the state is verified, so that a text look after a
+    # `--json` one (or the other way round) is a 304 too; a look reads only the one it shows
+    kind = PAGE_SUMMARY if every_row else PAGE_BRIEF
+    others = {k: f for k, f in _SUMMARIES.items() if k != kind}
+    shown, state_verdict = client.state_summary(
+        number, kind, _SUMMARIES[kind], strict=False, also=others
+    )
     paper: Mapping[str, Any] = record.get("paper") or {}
     source = record["canonical_record"].get("source", {})
     outbox = Outbox.existing()  # none yet (nothing ever signed here): nothing it holds
@@ -116,6 +133,7 @@ def paper_status(client: RegistryClient, ref: str, *, judge: ProofJudge) -> dict
         "checklist": _checklist(completeness),
         "claims": shown["claims"],
         "citations_received": shown["citations_received"],
+        "citations_by_relationship": shown["relationships"],
         "citations_made": [_made(e) for e in made],
         "replications": shown["replications"],
         "outbox": _by_registry(mine + [e for e in made if e not in mine]),
@@ -138,19 +156,44 @@ def _checklist(completeness: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"row": n, **by_item[item]} for n, item in enumerate(CHECKLIST, start=1)]
 
 
-PAGE_SUMMARY = "page-2"
-"""The name `paper_status` keeps its summary of a state under (`RegistryClient.state_summary`)."""
+PAGE_SUMMARY = "page-3"
+"""The name `paper_status` keeps its summary of a state under, every row of every list
+(`RegistryClient.state_summary`; `state_page`)."""
+
+PAGE_BRIEF = "page-brief-1"
+"""The name of the summary a text page reads: the first PAGE_ROWS rows of each list, and the
+counts (`state_brief`)."""
+
+PAGE_ROWS = 10
+"""How many claims, citations received and replications a text page lists (the first the
+state lists); the counts say how many there are, and `pith status --all` lists every one."""
 
 
 def state_page(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a paper's page shows of its merged state, verified: claims, citations received,
-    replications, the size of each part of COMPLETENESS, and the references resolved. JSON
-    data: `paper_status` keeps it beside the state and reads it alone on a second look."""
+    replications, the citations received counted per relationship, the size of each part of
+    COMPLETENESS, and the references resolved. JSON data: `paper_status` keeps it beside the
+    state and reads it alone on a second look."""
+    return _summary(state, None)
+
+
+def state_brief(state: Mapping[str, Any]) -> dict[str, Any]:
+    """`state_page` with at most PAGE_ROWS claims, citations received and replications (the
+    first the state lists); the counts are whole. What a text page shows: a second look at a
+    paper of 100,000 citations reads ten of them, not 100,000."""
+    return _summary(state, PAGE_ROWS)
+
+
+def _summary(state: Mapping[str, Any], rows: int | None) -> dict[str, Any]:
     current: Mapping[str, Any] = state.get("current", {})
+    cited = _events(current.get("citation_signatures"))
     return {
-        "claims": [_claim(e) for e in current.get("author_attestations", [])],
-        "citations_received": [_citation(e) for e in current.get("citation_signatures", [])],
-        "replications": [_replication(e) for e in current.get("replication_records", [])],
+        "claims": [_claim(e) for e in _events(current.get("author_attestations"))[:rows]],
+        "citations_received": [_citation(e) for e in cited[:rows]],
+        "replications": [
+            _replication(e) for e in _events(current.get("replication_records"))[:rows]
+        ],
+        "relationships": _relationships(cited),
         "counts": {part: len(current.get(part, [])) for _, part, _, _ in COMPLETENESS},
         "references": _references(current),
         # the events whose proofs the page judges itself (rows 1 and 2), whole: their verdict
@@ -160,6 +203,26 @@ def state_page(state: Mapping[str, Any]) -> dict[str, Any]:
         "anchors": _first(current.get("timestamp_anchors"), PROVEN_AT_MOST),
         "storage": _first(current.get("storage_attestations"), PROVEN_AT_MOST),
     }
+
+
+_SUMMARIES: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    PAGE_SUMMARY: state_page,
+    PAGE_BRIEF: state_brief,
+}
+
+
+def _events(events: object) -> list[Any]:
+    return events if isinstance(events, list) else []
+
+
+def _relationships(cited: list[Any]) -> dict[str, int]:
+    """How many citations received say each relationship, most first (then by name)."""
+    counts: dict[str, int] = {}
+    for event in cited:
+        payload = event.get("payload") or {}
+        relationship = str(payload.get("relationship"))
+        counts[relationship] = counts.get(relationship, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 PROVEN_AT_MOST = 64

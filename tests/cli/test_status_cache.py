@@ -17,7 +17,7 @@ from support.registry import SUBJECT, TestSigner, citation, citations, start_ser
 
 from pithauthor.registry import client as client_module
 from pithauthor.registry.local.server import RegistryServer
-from pithauthor.registry.page import PAGE_SUMMARY
+from pithauthor.registry.page import PAGE_BRIEF, PAGE_ROWS, PAGE_SUMMARY
 
 
 @pytest.fixture
@@ -64,26 +64,51 @@ def _cache() -> sqlite3.Connection:
     return sqlite3.connect(Path(os.environ["PITH_HOME"]) / "cache" / "records.sqlite3")
 
 
+# what each form of the page reads on a second look: the text page its first rows and counts,
+# `--json` and `--all` every row
+FORMS = {
+    "text": ((), PAGE_BRIEF),
+    "json": (("--json",), PAGE_SUMMARY),
+    "all": (("--all",), PAGE_SUMMARY),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_second_status_reads_the_kept_summary_not_the_state(
-    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch
+    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
-    where = ("--registry", server.url, "--trust-local-registry")
-    first = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    where = ("--registry", server.url, "--trust-local-registry", *FORMS[form][0])
+    first = pith("status", SUBJECT.pith_number.full, *where)
     assert first.returncode == 0, first.stderr
-    with _cache() as db:  # the summary is bound to the state kept: its ETag and its hash
+    with _cache() as db:  # each summary is bound to the state kept: its ETag and its hash
         ((etag, doc_sha256),) = db.execute("SELECT etag, sha256 FROM documents").fetchall()
-        kept = db.execute("SELECT etag, doc_sha256, kind FROM summaries").fetchall()
-    assert kept == [(etag, doc_sha256, PAGE_SUMMARY)]
+        kept = db.execute("SELECT etag, doc_sha256, kind FROM summaries ORDER BY kind").fetchall()
+        brief = db.execute("SELECT summary FROM summaries WHERE kind = ?", (PAGE_BRIEF,))
+        (brief_summary,) = brief.fetchone()
+    # whichever form looked first, both are kept: the other form's next look is a 304 too
+    assert kept == sorted((etag, doc_sha256, kind) for kind in (PAGE_BRIEF, PAGE_SUMMARY))
+    shown = json.loads(brief_summary)  # the text page's: ten of the 30 citations, all counted
+    assert len(shown["citations_received"]) == PAGE_ROWS
+    assert shown["counts"]["citation_signatures"] == 30 and shown["relationships"] == {"cites": 30}
 
     def no_state(*args: Any) -> Any:
         raise AssertionError("the kept state was read")
 
+    read = []
+    real = client_module.RecordCache.summary
+
+    def summary(self: Any, registry: str, body: str, what: str, kind: str, trust: Any) -> Any:
+        read.append(kind)
+        return real(self, registry, body, what, kind, trust)
+
     with monkeypatch.context() as patched:
         patched.setattr(client_module, "checked_state", _no_check)
         patched.setattr(client_module.RecordCache, "document", no_state)
-        again = pith("status", SUBJECT.pith_number.full, *where, "--json")
+        patched.setattr(client_module.RecordCache, "summary", summary)
+        again = pith("status", SUBJECT.pith_number.full, *where)
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout) == json.loads(first.stdout)
+    assert again.stdout == first.stdout  # the same page, from the summary kept
+    assert read == [FORMS[form][1]]  # that summary alone
 
 
 # each column of a kept summary changed behind pith's back: the summary is not used, and the
@@ -98,15 +123,20 @@ TAMPERED = {
 }
 
 
+@pytest.mark.parametrize("form", sorted(FORMS))
 @pytest.mark.parametrize("column", sorted(TAMPERED))
 def test_a_tampered_kept_summary_is_not_used_the_state_is_verified_again(
-    server: RegistryServer, pith: RunPith, monkeypatch: pytest.MonkeyPatch, column: str
+    server: RegistryServer,
+    pith: RunPith,
+    monkeypatch: pytest.MonkeyPatch,
+    column: str,
+    form: str,
 ) -> None:
-    where = ("--registry", server.url, "--trust-local-registry")
-    first = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    where = ("--registry", server.url, "--trust-local-registry", *FORMS[form][0])
+    first = pith("status", SUBJECT.pith_number.full, *where)
     assert first.returncode == 0, first.stderr
-    with _cache() as db:
-        assert db.execute(TAMPERED[column]).rowcount == 1
+    with _cache() as db:  # the row this form reads
+        assert db.execute(TAMPERED[column] + " WHERE kind = ?", (FORMS[form][1],)).rowcount == 1
     checks = []
     real = client_module.checked_state
 
@@ -115,11 +145,9 @@ def test_a_tampered_kept_summary_is_not_used_the_state_is_verified_again(
         return real(doc, trust)
 
     monkeypatch.setattr(client_module, "checked_state", counted)
-    again = pith("status", SUBJECT.pith_number.full, *where, "--json")
+    again = pith("status", SUBJECT.pith_number.full, *where)
     assert again.returncode == 0, again.stderr
     assert checks == [SUBJECT.pith_number.full]  # verified in full again
-    assert json.loads(again.stdout) == json.loads(first.stdout)
-    third = pith("status", SUBJECT.pith_number.full, *where, "--json")  # kept anew, whole
-    assert checks == [SUBJECT.pith_number.full] and json.loads(third.stdout) == json.loads(
-        first.stdout
-    )
+    assert again.stdout == first.stdout
+    third = pith("status", SUBJECT.pith_number.full, *where)  # kept anew, whole
+    assert checks == [SUBJECT.pith_number.full] and third.stdout == first.stdout

@@ -24,7 +24,7 @@ NUMBER = SUBJECT.pith_number.full
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]:
     registry = start_server(tmp_path_factory.mktemp("registry"))
-    for event in citations(5):
+    for event in citations(12):  # more than a text page lists: --all lists two more
         registry.store.insert_event(SUBJECT.pith_number.body, event, event["created_at"])  # type: ignore[arg-type]
     try:
         yield registry
@@ -37,6 +37,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryServer]
 PLAIN = [
     [NUMBER, "--registry", "{url}", "--trust-local-registry"],
     [NUMBER, "--registry", "{url}", "--trust-local-registry", "--json"],
+    [NUMBER, "--registry", "{url}", "--trust-local-registry", "--all"],
+    ["--all", "--json", "--trust-local-registry", "--registry={url}", NUMBER],
     ["--json", "--trust-local-registry", "--registry={url}", NUMBER],
     ["2302.12445", "--registry", "{url}", "--trust-local-registry"],  # an arXiv id, resolved
     [SUBJECT.pith_number.body, "--registry", "{url}", "--trust-local-registry"],
@@ -57,6 +59,8 @@ TYPER = [
     [NUMBER, NUMBER],
     [NUMBER, "--json", "--json"],
     [NUMBER, "--json=1"],
+    [NUMBER, "--all", "--all"],
+    [NUMBER, "--all=yes"],
     [NUMBER, "--nope"],
     [NUMBER, "--registry"],
     [NUMBER, "--registry", "--json"],
