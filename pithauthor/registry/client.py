@@ -681,9 +681,9 @@ _SUBJECT_ROWS = (
 
 
 def _subject_digest(doc_sha256: str, subject: str) -> str:
-    """The hash a kept subject's row is checked against (its record's hash and its text,
-    length-prefixed)."""
-    return _summary_digest("", doc_sha256, subject.encode(), "")
+    """The hash a kept subject's row is checked against: its record's hash (64 hex digits,
+    always: no boundary to move) and its text."""
+    return hashlib.sha256(f"{doc_sha256}:{subject}".encode()).hexdigest()
 
 
 def _subject_text(stated: str, subject: Subject) -> str:
