@@ -1,7 +1,8 @@
 """Python's cycle collector, paused by the program that owns the process (the `pith` entry
 point, never the library) while a command does work that leaves no cycles behind: a plain
 `pith cite` until the first network client (`pithauthor.net.new_client`), whose requests do
-leave some, a plain `pith status` to the end of its process (`pause_for_the_process`).
+leave some, a plain `pith status` or `pith bib scan` to the end of its process
+(`pause_for_the_process`).
 
 Why: a warm `pith cite refs.bib` loads about 90 modules and makes objects that either live to
 the end of the process (modules, classes, functions) or are freed by reference counting. With

@@ -238,6 +238,8 @@ class Output:
             submit=self.submit,
             registry=self.registry.options.registry,
             note=message,
+            # the outbox `held` opened (and checked) for this registry, not opened again
+            outbox=None if self._held is None else self._held.outbox,
         )
         self.stamp(events)
         return self.destination

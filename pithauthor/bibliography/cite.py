@@ -110,11 +110,13 @@ class RegistryResolver:
 
     def cached_records(
         self, identifiers: Sequence[Identifier]
-    ) -> Iterator[tuple[str, RecordDocument]]:
+    ) -> Iterator[tuple[str, Subject | RecordDocument]]:
         """The record `subject` would take from the record cache for each identifier the
         cache answers (its resolution and its record, checked as `_record` checks them), with
-        the identifier's text, one at a time; the others are left to `subject`, which asks the
-        registry. Read in a few queries for all; sends nothing and forgets nothing."""
+        the identifier's text, one at a time: as the subject made of it before, while its
+        bytes are the same (`RecordCache.checked_subjects`), else as the record; the others
+        are left to `subject`, which asks the registry. Read in a few queries for all; sends
+        nothing and forgets nothing."""
         if self.cache is None:
             return
         base = self.client.base_url
@@ -133,9 +135,9 @@ class RegistryResolver:
             else:
                 continue
             named.setdefault(number.body, []).append((text, number))
-        for body, record in self.cache.checked_records(base, named, self.client.trust):
+        for body, stated, record in self.cache.checked_subjects(base, named, self.client.trust):
             for text, number in named[body]:
-                if _names(record, number):
+                if _names(stated, number):
                     yield text, record
 
     def _resolve(self, arxiv: ArxivId) -> PithNumber:
@@ -165,15 +167,18 @@ class RegistryResolver:
         return record
 
 
-def _subject_from(record: RecordDocument) -> Callable[[Identifier], Subject]:
-    """`subject`'s way with its record at hand: the same subject, or the same error."""
+def _subject_from(record: Subject | RecordDocument) -> Callable[[Identifier], Subject]:
+    """`subject`'s way with its record (or the subject made of it) at hand: the same subject,
+    or the same error."""
+    if isinstance(record, Subject):
+        return lambda _: record
     return lambda _: Subject.from_document(record)
 
 
-def _names(record: RecordDocument, number: PithNumber) -> bool:
-    """`_record`'s test that a cached record is `number`'s paper (False when its stated number
-    does not parse: `subject` then meets the same record, and its row says why)."""
-    stated = record["pith_number"]
+def _names(stated: str, number: PithNumber) -> bool:
+    """`_record`'s test that a cached record, which states the number `stated`, is `number`'s
+    paper (False when `stated` does not parse: `subject` then meets the same record, and its
+    row says why)."""
     if number.year is not None and stated == number.full:  # the same body, without a parse
         return True
     try:

@@ -190,6 +190,13 @@ class Statements:
             source = _Said(Outbox(path, note=note), registry_binding(registry))
         return cls(list(also), source=source)
 
+    @property
+    def outbox(self) -> Outbox | None:
+        """The outbox these statements are read from, open while they are in use (None when
+        there was none): a command that stores what it signed stores it there, rather than
+        opening and checking the file a second time."""
+        return None if self.source is None else self.source.outbox
+
     def learn(self, events: Iterable[AuthorEvent]) -> int:
         """Add events a registry's merged state holds (`own_events_in_state`) to what is
         known; returns how many were new here (an event the outbox holds, or holds the id of,

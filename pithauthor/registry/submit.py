@@ -152,12 +152,19 @@ def combined(results: Sequence[SubmitResult]) -> dict[str, object]:
 
 
 def store_in_outbox(
-    events: Iterable[AuthorEvent], registry: str | None = None, *, note: Note | None = None
+    events: Iterable[AuthorEvent],
+    registry: str | None = None,
+    *,
+    note: Note | None = None,
+    outbox: Outbox | None = None,
 ) -> tuple[int, int]:
     """Store signed events in the outbox for `registry` (default: the default registry),
-    atomically; an event already there for it is kept. Returns (new, already there)."""
-    with Outbox(note=note) as outbox:
+    atomically; an event already there for it is kept. Returns (new, already there). `outbox`:
+    the default outbox, already open (left open), else it is opened here and closed."""
+    if outbox is not None:
         return outbox.store(events, registry)
+    with Outbox(note=note) as opened:
+        return opened.store(events, registry)
 
 
 def submit_pending(
@@ -513,11 +520,12 @@ def deliver(
     submit: bool = False,
     registry: str | None = None,
     note: Note | None = None,
+    outbox: Outbox | None = None,
 ) -> str:
     """Put signed events where asked: appended to `out` (JSONL), one line each to `show`
-    ("stdout"), and into the outbox (bound to `registry`, default the default registry) when
-    `submit` is set or nowhere else was named. Returns where they went, e.g. `out.jsonl and
-    the outbox`."""
+    ("stdout"), and into the outbox (bound to `registry`, default the default registry; `outbox`
+    when it is open already) when `submit` is set or nowhere else was named. Returns where
+    they went, e.g. `out.jsonl and the outbox`."""
     check_destination(out)
     places = []
     if out is not None:
@@ -528,7 +536,7 @@ def deliver(
             show(_jsonl(event))
         places.append("stdout")
     if submit or not places:
-        store_in_outbox(list(events), registry, note=note)
+        store_in_outbox(list(events), registry, note=note, outbox=outbox)
         places.append("the outbox")
     return " and ".join(places)
 
