@@ -15,7 +15,6 @@ from support.cli import RunPith
 from support.registry import SUBJECT, TestSigner, attestation, citation, replication, start_server
 
 from pithauthor._cli.status_page import page_lines
-from pithauthor.registry.page import PAGE_ROWS
 from pithauthor.registry.local.server import RegistryServer
 from pithauthor.registry.outbox import STATES
 from pithauthor.registry.page import PAGE_ROWS
