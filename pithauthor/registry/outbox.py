@@ -73,7 +73,7 @@ from typing import Any, Literal, TypedDict
 from pithauthor.errors import EventError
 from pithauthor.fs import pith_home
 from pithauthor.protocol.canonical_json import canonical, dump_json, parse_stored
-from pithauthor.protocol.checks.event import checked_author_event, vouched
+from pithauthor.protocol.checks.event import checked_author_event, vouched_text
 from pithauthor.protocol.documents import AuthorEvent
 from pithauthor.protocol.timestamps import Sidecar, build_sidecar
 from pithauthor.protocol.utc import utc_now
@@ -262,7 +262,7 @@ class Outbox:
         """Store events for `registry` (default: the default registry) atomically, all or
         none, each also appended to the journal; returns (new, already there for it: in the
         working set or the ledger). `stored_at` (default: now) is for `recover`, which keeps
-        the date first stored. An event this process just signed (`vouched`) is stored as
+        the date first stored. An event this process just signed (`vouched_text`) is stored as
         signed; any other is checked in full first."""
         rows = [_row(e) for e in events]
         where = registry_binding(registry)
@@ -895,20 +895,24 @@ def _where(
 
 def _row(event: object) -> tuple[str, str, str, str, tuple[str | None, str | None, str | None]]:
     """(id, type, subject, canonical text, `said` columns) of an event to store: one this
-    process just signed (`vouched`) as it is, any other checked in full first."""
-    checked = vouched(event)
-    if checked is None:
-        report, checked = checked_author_event(event)
-        if checked is None:
+    process just signed (`vouched_text`: its text and the proof from one serialisation) as
+    it is, any other checked in full first."""
+    made = vouched_text(event)
+    if made is not None:
+        checked, text = made
+    else:
+        report, full = checked_author_event(event)
+        if full is None:
             names = ", ".join(c.name for c in report.failed)
             eid = event.get("event_id", "?") if isinstance(event, Mapping) else "?"
             raise EventError(f"event {eid} does not verify ({names}); nothing was stored")
+        # canonical bytes, not the text given: every copy sent of one event_id is one string
+        checked, text = full, canonical(full).decode("utf-8")
     return (
         checked["event_id"],
         checked["event_type"],
         checked["subject_pith_number"],
-        # canonical bytes, not the text given: every copy sent of one event_id is one string
-        canonical(checked).decode("utf-8"),
+        text,
         said_columns(checked),
     )
 
