@@ -128,9 +128,9 @@ def named_text(event: Mapping[str, Any]) -> tuple[str, str]:
     which `,"` cannot occur, a quote inside a JSON string being escaped). Storing an event
     just signed (`pithauthor.protocol.checks.event.vouched_text`) serialised it twice, once
     to hash its signed fields and once for the text kept. For an event whose text fields
-    are text and whose `signature` is an object of text, as `pithauthor.protocol.checks.event` finds them before
-    it asks; tests/unit/protocol/test_checks_event_vouched_text.py holds the text to
-    `canonical` byte for byte."""
+    are text and whose `signature` is an object of text, as `pithauthor.protocol.checks.event`
+    finds them before it asks; tests/unit/protocol/test_checks_event_vouched_text.py holds
+    the text to `canonical` byte for byte."""
     raw = _signed_bytes(event)
     signed = raw.decode("utf-8")
     head = len(json_string(event["created_at"])) + len('{"created_at":,')

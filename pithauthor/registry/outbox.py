@@ -91,7 +91,7 @@ from pithauthor.registry.journal import (
     migrate,
     open_checked,
     said_columns,
-    stored_line,
+    stored_lines,
     time_line,
 )
 
@@ -277,12 +277,13 @@ class Outbox:
                 # (one INSERT each cost about 30 us of statement overhead: 9 ms for 300)
                 there = self._stored_ids([row[0] for row in rows], where)
                 new_rows = []
+                stored_line = stored_lines(where, now)
                 for eid, etype, subject, body, said in rows:
                     if eid in there:
                         continue
                     there.add(eid)  # the same event twice in `events`: stored once
                     new_rows.append((eid, where, etype, subject, body, now, now, *said))
-                    fresh.append(stored_line(where, now, body))
+                    fresh.append(stored_line(body))
                 self._conn.executemany(
                     "INSERT INTO outbox (event_id, registry, event_type, subject, body, "
                     "state, stored_at, updated_at, signer, key_id, citing) "

@@ -899,9 +899,10 @@ def vouched(event: object) -> AuthorEvent | None:
 
 def vouched_text(event: object) -> tuple[AuthorEvent, str] | None:
     """`vouched(event)` and the canonical text of `event`, from one serialisation: what the
-    outbox stores of an event just signed (`pithauthor.protocol.events.named_text`). The proof is `vouched`'s,
-    asked of the very bytes kept: the signed fields in that text hash to its id, and its
-    signature and key are the ones made. None otherwise (then check it in full)."""
+    outbox stores of an event just signed (`pithauthor.protocol.events.named_text`). The
+    proof is `vouched`'s, asked of the very bytes kept: the signed fields in that text hash
+    to its id, and its signature and key are the ones made. None otherwise (then check it in
+    full)."""
     if not _made_here(event):
         return None
     eid, text = named_text(event)
