@@ -107,6 +107,18 @@ _END_LEASE = "lease_owner=NULL, lease_expires=NULL"
 _IN_CHUNK = 400
 
 
+# Where SQLite keeps a store's statement journals: in memory. Each INSERT into the working set
+# fires the tally's trigger, so SQLite journals the pages that statement changes (to undo it
+# alone, within the transaction), which past 64 KiB spill to a temporary file; from then on
+# every insert wrote its pages there, one 4 KiB pwrite each (about 330 for 300 events, and
+# 5,000 events stored in 290 ms of CPU against 200 ms with the journals in memory). Each
+# journal is emptied when its statement ends, so memory does not grow with the events (the
+# same peak for 5,000); and it is never what makes the store durable: the transaction
+# commits whole (WAL, synchronous=FULL) or rolls back whole. Only for the store's
+# transaction: another query's large sort may still spill to a file.
+_STORE_TEMP = "MEMORY"
+
+
 # one entry's columns, from either table (`_entry` reads them in this order)
 _FIELDS = (
     "event_id, event_type, subject, body, {state}, stored_at, updated_at, attempts, "
@@ -270,6 +282,7 @@ class Outbox:
         fresh: list[str] = []
         with self._lock:
             self._conn.execute("PRAGMA synchronous=FULL")  # the events themselves: on disk
+            self._conn.execute(f"PRAGMA temp_store={_STORE_TEMP}")  # see there
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 # which are there already (working set, or ledger with its body), asked in a
@@ -298,6 +311,7 @@ class Outbox:
                 raise
             finally:
                 self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute("PRAGMA temp_store=DEFAULT")
         return len(fresh), len(rows) - len(fresh)
 
     def _stored_ids(self, event_ids: list[str], where: str) -> set[str]:
