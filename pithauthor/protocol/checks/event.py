@@ -909,7 +909,7 @@ def vouched_text(event: object) -> tuple[AuthorEvent, str] | None:
     return (_typed(event), text) if eid == event["event_id"] else None
 
 
-def _made_here(event: object) -> TypeGuard[dict[str, Any]]:
+def _made_here(event: object) -> TypeGuard[AuthorEvent]:
     """True when `event` has the shape of an event (`_well_shaped`) and the id, signature
     block and key of one this process made (`vouch`); its id is not recomputed here."""
     if not isinstance(event, dict) or not _MADE:
