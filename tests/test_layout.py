@@ -440,6 +440,7 @@ DEFERRED_STANDARD = {
     "tempfile",  # shutil and random: only an archive being unpacked needs a temporary folder
     "zlib",  # with zipfile: a damaged member's error class
     "ast",  # _face.py: only a script's first use of a face reads the face's list of names
+    "getpass",  # and termios: only a passphrase typed at a prompt (keys/passphrase.py)
 }
 
 

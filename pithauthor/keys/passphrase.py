@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import getpass
 import os
 import sys
 import threading
@@ -163,6 +162,8 @@ def _warn_if_loose(path: Path) -> None:
 def _prompt(prompt: str, confirm: bool) -> str:
     """Typed at the terminal; a new one twice, asked again (PROMPT_TRIES in all) when the two
     differ or it is empty: a typo should not end the command."""
+    import getpass  # here, with termios: every signing command loads this module, few prompt
+
     for attempt in range(1, PROMPT_TRIES + 1):
         last = attempt == PROMPT_TRIES
         first = getpass.getpass(prompt)

@@ -117,6 +117,31 @@ def event_digest(event: Mapping[str, Any]) -> bytes:
     return hashlib.sha256(_signed_bytes(event)).digest()
 
 
+def named_text(event: Mapping[str, Any]) -> tuple[str, str]:
+    """(the event_id the signed fields of `event` name, the canonical text of the whole
+    `event`), from one serialisation of the signed fields.
+
+    Canonical JSON writes an object's members in key order with nothing between them, so the
+    whole text is the signed bytes with two members put in their places: `event_id` right
+    after `created_at` (the first key), `signature` right before `signer` (the last object
+    member among the signed fields: after it come `signer`'s own texts and two texts, in
+    which `,"` cannot occur, a quote inside a JSON string being escaped). Storing an event
+    just signed (`pithauthor.protocol.checks.event.vouched_text`) serialised it twice, once
+    to hash its signed fields and once for the text kept. For an event whose text fields
+    are text and whose `signature` is an object of text, as `pithauthor.protocol.checks.event`
+    finds them before it asks; tests/unit/protocol/test_checks_event_vouched_text.py holds
+    the text to `canonical` byte for byte."""
+    raw = _signed_bytes(event)
+    signed = raw.decode("utf-8")
+    head = len(json_string(event["created_at"])) + len('{"created_at":,')
+    at = signed.rfind(',"signer":')
+    text = (
+        f'{signed[:head]}"event_id":{json_string(event["event_id"])},{signed[head:at]}'
+        f',"signature":{canonical_text(event["signature"])}{signed[at:]}'
+    )
+    return "sha256:" + hashlib.sha256(raw).hexdigest(), text
+
+
 def _signed_bytes(event: Mapping[str, Any]) -> bytes:
     """`canonical` of the signed fields of `event`, byte for byte.
 

@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pithauthor.errors import OutboxDamaged
@@ -614,10 +614,18 @@ Line = dict[str, object] | str  # a journal line, or its JSON text already writt
 def stored_line(registry: str, stored_at: str, body: str) -> str:
     """The journal's line for an event stored: its canonical text `body` as it is (never
     parsed again to be written out again)."""
-    return (
+    return stored_lines(registry, stored_at)(body)
+
+
+def stored_lines(registry: str, stored_at: str) -> Callable[[str], str]:
+    """`stored_line(registry, stored_at, body)` as a function of `body`, for the events one
+    store writes with the same registry and date: the line's head written once (two
+    `json.dumps` per event were a fifth of the lines' cost)."""
+    head = (
         f'{{"op":"store","registry":{json.dumps(registry, ensure_ascii=False)},'
-        f'"stored_at":{json.dumps(stored_at)},"event":{body}}}'
+        f'"stored_at":{json.dumps(stored_at)},"event":'
     )
+    return lambda body: f"{head}{body}}}"
 
 
 def forget_line(row: Mapping[str, object]) -> dict[str, object]:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from hashlib import sha256
 from operator import itemgetter
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeGuard, cast
 
 from pithauthor.errors import PithNumberError
 from pithauthor.protocol.canonical_json import b64decode
@@ -21,6 +21,7 @@ from pithauthor.protocol.events import (
     compute_event_id,
     created_at_ok,
     event_digest,
+    named_text,
     signer_text_of,
 )
 from pithauthor.protocol.identity import (
@@ -891,14 +892,31 @@ def vouched(event: object) -> AuthorEvent | None:
     """`event` typed, when this process made it (`vouch`) and it is unchanged since: its
     fields exactly an event's, its signed fields hashing to its id, its signature block and
     key the ones made. None otherwise (then check it in full)."""
-    if not isinstance(event, dict) or not _MADE:
+    if not _made_here(event):
         return None
+    return _typed(event) if compute_event_id(event) == event["event_id"] else None
+
+
+def vouched_text(event: object) -> tuple[AuthorEvent, str] | None:
+    """`vouched(event)` and the canonical text of `event`, from one serialisation: what the
+    outbox stores of an event just signed (`pithauthor.protocol.events.named_text`). The
+    proof is `vouched`'s, asked of the very bytes kept: the signed fields in that text hash
+    to its id, and its signature and key are the ones made. None otherwise (then check it in
+    full)."""
+    if not _made_here(event):
+        return None
+    eid, text = named_text(event)
+    return (_typed(event), text) if eid == event["event_id"] else None
+
+
+def _made_here(event: object) -> TypeGuard[AuthorEvent]:
+    """True when `event` has the shape of an event (`_well_shaped`) and the id, signature
+    block and key of one this process made (`vouch`); its id is not recomputed here."""
+    if not isinstance(event, dict) or not _MADE:
+        return False
     eid = event.get("event_id")
     made = _MADE.get(eid) if type(eid) is str else None  # anything may be in a tampered one
     if made is None or not _well_shaped(event):
-        return None
+        return False
     signature, key = made
-    signer = event["signer"]
-    if event["signature"] != signature or signer.get("public_key_b64") != key:
-        return None
-    return _typed(event) if compute_event_id(event) == event["event_id"] else None
+    return bool(event["signature"] == signature and event["signer"].get("public_key_b64") == key)
